@@ -1,0 +1,43 @@
+GO        ?= go
+BIN       ?= bin/llmprobe
+PKG       := github.com/llmprobe/llmprobe
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+REVISION  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+BRANCH    ?= $(shell git rev-parse --abbrev-ref HEAD 2>/dev/null || echo unknown)
+BUILDDATE ?= $(shell date -u +%Y%m%d-%H:%M:%S)
+LDFLAGS   := -X github.com/prometheus/common/version.Version=$(VERSION) \
+             -X github.com/prometheus/common/version.Revision=$(REVISION) \
+             -X github.com/prometheus/common/version.Branch=$(BRANCH) \
+             -X github.com/prometheus/common/version.BuildDate=$(BUILDDATE)
+STATICCHECK_VERSION ?= v0.8.2
+
+# nvml.h marks many calls deprecated; the warnings drown real build output.
+export CGO_CFLAGS ?= -Wno-deprecated-declarations
+
+.PHONY: all build test lint run fmt-check vet staticcheck bench
+
+all: lint test build
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/llmprobe
+
+run:
+	$(GO) run -ldflags "$(LDFLAGS)" ./cmd/llmprobe
+
+test: fmt-check vet
+	$(GO) test -race -count=1 -timeout 20m ./...
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+staticcheck:
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+
+lint: fmt-check vet staticcheck
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...

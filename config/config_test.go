@@ -1,0 +1,180 @@
+package config
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+// Each bad file's first line is "# want: <error>", with $FILE standing for the
+// file's path; the loader's error must contain it.
+func TestBadConfigs(t *testing.T) {
+	files, err := filepath.Glob("testdata/bad_*.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 10 {
+		t.Fatalf("want at least ten bad files, have %d", len(files))
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			want := wantLine(t, f)
+			_, err := LoadFile(f)
+			if err == nil {
+				t.Fatalf("loaded without error, want %q", want)
+			}
+			if !strings.Contains(err.Error(), want) {
+				t.Fatalf("error:\n  %v\nwant it to contain:\n  %s", err, want)
+			}
+		})
+	}
+}
+
+func wantLine(t *testing.T, path string) string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Scan()
+	line, ok := strings.CutPrefix(sc.Text(), "# want: ")
+	if !ok {
+		t.Fatalf("%s: first line must be '# want: <error>'", path)
+	}
+	return strings.ReplaceAll(line, "$FILE", path)
+}
+
+func TestGoodConfig(t *testing.T) {
+	cfg, err := LoadFile("testdata/good.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := cfg.Target("vllm-a")
+	if a.API != APIChat || a.Timeout.Std() != 30*time.Second || a.InfoInterval.Std() != 5*time.Minute {
+		t.Errorf("target vllm-a = %+v", a)
+	}
+	l, _ := cfg.Target("llamacpp")
+	if l.API != APICompletions || l.Timeout.Std() != time.Minute || !l.HTTPClientConfig.FollowRedirects {
+		t.Errorf("llamacpp defaults not applied: %+v", l)
+	}
+	s, _ := cfg.Scenario("short")
+	if got := s.SLO.Objectives(); len(got) != 4 || got[0] != (Objective{ObjectiveTTFT, 500 * time.Millisecond}) {
+		t.Errorf("objectives = %v", got)
+	}
+	lp, _ := cfg.Scenario("long-prefix")
+	if lp.PromptTokens.Kind != DistLognormal || lp.OutputTokens.Kind != DistUniform || lp.SLO.TargetRatio != 0.99 {
+		t.Errorf("long-prefix = %+v", lp)
+	}
+	if s.PromptTokens != (Distribution{Kind: DistFixed, Value: 128}) {
+		t.Errorf("bare integer prompt_tokens = %+v", s.PromptTokens)
+	}
+	pairs := cfg.CanaryPairs()
+	want := []Pair{
+		{"vllm-a", "short", 15 * time.Second},
+		{"vllm-a", "long-prefix", 15 * time.Second},
+		{"vllm-a", "json-answer", 15 * time.Second},
+		{"llamacpp", "short", time.Minute},
+	}
+	if len(pairs) != len(want) {
+		t.Fatalf("pairs = %v, want %v", pairs, want)
+	}
+	for i := range want {
+		if pairs[i] != want[i] {
+			t.Errorf("pair %d = %v, want %v", i, pairs[i], want[i])
+		}
+	}
+	if got := cfg.Thresholds(ObjectiveTTFT); len(got) != 2 || got[0] != 0.5 || got[1] != 2 {
+		t.Errorf("ttft thresholds = %v", got)
+	}
+}
+
+func TestRedactedHidesSecrets(t *testing.T) {
+	cfg, err := LoadFile("testdata/good.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cfg.Redacted()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{"sk-header-secret", "sk-bearer-secret"} {
+		if strings.Contains(string(out), secret) {
+			t.Errorf("redacted config shows %q:\n%s", secret, out)
+		}
+	}
+	if !strings.Contains(string(out), "<secret>") {
+		t.Errorf("redacted config shows no <secret> marker:\n%s", out)
+	}
+	// The redacted form must still be a loadable shape (no lost fields).
+	if !strings.Contains(string(out), "ignore_eos: true") {
+		t.Errorf("extra_body lost:\n%s", out)
+	}
+}
+
+func TestReloadKeepsOldConfigOnError(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.yml")
+	good, err := os.ReadFile("testdata/good.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, good, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	sc := NewSafeConfig(reg)
+	if changed, err := sc.Reload(path); err != nil || !changed {
+		t.Fatalf("first load: changed=%v err=%v", changed, err)
+	}
+	first := sc.Get()
+	if changed, err := sc.Reload(path); err != nil || changed {
+		t.Fatalf("same file reloaded: changed=%v err=%v, want unchanged", changed, err)
+	}
+	bad, _ := os.ReadFile("testdata/bad_url.yml")
+	if err := os.WriteFile(path, bad, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sc.Reload(path); err == nil {
+		t.Fatal("bad reload succeeded")
+	}
+	if sc.Get() != first {
+		t.Fatal("bad reload replaced the running config")
+	}
+	if v := testutil.ToFloat64(sc.reloadSuccess); v != 0 {
+		t.Errorf("reload_successful = %v after a bad reload", v)
+	}
+	changedSecret := strings.Replace(string(good), "sk-bearer-secret", "sk-rotated", 1)
+	if err := os.WriteFile(path, []byte(changedSecret), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if changed, err := sc.Reload(path); err != nil || !changed {
+		t.Fatalf("rotated secret: changed=%v err=%v, want a change", changed, err)
+	}
+	if v := testutil.ToFloat64(sc.reloadSuccess); v != 1 {
+		t.Errorf("reload_successful = %v after a good reload", v)
+	}
+}
+
+func TestRelativeFilesResolvedAgainstConfigDir(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.yml")
+	data := "targets:\n  - name: a\n    url: http://x:1\n    http_client_config:\n      authorization:\n        credentials_file: token.txt\nscenarios:\n  - name: s\n"
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := LoadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.Targets[0].HTTPClientConfig.Authorization.CredentialsFile; got != filepath.Join(dir, "token.txt") {
+		t.Errorf("credentials_file = %q", got)
+	}
+}

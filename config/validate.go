@@ -1,0 +1,240 @@
+package config
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Names become label values, so they are kept to a safe alphabet.
+var nameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$`)
+
+// Request fields the prober owns; extra_body must not override them.
+var reservedBodyKeys = []string{"model", "prompt", "messages", "stream", "stream_options", "max_tokens", "max_completion_tokens"}
+
+type errList []*FieldError
+
+func (l *errList) add(path, format string, args ...any) {
+	*l = append(*l, &FieldError{Path: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (c *Config) validate() errList {
+	var errs errList
+	if len(c.Targets) == 0 {
+		errs.add("targets", "at least one target is required")
+	}
+	seen := map[string]int{}
+	for i := range c.Targets {
+		c.Targets[i].validate(fmt.Sprintf("targets[%d]", i), seen, &errs)
+	}
+	if len(c.Scenarios) == 0 {
+		errs.add("scenarios", "at least one scenario is required")
+	}
+	seen = map[string]int{}
+	for i := range c.Scenarios {
+		c.Scenarios[i].validate(fmt.Sprintf("scenarios[%d]", i), seen, &errs)
+	}
+	c.Canary.validate(c, &errs)
+	return errs
+}
+
+func checkName(path, name, kind string, seen map[string]int, errs *errList) {
+	switch {
+	case name == "":
+		errs.add(path+".name", "is required")
+	case !nameRe.MatchString(name):
+		errs.add(path+".name", "%q must be 1-63 letters, digits, '_', '.', ':' or '-', starting with a letter or digit", name)
+	default:
+		if prev, dup := seen[name]; dup {
+			errs.add(path+".name", "duplicate %s name %q (also at index %d)", kind, name, prev)
+		}
+		seen[name] = len(seen)
+	}
+}
+
+func (t *Target) validate(path string, seen map[string]int, errs *errList) {
+	checkName(path, t.Name, "target", seen, errs)
+	if t.URL == "" {
+		errs.add(path+".url", "is required")
+	} else if u, err := url.Parse(t.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		errs.add(path+".url", "%q must be an absolute http or https URL like http://host:8000", t.URL)
+	} else if u.User != nil {
+		errs.add(path+".url", "must not carry credentials; use http_client_config.basic_auth or authorization")
+	} else if u.RawQuery != "" || u.Fragment != "" {
+		errs.add(path+".url", "must not have a query or fragment")
+	}
+	if t.API != APIChat && t.API != APICompletions {
+		errs.add(path+".api", "%q must be %q or %q", t.API, APIChat, APICompletions)
+	}
+	if t.Timeout <= 0 {
+		errs.add(path+".timeout", "must be positive")
+	}
+	if t.InfoInterval < Duration(time.Second) {
+		errs.add(path+".info_interval", "must be at least 1s")
+	}
+	for name := range t.Headers {
+		if !validHeaderName(name) {
+			errs.add(path+".headers."+name, "%q is not a valid header name", name)
+		}
+		switch http.CanonicalHeaderKey(name) {
+		case "Content-Type", "Accept", "Content-Length", "Host":
+			errs.add(path+".headers."+name, "header %q is set by the prober", name)
+		}
+	}
+	for _, k := range reservedBodyKeys {
+		if _, ok := t.ExtraBody[k]; ok {
+			errs.add(path+".extra_body."+k, "%q is set by the prober from the scenario and cannot be overridden", k)
+		}
+	}
+	if err := t.HTTPClientConfig.Validate(); err != nil {
+		errs.add(path+".http_client_config", "%v", err)
+	}
+}
+
+func validHeaderName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r > 127 || !(r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Scenario) validate(path string, seen map[string]int, errs *errList) {
+	checkName(path, s.Name, "scenario", seen, errs)
+	if s.Prompt != "" {
+		if s.SharedPrefixTokens > 0 {
+			errs.add(path+".shared_prefix_tokens", "cannot be used with a literal prompt")
+		}
+	} else {
+		s.PromptTokens.validate(path+".prompt_tokens", errs)
+		if s.SharedPrefixTokens < 0 {
+			errs.add(path+".shared_prefix_tokens", "must not be negative")
+		} else if s.SharedPrefixTokens > 0 && s.SharedPrefixTokens >= s.PromptTokens.Minimum() {
+			errs.add(path+".shared_prefix_tokens", "%d must be less than the smallest prompt length (%d)", s.SharedPrefixTokens, s.PromptTokens.Minimum())
+		}
+	}
+	s.OutputTokens.validate(path+".output_tokens", errs)
+	if t := s.Sampling.Temperature; t != nil && (*t < 0 || *t > 2) {
+		errs.add(path+".sampling.temperature", "%g must be within [0, 2]", *t)
+	}
+	if p := s.Sampling.TopP; p != nil && (*p <= 0 || *p > 1) {
+		errs.add(path+".sampling.top_p", "%g must be within (0, 1]", *p)
+	}
+	for _, o := range []struct {
+		name string
+		d    Duration
+	}{{ObjectiveTTFT, s.SLO.TTFT}, {ObjectiveTPOT, s.SLO.TPOT}, {ObjectiveE2E, s.SLO.E2E}, {ObjectiveStall, s.SLO.Stall}} {
+		if o.d < 0 {
+			errs.add(path+".slo."+o.name, "must not be negative")
+		}
+	}
+	if r := s.SLO.TargetRatio; r <= 0 || r >= 1 {
+		errs.add(path+".slo.target_ratio", "%g must be between 0 and 1 (exclusive), like 0.99", r)
+	}
+	if q := s.Quality; q != nil {
+		if q.Contains == "" && q.Regex == "" && !q.JSON {
+			errs.add(path+".quality", "sets no check: use contains, regex or json")
+		}
+		if q.Regex != "" {
+			re, err := regexp.Compile(q.Regex)
+			if err != nil {
+				errs.add(path+".quality.regex", "%v", err)
+			}
+			q.compiled = re
+		}
+	}
+}
+
+// Minimum is the smallest length the distribution yields.
+func (d Distribution) Minimum() int {
+	switch d.Kind {
+	case DistUniform:
+		return d.Min
+	case DistLognormal:
+		return max(d.Min, 1)
+	default:
+		return d.Value
+	}
+}
+
+const maxTokens = 1 << 20
+
+func (d *Distribution) validate(path string, errs *errList) {
+	if d.Kind == "" {
+		d.Kind = DistFixed
+	}
+	switch d.Kind {
+	case DistFixed:
+		if d.Value < 1 || d.Value > maxTokens {
+			errs.add(path+".value", "%d must be between 1 and %d", d.Value, maxTokens)
+		}
+		if d.Min != 0 || d.Max != 0 || d.Mean != 0 || d.Sigma != 0 {
+			errs.add(path, "a fixed length takes only value")
+		}
+	case DistUniform:
+		if d.Min < 1 || d.Max > maxTokens || d.Max < d.Min {
+			errs.add(path, "uniform needs 1 <= min <= max <= %d (got min %d, max %d)", maxTokens, d.Min, d.Max)
+		}
+		if d.Value != 0 || d.Mean != 0 || d.Sigma != 0 {
+			errs.add(path, "a uniform length takes only min and max")
+		}
+	case DistLognormal:
+		if d.Mean < 1 {
+			errs.add(path+".mean", "%g must be at least 1", d.Mean)
+		}
+		if d.Sigma <= 0 || d.Sigma > 4 {
+			errs.add(path+".sigma", "%g must be within (0, 4]", d.Sigma)
+		}
+		if d.Min < 0 || (d.Max != 0 && d.Max < max(d.Min, 1)) || d.Max > maxTokens {
+			errs.add(path, "lognormal clamps need 0 <= min <= max <= %d (got min %d, max %d)", maxTokens, d.Min, d.Max)
+		}
+		if d.Value != 0 {
+			errs.add(path, "a lognormal length takes mean, sigma, min and max, not value")
+		}
+	default:
+		errs.add(path+".distribution", "%q must be one of %s", d.Kind, strings.Join([]string{DistFixed, DistUniform, DistLognormal}, ", "))
+	}
+}
+
+func (c *Canary) validate(cfg *Config, errs *errList) {
+	if c.Interval < Duration(100*time.Millisecond) {
+		errs.add("canary.interval", "must be at least 100ms")
+	}
+	if c.Jitter < 0 || c.Jitter >= c.Interval {
+		errs.add("canary.jitter", "must be at least 0 and less than the interval")
+	}
+	pairs := map[[2]string]string{}
+	for i, p := range c.Probes {
+		path := fmt.Sprintf("canary.probes[%d]", i)
+		for j, t := range p.Targets {
+			if _, ok := cfg.Target(t); !ok {
+				errs.add(fmt.Sprintf("%s.targets[%d]", path, j), "unknown target %q", t)
+			}
+		}
+		for j, s := range p.Scenarios {
+			if _, ok := cfg.Scenario(s); !ok {
+				errs.add(fmt.Sprintf("%s.scenarios[%d]", path, j), "unknown scenario %q", s)
+			}
+		}
+		if p.Interval != 0 && p.Interval < Duration(100*time.Millisecond) {
+			errs.add(path+".interval", "must be at least 100ms")
+		}
+		if p.Interval != 0 && c.Jitter >= p.Interval {
+			errs.add(path+".interval", "must be greater than canary.jitter")
+		}
+		for _, pair := range cfg.probePairs(p) {
+			key := [2]string{pair.Target, pair.Scenario}
+			if prev, dup := pairs[key]; dup {
+				errs.add(path, "target %q with scenario %q is already probed by %s", pair.Target, pair.Scenario, prev)
+			}
+			pairs[key] = path
+		}
+	}
+}
