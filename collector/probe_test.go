@@ -1,0 +1,205 @@
+package collector
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/prober"
+)
+
+func testConfig(t *testing.T, ttft string) *config.Config {
+	t.Helper()
+	cfg, err := config.Parse([]byte(`targets: [{name: a, url: "http://x:1"}, {name: b, url: "http://y:1"}]
+scenarios:
+  - name: s
+    slo: {ttft: `+ttft+`, tpot: 42ms, stall: 3s, target_ratio: 0.95}
+`), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func successResult(target string) *prober.Result {
+	return &prober.Result{
+		Target: target, Model: "m", Scenario: "s", Traffic: prober.TrafficCanary,
+		Sched: time.Unix(1000, 0), Outcome: prober.OutcomeSuccess, HTTPStatus: 200,
+		TTFT: 300 * time.Millisecond, E2E: time.Second, TPOT: 20 * time.Millisecond,
+		ITL:          []time.Duration{10 * time.Millisecond, 30 * time.Millisecond},
+		OutputTokens: 3, TokenSource: prober.TokensFromUsage, OutputChunks: 3,
+		PromptTokensRequested: 100, PromptTokensReported: 110,
+		Checks: []prober.Check{{Objective: "ttft", Threshold: 300 * time.Millisecond, Met: false}, {Objective: "tpot", Threshold: 42 * time.Millisecond, Met: true}},
+		Good:   false,
+	}
+}
+
+func histogramOf(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) *dto.Histogram {
+	t.Helper()
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		if f.GetName() != name {
+			continue
+		}
+	metrics:
+		for _, m := range f.GetMetric() {
+			for _, lp := range m.GetLabel() {
+				if v, ok := labels[lp.GetName()]; ok && v != lp.GetValue() {
+					continue metrics
+				}
+			}
+			return m.GetHistogram()
+		}
+	}
+	t.Fatalf("no histogram %s %v", name, labels)
+	return nil
+}
+
+func TestBucketsIncludeThresholdsAndNative(t *testing.T) {
+	p := NewProbe()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(p)
+	p.Configure(testConfig(t, "300ms"))
+	p.Observe(successResult("a"))
+
+	h := histogramOf(t, reg, "llmprobe_time_to_first_token_seconds", map[string]string{"target": "a"})
+	var bounds []float64
+	for _, b := range h.GetBucket() {
+		bounds = append(bounds, b.GetUpperBound())
+	}
+	if !containsFloat(bounds, 0.3) || !containsFloat(bounds, 0.001) || !containsFloat(bounds, 2560) {
+		t.Errorf("TTFT buckets %v lack the 300ms threshold or vLLM's range", bounds)
+	}
+	if h.GetSchema() == 0 && len(h.GetPositiveSpan()) == 0 {
+		t.Errorf("no native histogram part: schema %d spans %v", h.GetSchema(), h.GetPositiveSpan())
+	}
+	itl := histogramOf(t, reg, "llmprobe_inter_token_latency_seconds", map[string]string{"target": "a"})
+	if itl.GetSampleCount() != 2 {
+		t.Errorf("ITL samples = %d, want one per token gap", itl.GetSampleCount())
+	}
+	var itlBounds []float64
+	for _, b := range itl.GetBucket() {
+		itlBounds = append(itlBounds, b.GetUpperBound())
+	}
+	if !containsFloat(itlBounds, 0.042) || !containsFloat(itlBounds, 3) {
+		t.Errorf("ITL buckets %v lack the tpot and stall thresholds", itlBounds)
+	}
+
+	// A new threshold rebuilds the buckets.
+	p.Configure(testConfig(t, "333ms"))
+	p.Observe(successResult("a"))
+	h = histogramOf(t, reg, "llmprobe_time_to_first_token_seconds", map[string]string{"target": "a"})
+	bounds = bounds[:0]
+	for _, b := range h.GetBucket() {
+		bounds = append(bounds, b.GetUpperBound())
+	}
+	if !containsFloat(bounds, 0.333) || containsFloat(bounds, 0.3) {
+		t.Errorf("buckets after reload = %v", bounds)
+	}
+}
+
+func containsFloat(s []float64, v float64) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func TestCountersAndSLOChecks(t *testing.T) {
+	p := NewProbe()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(p)
+	p.Configure(testConfig(t, "300ms"))
+	p.Observe(successResult("a"))
+	rejected := &prober.Result{Target: "a", Model: "m", Scenario: "s", Traffic: prober.TrafficCanary, Sched: time.Unix(1001, 0),
+		Outcome: prober.OutcomeRejected, HTTPStatus: 429,
+		Checks: []prober.Check{{Objective: "ttft"}, {Objective: "tpot"}}}
+	p.Observe(rejected)
+
+	want := `
+# HELP llmprobe_requests_total Requests sent, by outcome.
+# TYPE llmprobe_requests_total counter
+llmprobe_requests_total{model="m",outcome="connection_error",scenario="s",target="a",traffic="canary"} 0
+llmprobe_requests_total{model="m",outcome="http_error",scenario="s",target="a",traffic="canary"} 0
+llmprobe_requests_total{model="m",outcome="rejected",scenario="s",target="a",traffic="canary"} 1
+llmprobe_requests_total{model="m",outcome="stream_error",scenario="s",target="a",traffic="canary"} 0
+llmprobe_requests_total{model="m",outcome="success",scenario="s",target="a",traffic="canary"} 1
+llmprobe_requests_total{model="m",outcome="timeout",scenario="s",target="a",traffic="canary"} 0
+# HELP llmprobe_slo_checks_total Objective checks per request; a failed request misses every objective.
+# TYPE llmprobe_slo_checks_total counter
+llmprobe_slo_checks_total{model="m",objective="stall",result="met",scenario="s",target="a",traffic="canary"} 0
+llmprobe_slo_checks_total{model="m",objective="stall",result="missed",scenario="s",target="a",traffic="canary"} 0
+llmprobe_slo_checks_total{model="m",objective="tpot",result="met",scenario="s",target="a",traffic="canary"} 1
+llmprobe_slo_checks_total{model="m",objective="tpot",result="missed",scenario="s",target="a",traffic="canary"} 1
+llmprobe_slo_checks_total{model="m",objective="ttft",result="met",scenario="s",target="a",traffic="canary"} 0
+llmprobe_slo_checks_total{model="m",objective="ttft",result="missed",scenario="s",target="a",traffic="canary"} 2
+# HELP llmprobe_prompt_tokens_total Prompt tokens of successful requests, as the server reported them (requested count when it reported none).
+# TYPE llmprobe_prompt_tokens_total counter
+llmprobe_prompt_tokens_total{model="m",scenario="s",target="a",traffic="canary"} 110
+# HELP llmprobe_slo_target_ratio Configured ratio of requests that must meet each objective.
+# TYPE llmprobe_slo_target_ratio gauge
+llmprobe_slo_target_ratio{objective="stall",scenario="s"} 0.95
+llmprobe_slo_target_ratio{objective="tpot",scenario="s"} 0.95
+llmprobe_slo_target_ratio{objective="ttft",scenario="s"} 0.95
+# HELP llmprobe_probe_success Whether the last request of this series succeeded.
+# TYPE llmprobe_probe_success gauge
+llmprobe_probe_success{model="m",scenario="s",target="a",traffic="canary"} 0
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
+		"llmprobe_requests_total", "llmprobe_slo_checks_total", "llmprobe_prompt_tokens_total",
+		"llmprobe_slo_target_ratio", "llmprobe_probe_success"); err != nil {
+		t.Error(err)
+	}
+	// Rejected requests never reach latency histograms: overload must not look fast.
+	if h := histogramOf(t, reg, "llmprobe_time_to_first_token_seconds", map[string]string{"target": "a"}); h.GetSampleCount() != 1 {
+		t.Errorf("TTFT samples = %d, want only the successful request", h.GetSampleCount())
+	}
+}
+
+func TestRemovedTargetAndChangedModelSeriesGo(t *testing.T) {
+	p := NewProbe()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(p)
+	cfg := testConfig(t, "300ms")
+	p.Configure(cfg)
+	p.Observe(successResult("a"))
+	p.Observe(successResult("b"))
+
+	r := successResult("a")
+	r.Model = "m2"
+	p.Observe(r)
+	if n := testutil.CollectAndCount(p, "llmprobe_requests_total"); n != 12 {
+		t.Errorf("requests_total series = %d, want 12 (6 outcomes x targets a/m2 and b/m)", n)
+	}
+	cfg.Targets = cfg.Targets[:1]
+	p.Configure(cfg)
+	if n := testutil.CollectAndCount(p, "llmprobe_requests_total"); n != 6 {
+		t.Errorf("requests_total series after removing b = %d, want 6", n)
+	}
+}
+
+func TestInFlight(t *testing.T) {
+	p := NewProbe()
+	p.Configure(testConfig(t, "1s"))
+	p.Started("a", "s", "canary")
+	p.Started("a", "s", "canary")
+	p.Finished("a", "s", "canary")
+	want := `
+# HELP llmprobe_in_flight_requests Requests sent and not yet finished.
+# TYPE llmprobe_in_flight_requests gauge
+llmprobe_in_flight_requests{scenario="s",target="a",traffic="canary"} 1
+`
+	if err := testutil.CollectAndCompare(p, strings.NewReader(want), "llmprobe_in_flight_requests"); err != nil {
+		t.Error(err)
+	}
+}

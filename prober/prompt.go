@@ -1,0 +1,117 @@
+package prober
+
+import (
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"strings"
+
+	"github.com/llmprobe/llmprobe/config"
+)
+
+// Words that common BPE tokenizers (Llama, GPT, Qwen) encode as one token each
+// when preceded by a space, so a prompt of n words is close to n tokens.
+var vocabulary = strings.Fields(`the of and to in is was for on that with as by at from his
+it an were are which this be has or had first one their its new after but who not they
+have her she two been other when there all during into school time may years more most
+only over city some world would where later up such used many can state about national
+out known university united then made because between him part being early number under
+three while family so these high before well found called each music film several both
+game team season work no any also series people life best including area year second back
+against group since history show late won four title through team played government
+album same large public band top well around local day end what them said then until
+water house year small great name early long might very last still good law place light
+line power point order case power field road market land level sound story town war
+word report report body river play song color money week mind model party car plan form
+data team paper price board class code space rate note list test design fact month event
+church south north east west left right lower upper inside outside center middle open
+close start stop run walk read write speak hear listen watch learn teach build grow move`)
+
+// Prompt is one synthetic prompt.
+type Prompt struct {
+	Text            string
+	RequestedTokens int
+}
+
+// PromptBuilder makes synthetic prompts for one scenario. It is not safe for
+// concurrent use; give each schedule its own.
+type PromptBuilder struct {
+	scenario config.Scenario
+	rng      *rand.Rand
+	prefix   string
+}
+
+// NewPromptBuilder seeds the builder. The shared prefix depends on the scenario
+// name alone, so every request of the scenario shares it (warm prefix cache).
+func NewPromptBuilder(s config.Scenario, seed uint64) *PromptBuilder {
+	b := &PromptBuilder{scenario: s, rng: rand.New(rand.NewPCG(seed, hashString(s.Name)))}
+	if s.SharedPrefixTokens > 0 {
+		prefixRng := rand.New(rand.NewPCG(hashString(s.Name), 0x5eed))
+		b.prefix = words(prefixRng, s.SharedPrefixTokens)
+	}
+	return b
+}
+
+// nonceWords is how many leading words make a prompt unique; 4 words from the
+// vocabulary give more than 10^9 combinations, and the nonce sits before any
+// non-shared text, so no two requests share a cacheable prefix beyond the shared one.
+const nonceWords = 4
+
+// Next returns the next prompt and the max_tokens to request.
+func (b *PromptBuilder) Next() (Prompt, int) {
+	maxTokens := b.sample(b.scenario.OutputTokens)
+	nonce := words(b.rng, nonceWords)
+	if b.scenario.Prompt != "" {
+		text := "ref:" + nonce + "\n" + b.scenario.Prompt
+		return Prompt{Text: text, RequestedTokens: len(strings.Fields(text))}, maxTokens
+	}
+	total := b.sample(b.scenario.PromptTokens)
+	var sb strings.Builder
+	n := 0
+	if b.prefix != "" {
+		sb.WriteString(b.prefix)
+		n += b.scenario.SharedPrefixTokens
+	}
+	rest := max(total-n, 1)
+	if rest <= nonceWords {
+		sb.WriteString(words(b.rng, rest))
+	} else {
+		sb.WriteString(nonce)
+		sb.WriteString(words(b.rng, rest-nonceWords))
+	}
+	return Prompt{Text: strings.TrimPrefix(sb.String(), " "), RequestedTokens: n + rest}, maxTokens
+}
+
+func (b *PromptBuilder) sample(d config.Distribution) int {
+	switch d.Kind {
+	case config.DistUniform:
+		return d.Min + b.rng.IntN(d.Max-d.Min+1)
+	case config.DistLognormal:
+		// mean is the distribution's mean, so mu = ln(mean) - sigma^2/2.
+		mu := math.Log(d.Mean) - d.Sigma*d.Sigma/2
+		v := int(math.Round(math.Exp(mu + d.Sigma*b.rng.NormFloat64())))
+		v = max(v, d.Min, 1)
+		if d.Max > 0 {
+			v = min(v, d.Max)
+		}
+		return v
+	default:
+		return d.Value
+	}
+}
+
+func words(rng *rand.Rand, n int) string {
+	var sb strings.Builder
+	sb.Grow(n * 7)
+	for range n {
+		sb.WriteByte(' ')
+		sb.WriteString(vocabulary[rng.IntN(len(vocabulary))])
+	}
+	return sb.String()
+}
+
+func hashString(s string) uint64 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(s))
+	return h.Sum64()
+}

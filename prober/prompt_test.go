@@ -1,0 +1,79 @@
+package prober
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/llmprobe/llmprobe/config"
+)
+
+func TestPromptLengthsAndNonce(t *testing.T) {
+	s := testScenario()
+	s.PromptTokens = config.Distribution{Kind: config.DistFixed, Value: 100}
+	b := NewPromptBuilder(s, 7)
+	seen := map[string]bool{}
+	for range 200 {
+		p, maxTokens := b.Next()
+		if n := len(strings.Fields(p.Text)); n != 100 || p.RequestedTokens != 100 {
+			t.Fatalf("prompt has %d words, requested %d; want 100", n, p.RequestedTokens)
+		}
+		if maxTokens != 6 {
+			t.Fatalf("max tokens = %d", maxTokens)
+		}
+		head := strings.Join(strings.Fields(p.Text)[:nonceWords], " ")
+		if seen[head] {
+			t.Fatalf("nonce %q repeated: prompts would share a cached prefix", head)
+		}
+		seen[head] = true
+	}
+}
+
+func TestSharedPrefix(t *testing.T) {
+	s := testScenario()
+	s.PromptTokens = config.Distribution{Kind: config.DistFixed, Value: 64}
+	s.SharedPrefixTokens = 32
+	a, _ := NewPromptBuilder(s, 1).Next()
+	b, _ := NewPromptBuilder(s, 2).Next()
+	wa, wb := strings.Fields(a.Text), strings.Fields(b.Text)
+	if strings.Join(wa[:32], " ") != strings.Join(wb[:32], " ") {
+		t.Error("two builders of one scenario disagree on the shared prefix")
+	}
+	if strings.Join(wa[32:36], " ") == strings.Join(wb[32:36], " ") {
+		t.Error("the nonce after the shared prefix is the same")
+	}
+	if len(wa) != 64 || a.RequestedTokens != 64 {
+		t.Errorf("length %d, requested %d", len(wa), a.RequestedTokens)
+	}
+}
+
+func TestLengthDistributions(t *testing.T) {
+	s := testScenario()
+	s.PromptTokens = config.Distribution{Kind: config.DistLognormal, Mean: 500, Sigma: 0.5, Min: 100, Max: 2000}
+	s.OutputTokens = config.Distribution{Kind: config.DistUniform, Min: 10, Max: 20}
+	b := NewPromptBuilder(s, 3)
+	var sum float64
+	const n = 4000
+	for range n {
+		p, out := b.Next()
+		if p.RequestedTokens < 100 || p.RequestedTokens > 2000 {
+			t.Fatalf("prompt length %d outside the clamps", p.RequestedTokens)
+		}
+		if out < 10 || out > 20 {
+			t.Fatalf("output length %d outside [10,20]", out)
+		}
+		sum += float64(p.RequestedTokens)
+	}
+	if mean := sum / n; math.Abs(mean-500) > 25 {
+		t.Errorf("lognormal mean = %.1f, want ~500", mean)
+	}
+}
+
+func TestLiteralPrompt(t *testing.T) {
+	s := testScenario()
+	s.Prompt = "Say OK."
+	p, _ := NewPromptBuilder(s, 1).Next()
+	if !strings.HasSuffix(p.Text, "\nSay OK.") || !strings.HasPrefix(p.Text, "ref:") {
+		t.Errorf("literal prompt = %q", p.Text)
+	}
+}

@@ -1,0 +1,400 @@
+package prober
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/llmprobe/llmprobe/config"
+)
+
+// Request is one request to measure.
+type Request struct {
+	Scenario config.Scenario
+	Traffic  string
+	Prompt   Prompt
+	// MaxTokens is the max_tokens to ask for.
+	MaxTokens int
+	// Sched is when the request was due; every latency counts from it.
+	Sched time.Time
+}
+
+// Limits on what one response may make the prober hold.
+const (
+	maxLineBytes   = 1 << 20
+	maxAnswerBytes = 64 << 10 // kept for quality checks
+	answerPreview  = 256      // kept otherwise, for the landing page
+	maxErrorBody   = 4 << 10
+)
+
+// Do sends one streaming request and measures it. It never panics on bad
+// input and always returns a classified, evaluated result.
+func (c *Client) Do(ctx context.Context, r Request) *Result {
+	res := c.do(ctx, r)
+	Evaluate(res, r.Scenario)
+	res.logf("done: outcome=%s ttft=%s e2e=%s tokens=%d (%s) good=%v", res.Outcome, res.TTFT.Round(time.Microsecond), res.E2E.Round(time.Microsecond), res.OutputTokens, res.TokenSource, res.Good)
+	return res
+}
+
+func (c *Client) do(ctx context.Context, r Request) *Result {
+	res := &Result{
+		Target:                c.target.Name,
+		Scenario:              r.Scenario.Name,
+		Traffic:               r.Traffic,
+		Sched:                 r.Sched,
+		PromptTokensRequested: r.Prompt.RequestedTokens,
+	}
+	// The deadline counts from t_sched, like every latency.
+	ctx, cancel := context.WithDeadline(ctx, r.Sched.Add(c.target.Timeout.Std()))
+	defer cancel()
+
+	model, err := c.resolveModel(ctx)
+	res.Model = model
+	if err != nil {
+		res.fail(classifyErr(ctx, err), err.Error())
+		res.E2E = time.Since(r.Sched)
+		return res
+	}
+	body, err := c.requestBody(model, r)
+	if err != nil {
+		res.fail(OutcomeConnectionError, err.Error())
+		return res
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint(), bytes.NewReader(body))
+	if err != nil {
+		res.fail(OutcomeConnectionError, err.Error())
+		return res
+	}
+	c.setHeaders(req)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+
+	sent := time.Now()
+	res.DispatchDelay = max(sent.Sub(r.Sched), 0)
+	res.logf("POST %s model=%s prompt_tokens~%d max_tokens=%d (dispatch delay %s)", c.endpoint(), model, r.Prompt.RequestedTokens, r.MaxTokens, res.DispatchDelay.Round(time.Microsecond))
+	resp, err := c.http.Do(req)
+	if err != nil {
+		res.E2E = time.Since(r.Sched)
+		res.fail(classifyErr(ctx, err), err.Error())
+		return res
+	}
+	defer resp.Body.Close()
+	res.HTTPStatus = resp.StatusCode
+	res.logf("HTTP %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	if resp.StatusCode != http.StatusOK {
+		res.E2E = time.Since(r.Sched)
+		msg := readErrorBody(resp.Body)
+		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
+			res.fail(OutcomeRejected, fmt.Sprintf("HTTP %d: %s", resp.StatusCode, msg))
+		} else {
+			res.fail(OutcomeHTTPError, fmt.Sprintf("HTTP %d: %s", resp.StatusCode, msg))
+		}
+		return res
+	}
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+		res.E2E = time.Since(r.Sched)
+		res.fail(OutcomeStreamError, fmt.Sprintf("Content-Type %q is not text/event-stream: %s", ct, readErrorBody(resp.Body)))
+		return res
+	}
+	c.readStream(ctx, resp.Body, r, res)
+	return res
+}
+
+func (res *Result) fail(o Outcome, msg string) {
+	res.Outcome = o
+	res.Error = msg
+	res.logf("%s: %s", o, msg)
+}
+
+func (c *Client) requestBody(model string, r Request) ([]byte, error) {
+	body := make(map[string]any, 8+len(c.target.ExtraBody))
+	maps.Copy(body, c.target.ExtraBody)
+	body["model"] = model
+	body["stream"] = true
+	body["max_tokens"] = r.MaxTokens
+	// include_usage gives exact token counts; extra_body may add engine options
+	// such as vLLM's continuous_usage_stats.
+	streamOptions := map[string]any{}
+	if extra, ok := c.target.ExtraBody["stream_options"].(map[string]any); ok {
+		maps.Copy(streamOptions, extra)
+	}
+	streamOptions["include_usage"] = true
+	body["stream_options"] = streamOptions
+	if c.target.API == config.APICompletions {
+		body["prompt"] = r.Prompt.Text
+	} else {
+		body["messages"] = []map[string]string{{"role": "user", "content": r.Prompt.Text}}
+	}
+	s := r.Scenario.Sampling
+	if s.Temperature != nil {
+		body["temperature"] = *s.Temperature
+	}
+	if s.TopP != nil {
+		body["top_p"] = *s.TopP
+	}
+	if s.Seed != nil {
+		body["seed"] = *s.Seed
+	}
+	return json.Marshal(body)
+}
+
+// streamChunk is the part of a completions or chat chunk the prober reads.
+type streamChunk struct {
+	Choices []struct {
+		Text  string `json:"text"`
+		Delta struct {
+			Content          string            `json:"content"`
+			ReasoningContent string            `json:"reasoning_content"`
+			Reasoning        string            `json:"reasoning"`
+			ToolCalls        []json.RawMessage `json:"tool_calls"`
+		} `json:"delta"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *usage          `json:"usage"`
+	Error json.RawMessage `json:"error"`
+}
+
+type usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+}
+
+// streamState is what readStream tracks between chunks.
+type streamState struct {
+	chunkAt     []time.Duration // arrival of each output chunk, from t_sched
+	chunkTokens []int           // tokens per output chunk from running usage, when the engine sends it
+	exactCounts bool
+	lastUsage   usage
+	answer      strings.Builder
+	answerLimit int
+	done        bool
+}
+
+func (c *Client) readStream(ctx context.Context, body io.Reader, r Request, res *Result) {
+	st := &streamState{exactCounts: true, answerLimit: answerPreview}
+	if r.Scenario.Quality != nil {
+		st.answerLimit = maxAnswerBytes
+	}
+	sse := NewSSEReader(body, maxLineBytes)
+	var chunk streamChunk
+	var streamErr error
+	for {
+		ev, err := sse.Next()
+		now := time.Now()
+		if err != nil {
+			switch {
+			case errors.Is(err, io.EOF) && !sse.Partial():
+			case errors.Is(err, io.EOF):
+				streamErr = errors.New("stream ended inside an event")
+			default:
+				streamErr = err
+			}
+			res.E2E = now.Sub(r.Sched)
+			break
+		}
+		if ev.Name == "error" {
+			streamErr = fmt.Errorf("error event: %s", truncate(string(ev.Data), 256))
+			res.E2E = now.Sub(r.Sched)
+			break
+		}
+		if bytes.Equal(bytes.TrimSpace(ev.Data), []byte("[DONE]")) {
+			st.done = true
+			res.E2E = now.Sub(r.Sched)
+			break
+		}
+		chunk = streamChunk{}
+		if err := json.Unmarshal(ev.Data, &chunk); err != nil {
+			streamErr = fmt.Errorf("malformed chunk: %v: %s", err, truncate(string(ev.Data), 128))
+			res.E2E = now.Sub(r.Sched)
+			break
+		}
+		if len(chunk.Error) > 0 && !bytes.Equal(chunk.Error, []byte("null")) {
+			streamErr = fmt.Errorf("error in stream: %s", truncate(string(chunk.Error), 256))
+			res.E2E = now.Sub(r.Sched)
+			break
+		}
+		st.observe(&chunk, now.Sub(r.Sched), res)
+	}
+	st.finish(res)
+	switch {
+	case streamErr != nil && ctx.Err() != nil:
+		res.fail(OutcomeTimeout, fmt.Sprintf("deadline after %s: %v", res.E2E.Round(time.Millisecond), streamErr))
+	case streamErr != nil:
+		res.fail(OutcomeStreamError, streamErr.Error())
+	case !st.done && res.FinishReason == "":
+		res.fail(OutcomeStreamError, "stream ended with neither finish_reason nor [DONE]")
+	default:
+		res.Outcome = OutcomeSuccess
+		if !st.done {
+			res.logf("no [DONE] line; finish_reason %q ends the stream", res.FinishReason)
+		}
+	}
+}
+
+// observe takes one parsed chunk that arrived at offset at.
+func (st *streamState) observe(chunk *streamChunk, at time.Duration, res *Result) {
+	prevCompletion := st.lastUsage.CompletionTokens
+	if u := chunk.Usage; u != nil && (u.CompletionTokens > 0 || u.PromptTokens > 0) {
+		// Zeroed usage objects (Ollama sends one on every chunk) say nothing.
+		st.lastUsage = *u
+	}
+	output := false
+	for i := range chunk.Choices {
+		ch := &chunk.Choices[i]
+		d := &ch.Delta
+		if ch.Text != "" || d.Content != "" || d.ReasoningContent != "" || d.Reasoning != "" || len(d.ToolCalls) > 0 {
+			output = true
+		}
+		st.keepAnswer(ch.Text)
+		st.keepAnswer(d.Content)
+		if ch.FinishReason != "" {
+			res.FinishReason = truncate(ch.FinishReason, 32)
+		}
+	}
+	if !output {
+		return
+	}
+	if len(st.chunkAt) == 0 {
+		res.TTFT = at
+		res.logf("first token")
+	}
+	st.chunkAt = append(st.chunkAt, at)
+	// Running usage (vLLM continuous_usage_stats) tells how many tokens this chunk carried.
+	if n := st.lastUsage.CompletionTokens - prevCompletion; chunk.Usage != nil && n > 0 {
+		st.chunkTokens = append(st.chunkTokens, n)
+	} else {
+		st.exactCounts = false
+	}
+}
+
+func (st *streamState) keepAnswer(s string) {
+	if s == "" || st.answer.Len() >= st.answerLimit {
+		return
+	}
+	st.answer.WriteString(truncate(s, st.answerLimit-st.answer.Len()))
+}
+
+// finish derives token counts, TPOT and per-token ITL once the stream ended.
+func (st *streamState) finish(res *Result) {
+	res.OutputChunks = len(st.chunkAt)
+	res.Answer = st.answer.String()
+	res.PromptTokensReported = st.lastUsage.PromptTokens
+	if st.lastUsage.CompletionTokens > 0 {
+		res.OutputTokens, res.TokenSource = st.lastUsage.CompletionTokens, TokensFromUsage
+	} else {
+		res.OutputTokens, res.TokenSource = res.OutputChunks, TokensFromChunks
+		if res.OutputChunks > 0 {
+			res.logf("no usage from the server: %d output tokens counted from chunks", res.OutputChunks)
+		}
+	}
+	if st.lastUsage.CompletionTokens > 0 {
+		res.logf("usage: prompt_tokens=%d completion_tokens=%d", st.lastUsage.PromptTokens, st.lastUsage.CompletionTokens)
+	}
+	if res.OutputChunks == 0 {
+		return
+	}
+	if res.OutputTokens > 1 {
+		res.TPOT = (res.E2E - res.TTFT) / time.Duration(res.OutputTokens-1)
+	}
+	res.ITL = perTokenITL(st.chunkAt, st.chunkTokens, st.exactCounts, res.OutputTokens)
+	for i := 1; i < len(st.chunkAt); i++ {
+		res.MaxGap = max(res.MaxGap, st.chunkAt[i]-st.chunkAt[i-1])
+	}
+}
+
+// perTokenITL splits each gap between output chunks over the tokens the later
+// chunk carried, so engines that send several tokens per chunk don't inflate
+// ITL. Exact per-chunk counts come from running usage; otherwise the tokens
+// after the first chunk are spread evenly over the later chunks, carrying the
+// fractional remainder so the sample count adds up.
+func perTokenITL(at []time.Duration, tokens []int, exact bool, total int) []time.Duration {
+	if len(at) < 2 {
+		return nil
+	}
+	gaps := len(at) - 1
+	var out []time.Duration
+	if exact && len(tokens) == len(at) {
+		n := 0
+		for _, k := range tokens[1:] {
+			n += k
+		}
+		out = make([]time.Duration, 0, n)
+		for i := 1; i < len(at); i++ {
+			k := tokens[i]
+			for range k {
+				out = append(out, (at[i]-at[i-1])/time.Duration(k))
+			}
+		}
+		return out
+	}
+	later := max(total-1, gaps) // at least one token per later chunk
+	perChunk := float64(later) / float64(gaps)
+	out = make([]time.Duration, 0, later)
+	carry := 0.0
+	for i := 1; i < len(at); i++ {
+		carry += perChunk
+		k := int(carry + 1e-9)
+		carry -= float64(k)
+		if k < 1 {
+			continue
+		}
+		gap := at[i] - at[i-1]
+		for range k {
+			out = append(out, gap/time.Duration(k))
+		}
+	}
+	return out
+}
+
+// classifyErr sorts transport errors: a deadline is a timeout, anything else
+// (refused, reset, DNS, TLS) a connection error.
+func classifyErr(ctx context.Context, err error) Outcome {
+	var ne net.Error
+	if errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil || (errors.As(err, &ne) && ne.Timeout()) {
+		return OutcomeTimeout
+	}
+	return OutcomeConnectionError
+}
+
+func readErrorBody(r io.Reader) string {
+	b, _ := io.ReadAll(io.LimitReader(r, maxErrorBody))
+	var e struct {
+		Error   json.RawMessage `json:"error"`
+		Message string          `json:"message"`
+	}
+	if json.Unmarshal(b, &e) == nil {
+		var obj struct {
+			Message string `json:"message"`
+		}
+		if json.Unmarshal(e.Error, &obj) == nil && obj.Message != "" {
+			return truncate(obj.Message, 256)
+		}
+		var s string
+		if json.Unmarshal(e.Error, &s) == nil && s != "" {
+			return truncate(s, 256)
+		}
+		if e.Message != "" {
+			return truncate(e.Message, 256)
+		}
+	}
+	return truncate(strings.TrimSpace(string(b)), 256)
+}
+
+// truncate cuts s to at most n bytes without splitting a UTF-8 sequence.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
+}

@@ -1,0 +1,66 @@
+package prober
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/llmprobe/llmprobe/config"
+)
+
+// QualityResult is the outcome of a scenario's answer check.
+type QualityResult struct {
+	Passed bool
+	Reason string
+}
+
+// Evaluate checks a finished result against its scenario's objectives and
+// quality check, and decides whether it is good: succeeded, met every
+// objective, and passed the quality check if one is configured. A failed
+// request misses every objective: a server that rejects everything must not
+// look compliant.
+func Evaluate(res *Result, s config.Scenario) {
+	res.Checks = res.Checks[:0]
+	good := res.Outcome == OutcomeSuccess
+	for _, o := range s.SLO.Objectives() {
+		if res.Outcome != OutcomeSuccess {
+			res.Checks = append(res.Checks, Check{Objective: o.Name, Threshold: o.Threshold})
+			continue
+		}
+		var met bool
+		switch o.Name {
+		case config.ObjectiveTTFT:
+			met = res.FirstTokenSeen() && res.TTFT <= o.Threshold
+		case config.ObjectiveTPOT:
+			if res.OutputTokens < 2 {
+				continue // TPOT is undefined for one token
+			}
+			met = res.TPOT <= o.Threshold
+		case config.ObjectiveE2E:
+			met = res.E2E <= o.Threshold
+		case config.ObjectiveStall:
+			met = res.MaxGap <= o.Threshold
+		}
+		res.Checks = append(res.Checks, Check{Objective: o.Name, Threshold: o.Threshold, Met: met})
+		good = good && met
+	}
+	if q := s.Quality; q != nil && res.Outcome == OutcomeSuccess {
+		res.Quality = checkQuality(q, res.Answer)
+		good = good && res.Quality.Passed
+	}
+	res.Good = good
+}
+
+func checkQuality(q *config.Quality, answer string) *QualityResult {
+	if q.Contains != "" && !strings.Contains(answer, q.Contains) {
+		return &QualityResult{Reason: "answer does not contain " + quote(q.Contains)}
+	}
+	if re := q.Regexp(); re != nil && !re.MatchString(answer) {
+		return &QualityResult{Reason: "answer does not match " + quote(q.Regex)}
+	}
+	if q.JSON && !json.Valid([]byte(strings.TrimSpace(answer))) {
+		return &QualityResult{Reason: "answer is not valid JSON"}
+	}
+	return &QualityResult{Passed: true}
+}
+
+func quote(s string) string { b, _ := json.Marshal(s); return string(b) }
