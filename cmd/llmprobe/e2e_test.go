@@ -1,0 +1,242 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+var binPath string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "llmprobe-e2e")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binPath = filepath.Join(dir, "llmprobe")
+	build := exec.Command("go", "build", "-o", binPath, ".")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building llmprobe:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// daemonProc is a running llmprobe binary.
+type daemonProc struct {
+	cmd  *exec.Cmd
+	base string
+	mu   sync.Mutex
+	log  bytes.Buffer
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func startDaemon(t *testing.T, args ...string) *daemonProc {
+	t.Helper()
+	addr := freeAddr(t)
+	d := &daemonProc{base: "http://" + addr}
+	d.cmd = exec.Command(binPath, append([]string{"--web.listen-address=" + addr}, args...)...)
+	stderr, err := d.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	logDone := make(chan struct{})
+	go func() {
+		defer close(logDone)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			d.mu.Lock()
+			d.log.WriteString(sc.Text() + "\n")
+			d.mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		_ = d.cmd.Process.Signal(syscall.SIGTERM)
+		waited := make(chan error, 1)
+		go func() { waited <- d.cmd.Wait() }()
+		select {
+		case <-waited:
+		case <-time.After(10 * time.Second):
+			_ = d.cmd.Process.Kill()
+			<-waited
+			t.Error("llmprobe did not stop within 10s of SIGTERM")
+		}
+		<-logDone
+		if t.Failed() {
+			t.Logf("llmprobe log:\n%s", d.logs())
+		}
+	})
+	d.waitFor(t, "ready", func() bool {
+		code, _ := d.get("/-/ready")
+		return code == http.StatusOK
+	})
+	return d
+}
+
+func (d *daemonProc) logs() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.log.String()
+}
+
+func (d *daemonProc) get(path string) (int, string) {
+	resp, err := http.Get(d.base + path)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func (d *daemonProc) post(path string) (int, string) {
+	resp, err := http.Post(d.base+path, "", nil)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// waitFor polls cond until it holds or 20 s pass: polling with a deadline, not a fixed sleep.
+func (d *daemonProc) waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("timed out waiting for %s", what)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func (d *daemonProc) metrics(t *testing.T) map[string]*dtoFamily {
+	t.Helper()
+	code, body := d.get("/metrics")
+	if code != http.StatusOK {
+		t.Fatalf("/metrics: %d %s", code, body)
+	}
+	return parseMetrics(t, body)
+}
+
+type dtoFamily = struct {
+	Type    string
+	Samples []*model.Sample
+}
+
+func parseMetrics(t *testing.T, body string) map[string]*dtoFamily {
+	t.Helper()
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(strings.NewReader(body))
+	if err != nil {
+		t.Fatalf("parsing metrics: %v", err)
+	}
+	out := map[string]*dtoFamily{}
+	for name, mf := range fams {
+		vec, err := expfmt.ExtractSamples(&expfmt.DecodeOptions{Timestamp: model.Now()}, mf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[name] = &dtoFamily{Type: mf.GetType().String(), Samples: vec}
+	}
+	return out
+}
+
+// sampleValue finds the sample with the given name and labels.
+func sampleValue(fams map[string]*dtoFamily, name string, labels map[string]string) (float64, bool) {
+	for _, f := range fams {
+		for _, s := range f.Samples {
+			if string(s.Metric[model.MetricNameLabel]) != name {
+				continue
+			}
+			match := true
+			for k, v := range labels {
+				if string(s.Metric[model.LabelName(k)]) != v {
+					match = false
+					break
+				}
+			}
+			if match {
+				return float64(s.Value), true
+			}
+		}
+	}
+	return 0, false
+}
+
+// The README's first command: no config, the embedded demo, TTFT for target sim.
+func TestEndToEndEmbeddedDemo(t *testing.T) {
+	d := startDaemon(t)
+	var fams map[string]*dtoFamily
+	d.waitFor(t, "TTFT observations for target sim", func() bool {
+		fams = d.metrics(t)
+		v, ok := sampleValue(fams, "llmprobe_time_to_first_token_seconds_count", map[string]string{"target": "sim", "traffic": "canary"})
+		return ok && v > 0
+	})
+	for _, name := range []string{
+		"llmprobe_inter_token_latency_seconds_count",
+		"llmprobe_time_per_output_token_seconds_count",
+		"llmprobe_request_duration_seconds_count",
+	} {
+		if v, ok := sampleValue(fams, name, map[string]string{"target": "sim"}); !ok || v == 0 {
+			t.Errorf("%s for target sim = %v (present %v)", name, v, ok)
+		}
+	}
+	if v, ok := sampleValue(fams, "llmprobe_requests_total", map[string]string{"target": "sim", "outcome": "success"}); !ok || v == 0 {
+		t.Errorf("no successful requests counted")
+	}
+	if _, ok := sampleValue(fams, "llmprobe_slo_checks_total", map[string]string{"target": "sim", "objective": "ttft", "result": "met"}); !ok {
+		t.Errorf("no SLO checks exported")
+	}
+	if v, ok := sampleValue(fams, "llmprobe_target_info", map[string]string{"target": "sim", "engine": "llmprobe-sim"}); !ok || v != 1 {
+		d.waitFor(t, "target info", func() bool {
+			v, ok := sampleValue(d.metrics(t), "llmprobe_target_info", map[string]string{"target": "sim", "engine": "llmprobe-sim"})
+			return ok && v == 1
+		})
+	}
+	if !strings.Contains(d.logs(), "embedded demo target") || !strings.Contains(d.logs(), "--config.file") {
+		t.Errorf("the log does not say it runs the embedded demo and how to point it elsewhere:\n%s", d.logs())
+	}
+	code, page := d.get("/")
+	if code != http.StatusOK || !strings.Contains(page, "chat-short") || !strings.Contains(page, "/probe?id=") {
+		t.Errorf("landing page (%d) lacks the probe history:\n%s", code, page)
+	}
+	code, page = d.get("/probe?id=1")
+	if code != http.StatusOK || !strings.Contains(page, "POST ") {
+		t.Errorf("probe page (%d) lacks the probe log:\n%s", code, page)
+	}
+}

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
+)
+
+var documentedRe = regexp.MustCompile("(?m)^\\| `(llmprobe_[a-z_]+)` \\|")
+
+// Every registered llmprobe_ metric is documented in docs/metrics.md, and
+// every documented one is registered.
+func TestMetricsDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/metrics.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var documented []string
+	for _, m := range documentedRe.FindAllStringSubmatch(string(doc), -1) {
+		documented = append(documented, m[1])
+	}
+	slices.Sort(documented)
+
+	srv, _ := simServer(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(versioncollector.NewCollector("llmprobe"), collectors.NewGoCollector())
+	d := newDaemon(ctx, log.NewNopLogger(), reg, 5, 5)
+	defer d.stop()
+	cfg := fmt.Sprintf(`targets: [{name: sim, url: %q}]
+scenarios:
+  - name: checked
+    prompt_tokens: 16
+    output_tokens: 4
+    slo: {ttft: 2s, tpot: 1s, e2e: 5s, stall: 1s}
+    quality: {contains: " "}
+canary: {interval: 200ms}
+`, srv.URL)
+	if _, err := d.safe.ReloadBytes([]byte(cfg), "test"); err != nil {
+		t.Fatal(err)
+	}
+	d.apply()
+
+	// Wait until every lazily created series exists: after a successful,
+	// quality-checked probe and a target info refresh.
+	deadline := time.Now().Add(20 * time.Second)
+	var registered []string
+	for {
+		registered = registered[:0]
+		fams, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range fams {
+			if strings.HasPrefix(f.GetName(), "llmprobe_") {
+				registered = append(registered, f.GetName())
+			}
+		}
+		if slices.Contains(registered, "llmprobe_quality_checks_total") && slices.Contains(registered, "llmprobe_target_info") &&
+			slices.Contains(registered, "llmprobe_token_count_source_total") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("metrics never all appeared; have %v", registered)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	slices.Sort(registered)
+	for _, name := range registered {
+		if !slices.Contains(documented, name) {
+			t.Errorf("%s is exported but not documented in docs/metrics.md", name)
+		}
+	}
+	for _, name := range documented {
+		if !slices.Contains(registered, name) {
+			t.Errorf("%s is documented in docs/metrics.md but not exported", name)
+		}
+	}
+}

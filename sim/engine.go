@@ -1,0 +1,336 @@
+// Package sim is a simulated continuous-batching inference engine that speaks
+// the OpenAI API, for llmprobe's demo and tests.
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Config sets the engine's capacity, costs and faults.
+type Config struct {
+	Seed             int64         // seeds token text and fault draws
+	Model            string        // served by /v1/models
+	Version          string        // /version
+	MaxBatch         int           // running sequences at most
+	MaxQueue         int           // waiting requests at most; beyond it 429 at once
+	PrefillBase      time.Duration // fixed cost of a step that admits sequences
+	PrefillPerToken  time.Duration // plus this per prompt token admitted
+	DecodeBase       time.Duration // a decode step with one running sequence
+	DecodePerSeq     time.Duration // added per further running sequence
+	DefaultMaxTokens int           // when a request sets no max_tokens
+	Answer           string        // output words (cycled); empty means words from a vocabulary
+	Faults           Faults
+}
+
+// DefaultConfig is a small GPU-like engine: 32 sequences, 20 ms prefill,
+// 10 ms decode steps growing 0.2 ms per extra sequence.
+func DefaultConfig() Config {
+	return Config{
+		Seed:             1,
+		Model:            "sim-model",
+		Version:          "0.1.0",
+		MaxBatch:         32,
+		MaxQueue:         256,
+		PrefillBase:      20 * time.Millisecond,
+		PrefillPerToken:  50 * time.Microsecond,
+		DecodeBase:       10 * time.Millisecond,
+		DecodePerSeq:     200 * time.Microsecond,
+		DefaultMaxTokens: 16,
+		Faults:           Faults{RoleOnlyFirstChunk: true, TokensPerChunk: 1, UsagePlacement: UsageSeparate},
+	}
+}
+
+func (c *Config) validate() error {
+	var errs []error
+	if c.Model == "" {
+		errs = append(errs, errors.New("model must not be empty"))
+	}
+	if c.MaxBatch < 1 {
+		errs = append(errs, fmt.Errorf("max batch %d must be at least 1", c.MaxBatch))
+	}
+	if c.MaxQueue < 0 {
+		errs = append(errs, fmt.Errorf("max queue %d must not be negative", c.MaxQueue))
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"prefill base", c.PrefillBase}, {"prefill per token", c.PrefillPerToken}, {"decode base", c.DecodeBase}, {"decode per sequence", c.DecodePerSeq}} {
+		if d.v < 0 {
+			errs = append(errs, fmt.Errorf("%s %s must not be negative", d.name, d.v))
+		}
+	}
+	if c.DefaultMaxTokens < 1 {
+		errs = append(errs, fmt.Errorf("default max tokens %d must be at least 1", c.DefaultMaxTokens))
+	}
+	if err := c.Faults.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// Engine is the simulated engine. One scheduler goroutine owns the queue and
+// the running batch.
+type Engine struct {
+	cfg Config
+	reg *prometheus.Registry
+	m   *engineMetrics
+
+	mu       sync.Mutex
+	faults   Faults
+	version  string
+	waiting  []*sequence
+	running  []*sequence
+	arrivals uint64
+	stats    Stats
+
+	wake chan struct{}
+	stop chan struct{}
+	done chan struct{}
+}
+
+// Stats counts what the engine did.
+type Stats struct {
+	Running, Waiting              int
+	Admitted, Completed, Rejected uint64
+	Cancelled                     uint64
+}
+
+// sequence is one request inside the engine.
+type sequence struct {
+	ctx          context.Context
+	promptTokens int
+	maxTokens    int
+	generated    int
+	arrived      time.Time
+	admitted     time.Time
+	last         time.Time
+	// out gets one value per token, then is closed; buffered for the whole
+	// response so the scheduler never waits on a slow client.
+	out chan struct{}
+}
+
+// New validates cfg and starts the scheduler.
+func New(cfg Config) (*Engine, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("sim: %w", err)
+	}
+	e := &Engine{
+		cfg:     cfg,
+		reg:     prometheus.NewRegistry(),
+		faults:  cfg.Faults.withDefaults(),
+		version: cfg.Version,
+		wake:    make(chan struct{}, 1),
+		stop:    make(chan struct{}),
+		done:    make(chan struct{}),
+	}
+	e.m = newEngineMetrics(e)
+	go e.loop()
+	return e, nil
+}
+
+// Close stops the scheduler; streams in flight end.
+func (e *Engine) Close() {
+	select {
+	case <-e.stop:
+	default:
+		close(e.stop)
+	}
+	<-e.done
+}
+
+// SetFaults replaces the faults for requests arriving afterwards.
+func (e *Engine) SetFaults(f Faults) error {
+	if err := f.validate(); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	e.faults = f.withDefaults()
+	e.mu.Unlock()
+	return nil
+}
+
+// Faults returns the faults in force.
+func (e *Engine) Faults() Faults {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.faults
+}
+
+// SetVersion changes what /version reports: an engine "upgrade".
+func (e *Engine) SetVersion(v string) {
+	e.mu.Lock()
+	e.version = v
+	e.mu.Unlock()
+}
+
+func (e *Engine) currentVersion() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.version
+}
+
+// Stats returns a snapshot of the engine's counters.
+func (e *Engine) Stats() Stats {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s := e.stats
+	s.Running, s.Waiting = len(e.running), len(e.waiting)
+	return s
+}
+
+var errQueueFull = errors.New("queue full")
+
+// submit queues a sequence, or refuses it when the queue is full. It returns
+// the arrival number that seeds the request's text and faults.
+func (e *Engine) submit(s *sequence) error {
+	e.mu.Lock()
+	if len(e.waiting) >= e.cfg.MaxQueue {
+		e.stats.Rejected++
+		e.mu.Unlock()
+		return errQueueFull
+	}
+	e.waiting = append(e.waiting, s)
+	e.mu.Unlock()
+	select {
+	case e.wake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// nextArrival numbers requests in arrival order; the number seeds their randomness.
+func (e *Engine) nextArrival() (uint64, Faults) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.arrivals++
+	return e.arrivals, e.faults
+}
+
+// loop runs engine steps: admit waiting sequences into the batch, pay the
+// step's cost in time, then give every sequence in the batch one token.
+func (e *Engine) loop() {
+	defer close(e.done)
+	defer e.drain()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	var deadline time.Time
+	for {
+		e.mu.Lock()
+		e.dropCancelled()
+		if len(e.waiting) == 0 && len(e.running) == 0 {
+			e.mu.Unlock()
+			select {
+			case <-e.wake:
+				deadline = time.Time{}
+				continue
+			case <-e.stop:
+				return
+			}
+		}
+		decoding := len(e.running)
+		var admitted []*sequence
+		prompt := 0
+		for len(e.waiting) > 0 && len(e.running)+len(admitted) < e.cfg.MaxBatch {
+			s := e.waiting[0]
+			e.waiting = e.waiting[1:]
+			admitted = append(admitted, s)
+			prompt += s.promptTokens
+		}
+		e.stats.Admitted += uint64(len(admitted))
+		e.mu.Unlock()
+
+		var cost time.Duration
+		if len(admitted) > 0 {
+			cost += e.cfg.PrefillBase + time.Duration(prompt)*e.cfg.PrefillPerToken
+		}
+		if decoding > 0 {
+			cost += e.cfg.DecodeBase + time.Duration(decoding-1)*e.cfg.DecodePerSeq
+		}
+		// Deadlines chain while the engine is busy, so steps don't drift.
+		now := time.Now()
+		if deadline.Before(now.Add(-cost)) {
+			deadline = now
+		}
+		deadline = deadline.Add(cost)
+		timer.Reset(time.Until(deadline))
+		select {
+		case <-timer.C:
+		case <-e.stop:
+			e.mu.Lock()
+			e.running = append(e.running, admitted...)
+			e.mu.Unlock()
+			return
+		}
+
+		e.mu.Lock()
+		end := time.Now()
+		for _, s := range admitted {
+			s.admitted = end.Add(-cost)
+			e.m.queueTime.Observe(s.admitted.Sub(s.arrived).Seconds())
+		}
+		e.running = append(e.running, admitted...)
+		kept := e.running[:0]
+		for _, s := range e.running {
+			if e.emit(s, end) {
+				kept = append(kept, s)
+			}
+		}
+		clear(e.running[len(kept):])
+		e.running = kept
+		e.mu.Unlock()
+	}
+}
+
+// emit gives s its next token; it reports whether s is still running.
+func (e *Engine) emit(s *sequence, now time.Time) bool {
+	if s.generated == 0 {
+		e.m.ttft.Observe(now.Sub(s.arrived).Seconds())
+	} else {
+		e.m.itl.Observe(now.Sub(s.last).Seconds())
+	}
+	s.generated++
+	s.last = now
+	s.out <- struct{}{}
+	if s.generated < s.maxTokens {
+		return true
+	}
+	close(s.out)
+	e.stats.Completed++
+	e.m.finished(s, now)
+	return false
+}
+
+// dropCancelled removes sequences whose client went away. Called with mu held.
+func (e *Engine) dropCancelled() {
+	keep := func(list []*sequence) []*sequence {
+		kept := list[:0]
+		for _, s := range list {
+			if s.ctx.Err() != nil {
+				close(s.out)
+				e.stats.Cancelled++
+				continue
+			}
+			kept = append(kept, s)
+		}
+		clear(list[len(kept):])
+		return kept
+	}
+	e.waiting = keep(e.waiting)
+	e.running = keep(e.running)
+}
+
+// drain ends every sequence when the engine stops.
+func (e *Engine) drain() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, s := range append(e.waiting, e.running...) {
+		close(s.out)
+	}
+	e.waiting, e.running = nil, nil
+}

@@ -1,0 +1,252 @@
+package sim
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Handler serves the OpenAI-compatible API, /version, /health, /metrics and
+// /sim/faults.
+func (e *Engine) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { e.serveGenerate(w, r, false) })
+	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { e.serveGenerate(w, r, true) })
+	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []map[string]any{{
+			"id": e.cfg.Model, "object": "model", "created": 0, "owned_by": "llmprobe-sim", "max_model_len": 32768,
+		}}})
+	})
+	mux.HandleFunc("GET /version", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"version": e.currentVersion()})
+	})
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {})
+	mux.Handle("GET /metrics", promhttp.HandlerFor(e.reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /sim/faults", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, e.Faults()) })
+	mux.HandleFunc("PUT /sim/faults", func(w http.ResponseWriter, r *http.Request) {
+		var f Faults
+		dec := json.NewDecoder(io.LimitReader(r.Body, 1<<16))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&f); err != nil {
+			apiError(w, http.StatusBadRequest, "BadRequestError", "faults: "+err.Error())
+			return
+		}
+		if err := e.SetFaults(f); err != nil {
+			apiError(w, http.StatusBadRequest, "BadRequestError", "faults: "+err.Error())
+			return
+		}
+		writeJSON(w, http.StatusOK, e.Faults())
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Server", "llmprobe-sim/"+e.currentVersion())
+		mux.ServeHTTP(w, r)
+	})
+}
+
+type generateRequest struct {
+	Model               string          `json:"model"`
+	Prompt              json.RawMessage `json:"prompt"`
+	Messages            []chatMessage   `json:"messages"`
+	MaxTokens           *int            `json:"max_tokens"`
+	MaxCompletionTokens *int            `json:"max_completion_tokens"`
+	Stream              bool            `json:"stream"`
+	StreamOptions       *struct {
+		IncludeUsage         bool `json:"include_usage"`
+		ContinuousUsageStats bool `json:"continuous_usage_stats"`
+	} `json:"stream_options"`
+}
+
+type chatMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+// Chat templates add tokens around each message, as real engines' do, so a
+// chat request's reported prompt tokens exceed the words sent.
+const chatTemplateTokens = 4
+
+func (req *generateRequest) promptTokens(chat bool) (int, error) {
+	if chat {
+		if len(req.Messages) == 0 {
+			return 0, fmt.Errorf("messages must not be empty")
+		}
+		n := 0
+		for _, m := range req.Messages {
+			n += chatTemplateTokens + countWords(m.Content)
+		}
+		return n, nil
+	}
+	if len(req.Prompt) == 0 {
+		return 0, fmt.Errorf("prompt is required")
+	}
+	return countWords(req.Prompt), nil
+}
+
+// countWords counts whitespace-separated words of a JSON string, list of
+// strings, or list of content parts.
+func countWords(raw json.RawMessage) int {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return len(strings.Fields(s))
+	}
+	var list []json.RawMessage
+	if json.Unmarshal(raw, &list) == nil {
+		n := 0
+		for _, item := range list {
+			var part struct {
+				Text string `json:"text"`
+			}
+			if json.Unmarshal(item, &part) == nil && part.Text != "" {
+				n += len(strings.Fields(part.Text))
+				continue
+			}
+			n += countWords(item)
+		}
+		return n
+	}
+	return 0
+}
+
+func (e *Engine) serveGenerate(w http.ResponseWriter, r *http.Request, chat bool) {
+	var req generateRequest
+	if err := json.NewDecoder(io.LimitReader(r.Body, 16<<20)).Decode(&req); err != nil {
+		apiError(w, http.StatusBadRequest, "BadRequestError", "invalid JSON body: "+err.Error())
+		return
+	}
+	if req.Model == "" {
+		apiError(w, http.StatusBadRequest, "BadRequestError", "model is required")
+		return
+	}
+	if req.Model != e.cfg.Model {
+		apiError(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("The model `%s` does not exist.", req.Model))
+		return
+	}
+	prompt, err := req.promptTokens(chat)
+	if err != nil {
+		apiError(w, http.StatusBadRequest, "BadRequestError", err.Error())
+		return
+	}
+	maxTokens := e.cfg.DefaultMaxTokens
+	for _, m := range []*int{req.MaxTokens, req.MaxCompletionTokens} {
+		if m != nil {
+			maxTokens = *m
+		}
+	}
+	if maxTokens < 1 {
+		apiError(w, http.StatusBadRequest, "BadRequestError", "max_tokens must be at least 1")
+		return
+	}
+
+	n, faults := e.nextArrival()
+	rng := rand.New(rand.NewPCG(uint64(e.cfg.Seed), n))
+	plan := drawPlan(rng, faults)
+	if plan.fail {
+		apiError(w, faults.ErrorStatus, "InternalServerError", "simulated failure")
+		return
+	}
+	s := &sequence{ctx: r.Context(), promptTokens: prompt, maxTokens: maxTokens, arrived: time.Now(), out: make(chan struct{}, maxTokens)}
+	if err := e.submit(s); err != nil {
+		apiError(w, http.StatusTooManyRequests, "RateLimitError", "the simulated engine's queue is full")
+		return
+	}
+	words := e.words(rng, maxTokens)
+	id := fmt.Sprintf("cmpl-sim-%d", n)
+	if !req.Stream {
+		e.respondWhole(w, r.Context(), s, chat, id, words)
+		return
+	}
+	st := &streamWriter{w: w, chat: chat, id: id, model: e.cfg.Model, created: time.Now().Unix(), faults: faults, plan: plan,
+		prompt: prompt, words: words}
+	if req.StreamOptions != nil {
+		st.includeUsage = req.StreamOptions.IncludeUsage && faults.UsagePlacement != UsageNone
+		st.continuous = req.StreamOptions.ContinuousUsageStats && faults.UsagePlacement != UsageNone
+	}
+	st.run(r.Context(), s)
+}
+
+// plan is one request's fault draws.
+type plan struct {
+	fail, stall, disconnect, malformed bool
+}
+
+func drawPlan(rng *rand.Rand, f Faults) plan {
+	// Every draw happens, whatever the rates, so one fault's rate never
+	// shifts another's draws.
+	return plan{
+		fail:       rng.Float64() < f.ErrorRate,
+		stall:      rng.Float64() < f.StallRate,
+		disconnect: rng.Float64() < f.DisconnectRate,
+		malformed:  rng.Float64() < f.MalformedRate,
+	}
+}
+
+var vocabulary = strings.Fields("lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore magna aliqua enim ad minim veniam quis nostrud exercitation ullamco laboris nisi aliquip ex ea commodo consequat")
+
+// words draws the response's tokens: one word, with a leading space, each.
+func (e *Engine) words(rng *rand.Rand, n int) []string {
+	out := make([]string, n)
+	answer := strings.Fields(e.cfg.Answer)
+	for i := range out {
+		if len(answer) > 0 {
+			out[i] = answer[i%len(answer)]
+		} else {
+			out[i] = vocabulary[rng.IntN(len(vocabulary))]
+		}
+		if i > 0 || len(answer) == 0 {
+			out[i] = " " + out[i]
+		}
+	}
+	return out
+}
+
+// waitTokens blocks until the engine produced n tokens for s, or it ended.
+func waitToken(ctx context.Context, s *sequence) bool {
+	select {
+	case _, ok := <-s.out:
+		return ok
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (e *Engine) respondWhole(w http.ResponseWriter, ctx context.Context, s *sequence, chat bool, id string, words []string) {
+	for range s.maxTokens {
+		if !waitToken(ctx, s) {
+			return
+		}
+	}
+	text := strings.Join(words, "")
+	usage := usageJSON{PromptTokens: s.promptTokens, CompletionTokens: s.maxTokens, TotalTokens: s.promptTokens + s.maxTokens}
+	var choice map[string]any
+	object := "text_completion"
+	if chat {
+		object = "chat.completion"
+		choice = map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": text}, "finish_reason": "length", "logprobs": nil}
+	} else {
+		choice = map[string]any{"index": 0, "text": text, "finish_reason": "length", "logprobs": nil}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"id": id, "object": object, "created": time.Now().Unix(), "model": e.cfg.Model, "choices": []any{choice}, "usage": usage})
+}
+
+type usageJSON struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func apiError(w http.ResponseWriter, status int, typ, msg string) {
+	writeJSON(w, status, map[string]any{"error": map[string]any{"message": msg, "type": typ, "code": status}})
+}

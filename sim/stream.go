@@ -1,0 +1,182 @@
+package sim
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// streamWriter writes one response as server-sent events, in the framing of
+// real engines, with the request's faults.
+type streamWriter struct {
+	w                    http.ResponseWriter
+	chat                 bool
+	id, model            string
+	created              int64
+	faults               Faults
+	plan                 plan
+	prompt               int
+	words                []string
+	includeUsage         bool
+	continuous           bool
+	stalled, malformedIn bool
+}
+
+type chunkChoice struct {
+	Index        int             `json:"index"`
+	Text         *string         `json:"text,omitempty"`
+	Delta        *map[string]any `json:"delta,omitempty"`
+	Logprobs     any             `json:"logprobs"`
+	FinishReason *string         `json:"finish_reason"`
+}
+
+type chunk struct {
+	ID      string        `json:"id"`
+	Object  string        `json:"object"`
+	Created int64         `json:"created"`
+	Model   string        `json:"model"`
+	Choices []chunkChoice `json:"choices"`
+	Usage   *usageJSON    `json:"usage,omitempty"`
+}
+
+func (st *streamWriter) run(ctx context.Context, s *sequence) {
+	h := st.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	st.w.WriteHeader(http.StatusOK)
+	st.flush()
+	if st.chat && st.faults.RoleOnlyFirstChunk {
+		st.write(st.deltaChunk(map[string]any{"role": "assistant", "content": ""}, nil, 0))
+	}
+	sent := 0
+	var pending []string
+	reasoning := false
+	flushPending := func() bool {
+		if len(pending) == 0 {
+			return true
+		}
+		text := strings.Join(pending, "")
+		sent += len(pending)
+		pending = pending[:0]
+		var c chunk
+		switch {
+		case !st.chat:
+			c = st.textChunk(text, nil, sent)
+		case reasoning:
+			c = st.deltaChunk(map[string]any{"reasoning_content": text}, nil, sent)
+		default:
+			c = st.deltaChunk(map[string]any{"content": text}, nil, sent)
+		}
+		st.write(c)
+		return st.afterChunk(ctx, sent)
+	}
+	for i := range s.maxTokens {
+		if !waitToken(ctx, s) {
+			return // the client left, or the engine stopped
+		}
+		isReasoning := st.chat && i < st.faults.ReasoningTokens
+		if isReasoning != reasoning && !flushPending() {
+			return
+		}
+		reasoning = isReasoning
+		pending = append(pending, st.words[i])
+		if len(pending) >= st.faults.TokensPerChunk || i == s.maxTokens-1 {
+			if !flushPending() {
+				return
+			}
+		}
+	}
+	finish := "length"
+	var usage *usageJSON
+	if st.includeUsage && st.faults.UsagePlacement == UsageFinish {
+		usage = st.usage(sent)
+	}
+	if st.chat {
+		st.write(st.deltaChunk(map[string]any{}, &finish, sent).withUsage(usage))
+	} else {
+		st.write(st.textChunk("", &finish, sent).withUsage(usage))
+	}
+	if st.includeUsage && st.faults.UsagePlacement == UsageSeparate {
+		object := "text_completion"
+		if st.chat {
+			object = "chat.completion.chunk"
+		}
+		st.write(chunk{ID: st.id, Object: object, Created: st.created, Model: st.model, Choices: []chunkChoice{}, Usage: st.usage(sent)})
+	}
+	if !st.faults.OmitDone {
+		st.writeRaw("data: [DONE]\n\n")
+	}
+}
+
+// afterChunk applies the faults due once sent tokens went out; false ends the stream.
+func (st *streamWriter) afterChunk(ctx context.Context, sent int) bool {
+	if st.plan.malformed && !st.malformedIn && sent >= st.faults.MalformedAfterTokens {
+		st.malformedIn = true
+		st.writeRaw("data: {\"choices\": [{\"index\": 0, \"text\": \"\n\n")
+	}
+	if st.plan.disconnect && sent >= st.faults.DisconnectAfterTokens {
+		// Cut the connection with no terminating chunk and no [DONE].
+		panic(http.ErrAbortHandler)
+	}
+	if st.plan.stall && !st.stalled && sent >= st.faults.StallAfterTokens {
+		st.stalled = true
+		t := time.NewTimer(st.faults.StallDuration)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
+}
+
+func (st *streamWriter) usage(completion int) *usageJSON {
+	return &usageJSON{PromptTokens: st.prompt, CompletionTokens: completion, TotalTokens: st.prompt + completion}
+}
+
+// runningUsage is what a chunk carries besides the final usage.
+func (st *streamWriter) runningUsage(sent int) *usageJSON {
+	switch {
+	case st.continuous:
+		return st.usage(sent)
+	case st.faults.ZeroedUsage:
+		return &usageJSON{}
+	}
+	return nil
+}
+
+func (st *streamWriter) textChunk(text string, finish *string, sent int) chunk {
+	return chunk{ID: st.id, Object: "text_completion", Created: st.created, Model: st.model,
+		Choices: []chunkChoice{{Text: &text, FinishReason: finish}}, Usage: st.runningUsage(sent)}
+}
+
+func (st *streamWriter) deltaChunk(delta map[string]any, finish *string, sent int) chunk {
+	return chunk{ID: st.id, Object: "chat.completion.chunk", Created: st.created, Model: st.model,
+		Choices: []chunkChoice{{Delta: &delta, FinishReason: finish}}, Usage: st.runningUsage(sent)}
+}
+
+func (c chunk) withUsage(u *usageJSON) chunk {
+	if u != nil {
+		c.Usage = u
+	}
+	return c
+}
+
+func (st *streamWriter) write(c chunk) {
+	b, _ := json.Marshal(c)
+	st.writeRaw("data: " + string(b) + "\n\n")
+}
+
+func (st *streamWriter) writeRaw(s string) {
+	_, _ = st.w.Write([]byte(s))
+	st.flush()
+}
+
+func (st *streamWriter) flush() {
+	if f, ok := st.w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
