@@ -39,18 +39,18 @@ type Probe struct {
 	mu sync.RWMutex
 	h  *histograms
 
-	requests        *prometheus.CounterVec
-	good            *prometheus.CounterVec
-	promptTokens    *prometheus.CounterVec
-	outputTokens    *prometheus.CounterVec
-	goodOutput      *prometheus.CounterVec
-	sloChecks       *prometheus.CounterVec
-	qualityChecks   *prometheus.CounterVec
-	tokenSource     *prometheus.CounterVec
-	objective       *prometheus.GaugeVec
-	targetRatio     *prometheus.GaugeVec
-	success         *prometheus.GaugeVec
-	lastTimestamp   *prometheus.GaugeVec
+	requests      *prometheus.CounterVec
+	good          *prometheus.CounterVec
+	promptTokens  *prometheus.CounterVec
+	outputTokens  *prometheus.CounterVec
+	goodOutput    *prometheus.CounterVec
+	sloChecks     *prometheus.CounterVec
+	qualityChecks *prometheus.CounterVec
+	tokenSource   *prometheus.CounterVec
+	objective     *prometheus.GaugeVec
+	targetRatio   *prometheus.GaugeVec
+	success       *prometheus.GaugeVec
+	lastTimestamp *prometheus.GaugeVec
 	inFlight      map[inFlightKey]int
 
 	seen       map[[4]string]bool  // label sets already initialised

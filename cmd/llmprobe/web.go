@@ -29,7 +29,7 @@ var pageFuncs = template.FuncMap{
 		return strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 1, 64) + " ms"
 	},
 	"ago": func(t time.Time) string { return time.Since(t).Round(time.Second).String() + " ago" },
-	"ok": func(r *prober.Result) bool { return r.Outcome == prober.OutcomeSuccess && r.Good },
+	"ok":  func(r *prober.Result) bool { return r.Outcome == prober.OutcomeSuccess && r.Good },
 }
 
 var (
