@@ -41,3 +41,4 @@ lint: fmt-check vet staticcheck
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(GO) run ./bench/streams -streams 500

@@ -71,10 +71,7 @@ func TestBucketsIncludeThresholdsAndNative(t *testing.T) {
 	p.Observe(successResult("a"))
 
 	h := histogramOf(t, reg, "llmprobe_time_to_first_token_seconds", map[string]string{"target": "a"})
-	var bounds []float64
-	for _, b := range h.GetBucket() {
-		bounds = append(bounds, b.GetUpperBound())
-	}
+	bounds := upperBounds(h)
 	if !containsFloat(bounds, 0.3) || !containsFloat(bounds, 0.001) || !containsFloat(bounds, 2560) {
 		t.Errorf("TTFT buckets %v lack the 300ms threshold or vLLM's range", bounds)
 	}
@@ -85,10 +82,7 @@ func TestBucketsIncludeThresholdsAndNative(t *testing.T) {
 	if itl.GetSampleCount() != 2 {
 		t.Errorf("ITL samples = %d, want one per token gap", itl.GetSampleCount())
 	}
-	var itlBounds []float64
-	for _, b := range itl.GetBucket() {
-		itlBounds = append(itlBounds, b.GetUpperBound())
-	}
+	itlBounds := upperBounds(itl)
 	if !containsFloat(itlBounds, 0.042) || !containsFloat(itlBounds, 3) {
 		t.Errorf("ITL buckets %v lack the tpot and stall thresholds", itlBounds)
 	}
@@ -96,14 +90,18 @@ func TestBucketsIncludeThresholdsAndNative(t *testing.T) {
 	// A new threshold rebuilds the buckets.
 	p.Configure(testConfig(t, "333ms"))
 	p.Observe(successResult("a"))
-	h = histogramOf(t, reg, "llmprobe_time_to_first_token_seconds", map[string]string{"target": "a"})
-	bounds = bounds[:0]
-	for _, b := range h.GetBucket() {
-		bounds = append(bounds, b.GetUpperBound())
-	}
+	bounds = upperBounds(histogramOf(t, reg, "llmprobe_time_to_first_token_seconds", map[string]string{"target": "a"}))
 	if !containsFloat(bounds, 0.333) || containsFloat(bounds, 0.3) {
 		t.Errorf("buckets after reload = %v", bounds)
 	}
+}
+
+func upperBounds(h *dto.Histogram) []float64 {
+	var out []float64
+	for _, b := range h.GetBucket() {
+		out = append(out, b.GetUpperBound())
+	}
+	return out
 }
 
 func containsFloat(s []float64, v float64) bool {

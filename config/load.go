@@ -24,16 +24,22 @@ func (e *FieldError) Error() string { return e.Path + ": " + e.Msg }
 
 // LoadFile reads, decodes and validates a configuration file.
 func LoadFile(path string) (*Config, error) {
+	cfg, _, err := loadFile(path)
+	return cfg, err
+}
+
+// loadFile also returns the raw bytes, which reload checksums.
+func loadFile(path string) (*Config, []byte, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cfg, err := Parse(data, path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cfg.setDirectory(filepath.Dir(path))
-	return cfg, nil
+	return cfg, data, nil
 }
 
 // Redacted renders the configuration as YAML with every secret shown as <secret>.

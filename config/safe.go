@@ -2,8 +2,6 @@ package config
 
 import (
 	"crypto/sha256"
-	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -49,15 +47,8 @@ func (sc *SafeConfig) Get() *Config {
 // Reload loads path. It reports whether the configuration changed; an
 // unchanged file is not swapped, so probes keep their schedules.
 func (sc *SafeConfig) Reload(path string) (changed bool, err error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return sc.apply(nil, nil, err)
-	}
-	cfg, err := Parse(data, path)
-	if err == nil {
-		cfg.setDirectory(filepath.Dir(path))
-	}
-	return sc.apply(cfg, data, err)
+	cfg, raw, err := loadFile(path)
+	return sc.apply(cfg, raw, err)
 }
 
 // ReloadBytes is Reload for configuration held in memory (the embedded demo).

@@ -11,21 +11,21 @@ import (
 
 // Words that common BPE tokenizers (Llama, GPT, Qwen) encode as one token each
 // when preceded by a space, so a prompt of n words is close to n tokens.
-var vocabulary = strings.Fields(`the of and to in is was for on that with as by at from his
-it an were are which this be has or had first one their its new after but who not they
-have her she two been other when there all during into school time may years more most
-only over city some world would where later up such used many can state about national
-out known university united then made because between him part being early number under
-three while family so these high before well found called each music film several both
-game team season work no any also series people life best including area year second back
-against group since history show late won four title through team played government
-album same large public band top well around local day end what them said then until
-water house year small great name early long might very last still good law place light
-line power point order case power field road market land level sound story town war
-word report report body river play song color money week mind model party car plan form
-data team paper price board class code space rate note list test design fact month event
-church south north east west left right lower upper inside outside center middle open
-close start stop run walk read write speak hear listen watch learn teach build grow move`)
+var vocabulary = strings.Fields(`the of and to in is was for on that with as by at from his it an were are which this be
+has or had first one their its new after but who not they have her she two been other
+when there all during into school time may years more most only over city some world
+would where later up such used many can state about national out known university united
+then made because between him part being early number under three while family so these
+high before well found called each music film several both game team season work no any
+also series people life best including area year second back against group since history
+show late won four title through played government album same large public band top
+around local day end what them said until water house small great name long might very
+last still good law place light line power point order case field road market land level
+sound story town war word report body river play song color money week mind model party
+car plan form data paper price board class code space rate note list test design fact
+month event church south north east west left right lower upper inside outside center
+middle open close start stop run walk read write speak hear listen watch learn teach
+build grow move`)
 
 // Prompt is one synthetic prompt.
 type Prompt struct {
