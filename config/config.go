@@ -38,6 +38,7 @@ type Config struct {
 	Targets   []Target   `yaml:"targets"`
 	Scenarios []Scenario `yaml:"scenarios"`
 	Canary    Canary     `yaml:"canary,omitempty"`
+	Bursts    []Burst    `yaml:"bursts,omitempty"`
 }
 
 // Target is one OpenAI-compatible inference endpoint.

@@ -38,6 +38,10 @@ func (c *Config) validate() errList {
 		c.Scenarios[i].validate(fmt.Sprintf("scenarios[%d]", i), seen, &errs)
 	}
 	c.Canary.validate(c, &errs)
+	seen = map[string]int{}
+	for i := range c.Bursts {
+		c.Bursts[i].validate(fmt.Sprintf("bursts[%d]", i), c, seen, &errs)
+	}
 	return errs
 }
 

@@ -25,6 +25,9 @@ type Request struct {
 	MaxTokens int
 	// Sched is when the request was due; every latency counts from it.
 	Sched time.Time
+	// Released, when set, is when a burst's dispatcher let the request go;
+	// the time from there to sending is concurrency-cap waiting, not prober lateness.
+	Released time.Time
 }
 
 // Limits on what one response may make the prober hold.
@@ -79,6 +82,10 @@ func (c *Client) do(ctx context.Context, r Request) *Result {
 
 	sent := time.Now()
 	res.DispatchDelay = max(sent.Sub(r.Sched), 0)
+	if !r.Released.IsZero() {
+		res.DispatchDelay = max(r.Released.Sub(r.Sched), 0)
+		res.QueueWait = max(sent.Sub(r.Released), 0)
+	}
 	res.logf("POST %s model=%s prompt_tokens~%d max_tokens=%d (dispatch delay %s)", c.endpoint(), model, r.Prompt.RequestedTokens, r.MaxTokens, res.DispatchDelay.Round(time.Microsecond))
 	resp, err := c.http.Do(req)
 	if err != nil {

@@ -49,6 +49,7 @@ type Result struct {
 
 	Sched         time.Time     // when the request was due
 	DispatchDelay time.Duration // t_send - t_sched: the prober's own lateness
+	QueueWait     time.Duration // burst requests: waiting for the concurrency cap (counted in every latency)
 
 	Outcome    Outcome
 	HTTPStatus int

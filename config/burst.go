@@ -1,0 +1,258 @@
+package config
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// Arrival processes of a burst.
+const (
+	ArrivalConstant = "constant"
+	ArrivalPoisson  = "poisson"
+	ArrivalGamma    = "gamma"
+)
+
+// Burst is a scheduled open-loop load test of one target.
+type Burst struct {
+	Name      string           `yaml:"name"`
+	Target    string           `yaml:"target"`
+	Scenarios []WeightedScenario `yaml:"scenarios"`
+	Arrival   Arrival          `yaml:"arrival"`
+	// Duration or Requests bounds the measured part; warmup comes before it.
+	Duration       Duration       `yaml:"duration,omitempty"`
+	Requests       int            `yaml:"requests,omitempty"`
+	Warmup         Warmup         `yaml:"warmup,omitempty"`
+	MaxConcurrency int            `yaml:"max_concurrency,omitempty"`
+	Seed           uint64         `yaml:"seed,omitempty"`
+	Schedule       BurstSchedule  `yaml:"schedule,omitempty"`
+	Brake          Brake          `yaml:"brake,omitempty"`
+	Sweep          *Sweep         `yaml:"sweep,omitempty"`
+	MaxRegression  []MaxRegression `yaml:"max_regression,omitempty"`
+	Keep           int            `yaml:"keep,omitempty"`
+}
+
+// WeightedScenario is one scenario of a burst's mix.
+type WeightedScenario struct {
+	Scenario string  `yaml:"scenario"`
+	Weight   float64 `yaml:"weight,omitempty"`
+}
+
+// Arrival is the arrival process: constant, poisson, or gamma with burstiness
+// (1 is Poisson; below 1 burstier, above 1 smoother).
+type Arrival struct {
+	Process    string  `yaml:"process,omitempty"`
+	Rate       float64 `yaml:"rate"`
+	Burstiness float64 `yaml:"burstiness,omitempty"`
+}
+
+// Warmup requests are sent but left out of the results.
+type Warmup struct {
+	Duration Duration `yaml:"duration,omitempty"`
+	Requests int      `yaml:"requests,omitempty"`
+}
+
+// BurstSchedule says when a burst runs on its own.
+type BurstSchedule struct {
+	Every   Duration `yaml:"every,omitempty"`
+	Jitter  Duration `yaml:"jitter,omitempty"`
+	At      []string `yaml:"at,omitempty"` // times of day, HH:MM, UTC
+	OnStart bool     `yaml:"on_start,omitempty"`
+}
+
+// Brake aborts a burst that hurts the target: over the last Window, a ratio
+// above its maximum stops the burst.
+type Brake struct {
+	Window          Duration `yaml:"window,omitempty"`
+	MaxErrorRatio   float64  `yaml:"max_error_ratio,omitempty"`
+	MaxRejectRatio  float64  `yaml:"max_reject_ratio,omitempty"`
+	MaxSLOMissRatio float64  `yaml:"max_slo_miss_ratio,omitempty"`
+}
+
+// Sweep runs the burst at several rates: a list, or automatic steps until the
+// goodput ratio falls under the SLO target.
+type Sweep struct {
+	Rates []float64  `yaml:"rates,omitempty"`
+	Auto  *AutoSweep `yaml:"auto,omitempty"`
+}
+
+// AutoSweep raises the rate from Start by Step up to Max.
+type AutoSweep struct {
+	Start float64 `yaml:"start"`
+	Step  float64 `yaml:"step"`
+	Max   float64 `yaml:"max"`
+	// TargetRatio is the goodput ratio a step must reach (default: the lowest
+	// slo target_ratio of the burst's scenarios).
+	TargetRatio float64 `yaml:"target_ratio,omitempty"`
+}
+
+// MaxRegression fails the gate when a metric's quantile grew by more than
+// MaxIncrease (0.2 = +20 %) over the previous report, and, if Significant, the
+// Mann-Whitney test says the change is real.
+type MaxRegression struct {
+	Metric      string  `yaml:"metric"`
+	Quantile    string  `yaml:"quantile"`
+	MaxIncrease float64 `yaml:"max_increase"`
+	Significant bool    `yaml:"significant,omitempty"`
+}
+
+// Burst metrics that reports and regressions speak of.
+var (
+	BurstMetrics   = []string{"ttft", "itl", "tpot", "e2e", "dispatch_delay"}
+	BurstQuantiles = []string{"p50", "p90", "p95", "p99", "p99.9"}
+)
+
+// DefaultBurst's values apply to fields left out.
+var DefaultBurst = Burst{
+	Arrival:        Arrival{Process: ArrivalPoisson, Burstiness: 1},
+	MaxConcurrency: 256,
+	Seed:           1,
+	Keep:           20,
+}
+
+// UnmarshalYAML applies defaults.
+func (b *Burst) UnmarshalYAML(unmarshal func(any) error) error {
+	*b = DefaultBurst
+	type plain Burst
+	return unmarshal((*plain)(b))
+}
+
+// Burst returns the named burst.
+func (c *Config) Burst(name string) (Burst, bool) {
+	i := slices.IndexFunc(c.Bursts, func(b Burst) bool { return b.Name == name })
+	if i < 0 {
+		return Burst{}, false
+	}
+	return c.Bursts[i], true
+}
+
+var timeOfDayRe = regexp.MustCompile(`^([01]\d|2[0-3]):([0-5]\d)$`)
+
+// TimesOfDay parses At into offsets from midnight UTC.
+func (s BurstSchedule) TimesOfDay() []time.Duration {
+	var out []time.Duration
+	for _, at := range s.At {
+		if m := timeOfDayRe.FindStringSubmatch(at); m != nil {
+			h, _ := strconv.Atoi(m[1])
+			mi, _ := strconv.Atoi(m[2])
+			out = append(out, time.Duration(h)*time.Hour+time.Duration(mi)*time.Minute)
+		}
+	}
+	return out
+}
+
+func (b *Burst) validate(path string, cfg *Config, seen map[string]int, errs *errList) {
+	checkName(path, b.Name, "burst", seen, errs)
+	if b.Target == "" {
+		errs.add(path+".target", "is required")
+	} else if _, ok := cfg.Target(b.Target); !ok {
+		errs.add(path+".target", "unknown target %q", b.Target)
+	}
+	if len(b.Scenarios) == 0 {
+		errs.add(path+".scenarios", "at least one scenario is required")
+	}
+	for i := range b.Scenarios {
+		ws := &b.Scenarios[i]
+		p := fmt.Sprintf("%s.scenarios[%d]", path, i)
+		if _, ok := cfg.Scenario(ws.Scenario); !ok {
+			errs.add(p+".scenario", "unknown scenario %q", ws.Scenario)
+		}
+		if ws.Weight == 0 {
+			ws.Weight = 1
+		}
+		if ws.Weight < 0 {
+			errs.add(p+".weight", "%g must be positive", ws.Weight)
+		}
+	}
+	switch b.Arrival.Process {
+	case ArrivalConstant, ArrivalPoisson:
+	case ArrivalGamma:
+		if b.Arrival.Burstiness <= 0 {
+			errs.add(path+".arrival.burstiness", "%g must be positive", b.Arrival.Burstiness)
+		}
+	default:
+		errs.add(path+".arrival.process", "%q must be constant, poisson or gamma", b.Arrival.Process)
+	}
+	if b.Sweep == nil && (b.Arrival.Rate <= 0 || b.Arrival.Rate > 100000) {
+		errs.add(path+".arrival.rate", "%g must be within (0, 100000] requests per second", b.Arrival.Rate)
+	}
+	if (b.Duration > 0) == (b.Requests > 0) {
+		errs.add(path, "set exactly one of duration and requests")
+	}
+	if b.Requests < 0 {
+		errs.add(path+".requests", "must not be negative")
+	}
+	if b.Warmup.Duration < 0 || b.Warmup.Requests < 0 || (b.Warmup.Duration > 0 && b.Warmup.Requests > 0) {
+		errs.add(path+".warmup", "set at most one of duration and requests, neither negative")
+	}
+	if b.MaxConcurrency < 1 || b.MaxConcurrency > 100000 {
+		errs.add(path+".max_concurrency", "%d must be within [1, 100000]", b.MaxConcurrency)
+	}
+	if b.Keep < 1 {
+		errs.add(path+".keep", "%d must be at least 1", b.Keep)
+	}
+	s := b.Schedule
+	if s.Every < 0 || (s.Every > 0 && s.Every < Duration(time.Second)) {
+		errs.add(path+".schedule.every", "must be at least 1s")
+	}
+	if s.Jitter < 0 || (s.Every > 0 && s.Jitter >= s.Every) {
+		errs.add(path+".schedule.jitter", "must be at least 0 and less than every")
+	}
+	if s.Every > 0 && len(s.At) > 0 {
+		errs.add(path+".schedule", "set every or at, not both")
+	}
+	for i, at := range s.At {
+		if !timeOfDayRe.MatchString(at) {
+			errs.add(fmt.Sprintf("%s.schedule.at[%d]", path, i), "%q must be a UTC time of day like 02:30", at)
+		}
+	}
+	br := b.Brake
+	for _, r := range []struct {
+		name string
+		v    float64
+	}{{"max_error_ratio", br.MaxErrorRatio}, {"max_reject_ratio", br.MaxRejectRatio}, {"max_slo_miss_ratio", br.MaxSLOMissRatio}} {
+		if r.v < 0 || r.v > 1 {
+			errs.add(path+".brake."+r.name, "%g must be within [0, 1]", r.v)
+		}
+	}
+	if (br.MaxErrorRatio > 0 || br.MaxRejectRatio > 0 || br.MaxSLOMissRatio > 0) && br.Window <= 0 {
+		errs.add(path+".brake.window", "is required when a brake ratio is set")
+	}
+	if sw := b.Sweep; sw != nil {
+		if (len(sw.Rates) > 0) == (sw.Auto != nil) {
+			errs.add(path+".sweep", "set exactly one of rates and auto")
+		}
+		for i, r := range sw.Rates {
+			if r <= 0 {
+				errs.add(fmt.Sprintf("%s.sweep.rates[%d]", path, i), "%g must be positive", r)
+			}
+		}
+		if a := sw.Auto; a != nil {
+			if a.Start <= 0 || a.Step <= 0 || a.Max < a.Start {
+				errs.add(path+".sweep.auto", "needs 0 < start <= max and step > 0")
+			} else if (a.Max-a.Start)/a.Step > 100 {
+				errs.add(path+".sweep.auto", "more than 100 steps")
+			}
+			if a.TargetRatio < 0 || a.TargetRatio >= 1 {
+				errs.add(path+".sweep.auto.target_ratio", "%g must be within [0, 1)", a.TargetRatio)
+			}
+		}
+	}
+	for i, r := range b.MaxRegression {
+		p := fmt.Sprintf("%s.max_regression[%d]", path, i)
+		if !slices.Contains(BurstMetrics, r.Metric) {
+			errs.add(p+".metric", "%q must be one of %v", r.Metric, BurstMetrics)
+		}
+		if !slices.Contains(BurstQuantiles, r.Quantile) {
+			errs.add(p+".quantile", "%q must be one of %v", r.Quantile, BurstQuantiles)
+		}
+		if r.Significant && r.Metric != "ttft" && r.Metric != "tpot" {
+			errs.add(p+".significant", "the significance test runs on ttft and tpot samples only")
+		}
+		if r.MaxIncrease <= 0 {
+			errs.add(p+".max_increase", "%g must be positive (0.2 means +20%%)", r.MaxIncrease)
+		}
+	}
+}
