@@ -22,6 +22,9 @@ type daemon struct {
 	canary  *prober.Canary
 	probe   *collector.Probe
 	history *prober.History
+	store   *prober.Store
+	bursts  *collector.Bursts
+	burster *prober.BurstScheduler
 	reload  func() error
 	ready   atomic.Bool
 }
@@ -35,7 +38,7 @@ func (o observers) Observe(r *prober.Result) {
 	}
 }
 
-func newDaemon(ctx context.Context, logger log.Logger, reg *prometheus.Registry, recent, failures int) *daemon {
+func newDaemon(ctx context.Context, logger log.Logger, reg *prometheus.Registry, recent, failures int, storagePath string) *daemon {
 	d := &daemon{
 		ctx:     ctx,
 		logger:  logger,
@@ -44,9 +47,12 @@ func newDaemon(ctx context.Context, logger log.Logger, reg *prometheus.Registry,
 		targets: prober.NewTargets(logger),
 		probe:   collector.NewProbe(),
 		history: prober.NewHistory(recent, failures),
+		store:   prober.NewStore(storagePath),
+		bursts:  collector.NewBursts(),
 	}
 	d.canary = prober.NewCanary(ctx, logger, observers{d.probe, d.history}, d.probe)
-	reg.MustRegister(d.probe, collector.NewTargetInfo(d.targets.Clients))
+	d.burster = prober.NewBurstScheduler(ctx, logger, d.store, d.probe, d.probe, d.bursts.Set)
+	reg.MustRegister(d.probe, collector.NewTargetInfo(d.targets.Clients), d.bursts)
 	return d
 }
 
@@ -56,6 +62,14 @@ func (d *daemon) apply() {
 	clients := d.targets.Apply(d.ctx, cfg)
 	d.probe.Configure(cfg)
 	d.canary.Apply(cfg, clients)
+	d.bursts.Configure(cfg)
+	// After a restart the last reports bring back the last-burst gauges.
+	for _, b := range cfg.Bursts {
+		if rep, err := d.store.Latest(b.Name); err == nil && rep != nil {
+			d.bursts.Set(rep)
+		}
+	}
+	d.burster.Apply(cfg, clients)
 	pairs := map[[2]string]bool{}
 	for _, p := range cfg.CanaryPairs() {
 		pairs[[2]string{p.Target, p.Scenario}] = true
@@ -64,6 +78,7 @@ func (d *daemon) apply() {
 }
 
 func (d *daemon) stop() {
+	d.burster.Stop()
 	d.canary.Stop()
 	d.targets.Stop()
 }

@@ -63,7 +63,7 @@ func startDaemon(t *testing.T, args ...string) *daemonProc {
 	t.Helper()
 	addr := freeAddr(t)
 	d := &daemonProc{base: "http://" + addr}
-	d.cmd = exec.Command(binPath, append([]string{"--web.listen-address=" + addr}, args...)...)
+	d.cmd = exec.Command(binPath, append([]string{"--web.listen-address=" + addr, "--storage.path=" + t.TempDir()}, args...)...)
 	stderr, err := d.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -30,6 +30,7 @@ func run(args []string) int {
 
 	serve := newServeCommand(app)
 	sim := newSimCommand(app)
+	gate := newGateCommand(app)
 
 	cmd, err := app.Parse(args)
 	if err != nil {
@@ -47,6 +48,8 @@ func run(args []string) int {
 		return serve.run(logger, slogFor(base, *logFlags.level))
 	case sim.cmd.FullCommand():
 		return sim.run(logger)
+	case gate.cmd.FullCommand():
+		return gate.run(logger)
 	}
 	return 2
 }

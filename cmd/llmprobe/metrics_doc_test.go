@@ -14,6 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
+
+	"github.com/llmprobe/llmprobe/prober"
 )
 
 var documentedRe = regexp.MustCompile("(?m)^\\| `(llmprobe_[a-z_]+)` \\|")
@@ -36,7 +38,13 @@ func TestMetricsDocumented(t *testing.T) {
 	defer cancel()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(versioncollector.NewCollector("llmprobe"), collectors.NewGoCollector())
-	d := newDaemon(ctx, log.NewNopLogger(), reg, 5, 5)
+	// A stored previous report, so the new burst has a regression verdict.
+	storage := t.TempDir()
+	previous := &prober.Report{ID: "quick-20200101T000000Z", Burst: "quick", Latency: map[string]prober.Summary{"ttft": {Count: 1, P50: 0.1, P99: 0.1}}}
+	if err := prober.NewStore(storage).Save(previous, 5); err != nil {
+		t.Fatal(err)
+	}
+	d := newDaemon(ctx, log.NewNopLogger(), reg, 5, 5, storage)
 	defer d.stop()
 	cfg := fmt.Sprintf(`targets: [{name: sim, url: %q}]
 scenarios:
@@ -46,6 +54,14 @@ scenarios:
     slo: {ttft: 2s, tpot: 1s, e2e: 5s, stall: 1s}
     quality: {contains: " "}
 canary: {interval: 200ms}
+bursts:
+  - name: quick
+    target: sim
+    scenarios: [{scenario: checked}]
+    arrival: {rate: 20}
+    requests: 4
+    schedule: {on_start: true}
+    sweep: {rates: [20]}
 `, srv.URL)
 	if _, err := d.safe.ReloadBytes([]byte(cfg), "test"); err != nil {
 		t.Fatal(err)
@@ -68,7 +84,7 @@ canary: {interval: 200ms}
 			}
 		}
 		if slices.Contains(registered, "llmprobe_quality_checks_total") && slices.Contains(registered, "llmprobe_target_info") &&
-			slices.Contains(registered, "llmprobe_token_count_source_total") {
+			slices.Contains(registered, "llmprobe_token_count_source_total") && slices.Contains(registered, "llmprobe_burst_regression_ratio") {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -44,6 +44,7 @@ type serveCommand struct {
 	webFlags      *web.FlagConfig
 	historyRecent *int
 	historyFailed *int
+	storagePath   *string
 }
 
 func newServeCommand(app *kingpin.Application) *serveCommand {
@@ -55,6 +56,7 @@ func newServeCommand(app *kingpin.Application) *serveCommand {
 		telemetryPath: cmd.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").String(),
 		historyRecent: cmd.Flag("history.recent", "Recent results kept per target and scenario for the landing page.").Default("20").Int(),
 		historyFailed: cmd.Flag("history.failures", "Failed results kept per target and scenario for the landing page.").Default("20").Int(),
+		storagePath:   cmd.Flag("storage.path", "Folder for burst reports; empty keeps none.").Default("data").String(),
 	}
 	c.webFlags = kingpinflag.AddFlags(cmd, defaultListenAddress)
 	return c
@@ -84,7 +86,7 @@ func (c *serveCommand) run(logger log.Logger, webLogger *slog.Logger) int {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
-	d := newDaemon(ctx, logger, reg, *c.historyRecent, *c.historyFailed)
+	d := newDaemon(ctx, logger, reg, *c.historyRecent, *c.historyFailed, *c.storagePath)
 	defer d.stop()
 
 	load := func() (bool, error) { return d.safe.Reload(*c.configFile) }

@@ -77,6 +77,8 @@ func (d *daemon) routes(telemetryPath string) http.Handler {
 		_, _ = w.Write(out)
 	})
 	mux.HandleFunc("/probe", d.probePage)
+	mux.HandleFunc("GET /bursts", d.burstsPage)
+	mux.HandleFunc("GET /bursts/{file}", d.burstReport)
 	mux.HandleFunc("/{$}", d.landingPage)
 	return mux
 }
