@@ -17,21 +17,21 @@ const (
 
 // Burst is a scheduled open-loop load test of one target.
 type Burst struct {
-	Name      string           `yaml:"name"`
-	Target    string           `yaml:"target"`
+	Name      string             `yaml:"name"`
+	Target    string             `yaml:"target"`
 	Scenarios []WeightedScenario `yaml:"scenarios"`
-	Arrival   Arrival          `yaml:"arrival"`
+	Arrival   Arrival            `yaml:"arrival"`
 	// Duration or Requests bounds the measured part; warmup comes before it.
-	Duration       Duration       `yaml:"duration,omitempty"`
-	Requests       int            `yaml:"requests,omitempty"`
-	Warmup         Warmup         `yaml:"warmup,omitempty"`
-	MaxConcurrency int            `yaml:"max_concurrency,omitempty"`
-	Seed           uint64         `yaml:"seed,omitempty"`
-	Schedule       BurstSchedule  `yaml:"schedule,omitempty"`
-	Brake          Brake          `yaml:"brake,omitempty"`
-	Sweep          *Sweep         `yaml:"sweep,omitempty"`
+	Duration       Duration        `yaml:"duration,omitempty"`
+	Requests       int             `yaml:"requests,omitempty"`
+	Warmup         Warmup          `yaml:"warmup,omitempty"`
+	MaxConcurrency int             `yaml:"max_concurrency,omitempty"`
+	Seed           uint64          `yaml:"seed,omitempty"`
+	Schedule       BurstSchedule   `yaml:"schedule,omitempty"`
+	Brake          Brake           `yaml:"brake,omitempty"`
+	Sweep          *Sweep          `yaml:"sweep,omitempty"`
 	MaxRegression  []MaxRegression `yaml:"max_regression,omitempty"`
-	Keep           int            `yaml:"keep,omitempty"`
+	Keep           int             `yaml:"keep,omitempty"`
 }
 
 // WeightedScenario is one scenario of a burst's mix.
