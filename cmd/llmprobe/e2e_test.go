@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -63,7 +64,11 @@ func startDaemon(t *testing.T, args ...string) *daemonProc {
 	t.Helper()
 	addr := freeAddr(t)
 	d := &daemonProc{base: "http://" + addr}
-	d.cmd = exec.Command(binPath, append([]string{"--web.listen-address=" + addr, "--storage.path=" + t.TempDir()}, args...)...)
+	flags := []string{"--web.listen-address=" + addr}
+	if !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--storage.path") }) {
+		flags = append(flags, "--storage.path="+t.TempDir())
+	}
+	d.cmd = exec.Command(binPath, append(flags, args...)...)
 	stderr, err := d.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

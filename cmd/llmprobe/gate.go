@@ -122,8 +122,25 @@ func printReport(out io.Writer, r *prober.Report) {
 	if r.MaxRateUnderSLO != nil {
 		fmt.Fprintf(out, "max rate under SLO: %.2f/s\n", *r.MaxRateUnderSLO)
 	}
-	if g := r.Regression; g != nil && g.EngineVersionChanged {
-		fmt.Fprintf(out, "engine version changed since %s: %s -> %s\n", g.PreviousID, g.PreviousEngineVersion, r.EngineVersion)
+	if g := r.Regression; g != nil {
+		fmt.Fprintf(out, "regression vs %s:", g.PreviousID)
+		for _, m := range g.Metrics {
+			if m.Quantile != "p99" || (m.Metric != "ttft" && m.Metric != "tpot" && m.Metric != "e2e") {
+				continue
+			}
+			fmt.Fprintf(out, "  %s p99 x%.2f", m.Metric, m.Ratio)
+			if m.PValue != nil {
+				sig := "not significant"
+				if m.Significant {
+					sig = "significant"
+				}
+				fmt.Fprintf(out, " (p=%.2g, %s)", *m.PValue, sig)
+			}
+		}
+		fmt.Fprintln(out)
+		if g.EngineVersionChanged {
+			fmt.Fprintf(out, "engine version changed since %s: %s -> %s\n", g.PreviousID, g.PreviousEngineVersion, r.EngineVersion)
+		}
 	}
 	fmt.Fprintln(out)
 	for _, g := range r.Gates {
