@@ -97,8 +97,12 @@ func (d *daemon) landingPage(w http.ResponseWriter, _ *http.Request) {
 			Engine: info.Engine, EngineVersion: info.EngineVersion, Server: info.Server, InfoError: info.ModelsError,
 		})
 	}
+	ver := version.Version
+	if ver == "" {
+		ver = "dev (built without make)"
+	}
 	data := map[string]any{
-		"Version":       version.Version,
+		"Version":       ver,
 		"Targets":       rows,
 		"TargetErrors":  d.targets.Errors(),
 		"History":       d.history.Snapshot(),
