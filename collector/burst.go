@@ -29,6 +29,7 @@ var (
 	burstSaturatedDesc = prometheus.NewDesc(namespace+"_burst_client_saturated", "Whether the last burst's dispatch delay p99 passed 5ms: its numbers describe the prober.", []string{"burst"}, nil)
 	burstRegressDesc   = prometheus.NewDesc(namespace+"_burst_regression_ratio", "Last burst's quantile over the previous burst's (metric is like ttft_p99).", []string{"burst", "metric"}, nil)
 	burstMaxRateDesc   = prometheus.NewDesc(namespace+"_burst_max_rate_under_slo", "Highest swept rate whose goodput ratio met the SLO target.", []string{"burst"}, nil)
+	burstEnergyDesc    = prometheus.NewDesc(namespace+"_burst_energy_joules_per_output_token", "GPU energy of the last burst over its output tokens (warmup included), where llmprobe runs on the GPU node.", []string{"burst"}, nil)
 )
 
 // quantileLabel writes quantiles as Prometheus summaries do.
@@ -54,7 +55,7 @@ func (b *Bursts) Configure(cfg *config.Config) {
 
 // Describe implements prometheus.Collector.
 func (b *Bursts) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{burstLatencyDesc, burstRateDesc, burstOutputDesc, burstGoodputDesc, burstPassedDesc, burstLastRunDesc, burstAbortedDesc, burstSaturatedDesc, burstRegressDesc, burstMaxRateDesc} {
+	for _, d := range []*prometheus.Desc{burstLatencyDesc, burstRateDesc, burstOutputDesc, burstGoodputDesc, burstPassedDesc, burstLastRunDesc, burstAbortedDesc, burstSaturatedDesc, burstRegressDesc, burstMaxRateDesc, burstEnergyDesc} {
 		ch <- d
 	}
 }
@@ -97,6 +98,9 @@ func (b *Bursts) Collect(ch chan<- prometheus.Metric) {
 		}
 		if r.MaxRateUnderSLO != nil {
 			gauge(burstMaxRateDesc, *r.MaxRateUnderSLO, name)
+		}
+		if r.GPU != nil && r.GPU.JoulesPerOutputToken != nil {
+			gauge(burstEnergyDesc, *r.GPU.JoulesPerOutputToken, name)
 		}
 	}
 }

@@ -24,13 +24,16 @@ type BurstRun struct {
 // BurstOutcome is what a run measured. Results hold the measured requests
 // only, in arrival order; warmup requests were sent and left out.
 type BurstOutcome struct {
-	Rate        float64
-	Start, End  time.Time // the measured part: first measured arrival to last finish
-	Planned     int       // measured requests planned
-	Warmup      int
-	Results     []*Result
-	Aborted     bool
-	AbortReason string
+	Rate       float64
+	Start, End time.Time // the measured part: first measured arrival to last finish
+	Planned    int       // measured requests planned
+	Warmup     int
+	// AllOutputTokens counts every successful request's tokens, warmup
+	// included: the denominator of energy per token over the whole run.
+	AllOutputTokens int
+	Results         []*Result
+	Aborted         bool
+	AbortReason     string
 }
 
 // RunBurst sends the burst open loop: the whole schedule is drawn first, and
@@ -66,7 +69,7 @@ func RunBurst(ctx context.Context, run BurstRun) *BurstOutcome {
 	queue := make(chan int, len(arrivals))
 	var wg sync.WaitGroup
 	var doneMu sync.Mutex
-	done := 0
+	done, allTokens := 0, 0
 	for range min(b.MaxConcurrency, len(arrivals)) {
 		wg.Add(1)
 		go func() {
@@ -87,6 +90,11 @@ func RunBurst(ctx context.Context, run BurstRun) *BurstOutcome {
 					continue // cut by the brake, not by the target
 				}
 				brake.observe(res) // warmup too: the brake protects the target
+				if res.Outcome == OutcomeSuccess {
+					doneMu.Lock()
+					allTokens += res.OutputTokens
+					doneMu.Unlock()
+				}
 				if !arrivals[i].Warmup {
 					results[i] = res
 					if run.Observer != nil {
@@ -135,6 +143,7 @@ dispatch:
 	}
 	close(queue)
 	wg.Wait()
+	out.AllOutputTokens = allTokens
 
 	for i, r := range results {
 		if r == nil {

@@ -18,6 +18,7 @@ import (
 // burst at a time, saves its report and hands it to onReport.
 type BurstScheduler struct {
 	logger   log.Logger
+	gpu      GPUProbe
 	store    *Store
 	observer Observer
 	inFlight InFlight
@@ -35,8 +36,15 @@ type burstLoop struct {
 }
 
 // NewBurstScheduler returns a scheduler whose loops live until ctx ends.
-func NewBurstScheduler(ctx context.Context, logger log.Logger, store *Store, observer Observer, inFlight InFlight, onReport func(*Report)) *BurstScheduler {
-	return &BurstScheduler{ctx: ctx, logger: logger, store: store, observer: observer, inFlight: inFlight, onReport: onReport, running: map[string]*burstLoop{}}
+func NewBurstScheduler(ctx context.Context, logger log.Logger, store *Store, gpu GPUProbe, observer Observer, inFlight InFlight, onReport func(*Report)) *BurstScheduler {
+	return &BurstScheduler{ctx: ctx, logger: logger, store: store, gpu: gpu, observer: observer, inFlight: inFlight, onReport: onReport, running: map[string]*burstLoop{}}
+}
+
+// GPUProbe reads the node's GPUs around a burst; nil where there are none.
+type GPUProbe interface {
+	// BeginBurst starts; the returned function ends with the run's output
+	// tokens and gives the GPU facts, or nil.
+	BeginBurst() func(outputTokens int) *GPUFacts
 }
 
 // Apply restarts loops whose burst changed and stops removed ones.
@@ -109,7 +117,7 @@ func (s *BurstScheduler) loop(ctx context.Context, b config.Burst, client *Clien
 			}
 		}
 		first = false
-		rep, err := RunOnce(ctx, b, client, scenarios, s.store, s.observer, s.inFlight, nil)
+		rep, err := RunOnce(ctx, b, client, scenarios, s.store, s.gpu, s.observer, s.inFlight, nil)
 		if ctx.Err() != nil {
 			return
 		}
@@ -126,7 +134,7 @@ func (s *BurstScheduler) loop(ctx context.Context, b config.Burst, client *Clien
 
 // RunOnce runs a burst now against client, compares it with the stored
 // previous report, and saves it. Used by the scheduler and `llmprobe gate`.
-func RunOnce(ctx context.Context, b config.Burst, client *Client, scenarios []config.Scenario, store *Store, observer Observer, inFlight InFlight, progress func(done, total int)) (*Report, error) {
+func RunOnce(ctx context.Context, b config.Burst, client *Client, scenarios []config.Scenario, store *Store, gpu GPUProbe, observer Observer, inFlight InFlight, progress func(done, total int)) (*Report, error) {
 	info := client.RefreshInfo(ctx)
 	host, _ := os.Hostname()
 	meta := ReportMeta{Model: client.Model(), Engine: info.Engine, EngineVersion: info.EngineVersion, Version: version.Version, Host: host, Scenarios: scenarios}
@@ -134,7 +142,12 @@ func RunOnce(ctx context.Context, b config.Burst, client *Client, scenarios []co
 	if store != nil {
 		previous, _ = store.Latest(b.Name)
 	}
+	endGPU := func(int) *GPUFacts { return nil }
+	if gpu != nil {
+		endGPU = gpu.BeginBurst()
+	}
 	rep := Run(ctx, BurstRun{Burst: b, Client: client, Scenarios: scenarios, Observer: observer, InFlight: inFlight, Progress: progress}, meta, previous)
+	rep.GPU = endGPU(rep.AllOutputTokens)
 	if store != nil && ctx.Err() == nil {
 		return rep, store.Save(rep, b.Keep)
 	}

@@ -35,6 +35,7 @@ type Report struct {
 	GPU             *GPUFacts        `json:"gpu,omitempty"`
 
 	PlannedRequests int                 `json:"planned_requests"`
+	AllOutputTokens int                 `json:"all_output_tokens"`
 	Requests        int                 `json:"requests"`
 	Outcomes        map[Outcome]int     `json:"outcomes"`
 	TokenSources    map[TokenSource]int `json:"token_sources"`
@@ -148,7 +149,7 @@ func BuildReport(b config.Burst, o *BurstOutcome, meta ReportMeta, previous *Rep
 		Config: asYAMLMap(b), Seed: b.Seed, Rate: o.Rate,
 		Start: o.Start.UTC(), End: o.End.UTC(), WarmupRequests: o.Warmup,
 		LLMProbeVersion: meta.Version, Host: meta.Host,
-		PlannedRequests: o.Planned, Requests: len(o.Results),
+		PlannedRequests: o.Planned, Requests: len(o.Results), AllOutputTokens: o.AllOutputTokens,
 		Outcomes: map[Outcome]int{}, TokenSources: map[TokenSource]int{},
 		Latency: map[string]Summary{}, Aborted: o.Aborted, AbortReason: o.AbortReason,
 		Samples: map[string][]float64{},

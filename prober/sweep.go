@@ -18,12 +18,14 @@ func Run(ctx context.Context, run BurstRun, meta ReportMeta, previous *Report) *
 	target := sweepTarget(b, meta.Scenarios)
 	var steps []SweepStep
 	var reports []*Report
+	allTokens := 0
 	for _, rate := range sweepRates(b.Sweep) {
 		if ctx.Err() != nil {
 			break
 		}
 		run.Rate = rate
 		rep := BuildReport(b, RunBurst(ctx, run), meta, nil)
+		allTokens += rep.AllOutputTokens
 		passed := !rep.Aborted && rep.Requests > 0 && rep.Goodput.Ratio >= target
 		steps = append(steps, SweepStep{Rate: rate, AchievedRate: rep.AchievedRate, GoodputRatio: rep.Goodput.Ratio, TTFTP99: rep.Latency["ttft"].P99, Passed: passed})
 		reports = append(reports, rep)
@@ -51,6 +53,7 @@ func Run(ctx context.Context, run BurstRun, meta ReportMeta, previous *Report) *
 		rep = BuildReport(b, &BurstOutcome{Aborted: true, AbortReason: "cancelled before the first step"}, meta, nil)
 	}
 	rep.Sweep = steps
+	rep.AllOutputTokens = allTokens
 	if previous != nil {
 		rep.regress(b, previous)
 		for _, g := range rep.Gates {

@@ -38,7 +38,7 @@ func (o observers) Observe(r *prober.Result) {
 	}
 }
 
-func newDaemon(ctx context.Context, logger log.Logger, reg *prometheus.Registry, recent, failures int, storagePath string) *daemon {
+func newDaemon(ctx context.Context, logger log.Logger, reg *prometheus.Registry, recent, failures int, storagePath string, gpu *collector.GPU) *daemon {
 	d := &daemon{
 		ctx:     ctx,
 		logger:  logger,
@@ -51,7 +51,11 @@ func newDaemon(ctx context.Context, logger log.Logger, reg *prometheus.Registry,
 		bursts:  collector.NewBursts(),
 	}
 	d.canary = prober.NewCanary(ctx, logger, observers{d.probe, d.history}, d.probe)
-	d.burster = prober.NewBurstScheduler(ctx, logger, d.store, d.probe, d.probe, d.bursts.Set)
+	var gpuProbe prober.GPUProbe
+	if gpu != nil {
+		gpuProbe = gpu
+	}
+	d.burster = prober.NewBurstScheduler(ctx, logger, d.store, gpuProbe, d.probe, d.probe, d.bursts.Set)
 	reg.MustRegister(d.probe, collector.NewTargetInfo(d.targets.Clients), d.bursts)
 	return d
 }

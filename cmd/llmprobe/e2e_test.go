@@ -237,7 +237,7 @@ func TestEndToEndEmbeddedDemo(t *testing.T) {
 		t.Errorf("the log does not say it runs the embedded demo and how to point it elsewhere:\n%s", d.logs())
 	}
 	code, page := d.get("/")
-	if code != http.StatusOK || !strings.Contains(page, "chat-short") || !strings.Contains(page, "/probe?id=") {
+	if code != http.StatusOK || !strings.Contains(page, "sim · chat-") || !strings.Contains(page, "/probe?id=") {
 		t.Errorf("landing page (%d) lacks the probe history:\n%s", code, page)
 	}
 	code, page = d.get("/probe?id=1")

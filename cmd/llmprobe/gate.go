@@ -11,10 +11,12 @@ import (
 	"sort"
 	"syscall"
 	"text/tabwriter"
+	"time"
 
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/go-kit/log"
 
+	"github.com/llmprobe/llmprobe/collector"
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/prober"
 )
@@ -25,6 +27,7 @@ type gateCommand struct {
 	burst       *string
 	output      *string
 	storagePath *string
+	gpu         *bool
 }
 
 func newGateCommand(app *kingpin.Application) *gateCommand {
@@ -35,6 +38,7 @@ func newGateCommand(app *kingpin.Application) *gateCommand {
 		burst:       cmd.Flag("burst", "Name of the burst to run.").Required().String(),
 		output:      cmd.Flag("output", "Write the report JSON here too.").String(),
 		storagePath: cmd.Flag("storage.path", "Folder of burst reports: the previous report for the regression verdict, and where this one is kept; empty keeps none.").Default("data").String(),
+		gpu:         cmd.Flag("collector.gpu", "Record the node's GPU facts and energy per token in the report (NVML).").Default("true").Bool(),
 	}
 }
 
@@ -68,7 +72,14 @@ func (c *gateCommand) run(_ log.Logger) int {
 			fmt.Fprintf(os.Stderr, "\r%s: %d/%d requests done", b.Name, done, total)
 		}
 	}
-	rep, saveErr := prober.RunOnce(ctx, b, client, scenarios, prober.NewStore(*c.storagePath), nil, nil, progress)
+	var gpu prober.GPUProbe
+	if *c.gpu {
+		g := collector.NewGPU(log.NewNopLogger(), 2*time.Second)
+		g.Start()
+		defer g.Stop()
+		gpu = g
+	}
+	rep, saveErr := prober.RunOnce(ctx, b, client, scenarios, prober.NewStore(*c.storagePath), gpu, nil, nil, progress)
 	fmt.Fprintln(os.Stderr)
 	if saveErr != nil {
 		fmt.Fprintf(os.Stderr, "llmprobe gate: report not kept in %s: %v\n", *c.storagePath, saveErr)
@@ -152,6 +163,19 @@ func printReport(out io.Writer, r *prober.Report) {
 	}
 	if r.Aborted {
 		fmt.Fprintf(out, "FAIL  aborted: %s\n", r.AbortReason)
+	}
+	if g := r.GPU; g != nil {
+		fmt.Fprintf(out, "GPUs: %d x %v, driver %s, CUDA %s", g.Count, g.Names, g.DriverVersion, g.CUDAVersion)
+		if g.JoulesPerOutputToken != nil {
+			fmt.Fprintf(out, "; %.3f J per output token", *g.JoulesPerOutputToken)
+		}
+		if g.MeanPowerWatts != nil {
+			fmt.Fprintf(out, ", mean power %.0f W", *g.MeanPowerWatts)
+		}
+		if g.MaxTemperatureCelsius != nil {
+			fmt.Fprintf(out, ", max %.0f °C", *g.MaxTemperatureCelsius)
+		}
+		fmt.Fprintln(out)
 	}
 	if r.ClientSaturated {
 		fmt.Fprintf(out, "WARN  client saturated: dispatch delay p99 %.2fms > 5ms; these numbers describe the prober\n", 1000*r.Latency["dispatch_delay"].P99)

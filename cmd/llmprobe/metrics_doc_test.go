@@ -15,10 +15,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
 
+	"github.com/llmprobe/llmprobe/collector"
 	"github.com/llmprobe/llmprobe/prober"
 )
 
-var documentedRe = regexp.MustCompile("(?m)^\\| `(llmprobe_[a-z_]+)` \\|")
+var (
+	documentedRe = regexp.MustCompile("(?m)^\\| `(llmprobe_[a-z_]+)` \\|")
+	fqNameRe     = regexp.MustCompile(`fqName: "([^"]+)"`)
+)
 
 // Every registered llmprobe_ metric is documented in docs/metrics.md, and
 // every documented one is registered.
@@ -44,7 +48,11 @@ func TestMetricsDocumented(t *testing.T) {
 	if err := prober.NewStore(storage).Save(previous, 5); err != nil {
 		t.Fatal(err)
 	}
-	d := newDaemon(ctx, log.NewNopLogger(), reg, 5, 5, storage)
+	gpu := collector.NewGPU(log.NewNopLogger(), time.Second)
+	gpu.Start()
+	defer gpu.Stop()
+	reg.MustRegister(gpu)
+	d := newDaemon(ctx, log.NewNopLogger(), reg, 5, 5, storage, gpu)
 	defer d.stop()
 	cfg := fmt.Sprintf(`targets: [{name: sim, url: %q}]
 scenarios:
@@ -91,6 +99,17 @@ bursts:
 			t.Fatalf("metrics never all appeared; have %v", registered)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+	// GPU series exist only where NVML loads, and a burst's energy only on a
+	// GPU node: take those collectors' descriptors too.
+	descs := make(chan *prometheus.Desc, 64)
+	gpu.Describe(descs)
+	d.bursts.Describe(descs)
+	close(descs)
+	for desc := range descs {
+		if m := fqNameRe.FindStringSubmatch(desc.String()); m != nil && !slices.Contains(registered, m[1]) {
+			registered = append(registered, m[1])
+		}
 	}
 	slices.Sort(registered)
 	for _, name := range registered {

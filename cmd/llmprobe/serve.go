@@ -25,6 +25,7 @@ import (
 	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 
+	"github.com/llmprobe/llmprobe/collector"
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/sim"
 )
@@ -45,6 +46,8 @@ type serveCommand struct {
 	historyRecent *int
 	historyFailed *int
 	storagePath   *string
+	gpu           *bool
+	gpuTimeout    *time.Duration
 }
 
 func newServeCommand(app *kingpin.Application) *serveCommand {
@@ -57,6 +60,8 @@ func newServeCommand(app *kingpin.Application) *serveCommand {
 		historyRecent: cmd.Flag("history.recent", "Recent results kept per target and scenario for the landing page.").Default("20").Int(),
 		historyFailed: cmd.Flag("history.failures", "Failed results kept per target and scenario for the landing page.").Default("20").Int(),
 		storagePath:   cmd.Flag("storage.path", "Folder for burst reports; empty keeps none.").Default("data").String(),
+		gpu:           cmd.Flag("collector.gpu", "Export the node's GPUs through NVML (--no-collector.gpu to turn off).").Default("true").Bool(),
+		gpuTimeout:    cmd.Flag("collector.gpu.timeout", "Longest a scrape waits on NVML.").Default("2s").Duration(),
 	}
 	c.webFlags = kingpinflag.AddFlags(cmd, defaultListenAddress)
 	return c
@@ -86,7 +91,14 @@ func (c *serveCommand) run(logger log.Logger, webLogger *slog.Logger) int {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
-	d := newDaemon(ctx, logger, reg, *c.historyRecent, *c.historyFailed, *c.storagePath)
+	var gpu *collector.GPU
+	if *c.gpu {
+		gpu = collector.NewGPU(logger, *c.gpuTimeout)
+		gpu.Start()
+		defer gpu.Stop()
+		reg.MustRegister(gpu)
+	}
+	d := newDaemon(ctx, logger, reg, *c.historyRecent, *c.historyFailed, *c.storagePath, gpu)
 	defer d.stop()
 
 	load := func() (bool, error) { return d.safe.Reload(*c.configFile) }
