@@ -62,13 +62,18 @@ func freeAddr(t *testing.T) string {
 
 func startDaemon(t *testing.T, args ...string) *daemonProc {
 	t.Helper()
+	return startBinary(t, binPath, args...)
+}
+
+func startBinary(t *testing.T, bin string, args ...string) *daemonProc {
+	t.Helper()
 	addr := freeAddr(t)
 	d := &daemonProc{base: "http://" + addr}
 	flags := []string{"--web.listen-address=" + addr}
 	if !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--storage.path") }) {
 		flags = append(flags, "--storage.path="+t.TempDir())
 	}
-	d.cmd = exec.Command(binPath, append(flags, args...)...)
+	d.cmd = exec.Command(bin, append(flags, args...)...)
 	stderr, err := d.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
