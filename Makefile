@@ -14,12 +14,15 @@ STATICCHECK_VERSION ?= v0.8.2
 # nvml.h marks many calls deprecated; the warnings drown real build output.
 export CGO_CFLAGS ?= -Wno-deprecated-declarations
 
-.PHONY: all build test lint run fmt-check vet staticcheck bench
+.PHONY: all build test lint run generate fmt-check vet staticcheck bench
 
 all: lint test build
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/llmprobe
+
+generate:
+	$(GO) generate ./...
 
 run:
 	$(GO) run -ldflags "$(LDFLAGS)" ./cmd/llmprobe
