@@ -158,32 +158,6 @@ func TestPanelsAreDescribed(t *testing.T) {
 	}
 }
 
-// Queries returns every expression of every dashboard: panel targets and annotations.
-func Queries(t *testing.T) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	for file, d := range loadAll(t) {
-		for _, p := range d.Panels {
-			for i, tg := range p.Targets {
-				out[fmt.Sprintf("%s / %s / %d", d.Title, p.Title, i)] = tg.Expr
-			}
-		}
-		for i, a := range d.Annotations.List {
-			if a.Expr != "" {
-				out[fmt.Sprintf("%s / annotation %d", file, i)] = a.Expr
-			}
-		}
-	}
-	return out
-}
-
-// Concrete fills Grafana's variables so an expression can be parsed or run.
-func Concrete(expr, rateInterval string) string {
-	r := strings.NewReplacer("$__rate_interval", rateInterval, "$target", ".*", "$model", ".*", "$scenario", ".*",
-		"$burst", ".*", "$gpu", ".*", "$instance", ".*")
-	return r.Replace(expr)
-}
-
 var (
 	metricRe   = regexp.MustCompile(`\bllmprobe_[a-z_]+\b`)
 	documented = regexp.MustCompile("(?m)^\\| `(llmprobe_[a-z_]+)` \\|")
@@ -203,7 +177,11 @@ func TestQueriesParseAndNameDocumentedMetrics(t *testing.T) {
 	var rules strings.Builder
 	rules.WriteString("groups:\n  - name: dashboard-queries\n    rules:\n")
 	i := 0
-	for where, expr := range Queries(t) {
+	queries, err := Queries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for where, expr := range queries {
 		for _, m := range metricRe.FindAllString(expr, -1) {
 			base := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(m, "_bucket"), "_count"), "_sum")
 			if !slices.Contains(names, base) {
