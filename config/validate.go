@@ -13,7 +13,7 @@ import (
 var nameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$`)
 
 // Request fields the prober owns; extra_body must not override them.
-var reservedBodyKeys = []string{"model", "prompt", "messages", "stream", "stream_options", "max_tokens", "max_completion_tokens"}
+var reservedBodyKeys = []string{"model", "prompt", "messages", "stream", "max_tokens", "max_completion_tokens"}
 
 type errList []*FieldError
 

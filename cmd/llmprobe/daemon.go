@@ -27,6 +27,7 @@ type daemon struct {
 	burster *prober.BurstScheduler
 	reload  func() error
 	ready   atomic.Bool
+	shard   config.Shard
 }
 
 // observers fans a result out to metrics and history.
@@ -48,6 +49,7 @@ func newDaemon(ctx context.Context, logger log.Logger, reg *prometheus.Registry,
 		probe:   collector.NewProbe(),
 		history: prober.NewHistory(recent, failures),
 		store:   prober.NewStore(storagePath),
+		shard:   config.Shard{Index: 0, Count: 1},
 		bursts:  collector.NewBursts(),
 	}
 	d.canary = prober.NewCanary(ctx, logger, observers{d.probe, d.history}, d.probe)
@@ -62,7 +64,7 @@ func newDaemon(ctx context.Context, logger log.Logger, reg *prometheus.Registry,
 
 // apply makes the running configuration take effect.
 func (d *daemon) apply() {
-	cfg := d.safe.Get()
+	cfg := d.safe.Get().ForShard(d.shard)
 	clients := d.targets.Apply(d.ctx, cfg)
 	d.probe.Configure(cfg)
 	d.canary.Apply(cfg, clients)

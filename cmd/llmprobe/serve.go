@@ -48,6 +48,7 @@ type serveCommand struct {
 	storagePath   *string
 	gpu           *bool
 	gpuTimeout    *time.Duration
+	shard         *string
 }
 
 func newServeCommand(app *kingpin.Application) *serveCommand {
@@ -62,6 +63,7 @@ func newServeCommand(app *kingpin.Application) *serveCommand {
 		storagePath:   cmd.Flag("storage.path", "Folder for burst reports; empty keeps none.").Default("data").String(),
 		gpu:           cmd.Flag("collector.gpu", "Export the node's GPUs through NVML (--no-collector.gpu to turn off).").Default("true").Bool(),
 		gpuTimeout:    cmd.Flag("collector.gpu.timeout", "Longest a scrape waits on NVML.").Default("2s").Duration(),
+		shard:         cmd.Flag("shard", "Probe only this replica's share of the targets, i/N (0-based), by a stable hash of the target name.").Default("0/1").String(),
 	}
 	c.webFlags = kingpinflag.AddFlags(cmd, defaultListenAddress)
 	return c
@@ -81,6 +83,11 @@ func (c *serveCommand) run(logger log.Logger, webLogger *slog.Logger) int {
 		return 0
 	}
 
+	shard, err := config.ParseShard(*c.shard)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "llmprobe: --shard: %v\n", err)
+		return 2
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	level.Info(logger).Log("msg", "starting llmprobe", "version", version.Info(), "build_context", version.BuildContext())
@@ -99,6 +106,7 @@ func (c *serveCommand) run(logger log.Logger, webLogger *slog.Logger) int {
 		reg.MustRegister(gpu)
 	}
 	d := newDaemon(ctx, logger, reg, *c.historyRecent, *c.historyFailed, *c.storagePath, gpu)
+	d.shard = shard
 	defer d.stop()
 
 	load := func() (bool, error) { return d.safe.Reload(*c.configFile) }
@@ -123,7 +131,8 @@ func (c *serveCommand) run(logger log.Logger, webLogger *slog.Logger) int {
 		}
 		if changed {
 			d.apply()
-			level.Info(logger).Log("msg", "configuration loaded", "targets", len(d.safe.Get().Targets), "scenarios", len(d.safe.Get().Scenarios))
+			level.Info(logger).Log("msg", "configuration loaded", "targets", len(d.safe.Get().Targets), "scenarios", len(d.safe.Get().Scenarios),
+				"shard", fmt.Sprintf("%d/%d", shard.Index, shard.Count), "targets_in_shard", len(d.safe.Get().ForShard(shard).Targets))
 		}
 		return nil
 	}

@@ -1,0 +1,82 @@
+package config
+
+import (
+	"fmt"
+	"hash/fnv"
+	"strconv"
+	"strings"
+)
+
+// Shard is this replica's share of the targets: --shard=i/N. Targets are
+// spread by rendezvous hashing of their names, so every target has exactly
+// one owner and changing N moves only about 1/N of them.
+type Shard struct {
+	Index, Count int
+}
+
+// ParseShard reads "i/N" with 0 <= i < N; "" means the only shard.
+func ParseShard(s string) (Shard, error) {
+	if s == "" {
+		return Shard{0, 1}, nil
+	}
+	is, ns, ok := strings.Cut(s, "/")
+	i, err1 := strconv.Atoi(is)
+	n, err2 := strconv.Atoi(ns)
+	if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
+		return Shard{}, fmt.Errorf("shard %q must be i/N with 0 <= i < N, like 0/3", s)
+	}
+	return Shard{i, n}, nil
+}
+
+// Owns reports whether this shard probes the named target.
+func (s Shard) Owns(target string) bool {
+	if s.Count <= 1 {
+		return true
+	}
+	return OwnerOf(target, s.Count) == s.Index
+}
+
+// OwnerOf is the shard, out of n, with the highest hash for the target.
+func OwnerOf(target string, n int) int {
+	best, owner := uint64(0), 0
+	for i := range n {
+		h := fnv.New64a()
+		fmt.Fprintf(h, "%s\x00%d", target, i)
+		// fnv of near-equal inputs is correlated; a final mix spreads it.
+		if v := mix(h.Sum64()); v > best || i == 0 {
+			best, owner = v, i
+		}
+	}
+	return owner
+}
+
+func mix(x uint64) uint64 {
+	x ^= x >> 33
+	x *= 0xff51afd7ed558ccd
+	x ^= x >> 33
+	x *= 0xc4ceb9fe1a85ec53
+	x ^= x >> 33
+	return x
+}
+
+// ForShard returns a copy of the configuration with the targets this shard
+// does not own left out, and bursts against them too.
+func (c *Config) ForShard(s Shard) *Config {
+	if s.Count <= 1 {
+		return c
+	}
+	out := *c
+	out.Targets = nil
+	for _, t := range c.Targets {
+		if s.Owns(t.Name) {
+			out.Targets = append(out.Targets, t)
+		}
+	}
+	out.Bursts = nil
+	for _, b := range c.Bursts {
+		if s.Owns(b.Target) {
+			out.Bursts = append(out.Bursts, b)
+		}
+	}
+	return &out
+}
