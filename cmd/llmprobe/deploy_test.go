@@ -1,10 +1,14 @@
 package main
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // Every example configuration passes --config.check.
@@ -42,5 +46,103 @@ func TestVersionStamping(t *testing.T) {
 	d := startBinary(t, bin)
 	if v, ok := sampleValue(d.metrics(t), "llmprobe_build_info", map[string]string{"version": "9.8.7", "revision": "abc1234"}); !ok || v != 1 {
 		t.Error("llmprobe_build_info does not carry the stamped version")
+	}
+}
+
+// The systemd unit passes systemd-analyze verify, and its flags file holds
+// flags llmprobe accepts.
+func TestSystemdUnit(t *testing.T) {
+	unit, err := os.ReadFile("../../deploy/systemd/llmprobe.service")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := os.ReadFile("../../deploy/systemd/llmprobe.env")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^LLMPROBE_ARGS="([^"]*)"$`).FindSubmatch(env)
+	if m == nil {
+		t.Fatal("llmprobe.env sets no LLMPROBE_ARGS")
+	}
+	args := strings.Fields(strings.ReplaceAll(string(m[1]), "/etc/llmprobe/llmprobe.yml", "../../examples/vllm.yml"))
+	if out, err := exec.Command(binPath, append(args, "--config.check")...).CombinedOutput(); err != nil {
+		t.Errorf("the unit's flags are refused: %v\n%s", err, out)
+	}
+	analyze, err := exec.LookPath("systemd-analyze")
+	if err != nil {
+		t.Skip("systemd-analyze not installed: the unit is not verified here")
+	}
+	path := filepath.Join(t.TempDir(), "llmprobe.service")
+	if err := os.WriteFile(path, []byte(strings.ReplaceAll(string(unit), "/usr/local/bin/llmprobe", binPath)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(analyze, "verify", path).CombinedOutput()
+	// verify exits 0 on unknown keys and bad values; its warnings name the file.
+	if err != nil || strings.Contains(string(out), path) {
+		t.Errorf("systemd-analyze verify: %v\n%s", err, out)
+	}
+}
+
+// The compose stack's files parse, point at files that exist, and its
+// Prometheus configuration passes promtool check config.
+func TestComposeStack(t *testing.T) {
+	dir := "../../deploy/docker"
+	var compose struct {
+		Services map[string]struct {
+			Image   string   `yaml:"image"`
+			Command []string `yaml:"command"`
+			Volumes []string `yaml:"volumes"`
+		} `yaml:"services"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "compose.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(b, &compose); err != nil {
+		t.Fatalf("compose.yaml: %v", err)
+	}
+	for _, name := range []string{"llmprobe", "sim", "prometheus", "alertmanager", "grafana"} {
+		svc, ok := compose.Services[name]
+		if !ok {
+			t.Errorf("compose.yaml has no %s service", name)
+		}
+		for _, v := range svc.Volumes {
+			src, _, _ := strings.Cut(v, ":")
+			if strings.HasPrefix(src, ".") {
+				if _, err := os.Stat(filepath.Join(dir, src)); err != nil {
+					t.Errorf("%s mounts %s, which does not exist", name, src)
+				}
+			}
+		}
+	}
+	if out, err := exec.Command(binPath, "--config.file="+filepath.Join(dir, "llmprobe.yml"), "--config.check").CombinedOutput(); err != nil {
+		t.Errorf("deploy/docker/llmprobe.yml: %v\n%s", err, out)
+	}
+	for _, f := range []string{"prometheus/prometheus.yml", "alertmanager/alertmanager.yml", "grafana/provisioning/datasources/prometheus.yml", "grafana/provisioning/dashboards/llmprobe.yml"} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v map[string]any
+		if err := yaml.Unmarshal(b, &v); err != nil || len(v) == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("promtool is not installed")
+		}
+		t.Skip("promtool not installed")
+	}
+	// Inside the stack the rules are mounted at /etc/prometheus/rules; here they are in alerts/.
+	prom, _ := os.ReadFile(filepath.Join(dir, "prometheus/prometheus.yml"))
+	rules, _ := filepath.Abs("../../alerts/llmprobe.rules.yml")
+	local := filepath.Join(t.TempDir(), "prometheus.yml")
+	if err := os.WriteFile(local, []byte(strings.ReplaceAll(string(prom), "/etc/prometheus/rules/llmprobe.rules.yml", rules)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(promtool, "check", "config", local).CombinedOutput(); err != nil {
+		t.Errorf("promtool check config: %v\n%s", err, out)
 	}
 }
