@@ -29,6 +29,7 @@ run:
 
 test: fmt-check vet
 	$(GO) test -race -count=1 -timeout 20m ./...
+	cd deploy/kubernetes/test && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -2,7 +2,7 @@
 // and renders them as a prometheus-operator PrometheusRule.
 package alerts
 
-//go:generate go run ./internal/prometheusrule ../deploy/kubernetes/prometheusrule.yaml
+//go:generate go run ./internal/prometheusrule ../deploy/kubernetes/base/prometheusrule.yaml
 
 import (
 	"bytes"

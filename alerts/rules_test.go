@@ -143,7 +143,7 @@ func TestPrometheusRuleIsGenerated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := os.ReadFile("../deploy/kubernetes/prometheusrule.yaml")
+	got, err := os.ReadFile("../deploy/kubernetes/base/prometheusrule.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
