@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/llmprobe/llmprobe/internal/metricdoc"
 )
 
 type ruleFile struct {
@@ -62,8 +64,6 @@ func TestPromtool(t *testing.T) {
 var (
 	alertnameRe = regexp.MustCompile(`(?m)^\s+alertname: (\w+)$`)
 	anchorRe    = regexp.MustCompile(`#([a-z0-9-]+)$`)
-	metricRe    = regexp.MustCompile(`\bllmprobe_[a-z_]+\b`)
-	documented  = regexp.MustCompile("(?m)^\\| `(llmprobe_[a-z_]+)` \\|")
 )
 
 // Every alert has a severity, a summary, a description and a runbook section,
@@ -117,21 +117,14 @@ func TestEveryAlertIsTestedAndDocumented(t *testing.T) {
 // Every llmprobe_ metric a rule names exists in docs/metrics.md, which a test
 // of its own checks against the exporter.
 func TestRulesNameDocumentedMetrics(t *testing.T) {
-	doc, err := os.ReadFile("../docs/metrics.md")
+	names, err := metricdoc.Names("../docs/metrics.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var names []string
-	for _, m := range documented.FindAllStringSubmatch(string(doc), -1) {
-		names = append(names, m[1])
-	}
 	for _, g := range loadRules(t).Groups {
 		for _, r := range g.Rules {
-			for _, m := range metricRe.FindAllString(r.Expr, -1) {
-				base := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(m, "_bucket"), "_count"), "_sum")
-				if !slices.Contains(names, base) {
-					t.Errorf("%s%s names %s, which docs/metrics.md does not list", r.Record, r.Alert, m)
-				}
+			for _, m := range metricdoc.Undocumented(r.Expr, names) {
+				t.Errorf("%s%s names %s, which docs/metrics.md does not list", r.Record, r.Alert, m)
 			}
 		}
 	}

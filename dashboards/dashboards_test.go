@@ -15,6 +15,8 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/cog"
 	"github.com/grafana/grafana-foundation-sdk/go/cog/plugins"
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
+
+	"github.com/llmprobe/llmprobe/internal/metricdoc"
 )
 
 // The committed JSON is what the Go code generates; a stale file fails.
@@ -158,21 +160,12 @@ func TestPanelsAreDescribed(t *testing.T) {
 	}
 }
 
-var (
-	metricRe   = regexp.MustCompile(`\bllmprobe_[a-z_]+\b`)
-	documented = regexp.MustCompile("(?m)^\\| `(llmprobe_[a-z_]+)` \\|")
-)
-
 // Every expression parses (promtool checks them as recording rules), and
 // every llmprobe_ metric it names is in docs/metrics.md.
 func TestQueriesParseAndNameDocumentedMetrics(t *testing.T) {
-	doc, err := os.ReadFile("../docs/metrics.md")
+	names, err := metricdoc.Names("../docs/metrics.md")
 	if err != nil {
 		t.Fatal(err)
-	}
-	var names []string
-	for _, m := range documented.FindAllStringSubmatch(string(doc), -1) {
-		names = append(names, m[1])
 	}
 	var rules strings.Builder
 	rules.WriteString("groups:\n  - name: dashboard-queries\n    rules:\n")
@@ -182,11 +175,8 @@ func TestQueriesParseAndNameDocumentedMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	for where, expr := range queries {
-		for _, m := range metricRe.FindAllString(expr, -1) {
-			base := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(m, "_bucket"), "_count"), "_sum")
-			if !slices.Contains(names, base) {
-				t.Errorf("%s names %s, which docs/metrics.md does not list", where, m)
-			}
+		for _, m := range metricdoc.Undocumented(expr, names) {
+			t.Errorf("%s names %s, which docs/metrics.md does not list", where, m)
 		}
 		b, _ := json.Marshal(Concrete(expr, "5m"))
 		fmt.Fprintf(&rules, "      - record: dashboard:query_%d\n        expr: %s\n", i, b)

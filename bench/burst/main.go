@@ -11,34 +11,29 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"time"
 
 	promconfig "github.com/prometheus/common/config"
 
+	"github.com/llmprobe/llmprobe/bench/internal/simchild"
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/sim"
 )
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "serve-sim" {
-		serveSim()
-		return
-	}
+	simchild.ServeIfChild(simConfig())
 	rates := flag.String("rates", "50,100,200,400,800,1200,1600", "arrival rates to try, per second")
 	seconds := flag.Duration("duration", 5*time.Second, "measured time per rate")
 	flag.Parse()
@@ -58,19 +53,6 @@ func simConfig() sim.Config {
 	cfg.PrefillBase, cfg.PrefillPerToken, cfg.DecodeBase, cfg.DecodePerSeq = 5*time.Millisecond, 0, 5*time.Millisecond, 0
 	cfg.Faults.RoleOnlyFirstChunk = false
 	return cfg
-}
-
-func serveSim() {
-	e, err := sim.New(simConfig())
-	if err != nil {
-		panic(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(err)
-	}
-	fmt.Println(ln.Addr().String())
-	_ = http.Serve(ln, e.Handler())
 }
 
 func client(url string) (*prober.Client, error) {
@@ -100,21 +82,12 @@ func burst(rate float64, d time.Duration) config.Burst {
 }
 
 func dispatchRates(list string, d time.Duration) error {
-	child := exec.Command(os.Args[0], "serve-sim")
-	out, err := child.StdoutPipe()
+	url, stop, err := simchild.Start()
 	if err != nil {
 		return err
 	}
-	child.Stderr = os.Stderr
-	if err := child.Start(); err != nil {
-		return err
-	}
-	defer func() { _ = child.Process.Kill(); _ = child.Wait() }()
-	addr, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		return err
-	}
-	c, err := client("http://" + strings.TrimSpace(addr))
+	defer stop()
+	c, err := client(url)
 	if err != nil {
 		return err
 	}

@@ -7,33 +7,26 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"flag"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"runtime"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	promconfig "github.com/prometheus/common/config"
 
+	"github.com/llmprobe/llmprobe/bench/internal/simchild"
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/sim"
 )
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "serve-sim" {
-		serveSim()
-		return
-	}
+	simchild.ServeIfChild(simConfig())
 	streams := flag.Int("streams", 500, "concurrent streams")
 	tokens := flag.Int("tokens", 200, "output tokens per stream")
 	spread := flag.Duration("spread", time.Second, "the requests are due evenly over this time")
@@ -44,41 +37,23 @@ func main() {
 	}
 }
 
-// serveSim runs the engine with room for every stream, printing its address.
-func serveSim() {
+// simConfig has room for every stream.
+func simConfig() sim.Config {
 	cfg := sim.DefaultConfig()
 	cfg.MaxBatch, cfg.MaxQueue = 4096, 4096
 	cfg.PrefillBase, cfg.PrefillPerToken, cfg.DecodeBase, cfg.DecodePerSeq = 10*time.Millisecond, 0, 10*time.Millisecond, 0
-	e, err := sim.New(cfg)
-	if err != nil {
-		panic(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(err)
-	}
-	fmt.Println(ln.Addr().String())
-	_ = http.Serve(ln, e.Handler())
+	return cfg
 }
 
 func run(streams, tokens int, spread time.Duration) error {
-	child := exec.Command(os.Args[0], "serve-sim")
-	out, err := child.StdoutPipe()
+	url, stop, err := simchild.Start()
 	if err != nil {
 		return err
 	}
-	child.Stderr = os.Stderr
-	if err := child.Start(); err != nil {
-		return err
-	}
-	defer func() { _ = child.Process.Kill(); _ = child.Wait() }()
-	addr, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		return fmt.Errorf("sim: %w", err)
-	}
+	defer stop()
 
 	target := config.DefaultTarget
-	target.Name, target.URL, target.API, target.Model = "sim", "http://"+strings.TrimSpace(addr), config.APIChat, "sim-model"
+	target.Name, target.URL, target.API, target.Model = "sim", url, config.APIChat, "sim-model"
 	target.HTTPClientConfig = promconfig.DefaultHTTPClientConfig
 	client, err := prober.NewClient(target)
 	if err != nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -16,26 +15,19 @@ import (
 	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
 
 	"github.com/llmprobe/llmprobe/collector"
+	"github.com/llmprobe/llmprobe/internal/metricdoc"
 	"github.com/llmprobe/llmprobe/prober"
 )
 
-var (
-	documentedRe = regexp.MustCompile("(?m)^\\| `(llmprobe_[a-z_]+)` \\|")
-	fqNameRe     = regexp.MustCompile(`fqName: "([^"]+)"`)
-)
+var fqNameRe = regexp.MustCompile(`fqName: "([^"]+)"`)
 
 // Every registered llmprobe_ metric is documented in docs/metrics.md, and
 // every documented one is registered.
 func TestMetricsDocumented(t *testing.T) {
-	doc, err := os.ReadFile("../../docs/metrics.md")
+	documented, err := metricdoc.Names("../../docs/metrics.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var documented []string
-	for _, m := range documentedRe.FindAllStringSubmatch(string(doc), -1) {
-		documented = append(documented, m[1])
-	}
-	slices.Sort(documented)
 
 	srv, _ := simServer(t)
 	ctx, cancel := context.WithCancel(context.Background())
