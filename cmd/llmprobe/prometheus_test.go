@@ -164,24 +164,32 @@ scrape_configs:
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	var withData, gpu []string
-	for _, name := range names {
-		n, err := promQuery(t, base, dashboards.Concrete(queries[name], "10s"))
-		if err != nil {
-			t.Errorf("%s: %v\n  %s", name, err, queries[name])
-			continue
-		}
-		if reason, ok := gpuOnly[name]; ok {
-			if n == 0 {
-				gpu = append(gpu, name+" ("+reason+")")
+	// Scrapes and rule evaluations arrive every second: poll until every query
+	// has data, or the deadline.
+	var withData, gpu, empty []string
+	for {
+		withData, gpu, empty = withData[:0], gpu[:0], empty[:0]
+		for _, name := range names {
+			n, err := promQuery(t, base, dashboards.Concrete(queries[name], "10s"))
+			if err != nil {
+				t.Fatalf("%s: %v\n  %s", name, err, queries[name])
 			}
-			continue
+			switch _, gpuPanel := gpuOnly[name]; {
+			case gpuPanel && n == 0:
+				gpu = append(gpu, name+" ("+gpuOnly[name]+")")
+			case n == 0:
+				empty = append(empty, name+":\n  "+dashboards.Concrete(queries[name], "10s"))
+			case !gpuPanel:
+				withData = append(withData, name)
+			}
 		}
-		if n == 0 {
-			t.Errorf("%s returned no data:\n  %s", name, dashboards.Concrete(queries[name], "10s"))
-			continue
+		if len(empty) == 0 || ctx.Err() != nil {
+			break
 		}
-		withData = append(withData, name)
+		time.Sleep(time.Second)
+	}
+	for _, e := range empty {
+		t.Errorf("no data: %s", e)
 	}
 
 	var file struct {
