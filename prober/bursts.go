@@ -2,6 +2,7 @@ package prober
 
 import (
 	"context"
+	"encoding/json"
 	"math/rand/v2"
 	"os"
 	"sync"
@@ -31,8 +32,10 @@ type BurstScheduler struct {
 }
 
 type burstLoop struct {
-	burst  config.Burst
-	cancel context.CancelFunc
+	burst     config.Burst
+	client    *Client
+	scenarios []config.Scenario
+	cancel    context.CancelFunc
 }
 
 // NewBurstScheduler returns a scheduler whose loops live until ctx ends.
@@ -51,17 +54,8 @@ type GPUProbe interface {
 func (s *BurstScheduler) Apply(cfg *config.Config, clients map[string]*Client) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for name, l := range s.running {
-		if b, ok := cfg.Burst(name); ok && sameBurst(b, l.burst) {
-			continue
-		}
-		l.cancel()
-		delete(s.running, name)
-	}
+	want := map[string]*burstLoop{}
 	for _, b := range cfg.Bursts {
-		if _, ok := s.running[b.Name]; ok {
-			continue
-		}
 		if b.Schedule.Every == 0 && len(b.Schedule.At) == 0 && !b.Schedule.OnStart {
 			continue // run only by `llmprobe gate`
 		}
@@ -69,24 +63,38 @@ func (s *BurstScheduler) Apply(cfg *config.Config, clients map[string]*Client) {
 		if client == nil {
 			continue
 		}
-		var scenarios []config.Scenario
+		l := &burstLoop{burst: b, client: client}
 		for _, ws := range b.Scenarios {
 			sc, _ := cfg.Scenario(ws.Scenario)
-			scenarios = append(scenarios, sc)
+			l.scenarios = append(l.scenarios, sc)
 		}
+		want[b.Name] = l
+	}
+	// A loop keeps running only if its burst, its target's client and its
+	// scenarios are all unchanged.
+	for name, old := range s.running {
+		if nw, ok := want[name]; ok && old.client == nw.client && sameJSON(old.burst, nw.burst) && sameJSON(old.scenarios, nw.scenarios) {
+			delete(want, name)
+			continue
+		}
+		old.cancel()
+		delete(s.running, name)
+	}
+	for name, l := range want {
 		ctx, cancel := context.WithCancel(s.ctx)
-		s.running[b.Name] = &burstLoop{burst: b, cancel: cancel}
+		l.cancel = cancel
+		s.running[name] = l
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			s.loop(ctx, b, client, scenarios)
+			s.loop(ctx, l.burst, l.client, l.scenarios)
 		}()
 	}
 }
 
-func sameBurst(a, b config.Burst) bool {
-	ja, _ := jsonMarshal(a)
-	jb, _ := jsonMarshal(b)
+func sameJSON(a, b any) bool {
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
 	return string(ja) == string(jb)
 }
 

@@ -170,5 +170,3 @@ func (s *Store) Latest(burst string) (*Report, error) {
 	}
 	return s.Load(burst, ids[len(ids)-1])
 }
-
-func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
