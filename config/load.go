@@ -44,7 +44,13 @@ func loadFile(path string) (*Config, []byte, error) {
 
 // Redacted renders the configuration as YAML with every secret shown as <secret>.
 func (c *Config) Redacted() ([]byte, error) {
-	return yaml.Marshal(c)
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(c); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), enc.Close()
 }
 
 // Parse decodes and validates YAML. Every error names file, line and field:
