@@ -18,9 +18,6 @@ import (
 	"github.com/llmprobe/llmprobe/prober"
 )
 
-// GPUAvailable says whether this build can read NVML at all.
-const GPUAvailable = true
-
 // GPU exports the node's GPUs through NVML. NVML that cannot be loaded (no
 // driver, no GPU, a container without the library) is logged once and
 // reported as llmprobe_collector_success{collector="gpu"} 0 on every scrape.

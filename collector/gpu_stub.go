@@ -12,9 +12,6 @@ import (
 	"github.com/llmprobe/llmprobe/prober"
 )
 
-// GPUAvailable says whether this build can read NVML at all.
-const GPUAvailable = false
-
 // GPU is the stand-in of a build without cgo (or not for Linux): NVML cannot
 // be loaded, so the collector only says so.
 type GPU struct {

@@ -3,6 +3,8 @@ package prober
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"sync"
@@ -130,7 +132,7 @@ func (s *BurstScheduler) loop(ctx context.Context, b config.Burst, client *Clien
 			return
 		}
 		if err != nil {
-			level.Error(s.logger).Log("msg", "burst report not saved", "burst", b.Name, "err", err)
+			level.Error(s.logger).Log("msg", "burst report storage", "burst", b.Name, "err", err)
 		}
 		level.Info(s.logger).Log("msg", "burst finished", "burst", b.Name, "passed", rep.Passed, "aborted", rep.Aborted,
 			"requests", rep.Requests, "goodput_ratio", rep.Goodput.Ratio, "ttft_p99", rep.Latency["ttft"].P99, "reason", rep.AbortReason)
@@ -147,8 +149,12 @@ func RunOnce(ctx context.Context, b config.Burst, client *Client, scenarios []co
 	host, _ := os.Hostname()
 	meta := ReportMeta{Model: client.Model(), Engine: info.Engine, EngineVersion: info.EngineVersion, Version: version.Version, Host: host, Scenarios: scenarios}
 	var previous *Report
+	var loadErr error
 	if store != nil {
-		previous, _ = store.Latest(b.Name)
+		// Without the previous report the run still counts; it only lacks a regression verdict.
+		if previous, loadErr = store.Latest(b.Name); loadErr != nil {
+			loadErr = fmt.Errorf("previous report of %s: %w", b.Name, loadErr)
+		}
 	}
 	endGPU := func(int) *GPUFacts { return nil }
 	if gpu != nil {
@@ -157,9 +163,9 @@ func RunOnce(ctx context.Context, b config.Burst, client *Client, scenarios []co
 	rep := Run(ctx, BurstRun{Burst: b, Client: client, Scenarios: scenarios, Observer: observer, InFlight: inFlight, Progress: progress}, meta, previous)
 	rep.GPU = endGPU(rep.AllOutputTokens)
 	if store != nil && ctx.Err() == nil {
-		return rep, store.Save(rep, b.Keep)
+		return rep, errors.Join(loadErr, store.Save(rep, b.Keep))
 	}
-	return rep, nil
+	return rep, loadErr
 }
 
 // nextBurstTime is the wait until the next run: every (plus jitter), or the

@@ -82,7 +82,7 @@ func (c *gateCommand) run(_ log.Logger) int {
 	rep, saveErr := prober.RunOnce(ctx, b, client, scenarios, prober.NewStore(*c.storagePath), gpu, nil, nil, progress)
 	fmt.Fprintln(os.Stderr)
 	if saveErr != nil {
-		fmt.Fprintf(os.Stderr, "llmprobe gate: report not kept in %s: %v\n", *c.storagePath, saveErr)
+		fmt.Fprintf(os.Stderr, "llmprobe gate: report storage %s: %v\n", *c.storagePath, saveErr)
 	}
 	printReport(os.Stdout, rep)
 	if *c.output != "" {
