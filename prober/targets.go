@@ -2,6 +2,7 @@ package prober
 
 import (
 	"context"
+	"maps"
 	"reflect"
 	"sort"
 	"sync"
@@ -96,11 +97,7 @@ func (t *Targets) Clients() []*Client {
 func (t *Targets) Errors() map[string]string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	out := make(map[string]string, len(t.errs))
-	for k, v := range t.errs {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(t.errs)
 }
 
 // Stop ends every refresh loop.
