@@ -94,32 +94,15 @@ func value(t *testing.T, g prometheus.Collector, name string, labels map[string]
 	t.Helper()
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(g)
-	fams, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
+	m := findMetric(t, reg, name, labels)
+	switch {
+	case m == nil:
+		return 0, false
+	case m.Gauge != nil:
+		return m.GetGauge().GetValue(), true
+	default:
+		return m.GetCounter().GetValue(), true
 	}
-	for _, f := range fams {
-		if f.GetName() != name {
-			continue
-		}
-	metrics:
-		for _, m := range f.GetMetric() {
-			have := map[string]string{}
-			for _, lp := range m.GetLabel() {
-				have[lp.GetName()] = lp.GetValue()
-			}
-			for k, v := range labels {
-				if have[k] != v {
-					continue metrics
-				}
-			}
-			if m.Gauge != nil {
-				return m.GetGauge().GetValue(), true
-			}
-			return m.GetCounter().GetValue(), true
-		}
-	}
-	return 0, false
 }
 
 // Every metric's value and unit: mW to W, mJ to J, MHz to Hz, KB/s to B/s, percent to ratio.

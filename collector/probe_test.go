@@ -41,26 +41,11 @@ func successResult(target string) *prober.Result {
 
 func histogramOf(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) *dto.Histogram {
 	t.Helper()
-	fams, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
+	m := findMetric(t, reg, name, labels)
+	if m == nil {
+		t.Fatalf("no histogram %s %v", name, labels)
 	}
-	for _, f := range fams {
-		if f.GetName() != name {
-			continue
-		}
-	metrics:
-		for _, m := range f.GetMetric() {
-			for _, lp := range m.GetLabel() {
-				if v, ok := labels[lp.GetName()]; ok && v != lp.GetValue() {
-					continue metrics
-				}
-			}
-			return m.GetHistogram()
-		}
-	}
-	t.Fatalf("no histogram %s %v", name, labels)
-	return nil
+	return m.GetHistogram()
 }
 
 func TestBucketsIncludeThresholdsAndNative(t *testing.T) {
