@@ -12,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/llmprobe/llmprobe/internal/metricdoc"
+	"github.com/llmprobe/llmprobe/internal/testkit"
 )
 
 type ruleFile struct {
@@ -38,14 +39,7 @@ func loadRules(t *testing.T) ruleFile {
 
 func promtool(t *testing.T) string {
 	t.Helper()
-	path, err := exec.LookPath("promtool")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("promtool is not installed; .ci/run installs Debian's prometheus package")
-		}
-		t.Skip("promtool not installed (apt-get install prometheus)")
-	}
-	return path
+	return testkit.Tool(t, "promtool", "apt-get install prometheus")
 }
 
 // promtool checks the rules and runs every unit test in tests/.

@@ -6,17 +6,17 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/prober"
+	"github.com/llmprobe/llmprobe/report"
 )
 
 // Bursts exports the last report of each burst.
 type Bursts struct {
 	mu   sync.Mutex
-	last map[string]*prober.Report
+	last map[string]*report.Report
 }
 
 // NewBursts returns an empty set.
-func NewBursts() *Bursts { return &Bursts{last: map[string]*prober.Report{}} }
+func NewBursts() *Bursts { return &Bursts{last: map[string]*report.Report{}} }
 
 var (
 	burstLatencyDesc   = prometheus.NewDesc(namespace+"_burst_latency_seconds", "Exact quantiles of the last burst's measured requests.", []string{"burst", "metric", "quantile"}, nil)
@@ -36,7 +36,7 @@ var (
 var quantileLabel = map[string]string{"p50": "0.5", "p90": "0.9", "p95": "0.95", "p99": "0.99", "p99.9": "0.999"}
 
 // Set records a burst's newest report.
-func (b *Bursts) Set(r *prober.Report) {
+func (b *Bursts) Set(r *report.Report) {
 	b.mu.Lock()
 	b.last[r.Burst] = r
 	b.mu.Unlock()

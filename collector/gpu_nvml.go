@@ -15,7 +15,7 @@ import (
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/llmprobe/llmprobe/prober"
+	"github.com/llmprobe/llmprobe/report"
 )
 
 // GPU exports the node's GPUs through NVML. NVML that cannot be loaded (no
@@ -399,14 +399,14 @@ func (g *GPU) listenXID(ctx context.Context) {
 // BeginBurst reads the GPUs' energy counters and samples power and
 // temperature until the returned function is called with the burst's output
 // tokens; that function returns the burst's GPU facts, or nil without NVML.
-func (g *GPU) BeginBurst() func(outputTokens int) *prober.GPUFacts {
+func (g *GPU) BeginBurst() func(outputTokens int) *report.GPUFacts {
 	g.mu.Lock()
 	ready := g.ready
 	g.mu.Unlock()
 	if !ready {
-		return func(int) *prober.GPUFacts { return nil }
+		return func(int) *report.GPUFacts { return nil }
 	}
-	facts := &prober.GPUFacts{}
+	facts := &report.GPUFacts{}
 	devs := g.devices()
 	facts.Count = len(devs)
 	facts.DriverVersion, _ = g.lib.SystemGetDriverVersion()
@@ -450,7 +450,7 @@ func (g *GPU) BeginBurst() func(outputTokens int) *prober.GPUFacts {
 			}
 		}
 	}()
-	return func(outputTokens int) *prober.GPUFacts {
+	return func(outputTokens int) *report.GPUFacts {
 		close(stop)
 		if t := <-sampled; t >= 0 {
 			facts.MaxTemperatureCelsius = &t

@@ -4,6 +4,8 @@ package collector
 
 import (
 	"bytes"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +18,8 @@ import (
 	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/llmprobe/llmprobe/internal/metricdoc"
 )
 
 const gib = 1 << 30
@@ -329,6 +333,45 @@ func BenchmarkGPUScrape(b *testing.B) {
 	for b.Loop() {
 		if _, err := reg.Gather(); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// The GPU series hold to the metric contract of docs/metrics.md: type and
+// label names, as NVML's H100 mock produces them.
+func TestGPUMetricContract(t *testing.T) {
+	contract, err := metricdoc.Read("../docs/metrics.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	documented := map[string]metricdoc.Metric{}
+	for _, m := range contract {
+		documented[m.Name] = m
+	}
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(startGPU(t, newH100(t), nil, 2*time.Second))
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fams) < 15 {
+		t.Fatalf("only %d metric families from the mock", len(fams))
+	}
+	for _, f := range fams {
+		want, ok := documented[f.GetName()]
+		if !ok {
+			t.Errorf("%s is not in docs/metrics.md", f.GetName())
+			continue
+		}
+		labels := map[string]bool{}
+		for _, m := range f.GetMetric() {
+			for _, lp := range m.GetLabel() {
+				labels[lp.GetName()] = true
+			}
+		}
+		got := slices.Sorted(maps.Keys(labels))
+		if typ := strings.ToLower(f.GetType().String()); typ != want.Type || !slices.Equal(got, want.Labels) {
+			t.Errorf("%s: %s with labels %v; docs/metrics.md says %s with %v", f.GetName(), typ, got, want.Type, want.Labels)
 		}
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/llmprobe/llmprobe/prober"
+	"github.com/llmprobe/llmprobe/report"
 )
 
 // GPU is the stand-in of a build without cgo (or not for Linux): NVML cannot
@@ -42,6 +42,6 @@ func (g *GPU) Collect(ch chan<- prometheus.Metric) {
 }
 
 // BeginBurst has no GPU facts to give.
-func (g *GPU) BeginBurst() func(outputTokens int) *prober.GPUFacts {
-	return func(int) *prober.GPUFacts { return nil }
+func (g *GPU) BeginBurst() func(outputTokens int) *report.GPUFacts {
+	return func(int) *report.GPUFacts { return nil }
 }

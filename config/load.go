@@ -24,22 +24,16 @@ func (e *FieldError) Error() string { return e.Path + ": " + e.Msg }
 
 // LoadFile reads, decodes and validates a configuration file.
 func LoadFile(path string) (*Config, error) {
-	cfg, _, err := loadFile(path)
-	return cfg, err
-}
-
-// loadFile also returns the raw bytes, which reload checksums.
-func loadFile(path string) (*Config, []byte, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	cfg, err := Parse(data, path)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	cfg.setDirectory(filepath.Dir(path))
-	return cfg, data, nil
+	return cfg, nil
 }
 
 // Redacted renders the configuration as YAML with every secret shown as <secret>.

@@ -1,19 +1,20 @@
 package config
 
 import (
-	"crypto/sha256"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// SafeConfig holds the running configuration and swaps it on reload. A reload
-// that fails keeps the running configuration.
+// SafeConfig holds the running configuration. Reloads are serialized: each
+// loads, compares, applies and swaps before the next begins, so what Get
+// returns is always what was applied last.
 type SafeConfig struct {
-	mu       sync.RWMutex
-	cfg      *Config
-	checksum [sha256.Size]byte
+	reload sync.Mutex // held for a whole Reload
+
+	mu  sync.RWMutex
+	cfg *Config
 
 	reloadSuccess   prometheus.Gauge
 	reloadTimestamp prometheus.Gauge
@@ -44,33 +45,25 @@ func (sc *SafeConfig) Get() *Config {
 	return sc.cfg
 }
 
-// Reload loads path. It reports whether the configuration changed; an
-// unchanged file is not swapped, so probes keep their schedules.
-func (sc *SafeConfig) Reload(path string) (changed bool, err error) {
-	cfg, raw, err := loadFile(path)
-	return sc.apply(cfg, raw, err)
-}
-
-// ReloadBytes is Reload for configuration held in memory (the embedded demo).
-func (sc *SafeConfig) ReloadBytes(data []byte, name string) (changed bool, err error) {
-	cfg, err := Parse(data, name)
-	return sc.apply(cfg, data, err)
-}
-
-func (sc *SafeConfig) apply(cfg *Config, raw []byte, err error) (bool, error) {
+// Reload calls load and, when it returns a configuration that is not Equal
+// to the running one, passes it to apply and then makes it the running one.
+// A failed load keeps the running configuration; an unchanged one is not
+// applied again, so schedules keep their rhythm. It reports whether the
+// configuration changed.
+func (sc *SafeConfig) Reload(load func() (*Config, error), apply func(*Config)) (changed bool, err error) {
+	sc.reload.Lock()
+	defer sc.reload.Unlock()
+	cfg, err := load()
 	if err != nil {
 		sc.reloadSuccess.Set(0)
 		return false, err
 	}
-	// Raw bytes, not the marshalled form: secrets marshal as <secret>, and a
-	// changed token must count as a change.
-	sum := sha256.Sum256(raw)
-	sc.mu.Lock()
-	changed := sc.cfg == nil || sum != sc.checksum
-	if changed {
-		sc.cfg, sc.checksum = cfg, sum
+	if changed = !Equal(cfg, sc.Get()); changed {
+		apply(cfg)
+		sc.mu.Lock()
+		sc.cfg = cfg
+		sc.mu.Unlock()
 	}
-	sc.mu.Unlock()
 	sc.reloadSuccess.Set(1)
 	sc.reloadTimestamp.Set(float64(time.Now().UnixNano()) / 1e9)
 	return changed, nil

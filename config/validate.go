@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // Names become label values, so they are kept to a safe alphabet.
@@ -80,7 +82,7 @@ func (t *Target) validate(path string, seen map[string]int, errs *errList) {
 		errs.add(path+".info_interval", "must be at least 1s")
 	}
 	for name := range t.Headers {
-		if !validHeaderName(name) {
+		if !httpguts.ValidHeaderFieldName(name) {
 			errs.add(path+".headers."+name, "%q is not a valid header name", name)
 		}
 		switch http.CanonicalHeaderKey(name) {
@@ -96,18 +98,6 @@ func (t *Target) validate(path string, seen map[string]int, errs *errList) {
 	if err := t.HTTPClientConfig.Validate(); err != nil {
 		errs.add(path+".http_client_config", "%v", err)
 	}
-}
-
-func validHeaderName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, r := range s {
-		if r > 127 || !(r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
-			return false
-		}
-	}
-	return true
 }
 
 func (s *Scenario) validate(path string, seen map[string]int, errs *errList) {

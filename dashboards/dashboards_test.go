@@ -17,6 +17,7 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
 
 	"github.com/llmprobe/llmprobe/internal/metricdoc"
+	"github.com/llmprobe/llmprobe/internal/testkit"
 )
 
 // The committed JSON is what the Go code generates; a stale file fails.
@@ -182,13 +183,7 @@ func TestQueriesParseAndNameDocumentedMetrics(t *testing.T) {
 		fmt.Fprintf(&rules, "      - record: dashboard:query_%d\n        expr: %s\n", i, b)
 		i++
 	}
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("promtool is not installed; .ci/run installs Debian's prometheus package")
-		}
-		t.Skip("promtool not installed")
-	}
+	promtool := testkit.Tool(t, "promtool", "apt-get install prometheus")
 	path := filepath.Join(t.TempDir(), "queries.yml")
 	if err := os.WriteFile(path, []byte(rules.String()), 0o644); err != nil {
 		t.Fatal(err)

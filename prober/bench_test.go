@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/internal/testkit"
 )
 
 // BenchmarkStreamParse is the whole per-chunk path of a probe: SSE framing,
@@ -16,11 +17,11 @@ func BenchmarkStreamParse(b *testing.B) {
 	const chunk = `data: {"id":"cmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":" hello"},"logprobs":null,"finish_reason":null}]}` + "\n\n"
 	const n = 10000
 	body := []byte(strings.Repeat(chunk, n) + `data: {"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":10000,"total_tokens":10010}}` + "\n\ndata: [DONE]\n\n")
-	c, err := NewClient(testTarget("http://127.0.0.1:1", config.APIChat))
+	c, err := NewClient(testkit.Target("http://127.0.0.1:1", config.APIChat))
 	if err != nil {
 		b.Fatal(err)
 	}
-	req := Request{Scenario: testScenario(), Sched: time.Now()}
+	req := Request{Scenario: testkit.Scenario(), Sched: time.Now()}
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	chunks := 0

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/internal/testkit"
 )
 
 func TestMain(m *testing.M) {
@@ -113,11 +114,11 @@ func TestFaultyServers(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { tc.handler(t, w, r) }))
 			defer srv.Close()
-			target := testTarget(srv.URL, config.APICompletions)
+			target := testkit.Target(srv.URL, config.APICompletions)
 			if tc.timeout > 0 {
 				target.Timeout = config.Duration(tc.timeout)
 			}
-			res := probeOnce(t, target, testScenario())
+			res := probeOnce(t, target, testkit.Scenario())
 			if res.Outcome != tc.want {
 				t.Fatalf("outcome = %s (%s), want %s\n%s", res.Outcome, res.Error, tc.want, logOf(res))
 			}
@@ -135,7 +136,7 @@ func TestConnectionRefused(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	url := srv.URL
 	srv.Close()
-	res := probeOnce(t, testTarget(url, config.APIChat), testScenario())
+	res := probeOnce(t, testkit.Target(url, config.APIChat), testkit.Scenario())
 	if res.Outcome != OutcomeConnectionError {
 		t.Fatalf("outcome = %s (%s), want connection_error", res.Outcome, res.Error)
 	}
@@ -148,9 +149,9 @@ func TestFailuresMissEveryObjective(t *testing.T) {
 		w.WriteHeader(http.StatusTooManyRequests)
 	}))
 	defer srv.Close()
-	s := testScenario()
+	s := testkit.Scenario()
 	s.SLO = config.SLO{TTFT: config.Duration(time.Second), E2E: config.Duration(time.Second), TargetRatio: 0.9}
-	res := probeOnce(t, testTarget(srv.URL, config.APIChat), s)
+	res := probeOnce(t, testkit.Target(srv.URL, config.APIChat), s)
 	if len(res.Checks) != 2 {
 		t.Fatalf("checks = %+v, want ttft and e2e", res.Checks)
 	}

@@ -10,16 +10,13 @@ import (
 	"net/http/httptest"
 	"net/textproto"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	promconfig "github.com/prometheus/common/config"
-
 	"github.com/llmprobe/llmprobe/config"
 )
-
-const transcriptsDir = "../../shared/transcripts/"
 
 // transcript is a raw HTTP response captured from a real engine.
 type transcript struct {
@@ -30,10 +27,7 @@ type transcript struct {
 
 func loadTranscript(t *testing.T, name string) transcript {
 	t.Helper()
-	raw, err := os.ReadFile(transcriptsDir + name)
-	if os.IsNotExist(err) {
-		t.Skipf("transcripts not found at %s", transcriptsDir)
-	}
+	raw, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,33 +84,21 @@ func replay(t *testing.T, tr transcript, gap time.Duration) *httptest.Server {
 	return srv
 }
 
-func testTarget(url string, api config.API) config.Target {
-	t := config.DefaultTarget
-	t.Name = "t"
-	t.URL = url
-	t.API = api
-	t.Model = "m"
-	t.Timeout = config.Duration(5 * time.Second)
-	t.HTTPClientConfig = promconfig.DefaultHTTPClientConfig
-	return t
-}
-
-func testScenario() config.Scenario {
-	s := config.DefaultScenario
-	s.Name = "s"
-	s.PromptTokens = config.Distribution{Kind: config.DistFixed, Value: 16}
-	s.OutputTokens = config.Distribution{Kind: config.DistFixed, Value: 6}
-	return s
-}
-
-// probeOnce sends one request now and returns its result.
-func probeOnce(t *testing.T, target config.Target, s config.Scenario) *Result {
+// newClient builds a client that closes when the test ends.
+func newClient(t *testing.T, target config.Target) *Client {
 	t.Helper()
 	c, err := NewClient(target)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
+	return c
+}
+
+// probeOnce sends one request now and returns its result.
+func probeOnce(t *testing.T, target config.Target, s config.Scenario) *Result {
+	t.Helper()
+	c := newClient(t, target)
 	prompt, maxTokens := NewPromptBuilder(s, 1).Next()
 	return c.Do(context.Background(), Request{Scenario: s, Traffic: TrafficCanary, Prompt: prompt, MaxTokens: maxTokens, Sched: time.Now()})
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/internal/testkit"
 )
 
 type step struct {
@@ -65,7 +66,7 @@ func TestITLPerTokenWithRunningUsage(t *testing.T) {
 		steps = append(steps, step{40 * time.Millisecond, chatContentUsage(" b c d e", 1+4*i)})
 	}
 	steps = append(steps, step{0, finishChunk}, step{0, usageChunk(13)}, step{0, done})
-	res := probeOnce(t, testTarget(scripted(t, steps).URL, config.APIChat), testScenario())
+	res := probeOnce(t, testkit.Target(scripted(t, steps).URL, config.APIChat), testkit.Scenario())
 	if res.Outcome != OutcomeSuccess {
 		t.Fatalf("%s: %s", res.Outcome, res.Error)
 	}
@@ -92,7 +93,7 @@ func TestITLPerTokenFromFinalUsage(t *testing.T) {
 		steps = append(steps, step{30 * time.Millisecond, chatDelta(`{"content":" b c d"}`)})
 	}
 	steps = append(steps, step{0, finishChunk}, step{0, usageChunk(10)}, step{0, done})
-	res := probeOnce(t, testTarget(scripted(t, steps).URL, config.APIChat), testScenario())
+	res := probeOnce(t, testkit.Target(scripted(t, steps).URL, config.APIChat), testkit.Scenario())
 	if res.OutputTokens != 10 || len(res.ITL) != 9 {
 		t.Fatalf("tokens = %d, ITL samples = %d; want 10 and 9", res.OutputTokens, len(res.ITL))
 	}
@@ -106,7 +107,7 @@ func TestITLPerTokenFromFinalUsage(t *testing.T) {
 // No usage at all: count chunks, and say so.
 func TestChunkCountFallbackIsFlagged(t *testing.T) {
 	steps := []step{{0, chatDelta(`{"content":"a"}`)}, {0, chatDelta(`{"content":"b"}`)}, {0, chatDelta(`{"content":"c"}`)}, {0, finishChunk}, {0, done}}
-	res := probeOnce(t, testTarget(scripted(t, steps).URL, config.APIChat), testScenario())
+	res := probeOnce(t, testkit.Target(scripted(t, steps).URL, config.APIChat), testkit.Scenario())
 	if res.Outcome != OutcomeSuccess || res.OutputTokens != 3 || res.TokenSource != TokensFromChunks {
 		t.Fatalf("outcome %s, tokens %d from %s; want success, 3 from chunks", res.Outcome, res.OutputTokens, res.TokenSource)
 	}
@@ -136,7 +137,7 @@ func TestOutputTokenDefinition(t *testing.T) {
 				{20 * time.Millisecond, chatDelta(`{"content":"x"}`)},
 				{0, finishChunk}, {0, usageChunk(2)}, {0, done},
 			}
-			res := probeOnce(t, testTarget(scripted(t, steps).URL, config.APIChat), testScenario())
+			res := probeOnce(t, testkit.Target(scripted(t, steps).URL, config.APIChat), testkit.Scenario())
 			if res.OutputChunks != 2 {
 				t.Fatalf("output chunks = %d, want 2", res.OutputChunks)
 			}
@@ -153,14 +154,14 @@ func TestTPOTAndSLOChecks(t *testing.T) {
 		steps = append(steps, step{20 * time.Millisecond, chatContentUsage("b", i)})
 	}
 	steps = append(steps, step{0, finishChunk}, step{0, done})
-	s := testScenario()
+	s := testkit.Scenario()
 	s.SLO = config.SLO{
 		TTFT:        config.Duration(10 * time.Millisecond), // missed: TTFT is ~30ms
 		TPOT:        config.Duration(40 * time.Millisecond), // met: ~20ms
 		Stall:       config.Duration(60 * time.Millisecond), // met
 		TargetRatio: 0.99,
 	}
-	res := probeOnce(t, testTarget(scripted(t, steps).URL, config.APIChat), s)
+	res := probeOnce(t, testkit.Target(scripted(t, steps).URL, config.APIChat), s)
 	if !within(res.TPOT, 20*time.Millisecond, 8*time.Millisecond) {
 		t.Errorf("TPOT = %s, want ~20ms", res.TPOT)
 	}
@@ -193,10 +194,10 @@ func TestQualityChecks(t *testing.T) {
 		{config.Quality{JSON: true}, `{"ok": tru`, false},
 	}
 	for i, tc := range cases {
-		s := testScenario()
+		s := testkit.Scenario()
 		q := tc.q
 		s.Quality = &q
-		res := probeOnce(t, testTarget(scripted(t, answer(tc.answer)).URL, config.APIChat), s)
+		res := probeOnce(t, testkit.Target(scripted(t, answer(tc.answer)).URL, config.APIChat), s)
 		if res.Quality == nil || res.Quality.Passed != tc.pass || res.Good != tc.pass {
 			t.Errorf("case %d: quality %+v good %v, want pass=%v", i, res.Quality, res.Good, tc.pass)
 		}
@@ -205,7 +206,7 @@ func TestQualityChecks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := probeOnce(t, testTarget(scripted(t, answer("42")).URL, config.APIChat), cfg.Scenarios[0])
+	res := probeOnce(t, testkit.Target(scripted(t, answer("42")).URL, config.APIChat), cfg.Scenarios[0])
 	if res.Quality == nil || !res.Quality.Passed {
 		t.Errorf("regex check on %q: %+v", "42", res.Quality)
 	}

@@ -6,10 +6,11 @@ import (
 	"testing"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/internal/testkit"
 )
 
 func TestPromptLengthsAndNonce(t *testing.T) {
-	s := testScenario()
+	s := testkit.Scenario()
 	s.PromptTokens = config.Distribution{Kind: config.DistFixed, Value: 100}
 	b := NewPromptBuilder(s, 7)
 	seen := map[string]bool{}
@@ -30,7 +31,7 @@ func TestPromptLengthsAndNonce(t *testing.T) {
 }
 
 func TestSharedPrefix(t *testing.T) {
-	s := testScenario()
+	s := testkit.Scenario()
 	s.PromptTokens = config.Distribution{Kind: config.DistFixed, Value: 64}
 	s.SharedPrefixTokens = 32
 	a, _ := NewPromptBuilder(s, 1).Next()
@@ -48,7 +49,7 @@ func TestSharedPrefix(t *testing.T) {
 }
 
 func TestLengthDistributions(t *testing.T) {
-	s := testScenario()
+	s := testkit.Scenario()
 	s.PromptTokens = config.Distribution{Kind: config.DistLognormal, Mean: 500, Sigma: 0.5, Min: 100, Max: 2000}
 	s.OutputTokens = config.Distribution{Kind: config.DistUniform, Min: 10, Max: 20}
 	b := NewPromptBuilder(s, 3)
@@ -70,7 +71,7 @@ func TestLengthDistributions(t *testing.T) {
 }
 
 func TestLiteralPrompt(t *testing.T) {
-	s := testScenario()
+	s := testkit.Scenario()
 	s.Prompt = "Say OK."
 	p, _ := NewPromptBuilder(s, 1).Next()
 	if !strings.HasSuffix(p.Text, "\nSay OK.") || !strings.HasPrefix(p.Text, "ref:") {

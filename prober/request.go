@@ -190,7 +190,7 @@ func (c *Client) readStream(ctx context.Context, body io.Reader, r Request, res 
 	if r.Scenario.Quality != nil {
 		st.answerLimit = maxAnswerBytes
 	}
-	sse := NewSSEReader(body, maxLineBytes)
+	sse := newSSEReader(body, maxLineBytes)
 	var chunk streamChunk
 	var streamErr error
 	for {

@@ -1,5 +1,5 @@
-// Package prober sends synthetic streaming requests to OpenAI-compatible
-// inference servers and measures them by llmprobe's measurement rules.
+// Package prober measures one streaming request to an OpenAI-compatible
+// inference server by llmprobe's measurement rules.
 package prober
 
 import (

@@ -1,34 +1,14 @@
 package prober
 
 import (
-	"net/http/httptest"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/sim"
 )
-
-func startSim(t *testing.T, mutate func(*sim.Config)) (*httptest.Server, *sim.Engine) {
-	t.Helper()
-	cfg := sim.DefaultConfig()
-	cfg.Model = "m"
-	cfg.PrefillBase = 50 * time.Millisecond
-	cfg.PrefillPerToken = 0
-	cfg.DecodeBase = 10 * time.Millisecond
-	cfg.DecodePerSeq = 0
-	if mutate != nil {
-		mutate(&cfg)
-	}
-	e, err := sim.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(e.Handler())
-	t.Cleanup(func() { srv.Close(); e.Close() })
-	return srv, e
-}
 
 func median(ds []time.Duration) time.Duration {
 	s := slices.Clone(ds)
@@ -42,12 +22,12 @@ func median(ds []time.Duration) time.Duration {
 func TestMeasurementsMatchSimSchedule(t *testing.T) {
 	for _, api := range []config.API{config.APIChat, config.APICompletions} {
 		t.Run(string(api), func(t *testing.T) {
-			srv, _ := startSim(t, nil)
-			s := testScenario()
+			srv, _ := testkit.StartSim(t, nil)
+			s := testkit.Scenario()
 			s.OutputTokens = config.Distribution{Kind: config.DistFixed, Value: 20}
 			var ttft, tpot, itl []time.Duration
 			for range 7 {
-				res := probeOnce(t, testTarget(srv.URL, api), s)
+				res := probeOnce(t, testkit.Target(srv.URL, api), s)
 				if res.Outcome != OutcomeSuccess || res.OutputTokens != 20 || res.TokenSource != TokensFromUsage {
 					t.Fatalf("%s %s: %d tokens from %s\n%s", res.Outcome, res.Error, res.OutputTokens, res.TokenSource, logOf(res))
 				}
@@ -145,10 +125,10 @@ func TestSimFramings(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			srv, _ := startSim(t, func(c *sim.Config) { c.Faults = tc.faults })
-			target := testTarget(srv.URL, config.APIChat)
+			srv, _ := testkit.StartSim(t, func(c *sim.Config) { c.Faults = tc.faults })
+			target := testkit.Target(srv.URL, config.APIChat)
 			target.ExtraBody = tc.extra
-			s := testScenario()
+			s := testkit.Scenario()
 			s.OutputTokens = config.Distribution{Kind: config.DistFixed, Value: 8}
 			res := probeOnce(t, target, s)
 			if res.Outcome != OutcomeSuccess && tc.faults.ErrorRate == 0 && tc.faults.DisconnectRate == 0 && tc.faults.MalformedRate == 0 {
@@ -160,16 +140,12 @@ func TestSimFramings(t *testing.T) {
 }
 
 func TestTargetInfoFromSim(t *testing.T) {
-	srv, e := startSim(t, nil)
-	target := testTarget(srv.URL, config.APIChat)
+	srv, e := testkit.StartSim(t, nil)
+	target := testkit.Target(srv.URL, config.APIChat)
 	target.Model = ""
-	c, err := NewClient(target)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := newClient(t, target)
 	info := c.RefreshInfo(t.Context())
-	if info.Engine != EngineSim || info.EngineVersion != "0.1.0" || c.Model() != "m" {
+	if info.Engine != engineSim || info.EngineVersion != "0.1.0" || c.Model() != "m" {
 		t.Errorf("info = %+v, model %q", info, c.Model())
 	}
 	e.SetVersion("0.2.0")

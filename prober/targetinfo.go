@@ -15,17 +15,17 @@ import (
 
 var userAgent = "llmprobe/" + version.Version
 
-// Engines that target_info can name; anything else is "unknown", so the label stays bounded.
+// Engines that target_info can name (docs/metrics.md lists them); anything else is "unknown", so the label stays bounded.
 const (
-	EngineVLLM     = "vllm"
-	EngineSGLang   = "sglang"
-	EngineTGI      = "tgi"
-	EngineLlamaCPP = "llamacpp"
-	EngineOllama   = "ollama"
-	EngineTRTLLM   = "trtllm"
-	EngineNIM      = "nim"
-	EngineSim      = "llmprobe-sim"
-	EngineUnknown  = "unknown"
+	engineVLLM     = "vllm"
+	engineSGLang   = "sglang"
+	engineTGI      = "tgi"
+	engineLlamaCPP = "llamacpp"
+	engineOllama   = "ollama"
+	engineTRTLLM   = "trtllm"
+	engineNIM      = "nim"
+	engineSim      = "llmprobe-sim"
+	engineUnknown  = "unknown"
 )
 
 // TargetInfo is what a target says about itself. Every string is sanitised and
@@ -93,11 +93,11 @@ func (c *Client) RefreshInfo(ctx context.Context) TargetInfo {
 		}
 		if ver = sanitizeLabel(ver, 64); ver != "" {
 			info.EngineVersion = ver
-			if info.Engine == EngineUnknown && vh != nil {
+			if info.Engine == engineUnknown && vh != nil {
 				info.Engine = detectEngine("", sanitizeLabel(vh.Get("Server"), 64))
 			}
-			if info.Engine == EngineUnknown && path == "/api/version" {
-				info.Engine = EngineOllama
+			if info.Engine == engineUnknown && path == "/api/version" {
+				info.Engine = engineOllama
 			}
 			break
 		}
@@ -117,13 +117,13 @@ func (c *Client) RefreshInfo(ctx context.Context) TargetInfo {
 
 func versionPaths(engine string) []string {
 	switch engine {
-	case EngineOllama:
+	case engineOllama:
 		return []string{"/api/version"}
-	case EngineTGI:
+	case engineTGI:
 		return []string{"/info"}
-	case EngineNIM:
+	case engineNIM:
 		return []string{"/v1/version", "/version"}
-	case EngineLlamaCPP:
+	case engineLlamaCPP:
 		return nil
 	default:
 		return []string{"/version", "/api/version", "/info"}
@@ -134,23 +134,23 @@ func detectEngine(ownedBy, server string) string {
 	s := strings.ToLower(server)
 	switch {
 	case ownedBy == "vllm":
-		return EngineVLLM
+		return engineVLLM
 	case ownedBy == "sglang":
-		return EngineSGLang
+		return engineSGLang
 	case ownedBy == "llamacpp" || strings.HasPrefix(s, "llama.cpp"):
-		return EngineLlamaCPP
+		return engineLlamaCPP
 	case ownedBy == "tgi" || ownedBy == "text-generation-inference" || strings.Contains(s, "text-generation"):
-		return EngineTGI
+		return engineTGI
 	case ownedBy == "tensorrt_llm" || ownedBy == "trtllm" || strings.Contains(s, "tensorrt"):
-		return EngineTRTLLM
+		return engineTRTLLM
 	case ownedBy == "nvidia" || strings.Contains(s, "nim"):
-		return EngineNIM
+		return engineNIM
 	case ownedBy == "library" || ownedBy == "ollama":
-		return EngineOllama
+		return engineOllama
 	case strings.HasPrefix(s, "llmprobe-sim"):
-		return EngineSim
+		return engineSim
 	}
-	return EngineUnknown
+	return engineUnknown
 }
 
 func (c *Client) getJSON(ctx context.Context, path string, v any) (http.Header, error) {

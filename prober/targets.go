@@ -3,7 +3,6 @@ package prober
 import (
 	"context"
 	"maps"
-	"reflect"
 	"sort"
 	"sync"
 	"time"
@@ -45,7 +44,7 @@ func (t *Targets) Apply(ctx context.Context, cfg *config.Config) map[string]*Cli
 	keep := map[string]bool{}
 	for _, tc := range cfg.Targets {
 		keep[tc.Name] = true
-		if old, ok := t.clients[tc.Name]; ok && reflect.DeepEqual(old.target, tc) {
+		if old, ok := t.clients[tc.Name]; ok && config.Equal(old.target, tc) {
 			continue
 		}
 		if old, ok := t.clients[tc.Name]; ok {

@@ -1,10 +1,18 @@
 package prober
 
 import (
+	"bufio"
+	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/internal/testkit"
 )
 
 // Real engines' framings: the prober must find the first output token and
@@ -33,7 +41,7 @@ func TestTranscripts(t *testing.T) {
 		t.Run(tc.file, func(t *testing.T) {
 			t.Parallel()
 			srv := replay(t, loadTranscript(t, tc.file), gap)
-			res := probeOnce(t, testTarget(srv.URL, tc.api), testScenario())
+			res := probeOnce(t, testkit.Target(srv.URL, tc.api), testkit.Scenario())
 			if res.Outcome != OutcomeSuccess {
 				t.Fatalf("outcome %s: %s\n%s", res.Outcome, res.Error, logOf(res))
 			}
@@ -53,6 +61,71 @@ func TestTranscripts(t *testing.T) {
 			}
 			if len(res.ITL) != tc.outputTokens-1 {
 				t.Errorf("ITL samples = %d, want %d", len(res.ITL), tc.outputTokens-1)
+			}
+		})
+	}
+}
+
+// serveHTTPTranscripts answers each path with a captured raw response and
+// every other path with 404, as the engine did.
+func serveHTTPTranscripts(t *testing.T, files map[string]string) *httptest.Server {
+	t.Helper()
+	responses := map[string]*http.Response{}
+	bodies := map[string][]byte{}
+	for path, file := range files {
+		raw, err := os.ReadFile(filepath.Join("testdata", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(raw)), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		responses[path], bodies[path] = resp, body
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		resp, ok := responses[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		for k, vs := range resp.Header {
+			if k != "Content-Length" {
+				w.Header()[k] = vs
+			}
+		}
+		w.WriteHeader(resp.StatusCode)
+		_, _ = w.Write(bodies[r.URL.Path])
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// Real engines' /v1/models and version answers name the engine, its version
+// and the model, as target_info shows them.
+func TestTargetInfoTranscripts(t *testing.T) {
+	cases := []struct {
+		name                   string
+		files                  map[string]string
+		engine, version, model string
+	}{
+		// llama.cpp: owned_by and the Server header say so; /version is a 404 and the header carries no build.
+		{"llamacpp", map[string]string{"/v1/models": "llamacpp-models.http"}, engineLlamaCPP, "", "tiny"},
+		// Ollama: owned_by "library", the version from /api/version.
+		{"ollama", map[string]string{"/v1/models": "ollama-models.http", "/api/version": "ollama-version.http"}, engineOllama, "0.0.0", "tiny:latest"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			target := testkit.Target(serveHTTPTranscripts(t, tc.files).URL, config.APIChat)
+			target.Model = ""
+			c := newClient(t, target)
+			info := c.RefreshInfo(t.Context())
+			if info.Engine != tc.engine || info.EngineVersion != tc.version || c.Model() != tc.model || info.ModelsError != "" {
+				t.Errorf("info = %+v, model %q; want engine %s %q, model %s", info, c.Model(), tc.engine, tc.version, tc.model)
 			}
 		})
 	}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -64,11 +65,11 @@ func stream(t *testing.T, url, path, body string) streamed {
 }
 
 func chatBody(maxTokens int, extra string) string {
-	return `{"model":"m","stream":true,"max_tokens":` + itoa(int64(maxTokens)) + `,"messages":[{"role":"user","content":"one two three"}]` + extra + `}`
+	return `{"model":"m","stream":true,"max_tokens":` + strconv.Itoa(maxTokens) + `,"messages":[{"role":"user","content":"one two three"}]` + extra + `}`
 }
 
 func completionBody(maxTokens int, extra string) string {
-	return `{"model":"m","stream":true,"max_tokens":` + itoa(int64(maxTokens)) + `,"prompt":"one two three four"` + extra + `}`
+	return `{"model":"m","stream":true,"max_tokens":` + strconv.Itoa(maxTokens) + `,"prompt":"one two three four"` + extra + `}`
 }
 
 type chunkView struct {

@@ -20,6 +20,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -27,8 +28,10 @@ import (
 	promconfig "github.com/prometheus/common/config"
 
 	"github.com/llmprobe/llmprobe/bench/internal/simchild"
+	"github.com/llmprobe/llmprobe/burst"
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/prober"
+	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/sim"
 )
 
@@ -70,7 +73,7 @@ func scenario() config.Scenario {
 	return s
 }
 
-func burst(rate float64, d time.Duration) config.Burst {
+func burstAt(rate float64, d time.Duration) config.Burst {
 	b := config.DefaultBurst
 	b.Name, b.Target = "bench", "sim"
 	b.Scenarios = []config.WeightedScenario{{Scenario: "bench", Weight: 1}}
@@ -97,9 +100,10 @@ func dispatchRates(list string, d time.Duration) error {
 		if _, err := fmt.Sscan(f, &rate); err != nil {
 			return fmt.Errorf("rate %q: %w", f, err)
 		}
-		b := burst(rate, d)
-		o := prober.RunBurst(context.Background(), prober.BurstRun{Burst: b, Rate: rate, Client: c, Scenarios: []config.Scenario{scenario()}})
-		rep := prober.BuildReport(b, o, prober.ReportMeta{Scenarios: []config.Scenario{scenario()}}, nil)
+		rep, err := burst.Runner{Client: c}.Run(context.Background(), burstAt(rate, d), []config.Scenario{scenario()})
+		if err != nil {
+			return err
+		}
 		dd := rep.Latency["dispatch_delay"]
 		fmt.Printf("rate %6.0f/s: achieved %7.1f/s, %d requests %v, dispatch delay p50 %.3fms p99 %.3fms max %.3fms, ttft p99 %.1fms\n",
 			rate, rep.AchievedRate, rep.Requests, rep.Outcomes, 1000*dd.P50, 1000*dd.P99, 1000*dd.Max, 1000*rep.Latency["ttft"].P99)
@@ -148,6 +152,18 @@ func (r *firstTokenRecorder) ServeHTTP(w http.ResponseWriter, req *http.Request)
 	r.next.ServeHTTP(&recordingWriter{ResponseWriter: w, rec: r, key: b.Prompt}, req)
 }
 
+// collected keeps every measured result of a burst.
+type collected struct {
+	mu  sync.Mutex
+	all []*prober.Result
+}
+
+func (c *collected) Observe(r *prober.Result) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.all = append(c.all, r)
+}
+
 func ttftError() error {
 	e, err := sim.New(simConfig())
 	if err != nil {
@@ -163,9 +179,15 @@ func ttftError() error {
 	}
 	// Rebuild the burst's prompts to match results to the sim's record.
 	const rate = 50
-	b := burst(rate, 10*time.Second)
-	o := prober.RunBurst(context.Background(), prober.BurstRun{Burst: b, Rate: rate, Client: c, Scenarios: []config.Scenario{scenario()}})
-	arrivals := prober.PlanArrivals(b, rate)
+	b := burstAt(rate, 10*time.Second)
+	results := &collected{}
+	if _, err := (burst.Runner{Client: c, Observer: results}).Run(context.Background(), b, []config.Scenario{scenario()}); err != nil {
+		return err
+	}
+	// Due times are distinct and increasing, so sorted results line up with
+	// the plan's measured arrivals and their prompts.
+	slices.SortFunc(results.all, func(a, b *prober.Result) int { return a.Sched.Compare(b.Sched) })
+	arrivals := burst.Plan(b, rate)
 	builder := prober.NewPromptBuilder(scenario(), b.Seed)
 	var texts []string
 	for _, a := range arrivals {
@@ -175,7 +197,7 @@ func ttftError() error {
 		}
 	}
 	var errs []float64
-	for i, res := range o.Results {
+	for i, res := range results.all {
 		if i >= len(texts) || res.Outcome != prober.OutcomeSuccess {
 			continue
 		}
@@ -190,7 +212,7 @@ func ttftError() error {
 	if len(errs) == 0 {
 		return fmt.Errorf("no request matched the sim's record")
 	}
-	s := prober.Summarize(errs)
+	s := report.Summarize(errs)
 	fmt.Printf("TTFT error (prober's first token - sim's first write), %d requests at %d/s: p50 %.3fms p99 %.3fms max %.3fms min %.3fms\n",
 		s.Count, rate, 1000*s.P50, 1000*s.P99, 1000*s.Max, 1000*s.Min)
 	return nil

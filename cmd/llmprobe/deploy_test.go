@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/llmprobe/llmprobe/internal/testkit"
 )
 
 // Every example configuration passes --config.check.
@@ -68,10 +70,7 @@ func TestSystemdUnit(t *testing.T) {
 	if out, err := exec.Command(binPath, append(args, "--config.check")...).CombinedOutput(); err != nil {
 		t.Errorf("the unit's flags are refused: %v\n%s", err, out)
 	}
-	analyze, err := exec.LookPath("systemd-analyze")
-	if err != nil {
-		t.Skip("systemd-analyze not installed: the unit is not verified here")
-	}
+	analyze := testkit.Tool(t, "systemd-analyze", "apt-get install systemd")
 	path := filepath.Join(t.TempDir(), "llmprobe.service")
 	if err := os.WriteFile(path, []byte(strings.ReplaceAll(string(unit), "/usr/local/bin/llmprobe", binPath)), 0o644); err != nil {
 		t.Fatal(err)
@@ -128,13 +127,7 @@ func TestComposeStack(t *testing.T) {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("promtool is not installed")
-		}
-		t.Skip("promtool not installed")
-	}
+	promtool := testkit.Tool(t, "promtool", "apt-get install prometheus")
 	// Inside the stack the rules are mounted at /etc/prometheus/rules; here they are in alerts/.
 	prom, _ := os.ReadFile(filepath.Join(dir, "prometheus/prometheus.yml"))
 	rules, _ := filepath.Abs("../../alerts/llmprobe.rules.yml")

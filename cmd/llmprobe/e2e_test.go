@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -20,6 +19,8 @@ import (
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/llmprobe/llmprobe/internal/testkit"
 )
 
 var binPath string
@@ -120,25 +121,8 @@ func (d *daemonProc) logs() string {
 	return d.log.String()
 }
 
-func (d *daemonProc) get(path string) (int, string) {
-	resp, err := http.Get(d.base + path)
-	if err != nil {
-		return 0, err.Error()
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
-}
-
-func (d *daemonProc) post(path string) (int, string) {
-	resp, err := http.Post(d.base+path, "", nil)
-	if err != nil {
-		return 0, err.Error()
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
-}
+func (d *daemonProc) get(path string) (int, string)  { return testkit.Get(d.base + path) }
+func (d *daemonProc) post(path string) (int, string) { return testkit.Post(d.base + path) }
 
 // waitFor polls cond until it holds or 20 s pass: polling with a deadline, not a fixed sleep.
 func (d *daemonProc) waitFor(t *testing.T, what string, cond func() bool) {

@@ -10,7 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/llmprobe/llmprobe/prober"
+	"github.com/llmprobe/llmprobe/internal/testkit"
+	"github.com/llmprobe/llmprobe/report"
 )
 
 func gateConfig(t *testing.T, url, ttft string) string {
@@ -55,12 +56,12 @@ func TestGateExitCodes(t *testing.T) {
 	if exitCode(err) != 0 || !strings.Contains(string(out), "gate: passed") || !strings.Contains(string(out), "PASS  slo_ttft") {
 		t.Fatalf("lenient gate: exit %d\n%s", exitCode(err), out)
 	}
-	var rep prober.Report
+	var rep report.Report
 	b, err := os.ReadFile(output)
 	if err != nil || json.Unmarshal(b, &rep) != nil || rep.Requests != 20 || !rep.Passed {
 		t.Fatalf("report %s: %v %+v", output, err, rep)
 	}
-	if list, _ := prober.NewStore(storage).List(); len(list["release"]) != 1 {
+	if list, _ := report.NewStore(storage).List(); len(list["release"]) != 1 {
 		t.Errorf("stored reports: %v", list)
 	}
 
@@ -105,7 +106,7 @@ func TestRestartRestoresBurstGauges(t *testing.T) {
 	if code != 200 || !strings.Contains(page, `class="chart percentiles"`) {
 		t.Errorf("/bursts (%d) lacks the chart:\n%s", code, page)
 	}
-	list, _ := prober.NewStore(storage).List()
+	list, _ := report.NewStore(storage).List()
 	if code, body := d.get("/bursts/" + list["release"][0] + ".json"); code != 200 || !strings.Contains(body, `"burst": "release"`) {
 		t.Errorf("report JSON: %d %s", code, body)
 	}
@@ -114,13 +115,7 @@ func TestRestartRestoresBurstGauges(t *testing.T) {
 	}
 
 	// Rendered by a real browser: the dumped DOM holds the charts.
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("chromium is not installed; .ci/run installs Debian's chromium")
-		}
-		t.Skip("chromium not installed")
-	}
+	chromium := testkit.Tool(t, "chromium", "apt-get install chromium")
 	dom, err := exec.Command(chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
 		"--user-data-dir="+t.TempDir(), "--dump-dom", d.base+"/bursts").Output()

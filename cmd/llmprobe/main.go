@@ -49,7 +49,7 @@ func run(args []string) int {
 	case sim.cmd.FullCommand():
 		return sim.run(logger)
 	case gate.cmd.FullCommand():
-		return gate.run(logger)
+		return gate.run()
 	}
 	return 2
 }

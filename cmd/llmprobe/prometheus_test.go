@@ -18,7 +18,8 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/llmprobe/llmprobe/dashboards"
-	"github.com/llmprobe/llmprobe/prober"
+	"github.com/llmprobe/llmprobe/internal/testkit"
+	"github.com/llmprobe/llmprobe/report"
 )
 
 // gpuOnly are the panels that can only have data where llmprobe runs on a
@@ -67,19 +68,13 @@ func TestDashboardsAndRulesAgainstPrometheus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Prometheus")
 	}
-	promBin, err := exec.LookPath("prometheus")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("prometheus is not installed; .ci/run installs Debian's prometheus package")
-		}
-		t.Skip("prometheus not installed")
-	}
+	promBin := testkit.Tool(t, "prometheus", "apt-get install prometheus")
 	start := time.Now()
 	srv, _ := simServer(t)
 	storage := t.TempDir()
 	// A stored earlier run, so the burst has a regression verdict to export.
-	previous := &prober.Report{ID: "e2e-20200101T000000Z", Burst: "e2e", Latency: map[string]prober.Summary{"ttft": {Count: 1, P50: 0.1, P99: 0.1}}}
-	if err := prober.NewStore(storage).Save(previous, 5); err != nil {
+	previous := &report.Report{ID: "e2e-20200101T000000Z", Burst: "e2e", Latency: map[string]report.Summary{"ttft": {Count: 1, P50: 0.1, P99: 0.1}}}
+	if err := report.NewStore(storage).Save(previous, 5); err != nil {
 		t.Fatal(err)
 	}
 	cfgPath := filepath.Join(t.TempDir(), "llmprobe.yml")

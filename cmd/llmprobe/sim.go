@@ -2,12 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
-	"net/http"
+	"net"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
-	"time"
 
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/go-kit/log"
@@ -27,8 +26,32 @@ func newSimCommand(app *kingpin.Application) *simCommand {
 	return &simCommand{
 		cmd:    cmd,
 		listen: cmd.Flag("sim.listen-address", "Address the simulated engine listens on.").Default(":8000").String(),
-		cfg:    sim.AddFlags(cmd),
+		cfg:    addSimFlags(cmd),
 	}
+}
+
+// addSimFlags adds the engine's settings to cmd, with sim.DefaultConfig's defaults.
+func addSimFlags(cmd *kingpin.CmdClause) *sim.Config {
+	d := sim.DefaultConfig()
+	c := &sim.Config{Faults: d.Faults}
+	itoa := func(v int) string { return strconv.Itoa(v) }
+	cmd.Flag("sim.seed", "Seed of token text and fault draws.").Default(strconv.FormatInt(d.Seed, 10)).Int64Var(&c.Seed)
+	cmd.Flag("sim.model", "Model name served.").Default(d.Model).StringVar(&c.Model)
+	cmd.Flag("sim.version", "Version /version reports.").Default(d.Version).StringVar(&c.Version)
+	cmd.Flag("sim.max-batch", "Running sequences at most.").Default(itoa(d.MaxBatch)).IntVar(&c.MaxBatch)
+	cmd.Flag("sim.max-queue", "Waiting requests at most; more are answered 429.").Default(itoa(d.MaxQueue)).IntVar(&c.MaxQueue)
+	cmd.Flag("sim.prefill-base", "Fixed cost of a step that admits sequences.").Default(d.PrefillBase.String()).DurationVar(&c.PrefillBase)
+	cmd.Flag("sim.prefill-per-token", "Prefill cost per prompt token.").Default(d.PrefillPerToken.String()).DurationVar(&c.PrefillPerToken)
+	cmd.Flag("sim.decode-base", "Decode step time with one running sequence.").Default(d.DecodeBase.String()).DurationVar(&c.DecodeBase)
+	cmd.Flag("sim.decode-per-seq", "Decode step time added per further running sequence.").Default(d.DecodePerSeq.String()).DurationVar(&c.DecodePerSeq)
+	cmd.Flag("sim.default-max-tokens", "Output tokens when a request sets no max_tokens.").Default(itoa(d.DefaultMaxTokens)).IntVar(&c.DefaultMaxTokens)
+	cmd.Flag("sim.answer", "Answer text (its words, cycled); empty means vocabulary words.").StringVar(&c.Answer)
+	cmd.Flag("sim.error-rate", "Fraction of requests answered with --sim.error-status.").Default("0").Float64Var(&c.Faults.ErrorRate)
+	cmd.Flag("sim.error-status", "HTTP status of simulated failures.").Default("500").IntVar(&c.Faults.ErrorStatus)
+	cmd.Flag("sim.tokens-per-chunk", "Tokens carried by each streamed chunk.").Default("1").IntVar(&c.Faults.TokensPerChunk)
+	cmd.Flag("sim.usage-placement", "Where streamed usage goes: separate, finish or none.").Default(sim.UsageSeparate).EnumVar(&c.Faults.UsagePlacement, sim.UsageSeparate, sim.UsageFinish, sim.UsageNone)
+	cmd.Flag("sim.reasoning-tokens", "Leading chat tokens sent as reasoning_content.").Default("0").IntVar(&c.Faults.ReasoningTokens)
+	return c
 }
 
 func (c *simCommand) run(logger log.Logger) int {
@@ -38,22 +61,17 @@ func (c *simCommand) run(logger log.Logger) int {
 		return 2
 	}
 	defer engine.Close()
+	ln, err := net.Listen("tcp", *c.listen)
+	if err != nil {
+		level.Error(logger).Log("msg", "simulated engine cannot listen", "address", *c.listen, "err", err)
+		return 1
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	srv := &http.Server{Addr: *c.listen, Handler: engine.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
-	level.Info(logger).Log("msg", "simulated engine listening", "address", *c.listen, "model", c.cfg.Model)
-	select {
-	case err := <-errc:
-		if !errors.Is(err, http.ErrServerClosed) {
-			level.Error(logger).Log("msg", "simulated engine failed", "err", err)
-			return 1
-		}
-	case <-ctx.Done():
-		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(shutdownCtx)
+	level.Info(logger).Log("msg", "simulated engine listening", "address", ln.Addr().String(), "model", c.cfg.Model)
+	if err := engine.Serve(ctx, ln); err != nil {
+		level.Error(logger).Log("msg", "simulated engine failed", "err", err)
+		return 1
 	}
 	return 0
 }

@@ -1,30 +1,73 @@
-// Package metricdoc reads the metric names documented in docs/metrics.md, so
-// tests can hold code, rules and dashboards to that list.
+// Package metricdoc reads the metric contract in docs/metrics.md (name, type
+// and label names of every metric), so tests can hold code, rules and
+// dashboards to it.
 package metricdoc
 
 import (
+	"fmt"
 	"os"
 	"regexp"
 	"slices"
 	"strings"
 )
 
+// Metric is one row of the contract.
+type Metric struct {
+	Name   string
+	Type   string   // counter, gauge, histogram
+	Labels []string // sorted
+}
+
 var (
-	rowRe    = regexp.MustCompile("(?m)^\\| `(llmprobe_[a-z_]+)` \\|")
+	rowRe    = regexp.MustCompile("(?m)^\\| `(llmprobe_[a-z_]+)` \\| ([a-z]+) \\|([^|]*)\\|")
+	labelRe  = regexp.MustCompile("`([a-z_]+)`")
 	metricRe = regexp.MustCompile(`\bllmprobe_[a-z_]+\b`)
 )
 
-// Names returns the metric names of the table rows of the file, sorted.
-func Names(path string) ([]string, error) {
+// Shorthands the table uses for label sets shared by many rows.
+var labelSets = map[string][]string{
+	"probe": {"target", "model", "scenario", "traffic"},
+	"gpu":   {"gpu", "uuid"},
+}
+
+// Read returns the contract's metrics, sorted by name.
+func Read(path string) ([]Metric, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	var out []string
+	var out []Metric
 	for _, m := range rowRe.FindAllStringSubmatch(string(b), -1) {
-		out = append(out, m[1])
+		metric := Metric{Name: m[1], Type: m[2]}
+		for _, part := range strings.Split(m[3], ",") {
+			part = strings.TrimSpace(part)
+			if set, ok := labelSets[part]; ok {
+				metric.Labels = append(metric.Labels, set...)
+				continue
+			}
+			if l := labelRe.FindStringSubmatch(part); l != nil {
+				metric.Labels = append(metric.Labels, l[1])
+			} else if part != "" {
+				return nil, fmt.Errorf("%s: %s: label %q is neither `name` nor a shorthand (probe, gpu)", path, m[1], part)
+			}
+		}
+		slices.Sort(metric.Labels)
+		out = append(out, metric)
 	}
-	slices.Sort(out)
+	slices.SortFunc(out, func(a, b Metric) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// Names returns the metric names of the contract, sorted.
+func Names(path string) ([]string, error) {
+	metrics, err := Read(path)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(metrics))
+	for i, m := range metrics {
+		out[i] = m.Name
+	}
 	return out, nil
 }
 

@@ -1,0 +1,103 @@
+package burst
+
+import (
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/llmprobe/llmprobe/config"
+)
+
+// Arrival is one planned request of a burst.
+type Arrival struct {
+	At       time.Duration // offset from the burst's start
+	Scenario int           // index into the burst's scenario mix
+	Warmup   bool
+}
+
+// Plan draws a burst's whole arrival schedule at rate before it starts, from
+// its seed: warmup first, then the measured part. The same seed gives the
+// same schedule.
+func Plan(b config.Burst, rate float64) []Arrival {
+	rng := rand.New(rand.NewPCG(b.Seed, 0xa11))
+	gap := interArrival(b.Arrival, rate, rng)
+	weights := make([]float64, len(b.Scenarios))
+	total := 0.0
+	for i, s := range b.Scenarios {
+		total += s.Weight
+		weights[i] = total
+	}
+	pick := func() int {
+		x := rng.Float64() * total
+		for i, w := range weights {
+			if x < w {
+				return i
+			}
+		}
+		return len(weights) - 1
+	}
+	var out []Arrival
+	var t time.Duration
+	add := func(warmup bool) {
+		out = append(out, Arrival{At: t, Scenario: pick(), Warmup: warmup})
+		t += gap()
+	}
+	for i := 0; i < b.Warmup.Requests; i++ {
+		add(true)
+	}
+	if w := b.Warmup.Duration.Std(); w > 0 {
+		for t < w {
+			add(true)
+		}
+	}
+	measuredStart := t
+	if b.Requests > 0 {
+		for range b.Requests {
+			add(false)
+		}
+	} else {
+		for t < measuredStart+b.Duration.Std() {
+			add(false)
+		}
+	}
+	return out
+}
+
+// interArrival returns a generator of gaps with mean 1/rate: constant,
+// exponential (Poisson), or gamma with shape = burstiness, whose coefficient
+// of variation is 1/sqrt(burstiness).
+func interArrival(a config.Arrival, rate float64, rng *rand.Rand) func() time.Duration {
+	mean := 1 / rate
+	seconds := func(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+	switch a.Process {
+	case config.ArrivalConstant:
+		return func() time.Duration { return seconds(mean) }
+	case config.ArrivalGamma:
+		k := a.Burstiness
+		return func() time.Duration { return seconds(gammaSample(rng, k) * mean / k) }
+	default:
+		return func() time.Duration { return seconds(rng.ExpFloat64() * mean) }
+	}
+}
+
+// gammaSample draws Gamma(k, 1) by Marsaglia and Tsang; k < 1 is boosted
+// from k+1.
+func gammaSample(rng *rand.Rand, k float64) float64 {
+	if k < 1 {
+		return gammaSample(rng, k+1) * math.Pow(rng.Float64(), 1/k)
+	}
+	d := k - 1.0/3
+	c := 1 / math.Sqrt(9*d)
+	for {
+		x := rng.NormFloat64()
+		v := 1 + c*x
+		if v <= 0 {
+			continue
+		}
+		v = v * v * v
+		u := rng.Float64()
+		if u < 1-0.0331*x*x*x*x || math.Log(u) < 0.5*x*x+d*(1-v+math.Log(v)) {
+			return d * v
+		}
+	}
+}

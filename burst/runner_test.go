@@ -1,0 +1,160 @@
+package burst
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/internal/testkit"
+	"github.com/llmprobe/llmprobe/prober"
+	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/sim"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// serialSim serves one request at a time: 20 ms to the first token and 20 ms
+// per further token, so 5 tokens take 100 ms and capacity is exactly 10/s.
+func serialSim(t *testing.T, maxBatch int) (*prober.Client, *sim.Engine) {
+	t.Helper()
+	srv, e := testkit.StartSim(t, func(c *sim.Config) {
+		c.MaxBatch, c.MaxQueue = maxBatch, 10000
+		c.PrefillBase, c.PrefillPerToken, c.DecodeBase, c.DecodePerSeq = 20*time.Millisecond, 0, 20*time.Millisecond, 0
+	})
+	target := testkit.Target(srv.URL, config.APICompletions)
+	target.Timeout = config.Duration(30 * time.Second)
+	c, err := prober.NewClient(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c, e
+}
+
+func burstScenario() config.Scenario {
+	s := testkit.Scenario()
+	s.OutputTokens = config.Distribution{Kind: config.DistFixed, Value: 5}
+	s.SLO = config.SLO{TTFT: config.Duration(100 * time.Millisecond), TargetRatio: 0.9}
+	return s
+}
+
+func burstOf(process string, rate float64, d time.Duration) config.Burst {
+	b := config.DefaultBurst
+	b.Name, b.Target = "b", "t"
+	b.Scenarios = []config.WeightedScenario{{Scenario: "s", Weight: 1}}
+	b.Arrival = config.Arrival{Process: process, Rate: rate, Burstiness: 1}
+	b.Duration = config.Duration(d)
+	return b
+}
+
+func runAt(t *testing.T, c *prober.Client, b config.Burst) *report.Report {
+	t.Helper()
+	rep, err := Runner{Client: c}.Run(context.Background(), b, []config.Scenario{burstScenario()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// Open loop: past capacity the queue grows and latency with it, because
+// requests keep coming at their planned times.
+func TestOpenLoopShowsOverload(t *testing.T) {
+	c, _ := serialSim(t, 1)
+	under := runAt(t, c, burstOf(config.ArrivalPoisson, 5, 2*time.Second))
+	over := runAt(t, c, burstOf(config.ArrivalPoisson, 20, 2*time.Second))
+	u, o := under.Latency["ttft"].P99, over.Latency["ttft"].P99
+	if o < 5*u || o < 0.5 {
+		t.Errorf("p99 TTFT at half capacity %.3fs, at twice capacity %.3fs: overload does not show", u, o)
+	}
+	if over.AchievedRate < 15 {
+		t.Errorf("achieved rate %.1f at a planned 20/s: the prober held back (closed loop?)", over.AchievedRate)
+	}
+}
+
+// The concurrency cap's waiting counts in latency, not in dispatch delay.
+func TestConcurrencyCapWaitCounts(t *testing.T) {
+	c, _ := serialSim(t, 64) // the server could take them all
+	b := burstOf(config.ArrivalConstant, 20, 2*time.Second)
+	b.MaxConcurrency = 1 // but the prober sends one at a time
+	rep := runAt(t, c, b)
+	if p99 := rep.Latency["ttft"].P99; p99 < 0.5 {
+		t.Errorf("p99 TTFT %.3fs: the cap's waiting is missing from latency", p99)
+	}
+	if d := rep.Latency["dispatch_delay"].P99; d > 0.05 {
+		t.Errorf("dispatch delay p99 %.3fs: cap waiting was charged to the prober", d)
+	}
+}
+
+func TestWarmupExcluded(t *testing.T) {
+	c, e := serialSim(t, 8)
+	b := burstOf(config.ArrivalConstant, 50, 0)
+	b.Duration, b.Requests, b.Warmup = 0, 10, config.Warmup{Requests: 5}
+	out := Runner{Client: c}.runRate(context.Background(), b, []config.Scenario{burstScenario()}, 50)
+	if len(out.Results) != 10 || out.Warmup != 5 || out.Planned != 10 {
+		t.Fatalf("results %d, warmup %d, planned %d; want 10, 5, 10", len(out.Results), out.Warmup, out.Planned)
+	}
+	if got := e.Stats().Completed; got != 15 {
+		t.Errorf("the sim completed %d requests, want 15 (warmup is sent)", got)
+	}
+	for _, r := range out.Results {
+		if r.Sched.Before(out.Start) {
+			t.Errorf("a result due at %s, before the measured start %s", r.Sched, out.Start)
+		}
+	}
+}
+
+// The safety brake stops a burst within its window once the target starts
+// answering 503.
+func TestSafetyBrake(t *testing.T) {
+	c, e := serialSim(t, 64)
+	b := burstOf(config.ArrivalConstant, 40, 20*time.Second)
+	b.Brake = config.Brake{Window: config.Duration(time.Second), MaxRejectRatio: 0.5}
+	flipped := make(chan time.Time, 1)
+	go func() {
+		time.Sleep(time.Second)
+		_ = e.SetFaults(sim.Faults{ErrorRate: 1, ErrorStatus: 503})
+		flipped <- time.Now()
+	}()
+	start := time.Now()
+	out := Runner{Client: c}.runRate(context.Background(), b, []config.Scenario{burstScenario()}, 40)
+	stopped := time.Now()
+	at := <-flipped
+	if !out.Aborted || !strings.Contains(out.AbortReason, "reject") {
+		t.Fatalf("aborted=%v (%s), want the reject brake", out.Aborted, out.AbortReason)
+	}
+	if d := stopped.Sub(at); d > 2*time.Second {
+		t.Errorf("stopped %s after the target began rejecting; the window is 1s", d)
+	}
+	if stopped.Sub(start) > 5*time.Second {
+		t.Errorf("the burst ran %s of its 20s", stopped.Sub(start))
+	}
+	rep := report.Build(b, out, report.Meta{})
+	rep.Judge(nil)
+	if rep.Passed || !rep.Aborted {
+		t.Error("an aborted burst passed")
+	}
+}
+
+// A sweep against a server of known capacity (10/s) finds the knee within one step.
+func TestSweepFindsKnee(t *testing.T) {
+	c, _ := serialSim(t, 1)
+	b := burstOf(config.ArrivalConstant, 1, 3*time.Second)
+	b.Sweep = &config.Sweep{Auto: &config.AutoSweep{Start: 4, Step: 2, Max: 16}}
+	rep := runAt(t, c, b)
+	if rep.MaxRateUnderSLO == nil {
+		t.Fatalf("no rate met the SLO: %+v", rep.Sweep)
+	}
+	if got := *rep.MaxRateUnderSLO; got < 8 || got > 10 {
+		t.Errorf("max rate under SLO = %g, want the knee at 10/s within one step: %+v", got, rep.Sweep)
+	}
+	last := rep.Sweep[len(rep.Sweep)-1]
+	if last.Passed || last.Rate > *rep.MaxRateUnderSLO+2*2 {
+		t.Errorf("the sweep did not stop at the first failing step: %+v", rep.Sweep)
+	}
+}

@@ -1,0 +1,185 @@
+// Package canary runs the always-on probes: one schedule per (target,
+// scenario), spread over the interval, each request in its own goroutine.
+package canary
+
+import (
+	"cmp"
+	"context"
+	"hash/fnv"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+
+	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/prober"
+)
+
+// Scheduler runs one schedule per (target, scenario): a request every
+// interval, plus jitter, with schedules spread over the interval so targets
+// never fire together. Schedules run on their own, decoupled from scrapes,
+// and each request runs in its own goroutine, so a slow or dead target
+// delays nothing.
+type Scheduler struct {
+	logger   log.Logger
+	observer prober.Observer
+	inFlight prober.InFlight
+
+	mu        sync.Mutex
+	ctx       context.Context
+	schedules map[scheduleKey]*schedule
+	wg        sync.WaitGroup
+}
+
+type scheduleKey struct{ target, scenario string }
+
+type schedule struct {
+	client   *prober.Client
+	scenario config.Scenario
+	interval time.Duration
+	jitter   time.Duration
+	cancel   context.CancelFunc
+	done     chan struct{}
+}
+
+// NewScheduler returns a Scheduler whose schedules live until ctx ends.
+func NewScheduler(ctx context.Context, logger log.Logger, observer prober.Observer, inFlight prober.InFlight) *Scheduler {
+	return &Scheduler{ctx: ctx, logger: logger, observer: observer, inFlight: inFlight, schedules: map[scheduleKey]*schedule{}}
+}
+
+// Apply brings the schedules in line with cfg: removed pairs stop, new ones
+// start, changed ones restart; unchanged ones keep their rhythm.
+func (c *Scheduler) Apply(cfg *config.Config, clients map[string]*prober.Client) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	want := map[scheduleKey]*schedule{}
+	for _, p := range cfg.CanaryPairs() {
+		if clients[p.Target] == nil {
+			continue // its client could not be built; Targets reported why
+		}
+		sc, _ := cfg.Scenario(p.Scenario)
+		want[scheduleKey{p.Target, p.Scenario}] = &schedule{
+			client:   clients[p.Target],
+			scenario: sc,
+			interval: p.Interval,
+			jitter:   min(cfg.Canary.Jitter.Std(), p.Interval/2),
+		}
+	}
+	for k, old := range c.schedules {
+		if nw, ok := want[k]; ok && old.same(nw) {
+			want[k] = old
+			continue
+		}
+		old.cancel()
+		delete(c.schedules, k)
+	}
+	for k, s := range want {
+		if _, running := c.schedules[k]; running {
+			continue
+		}
+		ctx, cancel := context.WithCancel(c.ctx)
+		s.cancel, s.done = cancel, make(chan struct{})
+		c.schedules[k] = s
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			defer close(s.done)
+			c.run(ctx, s)
+		}()
+	}
+}
+
+func (s *schedule) same(o *schedule) bool {
+	return s.client == o.client && s.interval == o.interval && s.jitter == o.jitter && config.Equal(s.scenario, o.scenario)
+}
+
+// Running lists the schedules that run, by target then scenario.
+func (c *Scheduler) Running() []config.Pair {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]config.Pair, 0, len(c.schedules))
+	for k, s := range c.schedules {
+		out = append(out, config.Pair{Target: k.target, Scenario: k.scenario, Interval: s.interval})
+	}
+	slices.SortFunc(out, func(a, b config.Pair) int {
+		return cmp.Or(cmp.Compare(a.Target, b.Target), cmp.Compare(a.Scenario, b.Scenario))
+	})
+	return out
+}
+
+// Stop ends every schedule and waits for their requests to finish.
+func (c *Scheduler) Stop() {
+	c.mu.Lock()
+	for k, s := range c.schedules {
+		s.cancel()
+		delete(c.schedules, k)
+	}
+	c.mu.Unlock()
+	c.wg.Wait()
+}
+
+// phase spreads schedules over the interval by a stable hash of their names,
+// so restarts and replicas keep the same rhythm.
+func phase(target, scenario string, interval time.Duration) time.Duration {
+	if interval <= 0 {
+		return 0
+	}
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(target + "\x00" + scenario))
+	return time.Duration(h.Sum64() % uint64(interval))
+}
+
+func (c *Scheduler) run(ctx context.Context, s *schedule) {
+	target := s.client.Target().Name
+	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())) // jitter and nonces: never repeated across restarts
+	prompts := prober.NewPromptBuilder(s.scenario, rng.Uint64())
+	var reqs sync.WaitGroup
+	defer reqs.Wait()
+
+	now := time.Now()
+	// Align ticks to the interval grid plus the schedule's phase, so restarts
+	// and replicas keep the same rhythm.
+	tick := now.Truncate(s.interval).Add(phase(target, s.scenario.Name, s.interval))
+	if tick.Before(now) {
+		tick = tick.Add(s.interval)
+	}
+	timer := time.NewTimer(time.Until(tick))
+	defer timer.Stop()
+	for {
+		var jitter time.Duration
+		if s.jitter > 0 {
+			jitter = time.Duration(rng.Int64N(int64(s.jitter)))
+		}
+		sched := tick.Add(jitter)
+		timer.Reset(time.Until(sched))
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+		}
+		prompt, maxTokens := prompts.Next()
+		req := prober.Request{Scenario: s.scenario, Traffic: prober.TrafficCanary, Prompt: prompt, MaxTokens: maxTokens, Sched: sched}
+		reqs.Add(1)
+		go func() {
+			defer reqs.Done()
+			c.inFlight.Started(target, s.scenario.Name, prober.TrafficCanary)
+			res := s.client.Do(ctx, req)
+			c.inFlight.Finished(target, s.scenario.Name, prober.TrafficCanary)
+			if ctx.Err() != nil && res.Outcome != prober.OutcomeSuccess {
+				return // stopped by a reload or shutdown, not by the target
+			}
+			if res.Outcome != prober.OutcomeSuccess {
+				level.Debug(c.logger).Log("msg", "probe failed", "target", target, "scenario", s.scenario.Name, "outcome", res.Outcome, "err", res.Error)
+			}
+			c.observer.Observe(res)
+		}()
+		tick = tick.Add(s.interval)
+		if behind := time.Since(tick); behind > s.interval {
+			// Suspended or starved: skip the missed ticks rather than fire a salvo.
+			tick = tick.Add(behind.Truncate(s.interval))
+		}
+	}
+}

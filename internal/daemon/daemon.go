@@ -1,0 +1,355 @@
+// Package daemon wires llmprobe's parts together and runs them, with one
+// reconciler goroutine that alone loads and applies the configuration.
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/signal"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/common/version"
+	toolkit "github.com/prometheus/exporter-toolkit/web"
+	sloggokit "github.com/tjhop/slog-gokit"
+
+	"github.com/llmprobe/llmprobe/burst"
+	"github.com/llmprobe/llmprobe/canary"
+	"github.com/llmprobe/llmprobe/collector"
+	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/internal/web"
+	"github.com/llmprobe/llmprobe/prober"
+	"github.com/llmprobe/llmprobe/report"
+)
+
+// Options are the daemon's flags.
+type Options struct {
+	Logger log.Logger
+	// WebLogger is the bridge exporter-toolkit needs to log through Logger.
+	WebLogger     *slog.Logger
+	Web           *toolkit.FlagConfig
+	TelemetryPath string
+	// ConfigFile is the configuration; empty runs the embedded demo against
+	// the built-in simulated engine.
+	ConfigFile                     string
+	HistoryRecent, HistoryFailures int
+	StoragePath                    string
+	GPU                            bool
+	GPUTimeout                     time.Duration
+	Shard                          config.Shard
+}
+
+// Daemon is llmprobe serving: canaries, bursts, metrics and pages.
+type Daemon struct {
+	opts   Options
+	logger log.Logger
+
+	// ctx bounds every schedule and client; Run cancels it when it ends.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	reg     *prometheus.Registry
+	safe    *config.SafeConfig
+	targets *prober.Targets
+	canary  *canary.Scheduler
+	burster *burst.Scheduler
+	probe   *collector.Probe
+	bursts  *collector.Bursts
+	gpu     *collector.GPU
+	store   *report.Store
+	site    *web.Site
+
+	demo      []byte // the demo configuration, once its engine listens
+	closeDemo func()
+
+	reloads  chan chan error // reload requests, each answered on its channel
+	stopped  chan struct{}   // closed when the reconciler is gone: reloads fail from then on
+	stopOnce sync.Once
+	ready    atomic.Bool
+}
+
+// observers fans a result out to metrics and history.
+type observers []prober.Observer
+
+func (o observers) Observe(r *prober.Result) {
+	for _, x := range o {
+		x.Observe(r)
+	}
+}
+
+// New builds the daemon; Run starts it.
+func New(opts Options) *Daemon {
+	if opts.Logger == nil {
+		opts.Logger = log.NewNopLogger()
+	}
+	if opts.WebLogger == nil {
+		opts.WebLogger = slog.New(sloggokit.NewGoKitHandler(opts.Logger, slog.LevelInfo))
+	}
+	if opts.TelemetryPath == "" {
+		opts.TelemetryPath = "/metrics"
+	}
+	if opts.Shard.Count == 0 {
+		opts.Shard = config.Shard{Index: 0, Count: 1}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	d := &Daemon{
+		opts:    opts,
+		logger:  opts.Logger,
+		ctx:     ctx,
+		cancel:  cancel,
+		reg:     prometheus.NewRegistry(),
+		targets: prober.NewTargets(opts.Logger),
+		probe:   collector.NewProbe(),
+		bursts:  collector.NewBursts(),
+		store:   report.NewStore(opts.StoragePath),
+		reloads: make(chan chan error),
+		stopped: make(chan struct{}),
+	}
+	d.safe = config.NewSafeConfig(d.reg)
+	d.site = web.New(web.Options{
+		Logger: opts.Logger, Targets: d.targets, Store: d.store, TelemetryPath: opts.TelemetryPath,
+		Recent: opts.HistoryRecent, Failures: opts.HistoryFailures,
+		Schedules: func() []config.Pair { return d.canary.Running() },
+	})
+	d.canary = canary.NewScheduler(ctx, opts.Logger, observers{d.probe, d.site}, d.probe)
+	runner := burst.Runner{Store: d.store, Observer: d.probe, InFlight: d.probe}
+	if opts.GPU {
+		d.gpu = collector.NewGPU(opts.Logger, opts.GPUTimeout)
+		runner.GPU = d.gpu
+		d.reg.MustRegister(d.gpu)
+	}
+	d.burster = burst.NewScheduler(ctx, opts.Logger, runner, d.bursts.Set)
+	d.reg.MustRegister(
+		versioncollector.NewCollector("llmprobe"),
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		d.probe, collector.NewTargetInfo(d.targets.Clients), d.bursts,
+	)
+	return d
+}
+
+// Run loads the configuration, starts probing and serves HTTP until ctx
+// ends or the server fails. SIGHUP and POST /-/reload reload the
+// configuration through Reload.
+func (d *Daemon) Run(ctx context.Context) error {
+	defer d.stop()
+	level.Info(d.logger).Log("msg", "starting llmprobe", "version", version.Info(), "build_context", version.BuildContext())
+	if d.gpu != nil {
+		d.gpu.Start()
+	}
+	if d.opts.ConfigFile == "" {
+		if err := d.startDemo(); err != nil {
+			return fmt.Errorf("starting the built-in simulated engine: %w", err)
+		}
+	}
+	if err := d.reload(); err != nil {
+		return err
+	}
+
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		d.reconcile(ctx)
+	}()
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				_ = d.Reload(ctx)
+			}
+		}
+	}()
+
+	srv := &http.Server{Handler: d.routes(), ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- toolkit.ListenAndServe(srv, d.opts.Web, d.opts.WebLogger) }()
+	d.ready.Store(true)
+	select {
+	case err := <-errc:
+		if !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("web server: %w", err)
+		}
+	case <-ctx.Done():
+		level.Info(d.logger).Log("msg", "shutting down")
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdownCtx)
+		<-errc
+	}
+	return nil
+}
+
+// stop ends every schedule and the demo engine.
+func (d *Daemon) stop() {
+	d.ready.Store(false)
+	d.stopReloads()
+	d.burster.Stop()
+	d.canary.Stop()
+	d.targets.Stop()
+	d.cancel()
+	if d.gpu != nil {
+		d.gpu.Stop()
+	}
+	if d.closeDemo != nil {
+		d.closeDemo()
+	}
+}
+
+func (d *Daemon) stopReloads() { d.stopOnce.Do(func() { close(d.stopped) }) }
+
+var errStopped = errors.New("llmprobe is shutting down")
+
+// Reload asks the reconciler to load and apply the configuration, and waits
+// for the result. Requests that arrive while a reload runs are answered
+// together by the next one, which reads the file after all of them were made.
+func (d *Daemon) Reload(ctx context.Context) error {
+	done := make(chan error, 1)
+	select {
+	case d.reloads <- done:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-d.stopped:
+		return errStopped
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// reconcile is the only goroutine that loads and applies configuration once
+// Run has started.
+func (d *Daemon) reconcile(ctx context.Context) {
+	defer d.stopReloads()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case first := <-d.reloads:
+			waiting := []chan error{first}
+			for more := true; more; {
+				select {
+				case r := <-d.reloads:
+					waiting = append(waiting, r)
+				default:
+					more = false
+				}
+			}
+			err := d.reload()
+			for _, w := range waiting {
+				w <- err
+			}
+		}
+	}
+}
+
+// reload loads the configuration and, if it changed, applies it.
+func (d *Daemon) reload() error {
+	changed, err := d.safe.Reload(d.load, d.apply)
+	if err != nil {
+		level.Error(d.logger).Log("msg", "configuration reload failed; the running configuration stays", "err", err)
+		return err
+	}
+	if changed {
+		cfg := d.safe.Get()
+		level.Info(d.logger).Log("msg", "configuration loaded", "targets", len(cfg.Targets), "scenarios", len(cfg.Scenarios),
+			"shard", fmt.Sprintf("%d/%d", d.opts.Shard.Index, d.opts.Shard.Count), "targets_in_shard", len(cfg.ForShard(d.opts.Shard).Targets))
+	}
+	return nil
+}
+
+func (d *Daemon) load() (*config.Config, error) {
+	if d.opts.ConfigFile == "" {
+		return config.Parse(d.demo, "embedded demo config")
+	}
+	return config.LoadFile(d.opts.ConfigFile)
+}
+
+// apply makes a configuration take effect; SafeConfig calls it before the
+// configuration becomes the one /config shows.
+func (d *Daemon) apply(full *config.Config) {
+	cfg := full.ForShard(d.opts.Shard)
+	clients := d.targets.Apply(d.ctx, cfg)
+	d.probe.Configure(cfg)
+	d.canary.Apply(cfg, clients)
+	d.bursts.Configure(cfg)
+	// After a restart the last reports bring back the last-burst gauges.
+	for _, b := range cfg.Bursts {
+		rep, err := d.store.Latest(b.Name)
+		if err != nil {
+			level.Warn(d.logger).Log("msg", "the last report of a burst cannot be read; its gauges stay empty until it runs again", "burst", b.Name, "err", err)
+		}
+		if rep != nil {
+			d.bursts.Set(rep)
+		}
+	}
+	d.burster.Apply(cfg, clients)
+	d.site.Configure(cfg)
+}
+
+func (d *Daemon) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle(d.opts.TelemetryPath, promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{EnableOpenMetrics: true, ErrorHandling: promhttp.ContinueOnError}))
+	mux.HandleFunc("/-/healthy", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintln(w, "Healthy")
+	})
+	mux.HandleFunc("/-/ready", func(w http.ResponseWriter, _ *http.Request) {
+		if !d.ready.Load() {
+			http.Error(w, "Not ready", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "Ready")
+	})
+	mux.HandleFunc("/-/reload", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost && r.Method != http.MethodPut {
+			w.Header().Set("Allow", "POST, PUT")
+			http.Error(w, "use POST to reload", http.StatusMethodNotAllowed)
+			return
+		}
+		if err := d.Reload(r.Context()); err != nil {
+			http.Error(w, "reload failed, the running configuration stays: "+err.Error(), http.StatusInternalServerError)
+			return
+		}
+		fmt.Fprintln(w, "Reloaded")
+	})
+	mux.HandleFunc("/config", func(w http.ResponseWriter, _ *http.Request) {
+		cfg := d.safe.Get()
+		if cfg == nil {
+			http.Error(w, "no configuration loaded", http.StatusServiceUnavailable)
+			return
+		}
+		out, err := cfg.Redacted()
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write(out)
+	})
+	d.site.Register(mux)
+	return mux
+}

@@ -1,0 +1,155 @@
+package daemon
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/llmprobe/llmprobe/internal/metricdoc"
+	"github.com/llmprobe/llmprobe/internal/testkit"
+	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/sim"
+)
+
+var descRe = regexp.MustCompile(`fqName: "([^"]+)".*variableLabels: \{([^}]*)\}`)
+
+// registered is what the daemon exports of one metric.
+type registered struct {
+	Type   string // "" when only its descriptor is known
+	Labels []string
+}
+
+// The metric contract: every exported llmprobe_ metric is in
+// docs/metrics.md with its type and label names, and every documented one is
+// exported. GPU types are held to the contract by the collector's test
+// against NVML's mock; here they are checked by descriptor.
+func TestMetricContract(t *testing.T) {
+	contract, err := metricdoc.Read("../../docs/metrics.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	srv, _ := testkit.StartSim(t, func(c *sim.Config) { c.PrefillBase, c.DecodeBase = 5*time.Millisecond, 2*time.Millisecond })
+	// A stored previous report, so the new burst has a regression verdict.
+	storage := t.TempDir()
+	previous := &report.Report{ID: "quick-20200101T000000Z", Burst: "quick", Latency: map[string]report.Summary{"ttft": {Count: 1, P50: 0.1, P99: 0.1}}}
+	if err := report.NewStore(storage).Save(previous, 5); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "llmprobe.yml")
+	cfg := fmt.Sprintf(`targets: [{name: sim, url: %q}]
+scenarios:
+  - name: checked
+    prompt_tokens: 16
+    output_tokens: 4
+    slo: {ttft: 2s, tpot: 1s, e2e: 5s, stall: 1s}
+    quality: {contains: " "}
+canary: {interval: 200ms}
+bursts:
+  - name: quick
+    target: sim
+    scenarios: [{scenario: checked}]
+    arrival: {rate: 20}
+    requests: 4
+    schedule: {on_start: true}
+    sweep: {rates: [20]}
+`, srv.URL)
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := New(Options{ConfigFile: path, StoragePath: storage, HistoryRecent: 5, HistoryFailures: 5, GPU: true, GPUTimeout: time.Second})
+	d.gpu.Start()
+	defer d.stop()
+	if err := d.reload(); err != nil {
+		t.Fatal(err)
+	}
+	// A report with GPU energy, as a burst on a GPU node has.
+	joules := 0.5
+	d.bursts.Set(&report.Report{Burst: "on-a-gpu-node", GPU: &report.GPUFacts{JoulesPerOutputToken: &joules}})
+
+	// Every lazily created series exists after a successful, quality-checked
+	// probe, a target info refresh and the burst.
+	lazy := []string{"llmprobe_quality_checks_total", "llmprobe_target_info", "llmprobe_token_count_source_total", "llmprobe_burst_regression_ratio"}
+	var got map[string]registered
+	testkit.WaitUntil(t, "every lazily created series", 20*time.Second, func() bool {
+		got = gather(t, d.reg)
+		for _, name := range lazy {
+			if _, ok := got[name]; !ok {
+				return false
+			}
+		}
+		return true
+	})
+	// GPU series exist only where NVML loads: take their descriptors.
+	descs := make(chan *prometheus.Desc, 64)
+	d.gpu.Describe(descs)
+	close(descs)
+	for desc := range descs {
+		m := descRe.FindStringSubmatch(desc.String())
+		if m == nil {
+			t.Fatalf("descriptor %s does not parse", desc)
+		}
+		if _, ok := got[m[1]]; !ok {
+			var labels []string
+			if m[2] != "" {
+				labels = strings.Split(m[2], ",")
+			}
+			slices.Sort(labels)
+			got[m[1]] = registered{Labels: labels}
+		}
+	}
+
+	documented := map[string]bool{}
+	for _, c := range contract {
+		documented[c.Name] = true
+		r, ok := got[c.Name]
+		switch {
+		case !ok:
+			t.Errorf("%s is documented in docs/metrics.md but not exported", c.Name)
+		case r.Type != "" && r.Type != c.Type:
+			t.Errorf("%s is a %s, docs/metrics.md says %s", c.Name, r.Type, c.Type)
+		case !slices.Equal(r.Labels, c.Labels):
+			t.Errorf("%s has labels %v, docs/metrics.md says %v", c.Name, r.Labels, c.Labels)
+		}
+	}
+	for name := range got {
+		if !documented[name] {
+			t.Errorf("%s is exported but not documented in docs/metrics.md", name)
+		}
+	}
+}
+
+// gather returns the llmprobe_ families with their type and label names.
+func gather(t *testing.T, g prometheus.Gatherer) map[string]registered {
+	t.Helper()
+	fams, err := g.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]registered{}
+	for _, f := range fams {
+		if !strings.HasPrefix(f.GetName(), "llmprobe_") {
+			continue
+		}
+		labels := map[string]bool{}
+		for _, m := range f.GetMetric() {
+			for _, lp := range m.GetLabel() {
+				labels[lp.GetName()] = true
+			}
+		}
+		names := make([]string, 0, len(labels))
+		for l := range labels {
+			names = append(names, l)
+		}
+		slices.Sort(names)
+		out[f.GetName()] = registered{Type: strings.ToLower(f.GetType().String()), Labels: names}
+	}
+	return out
+}

@@ -1,0 +1,129 @@
+// Package testkit holds what tests across llmprobe share: a running
+// simulated engine, configuration values, polling, and the tools a test
+// needs, so no test package keeps its own copy.
+package testkit
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	promconfig "github.com/prometheus/common/config"
+
+	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/sim"
+)
+
+// StartSim runs the simulated engine behind an httptest server until the test
+// ends. Its schedule is known: model "m", 50 ms to the first token, then
+// 10 ms per token, whatever the batch; mutate changes it before it starts.
+func StartSim(t testing.TB, mutate func(*sim.Config)) (*httptest.Server, *sim.Engine) {
+	t.Helper()
+	cfg := sim.DefaultConfig()
+	cfg.Model = "m"
+	cfg.PrefillBase, cfg.PrefillPerToken = 50*time.Millisecond, 0
+	cfg.DecodeBase, cfg.DecodePerSeq = 10*time.Millisecond, 0
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	e, err := sim.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(e.Handler())
+	t.Cleanup(func() { srv.Close(); e.Close() })
+	return srv, e
+}
+
+// Target is target "t" at url, model "m", with a 5 s timeout.
+func Target(url string, api config.API) config.Target {
+	t := config.DefaultTarget
+	t.Name = "t"
+	t.URL = url
+	t.API = api
+	t.Model = "m"
+	t.Timeout = config.Duration(5 * time.Second)
+	t.HTTPClientConfig = promconfig.DefaultHTTPClientConfig
+	return t
+}
+
+// Scenario is scenario "s": 16 prompt tokens, 6 output tokens, no objective.
+func Scenario() config.Scenario {
+	s := config.DefaultScenario
+	s.Name = "s"
+	s.PromptTokens = config.Distribution{Kind: config.DistFixed, Value: 16}
+	s.OutputTokens = config.Distribution{Kind: config.DistFixed, Value: 6}
+	return s
+}
+
+// Config parses YAML configuration, failing the test on an error.
+func Config(t testing.TB, yaml string) *config.Config {
+	t.Helper()
+	cfg, err := config.Parse([]byte(yaml), t.Name()+".yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// WaitUntil polls cond until it holds, failing the test after timeout:
+// polling with a deadline, never a fixed sleep.
+func WaitUntil(t testing.TB, what string, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		case <-tick.C:
+		}
+	}
+}
+
+// Tool returns the path of a command a test needs (promtool, chromium,
+// systemd-analyze). Under CI (CI=true, which .ci/run sets and whose
+// installs provide every tool) a missing tool fails the test; elsewhere the
+// test is skipped with the way to install it.
+func Tool(t testing.TB, name, install string) string {
+	t.Helper()
+	path, err := exec.LookPath(name)
+	if err == nil {
+		return path
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s is not installed, and CI must run this check: %s (.ci/run does)", name, install)
+	}
+	t.Skipf("SKIPPED: %s is not installed, so this check did not run; install it with: %s", name, install)
+	return ""
+}
+
+// Get fetches url and returns the status and body; a transport error comes
+// back as status 0 with its text, for the caller to report.
+func Get(url string) (int, string) {
+	return roundTrip(http.Get(url))
+}
+
+// Post sends an empty POST to url, as Get.
+func Post(url string) (int, string) {
+	return roundTrip(http.Post(url, "", nil))
+}
+
+func roundTrip(resp *http.Response, err error) (int, string) {
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, err.Error()
+	}
+	return resp.StatusCode, string(b)
+}

@@ -1,0 +1,157 @@
+// Package web serves llmprobe's pages: the landing page with each target and
+// its recent probes, one probe's log, and the burst reports with charts.
+package web
+
+import (
+	"embed"
+	"html/template"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+	"github.com/prometheus/common/version"
+
+	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/prober"
+	"github.com/llmprobe/llmprobe/report"
+)
+
+//go:embed templates/*.html
+var templateFiles embed.FS
+
+var pageFuncs = template.FuncMap{
+	"ms": func(d time.Duration) string {
+		if d == 0 {
+			return "–"
+		}
+		return strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 1, 64) + " ms"
+	},
+	"ago":   func(t time.Time) string { return time.Since(t).Round(time.Second).String() + " ago" },
+	"ok":    func(r *prober.Result) bool { return r.Outcome == prober.OutcomeSuccess && r.Good },
+	"pct":   func(v float64) string { return strconv.FormatFloat(100*v, 'f', 1, 64) + "%" },
+	"msOf":  func(v float64) string { return strconv.FormatFloat(1000*v, 'f', 1, 64) + " ms" },
+	"every": func(d time.Duration) string { return d.String() },
+}
+
+var pages = template.Must(template.New("").Funcs(pageFuncs).ParseFS(templateFiles, "templates/*.html"))
+
+// Options is what the pages read.
+type Options struct {
+	Logger  log.Logger
+	Targets *prober.Targets
+	// Schedules lists the canary schedules that run; nil shows none.
+	Schedules     func() []config.Pair
+	Store         *report.Store
+	TelemetryPath string
+	// Recent and Failures bound the probes kept per target and scenario.
+	Recent, Failures int
+}
+
+// Site is the set of pages. It keeps the recent probes it is given through
+// Observe.
+type Site struct {
+	opts    Options
+	history *history
+}
+
+// New returns the pages over opts.
+func New(opts Options) *Site {
+	if opts.Logger == nil {
+		opts.Logger = log.NewNopLogger()
+	}
+	if opts.Schedules == nil {
+		opts.Schedules = func() []config.Pair { return nil }
+	}
+	return &Site{opts: opts, history: newHistory(opts.Recent, opts.Failures)}
+}
+
+// Register adds the pages to mux: /, /probe, /bursts and /bursts/<id>.json.
+func (s *Site) Register(mux *http.ServeMux) {
+	mux.HandleFunc("GET /probe", s.probePage)
+	mux.HandleFunc("GET /bursts", s.burstsPage)
+	mux.HandleFunc("GET /bursts/{file}", s.burstReport)
+	mux.HandleFunc("GET /{$}", s.landingPage)
+}
+
+// Observe keeps a finished probe for the landing page.
+func (s *Site) Observe(r *prober.Result) { s.history.observe(r) }
+
+// Configure forgets the probes of (target, scenario) pairs cfg no longer has.
+func (s *Site) Configure(cfg *config.Config) {
+	pairs := map[[2]string]bool{}
+	for _, p := range cfg.CanaryPairs() {
+		pairs[[2]string{p.Target, p.Scenario}] = true
+	}
+	s.history.forget(func(t, sc string) bool { return pairs[[2]string{t, sc}] })
+}
+
+func (s *Site) render(w http.ResponseWriter, page string, data any) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	if err := pages.ExecuteTemplate(w, page, data); err != nil {
+		level.Error(s.opts.Logger).Log("msg", "rendering a page", "page", page, "err", err)
+	}
+}
+
+type targetRow struct {
+	Name, URL, API, Model, Engine, EngineVersion, Server, InfoError string
+}
+
+// pairRow is one canary schedule, or a pair that has results and no
+// schedule any more (a burst's target, say).
+type pairRow struct {
+	pairEntries
+	Interval time.Duration
+}
+
+func (s *Site) landingPage(w http.ResponseWriter, _ *http.Request) {
+	var targets []targetRow
+	for _, c := range s.opts.Targets.Clients() {
+		info := c.Info()
+		t := c.Target()
+		targets = append(targets, targetRow{
+			Name: t.Name, URL: t.URL, API: string(t.API), Model: c.Model(),
+			Engine: info.Engine, EngineVersion: info.EngineVersion, Server: info.Server, InfoError: info.ModelsError,
+		})
+	}
+	pairs := map[[2]string]*pairRow{}
+	var rows []*pairRow
+	for _, p := range s.opts.Schedules() {
+		row := &pairRow{pairEntries: pairEntries{Target: p.Target, Scenario: p.Scenario}, Interval: p.Interval}
+		pairs[[2]string{p.Target, p.Scenario}] = row
+		rows = append(rows, row)
+	}
+	for _, h := range s.history.snapshot() {
+		if row := pairs[[2]string{h.Target, h.Scenario}]; row != nil {
+			row.pairEntries = h
+			continue
+		}
+		rows = append(rows, &pairRow{pairEntries: h})
+	}
+	ver := version.Version
+	if ver == "" {
+		ver = "dev (built without make)"
+	}
+	s.render(w, "landing.html", map[string]any{
+		"Version":       ver,
+		"Targets":       targets,
+		"TargetErrors":  s.opts.Targets.Errors(),
+		"Pairs":         rows,
+		"TelemetryPath": s.opts.TelemetryPath,
+	})
+}
+
+func (s *Site) probePage(w http.ResponseWriter, r *http.Request) {
+	id, err := strconv.ParseUint(r.URL.Query().Get("id"), 10, 64)
+	if err != nil {
+		http.Error(w, "id must be a probe number", http.StatusBadRequest)
+		return
+	}
+	e, ok := s.history.get(id)
+	if !ok {
+		http.Error(w, "probe not found (the history keeps only recent probes)", http.StatusNotFound)
+		return
+	}
+	s.render(w, "probe.html", e)
+}

@@ -1,0 +1,108 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-kit/log"
+	"go.uber.org/goleak"
+
+	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/internal/testkit"
+	"github.com/llmprobe/llmprobe/prober"
+	"github.com/llmprobe/llmprobe/report"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+func get(t *testing.T, base, path string) (int, string) {
+	t.Helper()
+	code, body := testkit.Get(base + path)
+	if code == 0 {
+		t.Fatal(body)
+	}
+	return code, body
+}
+
+// The pages over a real target set, a canary schedule, a probe and a stored
+// report; ids that name nothing are 404s, never a path into the disk.
+func TestPages(t *testing.T) {
+	sim, _ := testkit.StartSim(t, nil)
+	cfg := testkit.Config(t, `targets: [{name: t, url: "`+sim.URL+`", model: m}]
+scenarios: [{name: s, prompt_tokens: 8, output_tokens: 2}]
+canary: {interval: 15s}
+`)
+	targets := prober.NewTargets(log.NewNopLogger())
+	defer targets.Stop()
+	targets.Apply(context.Background(), cfg)
+	store := report.NewStore(t.TempDir())
+	site := New(Options{
+		Targets: targets, Store: store, TelemetryPath: "/metrics", Recent: 5, Failures: 5,
+		Schedules: func() []config.Pair { return cfg.CanaryPairs() },
+	})
+	mux := http.NewServeMux()
+	site.Register(mux)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+
+	code, page := get(t, srv.URL, "/")
+	if code != 200 || !strings.Contains(page, "<h3>t · s</h3>") || !strings.Contains(page, "canary every 15s; no probe has finished yet") {
+		t.Errorf("landing page before any probe (%d):\n%s", code, page)
+	}
+
+	res := &prober.Result{Target: "t", Scenario: "s", Model: "m", Sched: time.Now(), Outcome: prober.OutcomeTimeout, Error: "deadline after 2s", Log: []string{"  0.1ms POST http://x/v1/chat/completions"}}
+	site.Observe(res)
+	code, page = get(t, srv.URL, "/")
+	if code != 200 || !strings.Contains(page, `href="/probe?id=1"`) || !strings.Contains(page, "deadline after 2s") {
+		t.Errorf("landing page lacks the failed probe (%d):\n%s", code, page)
+	}
+	if code, page := get(t, srv.URL, "/probe?id=1"); code != 200 || !strings.Contains(page, "POST http://x/v1/chat/completions") {
+		t.Errorf("probe page (%d):\n%s", code, page)
+	}
+	for path, want := range map[string]int{"/probe?id=x": 400, "/probe?id=99": 404} {
+		if code, _ := get(t, srv.URL, path); code != want {
+			t.Errorf("%s: %d, want %d", path, code, want)
+		}
+	}
+
+	// Configure forgets pairs that are gone.
+	site.Configure(testkit.Config(t, `targets: [{name: other, url: "`+sim.URL+`"}]
+scenarios: [{name: s}]
+`))
+	if code, _ := get(t, srv.URL, "/probe?id=1"); code != 404 {
+		t.Error("a removed pair's probe is still served")
+	}
+
+	if code, page := get(t, srv.URL, "/bursts"); code != 200 || !strings.Contains(page, "No burst report yet") {
+		t.Errorf("/bursts without reports (%d):\n%s", code, page)
+	}
+	rep := &report.Report{
+		ID: report.ID("nightly", time.Date(2026, 11, 23, 2, 30, 0, 0, time.UTC)), Burst: "nightly", Target: "t", Requests: 2,
+		Latency:    map[string]report.Summary{"ttft": {Count: 2, P50: 0.1, P90: 0.15, P99: 0.2}, "e2e": {Count: 2, P50: 1, P99: 1.5}},
+		TTFTSeries: [][2]float64{{0, 0.1}, {0.5, 0.2}},
+		Gates:      []report.Gate{{Name: "slo_ttft", Passed: false, Detail: "50.00% of requests met ttft <= 150ms"}},
+	}
+	if err := store.Save(rep, 5); err != nil {
+		t.Fatal(err)
+	}
+	code, page = get(t, srv.URL, "/bursts")
+	for _, want := range []string{`<svg class="chart percentiles"`, `<svg class="chart ttft-over-time"`, "<circle", "<rect", "50.00% of requests met", `href="/bursts/nightly-20261123T023000Z.json"`} {
+		if code != 200 || !strings.Contains(page, want) {
+			t.Errorf("/bursts (%d) lacks %s", code, want)
+		}
+	}
+	if code, body := get(t, srv.URL, "/bursts/nightly-20261123T023000Z.json"); code != 200 || !strings.Contains(body, `"burst": "nightly"`) {
+		t.Errorf("report JSON: %d %s", code, body)
+	}
+	for _, path := range []string{"/bursts/nightly-20261123T023000Z", "/bursts/nope.json", "/bursts/nightly-20991231T000000Z.json", "/bursts/..%2f..%2fetc%2fpasswd.json", "/bursts/-20261123T023000Z.json"} {
+		if code, _ := get(t, srv.URL, path); code != 404 {
+			t.Errorf("%s: %d, want 404", path, code)
+		}
+	}
+}

@@ -1,0 +1,117 @@
+package report
+
+import (
+	"math"
+	"slices"
+)
+
+// Summary holds exact statistics of a sample, in seconds.
+type Summary struct {
+	Count int     `json:"count"`
+	Mean  float64 `json:"mean"`
+	Min   float64 `json:"min"`
+	Max   float64 `json:"max"`
+	P50   float64 `json:"p50"`
+	P90   float64 `json:"p90"`
+	P95   float64 `json:"p95"`
+	P99   float64 `json:"p99"`
+	P999  float64 `json:"p99.9"`
+}
+
+// Summarize computes exact percentiles (linear interpolation between closest
+// ranks). It sorts xs in place.
+func Summarize(xs []float64) Summary {
+	if len(xs) == 0 {
+		return Summary{}
+	}
+	slices.Sort(xs)
+	sum := 0.0
+	for _, x := range xs {
+		sum += x
+	}
+	return Summary{
+		Count: len(xs), Mean: sum / float64(len(xs)), Min: xs[0], Max: xs[len(xs)-1],
+		P50: quantile(xs, 0.5), P90: quantile(xs, 0.9), P95: quantile(xs, 0.95), P99: quantile(xs, 0.99), P999: quantile(xs, 0.999),
+	}
+}
+
+// Quantile returns the named quantile (p50, p90, p95, p99, p99.9).
+func (s Summary) Quantile(name string) float64 {
+	switch name {
+	case "p50":
+		return s.P50
+	case "p90":
+		return s.P90
+	case "p95":
+		return s.P95
+	case "p99":
+		return s.P99
+	case "p99.9":
+		return s.P999
+	}
+	return math.NaN()
+}
+
+func quantile(sorted []float64, q float64) float64 {
+	pos := q * float64(len(sorted)-1)
+	lo := int(math.Floor(pos))
+	hi := min(lo+1, len(sorted)-1)
+	return sorted[lo] + (sorted[hi]-sorted[lo])*(pos-float64(lo))
+}
+
+// mannWhitney returns the two-sided p-value of the Mann-Whitney U test that
+// a and b come from the same distribution (normal approximation with tie
+// correction; fine for the sample sizes of a burst).
+func mannWhitney(a, b []float64) float64 {
+	n1, n2 := float64(len(a)), float64(len(b))
+	if n1 < 2 || n2 < 2 {
+		return 1
+	}
+	type obs struct {
+		v     float64
+		fromA bool
+	}
+	all := make([]obs, 0, len(a)+len(b))
+	for _, v := range a {
+		all = append(all, obs{v, true})
+	}
+	for _, v := range b {
+		all = append(all, obs{v, false})
+	}
+	slices.SortFunc(all, func(x, y obs) int {
+		switch {
+		case x.v < y.v:
+			return -1
+		case x.v > y.v:
+			return 1
+		}
+		return 0
+	})
+	rankSumA, tieTerm := 0.0, 0.0
+	for i := 0; i < len(all); {
+		j := i
+		for j < len(all) && all[j].v == all[i].v {
+			j++
+		}
+		rank := float64(i+j+1) / 2 // average of ranks i+1..j
+		for k := i; k < j; k++ {
+			if all[k].fromA {
+				rankSumA += rank
+			}
+		}
+		t := float64(j - i)
+		tieTerm += t*t*t - t
+		i = j
+	}
+	u := rankSumA - n1*(n1+1)/2
+	n := n1 + n2
+	sigma := math.Sqrt(n1 * n2 / 12 * ((n + 1) - tieTerm/(n*(n-1))))
+	if sigma == 0 {
+		return 1
+	}
+	z := (math.Abs(u-n1*n2/2) - 0.5) / sigma
+	if z < 0 {
+		z = 0
+	}
+	return math.Erfc(z / math.Sqrt2)
+}

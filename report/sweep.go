@@ -1,0 +1,74 @@
+package report
+
+import (
+	"github.com/llmprobe/llmprobe/config"
+)
+
+// Sweep gathers the steps of a rate sweep, decides whether each held the
+// SLO, and makes the sweep's report from the highest step that did.
+type Sweep struct {
+	burst   config.Burst
+	meta    Meta
+	target  float64
+	steps   []SweepStep
+	reports []*Report
+	tokens  int
+}
+
+// NewSweep starts an empty sweep of b.
+func NewSweep(b config.Burst, meta Meta) *Sweep {
+	return &Sweep{burst: b, meta: meta, target: sweepTarget(b, meta.Scenarios)}
+}
+
+// Add records one step and reports whether it held the SLO: it ran to its
+// end, measured requests, and its goodput ratio reached the target. The
+// first step that did not ends the sweep: the knee is found.
+func (s *Sweep) Add(run Run) bool {
+	rep := Build(s.burst, run, s.meta)
+	s.tokens += rep.AllOutputTokens
+	passed := !rep.Aborted && rep.Requests > 0 && rep.Goodput.Ratio >= s.target
+	s.steps = append(s.steps, SweepStep{Rate: run.Rate, AchievedRate: rep.AchievedRate, GoodputRatio: rep.Goodput.Ratio, TTFTP99: rep.Latency["ttft"].P99, Passed: passed})
+	s.reports = append(s.reports, rep)
+	return passed
+}
+
+// Report is the highest passing step's report, carrying every step and the
+// rate it held as max_rate_under_slo; with no step passing, the first
+// step's. Judge gives its verdict.
+func (s *Sweep) Report() *Report {
+	best := -1
+	for i, st := range s.steps {
+		if st.Passed {
+			best = i
+		}
+	}
+	var rep *Report
+	switch {
+	case best >= 0:
+		rep = s.reports[best]
+		rate := s.steps[best].Rate
+		rep.MaxRateUnderSLO = &rate
+	case len(s.reports) > 0:
+		rep = s.reports[0]
+	default:
+		rep = Build(s.burst, Run{Aborted: true, AbortReason: "cancelled before the first step"}, s.meta)
+	}
+	rep.Sweep = s.steps
+	rep.AllOutputTokens = s.tokens
+	return rep
+}
+
+// sweepTarget is the goodput ratio a step must reach: auto's target_ratio,
+// else the strictest target ratio among the burst's scenarios.
+func sweepTarget(b config.Burst, scenarios []config.Scenario) float64 {
+	if b.Sweep != nil && b.Sweep.Auto != nil && b.Sweep.Auto.TargetRatio > 0 {
+		return b.Sweep.Auto.TargetRatio
+	}
+	t := 0.0
+	for _, s := range scenarios {
+		if len(s.SLO.Objectives()) > 0 {
+			t = max(t, s.SLO.TargetRatio)
+		}
+	}
+	return t
+}
