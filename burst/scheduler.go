@@ -53,12 +53,7 @@ func (s *Scheduler) Apply(cfg *config.Config, clients map[string]*prober.Client)
 		if client == nil {
 			continue
 		}
-		l := &burstLoop{burst: b, client: client}
-		for _, ws := range b.Scenarios {
-			sc, _ := cfg.Scenario(ws.Scenario)
-			l.scenarios = append(l.scenarios, sc)
-		}
-		want[b.Name] = l
+		want[b.Name] = &burstLoop{burst: b, client: client, scenarios: cfg.ScenariosOf(b)}
 	}
 	// A loop keeps running only if its burst, its target's client and its
 	// scenarios are all unchanged.

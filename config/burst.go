@@ -128,6 +128,16 @@ func (c *Config) Burst(name string) (Burst, bool) {
 	return c.Bursts[i], true
 }
 
+// ScenariosOf returns the scenarios b mixes, in the order of b.Scenarios.
+func (c *Config) ScenariosOf(b Burst) []Scenario {
+	out := make([]Scenario, 0, len(b.Scenarios))
+	for _, ws := range b.Scenarios {
+		s, _ := c.Scenario(ws.Scenario)
+		out = append(out, s)
+	}
+	return out
+}
+
 var timeOfDayRe = regexp.MustCompile(`^([01]\d|2[0-3]):([0-5]\d)$`)
 
 // TimesOfDay parses At into offsets from midnight UTC.

@@ -38,7 +38,8 @@ import (
 type Options struct {
 	Logger log.Logger
 	// WebLogger is the bridge exporter-toolkit needs to log through Logger.
-	WebLogger     *slog.Logger
+	WebLogger *slog.Logger
+	// Web holds the listen addresses, TLS and auth; nil listens on :9479.
 	Web           *toolkit.FlagConfig
 	TelemetryPath string
 	// ConfigFile is the configuration; empty runs the embedded demo against
@@ -99,6 +100,10 @@ func New(opts Options) *Daemon {
 	}
 	if opts.TelemetryPath == "" {
 		opts.TelemetryPath = "/metrics"
+	}
+	if opts.Web == nil {
+		addrs, systemd, webConfig := []string{":9479"}, false, ""
+		opts.Web = &toolkit.FlagConfig{WebListenAddresses: &addrs, WebSystemdSocket: &systemd, WebConfigFile: &webConfig}
 	}
 	if opts.Shard.Count == 0 {
 		opts.Shard = config.Shard{Index: 0, Count: 1}

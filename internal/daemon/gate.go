@@ -53,11 +53,6 @@ func Gate(ctx context.Context, o GateOptions) int {
 		return GateError
 	}
 	defer client.Close()
-	var scenarios []config.Scenario
-	for _, ws := range b.Scenarios {
-		s, _ := cfg.Scenario(ws.Scenario)
-		scenarios = append(scenarios, s)
-	}
 	runner := burst.Runner{
 		Client: client,
 		Store:  report.NewStore(o.StoragePath),
@@ -73,7 +68,7 @@ func Gate(ctx context.Context, o GateOptions) int {
 		defer g.Stop()
 		runner.GPU = g
 	}
-	rep, saveErr := runner.Run(ctx, b, scenarios)
+	rep, saveErr := runner.Run(ctx, b, cfg.ScenariosOf(b))
 	fmt.Fprintln(o.Stderr)
 	if saveErr != nil {
 		fmt.Fprintf(o.Stderr, "llmprobe gate: report storage %s: %v\n", o.StoragePath, saveErr)
