@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -127,15 +126,7 @@ func (d *daemonProc) post(path string) (int, string) { return testkit.Post(d.bas
 // waitFor polls cond until it holds or 20 s pass: polling with a deadline, not a fixed sleep.
 func (d *daemonProc) waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("timed out waiting for %s", what)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+	testkit.WaitUntil(t, what, 20*time.Second, cond)
 }
 
 func (d *daemonProc) metrics(t *testing.T) map[string]*dtoFamily {
