@@ -57,7 +57,12 @@ type Probe struct {
 	modelOf    map[string]string   // target -> model label in use
 	objectives map[string][]string // scenario -> configured objectives
 	configured map[[2]string]bool  // (target, scenario) canary pairs
-	layout     bucketLayout
+	// known holds the configured target and scenario names; nil before the
+	// first Configure. A result of anything else is a request that was in
+	// flight when its target or scenario was removed: it must not bring the
+	// removed series back.
+	known  map[string]bool
+	layout bucketLayout
 }
 
 type inFlightKey struct{ target, scenario, traffic string }
@@ -198,6 +203,13 @@ func (p *Probe) Configure(cfg *config.Config) {
 	}
 	p.objectives = map[string][]string{}
 	p.configured = map[[2]string]bool{}
+	p.known = map[string]bool{}
+	for _, t := range cfg.Targets {
+		p.known["target\x00"+t.Name] = true
+	}
+	for _, s := range cfg.Scenarios {
+		p.known["scenario\x00"+s.Name] = true
+	}
 	for _, pair := range cfg.CanaryPairs() {
 		p.configured[[2]string{pair.Target, pair.Scenario}] = true
 	}
@@ -259,9 +271,14 @@ func (p *Probe) Finished(target, scenario, traffic string) {
 	p.mu.Unlock()
 }
 
-// Observe records one finished request.
+// Observe records one finished request, unless its target or scenario is no
+// longer configured.
 func (p *Probe) Observe(r *prober.Result) {
 	p.mu.Lock()
+	if p.known != nil && (!p.known["target\x00"+r.Target] || !p.known["scenario\x00"+r.Scenario]) {
+		p.mu.Unlock()
+		return
+	}
 	if old, ok := p.modelOf[r.Target]; ok && old != r.Model {
 		// The target now serves another model: drop the old model's series.
 		p.deleteLocked(prometheus.Labels{"target": r.Target, "model": old})

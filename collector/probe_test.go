@@ -169,6 +169,11 @@ func TestRemovedTargetAndChangedModelSeriesGo(t *testing.T) {
 	if n := testutil.CollectAndCount(p, "llmprobe_requests_total"); n != 6 {
 		t.Errorf("requests_total series after removing b = %d, want 6", n)
 	}
+	// A request of b that was in flight when b was removed finishes late.
+	p.Observe(successResult("b"))
+	if n := testutil.CollectAndCount(p, "llmprobe_requests_total"); n != 6 {
+		t.Errorf("requests_total series after a late result of removed b = %d, want 6", n)
+	}
 }
 
 func TestInFlight(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/go-kit/log"
@@ -54,6 +55,9 @@ type Options struct {
 type Site struct {
 	opts    Options
 	history *history
+
+	mu    sync.Mutex
+	pairs map[[2]string]bool // configured canary pairs; nil before Configure
 }
 
 // New returns the pages over opts.
@@ -75,8 +79,15 @@ func (s *Site) Register(mux *http.ServeMux) {
 	mux.HandleFunc("GET /{$}", s.landingPage)
 }
 
-// Observe keeps a finished probe for the landing page.
-func (s *Site) Observe(r *prober.Result) { s.history.observe(r) }
+// Observe keeps a finished probe for the landing page, unless its pair is no
+// longer configured (a request in flight when its pair was removed).
+func (s *Site) Observe(r *prober.Result) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pairs == nil || s.pairs[[2]string{r.Target, r.Scenario}] {
+		s.history.observe(r)
+	}
+}
 
 // Configure forgets the probes of (target, scenario) pairs cfg no longer has.
 func (s *Site) Configure(cfg *config.Config) {
@@ -84,6 +95,9 @@ func (s *Site) Configure(cfg *config.Config) {
 	for _, p := range cfg.CanaryPairs() {
 		pairs[[2]string{p.Target, p.Scenario}] = true
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pairs = pairs
 	s.history.forget(func(t, sc string) bool { return pairs[[2]string{t, sc}] })
 }
 

@@ -78,6 +78,11 @@ scenarios: [{name: s}]
 	if code, _ := get(t, srv.URL, "/probe?id=1"); code != 404 {
 		t.Error("a removed pair's probe is still served")
 	}
+	// A probe of the removed pair that was in flight finishes late.
+	site.Observe(res)
+	if _, page := get(t, srv.URL, "/"); strings.Contains(page, "deadline after 2s") {
+		t.Error("a late result brought a removed pair's probe back to the landing page")
+	}
 
 	if code, page := get(t, srv.URL, "/bursts"); code != 200 || !strings.Contains(page, "No burst report yet") {
 		t.Errorf("/bursts without reports (%d):\n%s", code, page)
