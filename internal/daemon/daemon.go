@@ -150,6 +150,11 @@ func New(opts Options) *Daemon {
 // configuration through Reload.
 func (d *Daemon) Run(ctx context.Context) error {
 	defer d.stop()
+	// Listen for SIGHUP from the start: one that comes while the first load
+	// runs waits for the reconciler instead of killing the process.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	level.Info(d.logger).Log("msg", "starting llmprobe", "version", version.Info(), "build_context", version.BuildContext())
 	if d.gpu != nil {
 		d.gpu.Start()
@@ -172,9 +177,6 @@ func (d *Daemon) Run(ctx context.Context) error {
 		defer wg.Done()
 		d.reconcile(ctx)
 	}()
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
 	go func() {
 		defer wg.Done()
 		for {
