@@ -16,6 +16,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/prober"
+	"github.com/llmprobe/llmprobe/prompt"
 	"github.com/llmprobe/llmprobe/report"
 )
 
@@ -90,9 +91,9 @@ func (r Runner) measure(ctx context.Context, b config.Burst, scenarios []config.
 // because latency counts from the planned time.
 func (r Runner) runRate(ctx context.Context, b config.Burst, scenarios []config.Scenario, rate float64) report.Run {
 	arrivals := Plan(b, rate)
-	builders := make([]*prober.PromptBuilder, len(scenarios))
+	builders := make([]*prompt.Builder, len(scenarios))
 	for i, s := range scenarios {
-		builders[i] = prober.NewPromptBuilder(s, b.Seed+uint64(i))
+		builders[i] = prompt.NewBuilder(s, b.Seed+uint64(i))
 	}
 	reqs := make([]prober.Request, len(arrivals))
 	out := report.Run{Rate: rate}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/prober"
+	"github.com/llmprobe/llmprobe/prompt"
 )
 
 // Scheduler runs one schedule per (target, scenario): a request every
@@ -135,7 +136,7 @@ func phase(target, scenario string, interval time.Duration) time.Duration {
 func (c *Scheduler) run(ctx context.Context, s *schedule) {
 	target := s.client.Target().Name
 	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())) // jitter and nonces: never repeated across restarts
-	prompts := prober.NewPromptBuilder(s.scenario, rng.Uint64())
+	prompts := prompt.NewBuilder(s.scenario, rng.Uint64())
 	var reqs sync.WaitGroup
 	defer reqs.Wait()
 

@@ -3,6 +3,7 @@ package collector
 
 import (
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -47,6 +48,8 @@ type Probe struct {
 	sloChecks     *prometheus.CounterVec
 	qualityChecks *prometheus.CounterVec
 	tokenSource   *prometheus.CounterVec
+	failures      *prometheus.CounterVec
+	connections   *prometheus.CounterVec
 	objective     *prometheus.GaugeVec
 	targetRatio   *prometheus.GaugeVec
 	success       *prometheus.GaugeVec
@@ -70,7 +73,7 @@ type inFlightKey struct{ target, scenario, traffic string }
 var inFlightDesc = prometheus.NewDesc(namespace+"_in_flight_requests", "Requests sent and not yet finished.", []string{"target", "scenario", "traffic"}, nil)
 
 type histograms struct {
-	ttft, itl, tpot, e2e, dispatch *prometheus.HistogramVec
+	ttft, ttfb, itl, tpot, e2e, dispatch *prometheus.HistogramVec
 }
 
 // NewProbe returns the probe metrics with default buckets.
@@ -90,6 +93,9 @@ func NewProbe() *Probe {
 		sloChecks:     counter("slo_checks_total", "Objective checks per request; a failed request misses every objective.", "objective", "result"),
 		qualityChecks: counter("quality_checks_total", "Answer quality checks of successful requests.", "result"),
 		tokenSource:   counter("token_count_source_total", "Successful requests by where their output token count came from: usage (server) or chunks (fallback).", "source"),
+		failures:      counter("request_failures_total", "Failed requests by where they failed (phase) and why (reason).", "phase", "reason"),
+		connections: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "target_connections_total",
+			Help: "Requests by whether they opened a new connection or reused one (reused=\"true\")."}, []string{"target", "reused"}),
 		objective:     gauge("slo_objective_seconds", "Configured threshold of each objective.", "scenario", "objective"),
 		targetRatio:   gauge("slo_target_ratio", "Configured ratio of requests that must meet each objective.", "scenario", "objective"),
 		success:       gauge("probe_success", "Whether the last request of this series succeeded.", probeLabels...),
@@ -147,6 +153,7 @@ func newHistograms(l bucketLayout) *histograms {
 	}
 	return &histograms{
 		ttft:     hist("time_to_first_token_seconds", "Time from when a request was due to its first output token.", l.ttft),
+		ttfb:     hist("time_to_first_byte_seconds", "Time from when a request was due to the first byte of its response.", l.ttft),
 		itl:      hist("inter_token_latency_seconds", "Gap between output tokens, split over the tokens of each chunk.", l.itl),
 		tpot:     hist("time_per_output_token_seconds", "(E2E - TTFT) / (output tokens - 1) per request.", l.tpot),
 		e2e:      hist("request_duration_seconds", "Time from when a successful request was due to the end of its stream.", l.e2e),
@@ -155,7 +162,7 @@ func newHistograms(l bucketLayout) *histograms {
 }
 
 func (h *histograms) all() []*prometheus.HistogramVec {
-	return []*prometheus.HistogramVec{h.ttft, h.itl, h.tpot, h.e2e, h.dispatch}
+	return []*prometheus.HistogramVec{h.ttft, h.ttfb, h.itl, h.tpot, h.e2e, h.dispatch}
 }
 
 func (p *Probe) vecs() []interface {
@@ -167,7 +174,7 @@ func (p *Probe) vecs() []interface {
 		DeletePartialMatch(prometheus.Labels) int
 	}{
 		p.requests, p.good, p.promptTokens, p.outputTokens, p.goodOutput, p.sloChecks, p.qualityChecks,
-		p.tokenSource, p.success, p.lastTimestamp,
+		p.tokenSource, p.failures, p.connections, p.success, p.lastTimestamp,
 	}
 }
 
@@ -272,8 +279,11 @@ func (p *Probe) Finished(target, scenario, traffic string) {
 }
 
 // Observe records one finished request, unless its target or scenario is no
-// longer configured.
+// longer configured, or llmprobe itself cancelled it.
 func (p *Probe) Observe(r *prober.Result) {
+	if r.Outcome == prober.OutcomeCancelled {
+		return
+	}
 	p.mu.Lock()
 	if p.known != nil && (!p.known["target\x00"+r.Target] || !p.known["scenario\x00"+r.Scenario]) {
 		p.mu.Unlock()
@@ -304,6 +314,10 @@ func (p *Probe) Observe(r *prober.Result) {
 		p.h.dispatch.WithLabelValues(lv...).Observe(r.DispatchDelay.Seconds())
 	}
 	p.lastTimestamp.WithLabelValues(lv...).Set(float64(r.Sched.UnixNano()) / 1e9)
+	if r.Timings.TTFB > 0 {
+		p.h.ttfb.WithLabelValues(lv...).Observe(r.Timings.TTFB.Seconds())
+		p.connections.WithLabelValues(r.Target, strconv.FormatBool(r.Timings.ConnReused)).Inc()
+	}
 	for _, c := range r.Checks {
 		res := "missed"
 		if c.Met {
@@ -313,6 +327,7 @@ func (p *Probe) Observe(r *prober.Result) {
 	}
 	if r.Outcome != prober.OutcomeSuccess {
 		p.success.WithLabelValues(lv...).Set(0)
+		p.failures.WithLabelValues(append(lv, r.Phase, r.Reason)...).Inc()
 		return
 	}
 	p.success.WithLabelValues(lv...).Set(1)

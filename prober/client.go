@@ -2,6 +2,7 @@ package prober
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -16,10 +17,12 @@ import (
 type Client struct {
 	target config.Target
 	http   *http.Client
-	base   string // server root without a trailing /v1
+	base   string            // server root without a trailing /v1
+	redact *strings.Replacer // the target's secrets to <secret>; nil when it has none
 
-	mu   sync.Mutex
-	info TargetInfo
+	mu     sync.Mutex
+	info   TargetInfo
+	health health
 }
 
 // NewClient builds the HTTP client from the target's http_client_config.
@@ -31,7 +34,36 @@ func NewClient(t config.Target) (*Client, error) {
 	// Streams must not be cut by a client-wide timeout; each request carries its own deadline.
 	hc.Timeout = 0
 	base := strings.TrimSuffix(strings.TrimSuffix(t.URL, "/"), "/v1")
-	return &Client{target: t, http: hc, base: base}, nil
+	c := &Client{target: t, http: hc, base: base}
+	if secrets := t.Secrets(); len(secrets) > 0 {
+		pairs := make([]string, 0, 2*len(secrets))
+		for _, s := range secrets {
+			pairs = append(pairs, s, "<secret>")
+		}
+		c.redact = strings.NewReplacer(pairs...)
+	}
+	return c, nil
+}
+
+// redactText replaces the target's secrets in s with <secret>: text a target
+// sends back (an error body echoing the request headers) must not carry them
+// into logs, pages or reports.
+func (c *Client) redactText(s string) string {
+	if c.redact == nil {
+		return s
+	}
+	return c.redact.Replace(s)
+}
+
+// scrub redacts every text of a result that came from the target.
+func (c *Client) scrub(res *Result) {
+	if c.redact == nil {
+		return
+	}
+	res.Error, res.Body, res.Answer = c.redactText(res.Error), c.redactText(res.Body), c.redactText(res.Answer)
+	for i, l := range res.Log {
+		res.Log[i] = c.redactText(l)
+	}
 }
 
 // Target returns the target's configuration.
@@ -60,19 +92,23 @@ func (c *Client) Model() string {
 	return ""
 }
 
+// errNoModel is /v1/models answering with an empty list.
+var errNoModel = errors.New("/v1/models lists no model")
+
 // resolveModel discovers the model on first use when none is configured.
 func (c *Client) resolveModel(ctx context.Context) (string, error) {
 	if m := c.Model(); m != "" {
 		return m, nil
 	}
-	info := c.RefreshInfo(ctx)
-	if len(info.Models) == 0 {
-		if info.ModelsError != "" {
-			return "", fmt.Errorf("model discovery: %s", info.ModelsError)
-		}
-		return "", fmt.Errorf("model discovery: /v1/models lists no model")
+	models, _, _, err := c.listModels(ctx)
+	if err != nil {
+		return "", fmt.Errorf("model discovery: %w", err)
 	}
-	return info.Models[0], nil
+	if len(models) == 0 {
+		return "", fmt.Errorf("model discovery: %w", errNoModel)
+	}
+	c.RefreshInfo(ctx) // remember the model and the engine for the next request
+	return models[0], nil
 }
 
 func (c *Client) setHeaders(req *http.Request) {

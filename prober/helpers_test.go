@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/prompt"
 )
 
 // transcript is a raw HTTP response captured from a real engine.
@@ -99,7 +100,7 @@ func newClient(t *testing.T, target config.Target) *Client {
 func probeOnce(t *testing.T, target config.Target, s config.Scenario) *Result {
 	t.Helper()
 	c := newClient(t, target)
-	prompt, maxTokens := NewPromptBuilder(s, 1).Next()
+	prompt, maxTokens := prompt.NewBuilder(s, 1).Next()
 	return c.Do(context.Background(), Request{Scenario: s, Traffic: TrafficCanary, Prompt: prompt, MaxTokens: maxTokens, Sched: time.Now()})
 }
 

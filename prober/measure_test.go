@@ -55,6 +55,13 @@ func usageChunk(completion int) string {
 	return fmt.Sprintf(`{"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":%d,"total_tokens":%d}}`, completion, 10+completion)
 }
 
+// scenarioFor asks for maxTokens output tokens.
+func scenarioFor(maxTokens int) config.Scenario {
+	s := testkit.Scenario()
+	s.OutputTokens = config.Distribution{Kind: config.DistFixed, Value: maxTokens}
+	return s
+}
+
 func within(got, want, tol time.Duration) bool { return got >= want-tol && got <= want+tol }
 
 // Engines that send k tokens per chunk: ITL is per token, so a 40 ms gap over
@@ -66,7 +73,7 @@ func TestITLPerTokenWithRunningUsage(t *testing.T) {
 		steps = append(steps, step{40 * time.Millisecond, chatContentUsage(" b c d e", 1+4*i)})
 	}
 	steps = append(steps, step{0, finishChunk}, step{0, usageChunk(13)}, step{0, done})
-	res := probeOnce(t, testkit.Target(scripted(t, steps).URL, config.APIChat), testkit.Scenario())
+	res := probeOnce(t, testkit.Target(scripted(t, steps).URL, config.APIChat), scenarioFor(16))
 	if res.Outcome != OutcomeSuccess {
 		t.Fatalf("%s: %s", res.Outcome, res.Error)
 	}
@@ -93,7 +100,7 @@ func TestITLPerTokenFromFinalUsage(t *testing.T) {
 		steps = append(steps, step{30 * time.Millisecond, chatDelta(`{"content":" b c d"}`)})
 	}
 	steps = append(steps, step{0, finishChunk}, step{0, usageChunk(10)}, step{0, done})
-	res := probeOnce(t, testkit.Target(scripted(t, steps).URL, config.APIChat), testkit.Scenario())
+	res := probeOnce(t, testkit.Target(scripted(t, steps).URL, config.APIChat), scenarioFor(16))
 	if res.OutputTokens != 10 || len(res.ITL) != 9 {
 		t.Fatalf("tokens = %d, ITL samples = %d; want 10 and 9", res.OutputTokens, len(res.ITL))
 	}

@@ -8,19 +8,23 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net"
+	"math"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/internal/sse"
+	"github.com/llmprobe/llmprobe/prompt"
 )
 
 // Request is one request to measure.
 type Request struct {
 	Scenario config.Scenario
 	Traffic  string
-	Prompt   Prompt
+	Prompt   prompt.Prompt
 	// MaxTokens is the max_tokens to ask for.
 	MaxTokens int
 	// Sched is when the request was due; every latency counts from it.
@@ -35,15 +39,19 @@ const (
 	maxLineBytes   = 1 << 20
 	maxAnswerBytes = 64 << 10 // kept for quality checks
 	answerPreview  = 256      // kept otherwise, for the landing page
-	maxErrorBody   = 4 << 10
+	maxErrorBody   = 4 << 10  // read of a failed response, for its message
+	maxBodyExcerpt = 512      // of which a failure keeps this much
+	maxErrorText   = 512
 )
 
 // Do sends one streaming request and measures it. It never panics on bad
-// input and always returns a classified, evaluated result.
+// input and always returns a classified, evaluated result whose text is
+// scrubbed of the target's secrets.
 func (c *Client) Do(ctx context.Context, r Request) *Result {
 	res := c.do(ctx, r)
 	Evaluate(res, r.Scenario)
 	res.logf("done: outcome=%s ttft=%s e2e=%s tokens=%d (%s) good=%v", res.Outcome, res.TTFT.Round(time.Microsecond), res.E2E.Round(time.Microsecond), res.OutputTokens, res.TokenSource, res.Good)
+	c.scrub(res)
 	return res
 }
 
@@ -62,18 +70,19 @@ func (c *Client) do(ctx context.Context, r Request) *Result {
 	model, err := c.resolveModel(ctx)
 	res.Model = model
 	if err != nil {
-		res.fail(classifyErr(ctx, err), err.Error())
 		res.E2E = time.Since(r.Sched)
+		res.failDiscovery(ctx, err)
 		return res
 	}
 	body, err := c.requestBody(model, r)
 	if err != nil {
-		res.fail(OutcomeConnectionError, err.Error())
+		res.fail(OutcomeConnectionError, phaseRequest, reasonOther, err.Error())
 		return res
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint(), bytes.NewReader(body))
+	tr := &tracer{sched: r.Sched}
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, tr.trace()), http.MethodPost, c.endpoint(), bytes.NewReader(body))
 	if err != nil {
-		res.fail(OutcomeConnectionError, err.Error())
+		res.fail(OutcomeConnectionError, phaseRequest, reasonOther, err.Error())
 		return res
 	}
 	c.setHeaders(req)
@@ -88,37 +97,98 @@ func (c *Client) do(ctx context.Context, r Request) *Result {
 	}
 	res.logf("POST %s model=%s prompt_tokens~%d max_tokens=%d (dispatch delay %s)", c.endpoint(), model, r.Prompt.RequestedTokens, r.MaxTokens, res.DispatchDelay.Round(time.Microsecond))
 	resp, err := c.http.Do(req)
+	res.Timings = tr.timings()
 	if err != nil {
 		res.E2E = time.Since(r.Sched)
-		res.fail(classifyErr(ctx, err), err.Error())
+		outcome, reason := classify(ctx, err)
+		res.fail(outcome, phaseOf(reason, tr.phase()), reason, err.Error())
 		return res
 	}
 	defer resp.Body.Close()
 	res.HTTPStatus = resp.StatusCode
-	res.logf("HTTP %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	res.Timings.CertExpiry = certExpiry(resp.TLS)
+	res.logf("HTTP %d %s (connection %s, first byte after %s)", resp.StatusCode, resp.Header.Get("Content-Type"), reusedWord(res.Timings.ConnReused), res.Timings.TTFB.Round(time.Microsecond))
 	if resp.StatusCode != http.StatusOK {
 		res.E2E = time.Since(r.Sched)
-		msg := readErrorBody(resp.Body)
+		msg, excerpt := readErrorBody(resp.Body)
+		res.Body = excerpt
+		outcome := OutcomeHTTPError
 		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
-			res.fail(OutcomeRejected, fmt.Sprintf("HTTP %d: %s", resp.StatusCode, msg))
-		} else {
-			res.fail(OutcomeHTTPError, fmt.Sprintf("HTTP %d: %s", resp.StatusCode, msg))
+			outcome = OutcomeRejected
 		}
+		text := fmt.Sprintf("HTTP %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
+		if ra := resp.Header.Get("Retry-After"); ra != "" {
+			text += ", Retry-After " + truncate(ra, 32)
+		}
+		if msg != "" {
+			text += ": " + msg
+		}
+		res.fail(outcome, phaseHeaders, reasonHTTPStatus, text)
 		return res
 	}
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
 		res.E2E = time.Since(r.Sched)
-		res.fail(OutcomeStreamError, fmt.Sprintf("Content-Type %q is not text/event-stream: %s", ct, readErrorBody(resp.Body)))
+		msg, excerpt := readErrorBody(resp.Body)
+		res.Body = excerpt
+		res.fail(OutcomeStreamError, phaseHeaders, reasonNotEventStream, fmt.Sprintf("Content-Type %q is not text/event-stream: %s", ct, msg))
 		return res
 	}
 	c.readStream(ctx, resp.Body, r, res)
 	return res
 }
 
-func (res *Result) fail(o Outcome, msg string) {
-	res.Outcome = o
-	res.Error = msg
-	res.logf("%s: %s", o, msg)
+// phaseOf puts errors whose kind names their phase there, whatever the
+// trace saw last.
+func phaseOf(reason, traced string) string {
+	switch reason {
+	case reasonDNS:
+		return phaseDNS
+	case reasonRefused:
+		return phaseConnect
+	case reasonTLS:
+		return phaseTLS
+	case reasonRedirect:
+		return phaseHeaders
+	}
+	return traced
+}
+
+func reusedWord(reused bool) string {
+	if reused {
+		return "reused"
+	}
+	return "new"
+}
+
+// failDiscovery classifies a failure to find the model: the HTTP status of
+// /v1/models when it answered, the transport error when it did not.
+func (res *Result) failDiscovery(ctx context.Context, err error) {
+	var se *statusError
+	if errors.As(err, &se) {
+		res.HTTPStatus = se.status
+		res.Body = se.excerpt
+		outcome := OutcomeHTTPError
+		if se.status == http.StatusTooManyRequests || se.status == http.StatusServiceUnavailable {
+			outcome = OutcomeRejected
+		}
+		res.fail(outcome, phaseDiscovery, reasonHTTPStatus, err.Error())
+		return
+	}
+	outcome, reason := classify(ctx, err)
+	if outcome == OutcomeConnectionError && reason == reasonOther && errors.Is(err, errNoModel) {
+		outcome = OutcomeHTTPError
+	}
+	res.fail(outcome, phaseDiscovery, reason, err.Error())
+}
+
+func (res *Result) fail(o Outcome, phase, reason, msg string) {
+	res.Outcome, res.Phase, res.Reason = o, phase, reason
+	res.Error = truncate(msg, maxErrorText)
+	res.logf("%s in %s (%s): %s", o, phase, reason, res.Error)
+}
+
+func (r *Result) logf(format string, args ...any) {
+	r.Log = append(r.Log, fmt.Sprintf("%7.1fms ", float64(time.Since(r.Sched).Microseconds())/1000)+fmt.Sprintf(format, args...))
 }
 
 func (c *Client) requestBody(model string, r Request) ([]byte, error) {
@@ -182,68 +252,96 @@ type streamState struct {
 	lastUsage   usage
 	answer      strings.Builder
 	answerLimit int
+	maxChunks   int
 	done        bool
 }
 
 func (c *Client) readStream(ctx context.Context, body io.Reader, r Request, res *Result) {
-	st := &streamState{exactCounts: true, answerLimit: answerPreview}
+	st := &streamState{exactCounts: true, answerLimit: answerPreview, maxChunks: maxOutputChunks(r.MaxTokens)}
 	if r.Scenario.Quality != nil {
 		st.answerLimit = maxAnswerBytes
 	}
-	sse := newSSEReader(body, maxLineBytes)
+	events := sse.NewReader(body, maxLineBytes)
 	var chunk streamChunk
+	var reason string
 	var streamErr error
 	for {
-		ev, err := sse.Next()
+		ev, err := events.Next()
 		now := time.Now()
 		if err != nil {
 			switch {
-			case errors.Is(err, io.EOF) && !sse.Partial():
+			case errors.Is(err, io.EOF) && !events.Partial():
 			case errors.Is(err, io.EOF):
-				streamErr = errors.New("stream ended inside an event")
+				reason, streamErr = reasonStreamCut, errors.New("stream ended inside an event")
+			case errors.Is(err, sse.ErrLineTooLong):
+				reason, streamErr = reasonLineTooLong, fmt.Errorf("%w (limit %d bytes)", err, maxLineBytes)
 			default:
-				streamErr = err
+				reason, streamErr = reasonStreamCut, err
 			}
 			res.E2E = now.Sub(r.Sched)
 			break
 		}
 		if ev.Name == "error" {
-			streamErr = fmt.Errorf("error event: %s", truncate(string(ev.Data), 256))
+			reason, streamErr = reasonErrorInStream, fmt.Errorf("error event: %s", truncate(string(ev.Data), 256))
 			res.E2E = now.Sub(r.Sched)
 			break
 		}
 		if bytes.Equal(bytes.TrimSpace(ev.Data), []byte("[DONE]")) {
 			st.done = true
 			res.E2E = now.Sub(r.Sched)
+			// Read to the end of the body, so the connection can be reused.
+			_, _ = io.Copy(io.Discard, io.LimitReader(body, maxErrorBody))
 			break
 		}
 		chunk = streamChunk{}
 		if err := json.Unmarshal(ev.Data, &chunk); err != nil {
-			streamErr = fmt.Errorf("malformed chunk: %v: %s", err, truncate(string(ev.Data), 128))
+			reason, streamErr = reasonMalformed, fmt.Errorf("malformed chunk: %v: %s", err, truncate(string(ev.Data), 128))
 			res.E2E = now.Sub(r.Sched)
 			break
 		}
 		if len(chunk.Error) > 0 && !bytes.Equal(chunk.Error, []byte("null")) {
-			streamErr = fmt.Errorf("error in stream: %s", truncate(string(chunk.Error), 256))
+			reason, streamErr = reasonErrorInStream, fmt.Errorf("error in stream: %s", truncate(string(chunk.Error), 256))
 			res.E2E = now.Sub(r.Sched)
 			break
 		}
 		st.observe(&chunk, now.Sub(r.Sched), res)
+		if len(st.chunkAt) > st.maxChunks {
+			// A server that ignores max_tokens would stream without end: stop reading.
+			reason, streamErr = reasonMaxTokens, fmt.Errorf("more than %d output chunks for max_tokens %d: the server does not honour max_tokens", st.maxChunks, r.MaxTokens)
+			res.E2E = now.Sub(r.Sched)
+			break
+		}
 	}
 	st.finish(res)
 	switch {
+	case streamErr != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
+		res.fail(OutcomeTimeout, phaseStream, reasonDeadline, fmt.Sprintf("deadline after %s, %d output tokens in: %v", res.E2E.Round(time.Millisecond), res.OutputChunks, streamErr))
 	case streamErr != nil && ctx.Err() != nil:
-		res.fail(OutcomeTimeout, fmt.Sprintf("deadline after %s: %v", res.E2E.Round(time.Millisecond), streamErr))
+		res.fail(OutcomeCancelled, phaseStream, reasonCancelled, streamErr.Error())
 	case streamErr != nil:
-		res.fail(OutcomeStreamError, streamErr.Error())
+		res.fail(OutcomeStreamError, phaseStream, reason, streamErr.Error())
 	case !st.done && res.FinishReason == "":
-		res.fail(OutcomeStreamError, "stream ended with neither finish_reason nor [DONE]")
+		res.fail(OutcomeStreamError, phaseStream, reasonNoFinish, "stream ended with neither finish_reason nor [DONE]")
+	case res.OutputChunks == 0:
+		res.fail(OutcomeStreamError, phaseStream, reasonNoOutput, fmt.Sprintf("the stream ended without an output token (finish_reason %q, %d completion tokens in usage)", res.FinishReason, st.lastUsage.CompletionTokens))
+	case r.MaxTokens > 0 && st.lastUsage.CompletionTokens > r.MaxTokens:
+		res.fail(OutcomeStreamError, phaseStream, reasonMaxTokens, fmt.Sprintf("usage reports %d completion tokens for max_tokens %d", st.lastUsage.CompletionTokens, r.MaxTokens))
 	default:
 		res.Outcome = OutcomeSuccess
 		if !st.done {
 			res.logf("no [DONE] line; finish_reason %q ends the stream", res.FinishReason)
 		}
 	}
+}
+
+// maxOutputChunks is how many output chunks a request may stream before the
+// server counts as ignoring max_tokens: a chunk carries at least one token,
+// and the margin allows for engines that split a token's bytes.
+func maxOutputChunks(maxTokens int) int {
+	if maxTokens <= 0 {
+		return math.MaxInt
+	}
+	return 2*maxTokens + 16
 }
 
 // observe takes one parsed chunk that arrived at offset at.
@@ -361,18 +459,12 @@ func perTokenITL(at []time.Duration, tokens []int, exact bool, total int) []time
 	return out
 }
 
-// classifyErr sorts transport errors: a deadline is a timeout, anything else
-// (refused, reset, DNS, TLS) a connection error.
-func classifyErr(ctx context.Context, err error) Outcome {
-	var ne net.Error
-	if errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil || (errors.As(err, &ne) && ne.Timeout()) {
-		return OutcomeTimeout
-	}
-	return OutcomeConnectionError
-}
-
-func readErrorBody(r io.Reader) string {
+// readErrorBody reads a failed response's body, bounded, and returns the
+// server's error message (from the usual JSON shapes, else the text) and an
+// excerpt of its first bytes.
+func readErrorBody(r io.Reader) (msg, excerpt string) {
 	b, _ := io.ReadAll(io.LimitReader(r, maxErrorBody))
+	excerpt = printable(truncate(string(b), maxBodyExcerpt))
 	var e struct {
 		Error   json.RawMessage `json:"error"`
 		Message string          `json:"message"`
@@ -382,17 +474,28 @@ func readErrorBody(r io.Reader) string {
 			Message string `json:"message"`
 		}
 		if json.Unmarshal(e.Error, &obj) == nil && obj.Message != "" {
-			return truncate(obj.Message, 256)
+			return printable(truncate(obj.Message, 256)), excerpt
 		}
 		var s string
 		if json.Unmarshal(e.Error, &s) == nil && s != "" {
-			return truncate(s, 256)
+			return printable(truncate(s, 256)), excerpt
 		}
 		if e.Message != "" {
-			return truncate(e.Message, 256)
+			return printable(truncate(e.Message, 256)), excerpt
 		}
 	}
-	return truncate(strings.TrimSpace(string(b)), 256)
+	return printable(truncate(strings.TrimSpace(string(b)), 256)), excerpt
+}
+
+// printable replaces control characters (a body may be binary) so the text
+// is safe in a log line and a page.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\t' || (r >= 0x20 && r != 0x7f && r != utf8.RuneError) {
+			return r
+		}
+		return '.'
+	}, s)
 }
 
 // truncate cuts s to at most n bytes without splitting a UTF-8 sequence.

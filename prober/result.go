@@ -3,7 +3,6 @@
 package prober
 
 import (
-	"fmt"
 	"time"
 )
 
@@ -16,10 +15,15 @@ const (
 	OutcomeHTTPError       Outcome = "http_error"
 	OutcomeTimeout         Outcome = "timeout"
 	OutcomeConnectionError Outcome = "connection_error"
-	OutcomeStreamError     Outcome = "stream_error" // broken, malformed, or no finish
+	OutcomeStreamError     Outcome = "stream_error" // broken, malformed, no finish, no output, or past max_tokens
+	// OutcomeCancelled is a request llmprobe itself stopped (shutdown, a
+	// reload that removed it): it says nothing about the target, is not
+	// counted in the metrics, and appears in burst reports as what it is.
+	OutcomeCancelled Outcome = "cancelled"
 )
 
-// Outcomes lists every outcome, so counters can be initialised to zero.
+// Outcomes lists every outcome the target causes, so counters can be
+// initialised to zero.
 var Outcomes = []Outcome{OutcomeSuccess, OutcomeRejected, OutcomeHTTPError, OutcomeTimeout, OutcomeConnectionError, OutcomeStreamError}
 
 // TokenSource says where the output token count came from.
@@ -53,7 +57,15 @@ type Result struct {
 
 	Outcome    Outcome
 	HTTPStatus int
-	Error      string // short reason when Outcome is not success
+	// Phase, Reason and Error say why a request failed: where (dns,
+	// connect, tls, request, headers, stream, or discovery of the model), a
+	// bounded code (docs/measurement.md lists them), and in words (the Go
+	// error or the server's message). Body is the first bytes of a failed
+	// response. Secrets the target echoes are replaced by <secret>.
+	Phase, Reason string
+	Error         string
+	Body          string
+	Timings       Timings
 
 	TTFT time.Duration // 0 when no output token arrived
 	E2E  time.Duration
@@ -81,6 +93,10 @@ type Result struct {
 // FirstTokenSeen reports whether an output token arrived.
 func (r *Result) FirstTokenSeen() bool { return r.OutputChunks > 0 }
 
-func (r *Result) logf(format string, args ...any) {
-	r.Log = append(r.Log, fmt.Sprintf("%7.1fms ", float64(time.Since(r.Sched).Microseconds())/1000)+fmt.Sprintf(format, args...))
+// FailureText is the failure in one line: "phase: reason: error".
+func (r *Result) FailureText() string {
+	if r.Outcome == OutcomeSuccess {
+		return ""
+	}
+	return r.Phase + ": " + r.Reason + ": " + r.Error
 }

@@ -1,12 +1,14 @@
 package prober
 
 import (
+	"net/http/httptest"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/testkit"
+	"github.com/llmprobe/llmprobe/prompt"
 	"github.com/llmprobe/llmprobe/sim"
 )
 
@@ -151,5 +153,42 @@ func TestTargetInfoFromSim(t *testing.T) {
 	e.SetVersion("0.2.0")
 	if info := c.RefreshInfo(t.Context()); info.EngineVersion != "0.2.0" {
 		t.Errorf("after the upgrade: %+v", info)
+	}
+}
+
+// httptrace's view of a request: a new connection, then a reused one; the
+// time to first byte; the certificate's expiry over TLS.
+func TestTimings(t *testing.T) {
+	e, err := sim.New(sim.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	srv := httptest.NewTLSServer(e.Handler())
+	defer srv.Close()
+	target := testkit.Target(srv.URL, config.APIChat)
+	target.Model = "sim-model"
+	target.HTTPClientConfig.TLSConfig.InsecureSkipVerify = true
+	c := newClient(t, target)
+	s := testkit.Scenario()
+	var results []*Result
+	for range 2 {
+		p, maxTokens := prompt.NewBuilder(s, 1).Next()
+		results = append(results, c.Do(t.Context(), Request{Scenario: s, Prompt: p, MaxTokens: maxTokens, Sched: time.Now()}))
+	}
+	first, second := results[0].Timings, results[1].Timings
+	if results[0].Outcome != OutcomeSuccess || first.ConnReused || first.Connect <= 0 || first.TLS <= 0 {
+		t.Errorf("first request (%s): %+v; want a new connection with connect and TLS times", results[0].Outcome, first)
+	}
+	if !second.ConnReused || second.Connect != 0 || second.TLS != 0 {
+		t.Errorf("second request: %+v; want the connection reused", second)
+	}
+	if !first.CertExpiry.Equal(srv.Certificate().NotAfter) {
+		t.Errorf("certificate expiry %s, want %s", first.CertExpiry, srv.Certificate().NotAfter)
+	}
+	for _, r := range results {
+		if r.Timings.TTFB <= 0 || r.Timings.TTFB > r.TTFT || r.Timings.FirstByte <= 0 {
+			t.Errorf("TTFB %s, first byte after the request %s, TTFT %s", r.Timings.TTFB, r.Timings.FirstByte, r.TTFT)
+		}
 	}
 }

@@ -1,8 +1,10 @@
 package prober
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -32,11 +34,17 @@ const (
 // bounded, because it becomes a label value.
 type TargetInfo struct {
 	Models        []string
-	ModelsError   string
 	Engine        string
 	EngineVersion string
 	Server        string
-	Updated       time.Time
+	// Confirmed is when the target last answered /v1/models. While it does
+	// not, the fields above keep what it said then: a target that is down is
+	// still the engine it was.
+	Confirmed time.Time
+	// ModelsError says why the last /v1/models failed ("" when it answered);
+	// ModelsStatus is its HTTP status, 0 when nothing answered.
+	ModelsError  string
+	ModelsStatus int
 }
 
 // Info returns the last TargetInfo read.
@@ -48,83 +56,117 @@ func (c *Client) Info() TargetInfo {
 
 const maxInfoBody = 1 << 20
 
-// RefreshInfo reads /v1/models and the engine's version endpoints.
-func (c *Client) RefreshInfo(ctx context.Context) TargetInfo {
-	ctx, cancel := context.WithTimeout(ctx, min(c.target.Timeout.Std(), 10*time.Second))
-	defer cancel()
-	var info TargetInfo
-	var models struct {
-		Data []struct {
-			ID      string `json:"id"`
-			OwnedBy string `json:"owned_by"`
-		} `json:"data"`
+// statusError is an info endpoint answering with a status other than 200.
+type statusError struct {
+	path    string
+	status  int
+	excerpt string
+}
+
+func (e *statusError) Error() string {
+	msg := fmt.Sprintf("GET %s: HTTP %d %s", e.path, e.status, http.StatusText(e.status))
+	if e.excerpt != "" {
+		msg += ": " + e.excerpt
 	}
-	hdr, err := c.getJSON(ctx, "/v1/models", &models)
-	if err != nil {
-		info.ModelsError = err.Error()
-	}
-	ownedBy := ""
-	for _, m := range models.Data {
-		if id := sanitizeLabel(m.ID, 128); id != "" && len(info.Models) < 16 {
-			info.Models = append(info.Models, id)
+	return msg
+}
+
+type modelList struct {
+	Data []struct {
+		ID      string `json:"id"`
+		OwnedBy string `json:"owned_by"`
+	} `json:"data"`
+}
+
+// listModels reads /v1/models.
+func (c *Client) listModels(ctx context.Context) (models []string, ownedBy string, hdr http.Header, err error) {
+	var list modelList
+	hdr, err = c.getJSON(ctx, "/v1/models", &list)
+	for _, m := range list.Data {
+		if id := sanitizeLabel(m.ID, 128); id != "" && len(models) < 16 {
+			models = append(models, id)
 		}
 		if ownedBy == "" {
 			ownedBy = strings.ToLower(m.OwnedBy)
 		}
 	}
+	return models, ownedBy, hdr, err
+}
+
+// RefreshInfo reads /v1/models and the engine's version endpoint. When
+// /v1/models fails, the last known facts stay, with the reason beside them.
+func (c *Client) RefreshInfo(ctx context.Context) TargetInfo {
+	ctx, cancel := context.WithTimeout(ctx, min(c.target.Timeout.Std(), 10*time.Second))
+	defer cancel()
+	models, ownedBy, hdr, err := c.listModels(ctx)
+	if err != nil {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.info.ModelsError, c.info.ModelsStatus = c.redactText(err.Error()), 0
+		var se *statusError
+		if errors.As(err, &se) {
+			c.info.ModelsStatus = se.status
+		}
+		return c.info
+	}
+	info := TargetInfo{Models: models, Confirmed: time.Now()}
 	if hdr != nil {
 		info.Server = sanitizeLabel(hdr.Get("Server"), 64)
 	}
 	info.Engine = detectEngine(ownedBy, info.Server)
-
-	// Version endpoints differ per engine; ask the likely one first.
-	for _, path := range versionPaths(info.Engine) {
-		var v struct {
-			Version string `json:"version"`
-			Release string `json:"release"`
-		}
-		vh, err := c.getJSON(ctx, path, &v)
-		if err != nil {
-			continue
-		}
-		ver := v.Version
-		if ver == "" {
-			ver = v.Release
-		}
-		if ver = sanitizeLabel(ver, 64); ver != "" {
-			info.EngineVersion = ver
-			if info.Engine == engineUnknown && vh != nil {
-				info.Engine = detectEngine("", sanitizeLabel(vh.Get("Server"), 64))
-			}
-			if info.Engine == engineUnknown && path == "/api/version" {
-				info.Engine = engineOllama
-			}
-			break
-		}
-	}
-	if info.EngineVersion == "" && info.Server != "" {
-		// llama.cpp and others put the build in the Server header or nowhere.
-		if _, after, ok := strings.Cut(info.Server, "/"); ok {
-			info.EngineVersion = after
-		}
-	}
-	info.Updated = time.Now()
+	info.EngineVersion = c.engineVersion(ctx, &info)
 	c.mu.Lock()
 	c.info = info
 	c.mu.Unlock()
 	return info
 }
 
+// engineVersion asks the engine's version endpoint (the likely one first for
+// an unknown engine) and falls back to the Server header's "name/version".
+func (c *Client) engineVersion(ctx context.Context, info *TargetInfo) string {
+	for _, path := range versionPaths(info.Engine) {
+		var v struct {
+			Version   string `json:"version"`
+			Release   string `json:"release"`
+			BuildInfo string `json:"build_info"` // llama.cpp /props
+		}
+		vh, err := c.getJSON(ctx, path, &v)
+		if err != nil {
+			continue
+		}
+		ver := sanitizeLabel(cmp.Or(v.Version, v.Release, v.BuildInfo), 64)
+		if ver == "" {
+			continue
+		}
+		if info.Engine == engineUnknown && vh != nil {
+			info.Engine = detectEngine("", sanitizeLabel(vh.Get("Server"), 64))
+		}
+		if info.Engine == engineUnknown && path == "/api/version" {
+			info.Engine = engineOllama
+		}
+		return ver
+	}
+	// Some engines put their build in the Server header, or nowhere.
+	if _, after, ok := strings.Cut(info.Server, "/"); ok {
+		return after
+	}
+	return ""
+}
+
 func versionPaths(engine string) []string {
 	switch engine {
+	case engineVLLM:
+		return []string{"/version"}
 	case engineOllama:
 		return []string{"/api/version"}
 	case engineTGI:
 		return []string{"/info"}
+	case engineSGLang:
+		return []string{"/get_server_info", "/version"}
+	case engineLlamaCPP:
+		return []string{"/props"}
 	case engineNIM:
 		return []string{"/v1/version", "/version"}
-	case engineLlamaCPP:
-		return nil
 	default:
 		return []string{"/version", "/api/version", "/info"}
 	}
@@ -165,8 +207,9 @@ func (c *Client) getJSON(ctx context.Context, path string, v any) (http.Header, 
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
+		msg, _ := readErrorBody(resp.Body)
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxInfoBody))
-		return resp.Header, fmt.Errorf("GET %s: HTTP %d", path, resp.StatusCode)
+		return resp.Header, &statusError{path: path, status: resp.StatusCode, excerpt: msg}
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, maxInfoBody)).Decode(v); err != nil {
 		return resp.Header, fmt.Errorf("GET %s: %w", path, err)

@@ -13,8 +13,10 @@ import (
 	"github.com/llmprobe/llmprobe/config"
 )
 
-// Targets owns one Client per configured target and refreshes each target's
-// info (/v1/models, version, Server header) on its own schedule.
+// Targets owns one Client per configured target, refreshes each target's
+// info (/v1/models, version, Server header) on its own schedule, and follows
+// each target's state from the requests it is told about (Observe), logging
+// when a target goes down, comes back, or fails in a new way.
 type Targets struct {
 	logger log.Logger
 
@@ -92,6 +94,17 @@ func (t *Targets) Clients() []*Client {
 	return out
 }
 
+// Observe takes a finished request; results of targets no longer
+// configured are dropped.
+func (t *Targets) Observe(r *Result) {
+	t.mu.Lock()
+	c := t.clients[r.Target]
+	t.mu.Unlock()
+	if c != nil {
+		c.observe(r, t.logger)
+	}
+}
+
 // Errors returns the targets left out by the last Apply, with the reason.
 func (t *Targets) Errors() map[string]string {
 	t.mu.Lock()
@@ -113,16 +126,22 @@ func (t *Targets) Stop() {
 
 func (t *Targets) refreshLoop(ctx context.Context, c *Client) {
 	interval := c.target.InfoInterval.Std()
+	lastErr := ""
 	for {
 		info := c.RefreshInfo(ctx)
 		if ctx.Err() != nil {
 			return
 		}
-		if info.ModelsError != "" {
-			level.Warn(t.logger).Log("msg", "target info", "target", c.target.Name, "err", info.ModelsError)
-		} else {
-			level.Debug(t.logger).Log("msg", "target info", "target", c.target.Name, "engine", info.Engine, "engine_version", info.EngineVersion, "models", len(info.Models))
+		// A change is worth a line; the same failure every refresh is not.
+		switch {
+		case info.ModelsError != "" && info.ModelsError != lastErr:
+			level.Warn(t.logger).Log("msg", "target info unavailable; the last known engine and version stay", "target", c.target.Name, "status", info.ModelsStatus, "err", info.ModelsError)
+		case info.ModelsError == "" && lastErr != "":
+			level.Info(t.logger).Log("msg", "target info available again", "target", c.target.Name, "engine", info.Engine, "engine_version", info.EngineVersion)
+		default:
+			level.Debug(t.logger).Log("msg", "target info", "target", c.target.Name, "engine", info.Engine, "engine_version", info.EngineVersion, "models", len(info.Models), "err", info.ModelsError)
 		}
+		lastErr = info.ModelsError
 		wait := interval
 		if info.ModelsError != "" {
 			// A target still starting up: ask again sooner.

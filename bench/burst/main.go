@@ -31,6 +31,7 @@ import (
 	"github.com/llmprobe/llmprobe/burst"
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/prober"
+	"github.com/llmprobe/llmprobe/prompt"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/sim"
 )
@@ -188,7 +189,7 @@ func ttftError() error {
 	// the plan's measured arrivals and their prompts.
 	slices.SortFunc(results.all, func(a, b *prober.Result) int { return a.Sched.Compare(b.Sched) })
 	arrivals := burst.Plan(b, rate)
-	builder := prober.NewPromptBuilder(scenario(), b.Seed)
+	builder := prompt.NewBuilder(scenario(), b.Seed)
 	var texts []string
 	for _, a := range arrivals {
 		p, _ := builder.Next()

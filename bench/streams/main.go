@@ -22,6 +22,7 @@ import (
 	"github.com/llmprobe/llmprobe/bench/internal/simchild"
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/prober"
+	"github.com/llmprobe/llmprobe/prompt"
 	"github.com/llmprobe/llmprobe/sim"
 )
 
@@ -65,7 +66,7 @@ func run(streams, tokens int, spread time.Duration) error {
 	scenario.OutputTokens = config.Distribution{Kind: config.DistFixed, Value: tokens}
 
 	// One warm-up request opens the path; then a heap baseline.
-	prompts := prober.NewPromptBuilder(scenario, 1)
+	prompts := prompt.NewBuilder(scenario, 1)
 	p, mt := prompts.Next()
 	client.Do(context.Background(), prober.Request{Scenario: scenario, Prompt: p, MaxTokens: mt, Sched: time.Now()})
 	runtime.GC()

@@ -128,8 +128,8 @@ func New(opts Options) *Daemon {
 		Recent: opts.HistoryRecent, Failures: opts.HistoryFailures,
 		Schedules: func() []config.Pair { return d.canary.Running() },
 	})
-	d.canary = canary.NewScheduler(ctx, opts.Logger, observers{d.probe, d.site}, d.probe)
-	runner := burst.Runner{Store: d.store, Observer: d.probe, InFlight: d.probe}
+	d.canary = canary.NewScheduler(ctx, opts.Logger, observers{d.probe, d.site, d.targets}, d.probe)
+	runner := burst.Runner{Store: d.store, Observer: observers{d.probe, d.targets}, InFlight: d.probe}
 	if opts.GPU {
 		d.gpu = collector.NewGPU(opts.Logger, opts.GPUTimeout)
 		runner.GPU = d.gpu
@@ -140,7 +140,7 @@ func New(opts Options) *Daemon {
 		versioncollector.NewCollector("llmprobe"),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		d.probe, collector.NewTargetInfo(d.targets.Clients), d.bursts,
+		d.probe, collector.NewTargets(d.targets.Clients), d.bursts,
 	)
 	return d
 }

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"fmt"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -43,8 +44,19 @@ func TestMetricContract(t *testing.T) {
 	if err := report.NewStore(storage).Save(previous, 5); err != nil {
 		t.Fatal(err)
 	}
+	// A target behind TLS, for the certificate's expiry, and a dead one, for failures.
+	tlsEngine, err := sim.New(sim.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tlsEngine.Close()
+	tlsSrv := httptest.NewTLSServer(tlsEngine.Handler())
+	defer tlsSrv.Close()
 	path := filepath.Join(t.TempDir(), "llmprobe.yml")
-	cfg := fmt.Sprintf(`targets: [{name: sim, url: %q}]
+	cfg := fmt.Sprintf(`targets:
+  - {name: sim, url: %q}
+  - {name: tls, url: %q, http_client_config: {tls_config: {insecure_skip_verify: true}}}
+  - {name: dead, url: "http://127.0.0.1:1", model: m}
 scenarios:
   - name: checked
     prompt_tokens: 16
@@ -60,7 +72,7 @@ bursts:
     requests: 4
     schedule: {on_start: true}
     sweep: {rates: [20]}
-`, srv.URL)
+`, srv.URL, tlsSrv.URL)
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -76,16 +88,24 @@ bursts:
 
 	// Every lazily created series exists after a successful, quality-checked
 	// probe, a target info refresh and the burst.
-	lazy := []string{"llmprobe_quality_checks_total", "llmprobe_target_info", "llmprobe_token_count_source_total", "llmprobe_burst_regression_ratio"}
+	lazy := []string{"llmprobe_quality_checks_total", "llmprobe_target_info", "llmprobe_token_count_source_total", "llmprobe_burst_regression_ratio",
+		"llmprobe_request_failures_total", "llmprobe_target_tls_cert_expiry_timestamp_seconds"}
 	var got map[string]registered
-	testkit.WaitUntil(t, "every lazily created series", 20*time.Second, func() bool {
+	var missing []string
+	defer func() {
+		if t.Failed() {
+			t.Logf("missing: %v", missing)
+		}
+	}()
+	testkit.WaitUntil(t, "every lazily created series (the last missing ones are logged)", 20*time.Second, func() bool {
 		got = gather(t, d.reg)
+		missing = missing[:0]
 		for _, name := range lazy {
 			if _, ok := got[name]; !ok {
-				return false
+				missing = append(missing, name)
 			}
 		}
-		return true
+		return len(missing) == 0
 	})
 	// GPU series exist only where NVML loads: take their descriptors.
 	descs := make(chan *prometheus.Desc, 64)

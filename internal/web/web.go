@@ -82,6 +82,9 @@ func (s *Site) Register(mux *http.ServeMux) {
 // Observe keeps a finished probe for the landing page, unless its pair is no
 // longer configured (a request in flight when its pair was removed).
 func (s *Site) Observe(r *prober.Result) {
+	if r.Outcome == prober.OutcomeCancelled {
+		return // llmprobe stopped it: nothing to show about the target
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.pairs == nil || s.pairs[[2]string{r.Target, r.Scenario}] {

@@ -1,4 +1,6 @@
-package prober
+// Package sse reads text/event-stream responses by the WHATWG rules, with a
+// bounded line and event size.
+package sse
 
 import (
 	"bytes"
@@ -6,23 +8,23 @@ import (
 	"io"
 )
 
-// errLineTooLong means a line, or an event's data, passed the reader's limit:
+// ErrLineTooLong means a line, or an event's data, passed the reader's limit:
 // the stream is treated as broken rather than buffered without bound.
-var errLineTooLong = errors.New("SSE line too long")
+var ErrLineTooLong = errors.New("SSE line too long")
 
-// sseEvent is one dispatched server-sent event. Data aliases the reader's buffer
+// Event is one dispatched server-sent event. Data aliases the reader's buffer
 // and is valid only until the next call to Next. "[DONE]" is not special
 // here: it is ordinary data that the caller recognises.
-type sseEvent struct {
+type Event struct {
 	Name string // the last `event:` field; "" means "message"
 	Data []byte // `data:` lines joined with "\n"
 	ID   string
 }
 
-// sseReader parses a text/event-stream by the WHATWG rules: CRLF, LF and lone
+// Reader parses a text/event-stream by the WHATWG rules: CRLF, LF and lone
 // CR line endings, comments, multi-line data, one optional space after the
 // colon, and a bounded line length.
-type sseReader struct {
+type Reader struct {
 	r       io.Reader
 	buf     []byte
 	start   int
@@ -42,25 +44,25 @@ const defaultMaxLine = 1 << 20
 
 var bom = []byte("\xEF\xBB\xBF")
 
-// newSSEReader reads events from r. A line longer than maxLineBytes (1 MiB if
+// NewReader reads events from r. A line longer than maxLineBytes (1 MiB if
 // <= 0) or an event whose data passes 4×maxLineBytes ends the stream with
-// errLineTooLong.
-func newSSEReader(r io.Reader, maxLineBytes int) *sseReader {
+// ErrLineTooLong.
+func NewReader(r io.Reader, maxLineBytes int) *Reader {
 	if maxLineBytes <= 0 {
 		maxLineBytes = defaultMaxLine
 	}
-	return &sseReader{r: r, buf: make([]byte, 4096), max: maxLineBytes}
+	return &Reader{r: r, buf: make([]byte, 4096), max: maxLineBytes}
 }
 
 // Partial reports whether the stream ended inside an event: data was pending
 // with no blank line to dispatch it. Callers use it to tell a cut stream from
 // a clean end.
-func (s *sseReader) Partial() bool { return s.partial }
+func (s *Reader) Partial() bool { return s.partial }
 
 // Next returns the next event. At the end of the stream it returns io.EOF
 // (an unterminated event is discarded, and Partial reports it); read errors
 // are returned as they came.
-func (s *sseReader) Next() (sseEvent, error) {
+func (s *Reader) Next() (Event, error) {
 	s.data = s.data[:0]
 	s.name = ""
 	for {
@@ -69,14 +71,14 @@ func (s *sseReader) Next() (sseEvent, error) {
 			if len(line) > 0 || len(s.data) > 0 {
 				s.partial = true
 			}
-			return sseEvent{}, err
+			return Event{}, err
 		}
 		if len(line) == 0 {
 			if len(s.data) == 0 {
 				s.name = ""
 				continue
 			}
-			return sseEvent{Name: s.name, Data: s.data[:len(s.data)-1], ID: s.id}, nil
+			return Event{Name: s.name, Data: s.data[:len(s.data)-1], ID: s.id}, nil
 		}
 		if line[0] == ':' {
 			continue
@@ -91,7 +93,7 @@ func (s *sseReader) Next() (sseEvent, error) {
 		switch string(field) {
 		case "data":
 			if len(s.data)+len(value)+1 > 4*s.max {
-				return sseEvent{}, errLineTooLong
+				return Event{}, ErrLineTooLong
 			}
 			s.data = append(s.data, value...)
 			s.data = append(s.data, '\n')
@@ -108,7 +110,7 @@ func (s *sseReader) Next() (sseEvent, error) {
 // readLine returns the next line without its ending. The slice is valid until
 // the next call. At the end of the stream it returns the unterminated rest and
 // the error.
-func (s *sseReader) readLine() ([]byte, error) {
+func (s *Reader) readLine() ([]byte, error) {
 	for {
 		seg := s.buf[s.start:s.end]
 		if s.skipLF && len(seg) > 0 {
@@ -132,7 +134,7 @@ func (s *sseReader) readLine() ([]byte, error) {
 		if i := lineEnd(seg); i >= 0 {
 			line := seg[:i]
 			if len(line) > s.max {
-				return nil, errLineTooLong
+				return nil, ErrLineTooLong
 			}
 			switch {
 			case seg[i] == '\n':
@@ -150,7 +152,7 @@ func (s *sseReader) readLine() ([]byte, error) {
 			return line, nil
 		}
 		if len(seg) > s.max {
-			return nil, errLineTooLong
+			return nil, ErrLineTooLong
 		}
 		if s.err != nil {
 			s.start = s.end
@@ -174,7 +176,7 @@ func lineEnd(b []byte) int {
 }
 
 // fill reads more input, compacting or growing the buffer (never past the line limit).
-func (s *sseReader) fill() {
+func (s *Reader) fill() {
 	if s.start > 0 {
 		n := copy(s.buf, s.buf[s.start:s.end])
 		s.start, s.end = 0, n

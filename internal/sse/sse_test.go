@@ -1,4 +1,4 @@
-package prober
+package sse
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 
 type ev struct{ name, data, id string }
 
-func readAll(r *sseReader) ([]ev, error) {
+func readAll(r *Reader) ([]ev, error) {
 	var out []ev
 	for {
 		e, err := r.Next()
@@ -58,7 +58,7 @@ func TestSSEReader(t *testing.T) {
 	for _, tc := range cases {
 		for rname, wrap := range readers {
 			t.Run(tc.name+"/"+rname, func(t *testing.T) {
-				r := newSSEReader(wrap(strings.NewReader(tc.in)), 64)
+				r := NewReader(wrap(strings.NewReader(tc.in)), 64)
 				got, err := readAll(r)
 				if err != io.EOF {
 					t.Fatalf("err = %v, want io.EOF", err)
@@ -82,23 +82,23 @@ func TestSSEReader(t *testing.T) {
 func TestSSELineLimit(t *testing.T) {
 	const limit = 32
 	exact := "data: " + strings.Repeat("x", limit-6) + "\n\n"
-	if got, err := readAll(newSSEReader(iotest.OneByteReader(strings.NewReader(exact)), limit)); err != io.EOF || len(got) != 1 {
+	if got, err := readAll(NewReader(iotest.OneByteReader(strings.NewReader(exact)), limit)); err != io.EOF || len(got) != 1 {
 		t.Errorf("a line at the limit: %q, %v", got, err)
 	}
 	over := "data: " + strings.Repeat("x", limit-5) + "\n\n"
 	for _, r := range []io.Reader{strings.NewReader(over), iotest.OneByteReader(strings.NewReader(over))} {
-		if _, err := readAll(newSSEReader(r, limit)); !errors.Is(err, errLineTooLong) {
+		if _, err := readAll(NewReader(r, limit)); !errors.Is(err, ErrLineTooLong) {
 			t.Errorf("a line one byte over: err = %v", err)
 		}
 	}
 	// An endless line stops at the limit instead of buffering forever.
 	endless := io.MultiReader(strings.NewReader("data: "), infiniteX{})
-	if _, err := readAll(newSSEReader(endless, 1<<16)); !errors.Is(err, errLineTooLong) {
+	if _, err := readAll(NewReader(endless, 1<<16)); !errors.Is(err, ErrLineTooLong) {
 		t.Errorf("endless line: err = %v", err)
 	}
 	// Many short lines of one event are bounded too.
 	many := strings.Repeat("data: "+strings.Repeat("y", 20)+"\n", 20) + "\n"
-	if _, err := readAll(newSSEReader(strings.NewReader(many), limit)); !errors.Is(err, errLineTooLong) {
+	if _, err := readAll(NewReader(strings.NewReader(many), limit)); !errors.Is(err, ErrLineTooLong) {
 		t.Errorf("event data over 4x the limit: err = %v", err)
 	}
 }
@@ -114,20 +114,20 @@ func (infiniteX) Read(p []byte) (int, error) {
 
 func TestSSEReaderErrors(t *testing.T) {
 	boom := errors.New("boom")
-	r := newSSEReader(io.MultiReader(strings.NewReader("data: a\n\ndata: b"), iotest.ErrReader(boom)), 0)
+	r := NewReader(io.MultiReader(strings.NewReader("data: a\n\ndata: b"), iotest.ErrReader(boom)), 0)
 	got, err := readAll(r)
 	if !errors.Is(err, boom) || len(got) != 1 || !r.Partial() {
 		t.Errorf("events %q, err %v, partial %v", got, err, r.Partial())
 	}
-	r = newSSEReader(iotest.TimeoutReader(strings.NewReader("data: a\n\ndata: b\n\n")), 0)
+	r = NewReader(iotest.TimeoutReader(strings.NewReader("data: a\n\ndata: b\n\n")), 0)
 	if _, err := readAll(r); !errors.Is(err, iotest.ErrTimeout) {
 		t.Errorf("timeout reader: err = %v", err)
 	}
 }
 
-// sseEvent.Data is reused: it is valid until the next call.
+// Event.Data is reused: it is valid until the next call.
 func TestSSEDataReuse(t *testing.T) {
-	r := newSSEReader(strings.NewReader("data: first\n\ndata: second\n\n"), 0)
+	r := NewReader(strings.NewReader("data: first\n\ndata: second\n\n"), 0)
 	a, _ := r.Next()
 	saved := string(a.Data)
 	_, _ = r.Next()
@@ -137,9 +137,10 @@ func TestSSEDataReuse(t *testing.T) {
 }
 
 func transcriptBodies(tb testing.TB) map[string][]byte {
-	files, err := filepath.Glob(filepath.Join("testdata", "*.sse"))
+	// Real engines' streams, kept beside the prober's tests.
+	files, err := filepath.Glob(filepath.Join("..", "..", "prober", "testdata", "*.sse"))
 	if err != nil || len(files) == 0 {
-		tb.Fatalf("no transcripts in testdata/ (%v)", err)
+		tb.Fatalf("no transcripts in prober/testdata/ (%v)", err)
 	}
 	out := map[string][]byte{}
 	for _, f := range files {
@@ -156,7 +157,7 @@ func transcriptBodies(tb testing.TB) map[string][]byte {
 
 func TestSSETranscripts(t *testing.T) {
 	for name, body := range transcriptBodies(t) {
-		got, err := readAll(newSSEReader(bytes.NewReader(body), 0))
+		got, err := readAll(NewReader(bytes.NewReader(body), 0))
 		if err != io.EOF || len(got) < 3 || got[len(got)-1].data != "[DONE]" {
 			t.Errorf("%s: %d events, last %q, err %v", name, len(got), got[len(got)-1].data, err)
 		}
@@ -172,14 +173,14 @@ func FuzzSSEReader(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		const limit = 256
-		whole, errWhole := readAll(newSSEReader(bytes.NewReader(in), limit))
-		bytewise, errBytes := readAll(newSSEReader(iotest.OneByteReader(bytes.NewReader(in)), limit))
+		whole, errWhole := readAll(NewReader(bytes.NewReader(in), limit))
+		bytewise, errBytes := readAll(NewReader(iotest.OneByteReader(bytes.NewReader(in)), limit))
 		for _, e := range whole {
 			if len(e.data) > 4*limit {
 				t.Fatalf("event data of %d bytes passed the bound", len(e.data))
 			}
 		}
-		if errors.Is(errWhole, errLineTooLong) != errors.Is(errBytes, errLineTooLong) {
+		if errors.Is(errWhole, ErrLineTooLong) != errors.Is(errBytes, ErrLineTooLong) {
 			return // the limit trips at different points with different read sizes
 		}
 		if len(whole) != len(bytewise) {
@@ -202,7 +203,7 @@ func BenchmarkSSEReader(b *testing.B) {
 	b.ReportAllocs()
 	chunks := 0
 	for b.Loop() {
-		r := newSSEReader(bytes.NewReader(stream), 0)
+		r := NewReader(bytes.NewReader(stream), 0)
 		for {
 			if _, err := r.Next(); err != nil {
 				break

@@ -1,4 +1,4 @@
-package prober
+package prompt
 
 import (
 	"math"
@@ -12,7 +12,7 @@ import (
 func TestPromptLengthsAndNonce(t *testing.T) {
 	s := testkit.Scenario()
 	s.PromptTokens = config.Distribution{Kind: config.DistFixed, Value: 100}
-	b := NewPromptBuilder(s, 7)
+	b := NewBuilder(s, 7)
 	seen := map[string]bool{}
 	for range 200 {
 		p, maxTokens := b.Next()
@@ -34,8 +34,8 @@ func TestSharedPrefix(t *testing.T) {
 	s := testkit.Scenario()
 	s.PromptTokens = config.Distribution{Kind: config.DistFixed, Value: 64}
 	s.SharedPrefixTokens = 32
-	a, _ := NewPromptBuilder(s, 1).Next()
-	b, _ := NewPromptBuilder(s, 2).Next()
+	a, _ := NewBuilder(s, 1).Next()
+	b, _ := NewBuilder(s, 2).Next()
 	wa, wb := strings.Fields(a.Text), strings.Fields(b.Text)
 	if strings.Join(wa[:32], " ") != strings.Join(wb[:32], " ") {
 		t.Error("two builders of one scenario disagree on the shared prefix")
@@ -52,7 +52,7 @@ func TestLengthDistributions(t *testing.T) {
 	s := testkit.Scenario()
 	s.PromptTokens = config.Distribution{Kind: config.DistLognormal, Mean: 500, Sigma: 0.5, Min: 100, Max: 2000}
 	s.OutputTokens = config.Distribution{Kind: config.DistUniform, Min: 10, Max: 20}
-	b := NewPromptBuilder(s, 3)
+	b := NewBuilder(s, 3)
 	var sum float64
 	const n = 4000
 	for range n {
@@ -73,7 +73,7 @@ func TestLengthDistributions(t *testing.T) {
 func TestLiteralPrompt(t *testing.T) {
 	s := testkit.Scenario()
 	s.Prompt = "Say OK."
-	p, _ := NewPromptBuilder(s, 1).Next()
+	p, _ := NewBuilder(s, 1).Next()
 	if !strings.HasSuffix(p.Text, "\nSay OK.") || !strings.HasPrefix(p.Text, "ref:") {
 		t.Errorf("literal prompt = %q", p.Text)
 	}

@@ -1,4 +1,6 @@
-package prober
+// Package prompt makes the synthetic prompts llmprobe sends: token-length
+// targets, a nonce against prefix caching, and an optional shared prefix.
+package prompt
 
 import (
 	"hash/fnv"
@@ -33,18 +35,18 @@ type Prompt struct {
 	RequestedTokens int
 }
 
-// PromptBuilder makes synthetic prompts for one scenario. It is not safe for
+// Builder makes synthetic prompts for one scenario. It is not safe for
 // concurrent use; give each schedule its own.
-type PromptBuilder struct {
+type Builder struct {
 	scenario config.Scenario
 	rng      *rand.Rand
 	prefix   string
 }
 
-// NewPromptBuilder seeds the builder. The shared prefix depends on the scenario
+// NewBuilder seeds the builder. The shared prefix depends on the scenario
 // name alone, so every request of the scenario shares it (warm prefix cache).
-func NewPromptBuilder(s config.Scenario, seed uint64) *PromptBuilder {
-	b := &PromptBuilder{scenario: s, rng: rand.New(rand.NewPCG(seed, hashString(s.Name)))}
+func NewBuilder(s config.Scenario, seed uint64) *Builder {
+	b := &Builder{scenario: s, rng: rand.New(rand.NewPCG(seed, hashString(s.Name)))}
 	if s.SharedPrefixTokens > 0 {
 		prefixRng := rand.New(rand.NewPCG(hashString(s.Name), 0x5eed))
 		b.prefix = words(prefixRng, s.SharedPrefixTokens)
@@ -58,7 +60,7 @@ func NewPromptBuilder(s config.Scenario, seed uint64) *PromptBuilder {
 const nonceWords = 4
 
 // Next returns the next prompt and the max_tokens to request.
-func (b *PromptBuilder) Next() (Prompt, int) {
+func (b *Builder) Next() (Prompt, int) {
 	maxTokens := b.sample(b.scenario.OutputTokens)
 	nonce := words(b.rng, nonceWords)
 	if b.scenario.Prompt != "" {
@@ -82,7 +84,7 @@ func (b *PromptBuilder) Next() (Prompt, int) {
 	return Prompt{Text: strings.TrimPrefix(sb.String(), " "), RequestedTokens: n + rest}, maxTokens
 }
 
-func (b *PromptBuilder) sample(d config.Distribution) int {
+func (b *Builder) sample(d config.Distribution) int {
 	switch d.Kind {
 	case config.DistUniform:
 		return d.Min + b.rng.IntN(d.Max-d.Min+1)

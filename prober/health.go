@@ -1,0 +1,95 @@
+package prober
+
+import (
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+)
+
+// TargetState is what the requests to a target said last.
+type TargetState struct {
+	// Up is whether the last finished request succeeded; meaningful once
+	// Last is set.
+	Up bool
+	// Since is when Up last changed.
+	Since time.Time
+	// Last is the last finished request (canary or burst), nil before one.
+	Last *Result
+	// CertExpiry is the earliest NotAfter of the certificate chain of the
+	// last response over TLS; it stays while the target does not answer.
+	CertExpiry time.Time
+}
+
+// health follows a target's state and logs its changes: up to down and
+// back, and each new kind of failure while down, at most one line per
+// logGap; changes in between are counted into the next line.
+type health struct {
+	state      TargetState
+	kinds      map[string]bool // failure kinds seen since the target went down
+	lastLog    time.Time
+	suppressed int
+}
+
+// logGap keeps a flapping target from flooding the log.
+const logGap = 30 * time.Second
+
+// State returns what the requests to the target said last.
+func (c *Client) State() TargetState {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.health.state
+}
+
+// observe takes a finished request of the client's target.
+func (c *Client) observe(r *Result, logger log.Logger) {
+	if r.Outcome == OutcomeCancelled {
+		return // llmprobe stopped it: nothing about the target
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	h := &c.health
+	now := time.Now()
+	prev := h.state
+	h.state.Last = r
+	if !r.Timings.CertExpiry.IsZero() {
+		h.state.CertExpiry = r.Timings.CertExpiry
+	}
+	up := r.Outcome == OutcomeSuccess
+	changed := prev.Last == nil || prev.Up != up
+	if changed {
+		h.state.Up, h.state.Since = up, now
+	}
+	kind := string(r.Outcome) + "/" + r.Phase + "/" + r.Reason
+	newKind := !up && !h.kinds[kind]
+	switch {
+	case up:
+		h.kinds = nil
+	case changed:
+		h.kinds = map[string]bool{kind: true}
+	case newKind:
+		h.kinds[kind] = true
+	}
+	if !changed && !newKind {
+		return
+	}
+	if now.Sub(h.lastLog) < logGap {
+		h.suppressed++
+		return
+	}
+	kv := []any{"target", c.target.Name, "scenario", r.Scenario, "traffic", r.Traffic}
+	if h.suppressed > 0 {
+		kv = append(kv, "changes_not_logged", h.suppressed)
+	}
+	h.lastLog, h.suppressed = now, 0
+	switch {
+	case up && prev.Last == nil:
+		level.Info(logger).Log(append([]any{"msg", "target up"}, kv...)...)
+	case up:
+		level.Info(logger).Log(append([]any{"msg", "target up again", "down_for", now.Sub(prev.Since).Round(time.Second)}, kv...)...)
+	case changed:
+		level.Warn(logger).Log(append([]any{"msg", "target down", "outcome", r.Outcome, "phase", r.Phase, "reason", r.Reason, "status", r.HTTPStatus, "err", r.Error}, kv...)...)
+	default:
+		level.Warn(logger).Log(append([]any{"msg", "target failing in a new way", "outcome", r.Outcome, "phase", r.Phase, "reason", r.Reason, "status", r.HTTPStatus, "err", r.Error}, kv...)...)
+	}
+}
