@@ -26,7 +26,9 @@ type Runner struct {
 	Client *prober.Client
 	// Store holds the previous report, for the regression verdict, and keeps
 	// the new one; nil keeps none.
-	Store    *report.Store
+	Store *report.Store
+	// Baseline, when set, is compared with instead of the previous report.
+	Baseline *report.Report
 	GPU      GPU             // nil where llmprobe runs without GPUs
 	Observer prober.Observer // gets every measured result
 	InFlight prober.InFlight
@@ -45,28 +47,48 @@ type GPU interface {
 // b.Scenarios. The report comes back judged even when the error, which is
 // about reading or writing the store, is not nil.
 func (r Runner) Run(ctx context.Context, b config.Burst, scenarios []config.Scenario) (*report.Report, error) {
-	info := r.Client.RefreshInfo(ctx)
+	// The target's facts are read beside the burst: a target that hangs must
+	// not hold the burst back by the info call's timeout.
+	infoDone := make(chan prober.TargetInfo, 1)
+	go func() { infoDone <- r.Client.RefreshInfo(ctx) }()
 	host, _ := os.Hostname()
-	meta := report.Meta{Model: r.Client.Model(), Engine: info.Engine, EngineVersion: info.EngineVersion, Version: version.Version, Host: host, Scenarios: scenarios}
-	var previous *report.Report
-	var loadErr error
-	if r.Store != nil {
-		// Without the previous report the run still counts; it only lacks a regression verdict.
-		if previous, loadErr = r.Store.Latest(b.Name); loadErr != nil {
-			loadErr = fmt.Errorf("previous report of %s: %w", b.Name, loadErr)
-		}
-	}
+	meta := report.Meta{Model: r.Client.Model(), Version: version.Version, Host: host, Scenarios: scenarios}
+	previous, noBaseline, loadErr := r.baseline(b.Name)
 	endGPU := func(int) *report.GPUFacts { return nil }
 	if r.GPU != nil {
 		endGPU = r.GPU.BeginBurst()
 	}
 	rep := r.measure(ctx, b, scenarios, meta)
 	rep.GPU = endGPU(rep.AllOutputTokens)
+	info := <-infoDone
+	rep.Model, rep.Engine, rep.EngineVersion = r.Client.Model(), info.Engine, info.EngineVersion
+	rep.RegressionSkipped = noBaseline
 	rep.Judge(previous)
-	if r.Store != nil && ctx.Err() == nil {
+	if r.Store != nil {
+		// Saved even when the burst was cut short: a stopped burst is a result.
 		return rep, errors.Join(loadErr, r.Store.Save(rep, b.Keep))
 	}
 	return rep, loadErr
+}
+
+// baseline is the report to compare with: the chosen one, else the stored
+// previous one of the burst. Without one it says why; without the previous
+// report the run still counts, it only lacks a regression verdict.
+func (r Runner) baseline(burst string) (*report.Report, string, error) {
+	switch {
+	case r.Baseline != nil:
+		return r.Baseline, "", nil
+	case r.Store == nil:
+		return nil, "no report store to find a previous report in", nil
+	}
+	prev, err := r.Store.Latest(burst)
+	if err != nil {
+		return nil, "the previous report cannot be read: " + err.Error(), fmt.Errorf("previous report of %s: %w", burst, err)
+	}
+	if prev == nil {
+		return nil, "no previous report of burst " + burst, nil
+	}
+	return prev, "", nil
 }
 
 // measure runs the burst at its rate, or its sweep step by step, and builds
@@ -89,6 +111,12 @@ func (r Runner) measure(ctx context.Context, b config.Burst, scenarios []config.
 // to the ones before it. At most max_concurrency run at once; a released
 // request waits in FIFO order for a slot, and the wait counts in its latency
 // because latency counts from the planned time.
+//
+// Every planned request ends up in the run: sent, with its outcome, or not
+// sent, with the reason. The safety brake stops the sending; requests in
+// flight then run to their own deadline and count, so a hang is a timeout,
+// never a gap. When ctx ends (shutdown, a reload that removed the burst),
+// requests in flight are cancelled and count as cancelled.
 func (r Runner) runRate(ctx context.Context, b config.Burst, scenarios []config.Scenario, rate float64) report.Run {
 	arrivals := Plan(b, rate)
 	builders := make([]*prompt.Builder, len(scenarios))
@@ -96,7 +124,7 @@ func (r Runner) runRate(ctx context.Context, b config.Burst, scenarios []config.
 		builders[i] = prompt.NewBuilder(s, b.Seed+uint64(i))
 	}
 	reqs := make([]prober.Request, len(arrivals))
-	out := report.Run{Rate: rate}
+	out := report.Run{Rate: rate, NotSent: map[string]int{}}
 	for i, a := range arrivals {
 		p, maxTokens := builders[a.Scenario].Next()
 		reqs[i] = prober.Request{Scenario: scenarios[a.Scenario], Traffic: prober.TrafficBurst, Prompt: p, MaxTokens: maxTokens}
@@ -107,70 +135,97 @@ func (r Runner) runRate(ctx context.Context, b config.Burst, scenarios []config.
 		}
 	}
 
-	runCtx, abort := context.WithCancelCause(ctx)
-	defer abort(nil)
-	brake := newBrake(b.Brake, func(reason string) { abort(fmt.Errorf("%s", reason)) })
+	// sending stops with the brake or ctx; requests in flight end with ctx only.
+	sending, stopSending := context.WithCancelCause(ctx)
+	defer stopSending(nil)
+	brake := newBrake(b.Brake, rate, func(reason string) { stopSending(errors.New(reason)) })
 	target := r.Client.Target().Name
 
 	results := make([]*prober.Result, len(arrivals))
 	queue := make(chan int, len(arrivals))
 	var wg sync.WaitGroup
-	var doneMu sync.Mutex
+	var mu sync.Mutex
 	done, allTokens := 0, 0
+	notSent := func(i int) {
+		if !arrivals[i].Warmup {
+			mu.Lock()
+			out.NotSent[stopReason(sending)]++
+			mu.Unlock()
+		}
+	}
 	for range min(b.MaxConcurrency, len(arrivals)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range queue {
-				if runCtx.Err() != nil {
-					continue // aborted: drain without sending
+				if sending.Err() != nil {
+					notSent(i) // stopped while it waited for the concurrency cap
+					continue
 				}
 				req := reqs[i]
+				if t := tightest(req.Scenario); t > 0 {
+					brake.started(i, req.Sched.Add(t))
+				}
 				if r.InFlight != nil {
 					r.InFlight.Started(target, req.Scenario.Name, prober.TrafficBurst)
 				}
-				res := r.Client.Do(runCtx, req)
+				res := r.Client.Do(ctx, req)
 				if r.InFlight != nil {
 					r.InFlight.Finished(target, req.Scenario.Name, prober.TrafficBurst)
 				}
-				if runCtx.Err() != nil && res.Outcome != prober.OutcomeSuccess {
-					continue // cut by the brake, not by the target
-				}
-				brake.observe(res) // warmup too: the brake protects the target
+				brake.finished(i, res)
+				mu.Lock()
 				if res.Outcome == prober.OutcomeSuccess {
-					doneMu.Lock()
 					allTokens += res.OutputTokens
-					doneMu.Unlock()
 				}
 				if !arrivals[i].Warmup {
 					results[i] = res
-					if r.Observer != nil {
-						r.Observer.Observe(res)
-					}
 				}
+				done++
 				if r.Progress != nil {
-					doneMu.Lock()
-					done++
 					r.Progress(done, len(arrivals))
-					doneMu.Unlock()
+				}
+				mu.Unlock()
+				if !arrivals[i].Warmup && r.Observer != nil {
+					r.Observer.Observe(res)
 				}
 			}
 		}()
 	}
+	ticking := make(chan struct{})
+	tickDone := make(chan struct{})
+	go func() {
+		defer close(tickDone)
+		if !brake.enabled() {
+			return
+		}
+		tick := time.NewTicker(brake.tickEvery())
+		defer tick.Stop()
+		for {
+			select {
+			case <-ticking:
+				return
+			case <-tick.C:
+				brake.tick()
+			}
+		}
+	}()
 
 	// The dispatcher releases every request whose time has come, then waits
 	// for the next one: a timer for the bulk of the wait (the runtime's timers
 	// wake up to a millisecond late), then yielding spins for the last stretch.
 	start := time.Now().Add(20 * time.Millisecond)
+	out.ID = report.NewID(b.Name, start)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	i := 0
 dispatch:
-	for i := 0; i < len(arrivals); {
+	for i < len(arrivals) {
 		due := start.Add(arrivals[i].At)
 		if wait := time.Until(due) - spinWindow; wait > 0 {
 			timer.Reset(wait)
 			select {
-			case <-runCtx.Done():
+			case <-sending.Done():
 				break dispatch
 			case <-timer.C:
 			}
@@ -184,14 +239,22 @@ dispatch:
 			reqs[i].Released = now
 			queue <- i
 		}
-		if runCtx.Err() != nil {
+		if sending.Err() != nil {
 			break
 		}
 	}
 	close(queue)
+	for ; i < len(arrivals); i++ {
+		notSent(i) // never released
+	}
 	wg.Wait()
-	out.AllOutputTokens = allTokens
+	close(ticking)
+	<-tickDone
+	if context.Cause(sending) != nil {
+		out.Aborted, out.AbortReason = true, stopReason(sending)
+	}
 
+	out.AllOutputTokens = allTokens
 	for i, res := range results {
 		if res == nil {
 			continue
@@ -204,12 +267,19 @@ dispatch:
 		}
 		out.Results = append(out.Results, res)
 	}
-	if cause := context.Cause(runCtx); cause != nil && ctx.Err() == nil {
-		out.Aborted, out.AbortReason = true, cause.Error()
-	} else if ctx.Err() != nil {
-		out.Aborted, out.AbortReason = true, "cancelled: "+ctx.Err().Error()
+	if out.Start.IsZero() {
+		out.Start, out.End = start, start // nothing measured: the run's own start, never year 1
 	}
 	return out
+}
+
+// stopReason says why sending stopped: the brake's verdict, or why ctx ended.
+func stopReason(sending context.Context) string {
+	cause := context.Cause(sending)
+	if cause == nil || errors.Is(cause, context.Canceled) {
+		return "cancelled"
+	}
+	return cause.Error()
 }
 
 // spinWindow is how long before a release the dispatcher stops sleeping.

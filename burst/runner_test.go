@@ -2,7 +2,12 @@ package burst
 
 import (
 	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -72,8 +77,8 @@ func TestOpenLoopShowsOverload(t *testing.T) {
 	if o < 5*u || o < 0.5 {
 		t.Errorf("p99 TTFT at half capacity %.3fs, at twice capacity %.3fs: overload does not show", u, o)
 	}
-	if over.AchievedRate < 15 {
-		t.Errorf("achieved rate %.1f at a planned 20/s: the prober held back (closed loop?)", over.AchievedRate)
+	if over.AchievedRate == nil || *over.AchievedRate < 15 {
+		t.Errorf("achieved rate %v at a planned 20/s: the prober held back (closed loop?)", over.AchievedRate)
 	}
 }
 
@@ -156,5 +161,163 @@ func TestSweepFindsKnee(t *testing.T) {
 	last := rep.Sweep[len(rep.Sweep)-1]
 	if last.Passed || last.Rate > *rep.MaxRateUnderSLO+2*2 {
 		t.Errorf("the sweep did not stop at the first failing step: %+v", rep.Sweep)
+	}
+}
+
+// hangAfterHeaders answers 200 with an event stream and then says nothing.
+func hangAfterHeaders(t *testing.T) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func clientOf(t *testing.T, url string, timeout time.Duration) *prober.Client {
+	t.Helper()
+	target := testkit.Target(url, config.APICompletions)
+	target.Timeout = config.Duration(timeout)
+	c, err := prober.NewClient(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+// accounted checks that every planned request is in the report, sent or not.
+func accounted(t *testing.T, rep *report.Report) {
+	t.Helper()
+	n := 0
+	for _, c := range rep.Outcomes {
+		n += c
+	}
+	for _, ns := range rep.NotSent {
+		n += ns.Count
+	}
+	if n != rep.PlannedRequests || rep.Requests+n-rep.Requests != rep.PlannedRequests {
+		t.Errorf("outcomes %v and not sent %v add up to %d of %d planned", rep.Outcomes, rep.NotSent, n, rep.PlannedRequests)
+	}
+}
+
+// A server that hangs after its headers: the brake counts the requests in
+// flight past their TTFT objective and stops the burst within its window;
+// the requests already sent run to their deadline and count as timeouts.
+func TestHangingServerIsBrakedAndCounted(t *testing.T) {
+	c := clientOf(t, hangAfterHeaders(t).URL, 1500*time.Millisecond)
+	b := burstOf(config.ArrivalConstant, 20, 10*time.Second)
+	b.Brake = config.Brake{Window: config.Duration(time.Second), MaxSLOMissRatio: 0.5}
+	rep, err := Runner{Client: c}.Run(context.Background(), b, []config.Scenario{burstScenario()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Aborted || !strings.Contains(rep.AbortReason, "SLO-miss") || !strings.Contains(rep.AbortReason, "in flight past their objective") {
+		t.Fatalf("aborted %v: %s; want the SLO-miss brake on requests in flight", rep.Aborted, rep.AbortReason)
+	}
+	accounted(t, rep)
+	// At 20/s the brake's minimum is 10 samples: the 10th request is overdue
+	// 100 ms after it was due, half a second in; the window is 1 s.
+	if rep.Requests > 20 || rep.Outcomes[prober.OutcomeTimeout] != rep.Requests {
+		t.Errorf("%d requests sent, outcomes %v: want at most a window's worth, every one a timeout", rep.Requests, rep.Outcomes)
+	}
+	if rep.Goodput.Ratio == nil || *rep.Goodput.Ratio != 0 || rep.Latency["ttft"].Count != 0 {
+		t.Errorf("goodput %v, TTFT samples %d: want 0 and none", rep.Goodput.Ratio, rep.Latency["ttft"].Count)
+	}
+	if len(rep.Failures) != 1 || rep.Failures[0].Phase != "stream" || rep.Failures[0].Reason != "deadline" || !strings.Contains(rep.Failures[0].Example, "0 output tokens in") {
+		t.Errorf("failures %+v", rep.Failures)
+	}
+	if rep.Passed {
+		t.Error("a braked burst passed")
+	}
+}
+
+type inFlight struct{ n atomic.Int64 }
+
+func (f *inFlight) Started(string, string, string)  { f.n.Add(1) }
+func (f *inFlight) Finished(string, string, string) { f.n.Add(-1) }
+
+// Stopping llmprobe mid-burst: the requests in flight are cancelled and
+// counted as such, the rest are not sent, and the report is saved.
+func TestShutdownCountsInFlightAndSaves(t *testing.T) {
+	c := clientOf(t, hangAfterHeaders(t).URL, 30*time.Second)
+	b := burstOf(config.ArrivalConstant, 10, 10*time.Second)
+	store := report.NewStore(t.TempDir())
+	flying := &inFlight{}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	go func() {
+		for flying.n.Load() < 3 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		cancel(errors.New("llmprobe is shutting down"))
+	}()
+	rep, err := Runner{Client: c, Store: store, InFlight: flying}.Run(ctx, b, []config.Scenario{burstScenario()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Aborted || rep.AbortReason != "llmprobe is shutting down" {
+		t.Errorf("aborted %v: %q", rep.Aborted, rep.AbortReason)
+	}
+	accounted(t, rep)
+	if rep.Outcomes[prober.OutcomeCancelled] < 3 || len(rep.NotSent) != 1 || rep.NotSent[0].Reason != "llmprobe is shutting down" {
+		t.Errorf("outcomes %v, not sent %v", rep.Outcomes, rep.NotSent)
+	}
+	if latest, err := store.Latest(b.Name); err != nil || latest == nil || latest.ID != rep.ID {
+		t.Errorf("stored %v, %v; want the cut-short report %s", latest, err, rep.ID)
+	}
+}
+
+// Two early transient errors do not stop a fast burst: the brake's minimum
+// sample grows with the arrivals a window brings (here 40/s × 1 s ÷ 2 = 20).
+func TestBrakeIgnoresTwoTransientErrors(t *testing.T) {
+	srv, _ := testkit.StartSim(t, func(cfg *sim.Config) { cfg.PrefillBase, cfg.DecodeBase = 2*time.Millisecond, 2*time.Millisecond })
+	var n atomic.Int64
+	flaky := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && n.Add(1) <= 2 {
+			http.Error(w, "transient", http.StatusInternalServerError)
+			return
+		}
+		proxy(w, r, srv.URL)
+	}))
+	defer flaky.Close()
+	c := clientOf(t, flaky.URL, 5*time.Second)
+	b := burstOf(config.ArrivalConstant, 40, time.Second)
+	b.Brake = config.Brake{Window: config.Duration(time.Second), MaxErrorRatio: 0.3}
+	rep, err := Runner{Client: c}.Run(context.Background(), b, []config.Scenario{burstScenario()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Aborted || rep.Outcomes[prober.OutcomeHTTPError] != 2 {
+		t.Errorf("aborted %v (%s), outcomes %v: two transient errors stopped the burst", rep.Aborted, rep.AbortReason, rep.Outcomes)
+	}
+}
+
+// proxy forwards one request to base.
+func proxy(w http.ResponseWriter, r *http.Request, base string) {
+	req, _ := http.NewRequestWithContext(r.Context(), r.Method, base+r.URL.Path, r.Body)
+	req.Header = r.Header.Clone()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	for k, vs := range resp.Header {
+		w.Header()[k] = vs
+	}
+	w.WriteHeader(resp.StatusCode)
+	buf := make([]byte, 4096)
+	for {
+		n, err := resp.Body.Read(buf)
+		if n > 0 {
+			_, _ = w.Write(buf[:n])
+			w.(http.Flusher).Flush()
+		}
+		if err != nil {
+			return
+		}
 	}
 }

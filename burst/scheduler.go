@@ -2,6 +2,8 @@ package burst
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -15,11 +17,11 @@ import (
 )
 
 // Scheduler runs each configured burst on its schedule, one run of a burst
-// at a time, and hands each report to onReport.
+// at a time, and tells its Watcher what it does.
 type Scheduler struct {
-	logger   log.Logger
-	runner   Runner
-	onReport func(*report.Report)
+	logger  log.Logger
+	runner  Runner
+	watcher Watcher
 
 	mu      sync.Mutex
 	ctx     context.Context
@@ -27,20 +29,36 @@ type Scheduler struct {
 	wg      sync.WaitGroup
 }
 
+// Watcher is told when each burst is due and how each run went.
+type Watcher interface {
+	// Due says when a burst's next run is due or, while it runs, when it
+	// should be done: past that, the burst is overdue.
+	Due(burst string, at time.Time)
+	// Finished takes a run's report and the error of saving it, if any.
+	Finished(r *report.Report, saveErr error)
+}
+
 type burstLoop struct {
 	burst     config.Burst
 	client    *prober.Client
 	scenarios []config.Scenario
-	cancel    context.CancelFunc
+	cancel    context.CancelCauseFunc
 }
+
+// Why a scheduled burst stops early; its report says so.
+var (
+	errReloaded = errors.New("stopped: a configuration reload removed or changed the burst")
+	errStopping = errors.New("stopped: llmprobe is shutting down")
+)
 
 // NewScheduler returns a scheduler whose loops live until ctx ends. Each run
 // uses runner with the burst's target client.
-func NewScheduler(ctx context.Context, logger log.Logger, runner Runner, onReport func(*report.Report)) *Scheduler {
-	return &Scheduler{ctx: ctx, logger: logger, runner: runner, onReport: onReport, running: map[string]*burstLoop{}}
+func NewScheduler(ctx context.Context, logger log.Logger, runner Runner, watcher Watcher) *Scheduler {
+	return &Scheduler{ctx: ctx, logger: logger, runner: runner, watcher: watcher, running: map[string]*burstLoop{}}
 }
 
-// Apply restarts loops whose burst changed and stops removed ones.
+// Apply restarts loops whose burst changed and stops removed ones; a run in
+// progress is stopped, and its report says so.
 func (s *Scheduler) Apply(cfg *config.Config, clients map[string]*prober.Client) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -62,11 +80,11 @@ func (s *Scheduler) Apply(cfg *config.Config, clients map[string]*prober.Client)
 			delete(want, name)
 			continue
 		}
-		old.cancel()
+		old.cancel(errReloaded)
 		delete(s.running, name)
 	}
 	for name, l := range want {
-		ctx, cancel := context.WithCancel(s.ctx)
+		ctx, cancel := context.WithCancelCause(s.ctx)
 		l.cancel = cancel
 		s.running[name] = l
 		s.wg.Add(1)
@@ -77,11 +95,12 @@ func (s *Scheduler) Apply(cfg *config.Config, clients map[string]*prober.Client)
 	}
 }
 
-// Stop ends every loop, cancelling bursts in progress.
+// Stop ends every loop; runs in progress stop, and their reports are saved
+// before it returns.
 func (s *Scheduler) Stop() {
 	s.mu.Lock()
 	for name, l := range s.running {
-		l.cancel()
+		l.cancel(errStopping)
 		delete(s.running, name)
 	}
 	s.mu.Unlock()
@@ -99,6 +118,7 @@ func (s *Scheduler) loop(ctx context.Context, b config.Burst, client *prober.Cli
 			if wait < 0 {
 				return
 			}
+			s.due(b.Name, time.Now().Add(wait))
 			select {
 			case <-ctx.Done():
 				return
@@ -106,19 +126,69 @@ func (s *Scheduler) loop(ctx context.Context, b config.Burst, client *prober.Cli
 			}
 		}
 		first = false
+		s.due(b.Name, time.Now().Add(runLength(b)+client.Target().Timeout.Std()+time.Minute))
 		rep, err := runner.Run(ctx, b, scenarios)
+		s.logRun(rep, err)
+		if s.watcher != nil {
+			s.watcher.Finished(rep, err)
+		}
 		if ctx.Err() != nil {
 			return
 		}
-		if err != nil {
-			level.Error(s.logger).Log("msg", "burst report storage", "burst", b.Name, "err", err)
-		}
-		level.Info(s.logger).Log("msg", "burst finished", "burst", b.Name, "passed", rep.Passed, "aborted", rep.Aborted,
-			"requests", rep.Requests, "goodput_ratio", rep.Goodput.Ratio, "ttft_p99", rep.Latency["ttft"].P99, "reason", rep.AbortReason)
-		if s.onReport != nil {
-			s.onReport(rep)
+	}
+}
+
+func (s *Scheduler) due(burst string, at time.Time) {
+	if s.watcher != nil {
+		s.watcher.Due(burst, at)
+	}
+}
+
+// logRun writes the one line a finished burst gets: its verdict and, when it
+// failed, why.
+func (s *Scheduler) logRun(rep *report.Report, saveErr error) {
+	kv := []any{"msg", "burst finished", "burst", rep.Burst, "report", rep.ID, "passed", rep.Passed, "requests", rep.Requests, "planned", rep.PlannedRequests}
+	if rep.Goodput.Ratio != nil {
+		kv = append(kv, "goodput_ratio", *rep.Goodput.Ratio)
+	}
+	if ttft := rep.Latency["ttft"]; ttft.Count > 0 {
+		kv = append(kv, "ttft_p99", ttft.P99)
+	}
+	if rep.Aborted {
+		kv = append(kv, "aborted", rep.AbortReason)
+	}
+	for _, g := range rep.Gates {
+		if !g.Passed {
+			kv = append(kv, "failed_gate", g.Name+": "+g.Detail)
+			break
 		}
 	}
+	if len(rep.Failures) > 0 {
+		f := rep.Failures[0]
+		kv = append(kv, "top_failure", fmt.Sprintf("%d × %s in %s (%s): %s", f.Count, f.Outcome, f.Phase, f.Reason, f.Example))
+	}
+	if saveErr != nil {
+		kv = append(kv, "save_err", saveErr)
+		level.Error(s.logger).Log(kv...)
+		return
+	}
+	level.Info(s.logger).Log(kv...)
+}
+
+// runLength is about how long a run of b lasts, sweep steps included.
+func runLength(b config.Burst) time.Duration {
+	rates := []float64{b.Arrival.Rate}
+	if b.Sweep != nil {
+		rates = sweepRates(b.Sweep)
+	}
+	var total time.Duration
+	for _, rate := range rates {
+		total += b.Warmup.Duration.Std() + b.Duration.Std()
+		if rate > 0 {
+			total += time.Duration(float64(b.Warmup.Requests+b.Requests) / rate * float64(time.Second))
+		}
+	}
+	return total
 }
 
 // nextBurstTime is the wait until the next run: every (plus jitter), or the

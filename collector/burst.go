@@ -1,7 +1,9 @@
 package collector
 
 import (
+	"maps"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -9,14 +11,20 @@ import (
 	"github.com/llmprobe/llmprobe/report"
 )
 
-// Bursts exports the last report of each burst.
+// Bursts exports the last report of each burst, when the next run is due,
+// and the reports that could not be written. It is the burst scheduler's
+// Watcher.
 type Bursts struct {
-	mu   sync.Mutex
-	last map[string]*report.Report
+	mu            sync.Mutex
+	last          map[string]*report.Report
+	due           map[string]time.Time
+	writeFailures map[string]float64
 }
 
 // NewBursts returns an empty set.
-func NewBursts() *Bursts { return &Bursts{last: map[string]*report.Report{}} }
+func NewBursts() *Bursts {
+	return &Bursts{last: map[string]*report.Report{}, due: map[string]time.Time{}, writeFailures: map[string]float64{}}
+}
 
 var (
 	burstLatencyDesc   = prometheus.NewDesc(namespace+"_burst_latency_seconds", "Exact quantiles of the last burst's measured requests.", []string{"burst", "metric", "quantile"}, nil)
@@ -30,6 +38,8 @@ var (
 	burstRegressDesc   = prometheus.NewDesc(namespace+"_burst_regression_ratio", "Last burst's quantile over the previous burst's (metric is like ttft_p99).", []string{"burst", "metric"}, nil)
 	burstMaxRateDesc   = prometheus.NewDesc(namespace+"_burst_max_rate_under_slo", "Highest swept rate whose goodput ratio met the SLO target.", []string{"burst"}, nil)
 	burstEnergyDesc    = prometheus.NewDesc(namespace+"_burst_energy_joules_per_output_token", "GPU energy of the last burst over its output tokens (warmup included), where llmprobe runs on the GPU node.", []string{"burst"}, nil)
+	burstDueDesc       = prometheus.NewDesc(namespace+"_burst_next_run_timestamp_seconds", "When the burst's next run is due; while it runs, when it should be done. Past it, the burst is overdue.", []string{"burst"}, nil)
+	writeFailuresDesc  = prometheus.NewDesc(namespace+"_report_write_failures_total", "Burst reports that could not be written to --storage.path.", []string{"burst"}, nil)
 )
 
 // quantileLabel writes quantiles as Prometheus summaries do.
@@ -42,20 +52,43 @@ func (b *Bursts) Set(r *report.Report) {
 	b.mu.Unlock()
 }
 
-// Configure drops bursts no longer configured.
+// Due implements burst.Watcher.
+func (b *Bursts) Due(burst string, at time.Time) {
+	b.mu.Lock()
+	b.due[burst] = at
+	b.mu.Unlock()
+}
+
+// Finished implements burst.Watcher: the report is the newest, and a failed
+// write is counted.
+func (b *Bursts) Finished(r *report.Report, saveErr error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.last[r.Burst] = r
+	if saveErr != nil {
+		b.writeFailures[r.Burst]++
+	}
+}
+
+// Configure drops bursts no longer configured and starts the write-failure
+// counter of new ones at zero.
 func (b *Bursts) Configure(cfg *config.Config) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for name := range b.last {
-		if _, ok := cfg.Burst(name); !ok {
-			delete(b.last, name)
+	configured := func(name string) bool { _, ok := cfg.Burst(name); return ok }
+	maps.DeleteFunc(b.last, func(name string, _ *report.Report) bool { return !configured(name) })
+	maps.DeleteFunc(b.due, func(name string, _ time.Time) bool { return !configured(name) })
+	maps.DeleteFunc(b.writeFailures, func(name string, _ float64) bool { return !configured(name) })
+	for _, br := range cfg.Bursts {
+		if _, ok := b.writeFailures[br.Name]; !ok {
+			b.writeFailures[br.Name] = 0
 		}
 	}
 }
 
 // Describe implements prometheus.Collector.
 func (b *Bursts) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{burstLatencyDesc, burstRateDesc, burstOutputDesc, burstGoodputDesc, burstPassedDesc, burstLastRunDesc, burstAbortedDesc, burstSaturatedDesc, burstRegressDesc, burstMaxRateDesc, burstEnergyDesc} {
+	for _, d := range []*prometheus.Desc{burstLatencyDesc, burstRateDesc, burstOutputDesc, burstGoodputDesc, burstPassedDesc, burstLastRunDesc, burstAbortedDesc, burstSaturatedDesc, burstRegressDesc, burstMaxRateDesc, burstEnergyDesc, burstDueDesc, writeFailuresDesc} {
 		ch <- d
 	}
 }
@@ -74,6 +107,18 @@ func (b *Bursts) Collect(ch chan<- prometheus.Metric) {
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
+	// A figure the report has no samples for is absent, not 0.
+	figure := func(d *prometheus.Desc, v *float64, labels ...string) {
+		if v != nil {
+			gauge(d, *v, labels...)
+		}
+	}
+	for name, at := range b.due {
+		gauge(burstDueDesc, float64(at.UnixNano())/1e9, name)
+	}
+	for name, n := range b.writeFailures {
+		ch <- prometheus.MustNewConstMetric(writeFailuresDesc, prometheus.CounterValue, n, name)
+	}
 	for name, r := range b.last {
 		for _, m := range config.BurstMetrics {
 			s, ok := r.Latency[m]
@@ -84,16 +129,16 @@ func (b *Bursts) Collect(ch chan<- prometheus.Metric) {
 				gauge(burstLatencyDesc, s.Quantile(q), name, m, quantileLabel[q])
 			}
 		}
-		gauge(burstRateDesc, r.AchievedRate, name)
-		gauge(burstOutputDesc, r.Throughput.OutputTokens, name)
-		gauge(burstGoodputDesc, r.Goodput.Ratio, name)
+		figure(burstRateDesc, r.AchievedRate, name)
+		figure(burstOutputDesc, r.Throughput.OutputTokens, name)
+		figure(burstGoodputDesc, r.Goodput.Ratio, name)
 		gauge(burstPassedDesc, boolValue(r.Passed), name)
 		gauge(burstLastRunDesc, float64(r.End.UnixNano())/1e9, name)
 		gauge(burstAbortedDesc, boolValue(r.Aborted), name)
 		gauge(burstSaturatedDesc, boolValue(r.ClientSaturated), name)
 		if r.Regression != nil {
 			for _, m := range r.Regression.Metrics {
-				gauge(burstRegressDesc, m.Ratio, name, m.Metric+"_"+m.Quantile)
+				figure(burstRegressDesc, m.Ratio, name, m.Metric+"_"+m.Quantile)
 			}
 		}
 		if r.MaxRateUnderSLO != nil {

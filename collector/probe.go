@@ -51,6 +51,7 @@ type Probe struct {
 	failures      *prometheus.CounterVec
 	connections   *prometheus.CounterVec
 	objective     *prometheus.GaugeVec
+	interval      *prometheus.GaugeVec
 	targetRatio   *prometheus.GaugeVec
 	success       *prometheus.GaugeVec
 	lastTimestamp *prometheus.GaugeVec
@@ -97,6 +98,7 @@ func NewProbe() *Probe {
 		connections: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "target_connections_total",
 			Help: "Requests by whether they opened a new connection or reused one (reused=\"true\")."}, []string{"target", "reused"}),
 		objective:     gauge("slo_objective_seconds", "Configured threshold of each objective.", "scenario", "objective"),
+		interval:      gauge("canary_interval_seconds", "Configured canary interval of each (target, scenario) schedule.", "target", "scenario"),
 		targetRatio:   gauge("slo_target_ratio", "Configured ratio of requests that must meet each objective.", "scenario", "objective"),
 		success:       gauge("probe_success", "Whether the last request of this series succeeded.", probeLabels...),
 		lastTimestamp: gauge("probe_last_timestamp_seconds", "When the last request of this series was due.", probeLabels...),
@@ -194,6 +196,7 @@ func (p *Probe) Collect(ch chan<- prometheus.Metric) {
 	}
 	p.objective.Collect(ch)
 	p.targetRatio.Collect(ch)
+	p.interval.Collect(ch)
 	for k, n := range p.inFlight {
 		ch <- prometheus.MustNewConstMetric(inFlightDesc, prometheus.GaugeValue, float64(n), k.target, k.scenario, k.traffic)
 	}
@@ -210,6 +213,7 @@ func (p *Probe) Configure(cfg *config.Config) {
 	}
 	p.objectives = map[string][]string{}
 	p.configured = map[[2]string]bool{}
+	p.interval.Reset()
 	p.known = map[string]bool{}
 	for _, t := range cfg.Targets {
 		p.known["target\x00"+t.Name] = true
@@ -219,6 +223,7 @@ func (p *Probe) Configure(cfg *config.Config) {
 	}
 	for _, pair := range cfg.CanaryPairs() {
 		p.configured[[2]string{pair.Target, pair.Scenario}] = true
+		p.interval.WithLabelValues(pair.Target, pair.Scenario).Set(pair.Interval.Seconds())
 	}
 	p.objective.Reset()
 	p.targetRatio.Reset()

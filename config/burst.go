@@ -69,6 +69,9 @@ type Brake struct {
 	MaxErrorRatio   float64  `yaml:"max_error_ratio,omitempty"`
 	MaxRejectRatio  float64  `yaml:"max_reject_ratio,omitempty"`
 	MaxSLOMissRatio float64  `yaml:"max_slo_miss_ratio,omitempty"`
+	// MinSamples is how many requests the window must hold before a ratio
+	// counts; 0 means half the arrivals the rate brings in a window, at least 5.
+	MinSamples int `yaml:"min_samples,omitempty"`
 }
 
 // Sweep runs the burst at several rates: a list, or automatic steps until the
@@ -229,6 +232,9 @@ func (b *Burst) validate(path string, cfg *Config, seen map[string]int, errs *er
 	}
 	if (br.MaxErrorRatio > 0 || br.MaxRejectRatio > 0 || br.MaxSLOMissRatio > 0) && br.Window <= 0 {
 		errs.add(path+".brake.window", "is required when a brake ratio is set")
+	}
+	if br.MinSamples < 0 {
+		errs.add(path+".brake.min_samples", "%d must be 0 (sized to the rate) or more", br.MinSamples)
 	}
 	if sw := b.Sweep; sw != nil {
 		if (len(sw.Rates) > 0) == (sw.Auto != nil) {

@@ -1,28 +1,48 @@
 package report
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
-	"strings"
+	"regexp"
 	"time"
 )
 
-// idTime is the time part of a report id: UTC, second resolution, sortable.
-const idTime = "20060102T150405Z"
+// idTime is the time part of a report id: UTC to the millisecond, sortable.
+const idTime = "20060102T150405.000Z"
 
-// ID names the report of burst b that started at start: <burst>-<time>.
+// ID names the report of burst that started at start:
+// <burst>-<yyyymmddThhmmss.mmmZ>.
 func ID(burst string, start time.Time) string {
 	return burst + "-" + start.UTC().Format(idTime)
 }
 
+// NewID is ID with a random suffix, so two runs of a burst that start in
+// the same millisecond (two replicas, a gate beside the daemon) never share
+// a report.
+func NewID(burst string, start time.Time) string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return ID(burst, start) + "-" + hex.EncodeToString(b[:])
+}
+
+// idRe matches <burst>-<time>[-<suffix>]; the time may lack milliseconds
+// (reports written before they were added).
+var idRe = regexp.MustCompile(`^(.+)-(\d{8}T\d{6}(?:\.\d{3})?Z)(?:-[0-9a-f]{1,16})?$`)
+
 // ParseID splits a report id into its burst and start time.
 func ParseID(id string) (burst string, start time.Time, err error) {
-	i := strings.LastIndexByte(id, '-')
-	if i <= 0 {
-		return "", time.Time{}, fmt.Errorf("report id %q is not <burst>-<time>", id)
+	m := idRe.FindStringSubmatch(id)
+	if m == nil {
+		return "", time.Time{}, fmt.Errorf("report id %q is not <burst>-<time like %s>[-<suffix>]", id, idTime)
 	}
-	start, err = time.Parse(idTime, id[i+1:])
+	layout := idTime
+	if len(m[2]) == len("20060102T150405Z") {
+		layout = "20060102T150405Z"
+	}
+	start, err = time.Parse(layout, m[2])
 	if err != nil {
-		return "", time.Time{}, fmt.Errorf("report id %q: the time part must look like %s", id, idTime)
+		return "", time.Time{}, fmt.Errorf("report id %q: %w", id, err)
 	}
-	return id[:i], start, nil
+	return m[1], start, nil
 }

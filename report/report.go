@@ -1,11 +1,10 @@
 // Package report builds, judges and stores burst reports: exact summaries,
-// gates, the regression against the previous run, and the one verdict.
+// failures with their reasons, gates, the regression against a baseline, and
+// the one verdict.
 package report
 
 import (
-	"fmt"
 	"math"
-	"sort"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -16,7 +15,8 @@ import (
 
 // Report is the saved result of one burst (or sweep). It carries everything
 // needed to read it later: the burst's configuration, seed, target facts and
-// the samples the next report's regression test needs.
+// the samples the next report's regression test needs. A figure with no
+// samples is null (n/a), never 0.
 type Report struct {
 	ID            string `json:"id"`
 	Burst         string `json:"burst"`
@@ -37,13 +37,18 @@ type Report struct {
 	Host            string           `json:"host"`
 	GPU             *GPUFacts        `json:"gpu,omitempty"`
 
+	// PlannedRequests is the measured part's plan: every one of them is in
+	// Outcomes (sent) or in NotSent.
 	PlannedRequests int                        `json:"planned_requests"`
 	AllOutputTokens int                        `json:"all_output_tokens"`
 	Requests        int                        `json:"requests"`
 	Outcomes        map[prober.Outcome]int     `json:"outcomes"`
+	NotSent         []NotSent                  `json:"not_sent,omitempty"`
+	Failures        []FailureGroup             `json:"failures,omitempty"`
+	FailedSamples   []FailedRequest            `json:"failed_samples,omitempty"`
 	TokenSources    map[prober.TokenSource]int `json:"token_sources"`
 	Latency         map[string]Summary         `json:"latency"`
-	AchievedRate    float64                    `json:"achieved_rate"`
+	AchievedRate    *float64                   `json:"achieved_rate"`
 	Throughput      Throughput                 `json:"throughput"`
 	Goodput         Goodput                    `json:"goodput"`
 	Gates           []Gate                     `json:"gates"`
@@ -52,8 +57,10 @@ type Report struct {
 	AbortReason     string                     `json:"abort_reason,omitempty"`
 	ClientSaturated bool                       `json:"client_saturated"`
 	Regression      *Regression                `json:"regression,omitempty"`
-	Sweep           []SweepStep                `json:"sweep,omitempty"`
-	MaxRateUnderSLO *float64                   `json:"max_rate_under_slo,omitempty"`
+	// RegressionSkipped says why there is no regression verdict.
+	RegressionSkipped string      `json:"regression_skipped,omitempty"`
+	Sweep             []SweepStep `json:"sweep,omitempty"`
+	MaxRateUnderSLO   *float64    `json:"max_rate_under_slo,omitempty"`
 
 	// TTFTSeries is (seconds since start, TTFT seconds) per measured success, for the chart.
 	TTFTSeries [][2]float64 `json:"ttft_series"`
@@ -76,32 +83,35 @@ type GPUFacts struct {
 	MaxTemperatureCelsius *float64 `json:"max_temperature_celsius,omitempty"`
 }
 
-// Throughput of the measured part, per second.
+// Throughput of the measured part, per second; null when it lasted no time.
 type Throughput struct {
-	Requests     float64 `json:"requests_per_second"`
-	PromptTokens float64 `json:"prompt_tokens_per_second"`
-	OutputTokens float64 `json:"output_tokens_per_second"`
-	TotalTokens  float64 `json:"total_tokens_per_second"`
+	Requests     *float64 `json:"requests_per_second"`
+	PromptTokens *float64 `json:"prompt_tokens_per_second"`
+	OutputTokens *float64 `json:"output_tokens_per_second"`
+	TotalTokens  *float64 `json:"total_tokens_per_second"`
 }
 
 // Goodput counts good requests: succeeded and met every objective.
 type Goodput struct {
-	Requests     float64            `json:"requests_per_second"`
-	OutputTokens float64            `json:"output_tokens_per_second"`
-	Ratio        float64            `json:"ratio"`
+	Requests     *float64           `json:"requests_per_second"`
+	OutputTokens *float64           `json:"output_tokens_per_second"`
+	Ratio        *float64           `json:"ratio"`
 	PerObjective map[string]float64 `json:"per_objective"`
 }
 
-// Gate is one pass/fail verdict with its threshold.
+// Gate is one pass/fail verdict with its threshold. A skipped gate could not
+// be judged (no baseline) and does not fail the burst; Value is null then.
 type Gate struct {
-	Name      string  `json:"name"`
-	Threshold float64 `json:"threshold"`
-	Value     float64 `json:"value"`
-	Passed    bool    `json:"passed"`
-	Detail    string  `json:"detail"`
+	Name      string   `json:"name"`
+	Threshold float64  `json:"threshold"`
+	Value     *float64 `json:"value"`
+	Passed    bool     `json:"passed"`
+	Skipped   bool     `json:"skipped,omitempty"`
+	Detail    string   `json:"detail"`
 }
 
-// Regression compares a report with the previous one of the same burst.
+// Regression compares a report with its baseline: the previous report of the
+// same burst, or one chosen with `llmprobe gate --baseline`.
 type Regression struct {
 	PreviousID            string             `json:"previous_id"`
 	PreviousEngineVersion string             `json:"previous_engine_version"`
@@ -109,38 +119,50 @@ type Regression struct {
 	Metrics               []RegressionMetric `json:"metrics"`
 }
 
-// RegressionMetric is one metric's change; PValue is set for sampled metrics.
+// RegressionMetric is one metric's change; a side without samples is null,
+// and so is the ratio. PValue is set for sampled metrics.
 type RegressionMetric struct {
 	Metric      string   `json:"metric"`
 	Quantile    string   `json:"quantile"`
-	Previous    float64  `json:"previous"`
-	Current     float64  `json:"current"`
-	Ratio       float64  `json:"ratio"`
+	Previous    *float64 `json:"previous"`
+	Current     *float64 `json:"current"`
+	Ratio       *float64 `json:"ratio"`
 	PValue      *float64 `json:"p_value,omitempty"`
 	Significant bool     `json:"significant"`
 }
 
 // SweepStep is one rate of a sweep.
 type SweepStep struct {
-	Rate         float64 `json:"rate"`
-	AchievedRate float64 `json:"achieved_rate"`
-	GoodputRatio float64 `json:"goodput_ratio"`
-	TTFTP99      float64 `json:"ttft_p99"`
-	Passed       bool    `json:"passed"`
+	Rate         float64  `json:"rate"`
+	AchievedRate *float64 `json:"achieved_rate"`
+	GoodputRatio *float64 `json:"goodput_ratio"`
+	TTFTP99      *float64 `json:"ttft_p99"`
+	Passed       bool     `json:"passed"`
+}
+
+// NotSent counts planned requests that were never sent, by why.
+type NotSent struct {
+	Reason string `json:"reason"`
+	Count  int    `json:"count"`
 }
 
 // Run is what one run of a burst at one rate measured. Results hold the
-// measured requests only, in arrival order; warmup requests were sent and
-// left out.
+// measured requests that were sent, in arrival order (warmup requests were
+// sent and left out); NotSent counts the measured ones that were not, by
+// reason.
 type Run struct {
-	Rate       float64
-	Start, End time.Time // the measured part: first measured arrival to last finish
-	Planned    int       // measured requests planned
+	ID   string // the report's id; empty means ID(burst, Start)
+	Rate float64
+	// Start and End bound the measured part: its first arrival to its last
+	// finish (the run's start when nothing was measured).
+	Start, End time.Time
+	Planned    int // measured requests planned
 	Warmup     int
 	// AllOutputTokens counts every successful request's tokens, warmup
 	// included: the denominator of energy per token over the whole run.
 	AllOutputTokens int
 	Results         []*prober.Result
+	NotSent         map[string]int
 	Aborted         bool
 	AbortReason     string
 }
@@ -165,7 +187,7 @@ const (
 // Build turns a run into a report; Judge then gives its verdict.
 func Build(b config.Burst, o Run, meta Meta) *Report {
 	r := &Report{
-		ID:    ID(b.Name, o.Start),
+		ID:    o.ID,
 		Burst: b.Name, Target: b.Target, Model: meta.Model, Engine: meta.Engine, EngineVersion: meta.EngineVersion,
 		Config: asYAMLMap(b), Seed: b.Seed, Rate: o.Rate,
 		Start: o.Start.UTC(), End: o.End.UTC(), WarmupRequests: o.Warmup,
@@ -175,18 +197,27 @@ func Build(b config.Burst, o Run, meta Meta) *Report {
 		Latency: map[string]Summary{}, Aborted: o.Aborted, AbortReason: o.AbortReason,
 		Samples: map[string][]float64{}, maxRegression: b.MaxRegression,
 	}
+	if r.ID == "" {
+		r.ID = ID(b.Name, o.Start)
+	}
 	for _, sc := range meta.Scenarios {
 		r.Scenarios = append(r.Scenarios, asYAMLMap(sc))
 	}
+	r.NotSent = notSent(o.NotSent)
+	r.Failures, r.FailedSamples = failures(o.Results, o.Start)
 	dur := o.End.Sub(o.Start).Seconds()
 	r.DurationSeconds = dur
 	samples := map[string][]float64{}
 	met := map[string]int{}
 	checked := map[string]int{}
-	var prompt, output, goodOut, good int
+	var prompt, output, goodOut, good, judged int
 	var lastSched time.Time
 	for _, res := range o.Results {
 		r.Outcomes[res.Outcome]++
+		if res.Outcome == prober.OutcomeCancelled {
+			continue // llmprobe stopped it: it says nothing about the target
+		}
+		judged++
 		samples["dispatch_delay"] = append(samples["dispatch_delay"], res.DispatchDelay.Seconds())
 		if res.Sched.After(lastSched) {
 			lastSched = res.Sched
@@ -232,121 +263,29 @@ func Build(b config.Burst, o Run, meta Meta) *Report {
 		r.Latency[m] = Summarize(samples[m])
 	}
 	if dur > 0 {
-		succ := float64(r.Outcomes[prober.OutcomeSuccess])
-		r.Throughput = Throughput{Requests: succ / dur, PromptTokens: float64(prompt) / dur, OutputTokens: float64(output) / dur, TotalTokens: float64(prompt+output) / dur}
-		r.Goodput.Requests = float64(good) / dur
-		r.Goodput.OutputTokens = float64(goodOut) / dur
+		perSecond := func(n int) *float64 { return figure(float64(n)/dur, true) }
+		r.Throughput = Throughput{Requests: perSecond(r.Outcomes[prober.OutcomeSuccess]), PromptTokens: perSecond(prompt), OutputTokens: perSecond(output), TotalTokens: perSecond(prompt + output)}
+		r.Goodput.Requests, r.Goodput.OutputTokens = perSecond(good), perSecond(goodOut)
 	}
-	if span := lastSched.Sub(o.Start).Seconds(); span > 0 && len(o.Results) > 1 {
-		r.AchievedRate = float64(len(o.Results)-1) / span
+	if span := lastSched.Sub(o.Start).Seconds(); span > 0 && judged > 1 {
+		r.AchievedRate = figure(float64(judged-1)/span, true)
 	}
-	if len(o.Results) > 0 {
-		r.Goodput.Ratio = float64(good) / float64(len(o.Results))
-	}
+	r.Goodput.Ratio = figure(float64(good)/float64(judged), judged > 0)
 	r.Goodput.PerObjective = map[string]float64{}
 	for obj, n := range checked {
 		r.Goodput.PerObjective[obj] = float64(met[obj]) / float64(n)
 	}
-	r.ClientSaturated = r.Latency["dispatch_delay"].P99 > clientSaturatedDispatchP99.Seconds()
+	r.ClientSaturated = r.Latency["dispatch_delay"].Count > 0 && r.Latency["dispatch_delay"].P99 > clientSaturatedDispatchP99.Seconds()
 	r.gates(meta.Scenarios)
 	return r
 }
 
-// Judge compares the report with prev, the last report of the same burst
-// (nil if there is none), adds the max_regression gates, and gives the
-// verdict. It is the one place that decides whether a burst passed: it ran
-// to its end, measured at least one request, passed every gate, and, if it
-// swept rates, held the SLO at one of them. Call it once per report.
-func (r *Report) Judge(prev *Report) {
-	if prev != nil {
-		r.regress(prev)
+// figure is v, or nil (n/a) when it has no samples behind it.
+func figure(v float64, ok bool) *float64 {
+	if !ok {
+		return nil
 	}
-	r.Passed = !r.Aborted && r.Requests > 0 && (r.Sweep == nil || r.MaxRateUnderSLO != nil)
-	for _, g := range r.Gates {
-		r.Passed = r.Passed && g.Passed
-	}
-}
-
-// gates: per objective, the share of requests meeting it against the
-// strictest target ratio among the burst's scenarios that set it.
-func (r *Report) gates(scenarios []config.Scenario) {
-	target := map[string]float64{}
-	lo, hi := map[string]time.Duration{}, map[string]time.Duration{}
-	for _, s := range scenarios {
-		for _, o := range s.SLO.Objectives() {
-			if s.SLO.TargetRatio > target[o.Name] {
-				target[o.Name] = s.SLO.TargetRatio
-			}
-			if l, ok := lo[o.Name]; !ok || o.Threshold < l {
-				lo[o.Name] = o.Threshold
-			}
-			hi[o.Name] = max(hi[o.Name], o.Threshold)
-		}
-	}
-	names := make([]string, 0, len(target))
-	for n := range target {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		v := r.Goodput.PerObjective[n]
-		limit := lo[n].String()
-		if hi[n] != lo[n] {
-			// Each request is held to its own scenario's threshold.
-			limit = fmt.Sprintf("its scenario's threshold (%s to %s)", lo[n], hi[n])
-		}
-		r.Gates = append(r.Gates, Gate{
-			Name: "slo_" + n, Threshold: target[n], Value: v, Passed: v >= target[n],
-			Detail: fmt.Sprintf("%.2f%% of requests met %s <= %s; the target is %.2f%%", 100*v, n, limit, 100*target[n]),
-		})
-	}
-}
-
-// regress compares p50 and p99 with the previous report, tests TTFT and TPOT
-// samples for a significant change, and applies max_regression gates.
-func (r *Report) regress(prev *Report) {
-	reg := &Regression{PreviousID: prev.ID, PreviousEngineVersion: prev.EngineVersion,
-		EngineVersionChanged: prev.EngineVersion != "" && r.EngineVersion != "" && prev.EngineVersion != r.EngineVersion}
-	pvalues := map[string]float64{}
-	for _, m := range []string{"ttft", "tpot"} {
-		if len(r.Samples[m]) > 1 && len(prev.Samples[m]) > 1 {
-			pvalues[m] = mannWhitney(r.Samples[m], prev.Samples[m])
-		}
-	}
-	for _, m := range config.BurstMetrics {
-		for _, q := range []string{"p50", "p99"} {
-			cur, old := r.Latency[m].Quantile(q), prev.Latency[m].Quantile(q)
-			rm := RegressionMetric{Metric: m, Quantile: q, Previous: old, Current: cur, Ratio: ratio(cur, old)}
-			if p, ok := pvalues[m]; ok {
-				rm.PValue = &p
-				rm.Significant = p < significanceLevel
-			}
-			reg.Metrics = append(reg.Metrics, rm)
-		}
-	}
-	r.Regression = reg
-	for _, mr := range r.maxRegression {
-		cur, old := r.Latency[mr.Metric].Quantile(mr.Quantile), prev.Latency[mr.Metric].Quantile(mr.Quantile)
-		increase := ratio(cur, old) - 1
-		significant := true
-		if mr.Significant {
-			p, ok := pvalues[mr.Metric]
-			significant = ok && p < significanceLevel
-		}
-		passed := !(increase > mr.MaxIncrease && significant)
-		detail := fmt.Sprintf("%s %s %.4gs vs %.4gs in %s (%+.1f%%, limit +%.1f%%)", mr.Metric, mr.Quantile, cur, old, prev.ID, 100*increase, 100*mr.MaxIncrease)
-		if reg.EngineVersionChanged {
-			detail += fmt.Sprintf("; engine %s -> %s", prev.EngineVersion, r.EngineVersion)
-		}
-		r.Gates = append(r.Gates, Gate{Name: fmt.Sprintf("regression_%s_%s", mr.Metric, mr.Quantile), Threshold: mr.MaxIncrease, Value: increase, Passed: passed, Detail: detail})
-	}
-}
-
-func ratio(cur, old float64) float64 {
-	if old <= 0 {
-		return 1
-	}
-	return cur / old
+	return &v
 }
 
 // thin keeps at most n evenly spaced samples, deterministically.

@@ -1,11 +1,13 @@
 package report
 
 import (
+	"encoding/json"
 	"math"
 	"slices"
 )
 
-// Summary holds exact statistics of a sample, in seconds.
+// Summary holds exact statistics of a sample, in seconds. Without samples
+// every figure is n/a: JSON null, not 0.
 type Summary struct {
 	Count int     `json:"count"`
 	Mean  float64 `json:"mean"`
@@ -16,6 +18,15 @@ type Summary struct {
 	P95   float64 `json:"p95"`
 	P99   float64 `json:"p99"`
 	P999  float64 `json:"p99.9"`
+}
+
+// MarshalJSON writes null figures for an empty sample.
+func (s Summary) MarshalJSON() ([]byte, error) {
+	type plain Summary
+	if s.Count > 0 {
+		return json.Marshal(plain(s))
+	}
+	return []byte(`{"count":0,"mean":null,"min":null,"max":null,"p50":null,"p90":null,"p95":null,"p99":null,"p99.9":null}`), nil
 }
 
 // Summarize computes exact percentiles (linear interpolation between closest

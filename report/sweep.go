@@ -1,6 +1,8 @@
 package report
 
 import (
+	"time"
+
 	"github.com/llmprobe/llmprobe/config"
 )
 
@@ -26,8 +28,8 @@ func NewSweep(b config.Burst, meta Meta) *Sweep {
 func (s *Sweep) Add(run Run) bool {
 	rep := Build(s.burst, run, s.meta)
 	s.tokens += rep.AllOutputTokens
-	passed := !rep.Aborted && rep.Requests > 0 && rep.Goodput.Ratio >= s.target
-	s.steps = append(s.steps, SweepStep{Rate: run.Rate, AchievedRate: rep.AchievedRate, GoodputRatio: rep.Goodput.Ratio, TTFTP99: rep.Latency["ttft"].P99, Passed: passed})
+	passed := !rep.Aborted && rep.Goodput.Ratio != nil && *rep.Goodput.Ratio >= s.target
+	s.steps = append(s.steps, SweepStep{Rate: run.Rate, AchievedRate: rep.AchievedRate, GoodputRatio: rep.Goodput.Ratio, TTFTP99: quantileOf(rep.Latency["ttft"], "p99"), Passed: passed})
 	s.reports = append(s.reports, rep)
 	return passed
 }
@@ -51,7 +53,7 @@ func (s *Sweep) Report() *Report {
 	case len(s.reports) > 0:
 		rep = s.reports[0]
 	default:
-		rep = Build(s.burst, Run{Aborted: true, AbortReason: "cancelled before the first step"}, s.meta)
+		rep = Build(s.burst, Run{Start: time.Now(), Aborted: true, AbortReason: "cancelled before the first step"}, s.meta)
 	}
 	rep.Sweep = s.steps
 	rep.AllOutputTokens = s.tokens

@@ -4,65 +4,82 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/llmprobe/llmprobe/config"
 )
 
-// WriteText writes the report as the human table `llmprobe gate` prints.
+// na formats a figure, or "n/a" without one.
+func na(v *float64, format string, scale float64) string {
+	if v == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf(format, scale**v)
+}
+
+// WriteText writes the report as the human table `llmprobe gate` prints:
+// what was measured, how every planned request ended and why the failed
+// ones failed, the latencies, the gates and the verdict.
 func (r *Report) WriteText(out io.Writer) {
-	fmt.Fprintf(out, "burst %s  target %s  model %s  engine %s %s\n", r.Burst, r.Target, r.Model, r.Engine, r.EngineVersion)
-	fmt.Fprintf(out, "rate %.2f/s planned, %.2f/s achieved  %d requests (+%d warmup)  %.1fs\n", r.Rate, r.AchievedRate, r.Requests, r.WarmupRequests, r.DurationSeconds)
+	fmt.Fprintf(out, "burst %s  target %s  model %s  engine %s %s  report %s\n", r.Burst, r.Target, r.Model, r.Engine, r.EngineVersion, r.ID)
+	fmt.Fprintf(out, "rate %.2f/s planned, %s/s achieved  %d of %d planned requests sent (+%d warmup)  %.1fs\n",
+		r.Rate, na(r.AchievedRate, "%.2f", 1), r.Requests, r.PlannedRequests, r.WarmupRequests, r.DurationSeconds)
 	outcomes := make([]string, 0, len(r.Outcomes))
 	for o, n := range r.Outcomes {
 		outcomes = append(outcomes, fmt.Sprintf("%s=%d", o, n))
 	}
 	sort.Strings(outcomes)
-	fmt.Fprintf(out, "outcomes %v\n\n", outcomes)
+	for _, ns := range r.NotSent {
+		outcomes = append(outcomes, fmt.Sprintf("not_sent=%d (%s)", ns.Count, ns.Reason))
+	}
+	fmt.Fprintf(out, "outcomes %s\n", strings.Join(outcomes, " "))
+	if len(r.Failures) > 0 {
+		fmt.Fprintln(out, "\nwhy requests failed:")
+		for _, f := range r.Failures {
+			status := ""
+			if f.Status != 0 {
+				status = fmt.Sprintf(" HTTP %d", f.Status)
+			}
+			fmt.Fprintf(out, "  %4d × %s in %s (%s%s), first %s, last %s: %s\n", f.Count, f.Outcome, f.Phase, f.Reason, status,
+				f.First.Format("15:04:05.000"), f.Last.Format("15:04:05.000"), f.Example)
+		}
+	}
+	fmt.Fprintln(out)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "metric\tp50\tp90\tp95\tp99\tp99.9\tmean\tmax\t")
+	fmt.Fprintln(tw, "metric\tsamples\tp50\tp90\tp95\tp99\tp99.9\tmean\tmax\t")
 	for _, m := range config.BurstMetrics {
 		s := r.Latency[m]
-		ms := func(v float64) string { return fmt.Sprintf("%.1fms", 1000*v) }
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", m, ms(s.P50), ms(s.P90), ms(s.P95), ms(s.P99), ms(s.P999), ms(s.Mean), ms(s.Max))
+		ms := func(v float64) string {
+			if s.Count == 0 {
+				return "n/a"
+			}
+			return fmt.Sprintf("%.1fms", 1000*v)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", m, s.Count, ms(s.P50), ms(s.P90), ms(s.P95), ms(s.P99), ms(s.P999), ms(s.Mean), ms(s.Max))
 	}
 	_ = tw.Flush()
-	fmt.Fprintf(out, "\nthroughput %.2f req/s, %.1f output tok/s; goodput %.2f req/s, %.1f output tok/s, ratio %.1f%%\n",
-		r.Throughput.Requests, r.Throughput.OutputTokens, r.Goodput.Requests, r.Goodput.OutputTokens, 100*r.Goodput.Ratio)
+	fmt.Fprintf(out, "\nthroughput %s req/s, %s output tok/s; goodput %s req/s, %s output tok/s, ratio %s\n",
+		na(r.Throughput.Requests, "%.2f", 1), na(r.Throughput.OutputTokens, "%.1f", 1),
+		na(r.Goodput.Requests, "%.2f", 1), na(r.Goodput.OutputTokens, "%.1f", 1), na(r.Goodput.Ratio, "%.1f%%", 100))
 	for _, s := range r.Sweep {
 		verdict := "pass"
 		if !s.Passed {
 			verdict = "FAIL"
 		}
-		fmt.Fprintf(out, "sweep %.2f/s: achieved %.2f/s goodput %.1f%% ttft p99 %.1fms %s\n", s.Rate, s.AchievedRate, 100*s.GoodputRatio, 1000*s.TTFTP99, verdict)
+		fmt.Fprintf(out, "sweep %.2f/s: achieved %s/s goodput %s ttft p99 %s %s\n", s.Rate, na(s.AchievedRate, "%.2f", 1), na(s.GoodputRatio, "%.1f%%", 100), na(s.TTFTP99, "%.1fms", 1000), verdict)
 	}
 	if r.MaxRateUnderSLO != nil {
 		fmt.Fprintf(out, "max rate under SLO: %.2f/s\n", *r.MaxRateUnderSLO)
 	}
-	if g := r.Regression; g != nil {
-		fmt.Fprintf(out, "regression vs %s:", g.PreviousID)
-		for _, m := range g.Metrics {
-			if m.Quantile != "p99" || (m.Metric != "ttft" && m.Metric != "tpot" && m.Metric != "e2e") {
-				continue
-			}
-			fmt.Fprintf(out, "  %s p99 x%.2f", m.Metric, m.Ratio)
-			if m.PValue != nil {
-				sig := "not significant"
-				if m.Significant {
-					sig = "significant"
-				}
-				fmt.Fprintf(out, " (p=%.2g, %s)", *m.PValue, sig)
-			}
-		}
-		fmt.Fprintln(out)
-		if g.EngineVersionChanged {
-			fmt.Fprintf(out, "engine version changed since %s: %s -> %s\n", g.PreviousID, g.PreviousEngineVersion, r.EngineVersion)
-		}
-	}
+	r.writeRegression(out)
 	fmt.Fprintln(out)
 	for _, g := range r.Gates {
 		verdict := "PASS"
-		if !g.Passed {
+		switch {
+		case g.Skipped:
+			verdict = "SKIP"
+		case !g.Passed:
 			verdict = "FAIL"
 		}
 		fmt.Fprintf(out, "%s  %s: %s\n", verdict, g.Name, g.Detail)
@@ -70,19 +87,10 @@ func (r *Report) WriteText(out io.Writer) {
 	if r.Aborted {
 		fmt.Fprintf(out, "FAIL  aborted: %s\n", r.AbortReason)
 	}
-	if g := r.GPU; g != nil {
-		fmt.Fprintf(out, "GPUs: %d x %v, driver %s, CUDA %s", g.Count, g.Names, g.DriverVersion, g.CUDAVersion)
-		if g.JoulesPerOutputToken != nil {
-			fmt.Fprintf(out, "; %.3f J per output token", *g.JoulesPerOutputToken)
-		}
-		if g.MeanPowerWatts != nil {
-			fmt.Fprintf(out, ", mean power %.0f W", *g.MeanPowerWatts)
-		}
-		if g.MaxTemperatureCelsius != nil {
-			fmt.Fprintf(out, ", max %.0f °C", *g.MaxTemperatureCelsius)
-		}
-		fmt.Fprintln(out)
+	if r.Requests == 0 {
+		fmt.Fprintln(out, "FAIL  no request was measured")
 	}
+	r.writeGPU(out)
 	if r.ClientSaturated {
 		fmt.Fprintf(out, "WARN  client saturated: dispatch delay p99 %.2fms > %s; these numbers describe the prober\n", 1000*r.Latency["dispatch_delay"].P99, clientSaturatedDispatchP99)
 	}
@@ -91,4 +99,50 @@ func (r *Report) WriteText(out io.Writer) {
 	} else {
 		fmt.Fprintln(out, "gate: FAILED")
 	}
+}
+
+func (r *Report) writeRegression(out io.Writer) {
+	g := r.Regression
+	if g == nil {
+		if r.RegressionSkipped != "" {
+			fmt.Fprintf(out, "regression check skipped: %s\n", r.RegressionSkipped)
+		}
+		return
+	}
+	fmt.Fprintf(out, "regression vs %s:", g.PreviousID)
+	for _, m := range g.Metrics {
+		if m.Quantile != "p99" || (m.Metric != "ttft" && m.Metric != "tpot" && m.Metric != "e2e") {
+			continue
+		}
+		fmt.Fprintf(out, "  %s p99 %s", m.Metric, na(m.Ratio, "x%.2f", 1))
+		if m.PValue != nil {
+			sig := "not significant"
+			if m.Significant {
+				sig = "significant"
+			}
+			fmt.Fprintf(out, " (p=%.2g, %s)", *m.PValue, sig)
+		}
+	}
+	fmt.Fprintln(out)
+	if g.EngineVersionChanged {
+		fmt.Fprintf(out, "engine version changed since %s: %s -> %s\n", g.PreviousID, g.PreviousEngineVersion, r.EngineVersion)
+	}
+}
+
+func (r *Report) writeGPU(out io.Writer) {
+	g := r.GPU
+	if g == nil {
+		return
+	}
+	fmt.Fprintf(out, "GPUs: %d x %v, driver %s, CUDA %s", g.Count, g.Names, g.DriverVersion, g.CUDAVersion)
+	if g.JoulesPerOutputToken != nil {
+		fmt.Fprintf(out, "; %.3f J per output token", *g.JoulesPerOutputToken)
+	}
+	if g.MeanPowerWatts != nil {
+		fmt.Fprintf(out, ", mean power %.0f W", *g.MeanPowerWatts)
+	}
+	if g.MaxTemperatureCelsius != nil {
+		fmt.Fprintf(out, ", max %.0f °C", *g.MaxTemperatureCelsius)
+	}
+	fmt.Fprintln(out)
 }

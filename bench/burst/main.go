@@ -106,8 +106,12 @@ func dispatchRates(list string, d time.Duration) error {
 			return err
 		}
 		dd := rep.Latency["dispatch_delay"]
+		achieved := 0.0
+		if rep.AchievedRate != nil {
+			achieved = *rep.AchievedRate
+		}
 		fmt.Printf("rate %6.0f/s: achieved %7.1f/s, %d requests %v, dispatch delay p50 %.3fms p99 %.3fms max %.3fms, ttft p99 %.1fms\n",
-			rate, rep.AchievedRate, rep.Requests, rep.Outcomes, 1000*dd.P50, 1000*dd.P99, 1000*dd.Max, 1000*rep.Latency["ttft"].P99)
+			rate, achieved, rep.Requests, rep.Outcomes, 1000*dd.P50, 1000*dd.P99, 1000*dd.Max, 1000*rep.Latency["ttft"].P99)
 		if dd.P99 <= 0.001 && rep.Outcomes[prober.OutcomeSuccess] == rep.Requests {
 			best = rate
 		}

@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/report"
@@ -46,7 +48,7 @@ func exitCode(err error) int {
 }
 
 // Exit codes are the contract with release pipelines: 0 passed, 1 a gate
-// failed, 2 a usage or configuration error.
+// failed, 2 a usage or configuration error, 3 not measured.
 func TestGateExitCodes(t *testing.T) {
 	srv, _ := simServer(t)
 	storage := t.TempDir()
@@ -69,8 +71,33 @@ func TestGateExitCodes(t *testing.T) {
 	if exitCode(err) != 1 || !strings.Contains(string(out), "FAIL  slo_ttft") {
 		t.Errorf("impossible gate: exit %d, want 1\n%s", exitCode(err), out)
 	}
-	if !strings.Contains(string(out), "regression") {
+	if !strings.Contains(string(out), "regression vs release-") {
 		t.Errorf("the second run shows no comparison with the first:\n%s", out)
+	}
+
+	// A chosen baseline of another target is no baseline, and the output says why.
+	other := filepath.Join(t.TempDir(), "other.json")
+	rep.Target = "elsewhere"
+	if b, err := json.Marshal(rep); err != nil || os.WriteFile(other, b, 0o600) != nil {
+		t.Fatal(err)
+	}
+	out, err = exec.Command(binPath, "gate", "--config.file="+gateConfig(t, srv.URL, "2s"), "--burst=release", "--storage.path=", "--baseline="+other).CombinedOutput()
+	if exitCode(err) != 0 || !strings.Contains(string(out), `regression check skipped: the baseline `+rep.ID+` is not comparable: target "elsewhere", this run "sim"`) {
+		t.Errorf("foreign baseline: exit %d\n%s", exitCode(err), out)
+	}
+	// Without a store: the regression check is skipped, and said so.
+	out, err = exec.Command(binPath, "gate", "--config.file="+gateConfig(t, srv.URL, "2s"), "--burst=release", "--storage.path=").CombinedOutput()
+	if exitCode(err) != 0 || !strings.Contains(string(out), "regression check skipped: no report store") {
+		t.Errorf("no store: exit %d\n%s", exitCode(err), out)
+	}
+	// A store that cannot be written: the report is not kept, exit 3.
+	notADir := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(notADir, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err = exec.Command(binPath, "gate", "--config.file="+gateConfig(t, srv.URL, "2s"), "--burst=release", "--storage.path="+notADir).CombinedOutput()
+	if exitCode(err) != 3 || !strings.Contains(string(out), "the report was not stored") {
+		t.Errorf("unwritable store: exit %d, want 3\n%s", exitCode(err), out)
 	}
 
 	for name, args := range map[string][]string{
@@ -126,5 +153,34 @@ func TestRestartRestoresBurstGauges(t *testing.T) {
 		if !strings.Contains(string(dom), want) {
 			t.Errorf("the rendered DOM lacks %s", want)
 		}
+	}
+}
+
+// A target that refuses connections is not measured: the gate says so, with
+// the target's name and the reason, prints no percentile, and exits 3.
+func TestGateAgainstARefusedPort(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + ln.Addr().String()
+	ln.Close()
+	start := time.Now()
+	out, err := exec.Command(binPath, "gate", "--config.file="+gateConfig(t, url, "2s"), "--burst=release", "--storage.path="+t.TempDir()).CombinedOutput()
+	elapsed := time.Since(start)
+	if exitCode(err) != 3 {
+		t.Errorf("exit %d, want 3\n%s", exitCode(err), out)
+	}
+	for _, want := range []string{"target sim", "connection refused", "connection_refused", "the burst was not sent"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(string(out), "0.0ms") || strings.Contains(string(out), "p99") {
+		t.Errorf("percentiles printed for a target that was never measured:\n%s", out)
+	}
+	t.Logf("the gate gave up after %s", elapsed.Round(time.Millisecond))
+	if elapsed > 5*time.Second {
+		t.Errorf("the gate took %s against a refused port", elapsed)
 	}
 }

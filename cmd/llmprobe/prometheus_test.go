@@ -73,7 +73,10 @@ func TestDashboardsAndRulesAgainstPrometheus(t *testing.T) {
 	srv, _ := simServer(t)
 	storage := t.TempDir()
 	// A stored earlier run, so the burst has a regression verdict to export.
-	previous := &report.Report{ID: "e2e-20200101T000000Z", Burst: "e2e", Latency: map[string]report.Summary{"ttft": {Count: 1, P50: 0.1, P99: 0.1}}}
+	// A baseline of the same target, model and scenario mix.
+	previous := &report.Report{ID: "e2e-20200101T000000Z", Burst: "e2e", Target: "sim", Model: "sim-model",
+		Config:  map[string]any{"scenarios": []any{map[string]any{"scenario": "chat", "weight": 1}}},
+		Latency: map[string]report.Summary{"ttft": {Count: 1, P50: 0.1, P99: 0.1}}}
 	if err := report.NewStore(storage).Save(previous, 5); err != nil {
 		t.Fatal(err)
 	}

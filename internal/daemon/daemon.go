@@ -135,7 +135,7 @@ func New(opts Options) *Daemon {
 		runner.GPU = d.gpu
 		d.reg.MustRegister(d.gpu)
 	}
-	d.burster = burst.NewScheduler(ctx, opts.Logger, runner, d.bursts.Set)
+	d.burster = burst.NewScheduler(ctx, opts.Logger, runner, d.bursts)
 	d.reg.MustRegister(
 		versioncollector.NewCollector("llmprobe"),
 		collectors.NewGoCollector(),

@@ -40,7 +40,10 @@ func TestMetricContract(t *testing.T) {
 	srv, _ := testkit.StartSim(t, func(c *sim.Config) { c.PrefillBase, c.DecodeBase = 5*time.Millisecond, 2*time.Millisecond })
 	// A stored previous report, so the new burst has a regression verdict.
 	storage := t.TempDir()
-	previous := &report.Report{ID: "quick-20200101T000000Z", Burst: "quick", Latency: map[string]report.Summary{"ttft": {Count: 1, P50: 0.1, P99: 0.1}}}
+	// A baseline of the same target, model and scenario mix.
+	previous := &report.Report{ID: "quick-20200101T000000Z", Burst: "quick", Target: "sim", Model: "m",
+		Config:  map[string]any{"scenarios": []any{map[string]any{"scenario": "checked", "weight": 1}}},
+		Latency: map[string]report.Summary{"ttft": {Count: 1, P50: 0.1, P99: 0.1}}}
 	if err := report.NewStore(storage).Save(previous, 5); err != nil {
 		t.Fatal(err)
 	}

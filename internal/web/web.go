@@ -3,6 +3,7 @@
 package web
 
 import (
+	"bytes"
 	"embed"
 	"html/template"
 	"net/http"
@@ -31,9 +32,28 @@ var pageFuncs = template.FuncMap{
 	},
 	"ago":   func(t time.Time) string { return time.Since(t).Round(time.Second).String() + " ago" },
 	"ok":    func(r *prober.Result) bool { return r.Outcome == prober.OutcomeSuccess && r.Good },
-	"pct":   func(v float64) string { return strconv.FormatFloat(100*v, 'f', 1, 64) + "%" },
-	"msOf":  func(v float64) string { return strconv.FormatFloat(1000*v, 'f', 1, 64) + " ms" },
+	"pct":   func(v any) string { return figure(v, 100, 1, "%") },
+	"msOf":  func(v any) string { return figure(v, 1000, 1, " ms") },
+	"num":   func(v any) string { return figure(v, 1, 2, "") },
 	"every": func(d time.Duration) string { return d.String() },
+}
+
+// figure formats a report's number (float64 or *float64) scaled, or "n/a"
+// when it has no samples behind it.
+func figure(v any, scale float64, digits int, unit string) string {
+	var f float64
+	switch x := v.(type) {
+	case float64:
+		f = x
+	case *float64:
+		if x == nil {
+			return "n/a"
+		}
+		f = *x
+	default:
+		return "n/a"
+	}
+	return strconv.FormatFloat(scale*f, 'f', digits, 64) + unit
 }
 
 var pages = template.Must(template.New("").Funcs(pageFuncs).ParseFS(templateFiles, "templates/*.html"))
@@ -104,11 +124,17 @@ func (s *Site) Configure(cfg *config.Config) {
 	s.history.forget(func(t, sc string) bool { return pairs[[2]string{t, sc}] })
 }
 
+// render writes a page whole, or a 500 that says why: never half a page
+// with a 200.
 func (s *Site) render(w http.ResponseWriter, page string, data any) {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	if err := pages.ExecuteTemplate(w, page, data); err != nil {
+	var buf bytes.Buffer
+	if err := pages.ExecuteTemplate(&buf, page, data); err != nil {
 		level.Error(s.opts.Logger).Log("msg", "rendering a page", "page", page, "err", err)
+		http.Error(w, "rendering "+page+": "+err.Error(), http.StatusInternalServerError)
+		return
 	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_, _ = buf.WriteTo(w)
 }
 
 type targetRow struct {

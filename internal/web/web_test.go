@@ -97,15 +97,36 @@ scenarios: [{name: s}]
 		t.Fatal(err)
 	}
 	code, page = get(t, srv.URL, "/bursts")
-	for _, want := range []string{`<svg class="chart percentiles"`, `<svg class="chart ttft-over-time"`, "<circle", "<rect", "50.00% of requests met", `href="/bursts/nightly-20261123T023000Z.json"`} {
+	for _, want := range []string{`<svg class="chart percentiles"`, `<svg class="chart ttft-over-time"`, "<circle", "<rect", "50.00% of requests met", `href="/bursts/` + rep.ID + `.json"`} {
 		if code != 200 || !strings.Contains(page, want) {
 			t.Errorf("/bursts (%d) lacks %s", code, want)
 		}
 	}
-	if code, body := get(t, srv.URL, "/bursts/nightly-20261123T023000Z.json"); code != 200 || !strings.Contains(body, `"burst": "nightly"`) {
+	if code, body := get(t, srv.URL, "/bursts/"+rep.ID+".json"); code != 200 || !strings.Contains(body, `"burst": "nightly"`) {
 		t.Errorf("report JSON: %d %s", code, body)
 	}
-	for _, path := range []string{"/bursts/nightly-20261123T023000Z", "/bursts/nope.json", "/bursts/nightly-20991231T000000Z.json", "/bursts/..%2f..%2fetc%2fpasswd.json", "/bursts/-20261123T023000Z.json"} {
+	// A burst that broke: what was not sent, why requests failed, and n/a
+	// where nothing was measured.
+	broken := &report.Report{
+		ID: report.ID("broken", time.Date(2026, 11, 23, 3, 0, 0, 0, time.UTC)), Burst: "broken", Target: "t", PlannedRequests: 10, Requests: 4,
+		Outcomes: map[prober.Outcome]int{prober.OutcomeConnectionError: 4},
+		NotSent:  []report.NotSent{{Reason: "safety brake: error ratio 1.00 over the last 1s (4 of 4 requests) passed 0.50", Count: 6}},
+		Failures: []report.FailureGroup{{Outcome: prober.OutcomeConnectionError, Phase: "connect", Reason: "connection_refused", Count: 4, Example: "dial tcp 127.0.0.1:1: connect: connection refused"}},
+		FailedSamples: []report.FailedRequest{{At: 0.02, Outcome: prober.OutcomeConnectionError, Phase: "connect", Reason: "connection_refused",
+			Error: "dial tcp 127.0.0.1:1: connect: connection refused", Log: []string{"  0.1ms POST http://127.0.0.1:1/v1/chat/completions"}}},
+		Latency: map[string]report.Summary{"ttft": {}}, Aborted: true, AbortReason: "safety brake: error ratio 1.00",
+		Gates: []report.Gate{{Name: "slo_ttft", Detail: "n/a: no request was measured against ttft <= 1s"}},
+	}
+	if err := store.Save(broken, 5); err != nil {
+		t.Fatal(err)
+	}
+	code, page = get(t, srv.URL, "/bursts")
+	for _, want := range []string{"not sent 6: safety brake", "connection_refused", "dial tcp 127.0.0.1:1: connect: connection refused", "TTFT p99 n/a", "goodput n/a", "achieved n/a", "Failed requests, with their timelines (1 kept)", "POST http://127.0.0.1:1/v1/chat/completions"} {
+		if code != 200 || !strings.Contains(page, want) {
+			t.Errorf("/bursts (%d) lacks %q for the broken burst", code, want)
+		}
+	}
+	for _, path := range []string{"/bursts/" + rep.ID, "/bursts/nope.json", "/bursts/nightly-20991231T000000Z.json", "/bursts/..%2f..%2fetc%2fpasswd.json", "/bursts/-20261123T023000Z.json"} {
 		if code, _ := get(t, srv.URL, path); code != 404 {
 			t.Errorf("%s: %d, want 404", path, code)
 		}

@@ -1,0 +1,185 @@
+package report
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/llmprobe/llmprobe/config"
+)
+
+// Judge compares the report with prev, its baseline (the previous report of
+// the same burst, or a chosen one; nil if there is none), adds the
+// max_regression gates, and gives the verdict. It is the one place that
+// decides whether a burst passed: it ran to its end, measured at least one
+// request, passed every gate, and, if it swept rates, held the SLO at one of
+// them. A baseline of another target, model or scenario mix is no baseline:
+// RegressionSkipped says what differs (a caller may set it beforehand to say
+// why there is no prev). Call it once per report.
+func (r *Report) Judge(prev *Report) {
+	switch {
+	case prev == nil && r.RegressionSkipped == "":
+		r.RegressionSkipped = "no previous report of burst " + r.Burst
+	case prev != nil:
+		if differs := r.differsFrom(prev); differs != "" {
+			r.RegressionSkipped = fmt.Sprintf("the baseline %s is not comparable: %s", prev.ID, differs)
+			prev = nil
+		} else {
+			r.RegressionSkipped = ""
+			r.regress(prev)
+		}
+	}
+	if prev == nil {
+		for _, mr := range r.maxRegression {
+			r.Gates = append(r.Gates, Gate{Name: regressionGateName(mr), Threshold: mr.MaxIncrease, Passed: true, Skipped: true,
+				Detail: "skipped: " + r.RegressionSkipped})
+		}
+	}
+	r.Passed = !r.Aborted && r.Requests > 0 && (r.Sweep == nil || r.MaxRateUnderSLO != nil)
+	for _, g := range r.Gates {
+		r.Passed = r.Passed && g.Passed
+	}
+}
+
+// differsFrom says how prev measured something else: another target, model
+// or scenario mix; "" when it is a fair baseline.
+func (r *Report) differsFrom(prev *Report) string {
+	var d []string
+	if prev.Target != r.Target {
+		d = append(d, fmt.Sprintf("target %q, this run %q", prev.Target, r.Target))
+	}
+	if prev.Model != r.Model {
+		d = append(d, fmt.Sprintf("model %q, this run %q", prev.Model, r.Model))
+	}
+	if a, b := mixOf(prev.Config), mixOf(r.Config); a != b {
+		d = append(d, fmt.Sprintf("scenario mix %s, this run %s", a, b))
+	}
+	return strings.Join(d, "; ")
+}
+
+// mixOf renders a report's scenario mix ("chat-short:3 long:1") from its
+// configuration, whether it came from YAML or back from JSON.
+func mixOf(cfg map[string]any) string {
+	list, _ := cfg["scenarios"].([]any)
+	parts := make([]string, 0, len(list))
+	for _, item := range list {
+		m, _ := item.(map[string]any)
+		weight := 1.0
+		switch w := m["weight"].(type) {
+		case int:
+			weight = float64(w)
+		case float64:
+			weight = w
+		}
+		parts = append(parts, fmt.Sprintf("%v:%s", m["scenario"], strconv.FormatFloat(weight, 'g', -1, 64)))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, " ")
+}
+
+// gates: per objective, the share of requests meeting it against the
+// strictest target ratio among the burst's scenarios that set it.
+func (r *Report) gates(scenarios []config.Scenario) {
+	target := map[string]float64{}
+	lo, hi := map[string]time.Duration{}, map[string]time.Duration{}
+	for _, s := range scenarios {
+		for _, o := range s.SLO.Objectives() {
+			if s.SLO.TargetRatio > target[o.Name] {
+				target[o.Name] = s.SLO.TargetRatio
+			}
+			if l, ok := lo[o.Name]; !ok || o.Threshold < l {
+				lo[o.Name] = o.Threshold
+			}
+			hi[o.Name] = max(hi[o.Name], o.Threshold)
+		}
+	}
+	names := make([]string, 0, len(target))
+	for n := range target {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		limit := lo[n].String()
+		if hi[n] != lo[n] {
+			// Each request is held to its own scenario's threshold.
+			limit = fmt.Sprintf("its scenario's threshold (%s to %s)", lo[n], hi[n])
+		}
+		v, ok := r.Goodput.PerObjective[n]
+		if !ok {
+			r.Gates = append(r.Gates, Gate{Name: "slo_" + n, Threshold: target[n],
+				Detail: fmt.Sprintf("n/a: no request was measured against %s <= %s; the target is %.2f%%", n, limit, 100*target[n])})
+			continue
+		}
+		r.Gates = append(r.Gates, Gate{
+			Name: "slo_" + n, Threshold: target[n], Value: figure(v, true), Passed: v >= target[n],
+			Detail: fmt.Sprintf("%.2f%% of requests met %s <= %s; the target is %.2f%%", 100*v, n, limit, 100*target[n]),
+		})
+	}
+}
+
+func regressionGateName(mr config.MaxRegression) string {
+	return fmt.Sprintf("regression_%s_%s", mr.Metric, mr.Quantile)
+}
+
+// quantileOf is a summary's quantile, or nil without samples.
+func quantileOf(s Summary, q string) *float64 { return figure(s.Quantile(q), s.Count > 0) }
+
+// regress compares p50 and p99 with the baseline, tests TTFT and TPOT
+// samples for a significant change, and applies max_regression gates.
+func (r *Report) regress(prev *Report) {
+	reg := &Regression{PreviousID: prev.ID, PreviousEngineVersion: prev.EngineVersion,
+		EngineVersionChanged: prev.EngineVersion != "" && r.EngineVersion != "" && prev.EngineVersion != r.EngineVersion}
+	pvalues := map[string]float64{}
+	for _, m := range []string{"ttft", "tpot"} {
+		if len(r.Samples[m]) > 1 && len(prev.Samples[m]) > 1 {
+			pvalues[m] = mannWhitney(r.Samples[m], prev.Samples[m])
+		}
+	}
+	for _, m := range config.BurstMetrics {
+		for _, q := range []string{"p50", "p99"} {
+			cur, old := quantileOf(r.Latency[m], q), quantileOf(prev.Latency[m], q)
+			rm := RegressionMetric{Metric: m, Quantile: q, Previous: old, Current: cur, Ratio: ratio(cur, old)}
+			if p, ok := pvalues[m]; ok {
+				rm.PValue = &p
+				rm.Significant = p < significanceLevel
+			}
+			reg.Metrics = append(reg.Metrics, rm)
+		}
+	}
+	r.Regression = reg
+	for _, mr := range r.maxRegression {
+		g := Gate{Name: regressionGateName(mr), Threshold: mr.MaxIncrease}
+		cur, old := quantileOf(r.Latency[mr.Metric], mr.Quantile), quantileOf(prev.Latency[mr.Metric], mr.Quantile)
+		rt := ratio(cur, old)
+		switch {
+		case cur == nil:
+			g.Detail = fmt.Sprintf("n/a: no %s samples in this run to compare with %s", mr.Metric, prev.ID)
+		case rt == nil:
+			g.Passed, g.Skipped = true, true
+			g.Detail = fmt.Sprintf("skipped: the baseline %s has no %s samples", prev.ID, mr.Metric)
+		default:
+			increase := *rt - 1
+			significant := true
+			if mr.Significant {
+				p, ok := pvalues[mr.Metric]
+				significant = ok && p < significanceLevel
+			}
+			g.Value, g.Passed = &increase, !(increase > mr.MaxIncrease && significant)
+			g.Detail = fmt.Sprintf("%s %s %.4gs vs %.4gs in %s (%+.1f%%, limit +%.1f%%)", mr.Metric, mr.Quantile, *cur, *old, prev.ID, 100*increase, 100*mr.MaxIncrease)
+		}
+		if reg.EngineVersionChanged {
+			g.Detail += fmt.Sprintf("; engine %s -> %s", prev.EngineVersion, r.EngineVersion)
+		}
+		r.Gates = append(r.Gates, g)
+	}
+}
+
+// ratio is cur/old, or nil when either is missing or old is not positive.
+func ratio(cur, old *float64) *float64 {
+	if cur == nil || old == nil || *old <= 0 {
+		return nil
+	}
+	return figure(*cur / *old, true)
+}
