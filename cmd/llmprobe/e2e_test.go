@@ -204,6 +204,12 @@ func TestEndToEndEmbeddedDemo(t *testing.T) {
 	if v, ok := sampleValue(fams, "llmprobe_requests_total", map[string]string{"target": "sim", "outcome": "success"}); !ok || v == 0 {
 		t.Errorf("no successful requests counted")
 	}
+	// Built without ldflags, the version comes from the build info.
+	for _, s := range fams["llmprobe_build_info"].Samples {
+		if v := string(s.Metric["version"]); v == "" {
+			t.Errorf("llmprobe_build_info has no version: %v", s.Metric)
+		}
+	}
 	if _, ok := sampleValue(fams, "llmprobe_slo_checks_total", map[string]string{"target": "sim", "objective": "ttft", "result": "met"}); !ok {
 		t.Errorf("no SLO checks exported")
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -19,6 +20,18 @@ const defaultListenAddress = ":9479"
 
 func main() {
 	os.Exit(run(os.Args[1:]))
+}
+
+// The version from the module's build info when no ldflags stamped one
+// (go install, go run): a tag, or a pseudo-version with the commit.
+func init() {
+	if version.Version != "" {
+		return
+	}
+	version.Version = "(devel)"
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		version.Version = bi.Main.Version
+	}
 }
 
 // run parses args and runs the chosen command; it returns the exit code.

@@ -31,6 +31,7 @@ var pageFuncs = template.FuncMap{
 		return strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 1, 64) + " ms"
 	},
 	"ago":   func(t time.Time) string { return time.Since(t).Round(time.Second).String() + " ago" },
+	"since": func(t time.Time) string { return time.Since(t).Round(time.Second).String() },
 	"ok":    func(r *prober.Result) bool { return r.Outcome == prober.OutcomeSuccess && r.Good },
 	"pct":   func(v any) string { return figure(v, 100, 1, "%") },
 	"msOf":  func(v any) string { return figure(v, 1000, 1, " ms") },
@@ -139,6 +140,8 @@ func (s *Site) render(w http.ResponseWriter, page string, data any) {
 
 type targetRow struct {
 	Name, URL, API, Model, Engine, EngineVersion, Server, InfoError string
+	Confirmed                                                       time.Time
+	State                                                           prober.TargetState
 }
 
 // pairRow is one canary schedule, or a pair that has results and no
@@ -156,6 +159,7 @@ func (s *Site) landingPage(w http.ResponseWriter, _ *http.Request) {
 		targets = append(targets, targetRow{
 			Name: t.Name, URL: t.URL, API: string(t.API), Model: c.Model(),
 			Engine: info.Engine, EngineVersion: info.EngineVersion, Server: info.Server, InfoError: info.ModelsError,
+			Confirmed: info.Confirmed, State: c.State(),
 		})
 	}
 	pairs := map[[2]string]*pairRow{}

@@ -56,14 +56,21 @@ canary: {interval: 15s}
 		t.Errorf("landing page before any probe (%d):\n%s", code, page)
 	}
 
-	res := &prober.Result{Target: "t", Scenario: "s", Model: "m", Sched: time.Now(), Outcome: prober.OutcomeTimeout, Error: "deadline after 2s", Log: []string{"  0.1ms POST http://x/v1/chat/completions"}}
+	res := &prober.Result{Target: "t", Scenario: "s", Model: "m", Sched: time.Now(), Outcome: prober.OutcomeTimeout, Phase: "headers", Reason: "deadline",
+		Error: "deadline after 2s", Body: "<partial>", Log: []string{"  0.1ms POST http://x/v1/chat/completions"}}
 	site.Observe(res)
+	targets.Observe(res)
 	code, page = get(t, srv.URL, "/")
-	if code != 200 || !strings.Contains(page, `href="/probe?id=1"`) || !strings.Contains(page, "deadline after 2s") {
-		t.Errorf("landing page lacks the failed probe (%d):\n%s", code, page)
+	for _, want := range []string{`href="/probe?id=1"`, "headers: deadline: deadline after 2s", `<span class="bad">down</span> for`} {
+		if code != 200 || !strings.Contains(page, want) {
+			t.Errorf("landing page (%d) lacks %q:\n%s", code, want, page)
+		}
 	}
-	if code, page := get(t, srv.URL, "/probe?id=1"); code != 200 || !strings.Contains(page, "POST http://x/v1/chat/completions") {
-		t.Errorf("probe page (%d):\n%s", code, page)
+	code, page = get(t, srv.URL, "/probe?id=1")
+	for _, want := range []string{"POST http://x/v1/chat/completions", "headers (deadline)", "&lt;partial&gt;"} {
+		if code != 200 || !strings.Contains(page, want) {
+			t.Errorf("probe page (%d) lacks %q:\n%s", code, want, page)
+		}
 	}
 	for path, want := range map[string]int{"/probe?id=x": 400, "/probe?id=99": 404} {
 		if code, _ := get(t, srv.URL, path); code != want {
@@ -80,7 +87,7 @@ scenarios: [{name: s}]
 	}
 	// A probe of the removed pair that was in flight finishes late.
 	site.Observe(res)
-	if _, page := get(t, srv.URL, "/"); strings.Contains(page, "deadline after 2s") {
+	if _, page := get(t, srv.URL, "/"); strings.Contains(page, "/probe?id=") {
 		t.Error("a late result brought a removed pair's probe back to the landing page")
 	}
 
