@@ -31,8 +31,8 @@ func TestMain(m *testing.M) {
 // running is a daemon serving HTTP in this process.
 type running struct {
 	*Daemon
-	base string
-	done chan error
+	base     string
+	shutdown func() error
 }
 
 func startDaemon(t *testing.T, opts Options) *running {
@@ -46,11 +46,12 @@ func startDaemon(t *testing.T, opts Options) *running {
 	addrs, systemd, webConfig := []string{addr}, false, ""
 	opts.Web = &toolkit.FlagConfig{WebListenAddresses: &addrs, WebSystemdSocket: &systemd, WebConfigFile: &webConfig}
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &running{Daemon: New(opts), base: "http://" + addr, done: make(chan error, 1)}
-	go func() { r.done <- r.Run(ctx) }()
+	done := make(chan error, 1)
+	r := &running{Daemon: New(opts), base: "http://" + addr}
+	go func() { done <- r.Run(ctx) }()
+	r.shutdown = sync.OnceValue(func() error { cancel(); return <-done })
 	t.Cleanup(func() {
-		cancel()
-		if err := <-r.done; err != nil {
+		if err := r.shutdown(); err != nil {
 			t.Errorf("Run: %v", err)
 		}
 	})
