@@ -8,7 +8,7 @@ import (
 	"github.com/go-kit/log"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/prober"
+	"github.com/llmprobe/llmprobe/target"
 )
 
 func schedulerConfig(t *testing.T, url, every string) *config.Config {
@@ -30,7 +30,7 @@ bursts:
 func TestBurstSchedulerApply(t *testing.T) {
 	s := NewScheduler(context.Background(), log.NewNopLogger(), Runner{}, nil)
 	defer s.Stop()
-	targets := prober.NewTargets(log.NewNopLogger())
+	targets := target.NewSet(log.NewNopLogger())
 	defer targets.Stop()
 
 	cfg := schedulerConfig(t, "http://127.0.0.1:1", "1h")

@@ -17,6 +17,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/sim"
+	"github.com/llmprobe/llmprobe/target"
 )
 
 func TestMain(m *testing.M) {
@@ -84,7 +85,7 @@ func TestCanaryDeadTargetDelaysNothing(t *testing.T) {
 
 	cfg := canaryConfig(t, healthy.URL, dead.URL)
 	rec := &recorder{}
-	targets := prober.NewTargets(log.NewNopLogger())
+	targets := target.NewSet(log.NewNopLogger())
 	defer targets.Stop()
 	canary := NewScheduler(context.Background(), log.NewNopLogger(), rec, rec)
 	canary.Apply(cfg, targets.Apply(context.Background(), cfg))
@@ -127,7 +128,7 @@ func TestCanaryDeadTargetDelaysNothing(t *testing.T) {
 func TestCanaryApplyKeepsUnchangedSchedules(t *testing.T) {
 	cfg := canaryConfig(t, "http://127.0.0.1:1", "http://127.0.0.1:2")
 	rec := &recorder{}
-	targets := prober.NewTargets(log.NewNopLogger())
+	targets := target.NewSet(log.NewNopLogger())
 	defer targets.Stop()
 	canary := NewScheduler(context.Background(), log.NewNopLogger(), rec, rec)
 	defer canary.Stop()

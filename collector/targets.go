@@ -3,7 +3,7 @@ package collector
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/llmprobe/llmprobe/prober"
+	"github.com/llmprobe/llmprobe/target"
 )
 
 var (
@@ -26,12 +26,12 @@ var (
 // Targets exports what each target said about itself and how its last
 // request went. Every label value was sanitised and bounded by the prober.
 type Targets struct {
-	clients func() []*prober.Client
+	set *target.Set
 }
 
-// NewTargets reads the clients on every scrape; it never calls the network.
-func NewTargets(clients func() []*prober.Client) *Targets {
-	return &Targets{clients: clients}
+// NewTargets reads the set on every scrape; it never calls the network.
+func NewTargets(set *target.Set) *Targets {
+	return &Targets{set: set}
 }
 
 // Describe implements prometheus.Collector.
@@ -46,13 +46,13 @@ func (t *Targets) Collect(ch chan<- prometheus.Metric) {
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
-	for _, c := range t.clients() {
+	for _, c := range t.set.Clients() {
 		name := c.Target().Name
 		if info := c.Info(); !info.Confirmed.IsZero() {
 			gauge(targetInfoDesc, 1, name, c.Model(), info.Engine, info.EngineVersion, info.Server)
 			gauge(targetConfirmedDesc, float64(info.Confirmed.UnixNano())/1e9, name)
 		}
-		st := c.State()
+		st := t.set.State(name)
 		r := st.Last
 		if r == nil {
 			continue

@@ -20,9 +20,8 @@ type Client struct {
 	base   string            // server root without a trailing /v1
 	redact *strings.Replacer // the target's secrets to <secret>; nil when it has none
 
-	mu     sync.Mutex
-	info   TargetInfo
-	health health
+	mu   sync.Mutex
+	info TargetInfo
 }
 
 // NewClient builds the HTTP client from the target's http_client_config.

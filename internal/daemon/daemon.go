@@ -32,6 +32,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/web"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/target"
 )
 
 // Options are the daemon's flags.
@@ -63,7 +64,7 @@ type Daemon struct {
 
 	reg     *prometheus.Registry
 	safe    *config.SafeConfig
-	targets *prober.Targets
+	targets *target.Set
 	canary  *canary.Scheduler
 	burster *burst.Scheduler
 	probe   *collector.Probe
@@ -115,7 +116,7 @@ func New(opts Options) *Daemon {
 		ctx:     ctx,
 		cancel:  cancel,
 		reg:     prometheus.NewRegistry(),
-		targets: prober.NewTargets(opts.Logger),
+		targets: target.NewSet(opts.Logger),
 		probe:   collector.NewProbe(),
 		bursts:  collector.NewBursts(),
 		store:   report.NewStore(opts.StoragePath),
@@ -140,7 +141,7 @@ func New(opts Options) *Daemon {
 		versioncollector.NewCollector("llmprobe"),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		d.probe, collector.NewTargets(d.targets.Clients), d.bursts,
+		d.probe, collector.NewTargets(d.targets), d.bursts,
 	)
 	return d
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/target"
 )
 
 //go:embed templates/*.html
@@ -62,7 +63,7 @@ var pages = template.Must(template.New("").Funcs(pageFuncs).ParseFS(templateFile
 // Options is what the pages read.
 type Options struct {
 	Logger  log.Logger
-	Targets *prober.Targets
+	Targets *target.Set
 	// Schedules lists the canary schedules that run; nil shows none.
 	Schedules     func() []config.Pair
 	Store         *report.Store
@@ -141,7 +142,7 @@ func (s *Site) render(w http.ResponseWriter, page string, data any) {
 type targetRow struct {
 	Name, URL, API, Model, Engine, EngineVersion, Server, InfoError string
 	Confirmed                                                       time.Time
-	State                                                           prober.TargetState
+	State                                                           target.State
 }
 
 // pairRow is one canary schedule, or a pair that has results and no
@@ -159,7 +160,7 @@ func (s *Site) landingPage(w http.ResponseWriter, _ *http.Request) {
 		targets = append(targets, targetRow{
 			Name: t.Name, URL: t.URL, API: string(t.API), Model: c.Model(),
 			Engine: info.Engine, EngineVersion: info.EngineVersion, Server: info.Server, InfoError: info.ModelsError,
-			Confirmed: info.Confirmed, State: c.State(),
+			Confirmed: info.Confirmed, State: s.opts.Targets.State(t.Name),
 		})
 	}
 	pairs := map[[2]string]*pairRow{}

@@ -15,6 +15,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/target"
 )
 
 func TestMain(m *testing.M) {
@@ -38,7 +39,7 @@ func TestPages(t *testing.T) {
 scenarios: [{name: s, prompt_tokens: 8, output_tokens: 2}]
 canary: {interval: 15s}
 `)
-	targets := prober.NewTargets(log.NewNopLogger())
+	targets := target.NewSet(log.NewNopLogger())
 	defer targets.Stop()
 	targets.Apply(context.Background(), cfg)
 	store := report.NewStore(t.TempDir())

@@ -1,21 +1,24 @@
-package prober
+package target
 
 import (
+	"sync"
 	"time"
 
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
+
+	"github.com/llmprobe/llmprobe/prober"
 )
 
-// TargetState is what the requests to a target said last.
-type TargetState struct {
+// State is what the requests to a target said last.
+type State struct {
 	// Up is whether the last finished request succeeded; meaningful once
 	// Last is set.
 	Up bool
 	// Since is when Up last changed.
 	Since time.Time
 	// Last is the last finished request (canary or burst), nil before one.
-	Last *Result
+	Last *prober.Result
 	// CertExpiry is the earliest NotAfter of the certificate chain of the
 	// last response over TLS; it stays while the target does not answer.
 	CertExpiry time.Time
@@ -25,7 +28,8 @@ type TargetState struct {
 // back, and each new kind of failure while down, at most one line per
 // logGap; changes in between are counted into the next line.
 type health struct {
-	state      TargetState
+	mu         sync.Mutex
+	state      State
 	kinds      map[string]bool // failure kinds seen since the target went down
 	lastLog    time.Time
 	suppressed int
@@ -34,28 +38,25 @@ type health struct {
 // logGap keeps a flapping target from flooding the log.
 const logGap = 30 * time.Second
 
-// State returns what the requests to the target said last.
-func (c *Client) State() TargetState {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.health.state
+func (h *health) snapshot() State {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.state
 }
 
-// observe takes a finished request of the client's target.
-func (c *Client) observe(r *Result, logger log.Logger) {
-	if r.Outcome == OutcomeCancelled {
+// observe takes a finished request of the target.
+func (h *health) observe(r *prober.Result, logger log.Logger, now time.Time) {
+	if r.Outcome == prober.OutcomeCancelled {
 		return // llmprobe stopped it: nothing about the target
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	h := &c.health
-	now := time.Now()
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	prev := h.state
 	h.state.Last = r
 	if !r.Timings.CertExpiry.IsZero() {
 		h.state.CertExpiry = r.Timings.CertExpiry
 	}
-	up := r.Outcome == OutcomeSuccess
+	up := r.Outcome == prober.OutcomeSuccess
 	changed := prev.Last == nil || prev.Up != up
 	if changed {
 		h.state.Up, h.state.Since = up, now
@@ -77,7 +78,7 @@ func (c *Client) observe(r *Result, logger log.Logger) {
 		h.suppressed++
 		return
 	}
-	kv := []any{"target", c.target.Name, "scenario", r.Scenario, "traffic", r.Traffic}
+	kv := []any{"target", r.Target, "scenario", r.Scenario, "traffic", r.Traffic}
 	if h.suppressed > 0 {
 		kv = append(kv, "changes_not_logged", h.suppressed)
 	}
