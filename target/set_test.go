@@ -1,10 +1,8 @@
 package target
 
 import (
-	"bytes"
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,30 +17,11 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-type lines struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *lines) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *lines) take() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	s := l.buf.String()
-	l.buf.Reset()
-	return s
-}
-
 // A target's state follows its requests, and the log says each change
 // once: down with the reason, a new kind of failure, up again; a flapping
 // target gets at most one line per 30 s, with the changes in between counted.
 func TestStateAndLogLines(t *testing.T) {
-	logs := &lines{}
+	logs := &testkit.Buffer{}
 	set := NewSet(log.NewLogfmtLogger(logs))
 	defer set.Stop()
 	clock := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
@@ -56,7 +35,7 @@ func TestStateAndLogLines(t *testing.T) {
 	step := func(d time.Duration, r *prober.Result) string {
 		clock = clock.Add(d)
 		set.Observe(r)
-		return logs.take()
+		return logs.Take()
 	}
 	steps := []struct {
 		after  time.Duration
