@@ -6,6 +6,7 @@ import (
 
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
+	"golang.org/x/time/rate"
 
 	"github.com/llmprobe/llmprobe/prober"
 )
@@ -25,18 +26,18 @@ type State struct {
 }
 
 // health follows a target's state and logs its changes: up to down and
-// back, and each new kind of failure while down, at most one line per
-// logGap; changes in between are counted into the next line.
+// back, and each new kind of failure while down. A few changes in a row are
+// all logged; a target that keeps flapping gets one line per 30 s, and the
+// changes in between are counted into the next line.
 type health struct {
 	mu         sync.Mutex
 	state      State
 	kinds      map[string]bool // failure kinds seen since the target went down
-	lastLog    time.Time
+	lines      *rate.Limiter
 	suppressed int
 }
 
-// logGap keeps a flapping target from flooding the log.
-const logGap = 30 * time.Second
+func newHealth() *health { return &health{lines: rate.NewLimiter(rate.Every(30*time.Second), 3)} }
 
 func (h *health) snapshot() State {
 	h.mu.Lock()
@@ -74,7 +75,7 @@ func (h *health) observe(r *prober.Result, logger log.Logger, now time.Time) {
 	if !changed && !newKind {
 		return
 	}
-	if now.Sub(h.lastLog) < logGap {
+	if !h.lines.AllowN(now, 1) {
 		h.suppressed++
 		return
 	}
@@ -82,7 +83,7 @@ func (h *health) observe(r *prober.Result, logger log.Logger, now time.Time) {
 	if h.suppressed > 0 {
 		kv = append(kv, "changes_not_logged", h.suppressed)
 	}
-	h.lastLog, h.suppressed = now, 0
+	h.suppressed = 0
 	switch {
 	case up && prev.Last == nil:
 		level.Info(logger).Log(append([]any{"msg", "target up"}, kv...)...)

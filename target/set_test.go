@@ -18,8 +18,8 @@ func TestMain(m *testing.M) {
 }
 
 // A target's state follows its requests, and the log says each change
-// once: down with the reason, a new kind of failure, up again; a flapping
-// target gets at most one line per 30 s, with the changes in between counted.
+// once: down with the reason, a new kind of failure, up again; a target that
+// keeps flapping gets one line per 30 s, with the changes in between counted.
 func TestStateAndLogLines(t *testing.T) {
 	logs := &testkit.Buffer{}
 	set := NewSet(log.NewLogfmtLogger(logs))
@@ -49,9 +49,13 @@ func TestStateAndLogLines(t *testing.T) {
 		{time.Minute, refused, false, ""},
 		{time.Minute, slow, false, `msg="target failing in a new way" outcome=timeout phase=headers reason=deadline`},
 		{time.Minute, ok, true, `msg="target up again" down_for=3m0s`},
-		{time.Second, refused, false, ""}, // flapping: within 30 s of the last line
+		{time.Second, refused, false, `msg="target down"`}, // a few changes in a row are all told
+		{time.Second, ok, true, `msg="target up again"`},
+		{time.Second, refused, false, ""}, // then it flaps: one line per 30 s
 		{time.Second, ok, true, ""},
-		{time.Minute, refused, false, `msg="target down" outcome=connection_error phase=connect reason=connection_refused status=0 err="dial tcp: connection refused" target=a scenario=s traffic= changes_not_logged=2`},
+		{time.Second, refused, false, ""},
+		{time.Minute, ok, true, `msg="target up again" down_for=1m0s target=a scenario=s traffic= changes_not_logged=3`},
+		{time.Minute, refused, false, `msg="target down" outcome=connection_error phase=connect reason=connection_refused status=0 err="dial tcp: connection refused" target=a scenario=s traffic=`},
 		{time.Minute, &prober.Result{Target: "a", Outcome: prober.OutcomeCancelled}, false, ""},          // llmprobe's own cancel says nothing
 		{time.Minute, &prober.Result{Target: "gone", Outcome: prober.OutcomeConnectionError}, false, ""}, // not configured
 	}

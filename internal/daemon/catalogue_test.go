@@ -265,12 +265,12 @@ func TestStoppedBurstsAreReported(t *testing.T) {
 	hang := faultServer(t, func(w http.ResponseWriter, r *http.Request) { eventStream(w); waitForClient(r) })
 	burstConfig := func(names ...string) string {
 		cfg := fmt.Sprintf(`targets: [{name: slow, url: %q, model: m, api: completions, timeout: 30s}]
-scenarios: [{name: s, prompt_tokens: 8, output_tokens: 4}]
-canary: {interval: 1h}
+scenarios: [{name: kept, prompt_tokens: 8, output_tokens: 4}, {name: removed, prompt_tokens: 8, output_tokens: 4}]
+canary: {probes: [{targets: [], scenarios: [kept], interval: 1h}]}
 bursts:
 `, hang.URL)
 		for _, n := range names {
-			cfg += fmt.Sprintf("  - {name: %s, target: slow, scenarios: [{scenario: s}], arrival: {rate: 20}, duration: 1m, schedule: {on_start: true}}\n", n)
+			cfg += fmt.Sprintf("  - {name: %s, target: slow, scenarios: [{scenario: %s}], arrival: {rate: 20}, duration: 1m, schedule: {on_start: true}}\n", n, n)
 		}
 		return cfg
 	}
@@ -280,9 +280,10 @@ bursts:
 	}
 	storage := t.TempDir()
 	d := startDaemon(t, Options{ConfigFile: path, StoragePath: storage})
-	testkit.WaitUntil(t, "the bursts' requests in flight", 10*time.Second, func() bool {
+	testkit.WaitUntil(t, "both bursts' requests in flight", 10*time.Second, func() bool {
 		_, metrics := d.get("/metrics")
-		return regexp.MustCompile(`llmprobe_in_flight_requests\{scenario="s",target="slow",traffic="burst"\} [1-9]`).MatchString(metrics)
+		inFlight := regexp.MustCompile(`llmprobe_in_flight_requests\{scenario="(kept|removed)",target="slow",traffic="burst"\} [1-9]`)
+		return len(inFlight.FindAllString(metrics, -1)) == 2
 	})
 	if err := os.WriteFile(path, []byte(burstConfig("kept")), 0o600); err != nil {
 		t.Fatal(err)
