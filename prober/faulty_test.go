@@ -222,6 +222,9 @@ func TestDiscoveryFailures(t *testing.T) {
 			if res.HTTPStatus != status {
 				t.Errorf("status %d, want %d", res.HTTPStatus, status)
 			}
+			if res.Timings.Connect <= 0 || res.Timings.TTFB != 0 {
+				t.Errorf("timings %+v: want the discovery's connect, and no first byte of a request never sent", res.Timings)
+			}
 		})
 	}
 }

@@ -67,10 +67,14 @@ func (c *Client) do(ctx context.Context, r Request) *Result {
 	ctx, cancel := context.WithDeadline(ctx, r.Sched.Add(c.target.Timeout.Std()))
 	defer cancel()
 
-	model, err := c.resolveModel(ctx)
+	discovery := &tracer{sched: r.Sched}
+	model, err := c.resolveModel(httptrace.WithClientTrace(ctx, discovery.trace()))
 	res.Model = model
 	if err != nil {
 		res.E2E = time.Since(r.Sched)
+		// How far the connection got; the first byte was /v1/models', not a response to the request.
+		t := discovery.timings()
+		res.Timings = Timings{DNS: t.DNS, Connect: t.Connect, TLS: t.TLS, ConnReused: t.ConnReused}
 		res.failDiscovery(ctx, err)
 		return res
 	}
