@@ -52,7 +52,7 @@ func (r Runner) Run(ctx context.Context, b config.Burst, scenarios []config.Scen
 	infoDone := make(chan prober.TargetInfo, 1)
 	go func() { infoDone <- r.Client.RefreshInfo(ctx) }()
 	host, _ := os.Hostname()
-	meta := report.Meta{Model: r.Client.Model(), Version: version.Version, Host: host, Scenarios: scenarios}
+	meta := report.Meta{Version: version.Version, Host: host, Scenarios: scenarios}
 	previous, noBaseline, loadErr := r.baseline(b.Name)
 	endGPU := func(int) *report.GPUFacts { return nil }
 	if r.GPU != nil {
@@ -60,7 +60,7 @@ func (r Runner) Run(ctx context.Context, b config.Burst, scenarios []config.Scen
 	}
 	rep := r.measure(ctx, b, scenarios, meta)
 	rep.GPU = endGPU(rep.AllOutputTokens)
-	info := <-infoDone
+	info := <-infoDone // the model too, where it was discovered
 	rep.Model, rep.Engine, rep.EngineVersion = r.Client.Model(), info.Engine, info.EngineVersion
 	rep.RegressionSkipped = noBaseline
 	rep.Judge(previous)

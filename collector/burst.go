@@ -45,11 +45,21 @@ var (
 // quantileLabel writes quantiles as Prometheus summaries do.
 var quantileLabel = map[string]string{"p50": "0.5", "p90": "0.9", "p95": "0.95", "p99": "0.99", "p99.9": "0.999"}
 
-// Set records a burst's newest report.
-func (b *Bursts) Set(r *report.Report) {
+// Restore takes a burst's stored report after a restart; a burst that has
+// a report already keeps it, since it is as new or newer.
+func (b *Bursts) Restore(r *report.Report) {
 	b.mu.Lock()
-	b.last[r.Burst] = r
-	b.mu.Unlock()
+	defer b.mu.Unlock()
+	if b.last[r.Burst] == nil {
+		b.last[r.Burst] = r
+	}
+}
+
+// Has reports whether the burst has a report.
+func (b *Bursts) Has(burst string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.last[burst] != nil
 }
 
 // Due implements burst.Watcher.

@@ -61,12 +61,12 @@ type Probe struct {
 	modelOf    map[string]string   // target -> model label in use
 	objectives map[string][]string // scenario -> configured objectives
 	configured map[[2]string]bool  // (target, scenario) canary pairs
-	// known holds the configured target and scenario names; nil before the
-	// first Configure. A result of anything else is a request that was in
-	// flight when its target or scenario was removed: it must not bring the
-	// removed series back.
-	known  map[string]bool
-	layout bucketLayout
+	// targets and scenarios hold the configured names; nil before the first
+	// Configure. A result of anything else is a request that was in flight
+	// when its target or scenario was removed: it must not bring the removed
+	// series back.
+	targets, scenarios map[string]bool
+	layout             bucketLayout
 }
 
 type inFlightKey struct{ target, scenario, traffic string }
@@ -214,12 +214,12 @@ func (p *Probe) Configure(cfg *config.Config) {
 	p.objectives = map[string][]string{}
 	p.configured = map[[2]string]bool{}
 	p.interval.Reset()
-	p.known = map[string]bool{}
+	p.targets, p.scenarios = map[string]bool{}, map[string]bool{}
 	for _, t := range cfg.Targets {
-		p.known["target\x00"+t.Name] = true
+		p.targets[t.Name] = true
 	}
 	for _, s := range cfg.Scenarios {
-		p.known["scenario\x00"+s.Name] = true
+		p.scenarios[s.Name] = true
 	}
 	for _, pair := range cfg.CanaryPairs() {
 		p.configured[[2]string{pair.Target, pair.Scenario}] = true
@@ -290,7 +290,7 @@ func (p *Probe) Observe(r *prober.Result) {
 		return
 	}
 	p.mu.Lock()
-	if p.known != nil && (!p.known["target\x00"+r.Target] || !p.known["scenario\x00"+r.Scenario]) {
+	if p.targets != nil && (!p.targets[r.Target] || !p.scenarios[r.Scenario]) {
 		p.mu.Unlock()
 		return
 	}

@@ -116,10 +116,6 @@ func (c *Client) do(ctx context.Context, r Request) *Result {
 		res.E2E = time.Since(r.Sched)
 		msg, excerpt := readErrorBody(resp.Body)
 		res.Body = excerpt
-		outcome := OutcomeHTTPError
-		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
-			outcome = OutcomeRejected
-		}
 		text := fmt.Sprintf("HTTP %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
 		if ra := resp.Header.Get("Retry-After"); ra != "" {
 			text += ", Retry-After " + truncate(ra, 32)
@@ -127,7 +123,7 @@ func (c *Client) do(ctx context.Context, r Request) *Result {
 		if msg != "" {
 			text += ": " + msg
 		}
-		res.fail(outcome, phaseHeaders, reasonHTTPStatus, text)
+		res.fail(outcomeOfStatus(resp.StatusCode), phaseHeaders, reasonHTTPStatus, text)
 		return res
 	}
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
@@ -157,6 +153,15 @@ func phaseOf(reason, traced string) string {
 	return traced
 }
 
+// outcomeOfStatus sorts a non-200 answer: 429 and 503 are overload
+// (rejected), which must never look fast; anything else an HTTP error.
+func outcomeOfStatus(status int) Outcome {
+	if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
+		return OutcomeRejected
+	}
+	return OutcomeHTTPError
+}
+
 func reusedWord(reused bool) string {
 	if reused {
 		return "reused"
@@ -171,11 +176,7 @@ func (res *Result) failDiscovery(ctx context.Context, err error) {
 	if errors.As(err, &se) {
 		res.HTTPStatus = se.status
 		res.Body = se.excerpt
-		outcome := OutcomeHTTPError
-		if se.status == http.StatusTooManyRequests || se.status == http.StatusServiceUnavailable {
-			outcome = OutcomeRejected
-		}
-		res.fail(outcome, phaseDiscovery, reasonHTTPStatus, err.Error())
+		res.fail(outcomeOfStatus(se.status), phaseDiscovery, reasonHTTPStatus, err.Error())
 		return
 	}
 	outcome, reason := classify(ctx, err)

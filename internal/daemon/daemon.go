@@ -305,14 +305,18 @@ func (d *Daemon) apply(full *config.Config) {
 	d.probe.Configure(cfg)
 	d.canary.Apply(cfg, clients)
 	d.bursts.Configure(cfg)
-	// After a restart the last reports bring back the last-burst gauges.
+	// After a restart (or for a burst a reload adds) the last stored report
+	// brings back the last-burst gauges; bursts with one in memory are not read again.
 	for _, b := range cfg.Bursts {
+		if d.bursts.Has(b.Name) {
+			continue
+		}
 		rep, err := d.store.Latest(b.Name)
 		if err != nil {
 			level.Warn(d.logger).Log("msg", "the last report of a burst cannot be read; its gauges stay empty until it runs again", "burst", b.Name, "err", err)
 		}
 		if rep != nil {
-			d.bursts.Set(rep)
+			d.bursts.Restore(rep)
 		}
 	}
 	d.burster.Apply(cfg, clients)

@@ -87,7 +87,7 @@ bursts:
 	}
 	// A report with GPU energy, as a burst on a GPU node has.
 	joules := 0.5
-	d.bursts.Set(&report.Report{Burst: "on-a-gpu-node", GPU: &report.GPUFacts{JoulesPerOutputToken: &joules}})
+	d.bursts.Restore(&report.Report{Burst: "on-a-gpu-node", GPU: &report.GPUFacts{JoulesPerOutputToken: &joules}})
 
 	// Every lazily created series exists after a successful, quality-checked
 	// probe, a target info refresh and the burst.
