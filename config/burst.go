@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -175,43 +176,36 @@ func (b *Burst) validate(path string, cfg *Config, seen map[string]int, errs *er
 		if ws.Weight == 0 {
 			ws.Weight = 1
 		}
-		if ws.Weight < 0 {
-			errs.add(p+".weight", "%g must be positive", ws.Weight)
-		}
+		errs.above(p+".weight", ws.Weight, 0, 1e6, "")
 	}
 	switch b.Arrival.Process {
 	case ArrivalConstant, ArrivalPoisson:
 	case ArrivalGamma:
-		if b.Arrival.Burstiness <= 0 {
-			errs.add(path+".arrival.burstiness", "%g must be positive", b.Arrival.Burstiness)
-		}
+		errs.within(path+".arrival.burstiness", b.Arrival.Burstiness, minBurstiness, maxBurstiness, "(1 is Poisson, below 1 burstier)")
 	default:
 		errs.add(path+".arrival.process", "%q must be constant, poisson or gamma", b.Arrival.Process)
 	}
-	if b.Sweep == nil && (b.Arrival.Rate <= 0 || b.Arrival.Rate > 100000) {
-		errs.add(path+".arrival.rate", "%g must be within (0, 100000] requests per second", b.Arrival.Rate)
+	if b.Sweep == nil {
+		errs.within(path+".arrival.rate", b.Arrival.Rate, minRate, maxRate, "requests per second")
 	}
-	if (b.Duration > 0) == (b.Requests > 0) {
+	if (b.Duration != 0) == (b.Requests != 0) {
 		errs.add(path, "set exactly one of duration and requests")
 	}
-	if b.Requests < 0 {
-		errs.add(path+".requests", "must not be negative")
+	if b.Requests != 0 {
+		errs.intWithin(path+".requests", b.Requests, 1, maxPlannedCeiling, "")
 	}
-	if b.Warmup.Duration < 0 || b.Warmup.Requests < 0 || (b.Warmup.Duration > 0 && b.Warmup.Requests > 0) {
-		errs.add(path+".warmup", "set at most one of duration and requests, neither negative")
+	errs.durationWithin(path+".duration", b.Duration, time.Second, 24*time.Hour, true)
+	if b.Warmup.Duration != 0 && b.Warmup.Requests != 0 {
+		errs.add(path+".warmup", "set at most one of duration and requests")
 	}
-	if b.MaxConcurrency < 1 || b.MaxConcurrency > 100000 {
-		errs.add(path+".max_concurrency", "%d must be within [1, 100000]", b.MaxConcurrency)
-	}
-	if b.Keep < 1 {
-		errs.add(path+".keep", "%d must be at least 1", b.Keep)
-	}
+	errs.durationWithin(path+".warmup.duration", b.Warmup.Duration, time.Second, time.Hour, true)
+	errs.intWithin(path+".warmup.requests", b.Warmup.Requests, 0, maxPlannedCeiling, "")
+	errs.intWithin(path+".max_concurrency", b.MaxConcurrency, 1, maxConcurrency, "")
+	errs.intWithin(path+".keep", b.Keep, 1, 1000, "reports")
 	s := b.Schedule
-	if s.Every < 0 || (s.Every > 0 && s.Every < Duration(time.Second)) {
-		errs.add(path+".schedule.every", "must be at least 1s")
-	}
+	errs.durationWithin(path+".schedule.every", s.Every, time.Second, 30*24*time.Hour, true)
 	if s.Jitter < 0 || (s.Every > 0 && s.Jitter >= s.Every) {
-		errs.add(path+".schedule.jitter", "must be at least 0 and less than every")
+		errs.add(path+".schedule.jitter", "%s must be at least 0s and less than every", s.Jitter)
 	}
 	if s.Every > 0 && len(s.At) > 0 {
 		errs.add(path+".schedule", "set every or at, not both")
@@ -226,32 +220,33 @@ func (b *Burst) validate(path string, cfg *Config, seen map[string]int, errs *er
 		name string
 		v    float64
 	}{{"max_error_ratio", br.MaxErrorRatio}, {"max_reject_ratio", br.MaxRejectRatio}, {"max_slo_miss_ratio", br.MaxSLOMissRatio}} {
-		if r.v < 0 || r.v > 1 {
-			errs.add(path+".brake."+r.name, "%g must be within [0, 1]", r.v)
-		}
+		errs.within(path+".brake."+r.name, r.v, 0, 1, "")
 	}
-	if (br.MaxErrorRatio > 0 || br.MaxRejectRatio > 0 || br.MaxSLOMissRatio > 0) && br.Window <= 0 {
+	if (br.MaxErrorRatio > 0 || br.MaxRejectRatio > 0 || br.MaxSLOMissRatio > 0) && br.Window == 0 {
 		errs.add(path+".brake.window", "is required when a brake ratio is set")
 	}
-	if br.MinSamples < 0 {
-		errs.add(path+".brake.min_samples", "%d must be 0 (sized to the rate) or more", br.MinSamples)
-	}
+	errs.durationWithin(path+".brake.window", br.Window, time.Second, time.Hour, true)
+	errs.intWithin(path+".brake.min_samples", br.MinSamples, 0, 1_000_000, "(0 sizes it to the rate)")
 	if sw := b.Sweep; sw != nil {
 		if (len(sw.Rates) > 0) == (sw.Auto != nil) {
 			errs.add(path+".sweep", "set exactly one of rates and auto")
 		}
+		if len(sw.Rates) > maxSweepSteps {
+			errs.add(path+".sweep.rates", "%d rates must be at most %d", len(sw.Rates), maxSweepSteps)
+		}
 		for i, r := range sw.Rates {
-			if r <= 0 {
-				errs.add(fmt.Sprintf("%s.sweep.rates[%d]", path, i), "%g must be positive", r)
-			}
+			errs.within(fmt.Sprintf("%s.sweep.rates[%d]", path, i), r, minRate, maxRate, "requests per second")
 		}
 		if a := sw.Auto; a != nil {
-			if a.Start <= 0 || a.Step <= 0 || a.Max < a.Start {
-				errs.add(path+".sweep.auto", "needs 0 < start <= max and step > 0")
-			} else if (a.Max-a.Start)/a.Step > 100 {
-				errs.add(path+".sweep.auto", "more than 100 steps")
+			ok := errs.within(path+".sweep.auto.start", a.Start, minRate, maxRate, "requests per second")
+			ok = errs.within(path+".sweep.auto.max", a.Max, minRate, maxRate, "requests per second") && ok
+			ok = errs.within(path+".sweep.auto.step", a.Step, minRate, maxRate, "requests per second") && ok
+			if ok && a.Max < a.Start {
+				errs.add(path+".sweep.auto.max", "%g must be at least start (%g)", a.Max, a.Start)
+			} else if ok && (a.Max-a.Start)/a.Step >= maxSweepSteps {
+				errs.add(path+".sweep.auto.step", "%g makes %.0f steps from %g to %g; at most %d are allowed", a.Step, math.Floor((a.Max-a.Start)/a.Step)+1, a.Start, a.Max, maxSweepSteps)
 			}
-			if a.TargetRatio < 0 || a.TargetRatio >= 1 {
+			if !(a.TargetRatio >= 0 && a.TargetRatio < 1) {
 				errs.add(path+".sweep.auto.target_ratio", "%g must be within [0, 1)", a.TargetRatio)
 			}
 		}
@@ -267,8 +262,6 @@ func (b *Burst) validate(path string, cfg *Config, seen map[string]int, errs *er
 		if r.Significant && r.Metric != "ttft" && r.Metric != "tpot" {
 			errs.add(p+".significant", "the significance test runs on ttft and tpot samples only")
 		}
-		if r.MaxIncrease <= 0 {
-			errs.add(p+".max_increase", "%g must be positive (0.2 means +20%%)", r.MaxIncrease)
-		}
+		errs.above(p+".max_increase", r.MaxIncrease, 0, 100, "(0.2 means +20%)")
 	}
 }

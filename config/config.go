@@ -39,6 +39,7 @@ type Config struct {
 	Scenarios []Scenario `yaml:"scenarios"`
 	Canary    Canary     `yaml:"canary,omitempty"`
 	Bursts    []Burst    `yaml:"bursts,omitempty"`
+	Limits    Limits     `yaml:"limits,omitempty"`
 }
 
 // Target is one OpenAI-compatible inference endpoint.
@@ -52,11 +53,10 @@ type Target struct {
 	Timeout Duration `yaml:"timeout,omitempty"`
 	// InfoInterval is how often /v1/models, /version and the Server header are read again.
 	InfoInterval Duration `yaml:"info_interval,omitempty"`
-	// Headers are added to every request; values are treated as secrets because
-	// API keys often travel in custom headers.
-	Headers map[string]promconfig.Secret `yaml:"headers,omitempty"`
 	// ExtraBody is merged into every request body (ignore_eos, min_tokens, ...).
-	ExtraBody        map[string]any              `yaml:"extra_body,omitempty"`
+	ExtraBody map[string]any `yaml:"extra_body,omitempty"`
+	// HTTPClientConfig holds TLS, auth, proxy and http_headers, whose
+	// secrets and files never reach a host other than the target's own.
 	HTTPClientConfig promconfig.HTTPClientConfig `yaml:"http_client_config,omitempty"`
 }
 

@@ -180,6 +180,12 @@ func TestRelativeFilesResolvedAgainstConfigDir(t *testing.T) {
 	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := LoadFile(path); err == nil || !strings.Contains(err.Error(), "c.yml:6: targets[0].http_client_config.authorization.credentials_file: cannot be read: "+filepath.Join(dir, "token.txt")+": no such file or directory") {
+		t.Fatalf("a missing credentials file: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "token.txt"), []byte("sk-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cfg, err := LoadFile(path)
 	if err != nil {
 		t.Fatal(err)

@@ -28,12 +28,7 @@ func LoadFile(path string) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := Parse(data, path)
-	if err != nil {
-		return nil, err
-	}
-	cfg.setDirectory(filepath.Dir(path))
-	return cfg, nil
+	return parse(data, path, filepath.Dir(path))
 }
 
 // Redacted renders the configuration as YAML with every secret shown as <secret>.
@@ -49,18 +44,23 @@ func (c *Config) Redacted() ([]byte, error) {
 
 // Parse decodes and validates YAML. Every error names file, line and field:
 // "file:12: targets[1].url: must be an http or https URL".
+// Files the configuration names are read relative to the working directory.
 func Parse(data []byte, filename string) (*Config, error) {
+	return parse(data, filename, "")
+}
+
+// parse reads files the configuration names relative to dir.
+func parse(data []byte, filename, dir string) (*Config, error) {
+	if err := checkSyntax(data, filename); err != nil {
+		return nil, err
+	}
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
-		// "yaml: line 3: msg" becomes "file:3: yaml: msg", like every other error.
-		if m := yamlSyntaxRe.FindStringSubmatch(err.Error()); m != nil {
-			return nil, fmt.Errorf("%s:%s: yaml: %s", filename, m[1], m[2])
-		}
 		return nil, fmt.Errorf("%s: %w", filename, err)
 	}
 	idx := indexNode(&root)
 
-	cfg := &Config{}
+	cfg := &Config{Limits: DefaultLimits}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
@@ -68,6 +68,9 @@ func Parse(data []byte, filename string) (*Config, error) {
 	}
 	if cfg.Canary.Interval == 0 {
 		cfg.Canary.Interval = DefaultCanary.Interval
+	}
+	if dir != "" {
+		cfg.setDirectory(dir)
 	}
 	if errs := cfg.validate(); len(errs) > 0 {
 		msgs := make([]error, len(errs))
@@ -88,11 +91,11 @@ func (c *Config) setDirectory(dir string) {
 // nodeIndex maps a field path to the line where it is written, and back.
 type nodeIndex struct {
 	lines map[string]int
-	paths map[int]string // deepest path that starts on a line
+	paths map[int][]string // the paths of keys written on a line
 }
 
 func indexNode(root *yaml.Node) *nodeIndex {
-	idx := &nodeIndex{lines: map[string]int{}, paths: map[int]string{}}
+	idx := &nodeIndex{lines: map[string]int{}, paths: map[int][]string{}}
 	var walk func(n *yaml.Node, path string)
 	walk = func(n *yaml.Node, path string) {
 		if n == nil {
@@ -112,9 +115,7 @@ func indexNode(root *yaml.Node) *nodeIndex {
 					p = path + "." + k.Value
 				}
 				idx.lines[p] = k.Line
-				if cur, ok := idx.paths[k.Line]; !ok || len(p) > len(cur) {
-					idx.paths[k.Line] = p
-				}
+				idx.paths[k.Line] = append(idx.paths[k.Line], p)
 				walk(v, p)
 				idx.lines[p] = k.Line
 			}
@@ -127,6 +128,20 @@ func indexNode(root *yaml.Node) *nodeIndex {
 	}
 	walk(root, "")
 	return idx
+}
+
+// pathOn is the path of key on line or, without one, the deepest path there.
+func (idx *nodeIndex) pathOn(line int, key string) string {
+	best := ""
+	for _, p := range idx.paths[line] {
+		if key != "" && (p == key || strings.HasSuffix(p, "."+key)) {
+			return p
+		}
+		if len(p) > len(best) {
+			best = p
+		}
+	}
+	return best
 }
 
 // line finds the line of path, or of its closest written parent.
@@ -148,7 +163,6 @@ func parentPath(p string) string {
 }
 
 var (
-	yamlSyntaxRe  = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 	yamlLineRe    = regexp.MustCompile(`^line (\d+): (.*)$`)
 	unknownFieldR = regexp.MustCompile(`^field (\S+) not found in type \S+$`)
 	cannotUnmarsh = regexp.MustCompile("^cannot unmarshal !!(\\w+) `?(.*?)`? into (\\S+)$")
@@ -166,9 +180,10 @@ func (idx *nodeIndex) decodeError(filename string, root *yaml.Node, err error) e
 				continue
 			}
 			line, _ := strconv.Atoi(m[1])
-			path, msg := idx.paths[line], m[2]
+			path, msg := idx.pathOn(line, ""), m[2]
 			if u := unknownFieldR.FindStringSubmatch(msg); u != nil {
-				msg = fmt.Sprintf("unknown field %q", u[1])
+				path = idx.pathOn(line, u[1])
+				msg = unknownFieldMessage(u[1], parentPath(path))
 			} else if c := cannotUnmarsh.FindStringSubmatch(msg); c != nil {
 				msg = fmt.Sprintf("cannot use %s %q as %s", yamlKind(c[1]), c[2], goTypeName(c[3]))
 			}
@@ -231,18 +246,37 @@ func yamlKind(tag string) string {
 	}
 }
 
+// goTypeName says in words what a Go type takes, so no message shows one.
 func goTypeName(t string) string {
 	switch {
 	case strings.HasPrefix(t, "[]"):
 		return "a list"
-	case strings.HasPrefix(t, "map["), strings.HasPrefix(t, "config."):
+	case strings.HasPrefix(t, "map["):
 		return "a mapping"
-	case strings.HasPrefix(t, "int"):
+	case strings.HasPrefix(t, "int"), strings.HasPrefix(t, "uint"):
 		return "an integer"
 	case strings.HasPrefix(t, "float"):
 		return "a number"
 	case t == "bool":
 		return "true or false"
+	case t == "string", strings.HasSuffix(t, ".Secret"), strings.HasSuffix(t, ".API"), strings.HasSuffix(t, "Duration"):
+		return "a string"
 	}
-	return t
+	return "a mapping" // the configuration's own structs
+}
+
+// moved names keys that left for another place.
+var moved = map[string]string{
+	"headers": "http_client_config.http_headers (a name maps to values, secrets or files)",
+}
+
+func unknownFieldMessage(key, parent string) string {
+	msg := fmt.Sprintf("unknown field %q", key)
+	if to, ok := moved[key]; ok && strings.HasPrefix(parent, "targets[") {
+		return msg + "; it moved to " + to
+	}
+	if s := suggest(key, knownFields(parent)); s != "" {
+		return msg + fmt.Sprintf("; did you mean %q?", s)
+	}
+	return msg
 }

@@ -2,13 +2,11 @@ package config
 
 import (
 	"fmt"
-	"net/http"
+	"math"
 	"net/url"
 	"regexp"
 	"strings"
 	"time"
-
-	"golang.org/x/net/http/httpguts"
 )
 
 // Names become label values, so they are kept to a safe alphabet.
@@ -44,6 +42,12 @@ func (c *Config) validate() errList {
 	for i := range c.Bursts {
 		c.Bursts[i].validate(fmt.Sprintf("bursts[%d]", i), c, seen, &errs)
 	}
+	c.Limits.validate(&errs)
+	c.checkFiles(&errs)
+	if len(errs) == 0 {
+		// Sizes mean something only once every field is in range.
+		c.checkFootprints(&errs)
+	}
 	return errs
 }
 
@@ -75,24 +79,16 @@ func (t *Target) validate(path string, seen map[string]int, errs *errList) {
 	if t.API != APIChat && t.API != APICompletions {
 		errs.add(path+".api", "%q must be %q or %q", t.API, APIChat, APICompletions)
 	}
-	if t.Timeout <= 0 {
-		errs.add(path+".timeout", "must be positive")
-	}
-	if t.InfoInterval < Duration(time.Second) {
-		errs.add(path+".info_interval", "must be at least 1s")
-	}
-	for name := range t.Headers {
-		if !httpguts.ValidHeaderFieldName(name) {
-			errs.add(path+".headers."+name, "%q is not a valid header name", name)
-		}
-		switch http.CanonicalHeaderKey(name) {
-		case "Content-Type", "Accept", "Content-Length", "Host":
-			errs.add(path+".headers."+name, "header %q is set by the prober", name)
-		}
-	}
+	errs.durationWithin(path+".timeout", t.Timeout, 100*time.Millisecond, time.Hour, false)
+	errs.durationWithin(path+".info_interval", t.InfoInterval, time.Second, 24*time.Hour, false)
 	for _, k := range reservedBodyKeys {
 		if _, ok := t.ExtraBody[k]; ok {
 			errs.add(path+".extra_body."+k, "%q is set by the prober from the scenario and cannot be overridden", k)
+		}
+	}
+	for k, v := range t.ExtraBody {
+		if sub, msg := jsonProblem(v); msg != "" {
+			errs.add(path+".extra_body."+k+sub, "%s; extra_body must encode to JSON", msg)
 		}
 	}
 	if err := t.HTTPClientConfig.Validate(); err != nil {
@@ -106,31 +102,32 @@ func (s *Scenario) validate(path string, seen map[string]int, errs *errList) {
 		if s.SharedPrefixTokens > 0 {
 			errs.add(path+".shared_prefix_tokens", "cannot be used with a literal prompt")
 		}
+		if len(s.Prompt) > 4<<20 {
+			errs.add(path+".prompt", "%d bytes must be at most 4 MiB", len(s.Prompt))
+		}
 	} else {
 		s.PromptTokens.validate(path+".prompt_tokens", errs)
 		if s.SharedPrefixTokens < 0 {
-			errs.add(path+".shared_prefix_tokens", "must not be negative")
+			errs.add(path+".shared_prefix_tokens", "%d must not be negative", s.SharedPrefixTokens)
 		} else if s.SharedPrefixTokens > 0 && s.SharedPrefixTokens >= s.PromptTokens.Minimum() {
 			errs.add(path+".shared_prefix_tokens", "%d must be less than the smallest prompt length (%d)", s.SharedPrefixTokens, s.PromptTokens.Minimum())
 		}
 	}
 	s.OutputTokens.validate(path+".output_tokens", errs)
-	if t := s.Sampling.Temperature; t != nil && (*t < 0 || *t > 2) {
-		errs.add(path+".sampling.temperature", "%g must be within [0, 2]", *t)
+	if t := s.Sampling.Temperature; t != nil {
+		errs.within(path+".sampling.temperature", *t, 0, 2, "")
 	}
-	if p := s.Sampling.TopP; p != nil && (*p <= 0 || *p > 1) {
-		errs.add(path+".sampling.top_p", "%g must be within (0, 1]", *p)
+	if p := s.Sampling.TopP; p != nil {
+		errs.above(path+".sampling.top_p", *p, 0, 1, "")
 	}
 	for _, o := range []struct {
 		name string
 		d    Duration
 	}{{ObjectiveTTFT, s.SLO.TTFT}, {ObjectiveTPOT, s.SLO.TPOT}, {ObjectiveE2E, s.SLO.E2E}, {ObjectiveStall, s.SLO.Stall}} {
-		if o.d < 0 {
-			errs.add(path+".slo."+o.name, "must not be negative")
-		}
+		errs.durationWithin(path+".slo."+o.name, o.d, time.Millisecond, time.Hour, true)
 	}
-	if r := s.SLO.TargetRatio; r <= 0 || r >= 1 {
-		errs.add(path+".slo.target_ratio", "%g must be between 0 and 1 (exclusive), like 0.99", r)
+	if r := s.SLO.TargetRatio; !(r > 0 && r < 1) {
+		errs.add(path+".slo.target_ratio", "%g must be within (0, 1), like 0.99", r)
 	}
 	if q := s.Quality; q != nil {
 		if q.Contains == "" && q.Regex == "" && !q.JSON {
@@ -158,7 +155,29 @@ func (d Distribution) Minimum() int {
 	}
 }
 
-const maxTokens = 1 << 20
+// Maximum is the largest length the distribution yields.
+func (d Distribution) Maximum() int {
+	switch d.Kind {
+	case DistUniform:
+		return d.Max
+	case DistLognormal:
+		if d.Max > 0 {
+			return d.Max
+		}
+		return d.LognormalMax()
+	default:
+		return d.Value
+	}
+}
+
+// LognormalMax is where a lognormal without max stops: maxDistributionMax
+// times its mean, so no draw from its tail can be unbounded.
+func (d Distribution) LognormalMax() int {
+	if d.Max > 0 {
+		return d.Max
+	}
+	return int(min(math.Ceil(d.Mean*maxDistributionMax), maxTokens))
+}
 
 func (d *Distribution) validate(path string, errs *errList) {
 	if d.Kind == "" {
@@ -166,28 +185,22 @@ func (d *Distribution) validate(path string, errs *errList) {
 	}
 	switch d.Kind {
 	case DistFixed:
-		if d.Value < 1 || d.Value > maxTokens {
-			errs.add(path+".value", "%d must be between 1 and %d", d.Value, maxTokens)
-		}
+		errs.intWithin(path+".value", d.Value, 1, maxTokens, "tokens")
 		if d.Min != 0 || d.Max != 0 || d.Mean != 0 || d.Sigma != 0 {
 			errs.add(path, "a fixed length takes only value")
 		}
 	case DistUniform:
 		if d.Min < 1 || d.Max > maxTokens || d.Max < d.Min {
-			errs.add(path, "uniform needs 1 <= min <= max <= %d (got min %d, max %d)", maxTokens, d.Min, d.Max)
+			errs.add(path, "uniform needs 1 <= min <= max <= %d tokens (got min %d, max %d)", maxTokens, d.Min, d.Max)
 		}
 		if d.Value != 0 || d.Mean != 0 || d.Sigma != 0 {
 			errs.add(path, "a uniform length takes only min and max")
 		}
 	case DistLognormal:
-		if d.Mean < 1 {
-			errs.add(path+".mean", "%g must be at least 1", d.Mean)
-		}
-		if d.Sigma <= 0 || d.Sigma > 4 {
-			errs.add(path+".sigma", "%g must be within (0, 4]", d.Sigma)
-		}
+		errs.within(path+".mean", d.Mean, 1, maxTokens, "tokens")
+		errs.above(path+".sigma", d.Sigma, 0, 4, "")
 		if d.Min < 0 || (d.Max != 0 && d.Max < max(d.Min, 1)) || d.Max > maxTokens {
-			errs.add(path, "lognormal clamps need 0 <= min <= max <= %d (got min %d, max %d)", maxTokens, d.Min, d.Max)
+			errs.add(path, "lognormal clamps need 0 <= min <= max <= %d tokens (got min %d, max %d)", maxTokens, d.Min, d.Max)
 		}
 		if d.Value != 0 {
 			errs.add(path, "a lognormal length takes mean, sigma, min and max, not value")
@@ -198,11 +211,9 @@ func (d *Distribution) validate(path string, errs *errList) {
 }
 
 func (c *Canary) validate(cfg *Config, errs *errList) {
-	if c.Interval < Duration(100*time.Millisecond) {
-		errs.add("canary.interval", "must be at least 100ms")
-	}
+	errs.durationWithin("canary.interval", c.Interval, 100*time.Millisecond, 24*time.Hour, false)
 	if c.Jitter < 0 || c.Jitter >= c.Interval {
-		errs.add("canary.jitter", "must be at least 0 and less than the interval")
+		errs.add("canary.jitter", "%s must be at least 0s and less than the interval (%s)", c.Jitter, c.Interval)
 	}
 	pairs := map[[2]string]string{}
 	for i, p := range c.Probes {
@@ -217,9 +228,7 @@ func (c *Canary) validate(cfg *Config, errs *errList) {
 				errs.add(fmt.Sprintf("%s.scenarios[%d]", path, j), "unknown scenario %q", s)
 			}
 		}
-		if p.Interval != 0 && p.Interval < Duration(100*time.Millisecond) {
-			errs.add(path+".interval", "must be at least 100ms")
-		}
+		errs.durationWithin(path+".interval", p.Interval, 100*time.Millisecond, 24*time.Hour, true)
 		if p.Interval != 0 && c.Jitter >= p.Interval {
 			errs.add(path+".interval", "must be greater than canary.jitter")
 		}
@@ -231,4 +240,32 @@ func (c *Canary) validate(cfg *Config, errs *errList) {
 			pairs[key] = path
 		}
 	}
+}
+
+// jsonProblem finds the first part of a decoded YAML value that JSON cannot
+// hold: a mapping key that is not a string, or a number that is not finite.
+func jsonProblem(v any) (path, msg string) {
+	switch v := v.(type) {
+	case float64:
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return "", fmt.Sprintf("%g is not a JSON number", v)
+		}
+	case map[string]any:
+		for k, x := range v {
+			if p, m := jsonProblem(x); m != "" {
+				return "." + k + p, m
+			}
+		}
+	case map[any]any:
+		for k := range v {
+			return "", fmt.Sprintf("key %v is not a string", k)
+		}
+	case []any:
+		for i, x := range v {
+			if p, m := jsonProblem(x); m != "" {
+				return fmt.Sprintf("[%d]%s", i, p), m
+			}
+		}
+	}
+	return "", ""
 }

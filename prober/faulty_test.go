@@ -1,6 +1,7 @@
 package prober
 
 import (
+	"context"
 	"fmt"
 	"io"
 	stdlog "log"
@@ -238,7 +239,7 @@ func TestEchoedSecretsAreRedacted(t *testing.T) {
 	}))
 	defer srv.Close()
 	target := testkit.Target(srv.URL, config.APIChat)
-	target.Headers = map[string]promconfig.Secret{"X-Api-Key": "sk-header-0123456789"}
+	target.HTTPClientConfig.HTTPHeaders = &promconfig.Headers{Headers: map[string]promconfig.Header{"X-Api-Key": {Secrets: []promconfig.Secret{"sk-header-0123456789"}}}}
 	target.HTTPClientConfig.Authorization = &promconfig.Authorization{Type: "Bearer", Credentials: "sk-bearer-9876543210"}
 	res := probeOnce(t, target, testkit.Scenario())
 	everything := res.Error + res.Body + logOf(res)
@@ -249,6 +250,63 @@ func TestEchoedSecretsAreRedacted(t *testing.T) {
 	}
 	if !strings.Contains(res.Error, "Authorization Bearer <secret> and X-Api-Key <secret>") || !strings.Contains(res.Body, "<secret>") {
 		t.Errorf("error %q, body %q: the echo should be there, scrubbed", res.Error, res.Body)
+	}
+}
+
+// A redirect to another host (another port counts) carries neither the
+// target's credentials nor its secret headers, only plain header values; one
+// on the target's own host carries all of them; follow_redirects: false
+// follows none.
+func TestRedirectsKeepCredentialsOnTheTargetsHost(t *testing.T) {
+	seen := make(chan http.Header, 4)
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen <- r.Header.Clone()
+		http.Error(w, "elsewhere", http.StatusTeapot)
+	}))
+	defer other.Close()
+	own := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/v1/chat/completions":
+			http.Redirect(w, r, other.URL+"/v1/chat/completions", http.StatusTemporaryRedirect)
+		case "/v1/models":
+			http.Redirect(w, r, "/moved/models", http.StatusTemporaryRedirect)
+		case "/moved/models":
+			seen <- r.Header.Clone()
+			http.Error(w, "no", http.StatusTeapot)
+		}
+	}))
+	defer own.Close()
+	target := testkit.Target(own.URL, config.APIChat)
+	target.HTTPClientConfig.HTTPHeaders = &promconfig.Headers{Headers: map[string]promconfig.Header{
+		"X-Api-Key": {Secrets: []promconfig.Secret{"sk-header-0123456789"}},
+		"X-Team":    {Values: []string{"inference"}},
+	}}
+	target.HTTPClientConfig.Authorization = &promconfig.Authorization{Type: "Bearer", Credentials: "sk-bearer-9876543210"}
+
+	res := probeOnce(t, target, testkit.Scenario())
+	if res.HTTPStatus != http.StatusTeapot {
+		t.Fatalf("status %d, want the other host's 418", res.HTTPStatus)
+	}
+	h := <-seen
+	if h.Get("X-Api-Key") != "" || h.Get("Authorization") != "" || h.Get("X-Team") != "inference" {
+		t.Errorf("the other host got X-Api-Key %q, Authorization %q, X-Team %q; want only X-Team", h.Get("X-Api-Key"), h.Get("Authorization"), h.Get("X-Team"))
+	}
+
+	c, err := NewClient(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.RefreshInfo(context.Background())
+	h = <-seen
+	if h.Get("X-Api-Key") != "sk-header-0123456789" || h.Get("Authorization") != "Bearer sk-bearer-9876543210" {
+		t.Errorf("a redirect on the target's host lost its credentials: %v", h)
+	}
+
+	target.HTTPClientConfig.FollowRedirects = false
+	res = probeOnce(t, target, testkit.Scenario())
+	if res.HTTPStatus != http.StatusTemporaryRedirect || len(seen) != 0 {
+		t.Errorf("follow_redirects false: status %d, %d requests elsewhere; want 307 and none", res.HTTPStatus, len(seen))
 	}
 }
 

@@ -13,14 +13,31 @@ import (
 	"github.com/llmprobe/llmprobe/internal/testkit"
 )
 
-// Every example configuration passes --config.check.
+// Every example configuration passes --config.check. Secret files the
+// examples mount under /etc/llmprobe/secrets are made in a temporary
+// directory, since the check reads every file a configuration names.
 func TestExamplesAreValid(t *testing.T) {
 	files, _ := filepath.Glob("../../examples/*.yml")
 	if len(files) < 7 {
 		t.Fatalf("%d examples, want one per engine (vLLM, SGLang, TGI, llama.cpp, Ollama, TensorRT-LLM, hosted)", len(files))
 	}
+	secrets := t.TempDir()
+	secretRe := regexp.MustCompile(`/etc/llmprobe/secrets/([\w.-]+)`)
 	for _, f := range files {
-		out, err := exec.Command(binPath, "--config.file="+f, "--config.check").CombinedOutput()
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range secretRe.FindAllStringSubmatch(string(data), -1) {
+			if err := os.WriteFile(filepath.Join(secrets, m[1]), []byte("sk-example-token\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		copyPath := filepath.Join(t.TempDir(), filepath.Base(f))
+		if err := os.WriteFile(copyPath, []byte(strings.ReplaceAll(string(data), "/etc/llmprobe/secrets", secrets)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command(binPath, "--config.file="+copyPath, "--config.check").CombinedOutput()
 		if err != nil || !strings.Contains(string(out), "configuration is valid") {
 			t.Errorf("%s: %v\n%s", f, err, out)
 		}

@@ -51,11 +51,11 @@ func writeConfig(t *testing.T, path, target, url string) {
   - name: %s
     url: %s
     timeout: 10s
-    headers:
-      X-Api-Key: %s
     http_client_config:
       authorization:
         credentials: %s
+      http_headers:
+        X-Api-Key: {secrets: [%s]}
 scenarios:
   - name: quick
     prompt_tokens: 32
@@ -63,7 +63,7 @@ scenarios:
     slo: {ttft: 1s, target_ratio: 0.9}
 canary:
   interval: 200ms
-`, target, url, headerSecret, bearerSecret)
+`, target, url, bearerSecret, headerSecret)
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,235 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/alecthomas/units"
+)
+
+// Limits bound what one burst may make llmprobe hold in memory; a burst whose
+// plan goes past one is refused when the configuration loads.
+type Limits struct {
+	// MaxPlannedRequests bounds one run of a burst, warmup and every sweep step included.
+	MaxPlannedRequests int `yaml:"max_planned_requests,omitempty"`
+	// MaxPromptTokens bounds the longest prompt any scenario may send.
+	MaxPromptTokens int `yaml:"max_prompt_tokens,omitempty"`
+	// MaxBurstMemory bounds a burst's worst-case memory (see Footprint).
+	MaxBurstMemory units.Base2Bytes `yaml:"max_burst_memory,omitempty"`
+}
+
+// DefaultLimits fit a burst beside the daemon in the 512 MiB the deploy files give it.
+var DefaultLimits = Limits{
+	MaxPlannedRequests: 200_000,
+	MaxPromptTokens:    128 << 10,
+	MaxBurstMemory:     256 * units.MiB,
+}
+
+// Hard ranges, for values and for the limits themselves.
+const (
+	maxTokens          = 1 << 20
+	minRate, maxRate   = 0.001, 100_000
+	maxPlannedCeiling  = 10_000_000
+	maxConcurrency     = 10_000
+	minBurstiness      = 0.01
+	maxBurstiness      = 100
+	maxSweepSteps      = 100
+	maxDistributionMax = 10 // a lognormal without max stops at this many times its mean
+)
+
+// Memory one request costs, measured by burst's BenchmarkFootprint and held
+// as upper bounds by its TestFootprintBounds.
+const (
+	resultBytes      = 4 << 10 // a measured result with its log, checks and answer preview
+	bytesPerITL      = 8       // one inter-token latency per output token
+	bytesPerPrompt   = 3 * 11  // a token is a word of up to 10 bytes and a space; text, body and send buffer
+	streamBytes      = 96 << 10
+	queuedBytes      = 64 // a released request waiting for a slot
+	qualityKeepBytes = 64 << 10
+)
+
+// Footprint is what one run of a burst may hold at most.
+type Footprint struct {
+	Requests int   // planned, warmup and every sweep step included
+	Measured int   // of which measured (results kept for the report)
+	Bytes    int64 // worst-case memory
+}
+
+func (f Footprint) String() string {
+	return fmt.Sprintf("at most %d planned requests (%d measured), worst-case memory %s", f.Requests, f.Measured, humanBytes(f.Bytes))
+}
+
+func humanBytes(b int64) string {
+	switch {
+	case b >= 1<<30:
+		return strconv.FormatFloat(float64(b)/(1<<30), 'f', 1, 64) + " GiB"
+	case b >= 1<<20:
+		return strconv.FormatFloat(float64(b)/(1<<20), 'f', 1, 64) + " MiB"
+	default:
+		return strconv.FormatFloat(float64(b)/(1<<10), 'f', 1, 64) + " KiB"
+	}
+}
+
+// PlannedRequests bounds how many requests one run at rate plans: warmup
+// and measured. A run whose random arrivals would bring more stops planning
+// there, so the bound holds by construction.
+func (b Burst) PlannedRequests(rate float64) (warmup, measured int) {
+	upTo := func(d time.Duration) int {
+		// The mean count plus six standard deviations of a renewal process
+		// whose gaps have a squared coefficient of variation 1/burstiness.
+		n := rate * d.Seconds()
+		cv2 := 1.0
+		switch b.Arrival.Process {
+		case ArrivalConstant:
+			cv2 = 0
+		case ArrivalGamma:
+			cv2 = 1 / b.Arrival.Burstiness
+		}
+		return int(math.Ceil(n + 6*math.Sqrt(n*cv2) + 1))
+	}
+	warmup = b.Warmup.Requests
+	if b.Warmup.Duration > 0 {
+		warmup = upTo(b.Warmup.Duration.Std())
+	}
+	measured = b.Requests
+	if b.Duration > 0 {
+		measured = upTo(b.Duration.Std())
+	}
+	return warmup, measured
+}
+
+// Rates lists the rates one run of b sends at: its own, or its sweep's
+// steps, lowest first.
+func (b Burst) Rates() []float64 {
+	if b.Sweep == nil {
+		return []float64{b.Arrival.Rate}
+	}
+	if len(b.Sweep.Rates) > 0 {
+		return slices.Sorted(slices.Values(b.Sweep.Rates))
+	}
+	var out []float64
+	a := b.Sweep.Auto
+	for i := 0; i <= maxSweepSteps; i++ {
+		r := a.Start + float64(i)*a.Step
+		if r > a.Max*(1+1e-9) {
+			break
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// Footprint is the most one run of b may hold: every measured result until
+// the report is written, and a prompt, a body and a connection's buffers for
+// each request in flight.
+func (c *Config) Footprint(b Burst) Footprint {
+	var f Footprint
+	scenarios := c.ScenariosOf(b)
+	perResult, perStream := int64(0), int64(0)
+	for _, s := range scenarios {
+		r := resultBytes + bytesPerITL*int64(s.OutputTokens.Maximum())
+		if s.Quality != nil {
+			r += qualityKeepBytes
+		}
+		perResult = max(perResult, r)
+		perStream = max(perStream, streamBytes+bytesPerPrompt*int64(s.maxPromptTokens()))
+	}
+	for _, rate := range b.Rates() {
+		w, m := b.PlannedRequests(rate)
+		f.Requests += w + m
+		f.Measured += m
+		f.Bytes += int64(m)*perResult + int64(w+m)*queuedBytes
+	}
+	f.Bytes += int64(min(b.MaxConcurrency, f.Requests)) * perStream
+	return f
+}
+
+// maxPromptTokens is the longest prompt the scenario sends.
+func (s Scenario) maxPromptTokens() int {
+	if s.Prompt != "" {
+		return len(s.Prompt)/2 + 8 // a token is at least two bytes of text, mostly
+	}
+	return s.PromptTokens.Maximum()
+}
+
+// UnmarshalYAML applies defaults.
+func (l *Limits) UnmarshalYAML(unmarshal func(any) error) error {
+	*l = DefaultLimits
+	type plain Limits
+	return unmarshal((*plain)(l))
+}
+
+// checkFootprints refuses scenarios and bursts past the limits.
+func (c *Config) checkFootprints(errs *errList) {
+	for i, s := range c.Scenarios {
+		if n := s.maxPromptTokens(); n > c.Limits.MaxPromptTokens {
+			errs.add(fmt.Sprintf("scenarios[%d].prompt_tokens", i), "prompts of up to %d tokens are past limits.max_prompt_tokens (%d)", n, c.Limits.MaxPromptTokens)
+		}
+	}
+	for i, b := range c.Bursts {
+		path := fmt.Sprintf("bursts[%d]", i)
+		f := c.Footprint(b)
+		if f.Requests > c.Limits.MaxPlannedRequests {
+			errs.add(path, "plans up to %d requests per run, past limits.max_planned_requests (%d): lower its rate, duration or requests, or raise the limit", f.Requests, c.Limits.MaxPlannedRequests)
+		} else if f.Bytes > int64(c.Limits.MaxBurstMemory) {
+			errs.add(path, "may hold up to %s, past limits.max_burst_memory (%s): lower its rate, duration, max_concurrency or token lengths, or raise the limit", humanBytes(f.Bytes), humanBytes(int64(c.Limits.MaxBurstMemory)))
+		}
+	}
+}
+
+func (l *Limits) validate(errs *errList) {
+	errs.intWithin("limits.max_planned_requests", l.MaxPlannedRequests, 1, maxPlannedCeiling, "requests")
+	errs.intWithin("limits.max_prompt_tokens", l.MaxPromptTokens, 1, maxTokens, "tokens")
+	if m := l.MaxBurstMemory; m < units.MiB || m > 64*units.GiB {
+		errs.add("limits.max_burst_memory", "%s must be within [1MiB, 64GiB]", m)
+	}
+}
+
+// within adds an error unless v is a finite number in [lo, hi].
+func (l *errList) within(path string, v, lo, hi float64, unit string) bool {
+	if math.IsNaN(v) || math.IsInf(v, 0) || v < lo || v > hi {
+		l.add(path, "%g must be within [%g, %g]%s", v, lo, hi, unitSuffix(unit))
+		return false
+	}
+	return true
+}
+
+// above adds an error unless v is a finite number in (lo, hi].
+func (l *errList) above(path string, v, lo, hi float64, unit string) bool {
+	if math.IsNaN(v) || math.IsInf(v, 0) || v <= lo || v > hi {
+		l.add(path, "%g must be within (%g, %g]%s", v, lo, hi, unitSuffix(unit))
+		return false
+	}
+	return true
+}
+
+func (l *errList) intWithin(path string, v, lo, hi int, unit string) bool {
+	if v < lo || v > hi {
+		l.add(path, "%d must be within [%d, %d]%s", v, lo, hi, unitSuffix(unit))
+		return false
+	}
+	return true
+}
+
+// durationWithin adds an error unless d is in [lo, hi]; a zero d passes when
+// optional, meaning the field is unset.
+func (l *errList) durationWithin(path string, d Duration, lo, hi time.Duration, optional bool) bool {
+	if optional && d == 0 {
+		return true
+	}
+	if d.Std() < lo || d.Std() > hi {
+		l.add(path, "%s must be within [%s, %s]", d, Duration(lo), Duration(hi))
+		return false
+	}
+	return true
+}
+
+func unitSuffix(unit string) string {
+	if unit == "" {
+		return ""
+	}
+	return " " + unit
+}
