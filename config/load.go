@@ -164,8 +164,8 @@ func parentPath(p string) string {
 
 var (
 	yamlLineRe    = regexp.MustCompile(`^line (\d+): (.*)$`)
-	unknownFieldR = regexp.MustCompile(`^field (\S+) not found in type \S+$`)
-	cannotUnmarsh = regexp.MustCompile("^cannot unmarshal !!(\\w+) `?(.*?)`? into (\\S+)$")
+	unknownFieldR = regexp.MustCompile(`^field (.+) not found in type \S+$`)
+	cannotUnmarsh = regexp.MustCompile("^cannot unmarshal (!\\S*)(?: `?(.*?)`?)? into (.+)$")
 )
 
 // decodeError rewrites decoder errors into "file:line: path: message".
@@ -185,7 +185,11 @@ func (idx *nodeIndex) decodeError(filename string, root *yaml.Node, err error) e
 				path = idx.pathOn(line, u[1])
 				msg = unknownFieldMessage(u[1], parentPath(path))
 			} else if c := cannotUnmarsh.FindStringSubmatch(msg); c != nil {
-				msg = fmt.Sprintf("cannot use %s %q as %s", yamlKind(c[1]), c[2], goTypeName(c[3]))
+				if c[2] == "" {
+					msg = fmt.Sprintf("cannot use %s as %s", yamlKind(c[1]), goTypeName(c[3]))
+				} else {
+					msg = fmt.Sprintf("cannot use %s %q as %s", yamlKind(c[1]), c[2], goTypeName(c[3]))
+				}
 			}
 			if path == "" {
 				msgs = append(msgs, fmt.Errorf("%s:%d: %s", filename, line, msg))
@@ -234,15 +238,17 @@ func mapValue(m *yaml.Node, key string) *yaml.Node {
 }
 
 func yamlKind(tag string) string {
-	switch tag {
+	switch tag = strings.TrimPrefix(tag, "!!"); tag {
 	case "str":
 		return "string"
 	case "seq":
 		return "a list"
 	case "map":
 		return "a mapping"
-	default:
+	case "int", "float", "bool", "null", "timestamp", "binary":
 		return tag
+	default:
+		return "a value tagged " + tag
 	}
 }
 
