@@ -1,6 +1,7 @@
 package burst
 
 import (
+	"iter"
 	"math"
 	"math/rand/v2"
 	"time"
@@ -15,52 +16,49 @@ type Arrival struct {
 	Warmup   bool
 }
 
-// Plan draws a burst's whole arrival schedule at rate before it starts, from
-// its seed: warmup first, then the measured part. The same seed gives the
-// same schedule.
-func Plan(b config.Burst, rate float64) []Arrival {
-	rng := rand.New(rand.NewPCG(b.Seed, 0xa11))
-	gap := interArrival(b.Arrival, rate, rng)
-	weights := make([]float64, len(b.Scenarios))
-	total := 0.0
-	for i, s := range b.Scenarios {
-		total += s.Weight
-		weights[i] = total
-	}
-	pick := func() int {
-		x := rng.Float64() * total
-		for i, w := range weights {
-			if x < w {
-				return i
+// Plan yields a burst's arrival schedule at rate, one arrival at a time and
+// never the whole of it at once, from its seed: warmup first, then the
+// measured part. The same seed gives the same schedule. It stops at
+// config's PlannedRequests bound, so the count the configuration was
+// checked against holds whatever the random gaps do.
+func Plan(b config.Burst, rate float64) iter.Seq[Arrival] {
+	return func(yield func(Arrival) bool) {
+		rng := rand.New(rand.NewPCG(b.Seed, 0xa11))
+		gap := interArrival(b.Arrival, rate, rng)
+		weights := make([]float64, len(b.Scenarios))
+		total := 0.0
+		for i, s := range b.Scenarios {
+			total += s.Weight
+			weights[i] = total
+		}
+		pick := func() int {
+			x := rng.Float64() * total
+			for i, w := range weights {
+				if x < w {
+					return i
+				}
+			}
+			return len(weights) - 1
+		}
+		maxWarmup, maxMeasured := b.PlannedRequests(rate)
+		var t time.Duration
+		emit := func(warmup bool) bool {
+			a := Arrival{At: t, Scenario: pick(), Warmup: warmup}
+			t += gap()
+			return yield(a)
+		}
+		for n := 0; n < maxWarmup && (n < b.Warmup.Requests || t < b.Warmup.Duration.Std()); n++ {
+			if !emit(true) {
+				return
 			}
 		}
-		return len(weights) - 1
-	}
-	var out []Arrival
-	var t time.Duration
-	add := func(warmup bool) {
-		out = append(out, Arrival{At: t, Scenario: pick(), Warmup: warmup})
-		t += gap()
-	}
-	for i := 0; i < b.Warmup.Requests; i++ {
-		add(true)
-	}
-	if w := b.Warmup.Duration.Std(); w > 0 {
-		for t < w {
-			add(true)
+		measuredStart := t
+		for n := 0; n < maxMeasured && (n < b.Requests || t < measuredStart+b.Duration.Std()); n++ {
+			if !emit(false) {
+				return
+			}
 		}
 	}
-	measuredStart := t
-	if b.Requests > 0 {
-		for range b.Requests {
-			add(false)
-		}
-	} else {
-		for t < measuredStart+b.Duration.Std() {
-			add(false)
-		}
-	}
-	return out
 }
 
 // interArrival returns a generator of gaps with mean 1/rate: constant,

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -98,7 +99,7 @@ func (r Runner) measure(ctx context.Context, b config.Burst, scenarios []config.
 		return report.Build(b, r.runRate(ctx, b, scenarios, b.Arrival.Rate), meta)
 	}
 	sweep := report.NewSweep(b, meta)
-	for _, rate := range sweepRates(b.Sweep) {
+	for _, rate := range b.Rates() {
 		if ctx.Err() != nil || !sweep.Add(r.runRate(ctx, b, scenarios, rate)) {
 			break
 		}
@@ -106,11 +107,13 @@ func (r Runner) measure(ctx context.Context, b config.Burst, scenarios []config.
 	return sweep.Report()
 }
 
-// runRate sends the burst open loop at rate: the whole schedule is drawn
-// first, and each request is released at its planned time whatever happened
-// to the ones before it. At most max_concurrency run at once; a released
-// request waits in FIFO order for a slot, and the wait counts in its latency
-// because latency counts from the planned time.
+// runRate sends the burst open loop at rate: arrivals are drawn one at a
+// time from the seeded plan, and each request is released at its planned
+// time whatever happened to the ones before it. At most max_concurrency run
+// at once; a released request waits in FIFO order for a slot, and the wait
+// counts in its latency because latency counts from the planned time. Its
+// prompt is built when it takes its slot, so waiting requests hold no prompt
+// and memory stays within the burst's checked footprint.
 //
 // Every planned request ends up in the run: sent, with its outcome, or not
 // sent, with the reason. The safety brake stops the sending; requests in
@@ -118,22 +121,12 @@ func (r Runner) measure(ctx context.Context, b config.Burst, scenarios []config.
 // never a gap. When ctx ends (shutdown, a reload that removed the burst),
 // requests in flight are cancelled and count as cancelled.
 func (r Runner) runRate(ctx context.Context, b config.Burst, scenarios []config.Scenario, rate float64) report.Run {
-	arrivals := Plan(b, rate)
 	builders := make([]*prompt.Builder, len(scenarios))
 	for i, s := range scenarios {
 		builders[i] = prompt.NewBuilder(s, b.Seed+uint64(i))
 	}
-	reqs := make([]prober.Request, len(arrivals))
 	out := report.Run{Rate: rate, NotSent: map[string]int{}}
-	for i, a := range arrivals {
-		p, maxTokens := builders[a.Scenario].Next()
-		reqs[i] = prober.Request{Scenario: scenarios[a.Scenario], Traffic: prober.TrafficBurst, Prompt: p, MaxTokens: maxTokens}
-		if a.Warmup {
-			out.Warmup++
-		} else {
-			out.Planned++
-		}
-	}
+	maxWarmup, maxMeasured := b.PlannedRequests(rate)
 
 	// sending stops with the brake or ctx; requests in flight end with ctx only.
 	sending, stopSending := context.WithCancelCause(ctx)
@@ -141,30 +134,47 @@ func (r Runner) runRate(ctx context.Context, b config.Burst, scenarios []config.
 	brake := newBrake(b.Brake, rate, func(reason string) { stopSending(errors.New(reason)) })
 	target := r.Client.Target().Name
 
-	results := make([]*prober.Result, len(arrivals))
-	queue := make(chan int, len(arrivals))
+	type job struct {
+		n        int // the arrival's place in the plan
+		arrival  Arrival
+		released time.Time
+	}
+	type measured struct {
+		n   int
+		res *prober.Result
+	}
+	var results []measured
+	// Sized to the plan's bound: the dispatcher never blocks on a slow target.
+	queue := make(chan job, maxWarmup+maxMeasured)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	done, allTokens := 0, 0
-	notSent := func(i int) {
-		if !arrivals[i].Warmup {
+	// total is what progress counts to: the plan's expected size until it
+	// turns out larger.
+	done, allTokens, total := 0, 0, expectedRequests(b, rate)
+	notSent := func(a Arrival) {
+		if !a.Warmup {
 			mu.Lock()
 			out.NotSent[stopReason(sending)]++
 			mu.Unlock()
 		}
 	}
-	for range min(b.MaxConcurrency, len(arrivals)) {
+	start := time.Now().Add(20 * time.Millisecond)
+	for range min(b.MaxConcurrency, cap(queue)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range queue {
+			for j := range queue {
 				if sending.Err() != nil {
-					notSent(i) // stopped while it waited for the concurrency cap
+					notSent(j.arrival) // stopped while it waited for the concurrency cap
 					continue
 				}
-				req := reqs[i]
+				p, maxTokens := builders[j.arrival.Scenario].At(uint64(j.n))
+				req := prober.Request{
+					Scenario: scenarios[j.arrival.Scenario], Traffic: prober.TrafficBurst, Prompt: p, MaxTokens: maxTokens,
+					Sched: start.Add(j.arrival.At), Released: j.released,
+				}
 				if t := tightest(req.Scenario); t > 0 {
-					brake.started(i, req.Sched.Add(t))
+					brake.started(j.n, req.Sched.Add(t))
 				}
 				if r.InFlight != nil {
 					r.InFlight.Started(target, req.Scenario.Name, prober.TrafficBurst)
@@ -173,20 +183,20 @@ func (r Runner) runRate(ctx context.Context, b config.Burst, scenarios []config.
 				if r.InFlight != nil {
 					r.InFlight.Finished(target, req.Scenario.Name, prober.TrafficBurst)
 				}
-				brake.finished(i, res)
+				brake.finished(j.n, res)
 				mu.Lock()
 				if res.Outcome == prober.OutcomeSuccess {
 					allTokens += res.OutputTokens
 				}
-				if !arrivals[i].Warmup {
-					results[i] = res
+				if !j.arrival.Warmup {
+					results = append(results, measured{j.n, res})
 				}
 				done++
 				if r.Progress != nil {
-					r.Progress(done, len(arrivals))
+					r.Progress(done, total)
 				}
 				mu.Unlock()
-				if !arrivals[i].Warmup && r.Observer != nil {
+				if !j.arrival.Warmup && r.Observer != nil {
 					r.Observer.Observe(res)
 				}
 			}
@@ -214,39 +224,44 @@ func (r Runner) runRate(ctx context.Context, b config.Burst, scenarios []config.
 	// The dispatcher releases every request whose time has come, then waits
 	// for the next one: a timer for the bulk of the wait (the runtime's timers
 	// wake up to a millisecond late), then yielding spins for the last stretch.
-	start := time.Now().Add(20 * time.Millisecond)
 	out.ID = report.NewID(b.Name, start)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	i := 0
-dispatch:
-	for i < len(arrivals) {
-		due := start.Add(arrivals[i].At)
+	n := 0
+	for a := range Plan(b, rate) {
+		if a.Warmup {
+			out.Warmup++
+		} else {
+			out.Planned++
+		}
+		mu.Lock()
+		total = max(total, n+1)
+		mu.Unlock()
+		if sending.Err() != nil {
+			notSent(a) // never released
+			n++
+			continue
+		}
+		due := start.Add(a.At)
 		if wait := time.Until(due) - spinWindow; wait > 0 {
 			timer.Reset(wait)
 			select {
 			case <-sending.Done():
-				break dispatch
 			case <-timer.C:
 			}
+		}
+		if sending.Err() != nil {
+			notSent(a)
+			n++
+			continue
 		}
 		for time.Now().Before(due) {
 			runtime.Gosched()
 		}
-		now := time.Now()
-		for ; i < len(arrivals) && !start.Add(arrivals[i].At).After(now); i++ {
-			reqs[i].Sched = start.Add(arrivals[i].At)
-			reqs[i].Released = now
-			queue <- i
-		}
-		if sending.Err() != nil {
-			break
-		}
+		queue <- job{n: n, arrival: a, released: time.Now()}
+		n++
 	}
 	close(queue)
-	for ; i < len(arrivals); i++ {
-		notSent(i) // never released
-	}
 	wg.Wait()
 	close(ticking)
 	<-tickDone
@@ -255,12 +270,11 @@ dispatch:
 	}
 
 	out.AllOutputTokens = allTokens
-	for i, res := range results {
-		if res == nil {
-			continue
-		}
-		if out.Start.IsZero() || reqs[i].Sched.Before(out.Start) {
-			out.Start = reqs[i].Sched
+	slices.SortFunc(results, func(x, y measured) int { return x.n - y.n })
+	for _, m := range results {
+		res := m.res
+		if out.Start.IsZero() || res.Sched.Before(out.Start) {
+			out.Start = res.Sched
 		}
 		if end := res.Sched.Add(res.E2E); end.After(out.End) {
 			out.End = end
@@ -271,6 +285,13 @@ dispatch:
 		out.Start, out.End = start, start // nothing measured: the run's own start, never year 1
 	}
 	return out
+}
+
+// expectedRequests is how many requests a run at rate plans on average.
+func expectedRequests(b config.Burst, rate float64) int {
+	n := b.Warmup.Requests + b.Requests
+	n += int(rate * (b.Warmup.Duration.Std() + b.Duration.Std()).Seconds())
+	return n
 }
 
 // stopReason says why sending stopped: the brake's verdict, or why ctx ended.

@@ -177,12 +177,8 @@ func (s *Scheduler) logRun(rep *report.Report, saveErr error) {
 
 // runLength is about how long a run of b lasts, sweep steps included.
 func runLength(b config.Burst) time.Duration {
-	rates := []float64{b.Arrival.Rate}
-	if b.Sweep != nil {
-		rates = sweepRates(b.Sweep)
-	}
 	var total time.Duration
-	for _, rate := range rates {
+	for _, rate := range b.Rates() {
 		total += b.Warmup.Duration.Std() + b.Duration.Std()
 		if rate > 0 {
 			total += time.Duration(float64(b.Warmup.Requests+b.Requests) / rate * float64(time.Second))

@@ -40,8 +40,8 @@ const (
 	maxDistributionMax = 10 // a lognormal without max stops at this many times its mean
 )
 
-// Memory one request costs, measured by burst's BenchmarkFootprint and held
-// as upper bounds by its TestFootprintBounds.
+// Memory one request costs: upper bounds that burst's TestFootprintBounds
+// holds against real results (2.0 KiB for 64 streamed tokens).
 const (
 	resultBytes      = 4 << 10 // a measured result with its log, checks and answer preview
 	bytesPerITL      = 8       // one inter-token latency per output token

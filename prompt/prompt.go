@@ -35,10 +35,11 @@ type Prompt struct {
 	RequestedTokens int
 }
 
-// Builder makes synthetic prompts for one scenario. It is not safe for
-// concurrent use; give each schedule its own.
+// Builder makes synthetic prompts for one scenario. Next is not safe for
+// concurrent use (give each schedule its own); At is.
 type Builder struct {
 	scenario config.Scenario
+	seed     uint64
 	rng      *rand.Rand
 	prefix   string
 }
@@ -46,7 +47,7 @@ type Builder struct {
 // NewBuilder seeds the builder. The shared prefix depends on the scenario
 // name alone, so every request of the scenario shares it (warm prefix cache).
 func NewBuilder(s config.Scenario, seed uint64) *Builder {
-	b := &Builder{scenario: s, rng: rand.New(rand.NewPCG(seed, hashString(s.Name)))}
+	b := &Builder{scenario: s, seed: seed, rng: rand.New(rand.NewPCG(seed, hashString(s.Name)))}
 	if s.SharedPrefixTokens > 0 {
 		prefixRng := rand.New(rand.NewPCG(hashString(s.Name), 0x5eed))
 		b.prefix = words(prefixRng, s.SharedPrefixTokens)
@@ -60,14 +61,23 @@ func NewBuilder(s config.Scenario, seed uint64) *Builder {
 const nonceWords = 4
 
 // Next returns the next prompt and the max_tokens to request.
-func (b *Builder) Next() (Prompt, int) {
-	maxTokens := b.sample(b.scenario.OutputTokens)
-	nonce := words(b.rng, nonceWords)
+func (b *Builder) Next() (Prompt, int) { return b.build(b.rng) }
+
+// At returns the n-th prompt of a seeded sequence: the same n gives the same
+// prompt, whichever goroutine asks and when, so a burst builds each prompt
+// only when its request is sent and still repeats with its seed.
+func (b *Builder) At(n uint64) (Prompt, int) {
+	return b.build(rand.New(rand.NewPCG(b.seed^hashString(b.scenario.Name), n)))
+}
+
+func (b *Builder) build(rng *rand.Rand) (Prompt, int) {
+	maxTokens := sample(rng, b.scenario.OutputTokens)
+	nonce := words(rng, nonceWords)
 	if b.scenario.Prompt != "" {
 		text := "ref:" + nonce + "\n" + b.scenario.Prompt
 		return Prompt{Text: text, RequestedTokens: len(strings.Fields(text))}, maxTokens
 	}
-	total := b.sample(b.scenario.PromptTokens)
+	total := sample(rng, b.scenario.PromptTokens)
 	var sb strings.Builder
 	n := 0
 	if b.prefix != "" {
@@ -76,27 +86,24 @@ func (b *Builder) Next() (Prompt, int) {
 	}
 	rest := max(total-n, 1)
 	if rest <= nonceWords {
-		sb.WriteString(words(b.rng, rest))
+		sb.WriteString(words(rng, rest))
 	} else {
 		sb.WriteString(nonce)
-		sb.WriteString(words(b.rng, rest-nonceWords))
+		sb.WriteString(words(rng, rest-nonceWords))
 	}
 	return Prompt{Text: strings.TrimPrefix(sb.String(), " "), RequestedTokens: n + rest}, maxTokens
 }
 
-func (b *Builder) sample(d config.Distribution) int {
+func sample(rng *rand.Rand, d config.Distribution) int {
 	switch d.Kind {
 	case config.DistUniform:
-		return d.Min + b.rng.IntN(d.Max-d.Min+1)
+		return d.Min + rng.IntN(d.Max-d.Min+1)
 	case config.DistLognormal:
 		// mean is the distribution's mean, so mu = ln(mean) - sigma^2/2.
 		mu := math.Log(d.Mean) - d.Sigma*d.Sigma/2
-		v := int(math.Round(math.Exp(mu + d.Sigma*b.rng.NormFloat64())))
-		v = max(v, d.Min, 1)
-		if d.Max > 0 {
-			v = min(v, d.Max)
-		}
-		return v
+		x := math.Exp(mu + d.Sigma*rng.NormFloat64())
+		// Clamped before the conversion: the tail may overflow an int.
+		return int(math.Round(max(min(x, float64(d.LognormalMax())), float64(max(d.Min, 1)))))
 	default:
 		return d.Value
 	}

@@ -192,11 +192,12 @@ func ttftError() error {
 	// Due times are distinct and increasing, so sorted results line up with
 	// the plan's measured arrivals and their prompts.
 	slices.SortFunc(results.all, func(a, b *prober.Result) int { return a.Sched.Compare(b.Sched) })
-	arrivals := burst.Plan(b, rate)
 	builder := prompt.NewBuilder(scenario(), b.Seed)
 	var texts []string
-	for _, a := range arrivals {
-		p, _ := builder.Next()
+	n := uint64(0)
+	for a := range burst.Plan(b, rate) {
+		p, _ := builder.At(n)
+		n++
 		if !a.Warmup {
 			texts = append(texts, p.Text)
 		}

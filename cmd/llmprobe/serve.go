@@ -57,11 +57,15 @@ func (c *serveCommand) run(logger log.Logger, webLogger *slog.Logger) int {
 			fmt.Fprintln(os.Stderr, "llmprobe: --config.check needs --config.file")
 			return 2
 		}
-		if _, err := config.LoadFile(*c.configFile); err != nil {
+		cfg, err := config.LoadFile(*c.configFile)
+		if err != nil {
 			fmt.Fprintf(os.Stderr, "%v\n", err)
 			return 1
 		}
 		fmt.Printf("%s: configuration is valid\n", *c.configFile)
+		for _, b := range cfg.Bursts {
+			fmt.Printf("burst %s: %s (limits: %d requests, %s)\n", b.Name, cfg.Footprint(b), cfg.Limits.MaxPlannedRequests, cfg.Limits.MaxBurstMemory)
+		}
 		return 0
 	}
 	shard, err := config.ParseShard(*c.shard)
