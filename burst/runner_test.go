@@ -245,7 +245,7 @@ func (f *inFlight) Finished(string, string, string) { f.n.Add(-1) }
 func TestShutdownCountsInFlightAndSaves(t *testing.T) {
 	c := clientOf(t, hangAfterHeaders(t).URL, 30*time.Second)
 	b := burstOf(config.ArrivalConstant, 10, 10*time.Second)
-	store := report.NewStore(t.TempDir())
+	store := report.NewStore(t.TempDir(), nil)
 	flying := &inFlight{}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	go func() {

@@ -12,14 +12,18 @@ import (
 	promconfig "github.com/prometheus/common/config"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/internal/redact"
 )
 
 // Client probes one target. It is safe for concurrent use.
 type Client struct {
 	target config.Target
 	http   *http.Client
-	base   string            // server root without a trailing /v1
-	redact *strings.Replacer // the target's secrets to <secret>; nil when it has none
+	base   string           // server root without a trailing /v1
+	redact *redact.Redactor // the target's secrets to <secret>
+	// secretFiles: the target names files whose contents are secrets, read
+	// again before each scrub, as the transport reads them for each request.
+	secretFiles bool
 
 	mu   sync.Mutex
 	info TargetInfo
@@ -48,36 +52,45 @@ func NewClient(t config.Target) (*Client, error) {
 		hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	}
 	base := strings.TrimSuffix(strings.TrimSuffix(t.URL, "/"), "/v1")
-	c := &Client{target: t, http: hc, base: base}
-	if secrets := t.Secrets(); len(secrets) > 0 {
-		pairs := make([]string, 0, 2*len(secrets))
-		for _, s := range secrets {
-			pairs = append(pairs, s, "<secret>")
-		}
-		c.redact = strings.NewReplacer(pairs...)
-	}
+	c := &Client{target: t, http: hc, base: base, redact: redact.New(), secretFiles: namesSecretFiles(t)}
+	c.redact.Add(t.Secrets())
 	return c, nil
 }
 
 // redactText replaces the target's secrets in s with <secret>: text a target
 // sends back (an error body echoing the request headers) must not carry them
 // into logs, pages or reports.
-func (c *Client) redactText(s string) string {
-	if c.redact == nil {
-		return s
-	}
-	return c.redact.Replace(s)
-}
+func (c *Client) redactText(s string) string { return c.redact.String(s) }
 
 // scrub redacts every text of a result that came from the target.
 func (c *Client) scrub(res *Result) {
-	if c.redact == nil {
-		return
+	if c.secretFiles && (res.Error != "" || res.Body != "" || res.Answer != "") {
+		c.redact.Add(c.target.Secrets())
 	}
 	res.Error, res.Body, res.Answer = c.redactText(res.Error), c.redactText(res.Body), c.redactText(res.Answer)
+	if res.answerLimit > 0 {
+		res.Answer = truncate(res.Answer, res.answerLimit)
+	}
 	for i, l := range res.Log {
 		res.Log[i] = c.redactText(l)
 	}
+}
+
+// namesSecretFiles reports whether t reads a secret from a file.
+func namesSecretFiles(t config.Target) bool {
+	h := t.HTTPClientConfig
+	if h.BearerTokenFile != "" || (h.Authorization != nil && h.Authorization.CredentialsFile != "") ||
+		(h.BasicAuth != nil && h.BasicAuth.PasswordFile != "") || (h.OAuth2 != nil && h.OAuth2.ClientSecretFile != "") {
+		return true
+	}
+	if h.HTTPHeaders != nil {
+		for _, hd := range h.HTTPHeaders.Headers {
+			if len(hd.Files) > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Target returns the target's configuration.

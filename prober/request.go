@@ -42,6 +42,7 @@ const (
 	maxErrorBody   = 4 << 10  // read of a failed response, for its message
 	maxBodyExcerpt = 512      // of which a failure keeps this much
 	maxErrorText   = 512
+	answerMargin   = 1 << 10 // longer than any secret worth masking
 )
 
 // Do sends one streaming request and measures it. It never panics on bad
@@ -114,7 +115,7 @@ func (c *Client) do(ctx context.Context, r Request) *Result {
 	res.logf("HTTP %d %s (connection %s, first byte after %s)", resp.StatusCode, resp.Header.Get("Content-Type"), reusedWord(res.Timings.ConnReused), res.Timings.TTFB.Round(time.Microsecond))
 	if resp.StatusCode != http.StatusOK {
 		res.E2E = time.Since(r.Sched)
-		msg, excerpt := readErrorBody(resp.Body)
+		msg, excerpt := c.readErrorBody(resp.Body)
 		res.Body = excerpt
 		text := fmt.Sprintf("HTTP %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
 		if ra := resp.Header.Get("Retry-After"); ra != "" {
@@ -128,7 +129,7 @@ func (c *Client) do(ctx context.Context, r Request) *Result {
 	}
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
 		res.E2E = time.Since(r.Sched)
-		msg, excerpt := readErrorBody(resp.Body)
+		msg, excerpt := c.readErrorBody(resp.Body)
 		res.Body = excerpt
 		res.fail(OutcomeStreamError, phaseHeaders, reasonNotEventStream, fmt.Sprintf("Content-Type %q is not text/event-stream: %s", ct, msg))
 		return res
@@ -385,17 +386,21 @@ func (st *streamState) observe(chunk *streamChunk, at time.Duration, res *Result
 	}
 }
 
+// keepAnswer keeps the answer's start, and a margin past the limit: scrub
+// masks secrets before it cuts the answer to the limit, so no cut leaves
+// half of a secret behind.
 func (st *streamState) keepAnswer(s string) {
-	if s == "" || st.answer.Len() >= st.answerLimit {
+	limit := st.answerLimit + answerMargin
+	if s == "" || st.answer.Len() >= limit {
 		return
 	}
-	st.answer.WriteString(truncate(s, st.answerLimit-st.answer.Len()))
+	st.answer.WriteString(truncate(s, limit-st.answer.Len()))
 }
 
 // finish derives token counts, TPOT and per-token ITL once the stream ended.
 func (st *streamState) finish(res *Result) {
 	res.OutputChunks = len(st.chunkAt)
-	res.Answer = st.answer.String()
+	res.Answer, res.answerLimit = st.answer.String(), st.answerLimit
 	res.PromptTokensReported = st.lastUsage.PromptTokens
 	if st.lastUsage.CompletionTokens > 0 {
 		res.OutputTokens, res.TokenSource = st.lastUsage.CompletionTokens, TokensFromUsage
@@ -467,8 +472,10 @@ func perTokenITL(at []time.Duration, tokens []int, exact bool, total int) []time
 // readErrorBody reads a failed response's body, bounded, and returns the
 // server's error message (from the usual JSON shapes, else the text) and an
 // excerpt of its first bytes.
-func readErrorBody(r io.Reader) (msg, excerpt string) {
+// Secrets are masked before anything is cut, so no cut leaves half of one.
+func (c *Client) readErrorBody(r io.Reader) (msg, excerpt string) {
 	b, _ := io.ReadAll(io.LimitReader(r, maxErrorBody))
+	b = c.redact.Bytes(b)
 	excerpt = printable(truncate(string(b), maxBodyExcerpt))
 	var e struct {
 		Error   json.RawMessage `json:"error"`
@@ -478,15 +485,16 @@ func readErrorBody(r io.Reader) (msg, excerpt string) {
 		var obj struct {
 			Message string `json:"message"`
 		}
+		// Decoded, an escaped secret is itself again: masked once more.
 		if json.Unmarshal(e.Error, &obj) == nil && obj.Message != "" {
-			return printable(truncate(obj.Message, 256)), excerpt
+			return printable(truncate(c.redactText(obj.Message), 256)), excerpt
 		}
 		var s string
 		if json.Unmarshal(e.Error, &s) == nil && s != "" {
-			return printable(truncate(s, 256)), excerpt
+			return printable(truncate(c.redactText(s), 256)), excerpt
 		}
 		if e.Message != "" {
-			return printable(truncate(e.Message, 256)), excerpt
+			return printable(truncate(c.redactText(e.Message), 256)), excerpt
 		}
 	}
 	return printable(truncate(strings.TrimSpace(string(b)), 256)), excerpt

@@ -88,6 +88,8 @@ type Result struct {
 
 	Answer string   // the answer's start, for the landing page
 	Log    []string // what happened, line by line, for the landing page
+
+	answerLimit int // where scrub cuts Answer, once secrets are masked
 }
 
 // FirstTokenSeen reports whether an output token arrived.

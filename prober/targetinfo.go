@@ -115,6 +115,11 @@ func (c *Client) RefreshInfo(ctx context.Context) TargetInfo {
 	}
 	info.Engine = detectEngine(ownedBy, info.Server)
 	info.EngineVersion = c.engineVersion(ctx, &info)
+	// What the target says becomes labels and page text: it may echo a secret.
+	info.Server, info.EngineVersion = c.redactText(info.Server), c.redactText(info.EngineVersion)
+	for i, m := range info.Models {
+		info.Models[i] = c.redactText(m)
+	}
 	c.mu.Lock()
 	c.info = info
 	c.mu.Unlock()
@@ -207,7 +212,7 @@ func (c *Client) getJSON(ctx context.Context, path string, v any) (http.Header, 
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		msg, _ := readErrorBody(resp.Body)
+		msg, _ := c.readErrorBody(resp.Body)
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxInfoBody))
 		return resp.Header, &statusError{path: path, status: resp.StatusCode, excerpt: msg}
 	}

@@ -19,7 +19,7 @@ func TestMain(m *testing.M) {
 // A write that breaks off leaves the old file, and no temporary file behind.
 func TestStoreWritesAtomically(t *testing.T) {
 	dir := t.TempDir()
-	store := NewStore(dir)
+	store := NewStore(dir, nil)
 	rep := &Report{ID: ID("b", time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)), Burst: "b"}
 	if err := store.Save(rep, 5); err != nil {
 		t.Fatal(err)

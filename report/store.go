@@ -11,18 +11,24 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/llmprobe/llmprobe/internal/redact"
 )
 
 // Store keeps burst reports as JSON files, dir/<burst>/<id>.json, each
 // written atomically (temporary file, fsync, rename, fsync of the folder):
 // a crash leaves the old file or the new one, never a torn one.
 type Store struct {
-	dir string
-	mu  sync.Mutex
+	dir     string
+	secrets *redact.Redactor
+	mu      sync.Mutex
 }
 
-// NewStore uses dir; an empty dir keeps nothing.
-func NewStore(dir string) *Store { return &Store{dir: dir} }
+// NewStore uses dir; an empty dir keeps nothing. Every report it writes
+// passes through secrets (nil masks nothing).
+func NewStore(dir string, secrets *redact.Redactor) *Store {
+	return &Store{dir: dir, secrets: secrets}
+}
 
 var safeIDRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]*$`)
 
@@ -40,7 +46,7 @@ func (s *Store) Save(r *Report, keep int) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	if err := writeAtomic(dir, r.ID+".json", r.encode); err != nil {
+	if err := writeAtomic(dir, r.ID+".json", r.encoder(s.secrets)); err != nil {
 		return err
 	}
 	ids, err := s.ids(r.Burst)
@@ -57,18 +63,25 @@ func (s *Store) Save(r *Report, keep int) error {
 }
 
 // WriteJSON writes the report to path as indented JSON, atomically.
-func WriteJSON(path string, r *Report) error {
+// Secrets are masked as in the store.
+func WriteJSON(path string, r *Report, secrets *redact.Redactor) error {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return err
 	}
-	return writeAtomic(filepath.Dir(abs), filepath.Base(abs), r.encode)
+	return writeAtomic(filepath.Dir(abs), filepath.Base(abs), r.encoder(secrets))
 }
 
-func (r *Report) encode(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
+// encoder writes r as indented JSON, masked whole: the encoder makes one Write.
+func (r *Report) encoder(secrets *redact.Redactor) func(io.Writer) error {
+	return func(w io.Writer) error {
+		b, err := json.MarshalIndent(r, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(append(secrets.Bytes(b), '\n'))
+		return err
+	}
 }
 
 // writeAtomic writes dir/name through a temporary file in the same folder.

@@ -4,16 +4,15 @@ package main
 
 import (
 	"fmt"
-	"log/slog"
 	"os"
 	"runtime/debug"
-	"strings"
 
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/common/version"
-	sloggokit "github.com/tjhop/slog-gokit"
+
+	"github.com/llmprobe/llmprobe/internal/redact"
 )
 
 const defaultListenAddress = ":9479"
@@ -55,10 +54,12 @@ func run(args []string) int {
 		fmt.Fprintf(os.Stderr, "llmprobe: %v\n", err)
 		return 2
 	}
-	logger := log.With(base, "ts", log.DefaultTimestampUTC, "caller", log.DefaultCaller)
+	// The redactor sits under the caller valuer, so lines name their real caller.
+	secrets := redact.New()
+	logger := log.With(secrets.Logger(base), "ts", log.DefaultTimestampUTC, "caller", log.DefaultCaller)
 	switch cmd {
 	case serve.cmd.FullCommand():
-		return serve.run(logger, slogFor(base, *logFlags.level))
+		return serve.run(logger, secrets)
 	case sim.cmd.FullCommand():
 		return sim.run(logger)
 	case gate.cmd.FullCommand():
@@ -100,13 +101,4 @@ func (f *logFlags) logger() (log.Logger, error) {
 		return nil, fmt.Errorf("unknown log level %q", *f.level)
 	}
 	return level.NewFilter(l, opt), nil
-}
-
-// slogFor bridges the project's go-kit logger to the *slog.Logger that
-// exporter-toolkit wants, so its lines come out through the same logger
-// (slog adds its own time and source).
-func slogFor(l log.Logger, lvl string) *slog.Logger {
-	var sl slog.Level
-	_ = sl.UnmarshalText([]byte(strings.ToUpper(lvl)))
-	return slog.New(sloggokit.NewGoKitHandler(l, sl))
 }

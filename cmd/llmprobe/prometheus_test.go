@@ -77,7 +77,7 @@ func TestDashboardsAndRulesAgainstPrometheus(t *testing.T) {
 	previous := &report.Report{ID: "e2e-20200101T000000Z", Burst: "e2e", Target: "sim", Model: "sim-model",
 		Config:  map[string]any{"scenarios": []any{map[string]any{"scenario": "chat", "weight": 1}}},
 		Latency: map[string]report.Summary{"ttft": {Count: 1, P50: 0.1, P99: 0.1}}}
-	if err := report.NewStore(storage).Save(previous, 5); err != nil {
+	if err := report.NewStore(storage, nil).Save(previous, 5); err != nil {
 		t.Fatal(err)
 	}
 	cfgPath := filepath.Join(t.TempDir(), "llmprobe.yml")

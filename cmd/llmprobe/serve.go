@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/daemon"
+	"github.com/llmprobe/llmprobe/internal/redact"
 )
 
 type serveCommand struct {
@@ -51,7 +51,7 @@ func newServeCommand(app *kingpin.Application) *serveCommand {
 	return c
 }
 
-func (c *serveCommand) run(logger log.Logger, webLogger *slog.Logger) int {
+func (c *serveCommand) run(logger log.Logger, secrets *redact.Redactor) int {
 	if *c.configCheck {
 		if *c.configFile == "" {
 			fmt.Fprintln(os.Stderr, "llmprobe: --config.check needs --config.file")
@@ -76,7 +76,7 @@ func (c *serveCommand) run(logger log.Logger, webLogger *slog.Logger) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	d := daemon.New(daemon.Options{
-		Logger: logger, WebLogger: webLogger, Web: c.webFlags, TelemetryPath: *c.telemetryPath,
+		Logger: logger, Secrets: secrets, Web: c.webFlags, TelemetryPath: *c.telemetryPath,
 		ConfigFile: *c.configFile, HistoryRecent: *c.historyRecent, HistoryFailures: *c.historyFailed,
 		StoragePath: *c.storagePath, GPU: *c.gpu, GPUTimeout: *c.gpuTimeout, Shard: shard,
 	})

@@ -29,6 +29,7 @@ import (
 	"github.com/llmprobe/llmprobe/canary"
 	"github.com/llmprobe/llmprobe/collector"
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/internal/redact"
 	"github.com/llmprobe/llmprobe/internal/web"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
@@ -38,8 +39,10 @@ import (
 // Options are the daemon's flags.
 type Options struct {
 	Logger log.Logger
-	// WebLogger is the bridge exporter-toolkit needs to log through Logger.
-	WebLogger *slog.Logger
+	// Secrets learns every loaded configuration's secrets, and masks them
+	// in pages, reports and, when it wraps Logger's output, in log lines.
+	// Nil makes one that wraps Logger.
+	Secrets *redact.Redactor
 	// Web holds the listen addresses, TLS and auth; nil listens on :9479.
 	Web           *toolkit.FlagConfig
 	TelemetryPath string
@@ -57,6 +60,10 @@ type Options struct {
 type Daemon struct {
 	opts   Options
 	logger log.Logger
+	// webLogger bridges to Logger for exporter-toolkit; Logger's level filter decides.
+	webLogger *slog.Logger
+	// secrets masks every secret any loaded configuration held.
+	secrets *redact.Redactor
 
 	// ctx bounds every schedule and client; Run cancels it when it ends.
 	ctx    context.Context
@@ -96,8 +103,10 @@ func New(opts Options) *Daemon {
 	if opts.Logger == nil {
 		opts.Logger = log.NewNopLogger()
 	}
-	if opts.WebLogger == nil {
-		opts.WebLogger = slog.New(sloggokit.NewGoKitHandler(opts.Logger, slog.LevelInfo))
+	secrets := opts.Secrets
+	if secrets == nil {
+		secrets = redact.New()
+		opts.Logger = secrets.Logger(opts.Logger)
 	}
 	if opts.TelemetryPath == "" {
 		opts.TelemetryPath = "/metrics"
@@ -111,17 +120,19 @@ func New(opts Options) *Daemon {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &Daemon{
-		opts:    opts,
-		logger:  opts.Logger,
-		ctx:     ctx,
-		cancel:  cancel,
-		reg:     prometheus.NewRegistry(),
-		targets: target.NewSet(opts.Logger),
-		probe:   collector.NewProbe(),
-		bursts:  collector.NewBursts(),
-		store:   report.NewStore(opts.StoragePath),
-		reloads: make(chan chan error),
-		stopped: make(chan struct{}),
+		opts:      opts,
+		logger:    opts.Logger,
+		webLogger: slog.New(sloggokit.NewGoKitHandler(opts.Logger, slog.LevelDebug)),
+		secrets:   secrets,
+		ctx:       ctx,
+		cancel:    cancel,
+		reg:       prometheus.NewRegistry(),
+		targets:   target.NewSet(opts.Logger),
+		probe:     collector.NewProbe(),
+		bursts:    collector.NewBursts(),
+		store:     report.NewStore(opts.StoragePath, secrets),
+		reloads:   make(chan chan error),
+		stopped:   make(chan struct{}),
 	}
 	d.safe = config.NewSafeConfig(d.reg)
 	d.site = web.New(web.Options{
@@ -192,7 +203,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 
 	srv := &http.Server{Handler: d.routes(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
-	go func() { errc <- toolkit.ListenAndServe(srv, d.opts.Web, d.opts.WebLogger) }()
+	go func() { errc <- toolkit.ListenAndServe(srv, d.opts.Web, d.webLogger) }()
 	d.ready.Store(true)
 	select {
 	case err := <-errc:
@@ -290,11 +301,21 @@ func (d *Daemon) reload() error {
 	return nil
 }
 
+// load reads the configuration and teaches the redactor its secrets, files'
+// contents included, even when it turns out unchanged: a rotated token file
+// is masked from the next reload on.
 func (d *Daemon) load() (*config.Config, error) {
+	var cfg *config.Config
+	var err error
 	if d.opts.ConfigFile == "" {
-		return config.Parse(d.demo, "embedded demo config")
+		cfg, err = config.Parse(d.demo, "embedded demo config")
+	} else {
+		cfg, err = config.LoadFile(d.opts.ConfigFile)
 	}
-	return config.LoadFile(d.opts.ConfigFile)
+	if err == nil {
+		d.secrets.Add(cfg.Secrets())
+	}
+	return cfg, err
 }
 
 // apply makes a configuration take effect; SafeConfig calls it before the
@@ -323,9 +344,14 @@ func (d *Daemon) apply(full *config.Config) {
 	d.site.Configure(cfg)
 }
 
+// routes serves every page through the redactor. /metrics is left out of
+// it: its label values come from the configuration's names and from target
+// facts the prober has masked already, and a scrape must not be held whole.
 func (d *Daemon) routes() http.Handler {
+	root := http.NewServeMux()
+	root.Handle(d.opts.TelemetryPath, promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{EnableOpenMetrics: true, ErrorHandling: promhttp.ContinueOnError}))
 	mux := http.NewServeMux()
-	mux.Handle(d.opts.TelemetryPath, promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{EnableOpenMetrics: true, ErrorHandling: promhttp.ContinueOnError}))
+	root.Handle("/", d.secrets.Handler(mux))
 	mux.HandleFunc("/-/healthy", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintln(w, "Healthy")
 	})
@@ -363,5 +389,5 @@ func (d *Daemon) routes() http.Handler {
 		_, _ = w.Write(out)
 	})
 	d.site.Register(mux)
-	return mux
+	return root
 }

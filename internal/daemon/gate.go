@@ -14,6 +14,7 @@ import (
 	"github.com/llmprobe/llmprobe/burst"
 	"github.com/llmprobe/llmprobe/collector"
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/internal/redact"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/prompt"
 	"github.com/llmprobe/llmprobe/report"
@@ -50,6 +51,9 @@ func Gate(ctx context.Context, o GateOptions) int {
 		fmt.Fprintln(o.Stderr, err)
 		return GateError
 	}
+	secrets := redact.New()
+	secrets.Add(cfg.Secrets())
+	o.Stdout, o.Stderr = secrets.Writer(o.Stdout), secrets.Writer(o.Stderr)
 	b, ok := cfg.Burst(o.Burst)
 	if !ok {
 		fmt.Fprintf(o.Stderr, "llmprobe gate: no burst %q in %s\n", o.Burst, o.ConfigFile)
@@ -81,7 +85,7 @@ func Gate(ctx context.Context, o GateOptions) int {
 
 	runner := burst.Runner{
 		Client:   client,
-		Store:    report.NewStore(o.StoragePath),
+		Store:    report.NewStore(o.StoragePath, secrets),
 		Baseline: baseline,
 		Progress: func(done, total int) {
 			if done == total || done%10 == 0 {
@@ -117,7 +121,7 @@ func Gate(ctx context.Context, o GateOptions) int {
 		code = GateUnmeasured
 	}
 	if o.Output != "" {
-		if err := report.WriteJSON(o.Output, rep); err != nil {
+		if err := report.WriteJSON(o.Output, rep, secrets); err != nil {
 			fmt.Fprintf(o.Stderr, "llmprobe gate: writing %s: %v\n", o.Output, err)
 			code = GateUnmeasured
 		}

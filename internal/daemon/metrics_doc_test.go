@@ -44,7 +44,7 @@ func TestMetricContract(t *testing.T) {
 	previous := &report.Report{ID: "quick-20200101T000000Z", Burst: "quick", Target: "sim", Model: "m",
 		Config:  map[string]any{"scenarios": []any{map[string]any{"scenario": "checked", "weight": 1}}},
 		Latency: map[string]report.Summary{"ttft": {Count: 1, P50: 0.1, P99: 0.1}}}
-	if err := report.NewStore(storage).Save(previous, 5); err != nil {
+	if err := report.NewStore(storage, nil).Save(previous, 5); err != nil {
 		t.Fatal(err)
 	}
 	// A target behind TLS, for the certificate's expiry, and a dead one, for failures.

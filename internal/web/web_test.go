@@ -42,7 +42,7 @@ canary: {interval: 15s}
 	targets := target.NewSet(log.NewNopLogger())
 	defer targets.Stop()
 	targets.Apply(context.Background(), cfg)
-	store := report.NewStore(t.TempDir())
+	store := report.NewStore(t.TempDir(), nil)
 	site := New(Options{
 		Targets: targets, Store: store, TelemetryPath: "/metrics", Recent: 5, Failures: 5,
 		Schedules: func() []config.Pair { return cfg.CanaryPairs() },
