@@ -182,6 +182,38 @@ func TestConcurrentReloadsRunWhatConfigShows(t *testing.T) {
 		}
 	}
 
+	// 100 reloads at once, the file flipping under them; then one file, one
+	// reload: the metric says how that one went, and a good file runs.
+	for _, good := range []bool{false, true} {
+		var wg sync.WaitGroup
+		for range 100 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				post()
+			}()
+		}
+		for range 20 {
+			writeFile(t, path, next())
+		}
+		wg.Wait()
+		last := badConfig
+		if good {
+			last = generation(srv.URL, n+1000)
+		}
+		writeFile(t, path, last)
+		code, _ := d.post("/-/reload")
+		if ok := code == http.StatusOK; ok != good {
+			t.Fatalf("reloading a good=%v file answered %d", good, code)
+		}
+		_, metrics := d.get("/metrics")
+		want := map[bool]string{true: "llmprobe_config_last_reload_successful 1", false: "llmprobe_config_last_reload_successful 0"}[good]
+		if !strings.Contains(metrics, "\n"+want+"\n") {
+			t.Errorf("after a good=%v reload the metric does not read %q", good, want)
+		}
+		d.runsShown(t)
+	}
+
 	// Signals join in; they are answered asynchronously, so the check waits
 	// for a last reload that began after the last write.
 	var wg sync.WaitGroup
@@ -222,6 +254,52 @@ func TestConcurrentReloadsRunWhatConfigShows(t *testing.T) {
 	// A signal still queued reloads the same file: nothing changes.
 	if got := d.runsShown(t); !config.Equal(got, want) {
 		t.Errorf("/config shows target %s; the file says %s", got.Targets[0].Name, want.Targets[0].Name)
+	}
+}
+
+// An on_start burst runs when it first appears and again only when its
+// definition changes: reloads of the same file, or of a change elsewhere,
+// leave it be.
+func TestOnStartBurstRunsOncePerDefinition(t *testing.T) {
+	srv, _ := testkit.StartSim(t, func(c *sim.Config) { c.PrefillBase, c.DecodeBase = time.Millisecond, time.Millisecond })
+	file := func(requests int, interval string) string {
+		return fmt.Sprintf(`targets: [{name: t, url: %q, model: m, timeout: 2s}]
+scenarios: [{name: s, prompt_tokens: 8, output_tokens: 2, slo: {ttft: 1s}}]
+canary: {interval: %s}
+bursts:
+  - {name: b, target: t, scenarios: [{scenario: s}], arrival: {rate: 50}, requests: %d, schedule: {on_start: true}}
+`, srv.URL, interval, requests)
+	}
+	path := filepath.Join(t.TempDir(), "llmprobe.yml")
+	storage := t.TempDir()
+	writeFile(t, path, file(2, "1s"))
+	d := startDaemon(t, Options{ConfigFile: path, StoragePath: storage, HistoryRecent: 5, HistoryFailures: 5})
+	runs := func() int {
+		list, err := d.store.List()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(list["b"])
+	}
+	testkit.WaitUntil(t, "the on_start burst's report", 10*time.Second, func() bool { return runs() == 1 })
+	for _, content := range []string{file(2, "1s"), file(2, "1s"), file(2, "2s")} {
+		writeFile(t, path, content)
+		if code, body := d.post("/-/reload"); code != http.StatusOK {
+			t.Fatalf("reload: %d %s", code, body)
+		}
+	}
+	writeFile(t, path, file(3, "2s"))
+	if code, body := d.post("/-/reload"); code != http.StatusOK {
+		t.Fatalf("reload: %d %s", code, body)
+	}
+	// The changed burst plans 3 requests: its report is the second only if
+	// no reload before it ran the old one again.
+	testkit.WaitUntil(t, "the changed burst's report", 10*time.Second, func() bool {
+		latest, err := d.store.Latest("b")
+		return err == nil && latest != nil && latest.PlannedRequests == 3
+	})
+	if n := runs(); n != 2 {
+		t.Errorf("%d runs: an unchanged on_start burst ran again", n)
 	}
 }
 
