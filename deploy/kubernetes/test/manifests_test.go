@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -108,6 +109,19 @@ func render(t *testing.T, overlay string) [][]byte {
 	return splitDocs(out)
 }
 
+// mountSecrets stands in for the Secret the pod mounts at
+// /etc/llmprobe/secrets: the loader reads every file a configuration names.
+func mountSecrets(t *testing.T, cfg string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, m := range regexp.MustCompile(`/etc/llmprobe/secrets/([\w.-]+)`).FindAllStringSubmatch(cfg, -1) {
+		if err := os.WriteFile(filepath.Join(dir, m[1]), []byte("sk-example\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return strings.ReplaceAll(cfg, "/etc/llmprobe/secrets", dir)
+}
+
 // Each overlay renders, and every rendered object decodes strictly; the
 // workload is non-root, read-only, capability-free, probed and bounded.
 func TestOverlaysRender(t *testing.T) {
@@ -125,7 +139,7 @@ func TestOverlaysRender(t *testing.T) {
 					pod, kinds = &o.Spec.Template.Spec, append(kinds, "StatefulSet")
 				case *corev1.ConfigMap:
 					kinds = append(kinds, "ConfigMap")
-					if _, err := config.Parse([]byte(o.Data["llmprobe.yml"]), "configmap llmprobe.yml"); err != nil {
+					if _, err := config.Parse([]byte(mountSecrets(t, o.Data["llmprobe.yml"])), "configmap llmprobe.yml"); err != nil {
 						t.Errorf("the ConfigMap's configuration: %v", err)
 					}
 				case *monitoringv1.ServiceMonitor:
@@ -145,6 +159,9 @@ func TestOverlaysRender(t *testing.T) {
 				t.Fatalf("rendered %s has no workload", overlay)
 			}
 			checkPod(t, pod)
+			if !slices.ContainsFunc(pod.Containers[0].VolumeMounts, func(m corev1.VolumeMount) bool { return m.MountPath == "/etc/llmprobe/secrets" }) {
+				t.Errorf("rendered %s does not mount the secrets its configuration reads", overlay)
+			}
 		})
 	}
 }
