@@ -53,7 +53,7 @@ func NewClient(t config.Target) (*Client, error) {
 	}
 	base := strings.TrimSuffix(strings.TrimSuffix(t.URL, "/"), "/v1")
 	c := &Client{target: t, http: hc, base: base, redact: redact.New(), secretFiles: namesSecretFiles(t)}
-	c.redact.Add(t.Secrets())
+	c.redact.Add(redact.TargetSecrets(t))
 	return c, nil
 }
 
@@ -65,7 +65,7 @@ func (c *Client) redactText(s string) string { return c.redact.String(s) }
 // scrub redacts every text of a result that came from the target.
 func (c *Client) scrub(res *Result) {
 	if c.secretFiles && (res.Error != "" || res.Body != "" || res.Answer != "") {
-		c.redact.Add(c.target.Secrets())
+		c.redact.Add(redact.TargetSecrets(c.target))
 	}
 	res.Error, res.Body, res.Answer = c.redactText(res.Error), c.redactText(res.Body), c.redactText(res.Answer)
 	if res.answerLimit > 0 {

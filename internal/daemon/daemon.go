@@ -313,7 +313,7 @@ func (d *Daemon) load() (*config.Config, error) {
 		cfg, err = config.LoadFile(d.opts.ConfigFile)
 	}
 	if err == nil {
-		d.secrets.Add(cfg.Secrets())
+		d.secrets.Add(redact.Secrets(cfg))
 	}
 	return cfg, err
 }

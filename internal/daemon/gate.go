@@ -52,7 +52,7 @@ func Gate(ctx context.Context, o GateOptions) int {
 		return GateError
 	}
 	secrets := redact.New()
-	secrets.Add(cfg.Secrets())
+	secrets.Add(redact.Secrets(cfg))
 	o.Stdout, o.Stderr = secrets.Writer(o.Stdout), secrets.Writer(o.Stderr)
 	b, ok := cfg.Burst(o.Burst)
 	if !ok {

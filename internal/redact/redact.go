@@ -1,5 +1,6 @@
-// Package redact replaces secret values with <secret> in every string that
-// leaves llmprobe: log lines, pages, reports and the gate's output.
+// Package redact finds the secrets a configuration holds and replaces them
+// with <secret> in every string that leaves llmprobe: log lines, pages,
+// reports and the gate's output.
 package redact
 
 import (

@@ -1,4 +1,4 @@
-package config
+package yamlerr
 
 import (
 	"reflect"
@@ -9,10 +9,10 @@ import (
 var indexRe = regexp.MustCompile(`\[\d+\]`)
 
 // knownFields lists the YAML keys the mapping at path accepts, following
-// yaml tags from Config (inline structs included); nil where path is not a
+// yaml tags from schema (inline structs included); nil where path is not a
 // struct, like a map of headers.
-func knownFields(path string) []string {
-	t := reflect.TypeOf(Config{})
+func knownFields(schema reflect.Type, path string) []string {
+	t := schema
 	if path != "" {
 		for _, key := range strings.Split(indexRe.ReplaceAllString(path, ""), ".") {
 			f, ok := fieldByKey(t, key)

@@ -1,4 +1,4 @@
-package config
+package yamlerr
 
 import (
 	"bytes"
@@ -10,12 +10,12 @@ import (
 	yaml4 "go.yaml.in/yaml/v4"
 )
 
-// checkSyntax reports a YAML syntax error at the line and column where the
+// Syntax reports a YAML syntax error at the line and column where the
 // parser gave up, with the construct it was reading, and refuses a second
 // document, which would otherwise be ignored. yaml/v4 is used for this alone:
 // v3, which decodes the configuration for prometheus/common's types, reports
 // only the line where the enclosing construct began.
-func checkSyntax(data []byte, filename string) error {
+func Syntax(data []byte, filename string) error {
 	dec := yaml4.NewDecoder(bytes.NewReader(data))
 	for doc := 0; ; doc++ {
 		var n yaml4.Node

@@ -1,0 +1,180 @@
+// Package yamlerr turns YAML syntax and decoding errors into messages a
+// person can act on: file, line (and column), the field's path, and no Go
+// type names.
+package yamlerr
+
+import (
+	"fmt"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"errors"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Index maps a field path (targets[1].url) to the line where it is written, and back.
+type Index struct {
+	lines map[string]int
+	paths map[int][]string // the paths of keys written on a line
+}
+
+// NewIndex indexes the document root.
+func NewIndex(root *yaml.Node) *Index {
+	idx := &Index{lines: map[string]int{}, paths: map[int][]string{}}
+	var walk func(n *yaml.Node, path string)
+	walk = func(n *yaml.Node, path string) {
+		if n == nil {
+			return
+		}
+		idx.lines[path] = n.Line
+		switch n.Kind {
+		case yaml.DocumentNode:
+			for _, c := range n.Content {
+				walk(c, path)
+			}
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k, v := n.Content[i], n.Content[i+1]
+				p := k.Value
+				if path != "" {
+					p = path + "." + k.Value
+				}
+				idx.lines[p] = k.Line
+				idx.paths[k.Line] = append(idx.paths[k.Line], p)
+				walk(v, p)
+				idx.lines[p] = k.Line
+			}
+		case yaml.SequenceNode:
+			for i, c := range n.Content {
+				p := fmt.Sprintf("%s[%d]", path, i)
+				walk(c, p)
+			}
+		}
+	}
+	walk(root, "")
+	return idx
+}
+
+// pathOn is the path of key on line or, without one, the deepest path there.
+func (idx *Index) pathOn(line int, key string) string {
+	best := ""
+	for _, p := range idx.paths[line] {
+		if key != "" && (p == key || strings.HasSuffix(p, "."+key)) {
+			return p
+		}
+		if len(p) > len(best) {
+			best = p
+		}
+	}
+	return best
+}
+
+// Line finds the line of path, or of its closest written parent.
+func (idx *Index) Line(path string) int {
+	for p := path; p != ""; p = parentPath(p) {
+		if l, ok := idx.lines[p]; ok {
+			return l
+		}
+	}
+	return 1
+}
+
+func parentPath(p string) string {
+	i := strings.LastIndexAny(p, ".[")
+	if i < 0 {
+		return ""
+	}
+	return p[:i]
+}
+
+var (
+	yamlLineRe    = regexp.MustCompile(`^line (\d+): (.*)$`)
+	unknownFieldR = regexp.MustCompile(`^field (.+) not found in type \S+$`)
+	cannotUnmarsh = regexp.MustCompile("^cannot unmarshal (!\\S*)(?: `?(.*?)`?)? into (.+)$")
+)
+
+// TypeErrors rewrites a decoder's errors into "file:line: path: message",
+// with no Go type in the message: an unknown key gets the known key it is a
+// typo of in schema (the type the document decodes into), or where it moved
+// to (moved maps "targets.headers", the key's path without indices, to its
+// new place); a value of the wrong kind says what was expected.
+func (idx *Index) TypeErrors(filename string, te *yaml.TypeError, schema reflect.Type, moved map[string]string) error {
+	msgs := make([]error, 0, len(te.Errors))
+	for _, e := range te.Errors {
+		m := yamlLineRe.FindStringSubmatch(e)
+		if m == nil {
+			msgs = append(msgs, fmt.Errorf("%s: %s", filename, e))
+			continue
+		}
+		line, _ := strconv.Atoi(m[1])
+		path, msg := idx.pathOn(line, ""), m[2]
+		if u := unknownFieldR.FindStringSubmatch(msg); u != nil {
+			path = idx.pathOn(line, u[1])
+			msg = unknownFieldMessage(u[1], parentPath(path), schema, moved)
+		} else if c := cannotUnmarsh.FindStringSubmatch(msg); c != nil {
+			if c[2] == "" {
+				msg = fmt.Sprintf("cannot use %s as %s", yamlKind(c[1]), goTypeName(c[3]))
+			} else {
+				msg = fmt.Sprintf("cannot use %s %q as %s", yamlKind(c[1]), c[2], goTypeName(c[3]))
+			}
+		}
+		if path == "" {
+			msgs = append(msgs, fmt.Errorf("%s:%d: %s", filename, line, msg))
+		} else {
+			msgs = append(msgs, fmt.Errorf("%s:%d: %s: %s", filename, line, path, msg))
+		}
+	}
+	return errors.Join(msgs...)
+}
+
+func yamlKind(tag string) string {
+	switch tag = strings.TrimPrefix(tag, "!!"); tag {
+	case "str":
+		return "string"
+	case "seq":
+		return "a list"
+	case "map":
+		return "a mapping"
+	case "int", "float", "bool", "null", "timestamp", "binary":
+		return tag
+	default:
+		return "a value tagged " + tag
+	}
+}
+
+// goTypeName says in words what a Go type takes, so no message shows one.
+func goTypeName(t string) string {
+	switch {
+	case strings.HasPrefix(t, "[]"):
+		return "a list"
+	case strings.HasPrefix(t, "map["):
+		return "a mapping"
+	case strings.HasPrefix(t, "int"), strings.HasPrefix(t, "uint"):
+		return "an integer"
+	case strings.HasPrefix(t, "float"):
+		return "a number"
+	case t == "bool":
+		return "true or false"
+	case t == "string", strings.HasSuffix(t, ".Secret"), strings.HasSuffix(t, ".API"), strings.HasSuffix(t, "Duration"):
+		return "a string"
+	}
+	return "a mapping" // the configuration's own structs
+}
+
+func unknownFieldMessage(key, parent string, schema reflect.Type, moved map[string]string) string {
+	msg := fmt.Sprintf("unknown field %q", key)
+	where := indexRe.ReplaceAllString(parent, "")
+	if where != "" {
+		where += "."
+	}
+	if to, ok := moved[where+key]; ok {
+		return msg + "; it moved to " + to
+	}
+	if s := suggest(key, knownFields(schema, parent)); s != "" {
+		return msg + fmt.Sprintf("; did you mean %q?", s)
+	}
+	return msg
+}

@@ -1,0 +1,131 @@
+package redact
+
+import (
+	"encoding/base64"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+
+	"github.com/llmprobe/llmprobe/config"
+)
+
+// keyLikeRe matches parameter names whose values are credentials.
+var keyLikeRe = regexp.MustCompile(`(?i)(key|token|secret|password|passwd|auth|sig|credential)`)
+
+// TargetSecrets lists every secret value a target's requests may carry: header
+// secrets and files, bearer and authorization credentials, basic-auth
+// passwords and their encoded header form, OAuth2 client secrets, proxy
+// passwords, and parameters named like keys; files are read now, so the
+// list holds what they say at this moment. Values shorter than 4 bytes are
+// left out: replacing them would mangle ordinary text.
+func TargetSecrets(t config.Target) []string {
+	var out []string
+	add := func(s string) {
+		s = strings.TrimSpace(s)
+		if len(s) >= 4 {
+			out = append(out, s)
+		}
+	}
+	addFile := func(path string) string {
+		if path == "" {
+			return ""
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return ""
+		}
+		add(string(b))
+		return strings.TrimSpace(string(b))
+	}
+	h := t.HTTPClientConfig
+	if h.HTTPHeaders != nil {
+		for _, hd := range h.HTTPHeaders.Headers {
+			for _, s := range hd.Secrets {
+				add(string(s))
+			}
+			for _, f := range hd.Files {
+				addFile(f)
+			}
+		}
+	}
+	add(string(h.BearerToken))
+	addFile(h.BearerTokenFile)
+	if a := h.Authorization; a != nil {
+		add(string(a.Credentials))
+		addFile(a.CredentialsFile)
+	}
+	if b := h.BasicAuth; b != nil {
+		user := b.Username
+		if u := readTrimmed(b.UsernameFile); u != "" {
+			user = u
+		}
+		pass := string(b.Password)
+		if p := addFile(b.PasswordFile); p != "" {
+			pass = p
+		}
+		add(pass)
+		if pass != "" {
+			add(base64.StdEncoding.EncodeToString([]byte(user + ":" + pass)))
+		}
+	}
+	if o := h.OAuth2; o != nil {
+		add(string(o.ClientSecret))
+		addFile(o.ClientSecretFile)
+		add(string(o.ClientCertificateKey))
+		for k, v := range o.EndpointParams {
+			if keyLikeRe.MatchString(k) {
+				add(v)
+			}
+		}
+		addURLSecrets(o.TokenURL, add)
+	}
+	add(string(h.TLSConfig.Key))
+	if h.ProxyURL.URL != nil {
+		addURLSecrets(h.ProxyURL.String(), add)
+	}
+	for _, vs := range h.ProxyConnectHeader {
+		for _, v := range vs {
+			add(string(v))
+		}
+	}
+	return out
+}
+
+func readTrimmed(path string) string {
+	if path == "" {
+		return ""
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// addURLSecrets adds a URL's password and its parameters named like keys.
+func addURLSecrets(raw string, add func(string)) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return
+	}
+	if p, ok := u.User.Password(); ok {
+		add(p)
+	}
+	for k, vs := range u.Query() {
+		if keyLikeRe.MatchString(k) {
+			for _, v := range vs {
+				add(v)
+			}
+		}
+	}
+}
+
+// Secrets lists the secrets of every target of cfg.
+func Secrets(cfg *config.Config) []string {
+	var out []string
+	for _, t := range cfg.Targets {
+		out = append(out, TargetSecrets(t)...)
+	}
+	return out
+}
