@@ -19,6 +19,11 @@ type Limits struct {
 	MaxPromptTokens int `yaml:"max_prompt_tokens,omitempty"`
 	// MaxBurstMemory bounds a burst's worst-case memory (see Footprint).
 	MaxBurstMemory units.Base2Bytes `yaml:"max_burst_memory,omitempty"`
+	// MaxCanaryRate bounds the requests per second all canaries send together.
+	MaxCanaryRate float64 `yaml:"max_canary_rate,omitempty"`
+	// MaxCanaryMemory bounds what canary requests in flight may hold, each
+	// target hanging to its timeout (see CanaryFootprint).
+	MaxCanaryMemory units.Base2Bytes `yaml:"max_canary_memory,omitempty"`
 }
 
 // DefaultLimits fit a burst beside the daemon in the 512 MiB the deploy files give it.
@@ -26,6 +31,8 @@ var DefaultLimits = Limits{
 	MaxPlannedRequests: 200_000,
 	MaxPromptTokens:    128 << 10,
 	MaxBurstMemory:     256 * units.MiB,
+	MaxCanaryRate:      100,
+	MaxCanaryMemory:    256 * units.MiB,
 }
 
 // Hard ranges, for values and for the limits themselves.
@@ -147,6 +154,21 @@ func (c *Config) Footprint(b Burst) Footprint {
 	return f
 }
 
+// CanaryFootprint is what the canaries send and may hold at most: each
+// schedule sends one request per interval, each in its own goroutine, so a
+// target that hangs holds up to timeout/interval of them in flight.
+func (c *Config) CanaryFootprint() (schedules int, rate float64, bytes int64) {
+	for _, p := range c.CanaryPairs() {
+		t, _ := c.Target(p.Target)
+		s, _ := c.Scenario(p.Scenario)
+		schedules++
+		rate += 1 / p.Interval.Seconds()
+		inFlight := int64(t.Timeout.Std()/p.Interval) + 1
+		bytes += inFlight * (streamBytes + bytesPerPrompt*int64(s.maxPromptTokens()) + resultBytes + bytesPerITL*int64(s.OutputTokens.Maximum()))
+	}
+	return schedules, rate, bytes
+}
+
 // maxPromptTokens is the longest prompt the scenario sends.
 func (s Scenario) maxPromptTokens() int {
 	if s.Prompt != "" {
@@ -169,6 +191,11 @@ func (c *Config) checkFootprints(errs *errList) {
 			errs.add(fmt.Sprintf("scenarios[%d].prompt_tokens", i), "prompts of up to %d tokens are past limits.max_prompt_tokens (%d)", n, c.Limits.MaxPromptTokens)
 		}
 	}
+	if n, rate, bytes := c.CanaryFootprint(); rate > c.Limits.MaxCanaryRate*(1+1e-9) {
+		errs.add("canary", "%d schedules send %.4g requests per second, past limits.max_canary_rate (%g): lengthen intervals, pair fewer targets and scenarios, or raise the limit", n, rate, c.Limits.MaxCanaryRate)
+	} else if bytes > int64(c.Limits.MaxCanaryMemory) {
+		errs.add("canary", "%d schedules may hold up to %s with every target hanging to its timeout, past limits.max_canary_memory (%s): shorten timeouts or prompts, lengthen intervals, or raise the limit", n, humanBytes(bytes), humanBytes(int64(c.Limits.MaxCanaryMemory)))
+	}
 	for i, b := range c.Bursts {
 		path := fmt.Sprintf("bursts[%d]", i)
 		f := c.Footprint(b)
@@ -185,6 +212,10 @@ func (l *Limits) validate(errs *errList) {
 	errs.intWithin("limits.max_prompt_tokens", l.MaxPromptTokens, 1, maxTokens, "tokens")
 	if m := l.MaxBurstMemory; m < units.MiB || m > 64*units.GiB {
 		errs.add("limits.max_burst_memory", "%s must be within [1MiB, 64GiB]", m)
+	}
+	errs.within("limits.max_canary_rate", l.MaxCanaryRate, 0.001, maxRate, "requests per second")
+	if m := l.MaxCanaryMemory; m < units.MiB || m > 64*units.GiB {
+		errs.add("limits.max_canary_memory", "%s must be within [1MiB, 64GiB]", m)
 	}
 }
 

@@ -17,6 +17,7 @@ var absurdConfigs = []string{
 	"bad_rate_tiny", "bad_rate_nan", "bad_burstiness", "bad_planned_requests", "bad_sweep_max",
 	"bad_prompt_tokens", "bad_burst_memory", "bad_temperature", "bad_target_ratio_nan",
 	"bad_extra_body_json", "bad_extra_body_inf", "bad_second_document", "bad_ca_file",
+	"bad_canary_rate", "bad_canary_memory",
 }
 
 // absurd returns a config's path (copied beside nothing, so relative files

@@ -63,6 +63,8 @@ func (c *serveCommand) run(logger log.Logger, secrets *redact.Redactor) int {
 			return 1
 		}
 		fmt.Printf("%s: configuration is valid\n", *c.configFile)
+		n, rate, bytes := cfg.CanaryFootprint()
+		fmt.Printf("canary: %d schedules, %.4g requests per second, worst-case memory %.1f MiB (limits: %g/s, %s)\n", n, rate, float64(bytes)/(1<<20), cfg.Limits.MaxCanaryRate, cfg.Limits.MaxCanaryMemory)
 		for _, b := range cfg.Bursts {
 			fmt.Printf("burst %s: %s (limits: %d requests, %s)\n", b.Name, cfg.Footprint(b), cfg.Limits.MaxPlannedRequests, cfg.Limits.MaxBurstMemory)
 		}
