@@ -157,7 +157,7 @@ func (s BurstSchedule) TimesOfDay() []time.Duration {
 	return out
 }
 
-func (b *Burst) validate(path string, cfg *Config, seen map[string]int, errs *errList) {
+func (b *Burst) validate(path string, cfg *Config, seen map[string]string, errs *errList) {
 	checkName(path, b.Name, "burst", seen, errs)
 	if b.Target == "" {
 		errs.add(path+".target", "is required")

@@ -18,6 +18,8 @@ import (
 type FieldError struct {
 	Path string
 	Msg  string
+	// First is where the value a duplicate repeats was first written.
+	First string
 }
 
 func (e *FieldError) Error() string { return e.Path + ": " + e.Msg }
@@ -75,7 +77,11 @@ func parse(data []byte, filename, dir string) (*Config, error) {
 	if errs := cfg.validate(); len(errs) > 0 {
 		msgs := make([]error, len(errs))
 		for i, fe := range errs {
-			msgs[i] = fmt.Errorf("%s:%d: %s", filename, idx.Line(fe.Path), fe.Error())
+			msg := fe.Error()
+			if fe.First != "" {
+				msg += fmt.Sprintf(" (first at line %d)", idx.Line(fe.First))
+			}
+			msgs[i] = fmt.Errorf("%s:%d: %s", filename, idx.Line(fe.Path), msg)
 		}
 		return nil, errors.Join(msgs...)
 	}

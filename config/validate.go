@@ -26,19 +26,19 @@ func (c *Config) validate() errList {
 	if len(c.Targets) == 0 {
 		errs.add("targets", "at least one target is required")
 	}
-	seen := map[string]int{}
+	seen := map[string]string{}
 	for i := range c.Targets {
 		c.Targets[i].validate(fmt.Sprintf("targets[%d]", i), seen, &errs)
 	}
 	if len(c.Scenarios) == 0 {
 		errs.add("scenarios", "at least one scenario is required")
 	}
-	seen = map[string]int{}
+	seen = map[string]string{}
 	for i := range c.Scenarios {
 		c.Scenarios[i].validate(fmt.Sprintf("scenarios[%d]", i), seen, &errs)
 	}
 	c.Canary.validate(c, &errs)
-	seen = map[string]int{}
+	seen = map[string]string{}
 	for i := range c.Bursts {
 		c.Bursts[i].validate(fmt.Sprintf("bursts[%d]", i), c, seen, &errs)
 	}
@@ -51,21 +51,22 @@ func (c *Config) validate() errList {
 	return errs
 }
 
-func checkName(path, name, kind string, seen map[string]int, errs *errList) {
+func checkName(path, name, kind string, seen map[string]string, errs *errList) {
 	switch {
 	case name == "":
 		errs.add(path+".name", "is required")
 	case !nameRe.MatchString(name):
 		errs.add(path+".name", "%q must be 1-63 letters, digits, '_', '.', ':' or '-', starting with a letter or digit", name)
 	default:
-		if prev, dup := seen[name]; dup {
-			errs.add(path+".name", "duplicate %s name %q (also at index %d)", kind, name, prev)
+		if first, dup := seen[name]; dup {
+			*errs = append(*errs, &FieldError{Path: path + ".name", Msg: fmt.Sprintf("duplicate %s name %q", kind, name), First: first + ".name"})
+			return
 		}
-		seen[name] = len(seen)
+		seen[name] = path
 	}
 }
 
-func (t *Target) validate(path string, seen map[string]int, errs *errList) {
+func (t *Target) validate(path string, seen map[string]string, errs *errList) {
 	checkName(path, t.Name, "target", seen, errs)
 	if t.URL == "" {
 		errs.add(path+".url", "is required")
@@ -96,7 +97,7 @@ func (t *Target) validate(path string, seen map[string]int, errs *errList) {
 	}
 }
 
-func (s *Scenario) validate(path string, seen map[string]int, errs *errList) {
+func (s *Scenario) validate(path string, seen map[string]string, errs *errList) {
 	checkName(path, s.Name, "scenario", seen, errs)
 	if s.Prompt != "" {
 		if s.SharedPrefixTokens > 0 {
