@@ -27,7 +27,7 @@ func NewBursts() *Bursts {
 }
 
 var (
-	burstLatencyDesc   = prometheus.NewDesc(namespace+"_burst_latency_seconds", "Exact quantiles of the last burst's measured requests.", []string{"burst", "metric", "quantile"}, nil)
+	burstLatencyDesc   = prometheus.NewDesc(namespace+"_burst_latency_seconds", "Exact percentiles of the last burst's measured requests (p50 to p99.9).", []string{"burst", "metric", "percentile"}, nil)
 	burstRateDesc      = prometheus.NewDesc(namespace+"_burst_achieved_rate", "Requests per second the last burst actually sent.", []string{"burst"}, nil)
 	burstOutputDesc    = prometheus.NewDesc(namespace+"_burst_output_tokens_per_second", "Output token throughput of the last burst.", []string{"burst"}, nil)
 	burstGoodputDesc   = prometheus.NewDesc(namespace+"_burst_goodput_ratio", "Share of the last burst's requests that were good.", []string{"burst"}, nil)
@@ -41,9 +41,6 @@ var (
 	burstDueDesc       = prometheus.NewDesc(namespace+"_burst_next_run_timestamp_seconds", "When the burst's next run is due; while it runs, when it should be done. Past it, the burst is overdue.", []string{"burst"}, nil)
 	writeFailuresDesc  = prometheus.NewDesc(namespace+"_report_write_failures_total", "Burst reports that could not be written to --storage.path.", []string{"burst"}, nil)
 )
-
-// quantileLabel writes quantiles as Prometheus summaries do.
-var quantileLabel = map[string]string{"p50": "0.5", "p90": "0.9", "p95": "0.95", "p99": "0.99", "p99.9": "0.999"}
 
 // Restore takes a burst's stored report after a restart; a burst that has
 // a report already keeps it, since it is as new or newer.
@@ -136,7 +133,7 @@ func (b *Bursts) Collect(ch chan<- prometheus.Metric) {
 				continue
 			}
 			for _, q := range config.BurstQuantiles {
-				gauge(burstLatencyDesc, s.Quantile(q), name, m, quantileLabel[q])
+				gauge(burstLatencyDesc, s.Quantile(q), name, m, q) // not "quantile": that label is a summary's
 			}
 		}
 		figure(burstRateDesc, r.AchievedRate, name)

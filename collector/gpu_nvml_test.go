@@ -5,6 +5,8 @@ package collector
 import (
 	"bytes"
 	"maps"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -17,9 +19,11 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
 	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/llmprobe/llmprobe/internal/metricdoc"
+	"github.com/llmprobe/llmprobe/internal/testkit"
 )
 
 const gib = 1 << 30
@@ -153,6 +157,12 @@ func TestGPUMetricsFromH100Mock(t *testing.T) {
 	if n := testutil.CollectAndCount(g, "llmprobe_gpu_info"); n != 8 {
 		t.Errorf("gpu_info series = %d, want 8", n)
 	}
+	// Eight GPUs' series, as a scrape shows them, are lint-clean.
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(g)
+	rec := httptest.NewRecorder()
+	promhttp.HandlerFor(reg, promhttp.HandlerOpts{}).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	testkit.PromtoolCheckMetrics(t, rec.Body.String())
 	if got, _ := value(t, g, "llmprobe_gpu_info", gpu0()); got != 1 {
 		t.Error("no info for gpu 0")
 	}

@@ -182,7 +182,7 @@ func bursts() *dashboard.DashboardBuilder {
 		WithPanel(statPanel("Max rate under SLO", "From a sweep: the highest rate whose goodput ratio met the target.", "reqps", q(`llmprobe_burst_max_rate_under_slo{`+sel+`}`, "{{burst}}"))).
 		WithRow(row("Last run")).
 		WithPanel(timeSeries("Latency quantiles", "Exact p50 and p99 of the last run, per metric.", "s",
-			q(`llmprobe_burst_latency_seconds{`+sel+`, quantile=~"0.5|0.99", metric=~"ttft|tpot|itl|e2e"}`, "{{burst}} {{metric}} {{quantile}}"))).
+			q(`llmprobe_burst_latency_seconds{`+sel+`, percentile=~"p50|p99", metric=~"ttft|tpot|itl|e2e"}`, "{{burst}} {{metric}} {{percentile}}"))).
 		WithPanel(timeSeries("Achieved rate and throughput", "Requests per second sent, and output tokens per second.", "reqps",
 			q(`llmprobe_burst_achieved_rate{`+sel+`}`, "{{burst}} requests/s"), q(`llmprobe_burst_output_tokens_per_second{`+sel+`}`, "{{burst}} output tokens/s"))).
 		WithPanel(timeSeries("Goodput ratio", "Share of the last run's requests that were good.", "percentunit", q(`llmprobe_burst_goodput_ratio{`+sel+`}`, "{{burst}}"))).

@@ -126,7 +126,7 @@ func TestRestartRestoresBurstGauges(t *testing.T) {
 	if v, ok := sampleValue(fams, "llmprobe_burst_passed", map[string]string{"burst": "release"}); !ok || v != 1 {
 		t.Errorf("llmprobe_burst_passed after restart = %v (present %v)", v, ok)
 	}
-	if _, ok := sampleValue(fams, "llmprobe_burst_latency_seconds", map[string]string{"burst": "release", "metric": "ttft", "quantile": "0.99"}); !ok {
+	if _, ok := sampleValue(fams, "llmprobe_burst_latency_seconds", map[string]string{"burst": "release", "metric": "ttft", "percentile": "p99"}); !ok {
 		t.Error("no burst latency gauges after restart")
 	}
 	code, page := d.get("/bursts")

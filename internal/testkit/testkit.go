@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -156,4 +157,16 @@ func (b *Buffer) Take() string {
 	s := b.buf.String()
 	b.buf.Reset()
 	return s
+}
+
+// PromtoolCheckMetrics fails the test unless `promtool check metrics` finds
+// nothing to say about exposition, a whole /metrics page.
+func PromtoolCheckMetrics(t testing.TB, exposition string) {
+	t.Helper()
+	promtool := Tool(t, "promtool", "apt-get install prometheus")
+	cmd := exec.Command(promtool, "check", "metrics")
+	cmd.Stdin = strings.NewReader(exposition)
+	if out, err := cmd.CombinedOutput(); err != nil || len(bytes.TrimSpace(out)) > 0 {
+		t.Errorf("promtool check metrics: %v\n%s", err, out)
+	}
 }
