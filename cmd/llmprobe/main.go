@@ -4,13 +4,16 @@ package main
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
 	"runtime/debug"
+	"strings"
 
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/common/version"
+	sloggokit "github.com/tjhop/slog-gokit"
 
 	"github.com/llmprobe/llmprobe/internal/redact"
 )
@@ -59,7 +62,7 @@ func run(args []string) int {
 	logger := log.With(secrets.Logger(base), "ts", log.DefaultTimestampUTC, "caller", log.DefaultCaller)
 	switch cmd {
 	case serve.cmd.FullCommand():
-		return serve.run(logger, secrets)
+		return serve.run(logger, slogFor(secrets.Logger(base), *logFlags.level), secrets)
 	case sim.cmd.FullCommand():
 		return sim.run(logger)
 	case gate.cmd.FullCommand():
@@ -101,4 +104,13 @@ func (f *logFlags) logger() (log.Logger, error) {
 		return nil, fmt.Errorf("unknown log level %q", *f.level)
 	}
 	return level.NewFilter(l, opt), nil
+}
+
+// slogFor bridges the project's go-kit logger to the *slog.Logger that
+// exporter-toolkit wants, so its lines come out through the same logger
+// (slog adds its own time and source).
+func slogFor(l log.Logger, lvl string) *slog.Logger {
+	var sl slog.Level
+	_ = sl.UnmarshalText([]byte(strings.ToUpper(lvl)))
+	return slog.New(sloggokit.NewGoKitHandler(l, sl))
 }

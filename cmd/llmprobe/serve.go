@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -51,7 +52,7 @@ func newServeCommand(app *kingpin.Application) *serveCommand {
 	return c
 }
 
-func (c *serveCommand) run(logger log.Logger, secrets *redact.Redactor) int {
+func (c *serveCommand) run(logger log.Logger, webLogger *slog.Logger, secrets *redact.Redactor) int {
 	if *c.configCheck {
 		if *c.configFile == "" {
 			fmt.Fprintln(os.Stderr, "llmprobe: --config.check needs --config.file")
@@ -78,7 +79,7 @@ func (c *serveCommand) run(logger log.Logger, secrets *redact.Redactor) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	d := daemon.New(daemon.Options{
-		Logger: logger, Secrets: secrets, Web: c.webFlags, TelemetryPath: *c.telemetryPath,
+		Logger: logger, WebLogger: webLogger, Secrets: secrets, Web: c.webFlags, TelemetryPath: *c.telemetryPath,
 		ConfigFile: *c.configFile, HistoryRecent: *c.historyRecent, HistoryFailures: *c.historyFailed,
 		StoragePath: *c.storagePath, GPU: *c.gpu, GPUTimeout: *c.gpuTimeout, Shard: shard,
 	})

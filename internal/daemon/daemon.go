@@ -39,6 +39,8 @@ import (
 // Options are the daemon's flags.
 type Options struct {
 	Logger log.Logger
+	// WebLogger is the bridge exporter-toolkit needs to log through Logger.
+	WebLogger *slog.Logger
 	// Secrets learns every loaded configuration's secrets, and masks them
 	// in pages, reports and, when it wraps Logger's output, in log lines.
 	// Nil makes one that wraps Logger.
@@ -60,8 +62,6 @@ type Options struct {
 type Daemon struct {
 	opts   Options
 	logger log.Logger
-	// webLogger bridges to Logger for exporter-toolkit; Logger's level filter decides.
-	webLogger *slog.Logger
 	// secrets masks every secret any loaded configuration held.
 	secrets *redact.Redactor
 
@@ -108,6 +108,9 @@ func New(opts Options) *Daemon {
 		secrets = redact.New()
 		opts.Logger = secrets.Logger(opts.Logger)
 	}
+	if opts.WebLogger == nil {
+		opts.WebLogger = slog.New(sloggokit.NewGoKitHandler(opts.Logger, slog.LevelInfo))
+	}
 	if opts.TelemetryPath == "" {
 		opts.TelemetryPath = "/metrics"
 	}
@@ -120,19 +123,18 @@ func New(opts Options) *Daemon {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &Daemon{
-		opts:      opts,
-		logger:    opts.Logger,
-		webLogger: slog.New(sloggokit.NewGoKitHandler(opts.Logger, slog.LevelDebug)),
-		secrets:   secrets,
-		ctx:       ctx,
-		cancel:    cancel,
-		reg:       prometheus.NewRegistry(),
-		targets:   target.NewSet(opts.Logger),
-		probe:     collector.NewProbe(),
-		bursts:    collector.NewBursts(),
-		store:     report.NewStore(opts.StoragePath, secrets),
-		reloads:   make(chan chan error),
-		stopped:   make(chan struct{}),
+		opts:    opts,
+		logger:  opts.Logger,
+		secrets: secrets,
+		ctx:     ctx,
+		cancel:  cancel,
+		reg:     prometheus.NewRegistry(),
+		targets: target.NewSet(opts.Logger),
+		probe:   collector.NewProbe(),
+		bursts:  collector.NewBursts(),
+		store:   report.NewStore(opts.StoragePath, secrets),
+		reloads: make(chan chan error),
+		stopped: make(chan struct{}),
 	}
 	d.safe = config.NewSafeConfig(d.reg)
 	d.site = web.New(web.Options{
@@ -203,7 +205,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 
 	srv := &http.Server{Handler: d.routes(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
-	go func() { errc <- toolkit.ListenAndServe(srv, d.opts.Web, d.webLogger) }()
+	go func() { errc <- toolkit.ListenAndServe(srv, d.opts.Web, d.opts.WebLogger) }()
 	d.ready.Store(true)
 	select {
 	case err := <-errc:

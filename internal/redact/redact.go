@@ -108,20 +108,25 @@ func (r *Redactor) Bytes(b []byte) []byte {
 }
 
 // Logger masks secrets in every key and value of every line before next
-// writes it: strings, errors and anything with a String method.
+// writes it: strings, errors and anything with a String method. A value
+// with nothing to mask passes as it is, so loggers below still see its type
+// (the level filter knows levels by theirs).
 func (r *Redactor) Logger(next log.Logger) log.Logger {
 	return log.LoggerFunc(func(keyvals ...any) error {
 		out := make([]any, len(keyvals))
 		for i, kv := range keyvals {
+			out[i] = kv
 			switch v := kv.(type) {
 			case string:
 				out[i] = r.String(v)
 			case error:
-				out[i] = errors.New(r.String(v.Error()))
+				if m := r.String(v.Error()); m != v.Error() {
+					out[i] = errors.New(m)
+				}
 			case fmt.Stringer:
-				out[i] = r.String(v.String())
-			default:
-				out[i] = kv
+				if s := v.String(); r.String(s) != s {
+					out[i] = r.String(s)
+				}
 			}
 		}
 		return next.Log(out...)

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
 )
 
 const secret = `sk-a+b/c=d"e&f<g>`
@@ -59,6 +60,19 @@ func TestLoggerWriterHandler(t *testing.T) {
 	}
 	if rec.Code != http.StatusTeapot || rec.Header().Get("Content-Length") != "" {
 		t.Errorf("status %d, Content-Length %q", rec.Code, rec.Header().Get("Content-Length"))
+	}
+}
+
+// Beneath the redactor a level filter still knows a debug line for one.
+func TestLoggerKeepsLevels(t *testing.T) {
+	r := New()
+	r.Add([]string{secret})
+	var buf bytes.Buffer
+	logger := r.Logger(level.NewFilter(log.NewLogfmtLogger(&buf), level.AllowInfo()))
+	level.Debug(logger).Log("msg", "hidden "+secret)
+	level.Info(logger).Log("msg", "shown "+secret)
+	if out := buf.String(); strings.Contains(out, "hidden") || !strings.Contains(out, "shown "+Mask) {
+		t.Errorf("output:\n%s", out)
 	}
 }
 
