@@ -227,6 +227,24 @@ func (r Runner) runRate(ctx context.Context, b config.Burst, scenarios []config.
 	out.ID = report.NewID(b.Name, start)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	// due waits until t, or until sending stops: then it reports false.
+	due := func(t time.Time) bool {
+		if sending.Err() != nil {
+			return false
+		}
+		if wait := time.Until(t) - spinWindow; wait > 0 {
+			timer.Reset(wait)
+			select {
+			case <-sending.Done():
+				return false
+			case <-timer.C:
+			}
+		}
+		for time.Now().Before(t) {
+			runtime.Gosched()
+		}
+		return true
+	}
 	n := 0
 	for a := range Plan(b, rate) {
 		if a.Warmup {
@@ -237,28 +255,11 @@ func (r Runner) runRate(ctx context.Context, b config.Burst, scenarios []config.
 		mu.Lock()
 		total = max(total, n+1)
 		mu.Unlock()
-		if sending.Err() != nil {
+		if due(start.Add(a.At)) {
+			queue <- job{n: n, arrival: a, released: time.Now()}
+		} else {
 			notSent(a) // never released
-			n++
-			continue
 		}
-		due := start.Add(a.At)
-		if wait := time.Until(due) - spinWindow; wait > 0 {
-			timer.Reset(wait)
-			select {
-			case <-sending.Done():
-			case <-timer.C:
-			}
-		}
-		if sending.Err() != nil {
-			notSent(a)
-			n++
-			continue
-		}
-		for time.Now().Before(due) {
-			runtime.Gosched()
-		}
-		queue <- job{n: n, arrival: a, released: time.Now()}
 		n++
 	}
 	close(queue)

@@ -8,6 +8,45 @@ import (
 	"strings"
 )
 
+// CredentialFile is a file whose contents a target sends as a credential.
+type CredentialFile struct {
+	Field string // its place below the target, like http_client_config.bearer_token_file
+	Path  string
+}
+
+// CredentialFiles lists the files whose contents t sends: bearer token,
+// authorization credentials, basic-auth username and password, OAuth2
+// client secret, and http_headers files.
+func (t Target) CredentialFiles() []CredentialFile {
+	const p = "http_client_config"
+	h := t.HTTPClientConfig
+	var out []CredentialFile
+	add := func(field, path string) {
+		if path != "" {
+			out = append(out, CredentialFile{p + "." + field, path})
+		}
+	}
+	add("bearer_token_file", h.BearerTokenFile)
+	if a := h.Authorization; a != nil {
+		add("authorization.credentials_file", a.CredentialsFile)
+	}
+	if b := h.BasicAuth; b != nil {
+		add("basic_auth.username_file", b.UsernameFile)
+		add("basic_auth.password_file", b.PasswordFile)
+	}
+	if o := h.OAuth2; o != nil {
+		add("oauth2.client_secret_file", o.ClientSecretFile)
+	}
+	if hh := h.HTTPHeaders; hh != nil {
+		for name, hd := range hh.Headers {
+			for j, f := range hd.Files {
+				add(fmt.Sprintf("http_headers.%s.files[%d]", name, j), f)
+			}
+		}
+	}
+	return out
+}
+
 // fileRef is one file a target's configuration names.
 type fileRef struct {
 	path, file string
@@ -42,22 +81,8 @@ func (c *Config) checkFiles(errs *errList) {
 		} else {
 			refs = append(refs, fileRef{p + ".tls_config.cert_file", tc.CertFile, nonEmpty}, fileRef{p + ".tls_config.key_file", tc.KeyFile, nonEmpty})
 		}
-		refs = append(refs, fileRef{p + ".bearer_token_file", h.BearerTokenFile, nonEmpty})
-		if a := h.Authorization; a != nil {
-			refs = append(refs, fileRef{p + ".authorization.credentials_file", a.CredentialsFile, nonEmpty})
-		}
-		if b := h.BasicAuth; b != nil {
-			refs = append(refs, fileRef{p + ".basic_auth.username_file", b.UsernameFile, nonEmpty}, fileRef{p + ".basic_auth.password_file", b.PasswordFile, nonEmpty})
-		}
-		if o := h.OAuth2; o != nil {
-			refs = append(refs, fileRef{p + ".oauth2.client_secret_file", o.ClientSecretFile, nonEmpty})
-		}
-		if hh := h.HTTPHeaders; hh != nil {
-			for name, hd := range hh.Headers {
-				for j, f := range hd.Files {
-					refs = append(refs, fileRef{fmt.Sprintf("%s.http_headers.%s.files[%d]", p, name, j), f, nonEmpty})
-				}
-			}
+		for _, f := range t.CredentialFiles() {
+			refs = append(refs, fileRef{fmt.Sprintf("targets[%d].%s", i, f.Field), f.Path, nonEmpty})
 		}
 		for _, r := range refs {
 			if r.file == "" {

@@ -44,7 +44,7 @@ const (
 	minBurstiness      = 0.01
 	maxBurstiness      = 100
 	maxSweepSteps      = 100
-	maxDistributionMax = 10 // a lognormal without max stops at this many times its mean
+	lognormalMaxFactor = 10 // a lognormal without max stops at this many times its mean
 )
 
 // Memory one request costs: upper bounds that burst's TestFootprintBounds
@@ -137,12 +137,8 @@ func (c *Config) Footprint(b Burst) Footprint {
 	scenarios := c.ScenariosOf(b)
 	perResult, perStream := int64(0), int64(0)
 	for _, s := range scenarios {
-		r := resultBytes + bytesPerITL*int64(s.OutputTokens.Maximum())
-		if s.Quality != nil {
-			r += qualityKeepBytes
-		}
-		perResult = max(perResult, r)
-		perStream = max(perStream, streamBytes+bytesPerPrompt*int64(s.maxPromptTokens()))
+		perResult = max(perResult, s.resultBytes())
+		perStream = max(perStream, s.streamBytes())
 	}
 	for _, rate := range b.Rates() {
 		w, m := b.PlannedRequests(rate)
@@ -164,9 +160,24 @@ func (c *Config) CanaryFootprint() (schedules int, rate float64, bytes int64) {
 		schedules++
 		rate += 1 / p.Interval.Seconds()
 		inFlight := int64(t.Timeout.Std()/p.Interval) + 1
-		bytes += inFlight * (streamBytes + bytesPerPrompt*int64(s.maxPromptTokens()) + resultBytes + bytesPerITL*int64(s.OutputTokens.Maximum()))
+		bytes += inFlight * (s.streamBytes() + s.resultBytes())
 	}
 	return schedules, rate, bytes
+}
+
+// resultBytes is the most one measured result of s holds.
+func (s Scenario) resultBytes() int64 {
+	r := resultBytes + bytesPerITL*int64(s.OutputTokens.Maximum())
+	if s.Quality != nil {
+		r += qualityKeepBytes
+	}
+	return r
+}
+
+// streamBytes is the most one request of s in flight holds: its prompt,
+// body and connection buffers.
+func (s Scenario) streamBytes() int64 {
+	return streamBytes + bytesPerPrompt*int64(s.maxPromptTokens())
 }
 
 // maxPromptTokens is the longest prompt the scenario sends.

@@ -171,13 +171,13 @@ func (d Distribution) Maximum() int {
 	}
 }
 
-// LognormalMax is where a lognormal without max stops: maxDistributionMax
+// LognormalMax is where a lognormal without max stops: lognormalMaxFactor
 // times its mean, so no draw from its tail can be unbounded.
 func (d Distribution) LognormalMax() int {
 	if d.Max > 0 {
 		return d.Max
 	}
-	return int(min(math.Ceil(d.Mean*maxDistributionMax), maxTokens))
+	return int(min(math.Ceil(d.Mean*lognormalMaxFactor), maxTokens))
 }
 
 func (d *Distribution) validate(path string, errs *errList) {

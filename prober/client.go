@@ -52,7 +52,7 @@ func NewClient(t config.Target) (*Client, error) {
 		hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	}
 	base := strings.TrimSuffix(strings.TrimSuffix(t.URL, "/"), "/v1")
-	c := &Client{target: t, http: hc, base: base, redact: redact.New(), secretFiles: namesSecretFiles(t)}
+	c := &Client{target: t, http: hc, base: base, redact: redact.New(), secretFiles: len(t.CredentialFiles()) > 0}
 	c.redact.Add(redact.TargetSecrets(t))
 	return c, nil
 }
@@ -74,23 +74,6 @@ func (c *Client) scrub(res *Result) {
 	for i, l := range res.Log {
 		res.Log[i] = c.redactText(l)
 	}
-}
-
-// namesSecretFiles reports whether t reads a secret from a file.
-func namesSecretFiles(t config.Target) bool {
-	h := t.HTTPClientConfig
-	if h.BearerTokenFile != "" || (h.Authorization != nil && h.Authorization.CredentialsFile != "") ||
-		(h.BasicAuth != nil && h.BasicAuth.PasswordFile != "") || (h.OAuth2 != nil && h.OAuth2.ClientSecretFile != "") {
-		return true
-	}
-	if h.HTTPHeaders != nil {
-		for _, hd := range h.HTTPHeaders.Headers {
-			if len(hd.Files) > 0 {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // Target returns the target's configuration.

@@ -50,6 +50,9 @@ func (r *Redactor) Add(secrets []string) {
 	defer r.mu.Unlock()
 	grew := false
 	for _, s := range secrets {
+		if r.known[s] {
+			continue // its forms are known with it
+		}
 		for _, form := range forms(s) {
 			if !r.known[form] && len(r.known) < maxSecrets {
 				r.known[form], grew = true, true

@@ -27,41 +27,21 @@ func TargetSecrets(t config.Target) []string {
 			out = append(out, s)
 		}
 	}
-	addFile := func(path string) string {
-		if path == "" {
-			return ""
+	// Every credential file's contents, read once.
+	contents := map[string]string{}
+	for _, f := range t.CredentialFiles() {
+		if b, err := os.ReadFile(f.Path); err == nil {
+			contents[f.Path] = strings.TrimSpace(string(b))
 		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return ""
-		}
-		add(string(b))
-		return strings.TrimSpace(string(b))
 	}
 	h := t.HTTPClientConfig
-	if h.HTTPHeaders != nil {
-		for _, hd := range h.HTTPHeaders.Headers {
-			for _, s := range hd.Secrets {
-				add(string(s))
-			}
-			for _, f := range hd.Files {
-				addFile(f)
-			}
-		}
-	}
-	add(string(h.BearerToken))
-	addFile(h.BearerTokenFile)
-	if a := h.Authorization; a != nil {
-		add(string(a.Credentials))
-		addFile(a.CredentialsFile)
-	}
 	if b := h.BasicAuth; b != nil {
-		user := b.Username
-		if u := readTrimmed(b.UsernameFile); u != "" {
+		user, pass := b.Username, string(b.Password)
+		if u, ok := contents[b.UsernameFile]; ok && b.UsernameFile != "" {
 			user = u
+			delete(contents, b.UsernameFile) // a user name is no secret; user:password is, below
 		}
-		pass := string(b.Password)
-		if p := addFile(b.PasswordFile); p != "" {
+		if p, ok := contents[b.PasswordFile]; ok && b.PasswordFile != "" {
 			pass = p
 		}
 		add(pass)
@@ -69,9 +49,22 @@ func TargetSecrets(t config.Target) []string {
 			add(base64.StdEncoding.EncodeToString([]byte(user + ":" + pass)))
 		}
 	}
+	for _, c := range contents {
+		add(c)
+	}
+	if h.HTTPHeaders != nil {
+		for _, hd := range h.HTTPHeaders.Headers {
+			for _, s := range hd.Secrets {
+				add(string(s))
+			}
+		}
+	}
+	add(string(h.BearerToken))
+	if a := h.Authorization; a != nil {
+		add(string(a.Credentials))
+	}
 	if o := h.OAuth2; o != nil {
 		add(string(o.ClientSecret))
-		addFile(o.ClientSecretFile)
 		add(string(o.ClientCertificateKey))
 		for k, v := range o.EndpointParams {
 			if keyLikeRe.MatchString(k) {
@@ -90,17 +83,6 @@ func TargetSecrets(t config.Target) []string {
 		}
 	}
 	return out
-}
-
-func readTrimmed(path string) string {
-	if path == "" {
-		return ""
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(b))
 }
 
 // addURLSecrets adds a URL's password and its parameters named like keys.
