@@ -2,6 +2,7 @@
 package collector
 
 import (
+	"math"
 	"slices"
 	"strconv"
 	"sync"
@@ -15,15 +16,45 @@ import (
 
 const namespace = "llmprobe"
 
-// Default classic buckets. They start from vLLM's server-side buckets, with
-// finer low ends, so client and server histograms line up on one dashboard.
+// Default classic buckets. Where latency SLOs live (TTFT 50 ms – 2 s, ITL
+// and TPOT 5 – 200 ms) they follow the R20 preferred numbers, 12–14% apart, so
+// histogram_quantile's interpolation stays within a few percent of the exact
+// percentile; outside, vLLM's server-side boundaries, so client and server
+// histograms line up on one dashboard. Configured thresholds are added as
+// boundaries (layoutFor).
 var (
-	TTFTBuckets = []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80, 160, 640, 2560}
-	ITLBuckets  = []float64{0.001, 0.0025, 0.005, 0.0075, 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80}
+	TTFTBuckets = join([]float64{0.001, 0.005, 0.01, 0.02, 0.03, 0.04}, preferred(0.05, 2), []float64{2.5, 5, 7.5, 10, 20, 40, 80, 160, 640, 2560})
+	ITLBuckets  = join([]float64{0.001, 0.0025}, preferred(0.005, 0.2), []float64{0.25, 0.3, 0.4, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80})
 	E2EBuckets  = []float64{0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480, 960, 1920, 7680}
 	// Dispatch delay is the prober's own lateness: microseconds matter.
 	DispatchBuckets = []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
 )
+
+// r20 is the Renard R20 series (ISO 3): twenty steps a decade, each ~12%.
+var r20 = []string{"1", "1.12", "1.25", "1.4", "1.6", "1.8", "2", "2.24", "2.5", "2.8", "3.15", "3.55", "4", "4.5", "5", "5.6", "6.3", "7.1", "8", "9"}
+
+// preferred returns the R20 numbers in [lo, hi], parsed from their decimal
+// text so that bucket labels read le="0.112", not a float's rounding error.
+func preferred(lo, hi float64) []float64 {
+	var out []float64
+	for exp := int(math.Floor(math.Log10(lo))); ; exp++ {
+		for _, m := range r20 {
+			v, _ := strconv.ParseFloat(m+"e"+strconv.Itoa(exp), 64)
+			if v > hi*(1+1e-9) {
+				return out
+			}
+			if v >= lo*(1-1e-9) {
+				out = append(out, v)
+			}
+		}
+	}
+}
+
+func join(parts ...[]float64) []float64 {
+	out := slices.Concat(parts...)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
 
 // Native histograms: ~10% resolution, bounded bucket count.
 const (

@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -189,5 +190,35 @@ llmprobe_in_flight_requests{scenario="s",target="a",traffic="canary"} 1
 `
 	if err := testutil.CollectAndCompare(p, strings.NewReader(want), "llmprobe_in_flight_requests"); err != nil {
 		t.Error(err)
+	}
+}
+
+// Where SLOs live the buckets are close enough that histogram_quantile's
+// linear interpolation cannot be off by more than one step (15%), and the
+// boundaries print as the decimals they are.
+func TestBucketResolutionWhereSLOsLive(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		buckets []float64
+		lo, hi  float64
+	}{
+		{"ttft", TTFTBuckets, 0.05, 2},
+		{"itl", ITLBuckets, 0.005, 0.2},
+	} {
+		if !containsFloat(c.buckets, c.lo) || !containsFloat(c.buckets, c.hi) {
+			t.Errorf("%s buckets %v do not start at %g and end at %g", c.name, c.buckets, c.lo, c.hi)
+		}
+		for i := 1; i < len(c.buckets); i++ {
+			prev, b := c.buckets[i-1], c.buckets[i]
+			if b <= prev {
+				t.Errorf("%s buckets are not increasing at %g, %g", c.name, prev, b)
+			}
+			if prev >= c.lo && b <= c.hi && b/prev > 1.15 {
+				t.Errorf("%s buckets %g and %g are %.0f%% apart, want at most 15%%", c.name, prev, b, 100*(b/prev-1))
+			}
+			if s := strconv.FormatFloat(b, 'g', -1, 64); len(s) > 7 {
+				t.Errorf("%s bucket %s is not a short decimal", c.name, s)
+			}
+		}
 	}
 }

@@ -1,0 +1,167 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/llmprobe/llmprobe/internal/testkit"
+	"github.com/llmprobe/llmprobe/report"
+)
+
+// startPrometheus runs a real Prometheus scraping job=llmprobe at target
+// every second, and returns its base URL.
+func startPrometheus(t *testing.T, target string, flags ...string) string {
+	t.Helper()
+	bin := testkit.Tool(t, "prometheus", "apt-get install prometheus")
+	dir := t.TempDir()
+	cfg := fmt.Sprintf("global: {scrape_interval: 1s}\nscrape_configs:\n  - job_name: llmprobe\n    static_configs: [{targets: [%q]}]\n", target)
+	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	cmd := exec.Command(bin, append([]string{"--config.file=" + filepath.Join(dir, "prometheus.yml"),
+		"--storage.tsdb.path=" + filepath.Join(dir, "data"), "--web.listen-address=" + addr}, flags...)...)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("prometheus %v log:\n%s", flags, out.String())
+		}
+	})
+	return "http://" + addr
+}
+
+// promScalar evaluates expr and returns its single value; ok is false while
+// the query has no result.
+func promScalar(base, expr string) (v float64, ok bool, err error) {
+	resp, err := http.Get(base + "/api/v1/query?" + url.Values{"query": {expr}}.Encode())
+	if err != nil {
+		return 0, false, nil // not up yet
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+		Data   struct {
+			Result []struct {
+				Value [2]any `json:"value"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return 0, false, err
+	}
+	if body.Status != "success" {
+		return 0, false, fmt.Errorf("%s: %s", expr, body.Error)
+	}
+	switch len(body.Data.Result) {
+	case 0:
+		return 0, false, nil
+	case 1:
+	default:
+		return 0, false, fmt.Errorf("%s: %d series, want one", expr, len(body.Data.Result))
+	}
+	s, _ := body.Data.Result[0].Value[1].(string)
+	v, err = strconv.ParseFloat(s, 64)
+	return v, err == nil && !math.IsNaN(v), err
+}
+
+// The dashboards read percentiles with histogram_quantile over llmprobe's
+// buckets; a burst's report has the exact ones. On the sim, with TTFT where
+// SLOs live, the two must agree within 10%: from the classic buckets, and
+// from the native histogram a Prometheus with native histograms enabled
+// scrapes. (The buckets before R20 were 32% off on this burst.)
+func TestDashboardP99MatchesReport(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Prometheus")
+	}
+	srv, _ := simServer(t)
+	storage := t.TempDir()
+	cfgPath := filepath.Join(t.TempDir(), "llmprobe.yml")
+	// Long prompts put the sim's TTFT in the 50 ms – 2 s band; the canary is
+	// slow so that nearly all traffic is the burst's.
+	cfg := fmt.Sprintf(`targets: [{name: sim, url: %q, timeout: 10s}]
+scenarios:
+  - name: long
+    prompt_tokens: 600
+    output_tokens: 16
+    slo: {ttft: 2s, target_ratio: 0.9}
+canary: {interval: 1m}
+bursts:
+  - name: p99
+    target: sim
+    scenarios: [{scenario: long}]
+    arrival: {rate: 15}
+    duration: 20s
+    schedule: {on_start: true}
+`, srv.URL)
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := startDaemon(t, "--config.file="+cfgPath, "--storage.path="+storage)
+	host := strings.TrimPrefix(d.base, "http://")
+	classic := startPrometheus(t, host)
+	native := startPrometheus(t, host, "--enable-feature=native-histograms")
+
+	var rep *report.Report
+	testkit.WaitUntil(t, "the burst's report", 90*time.Second, func() bool {
+		rep, _ = report.NewStore(storage, nil).Latest("p99")
+		return rep != nil
+	})
+	exact := rep.Latency["ttft"]
+	if exact.Count < 150 {
+		t.Fatalf("the burst measured %d TTFTs; want at least 150", exact.Count)
+	}
+	sel := `{traffic="burst", target="sim"}`
+	queries := map[string]struct{ base, p99, count string }{
+		"classic buckets": {classic, `histogram_quantile(0.99, sum by (le) (llmprobe_time_to_first_token_seconds_bucket` + sel + `))`,
+			`sum(llmprobe_time_to_first_token_seconds_count` + sel + `)`},
+		"native histogram": {native, `histogram_quantile(0.99, sum(llmprobe_time_to_first_token_seconds` + sel + `))`,
+			`histogram_count(sum(llmprobe_time_to_first_token_seconds` + sel + `))`},
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for name, q := range queries {
+		// Wait for a scrape after the burst's last request.
+		for {
+			n, ok, err := promScalar(q.base, q.count)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok && int(n) == exact.Count {
+				break
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("%s: Prometheus has %v TTFTs of the burst (ok %v), the report %d", name, n, ok, exact.Count)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		got, ok, err := promScalar(q.base, q.p99)
+		if err != nil || !ok {
+			t.Fatalf("%s: %s: %v (result %v)", name, q.p99, err, ok)
+		}
+		off := math.Abs(got/exact.P99 - 1)
+		t.Logf("%s: histogram_quantile p99 %.1f ms, report's exact p99 %.1f ms (%d requests, p50 %.1f ms): %.1f%% off",
+			name, 1000*got, 1000*exact.P99, exact.Count, 1000*exact.P50, 100*off)
+		if off > 0.10 {
+			t.Errorf("%s: p99 %.4fs from Prometheus is %.1f%% off the exact %.4fs; want within 10%%", name, got, 100*off, exact.P99)
+		}
+	}
+}
