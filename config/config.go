@@ -40,6 +40,10 @@ type Config struct {
 	Canary    Canary     `yaml:"canary,omitempty"`
 	Bursts    []Burst    `yaml:"bursts,omitempty"`
 	Limits    Limits     `yaml:"limits,omitempty"`
+	// Probe holds the settings /probe uses for a URL that is no configured
+	// target (blackbox_exporter's module): everything of a target but its
+	// name and URL.
+	Probe *Target `yaml:"probe,omitempty"`
 }
 
 // Target is one OpenAI-compatible inference endpoint.
@@ -227,6 +231,20 @@ func (c *Config) CanaryPairs() []Pair {
 		pairs = append(pairs, c.probePairs(p)...)
 	}
 	return pairs
+}
+
+// ProbeTarget is the target /probe measures at rawURL: the probe: block's
+// settings (the defaults without one), named "probe".
+func (c *Config) ProbeTarget(rawURL string) (Target, error) {
+	if msg := urlProblem(rawURL); msg != "" {
+		return Target{}, fmt.Errorf("target %s", msg)
+	}
+	t := DefaultTarget
+	if c.Probe != nil {
+		t = *c.Probe
+	}
+	t.Name, t.URL = "probe", rawURL
+	return t, nil
 }
 
 func (c *Config) probePairs(p CanaryProbe) []Pair {

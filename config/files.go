@@ -63,8 +63,20 @@ func (c *Config) checkFiles(errs *errList) {
 		}
 		return nil
 	}
+	type placed struct {
+		path string
+		t    Target
+	}
+	var targets []placed
 	for i, t := range c.Targets {
-		p := fmt.Sprintf("targets[%d].http_client_config", i)
+		targets = append(targets, placed{fmt.Sprintf("targets[%d]", i), t})
+	}
+	if c.Probe != nil {
+		targets = append(targets, placed{"probe", *c.Probe})
+	}
+	for _, pt := range targets {
+		t := pt.t
+		p := pt.path + ".http_client_config"
 		h := t.HTTPClientConfig
 		var refs []fileRef
 		tc := h.TLSConfig
@@ -82,7 +94,7 @@ func (c *Config) checkFiles(errs *errList) {
 			refs = append(refs, fileRef{p + ".tls_config.cert_file", tc.CertFile, nonEmpty}, fileRef{p + ".tls_config.key_file", tc.KeyFile, nonEmpty})
 		}
 		for _, f := range t.CredentialFiles() {
-			refs = append(refs, fileRef{fmt.Sprintf("targets[%d].%s", i, f.Field), f.Path, nonEmpty})
+			refs = append(refs, fileRef{pt.path + "." + f.Field, f.Path, nonEmpty})
 		}
 		for _, r := range refs {
 			if r.file == "" {

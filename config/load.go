@@ -92,6 +92,9 @@ func (c *Config) setDirectory(dir string) {
 	for i := range c.Targets {
 		c.Targets[i].HTTPClientConfig.SetDirectory(dir)
 	}
+	if c.Probe != nil {
+		c.Probe.HTTPClientConfig.SetDirectory(dir)
+	}
 }
 
 // decodeError rewrites decoder errors into "file:line: path: message".

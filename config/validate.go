@@ -43,6 +43,9 @@ func (c *Config) validate() errList {
 		c.Bursts[i].validate(fmt.Sprintf("bursts[%d]", i), c, seen, &errs)
 	}
 	c.Limits.validate(&errs)
+	if c.Probe != nil {
+		c.Probe.validateTemplate(&errs)
+	}
 	c.checkFiles(&errs)
 	if len(errs) == 0 {
 		// Sizes mean something only once every field is in range.
@@ -70,13 +73,40 @@ func (t *Target) validate(path string, seen map[string]string, errs *errList) {
 	checkName(path, t.Name, "target", seen, errs)
 	if t.URL == "" {
 		errs.add(path+".url", "is required")
-	} else if u, err := url.Parse(t.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		errs.add(path+".url", "%q must be an absolute http or https URL like http://host:8000", t.URL)
-	} else if u.User != nil {
-		errs.add(path+".url", "must not carry credentials; use http_client_config.basic_auth or authorization")
-	} else if u.RawQuery != "" || u.Fragment != "" {
-		errs.add(path+".url", "must not have a query or fragment")
+	} else if msg := urlProblem(t.URL); msg != "" {
+		errs.add(path+".url", "%s", msg)
 	}
+	t.validateSettings(path, errs)
+}
+
+// urlProblem says what makes raw unfit as a target's URL, or "".
+func urlProblem(raw string) string {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		return fmt.Sprintf("%q must be an absolute http or https URL like http://host:8000", raw)
+	case u.User != nil:
+		return "must not carry credentials; use http_client_config.basic_auth or authorization"
+	case u.RawQuery != "" || u.Fragment != "":
+		return "must not have a query or fragment"
+	}
+	return ""
+}
+
+// validateTemplate checks the probe: block, whose name and URL come from
+// each /probe request.
+func (t *Target) validateTemplate(errs *errList) {
+	if t.Name != "" {
+		errs.add("probe.name", "cannot be set: /probe results carry no target name")
+	}
+	if t.URL != "" {
+		errs.add("probe.url", "cannot be set: the URL is /probe's target parameter")
+	}
+	t.validateSettings("probe", errs)
+}
+
+// validateSettings checks everything of a target but its name and URL.
+func (t *Target) validateSettings(path string, errs *errList) {
 	if t.API != APIChat && t.API != APICompletions {
 		errs.add(path+".api", "%q must be %q or %q", t.API, APIChat, APICompletions)
 	}

@@ -51,7 +51,15 @@ const (
 func (c *Client) Do(ctx context.Context, r Request) *Result {
 	res := c.do(ctx, r)
 	Evaluate(res, r.Scenario)
-	res.logf("done: outcome=%s ttft=%s e2e=%s tokens=%d (%s) good=%v", res.Outcome, res.TTFT.Round(time.Microsecond), res.E2E.Round(time.Microsecond), res.OutputTokens, res.TokenSource, res.Good)
+	switch {
+	case res.Outcome == OutcomeSuccess:
+		res.logf("done: outcome=%s ttft=%s e2e=%s tokens=%d (%s) good=%v", res.Outcome, res.TTFT.Round(time.Microsecond), res.E2E.Round(time.Microsecond), res.OutputTokens, res.TokenSource, res.Good)
+	case res.FirstTokenSeen():
+		res.logf("done: outcome=%s after %s, ttft=%s, %d output chunks in", res.Outcome, res.E2E.Round(time.Microsecond), res.TTFT.Round(time.Microsecond), res.OutputChunks)
+	default:
+		// No token: a TTFT or token count would read as a measured 0.
+		res.logf("done: outcome=%s after %s, no output token", res.Outcome, res.E2E.Round(time.Microsecond))
+	}
 	c.scrub(res)
 	return res
 }

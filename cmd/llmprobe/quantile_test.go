@@ -24,9 +24,15 @@ import (
 // every second, and returns its base URL.
 func startPrometheus(t *testing.T, target string, flags ...string) string {
 	t.Helper()
+	return runPrometheus(t, fmt.Sprintf("global: {scrape_interval: 1s}\nscrape_configs:\n  - job_name: llmprobe\n    static_configs: [{targets: [%q]}]\n", target), flags...)
+}
+
+// runPrometheus runs a real Prometheus with config cfg until the test ends,
+// and returns its base URL once it is ready.
+func runPrometheus(t *testing.T, cfg string, flags ...string) string {
+	t.Helper()
 	bin := testkit.Tool(t, "prometheus", "apt-get install prometheus")
 	dir := t.TempDir()
-	cfg := fmt.Sprintf("global: {scrape_interval: 1s}\nscrape_configs:\n  - job_name: llmprobe\n    static_configs: [{targets: [%q]}]\n", target)
 	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -40,12 +46,25 @@ func startPrometheus(t *testing.T, target string, flags ...string) string {
 	}
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
+		waited := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(waited) }()
+		select {
+		case <-waited:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-waited
+			t.Error("Prometheus did not stop within 10s of SIGTERM")
+		}
 		if t.Failed() {
 			t.Logf("prometheus %v log:\n%s", flags, out.String())
 		}
 	})
-	return "http://" + addr
+	base := "http://" + addr
+	testkit.WaitUntil(t, "Prometheus ready", 30*time.Second, func() bool {
+		code, _ := testkit.Get(base + "/-/ready")
+		return code == http.StatusOK
+	})
+	return base
 }
 
 // promScalar evaluates expr and returns its single value; ok is false while
@@ -53,7 +72,7 @@ func startPrometheus(t *testing.T, target string, flags ...string) string {
 func promScalar(base, expr string) (v float64, ok bool, err error) {
 	resp, err := http.Get(base + "/api/v1/query?" + url.Values{"query": {expr}}.Encode())
 	if err != nil {
-		return 0, false, nil // not up yet
+		return 0, false, err
 	}
 	defer resp.Body.Close()
 	var body struct {

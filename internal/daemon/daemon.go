@@ -353,7 +353,16 @@ func (d *Daemon) routes() http.Handler {
 	root := http.NewServeMux()
 	root.Handle(d.opts.TelemetryPath, promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{EnableOpenMetrics: true, ErrorHandling: promhttp.ContinueOnError}))
 	mux := http.NewServeMux()
-	root.Handle("/", d.secrets.Handler(mux))
+	// /probe?id= is a recent probe's log page; any other /probe is a probe
+	// now (/probe?target=).
+	probe := d.probeHandler()
+	root.Handle("/", d.secrets.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/probe" && !r.URL.Query().Has("id") {
+			probe(w, r)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})))
 	mux.HandleFunc("/-/healthy", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintln(w, "Healthy")
 	})

@@ -19,7 +19,7 @@ type Metric struct {
 }
 
 var (
-	rowRe    = regexp.MustCompile("(?m)^\\| `(llmprobe_[a-z_]+)` \\| ([a-z]+) \\|([^|]*)\\|")
+	rowRe    = regexp.MustCompile("(?m)^\\| `((?:llmprobe_|probe_)[a-z_]+)` \\| ([a-z]+) \\|([^|]*)\\|")
 	labelRe  = regexp.MustCompile("`([a-z_]+)`")
 	metricRe = regexp.MustCompile(`\bllmprobe_[a-z_]+\b`)
 )

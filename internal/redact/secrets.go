@@ -109,5 +109,8 @@ func Secrets(cfg *config.Config) []string {
 	for _, t := range cfg.Targets {
 		out = append(out, TargetSecrets(t)...)
 	}
+	if cfg.Probe != nil {
+		out = append(out, TargetSecrets(*cfg.Probe)...)
+	}
 	return out
 }

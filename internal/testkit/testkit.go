@@ -119,6 +119,11 @@ func Post(url string) (int, string) {
 	return roundTrip(http.Post(url, "", nil))
 }
 
+// Do sends req and returns the status and body, as Get does.
+func Do(req *http.Request) (int, string) {
+	return roundTrip(http.DefaultClient.Do(req))
+}
+
 func roundTrip(resp *http.Response, err error) (int, string) {
 	if err != nil {
 		return 0, err.Error()
