@@ -103,7 +103,7 @@ func (c *Config) Overridden(name string, o Override) (*Config, error) {
 		return &cp, nil
 	}
 	flags := map[string]string{
-		fmt.Sprintf("targets[%d].url", ti):          "--target.url",
+		fmt.Sprintf("targets[%d].url", ti):         "--target.url",
 		fmt.Sprintf("bursts[%d].arrival.rate", bi): "--rate",
 		fmt.Sprintf("bursts[%d].duration", bi):     "--duration",
 		fmt.Sprintf("bursts[%d]", bi):              "burst " + name + " with " + strings.Join(o.Flags(), " "),
