@@ -23,6 +23,9 @@ func na(v *float64, format string, scale float64) string {
 // ones failed, the latencies, the gates and the verdict.
 func (r *Report) WriteText(out io.Writer) {
 	fmt.Fprintf(out, "burst %s  target %s  model %s  engine %s %s  report %s\n", r.Burst, r.Target, r.Model, r.Engine, r.EngineVersion, r.ID)
+	if len(r.Overrides) > 0 {
+		fmt.Fprintf(out, "overridden for this run: %s\n", strings.Join(r.Overrides, " "))
+	}
 	fmt.Fprintf(out, "rate %.2f/s planned, %s/s achieved  %d of %d planned requests sent (+%d warmup)  %.1fs\n",
 		r.Rate, na(r.AchievedRate, "%.2f", 1), r.Requests, r.PlannedRequests, r.WarmupRequests, r.DurationSeconds)
 	outcomes := make([]string, 0, len(r.Outcomes))
