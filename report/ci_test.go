@@ -55,7 +55,8 @@ type readSuites struct {
 			Error *struct {
 				Message string `xml:"message,attr"`
 			} `xml:"error"`
-			Skipped *struct{} `xml:"skipped"`
+			Skipped   *struct{} `xml:"skipped"`
+			SystemOut string    `xml:"system-out"`
 		} `xml:"testcase"`
 		SystemOut string `xml:"system-out"`
 	} `xml:"testsuite"`
@@ -139,6 +140,16 @@ func TestJUnitIsReadByJUnitParsers(t *testing.T) {
 	suites, err = junit.Ingest(buf.Bytes())
 	if err != nil || len(suites) != 1 || suites[0].Totals.Error != 1 || suites[0].Totals.Tests != 1 || suites[0].Tests[0].Message != "connection refused" {
 		t.Errorf("unmeasured run: %v %+v\n%s", err, suites, buf.Bytes())
+	}
+
+	// Text from the network cannot break the document.
+	buf.Reset()
+	if err := stub.WriteJUnit(&buf, report.Check{Name: "odd", Status: report.StatusWarning, Detail: "a ]]> b \x01 c <d/>"}); err != nil {
+		t.Fatal(err)
+	}
+	doc = readSuites{}
+	if err := xml.Unmarshal(buf.Bytes(), &doc); err != nil || doc.Suites[0].Cases[0].SystemOut != "WARNING: a ]]> b  c <d/>" {
+		t.Errorf("odd text: %v %+v\n%s", err, doc, buf.Bytes())
 	}
 }
 

@@ -32,7 +32,7 @@ type (
 		Hostname   string          `xml:"hostname,attr,omitempty"`
 		Properties []junitProperty `xml:"properties>property"`
 		Cases      []junitCase     `xml:"testcase"`
-		SystemOut  string          `xml:"system-out,omitempty"`
+		SystemOut  *junitText      `xml:"system-out"`
 	}
 	junitProperty struct {
 		Name  string `xml:"name,attr"`
@@ -45,7 +45,11 @@ type (
 		Failure   *junitProblem `xml:"failure"`
 		Error     *junitProblem `xml:"error"`
 		Skipped   *junitProblem `xml:"skipped"`
-		SystemOut string        `xml:"system-out,omitempty"`
+		SystemOut *junitText    `xml:"system-out"`
+	}
+	// junitText keeps its lines readable in the file.
+	junitText struct {
+		Text string `xml:",cdata"`
 	}
 	junitProblem struct {
 		Message string `xml:"message,attr"`
@@ -92,9 +96,9 @@ func (r *Report) WriteJUnit(w io.Writer, extra ...Check) error {
 			tc.Skipped = &junitProblem{Message: c.Detail}
 			s.Skipped++
 		case StatusWarning:
-			tc.SystemOut = "WARNING: " + c.Detail
+			tc.SystemOut = cdata("WARNING: " + c.Detail)
 		default:
-			tc.SystemOut = c.Detail
+			tc.SystemOut = cdata(c.Detail)
 		}
 		s.Cases = append(s.Cases, tc)
 	}
@@ -102,7 +106,7 @@ func (r *Report) WriteJUnit(w io.Writer, extra ...Check) error {
 	if r.ID != "" {
 		var text bytes.Buffer
 		r.WriteText(&text)
-		s.SystemOut = text.String()
+		s.SystemOut = cdata(text.String())
 	}
 	doc := junitSuites{Name: "llmprobe gate", Tests: s.Tests, Failures: s.Failures, Errors: s.Errors, Skipped: s.Skipped, Time: seconds, Suites: []junitSuite{s}}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
@@ -115,4 +119,15 @@ func (r *Report) WriteJUnit(w io.Writer, extra ...Check) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+// cdata holds text in a CDATA section, without the characters XML 1.0
+// forbids there (control characters from a target's error text).
+func cdata(s string) *junitText {
+	return &junitText{strings.Map(func(r rune) rune {
+		if r == '\t' || r == '\n' || r == '\r' || r >= 0x20 && r != 0xFFFE && r != 0xFFFF && (r < 0xD800 || r > 0xDFFF) {
+			return r
+		}
+		return -1
+	}, s)}
 }
