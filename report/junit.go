@@ -12,22 +12,21 @@ import (
 // per check.
 type (
 	junitSuites struct {
-		XMLName  xml.Name     `xml:"testsuites"`
-		Name     string       `xml:"name,attr"`
-		Tests    int          `xml:"tests,attr"`
-		Failures int          `xml:"failures,attr"`
-		Errors   int          `xml:"errors,attr"`
-		Skipped  int          `xml:"skipped,attr"`
-		Time     string       `xml:"time,attr"`
-		Suites   []junitSuite `xml:"testsuite"`
+		XMLName xml.Name `xml:"testsuites"`
+		junitCounts
+		Suites []junitSuite `xml:"testsuite"`
+	}
+	// junitCounts are the attributes suites and their document share.
+	junitCounts struct {
+		Name     string `xml:"name,attr"`
+		Tests    int    `xml:"tests,attr"`
+		Failures int    `xml:"failures,attr"`
+		Errors   int    `xml:"errors,attr"`
+		Skipped  int    `xml:"skipped,attr"`
+		Time     string `xml:"time,attr"`
 	}
 	junitSuite struct {
-		Name       string          `xml:"name,attr"`
-		Tests      int             `xml:"tests,attr"`
-		Failures   int             `xml:"failures,attr"`
-		Errors     int             `xml:"errors,attr"`
-		Skipped    int             `xml:"skipped,attr"`
-		Time       string          `xml:"time,attr"`
+		junitCounts
 		Timestamp  string          `xml:"timestamp,attr,omitempty"`
 		Hostname   string          `xml:"hostname,attr,omitempty"`
 		Properties []junitProperty `xml:"properties>property"`
@@ -65,7 +64,7 @@ type (
 // with no measurement at all may carry only its burst and target.
 func (r *Report) WriteJUnit(w io.Writer, extra ...Check) error {
 	seconds := fmt.Sprintf("%.3f", r.DurationSeconds)
-	s := junitSuite{Name: r.Burst, Time: seconds, Hostname: r.Host}
+	s := junitSuite{junitCounts: junitCounts{Name: r.Burst, Time: seconds}, Hostname: r.Host}
 	if !r.Start.IsZero() {
 		s.Timestamp = r.Start.UTC().Format("2006-01-02T15:04:05")
 	}
@@ -108,7 +107,9 @@ func (r *Report) WriteJUnit(w io.Writer, extra ...Check) error {
 		r.WriteText(&text)
 		s.SystemOut = cdata(text.String())
 	}
-	doc := junitSuites{Name: "llmprobe gate", Tests: s.Tests, Failures: s.Failures, Errors: s.Errors, Skipped: s.Skipped, Time: seconds, Suites: []junitSuite{s}}
+	counts := s.junitCounts
+	counts.Name = "llmprobe gate"
+	doc := junitSuites{junitCounts: counts, Suites: []junitSuite{s}}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 
 	"github.com/llmprobe/llmprobe/config"
@@ -64,13 +63,7 @@ func (r *Report) WriteMarkdown(w io.Writer, extra ...Check) error {
 	b.WriteString("\n| metric | samples | p50 | p90 | p99 | p99.9 | max |\n|---|--:|--:|--:|--:|--:|--:|\n")
 	for _, m := range config.BurstMetrics {
 		s := r.Latency[m]
-		ms := func(v float64) string {
-			if s.Count == 0 {
-				return "n/a"
-			}
-			return fmt.Sprintf("%.1f ms", 1000*v)
-		}
-		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s |\n", m, s.Count, ms(s.P50), ms(s.P90), ms(s.P99), ms(s.P999), ms(s.Max))
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s |\n", m, s.Count, ms(s, s.P50), ms(s, s.P90), ms(s, s.P99), ms(s, s.P999), ms(s, s.Max))
 	}
 	fmt.Fprintf(&b, "\nGoodput %s of requests (%s req/s, %s output tok/s); throughput %s req/s, %s output tok/s.",
 		na(r.Goodput.Ratio, "%.1f%%", 100), na(r.Goodput.Requests, "%.2f", 1), na(r.Goodput.OutputTokens, "%.1f", 1),
@@ -78,15 +71,7 @@ func (r *Report) WriteMarkdown(w io.Writer, extra ...Check) error {
 	if r.MaxRateUnderSLO != nil {
 		fmt.Fprintf(&b, " Max rate under SLO: %.2f/s.", *r.MaxRateUnderSLO)
 	}
-	outcomes := make([]string, 0, len(r.Outcomes))
-	for o, n := range r.Outcomes {
-		outcomes = append(outcomes, fmt.Sprintf("%s %d", o, n))
-	}
-	sort.Strings(outcomes)
-	for _, ns := range r.NotSent {
-		outcomes = append(outcomes, fmt.Sprintf("not sent %d (%s)", ns.Count, ns.Reason))
-	}
-	fmt.Fprintf(&b, "\nOutcomes: %s.\n", md(strings.Join(outcomes, ", ")))
+	fmt.Fprintf(&b, "\nOutcomes: %s.\n", md(strings.Join(r.outcomeCounts(), ", ")))
 	if len(r.Failures) > 0 {
 		f := r.Failures[0]
 		fmt.Fprintf(&b, "Most frequent failure: %d × %s in %s (%s): %s\n", f.Count, md(string(f.Outcome)), md(f.Phase), md(f.Reason), md(f.Example))
