@@ -208,3 +208,17 @@ func TestWriteFileMasksSecrets(t *testing.T) {
 		t.Errorf("%v %v:\n%s", err, rerr, b)
 	}
 }
+
+// A run overridden on the command line is no baseline for a configured
+// run, nor the other way round.
+func TestOverriddenRunsAreNotCompared(t *testing.T) {
+	before, _ := goldenPair(t)
+	b, s := goldenBurst()
+	fa := fixture(t, "run-after.json")
+	rep := report.Build(b, fa.Run, report.Meta{Model: "m", Scenarios: []config.Scenario{s}})
+	rep.Overrides = []string{"--rate=50"}
+	rep.Judge(before)
+	if rep.Regression != nil || !strings.Contains(rep.RegressionSkipped, `overrides "", this run "--rate=50"`) {
+		t.Errorf("regression %+v, skipped %q", rep.Regression, rep.RegressionSkipped)
+	}
+}
