@@ -34,6 +34,8 @@ type Runner struct {
 	Observer prober.Observer // gets every measured result
 	InFlight prober.InFlight
 	Progress func(done, total int)
+	// Overrides, recorded in the report, say how the run differs from the configuration.
+	Overrides []string
 }
 
 // GPU reads the node's GPUs around a burst.
@@ -64,6 +66,7 @@ func (r Runner) Run(ctx context.Context, b config.Burst, scenarios []config.Scen
 	info := <-infoDone // the model too, where it was discovered
 	rep.Model, rep.Engine, rep.EngineVersion = r.Client.Model(), info.Engine, info.EngineVersion
 	rep.RegressionSkipped = noBaseline
+	rep.Overrides = r.Overrides
 	rep.Judge(previous)
 	if r.Store != nil {
 		// Saved even when the burst was cut short: a stopped burst is a result.

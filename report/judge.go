@@ -56,6 +56,10 @@ func (r *Report) differsFrom(prev *Report) string {
 	if a, b := mixOf(prev.Config), mixOf(r.Config); a != b {
 		d = append(d, fmt.Sprintf("scenario mix %s, this run %s", a, b))
 	}
+	// A run overridden on the command line measured something else.
+	if a, b := strings.Join(prev.Overrides, " "), strings.Join(r.Overrides, " "); a != b {
+		d = append(d, fmt.Sprintf("overrides %q, this run %q", a, b))
+	}
 	return strings.Join(d, "; ")
 }
 

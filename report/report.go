@@ -24,6 +24,9 @@ type Report struct {
 	Model         string `json:"model"`
 	Engine        string `json:"engine"`
 	EngineVersion string `json:"engine_version"`
+	// Overrides are the `llmprobe gate` flags that changed the configured
+	// burst or its target for this run (--rate=5); Config shows the result.
+	Overrides []string `json:"overrides,omitempty"`
 	// Config and Scenarios are the burst's configuration as written in YAML.
 	Config          map[string]any   `json:"config"`
 	Scenarios       []map[string]any `json:"scenarios"`

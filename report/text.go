@@ -18,22 +18,39 @@ func na(v *float64, format string, scale float64) string {
 	return fmt.Sprintf(format, scale**v)
 }
 
+// ms formats one of s's figures in milliseconds, or "n/a" without samples.
+func ms(s Summary, v float64) string {
+	if s.Count == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1fms", 1000*v)
+}
+
+// outcomeCounts lists how the planned requests ended: success=18,
+// not_sent=2 (brake).
+func (r *Report) outcomeCounts() []string {
+	out := make([]string, 0, len(r.Outcomes)+len(r.NotSent))
+	for o, n := range r.Outcomes {
+		out = append(out, fmt.Sprintf("%s=%d", o, n))
+	}
+	sort.Strings(out)
+	for _, ns := range r.NotSent {
+		out = append(out, fmt.Sprintf("not_sent=%d (%s)", ns.Count, ns.Reason))
+	}
+	return out
+}
+
 // WriteText writes the report as the human table `llmprobe gate` prints:
 // what was measured, how every planned request ended and why the failed
 // ones failed, the latencies, the gates and the verdict.
 func (r *Report) WriteText(out io.Writer) {
 	fmt.Fprintf(out, "burst %s  target %s  model %s  engine %s %s  report %s\n", r.Burst, r.Target, r.Model, r.Engine, r.EngineVersion, r.ID)
+	if len(r.Overrides) > 0 {
+		fmt.Fprintf(out, "overridden for this run: %s\n", strings.Join(r.Overrides, " "))
+	}
 	fmt.Fprintf(out, "rate %.2f/s planned, %s/s achieved  %d of %d planned requests sent (+%d warmup)  %.1fs\n",
 		r.Rate, na(r.AchievedRate, "%.2f", 1), r.Requests, r.PlannedRequests, r.WarmupRequests, r.DurationSeconds)
-	outcomes := make([]string, 0, len(r.Outcomes))
-	for o, n := range r.Outcomes {
-		outcomes = append(outcomes, fmt.Sprintf("%s=%d", o, n))
-	}
-	sort.Strings(outcomes)
-	for _, ns := range r.NotSent {
-		outcomes = append(outcomes, fmt.Sprintf("not_sent=%d (%s)", ns.Count, ns.Reason))
-	}
-	fmt.Fprintf(out, "outcomes %s\n", strings.Join(outcomes, " "))
+	fmt.Fprintf(out, "outcomes %s\n", strings.Join(r.outcomeCounts(), " "))
 	if len(r.Failures) > 0 {
 		fmt.Fprintln(out, "\nwhy requests failed:")
 		for _, f := range r.Failures {
@@ -50,13 +67,7 @@ func (r *Report) WriteText(out io.Writer) {
 	fmt.Fprintln(tw, "metric\tsamples\tp50\tp90\tp95\tp99\tp99.9\tmean\tmax\t")
 	for _, m := range config.BurstMetrics {
 		s := r.Latency[m]
-		ms := func(v float64) string {
-			if s.Count == 0 {
-				return "n/a"
-			}
-			return fmt.Sprintf("%.1fms", 1000*v)
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", m, s.Count, ms(s.P50), ms(s.P90), ms(s.P95), ms(s.P99), ms(s.P999), ms(s.Mean), ms(s.Max))
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", m, s.Count, ms(s, s.P50), ms(s, s.P90), ms(s, s.P95), ms(s, s.P99), ms(s, s.P999), ms(s, s.Mean), ms(s, s.Max))
 	}
 	_ = tw.Flush()
 	fmt.Fprintf(out, "\nthroughput %s req/s, %s output tok/s; goodput %s req/s, %s output tok/s, ratio %s\n",

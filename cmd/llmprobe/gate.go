@@ -6,9 +6,12 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/alecthomas/kingpin/v2"
+	"golang.org/x/term"
 
+	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/daemon"
 )
 
@@ -17,22 +20,35 @@ type gateCommand struct {
 	configFile  *string
 	burst       *string
 	output      *string
+	junit       *string
+	markdown    *string
 	storagePath *string
 	baseline    *string
 	gpu         *bool
+	targetURL   *string
+	model       *string
+	rate        *float64
+	rateSet     bool
+	duration    *time.Duration
+	durationSet bool
 }
 
 func newGateCommand(app *kingpin.Application) *gateCommand {
 	cmd := app.Command("gate", "Run one burst (or its sweep) now; exit 0 if every gate passed, 1 if the target was measured and a gate failed, 2 on a usage or config error, 3 if the target could not be measured or the report not written.")
-	return &gateCommand{
-		cmd:         cmd,
-		configFile:  cmd.Flag("config.file", "llmprobe configuration file.").Required().String(),
-		burst:       cmd.Flag("burst", "Name of the burst to run.").Required().String(),
-		output:      cmd.Flag("output", "Write the report JSON here too.").String(),
-		storagePath: cmd.Flag("storage.path", "Folder of burst reports: the previous report for the regression verdict, and where this one is kept; empty keeps none.").Default("data").String(),
-		baseline:    cmd.Flag("baseline", "Report file (as --output writes it) to compare with, instead of the burst's previous report.").String(),
-		gpu:         cmd.Flag("collector.gpu", "Record the node's GPU facts and energy per token in the report (NVML).").Default("true").Bool(),
-	}
+	c := &gateCommand{cmd: cmd}
+	c.configFile = cmd.Flag("config.file", "llmprobe configuration file.").Required().String()
+	c.burst = cmd.Flag("burst", "Name of the burst to run.").Required().String()
+	c.output = cmd.Flag("output", "Write the report JSON here too.").String()
+	c.junit = cmd.Flag("output.junit", "Write the verdicts here as JUnit XML: one test case per gate, failures with their reason (written on every exit but 2).").PlaceHolder("FILE").String()
+	c.markdown = cmd.Flag("output.markdown", "Write a Markdown summary here, for CI step summaries: --output.markdown=\"$GITHUB_STEP_SUMMARY\" (written on every exit but 2; never implicitly).").PlaceHolder("FILE").String()
+	c.storagePath = cmd.Flag("storage.path", "Folder of burst reports: the previous report for the regression verdict, and where this one is kept; empty keeps none.").Default("data").String()
+	c.baseline = cmd.Flag("baseline", "Report file (as --output writes it) to compare with, instead of the burst's previous report.").String()
+	c.gpu = cmd.Flag("collector.gpu", "Record the node's GPU facts and energy per token in the report (NVML).").Default("true").Bool()
+	c.targetURL = cmd.Flag("target.url", "Send the burst to this URL instead of its target's, for this run; the target's http_client_config (auth, TLS) goes with it.").PlaceHolder("URL").String()
+	c.model = cmd.Flag("target.model", "Request this model instead of the target's, for this run.").PlaceHolder("MODEL").String()
+	c.rate = cmd.Flag("rate", "Arrival rate in requests per second for this run; replaces a sweep by this one rate.").IsSetByUser(&c.rateSet).PlaceHolder("RATE").Float64()
+	c.duration = cmd.Flag("duration", "Length of the measured part for this run, instead of the burst's duration or request count.").IsSetByUser(&c.durationSet).PlaceHolder("DURATION").Duration()
+	return c
 }
 
 func (c *gateCommand) run() int {
@@ -50,8 +66,19 @@ func (c *gateCommand) run() int {
 		case <-ctx.Done():
 		}
 	}()
+	o := config.Override{URL: *c.targetURL, Model: *c.model}
+	if c.rateSet {
+		o.Rate = c.rate
+	}
+	if c.durationSet {
+		o.Duration = c.duration
+	}
 	return daemon.Gate(ctx, daemon.GateOptions{
-		ConfigFile: *c.configFile, Burst: *c.burst, Output: *c.output, StoragePath: *c.storagePath, Baseline: *c.baseline, GPU: *c.gpu,
+		ConfigFile: *c.configFile, Burst: *c.burst, Override: o,
+		Output: *c.output, JUnit: *c.junit, Markdown: *c.markdown,
+		StoragePath: *c.storagePath, Baseline: *c.baseline, GPU: *c.gpu,
 		Stdout: os.Stdout, Stderr: os.Stderr,
+		// Progress goes to stderr, so stderr decides: a CI log gets lines.
+		Terminal: term.IsTerminal(int(os.Stderr.Fd())),
 	})
 }

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	junit "github.com/joshdk/go-junit"
+
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/report"
 )
@@ -182,5 +184,168 @@ func TestGateAgainstARefusedPort(t *testing.T) {
 	t.Logf("the gate gave up after %s", elapsed.Round(time.Millisecond))
 	if elapsed > 5*time.Second {
 		t.Errorf("the gate took %s against a refused port", elapsed)
+	}
+}
+
+// refusedURL is a loopback URL nothing listens on.
+func refusedURL(t *testing.T) string {
+	t.Helper()
+	return "http://" + freeAddr(t)
+}
+
+// readJUnit reads a JUnit file with go-junit, a reader from outside the project.
+func readJUnit(t *testing.T, path string) junit.Suite {
+	t.Helper()
+	suites, err := junit.IngestFile(path)
+	if err != nil || len(suites) != 1 {
+		t.Fatalf("%s: %v, %d suites", path, err, len(suites))
+	}
+	return suites[0]
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// The flags point a configured burst elsewhere for one run: another URL and
+// model, rate and duration. The report says so, the gate's verdicts go to
+// JUnit and a step summary, and progress in a CI log is a few full lines.
+func TestGateOverridesAndCIOutputs(t *testing.T) {
+	srv, _ := simServer(t)
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "gate.yml")
+	cfg := fmt.Sprintf(`targets: [{name: prod, url: %q, model: retired-model}]
+scenarios:
+  - {name: s, prompt_tokens: 16, output_tokens: 4, slo: {ttft: 2s, target_ratio: 0.9}}
+bursts:
+  - name: release-check
+    target: prod
+    scenarios: [{scenario: s}]
+    arrival: {process: poisson, rate: 1}
+    requests: 5
+    sweep: {rates: [1, 2]}
+`, refusedURL(t))
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	output, junitPath, mdPath := filepath.Join(dir, "r.json"), filepath.Join(dir, "junit.xml"), filepath.Join(dir, "summary.md")
+	cmd := exec.Command(binPath, "gate", "--config.file="+cfgPath, "--burst=release-check", "--storage.path=",
+		"--target.url="+srv.URL, "--target.model=sim-model", "--rate=20", "--duration=6s",
+		"--output="+output, "--output.junit="+junitPath, "--output.markdown="+mdPath)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); exitCode(err) != 0 {
+		t.Fatalf("exit %d\n%s\n%s", exitCode(err), stdout.String(), stderr.String())
+	}
+	for _, want := range []string{"--rate replaces the sweep of burst release-check (1, 2/s): one run at 20/s", "overridden for this run: --target.url=" + srv.URL + " --target.model=sim-model --rate=20 --duration=6s"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+		}
+	}
+	// stderr is a pipe here: full lines, a few of them, never a carriage return.
+	if strings.Contains(stderr.String(), "\r") {
+		t.Errorf("progress rewrote a line in a log:\n%q", stderr.String())
+	}
+	progress := 0
+	for _, line := range strings.Split(stderr.String(), "\n") {
+		if strings.Contains(line, "requests done") {
+			progress++
+		}
+	}
+	// A line every 5 s of a run past 6 s, and one at its end.
+	if progress < 2 || progress > 3 {
+		t.Errorf("%d progress lines for a 6 s run, want 2 or 3:\n%s", progress, stderr.String())
+	}
+
+	var rep report.Report
+	if err := json.Unmarshal([]byte(readFile(t, output)), &rep); err != nil {
+		t.Fatal(err)
+	}
+	arrival, _ := rep.Config["arrival"].(map[string]any)
+	if rep.Model != "sim-model" || rep.Rate != 20 || rep.Sweep != nil || arrival["rate"] != 20.0 || rep.Config["duration"] != "6s" || rep.Requests < 60 ||
+		strings.Join(rep.Overrides, " ") != "--target.url="+srv.URL+" --target.model=sim-model --rate=20 --duration=6s" {
+		t.Errorf("report: model %q rate %v sweep %v config %v requests %d overrides %v", rep.Model, rep.Rate, rep.Sweep, rep.Config, rep.Requests, rep.Overrides)
+	}
+	if !strings.Contains(stdout.String(), "overridden for this run: --target.url=") {
+		t.Errorf("the table does not say the run was overridden:\n%s", stdout.String())
+	}
+
+	s := readJUnit(t, junitPath)
+	if s.Name != "release-check" || s.Properties["report_id"] != rep.ID || s.Properties["target"] != "prod" || s.Properties["model"] != "sim-model" ||
+		s.Properties["engine_version"] == "" || s.Totals.Failed != 0 || s.Totals.Error != 0 || s.Totals.Tests < 4 {
+		t.Errorf("junit: %q %v %+v", s.Name, s.Properties, s.Totals)
+	}
+	if md := readFile(t, mdPath); !strings.Contains(md, "## ✅ llmprobe gate: burst `release-check` passed") || !strings.Contains(md, "| ✅ | slo_ttft |") ||
+		!strings.Contains(md, "Overridden for this run: `--target.url=") {
+		t.Errorf("summary:\n%s", md)
+	}
+}
+
+// Exit 1 and 3 write both files too, with the reason.
+func TestGateCIOutputsOnFailure(t *testing.T) {
+	srv, _ := simServer(t)
+	dir := t.TempDir()
+	junitPath, mdPath := filepath.Join(dir, "junit.xml"), filepath.Join(dir, "summary.md")
+	ci := []string{"--storage.path=", "--output.junit=" + junitPath, "--output.markdown=" + mdPath}
+
+	out, err := exec.Command(binPath, append([]string{"gate", "--config.file=" + gateConfig(t, srv.URL, "1ms"), "--burst=release"}, ci...)...).CombinedOutput()
+	if exitCode(err) != 1 {
+		t.Fatalf("exit %d, want 1\n%s", exitCode(err), out)
+	}
+	s := readJUnit(t, junitPath)
+	failed := map[string]string{}
+	for _, tc := range s.Tests {
+		if tc.Status == junit.StatusFailed {
+			failed[tc.Name] = tc.Message
+		}
+	}
+	if len(failed) != 1 || !strings.Contains(failed["slo_ttft"], "of requests met ttft <= 1ms; the target is 90.00%") || s.Totals.Failed != 1 {
+		t.Errorf("junit failures %v, totals %+v", failed, s.Totals)
+	}
+	if md := readFile(t, mdPath); !strings.Contains(md, "## ❌ llmprobe gate: burst `release` failed") || !strings.Contains(md, "| ❌ | slo_ttft |") {
+		t.Errorf("summary:\n%s", md)
+	}
+
+	out, err = exec.Command(binPath, append([]string{"gate", "--config.file=" + gateConfig(t, refusedURL(t), "2s"), "--burst=release"}, ci...)...).CombinedOutput()
+	if exitCode(err) != 3 {
+		t.Fatalf("exit %d, want 3\n%s", exitCode(err), out)
+	}
+	s = readJUnit(t, junitPath)
+	if s.Totals.Error != 1 || s.Totals.Tests != 1 || s.Tests[0].Name != "preflight" || !strings.Contains(s.Tests[0].Message, "connection refused") || s.Properties["target"] != "sim" {
+		t.Errorf("junit of an unmeasured target: %+v", s)
+	}
+	if md := readFile(t, mdPath); !strings.Contains(md, "not measured") || !strings.Contains(md, "connection refused") {
+		t.Errorf("summary:\n%s", md)
+	}
+}
+
+// Bad overrides and burst names are usage errors (exit 2) that say what is
+// wrong and what is allowed, and never show a URL's credentials.
+func TestGateUsageErrors(t *testing.T) {
+	cfgPath := gateConfig(t, refusedURL(t), "2s")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--burst=relase"}, `unknown burst "relase" (did you mean "release"?); configured: release`},
+		{[]string{"--burst=release", "--rate=1e9"}, "--rate: 1e+09 must be within [0.001, 100000] requests per second"},
+		{[]string{"--burst=release", "--rate=-1"}, "--rate: -1 must be within [0.001, 100000]"},
+		{[]string{"--burst=release", "--duration=72h"}, "--duration: 3d must be within [1s, 1d]"},
+		{[]string{"--burst=release", "--rate=5000", "--duration=12h"}, "burst release with --rate=5000 --duration=12h0m0s: plans up to"},
+		{[]string{"--burst=release", "--target.url=http://admin:hunter22@staging:8000"}, "--target.url: must not carry credentials"},
+		{[]string{"--burst=release", "--target.url=ftp://staging"}, `--target.url: "ftp://staging" must be an absolute http or https URL`},
+	} {
+		out, err := exec.Command(binPath, append([]string{"gate", "--config.file=" + cfgPath, "--storage.path="}, tc.args...)...).CombinedOutput()
+		if exitCode(err) != 2 || !strings.Contains(string(out), tc.want) {
+			t.Errorf("%v: exit %d, want 2 and %q:\n%s", tc.args, exitCode(err), tc.want, out)
+		}
+		if strings.Contains(string(out), "hunter22") {
+			t.Errorf("%v: the output shows the password:\n%s", tc.args, out)
+		}
 	}
 }

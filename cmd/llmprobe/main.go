@@ -41,6 +41,7 @@ func run(args []string) int {
 	app := kingpin.New("llmprobe", "Prometheus exporter and synthetic prober for OpenAI-compatible LLM inference servers.")
 	app.Version(version.Print("llmprobe"))
 	app.HelpFlag.Short('h')
+	app.UsageTemplate(usageTemplate)
 	logFlags := addLogFlags(app)
 
 	serve := newServeCommand(app)
@@ -70,6 +71,16 @@ func run(args []string) int {
 	}
 	return 2
 }
+
+// usageTemplate is kingpin's, plus the default command's flags on the
+// top-level help: `llmprobe --flag` is `llmprobe serve --flag`, so its
+// flags belong there.
+var usageTemplate = kingpin.DefaultUsageTemplate + `{{if not .Context.SelectedCommand -}}
+{{range .App.Commands}}{{if .Default -}}
+Flags of {{.FullCommand}}, the default command:
+{{.Flags|FlagsToTwoColumns|FormatTwoColumns}}
+{{end}}{{end}}{{end -}}
+`
 
 type logFlags struct {
 	level, format *string

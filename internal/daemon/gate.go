@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-kit/log"
@@ -23,15 +25,23 @@ import (
 // GateOptions are the flags of `llmprobe gate`.
 type GateOptions struct {
 	ConfigFile, Burst string
-	// Output, if set, receives the report JSON too.
-	Output      string
-	StoragePath string
+	// Override changes the burst or its target for this run.
+	Override config.Override
+	// Output, if set, receives the report JSON too; JUnit and Markdown the
+	// report as JUnit XML and as a CI step summary, written whatever the
+	// exit code once the burst is known.
+	Output, JUnit, Markdown string
+	StoragePath             string
 	// Baseline, if set, is the report file to compare with instead of the
 	// burst's previous report.
 	Baseline string
 	GPU      bool
-	// Stdout gets the report table, Stderr progress and errors.
-	Stdout, Stderr io.Writer
+	// Stdout gets the report table, Stderr progress and errors. Terminal
+	// says Stderr is one: progress rewrites one line there, elsewhere it
+	// prints a line every ProgressInterval.
+	Stdout, Stderr   io.Writer
+	Terminal         bool
+	ProgressInterval time.Duration
 }
 
 // Exit codes of `llmprobe gate`, the contract with release pipelines.
@@ -54,10 +64,22 @@ func Gate(ctx context.Context, o GateOptions) int {
 	secrets := redact.New()
 	secrets.Add(redact.Secrets(cfg))
 	o.Stdout, o.Stderr = secrets.Writer(o.Stdout), secrets.Writer(o.Stderr)
-	b, ok := cfg.Burst(o.Burst)
-	if !ok {
-		fmt.Fprintf(o.Stderr, "llmprobe gate: no burst %q in %s\n", o.Burst, o.ConfigFile)
+	b, err := cfg.LookupBurst(o.Burst)
+	if err != nil {
+		fmt.Fprintf(o.Stderr, "llmprobe gate: %v\n", err)
 		return GateError
+	}
+	overrides := o.Override.Flags()
+	if len(overrides) > 0 {
+		if cfg, err = cfg.Overridden(b.Name, o.Override); err != nil {
+			fmt.Fprintf(o.Stderr, "llmprobe gate: %v\n", err)
+			return GateError
+		}
+		if b.Sweep != nil && o.Override.Rate != nil {
+			fmt.Fprintf(o.Stderr, "llmprobe gate: --rate replaces the sweep of burst %s (%s): one run at %g/s\n", b.Name, rateList(b.Rates()), *o.Override.Rate)
+		}
+		b, _ = cfg.Burst(b.Name)
+		fmt.Fprintf(o.Stderr, "llmprobe gate: overridden for this run: %s\n", strings.Join(overrides, " "))
 	}
 	var baseline *report.Report
 	if o.Baseline != "" {
@@ -77,21 +99,24 @@ func Gate(ctx context.Context, o GateOptions) int {
 
 	res := preflight(ctx, client, scenarios[0], b.Seed)
 	if res.Outcome != prober.OutcomeSuccess {
-		fmt.Fprintf(o.Stderr, "llmprobe gate: preflight request to target %s (%s) failed, the burst was not sent: %s: %s\n",
-			t.Name, t.URL, res.Outcome, res.FailureText())
+		why := fmt.Sprintf("preflight request to target %s (%s) failed, the burst was not sent: %s: %s", t.Name, t.URL, res.Outcome, res.FailureText())
+		fmt.Fprintf(o.Stderr, "llmprobe gate: %s\n", why)
+		stub := &report.Report{Burst: b.Name, Target: t.Name, Model: t.Model, Overrides: overrides}
+		o.writeCI(stub, secrets, report.Check{Name: "preflight", Status: report.StatusError, Detail: why})
 		return GateUnmeasured
 	}
 	fmt.Fprintf(o.Stderr, "preflight: target %s answered, first token after %s\n", t.Name, res.TTFT.Round(time.Millisecond))
 
+	if o.ProgressInterval <= 0 {
+		o.ProgressInterval = 5 * time.Second
+	}
+	prog := &progress{w: o.Stderr, name: b.Name, terminal: o.Terminal, every: o.ProgressInterval, start: time.Now()}
 	runner := burst.Runner{
-		Client:   client,
-		Store:    report.NewStore(o.StoragePath, secrets),
-		Baseline: baseline,
-		Progress: func(done, total int) {
-			if done == total || done%10 == 0 {
-				fmt.Fprintf(o.Stderr, "\r%s: %d/%d requests done", b.Name, done, total)
-			}
-		},
+		Client:    client,
+		Store:     report.NewStore(o.StoragePath, secrets),
+		Baseline:  baseline,
+		Progress:  prog.update,
+		Overrides: overrides,
 	}
 	if o.StoragePath == "" {
 		runner.Store = nil
@@ -103,30 +128,109 @@ func Gate(ctx context.Context, o GateOptions) int {
 		runner.GPU = g
 	}
 	rep, saveErr := runner.Run(ctx, b, scenarios)
-	fmt.Fprintln(o.Stderr)
+	prog.finish()
 	rep.WriteText(o.Stdout)
 	code := GatePassed
+	var problems []report.Check
+	fail := func(name, why string) {
+		fmt.Fprintf(o.Stderr, "llmprobe gate: %s\n", why)
+		problems = append(problems, report.Check{Name: name, Status: report.StatusError, Detail: why})
+		code = GateUnmeasured
+	}
 	switch {
 	case unmeasured(rep) != "":
-		fmt.Fprintf(o.Stderr, "llmprobe gate: target %s could not be measured: %s\n", t.Name, unmeasured(rep))
-		code = GateUnmeasured
+		fail("measurable", fmt.Sprintf("target %s could not be measured: %s", t.Name, unmeasured(rep)))
 	case ctx.Err() != nil:
-		fmt.Fprintf(o.Stderr, "llmprobe gate: %s\n", rep.AbortReason)
-		code = GateUnmeasured
+		fail("interrupted", rep.AbortReason)
 	case !rep.Passed:
 		code = GateFailed
 	}
 	if saveErr != nil {
-		fmt.Fprintf(o.Stderr, "llmprobe gate: the report was not stored in %s: %v\n", o.StoragePath, saveErr)
-		code = GateUnmeasured
+		fail("report_stored", fmt.Sprintf("the report was not stored in %s: %v", o.StoragePath, saveErr))
 	}
 	if o.Output != "" {
 		if err := report.WriteJSON(o.Output, rep, secrets); err != nil {
-			fmt.Fprintf(o.Stderr, "llmprobe gate: writing %s: %v\n", o.Output, err)
-			code = GateUnmeasured
+			fail("report_written", fmt.Sprintf("writing %s: %v", o.Output, err))
 		}
 	}
+	if !o.writeCI(rep, secrets, problems...) {
+		code = GateUnmeasured
+	}
 	return code
+}
+
+// writeCI writes the JUnit and Markdown files that were asked for; false if
+// one could not be written.
+func (o GateOptions) writeCI(rep *report.Report, secrets *redact.Redactor, extra ...report.Check) bool {
+	ok := true
+	for _, f := range []struct {
+		path   string
+		render func(io.Writer, ...report.Check) error
+	}{{o.JUnit, rep.WriteJUnit}, {o.Markdown, rep.WriteMarkdown}} {
+		if f.path == "" {
+			continue
+		}
+		err := report.WriteFile(f.path, secrets, func(w io.Writer) error { return f.render(w, extra...) })
+		if err != nil {
+			fmt.Fprintf(o.Stderr, "llmprobe gate: writing %s: %v\n", f.path, err)
+			ok = false
+		}
+	}
+	return ok
+}
+
+func rateList(rates []float64) string {
+	s := make([]string, len(rates))
+	for i, r := range rates {
+		s[i] = strconv.FormatFloat(r, 'g', -1, 64)
+	}
+	return strings.Join(s, ", ") + "/s"
+}
+
+// progress shows how far a burst is: on a terminal one line rewritten in
+// place, elsewhere (CI logs) a full line every interval and at each run's
+// end, so a log gets a few lines per minute, never a carriage return.
+type progress struct {
+	w           io.Writer
+	name        string
+	terminal    bool
+	every       time.Duration
+	start, last time.Time
+	done, total int
+	shown       bool // the latest counts are printed
+}
+
+// update is called with the runner's lock held, once per finished request.
+func (p *progress) update(done, total int) {
+	p.done, p.total, p.shown = done, total, false
+	if p.terminal {
+		if done == total || done%10 == 0 {
+			fmt.Fprintf(p.w, "\r%s: %d/%d requests done", p.name, done, total)
+			p.shown = true
+		}
+		return
+	}
+	if now := time.Now(); done == total || now.Sub(p.last) >= p.every && now.Sub(p.start) >= p.every {
+		p.line(now)
+	}
+}
+
+func (p *progress) line(now time.Time) {
+	fmt.Fprintf(p.w, "%s: %d/%d requests done after %s\n", p.name, p.done, p.total, now.Sub(p.start).Round(time.Second))
+	p.last, p.shown = now, true
+}
+
+// finish ends the progress output once the burst is over.
+func (p *progress) finish() {
+	switch {
+	case p.terminal && p.total > 0:
+		if !p.shown {
+			fmt.Fprintf(p.w, "\r%s: %d/%d requests done", p.name, p.done, p.total)
+		}
+		fmt.Fprintln(p.w)
+	case !p.terminal && !p.shown && p.total > 0:
+		p.line(time.Now())
+	}
 }
 
 // preflight sends one request of the burst's first scenario, measured like

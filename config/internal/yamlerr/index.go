@@ -173,7 +173,7 @@ func unknownFieldMessage(key, parent string, schema reflect.Type, moved map[stri
 	if to, ok := moved[where+key]; ok {
 		return msg + "; it moved to " + to
 	}
-	if s := suggest(key, knownFields(schema, parent)); s != "" {
+	if s := Suggest(key, knownFields(schema, parent)); s != "" {
 		return msg + fmt.Sprintf("; did you mean %q?", s)
 	}
 	return msg

@@ -89,8 +89,8 @@ func fieldByKey(t reflect.Type, key string) (reflect.Type, bool) {
 	return nil, false
 }
 
-// suggest returns the known key closest to an unknown one, if a typo away.
-func suggest(unknown string, known []string) string {
+// Suggest returns the known key closest to an unknown one, if a typo away.
+func Suggest(unknown string, known []string) string {
 	best, bestD := "", 3
 	for _, k := range known {
 		limit := min(2, max(1, len(k)/3))
