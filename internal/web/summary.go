@@ -41,7 +41,7 @@ type burstCell struct {
 func engineText(info prober.TargetInfo) string {
 	if info.Confirmed.IsZero() {
 		if info.ModelsError != "" {
-			return "n/a (" + info.ModelsError + ")"
+			return "n/a (never read: /v1/models fails, see Targets)" // the error is in the Targets table
 		}
 		return "n/a (not read yet)"
 	}
