@@ -47,6 +47,7 @@ func run(args []string) int {
 	serve := newServeCommand(app)
 	sim := newSimCommand(app)
 	gate := newGateCommand(app)
+	reportShow := newReportCommand(app)
 
 	cmd, err := app.Parse(args)
 	if err != nil {
@@ -68,6 +69,8 @@ func run(args []string) int {
 		return sim.run(logger)
 	case gate.cmd.FullCommand():
 		return gate.run()
+	case reportShow.cmd.FullCommand():
+		return reportShow.run(os.Stdout, os.Stderr)
 	}
 	return 2
 }

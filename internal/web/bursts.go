@@ -4,21 +4,24 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/url"
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/go-kit/log/level"
 
 	"github.com/llmprobe/llmprobe/report"
 )
 
 // burstRow is one burst on the /bursts page.
 type burstRow struct {
-	Name        string
-	Latest      *report.Report
-	LoadError   string
-	IDs         []string
-	Percentiles *barChart
-	TTFT        *scatterChart
+	Name      string
+	Latest    *report.Report
+	Verdict   verdict
+	LoadError string
+	IDs       []string
+	Charts    []*chart
 }
 
 func (s *Site) burstsPage(w http.ResponseWriter, _ *http.Request) {
@@ -34,9 +37,12 @@ func (s *Site) burstsPage(w http.ResponseWriter, _ *http.Request) {
 			if rep, err := s.opts.Store.Load(ids[0]); err != nil {
 				row.LoadError = err.Error()
 			} else {
-				row.Latest = rep
-				row.Percentiles = percentileChart(rep)
-				row.TTFT = ttftChart(rep)
+				row.Latest, row.Verdict = rep, burstVerdict(rep)
+				for _, c := range []*chart{percentileChart(rep), ttftChart(rep)} {
+					if c != nil {
+						row.Charts = append(row.Charts, c)
+					}
+				}
 			}
 		}
 		rows = append(rows, row)
@@ -45,23 +51,52 @@ func (s *Site) burstsPage(w http.ResponseWriter, _ *http.Request) {
 	s.render(w, "bursts.html", rows)
 }
 
+// burstReport serves /bursts/<id> as the HTML report and /bursts/<id>.json
+// as the stored JSON.
 func (s *Site) burstReport(w http.ResponseWriter, r *http.Request) {
-	id, ok := strings.CutSuffix(r.PathValue("file"), ".json")
-	if !ok {
-		http.NotFound(w, r)
-		return
-	}
+	file := r.PathValue("file")
+	id, asJSON := strings.CutSuffix(file, ".json")
 	rep, err := s.opts.Store.Load(id)
 	if errors.Is(err, os.ErrNotExist) {
-		http.NotFound(w, r)
+		http.Error(w, "No burst report has this id: it was never written, or it is older than the reports each burst keeps. /bursts lists the reports there are.", http.StatusNotFound)
 		return
 	}
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(rep)
+	if asJSON {
+		w.Header().Set("Content-Type", "application/json")
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(rep)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	// writeReport writes nothing when it fails, so the error can still be sent.
+	if err := writeReport(w, rep, true); err != nil {
+		level.Error(s.opts.Logger).Log("msg", "rendering a burst report", "id", id, "err", err)
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+	}
+}
+
+// latestReport redirects /bursts/latest?burst=NAME to that burst's newest
+// report. NAME is looked up among the stored bursts and never echoed.
+func (s *Site) latestReport(w http.ResponseWriter, r *http.Request) {
+	name := r.URL.Query().Get("burst")
+	if name == "" {
+		http.Error(w, "Say which burst: /bursts/latest?burst=NAME, where NAME is one of the bursts /bursts lists.", http.StatusBadRequest)
+		return
+	}
+	lists, err := s.opts.Store.List()
+	if err != nil {
+		http.Error(w, "reading the burst reports: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	ids := lists[name]
+	if len(ids) == 0 {
+		http.Error(w, "No stored report of a burst with that name: it has not run yet (or not since its reports were removed), or no burst is called so. /bursts lists the bursts that have reports.", http.StatusNotFound)
+		return
+	}
+	http.Redirect(w, r, "/bursts/"+url.PathEscape(ids[0]), http.StatusFound)
 }

@@ -2,21 +2,38 @@ package web
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 
 	"github.com/llmprobe/llmprobe/report"
 )
 
-// Chart geometry is computed here; templates/bursts.html draws it as SVG.
-const chartWidth, chartHeight, chartPad = 520, 220, 40
+// Chart geometry is computed here; templates/charts.html draws it as inline
+// SVG: axes with tick labels and units, a legend for every series.
+const (
+	chartWidth, chartHeight = 600, 280
+	// The plot area's margins: room for tick labels, axis titles and the legend.
+	marginLeft, marginRight, marginTop, marginBottom = 64, 16, 48, 48
+)
 
 var chartColors = []string{"#4e79a7", "#f28e2b", "#e15759", "#76b7b2"}
 
-type barChart struct {
-	Width, Height int
-	Title, Label  string
-	Bars          []chartBar
-	Groups        []chartText
-	Legend        []chartLegend
+// chart is one SVG chart: a plot area, two axes, bars or points, a legend.
+type chart struct {
+	Class, Label, Title      string
+	Width, Height            int
+	Left, Right, Top, Bottom float64 // the plot area
+	XTitle, YTitle           string
+	XTicks, YTicks           []tick
+	Categories               []tick // category names under bar groups
+	Bars                     []chartBar
+	Series                   []chartSeries
+	Legend                   []chartLegend
+}
+
+type tick struct {
+	Pos  float64
+	Text string
 }
 
 type chartBar struct {
@@ -24,81 +41,174 @@ type chartBar struct {
 	Fill, Title string
 }
 
-type chartText struct {
-	X, Y float64
-	Text string
+type chartSeries struct {
+	Color  string
+	Line   bool // join the points
+	Points []chartPoint
+}
+
+type chartPoint struct {
+	X, Y  float64
+	Title string
 }
 
 type chartLegend struct {
-	X, Y  int
-	Fill  string
-	Label string
+	X, Y         float64
+	Color, Label string
 }
 
-type scatterChart struct {
-	Width, Height, Pad, Right, Bottom int
-	Title                             string
-	Points                            []chartPoint
-	Fill                              string
-}
-
-type chartPoint struct{ X, Y float64 }
-
-// percentileChart draws p50/p90/p99 of each latency metric as grouped bars.
-func percentileChart(r *report.Report) *barChart {
-	metrics := []string{"ttft", "tpot", "itl", "e2e"}
-	quantiles := []string{"p50", "p90", "p99"}
-	maxV := 0.0
-	for _, m := range metrics {
-		maxV = max(maxV, r.Latency[m].P99)
+func newChart(class, label, title, xTitle, yTitle string) *chart {
+	return &chart{
+		Class: class, Label: label, Title: title, Width: chartWidth, Height: chartHeight,
+		Left: marginLeft, Right: chartWidth - marginRight, Top: marginTop, Bottom: chartHeight - marginBottom,
+		XTitle: xTitle, YTitle: yTitle,
 	}
-	if maxV == 0 {
+}
+
+// niceTicks returns ticks from 0 to at least hi in steps of 1, 2 or 5 times
+// a power of ten, and the axis' top (the last tick).
+func niceTicks(hi float64, want int) (ticks []float64, top float64) {
+	if !(hi > 0) {
+		hi = 1
+	}
+	raw := hi / float64(want)
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := 10 * mag
+	for _, m := range []float64{1, 2, 5} {
+		if m*mag >= raw {
+			step = m * mag
+			break
+		}
+	}
+	for i := 0; ; i++ {
+		v := float64(i) * step
+		ticks = append(ticks, v)
+		if v >= hi*(1-1e-9) {
+			return ticks, v
+		}
+	}
+}
+
+// tickText formats a tick value without trailing noise (0.30000000000000004).
+func tickText(v float64) string {
+	return strconv.FormatFloat(math.Round(v*1e6)/1e6, 'g', 6, 64)
+}
+
+// yAxis sets the y ticks for values up to hi and returns the mapping to pixels.
+func (c *chart) yAxis(hi float64) func(float64) float64 {
+	ticks, top := niceTicks(hi, 5)
+	y := func(v float64) float64 { return c.Bottom - v/top*(c.Bottom-c.Top) }
+	for _, v := range ticks {
+		c.YTicks = append(c.YTicks, tick{Pos: y(v), Text: tickText(v)})
+	}
+	return y
+}
+
+// xAxis sets the x ticks for values up to hi and returns the mapping to pixels.
+func (c *chart) xAxis(hi float64) func(float64) float64 {
+	ticks, top := niceTicks(hi, 6)
+	x := func(v float64) float64 { return c.Left + v/top*(c.Right-c.Left) }
+	for _, v := range ticks {
+		c.XTicks = append(c.XTicks, tick{Pos: x(v), Text: tickText(v)})
+	}
+	return x
+}
+
+// legend lays the entries out in a row above the plot area.
+func (c *chart) legend(colors, labels []string) {
+	x := c.Left
+	for i, l := range labels {
+		c.Legend = append(c.Legend, chartLegend{X: x, Y: 24, Color: colors[i], Label: l})
+		x += 24 + 6.5*float64(len(l))
+	}
+}
+
+// percentileChart draws p50, p90 and p99 of each latency metric that has
+// samples as grouped bars, in milliseconds; nil when none has any.
+func percentileChart(r *report.Report) *chart {
+	quantiles := []string{"p50", "p90", "p99"}
+	var metrics []string
+	maxMS := 0.0
+	for _, m := range []string{"ttft", "tpot", "itl", "e2e"} {
+		if s := r.Latency[m]; s.Count > 0 {
+			metrics = append(metrics, m)
+			maxMS = max(maxMS, 1000*s.P99)
+		}
+	}
+	if len(metrics) == 0 {
 		return nil
 	}
-	c := &barChart{
-		Width: chartWidth, Height: chartHeight,
-		Title: fmt.Sprintf("latency percentiles (s, max %.3g)", maxV),
-		Label: "latency percentiles of " + r.ID,
-	}
-	group := float64(chartWidth-2*chartPad) / float64(len(metrics))
+	c := newChart("chart percentiles", "latency percentiles of "+r.ID, "Latency percentiles", "metric", "latency (ms)")
+	y := c.yAxis(maxMS)
+	group := (c.Right - c.Left) / float64(len(metrics))
 	bar := group / float64(len(quantiles)+1)
 	for i, m := range metrics {
+		x0 := c.Left + float64(i)*group + bar/2
 		for j, q := range quantiles {
-			v := r.Latency[m].Quantile(q)
-			h := v / maxV * float64(chartHeight-2*chartPad)
+			v := 1000 * r.Latency[m].Quantile(q)
 			c.Bars = append(c.Bars, chartBar{
-				X: float64(chartPad) + float64(i)*group + float64(j)*bar, Y: float64(chartHeight-chartPad) - h, W: bar - 2, H: h,
-				Fill: chartColors[j], Title: fmt.Sprintf("%s %s %.4gs", m, q, v),
+				X: x0 + float64(j)*bar, Y: y(v), W: bar - 2, H: c.Bottom - y(v),
+				Fill: chartColors[j], Title: fmt.Sprintf("%s %s %.1f ms", m, q, v),
 			})
 		}
-		c.Groups = append(c.Groups, chartText{X: float64(chartPad) + float64(i)*group, Y: chartHeight - chartPad + 14, Text: m})
+		c.Categories = append(c.Categories, tick{Pos: c.Left + (float64(i)+0.5)*group, Text: m})
 	}
-	for j, q := range quantiles {
-		c.Legend = append(c.Legend, chartLegend{X: chartWidth - chartPad - 120 + j*40, Y: 22, Fill: chartColors[j], Label: q})
-	}
+	c.legend(chartColors, quantiles)
 	return c
 }
 
-// ttftChart plots each measured request's TTFT against its arrival time.
-func ttftChart(r *report.Report) *scatterChart {
+// ttftChart plots each measured request's TTFT (ms) against when it was due
+// (seconds after the measured part began); nil without samples.
+func ttftChart(r *report.Report) *chart {
 	if len(r.TTFTSeries) == 0 {
 		return nil
 	}
 	maxX, maxY := 0.0, 0.0
 	for _, p := range r.TTFTSeries {
-		maxX, maxY = max(maxX, p[0]), max(maxY, p[1])
+		maxX, maxY = max(maxX, p[0]), max(maxY, 1000*p[1])
 	}
-	maxX, maxY = max(maxX, 1e-9), max(maxY, 1e-9)
-	c := &scatterChart{
-		Width: chartWidth, Height: chartHeight, Pad: chartPad, Right: chartWidth - chartPad, Bottom: chartHeight - chartPad,
-		Title: fmt.Sprintf("TTFT over the burst (max %.3gs over %.3gs)", maxY, maxX),
-		Fill:  chartColors[0],
-	}
+	c := newChart("chart ttft-over-time", "TTFT over the burst", "TTFT over the burst", "time since the measured part began (s)", "TTFT (ms)")
+	x, y := c.xAxis(maxX), c.yAxis(maxY)
+	s := chartSeries{Color: chartColors[0]}
 	for _, p := range r.TTFTSeries {
-		c.Points = append(c.Points, chartPoint{
-			X: float64(chartPad) + p[0]/maxX*float64(chartWidth-2*chartPad),
-			Y: float64(chartHeight-chartPad) - p[1]/maxY*float64(chartHeight-2*chartPad),
-		})
+		s.Points = append(s.Points, chartPoint{X: x(p[0]), Y: y(1000 * p[1]), Title: fmt.Sprintf("+%.3f s: %.1f ms", p[0], 1000*p[1])})
 	}
+	c.Series = []chartSeries{s}
+	c.legend(chartColors[:1], []string{"TTFT of one successful request"})
+	return c
+}
+
+// sweepChart plots each step's achieved rate and TTFT p99 against the
+// offered rate; nil for a burst that did not sweep.
+func sweepChart(r *report.Report) *chart {
+	if len(r.Sweep) == 0 {
+		return nil
+	}
+	maxRate := 0.0
+	for _, s := range r.Sweep {
+		maxRate = max(maxRate, s.Rate)
+		if s.AchievedRate != nil {
+			maxRate = max(maxRate, *s.AchievedRate)
+		}
+	}
+	c := newChart("chart sweep", "achieved rate per offered rate", "Sweep: achieved rate per offered rate", "offered rate (req/s)", "achieved rate (req/s)")
+	x, y := c.xAxis(maxRate), c.yAxis(maxRate)
+	passed := chartSeries{Color: chartColors[3]}
+	failed := chartSeries{Color: chartColors[2]}
+	line := chartSeries{Color: "#bbbbbb", Line: true}
+	for _, s := range r.Sweep {
+		if s.AchievedRate == nil {
+			continue // nothing measured at this step: no point to draw
+		}
+		p := chartPoint{X: x(s.Rate), Y: y(*s.AchievedRate), Title: fmt.Sprintf("%.2f req/s offered: %.2f req/s achieved", s.Rate, *s.AchievedRate)}
+		line.Points = append(line.Points, p)
+		if s.Passed {
+			passed.Points = append(passed.Points, p)
+		} else {
+			failed.Points = append(failed.Points, p)
+		}
+	}
+	c.Series = []chartSeries{line, passed, failed}
+	c.legend([]string{chartColors[3], chartColors[2]}, []string{"step held the SLO", "step missed the SLO"})
 	return c
 }

@@ -4,6 +4,7 @@ package web
 
 import (
 	"bytes"
+	"cmp"
 	"embed"
 	"html/template"
 	"net/http"
@@ -38,6 +39,22 @@ var pageFuncs = template.FuncMap{
 	"msOf":  func(v any) string { return figure(v, 1000, 1, " ms") },
 	"num":   func(v any) string { return figure(v, 1, 2, "") },
 	"every": func(d time.Duration) string { return d.String() },
+	"fig":   figure,
+	"f1":    func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
+	"mid":   func(a, b float64) float64 { return (a + b) / 2 },
+	"plus":  func(a, b float64) float64 { return a + b },
+	"utc":   func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.000 UTC") },
+	"gpus":  gpuNames,
+	"orNA":  func(v, none string) string { return cmp.Or(v, none) },
+	"tokens": func(r *prober.Result) string {
+		switch {
+		case r.TokenSource != "":
+			return strconv.Itoa(r.OutputTokens) + " (from " + string(r.TokenSource) + ")"
+		case r.Outcome != prober.OutcomeSuccess:
+			return "n/a (the request failed)"
+		}
+		return "n/a"
+	},
 }
 
 // figure formats a report's number (float64 or *float64) scaled, or "n/a"
@@ -80,6 +97,12 @@ type Site struct {
 
 	mu    sync.Mutex
 	pairs map[[2]string]bool // configured canary pairs; nil before Configure
+	// ratios is each configured scenario's SLO target_ratio.
+	ratios map[string]float64
+	// lastSuccess is when each target last answered a canary well.
+	lastSuccess map[string]time.Time
+	// burstCache is the summary of each burst's newest report, by id.
+	burstCache map[string]*burstCell
 }
 
 // New returns the pages over opts.
@@ -90,13 +113,15 @@ func New(opts Options) *Site {
 	if opts.Schedules == nil {
 		opts.Schedules = func() []config.Pair { return nil }
 	}
-	return &Site{opts: opts, history: newHistory(opts.Recent, opts.Failures)}
+	return &Site{opts: opts, history: newHistory(opts.Recent, opts.Failures), lastSuccess: map[string]time.Time{}}
 }
 
-// Register adds the pages to mux: /, /probe, /bursts and /bursts/<id>.json.
+// Register adds the pages to mux: /, /probe, /bursts, /bursts/<id> (HTML),
+// /bursts/<id>.json and /bursts/latest?burst=NAME (a redirect to the newest).
 func (s *Site) Register(mux *http.ServeMux) {
 	mux.HandleFunc("GET /probe", s.probePage)
 	mux.HandleFunc("GET /bursts", s.burstsPage)
+	mux.HandleFunc("GET /bursts/latest", s.latestReport)
 	mux.HandleFunc("GET /bursts/{file}", s.burstReport)
 	mux.HandleFunc("GET /{$}", s.landingPage)
 }
@@ -111,18 +136,33 @@ func (s *Site) Observe(r *prober.Result) {
 	defer s.mu.Unlock()
 	if s.pairs == nil || s.pairs[[2]string{r.Target, r.Scenario}] {
 		s.history.observe(r)
+		s.noteSuccess(r)
 	}
 }
 
-// Configure forgets the probes of (target, scenario) pairs cfg no longer has.
+// Configure takes a new configuration: it forgets the probes of (target,
+// scenario) pairs cfg no longer has, and reads each scenario's target ratio.
 func (s *Site) Configure(cfg *config.Config) {
 	pairs := map[[2]string]bool{}
 	for _, p := range cfg.CanaryPairs() {
 		pairs[[2]string{p.Target, p.Scenario}] = true
 	}
+	ratios := map[string]float64{}
+	for _, sc := range cfg.Scenarios {
+		ratios[sc.Name] = sc.SLO.TargetRatio
+	}
+	targets := map[string]bool{}
+	for _, t := range cfg.Targets {
+		targets[t.Name] = true
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.pairs = pairs
+	s.pairs, s.ratios = pairs, ratios
+	for name := range s.lastSuccess {
+		if !targets[name] {
+			delete(s.lastSuccess, name)
+		}
+	}
 	s.history.forget(func(t, sc string) bool { return pairs[[2]string{t, sc}] })
 }
 
@@ -181,8 +221,13 @@ func (s *Site) landingPage(w http.ResponseWriter, _ *http.Request) {
 	if ver == "" {
 		ver = "dev (built without make)"
 	}
+	summary, burstErr := s.summary(rows)
 	s.render(w, "landing.html", map[string]any{
 		"Version":       ver,
+		"Summary":       summary,
+		"BurstError":    burstErr,
+		"Refresh":       refreshSeconds,
+		"Window":        s.opts.Recent,
 		"Targets":       targets,
 		"TargetErrors":  s.opts.Targets.Errors(),
 		"Pairs":         rows,

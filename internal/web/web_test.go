@@ -129,12 +129,15 @@ scenarios: [{name: s}]
 		t.Fatal(err)
 	}
 	code, page = get(t, srv.URL, "/bursts")
-	for _, want := range []string{"not sent 6: safety brake", "connection_refused", "dial tcp 127.0.0.1:1: connect: connection refused", "TTFT p99 n/a", "goodput n/a", "achieved n/a", "Failed requests, with their timelines (1 kept)", "POST http://127.0.0.1:1/v1/chat/completions"} {
+	for _, want := range []string{"not sent 6: safety brake", "connection_refused", "dial tcp 127.0.0.1:1: connect: connection refused", "TTFT p99 n/a", "goodput n/a", "n/a achieved", "Failed requests, with their timelines (1 kept)", "POST http://127.0.0.1:1/v1/chat/completions"} {
 		if code != 200 || !strings.Contains(page, want) {
 			t.Errorf("/bursts (%d) lacks %q for the broken burst", code, want)
 		}
 	}
-	for _, path := range []string{"/bursts/" + rep.ID, "/bursts/nope.json", "/bursts/nightly-20991231T000000Z.json", "/bursts/..%2f..%2fetc%2fpasswd.json", "/bursts/-20261123T023000Z.json"} {
+	if code, page := get(t, srv.URL, "/bursts/"+rep.ID); code != 200 || !strings.Contains(page, `id="percentiles"`) {
+		t.Errorf("/bursts/%s (%d) is not the HTML report:\n%s", rep.ID, code, page)
+	}
+	for _, path := range []string{"/bursts/nope", "/bursts/nope.json", "/bursts/nightly-20991231T000000Z.json", "/bursts/..%2f..%2fetc%2fpasswd.json", "/bursts/-20261123T023000Z.json"} {
 		if code, _ := get(t, srv.URL, path); code != 404 {
 			t.Errorf("%s: %d, want 404", path, code)
 		}

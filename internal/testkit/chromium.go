@@ -1,0 +1,68 @@
+package testkit
+
+import (
+	"bytes"
+	"context"
+	"image/png"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+)
+
+// Browser is headless Chromium, for checking pages as a person's browser
+// renders them.
+type Browser struct {
+	path string
+}
+
+// Chromium finds chromium (see Tool for what happens when it is missing).
+func Chromium(t testing.TB) *Browser {
+	t.Helper()
+	return &Browser{path: Tool(t, "chromium", "apt-get install chromium")}
+}
+
+// run starts chromium on url with the extra flags, a fresh profile and no
+// traffic of its own, and returns its stdout.
+func (b *Browser) run(t testing.TB, url string, flags ...string) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	args := append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--user-data-dir=" + t.TempDir()}, flags...)
+	cmd := exec.CommandContext(ctx, b.path, append(args, url)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("chromium %s: %v\n%s", url, err, stderr.Bytes())
+	}
+	return out
+}
+
+// DOM returns the page's DOM once it has loaded.
+func (b *Browser) DOM(t testing.TB, url string) string {
+	t.Helper()
+	return string(b.run(t, url, "--dump-dom"))
+}
+
+// Screenshot saves the page, 1280 pixels wide, as a PNG at path, and fails
+// the test unless the file decodes as a PNG of that width.
+func (b *Browser) Screenshot(t testing.TB, url, path string) {
+	t.Helper()
+	b.run(t, url, "--screenshot="+path, "--window-size=1280,2000", "--hide-scrollbars")
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatalf("the screenshot of %s was not written: %v", url, err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("the screenshot %s is not a PNG: %v", path, err)
+	}
+	if w := img.Bounds().Dx(); w != 1280 {
+		t.Errorf("the screenshot %s is %d pixels wide, want 1280", path, w)
+	}
+	t.Logf("screenshot of %s: %s", url, path)
+}

@@ -1,0 +1,235 @@
+package web
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/prober"
+	"github.com/llmprobe/llmprobe/report"
+)
+
+// WriteReport writes one burst report as a complete HTML page that needs
+// nothing else: inline CSS, inline SVG charts, no script and no fetch. It is
+// what `llmprobe report show` writes to a file; /bursts/<id> serves the same
+// view with links to the other reports.
+func WriteReport(w io.Writer, r *report.Report) error {
+	return writeReport(w, r, false)
+}
+
+// writeReport renders the page whole before writing, so an error never
+// leaves half a page behind. linked adds links into the server's pages.
+func writeReport(w io.Writer, r *report.Report, linked bool) error {
+	var buf bytes.Buffer
+	if err := pages.ExecuteTemplate(&buf, "report.html", newReportView(r, linked)); err != nil {
+		return fmt.Errorf("rendering report %s: %w", r.ID, err)
+	}
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+// reportView is a report with every figure formatted for reading.
+type reportView struct {
+	*report.Report
+	Linked         bool
+	Verdict        verdict
+	Latency        []latencyRow
+	Outcomes       []outcomeRow
+	RegressionRows []regressionRow
+	Charts         []*chart
+	Config         string
+}
+
+// verdict is a burst's one-word result, a CSS class and why.
+type verdict struct {
+	Text, Class string
+	Why         []string
+}
+
+func burstVerdict(r *report.Report) verdict {
+	v := verdict{Text: "passed", Class: "ok"}
+	if !r.Passed {
+		v = verdict{Text: "failed", Class: "bad"}
+	}
+	if r.Aborted {
+		v = verdict{Text: "aborted", Class: "bad", Why: []string{"stopped before its end: " + r.AbortReason}}
+	}
+	if r.Requests == 0 {
+		v.Why = append(v.Why, "no request was measured")
+	}
+	for _, g := range r.Gates {
+		if !g.Passed && !g.Skipped {
+			v.Why = append(v.Why, "gate "+g.Name+" failed: "+g.Detail)
+		}
+	}
+	if r.Sweep != nil && r.MaxRateUnderSLO == nil {
+		v.Why = append(v.Why, "no rate of the sweep held the SLO")
+	}
+	return v
+}
+
+// latencyRow is one metric's exact percentiles in milliseconds, "n/a" each
+// without samples.
+type latencyRow struct {
+	Metric, Meaning                     string
+	Count                               int
+	P50, P90, P95, P99, P999, Mean, Max string
+}
+
+var metricMeaning = map[string]string{
+	"ttft":           "time to first token",
+	"tpot":           "time per output token after the first",
+	"itl":            "inter-token latency, one per token",
+	"e2e":            "whole request",
+	"dispatch_delay": "the prober's own lateness in sending",
+}
+
+func latencyRows(r *report.Report) []latencyRow {
+	var rows []latencyRow
+	for _, m := range config.BurstMetrics {
+		s := r.Latency[m]
+		ms := func(v float64) string { return msFigure(v, s.Count > 0) }
+		rows = append(rows, latencyRow{
+			Metric: m, Meaning: metricMeaning[m], Count: s.Count,
+			P50: ms(s.P50), P90: ms(s.P90), P95: ms(s.P95), P99: ms(s.P99), P999: ms(s.P999), Mean: ms(s.Mean), Max: ms(s.Max),
+		})
+	}
+	return rows
+}
+
+// msFigure formats seconds as milliseconds (microseconds below one, so
+// the prober's own delays do not read as 0), or "n/a" without samples.
+func msFigure(seconds float64, ok bool) string {
+	switch {
+	case !ok:
+		return "n/a"
+	case seconds > 0 && seconds < 1e-3:
+		return figure(seconds, 1e6, 1, " µs")
+	}
+	return figure(seconds, 1000, 1, " ms")
+}
+
+// outcomeRow is how many planned requests ended one way.
+type outcomeRow struct {
+	Outcome string
+	Count   int
+	Share   string
+	OK      bool
+	Reason  string // the failures' phases and reasons, or why not sent
+}
+
+func outcomeRows(r *report.Report) []outcomeRow {
+	share := func(n int) string {
+		if r.PlannedRequests == 0 {
+			return "n/a"
+		}
+		return figure(float64(n)/float64(r.PlannedRequests), 100, 1, "%")
+	}
+	why := map[prober.Outcome][]string{}
+	for _, f := range r.Failures {
+		why[f.Outcome] = append(why[f.Outcome], fmt.Sprintf("%s: %s (%d)", f.Phase, f.Reason, f.Count))
+	}
+	var rows []outcomeRow
+	for o, n := range r.Outcomes {
+		row := outcomeRow{Outcome: string(o), Count: n, Share: share(n), OK: o == prober.OutcomeSuccess, Reason: "–"}
+		switch {
+		case o == prober.OutcomeCancelled:
+			row.Reason = "stopped by llmprobe (the burst ended or was interrupted); says nothing about the target"
+		case why[o] != nil:
+			row.Reason = strings.Join(why[o], "; ")
+		case !row.OK:
+			row.Reason = "n/a: the report keeps the first kinds of failure only"
+		}
+		rows = append(rows, row)
+	}
+	sort.Slice(rows, func(i, j int) bool {
+		return rows[i].Count > rows[j].Count || rows[i].Count == rows[j].Count && rows[i].Outcome < rows[j].Outcome
+	})
+	for _, ns := range r.NotSent {
+		rows = append(rows, outcomeRow{Outcome: "not sent", Count: ns.Count, Share: share(ns.Count), Reason: ns.Reason})
+	}
+	return rows
+}
+
+// regressionRow is one metric against the baseline.
+type regressionRow struct {
+	Metric, Quantile, Baseline, Current, Ratio, Change, PValue, Test string
+	Significant, Worse                                               bool
+}
+
+func regressionRows(g *report.Regression) []regressionRow {
+	if g == nil {
+		return nil
+	}
+	var rows []regressionRow
+	for _, m := range g.Metrics {
+		row := regressionRow{
+			Metric: m.Metric, Quantile: m.Quantile,
+			Baseline: msFigure(deref(m.Previous), m.Previous != nil), Current: msFigure(deref(m.Current), m.Current != nil),
+			Ratio: "n/a", Change: "n/a", PValue: "n/a",
+			Test: "not tested: the report keeps samples of ttft and tpot only", Significant: m.Significant,
+		}
+		if m.Ratio != nil {
+			row.Ratio = fmt.Sprintf("×%.3f", *m.Ratio)
+			row.Change = fmt.Sprintf("%+.1f%%", 100*(*m.Ratio-1))
+			row.Worse = *m.Ratio > 1
+		}
+		if m.PValue != nil {
+			row.PValue = fmt.Sprintf("%.3g", *m.PValue)
+			row.Test = "no significant change (p ≥ 0.05)"
+			if m.Significant {
+				row.Test = "significant change (p < 0.05)"
+			}
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+func deref(v *float64) float64 {
+	if v == nil {
+		return 0
+	}
+	return *v
+}
+
+func newReportView(r *report.Report, linked bool) reportView {
+	v := reportView{
+		Report: r, Linked: linked, Verdict: burstVerdict(r),
+		Latency: latencyRows(r), Outcomes: outcomeRows(r), RegressionRows: regressionRows(r.Regression),
+	}
+	for _, c := range []*chart{percentileChart(r), ttftChart(r), sweepChart(r)} {
+		if c != nil {
+			v.Charts = append(v.Charts, c)
+		}
+	}
+	cfg := map[string]any{"burst": r.Config, "scenarios": r.Scenarios}
+	if b, err := json.MarshalIndent(cfg, "", "  "); err == nil {
+		v.Config = string(b)
+	}
+	return v
+}
+
+// gpuNames says which GPUs, "2 × NVIDIA H100" for a uniform node.
+func gpuNames(g *report.GPUFacts) string {
+	if len(g.Names) == 0 {
+		return "n/a (NVML named none)"
+	}
+	counts := map[string]int{}
+	var order []string
+	for _, n := range g.Names {
+		if counts[n] == 0 {
+			order = append(order, n)
+		}
+		counts[n]++
+	}
+	parts := make([]string, len(order))
+	for i, n := range order {
+		parts[i] = fmt.Sprintf("%d × %s", counts[n], n)
+	}
+	return strings.Join(parts, ", ")
+}
