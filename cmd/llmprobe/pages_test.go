@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,17 +16,6 @@ import (
 )
 
 var reportSections = []string{`id="summary"`, `id="verdicts"`, `id="percentiles"`, `id="latency-over-time"`, `id="outcomes"`, `id="regression"`, `id="gpu"`}
-
-// refusedURL is a port nothing listens on.
-func refusedURL(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln.Close()
-	return "http://" + ln.Addr().String()
-}
 
 // summaryRow is the landing page summary's row of one target.
 func summaryRow(t *testing.T, page, target string) string {
