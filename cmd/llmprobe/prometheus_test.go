@@ -7,11 +7,9 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -70,7 +68,6 @@ func TestDashboardsAndRulesAgainstPrometheus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Prometheus")
 	}
-	promBin := testkit.Tool(t, "prometheus", "apt-get install prometheus")
 	start := time.Now()
 	srv, _ := simServer(t)
 	storage := t.TempDir()
@@ -136,7 +133,6 @@ bursts:
 	if err != nil {
 		t.Fatal(err)
 	}
-	promAddr := freeAddr(t)
 	promCfg := fmt.Sprintf(`global: {scrape_interval: 1s, evaluation_interval: 1s}
 rule_files: [%q]
 scrape_configs:
@@ -145,25 +141,7 @@ scrape_configs:
   - job_name: sim
     static_configs: [{targets: [%q]}]
 `, rules, strings.TrimPrefix(d.base, "http://"), strings.TrimPrefix(srv.URL, "http://")) + engineJobs + gpuJob
-	promDir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(promDir, "prometheus.yml"), []byte(promCfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	prom := exec.Command(promBin, "--config.file="+filepath.Join(promDir, "prometheus.yml"),
-		"--storage.tsdb.path="+filepath.Join(promDir, "data"), "--web.listen-address="+promAddr)
-	var promLog strings.Builder
-	prom.Stdout, prom.Stderr = &promLog, &promLog
-	if err := prom.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = prom.Process.Signal(syscall.SIGTERM)
-		_ = prom.Wait()
-		if t.Failed() {
-			t.Logf("prometheus log:\n%s", promLog.String())
-		}
-	})
-	base := "http://" + promAddr
+	base := runPrometheus(t, promCfg)
 
 	// Wait until the burst has reported and a few rule evaluations happened.
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
