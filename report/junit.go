@@ -68,10 +68,14 @@ func (r *Report) WriteJUnit(w io.Writer, extra ...Check) error {
 	if !r.Start.IsZero() {
 		s.Timestamp = r.Start.UTC().Format("2006-01-02T15:04:05")
 	}
+	rate := "" // a run that never started has no rate: leave it out, not 0
+	if r.Rate > 0 {
+		rate = fmt.Sprintf("%g", r.Rate)
+	}
 	for _, p := range [][2]string{
 		{"report_id", r.ID}, {"burst", r.Burst}, {"target", r.Target}, {"model", r.Model},
 		{"engine", r.Engine}, {"engine_version", r.EngineVersion}, {"llmprobe_version", r.LLMProbeVersion},
-		{"rate", fmt.Sprintf("%g", r.Rate)}, {"overrides", strings.Join(r.Overrides, " ")},
+		{"rate", rate}, {"overrides", strings.Join(r.Overrides, " ")},
 	} {
 		if p[1] != "" {
 			s.Properties = append(s.Properties, junitProperty{p[0], p[1]})
