@@ -42,11 +42,6 @@ func NewGPU(logger log.Logger, timeout time.Duration) *GPU {
 	return newGPU(nvml.New(), logger, timeout)
 }
 
-// NewGPUFrom uses lib, an NVML mock in tests of what reads the metrics.
-func NewGPUFrom(lib nvml.Interface, logger log.Logger, timeout time.Duration) *GPU {
-	return newGPU(lib, logger, timeout)
-}
-
 func newGPU(lib nvml.Interface, logger log.Logger, timeout time.Duration) *GPU {
 	return &GPU{lib: lib, logger: logger, timeout: timeout, xid: map[string]map[string]uint64{}, xidLast: map[string]time.Time{}, gpuIndex: map[string]string{}}
 }

@@ -15,19 +15,77 @@ import (
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxh100"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
 	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/llmprobe/llmprobe/internal/metricdoc"
-	"github.com/llmprobe/llmprobe/internal/nvmlmock"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 )
 
 const gib = 1 << 30
 
-func newH100(testing.TB) *nvmlmock.H100 { return nvmlmock.NewH100() }
+// h100 is go-nvml's 8-GPU DGX H100 mock with known readings on every device:
+// the mock server only answers identity and memory, so the test sets the rest.
+type h100 struct {
+	*server.Server
+	events chan nvml.EventData
+	energy func(i int) uint64
+}
+
+func newH100(t testing.TB) *h100 {
+	t.Helper()
+	h := &h100{Server: dgxh100.New(), events: make(chan nvml.EventData, 16)}
+	h.energy = func(i int) uint64 { return 123456789 + uint64(i) }
+	for i, d := range h.Devices {
+		dev := d.(*server.Device)
+		dev.GetUtilizationRatesFunc = func() (nvml.Utilization, nvml.Return) { return nvml.Utilization{Gpu: 75, Memory: 40}, nvml.SUCCESS }
+		dev.GetMemoryInfo_v2Func = func() (nvml.Memory_v2, nvml.Return) {
+			return nvml.Memory_v2{Total: 80 * gib, Used: uint64(i+1) * gib, Reserved: 512 << 20, Free: 80*gib - uint64(i+1)*gib}, nvml.SUCCESS
+		}
+		dev.GetPowerUsageFunc = func() (uint32, nvml.Return) { return uint32(300000 + i*1000), nvml.SUCCESS }
+		dev.GetEnforcedPowerLimitFunc = func() (uint32, nvml.Return) { return 700000, nvml.SUCCESS }
+		dev.GetTotalEnergyConsumptionFunc = func() (uint64, nvml.Return) { return h.energy(i), nvml.SUCCESS }
+		dev.GetTemperatureFunc = func(nvml.TemperatureSensors) (uint32, nvml.Return) { return uint32(40 + i), nvml.SUCCESS }
+		dev.GetClockInfoFunc = func(c nvml.ClockType) (uint32, nvml.Return) {
+			return map[nvml.ClockType]uint32{nvml.CLOCK_SM: 1980, nvml.CLOCK_MEM: 2619, nvml.CLOCK_GRAPHICS: 1755}[c], nvml.SUCCESS
+		}
+		dev.GetCurrentClocksEventReasonsFunc = func() (uint64, nvml.Return) {
+			if i == 0 {
+				return nvml.ClocksEventReasonSwPowerCap | nvml.ClocksThrottleReasonHwThermalSlowdown, nvml.SUCCESS
+			}
+			return 0, nvml.SUCCESS
+		}
+		dev.GetPcieThroughputFunc = func(nvml.PcieUtilCounter) (uint32, nvml.Return) { return 1000, nvml.SUCCESS }
+		dev.GetPcieReplayCounterFunc = func() (int, nvml.Return) { return 3, nvml.SUCCESS }
+		dev.GetTotalEccErrorsFunc = func(typ nvml.MemoryErrorType, _ nvml.EccCounterType) (uint64, nvml.Return) {
+			if typ == nvml.MEMORY_ERROR_TYPE_UNCORRECTED && i == 1 {
+				return 0, nvml.ERROR_NOT_SUPPORTED
+			}
+			return 5, nvml.SUCCESS
+		}
+		dev.RegisterEventsFunc = func(uint64, nvml.EventSet) nvml.Return { return nvml.SUCCESS }
+	}
+	h.EventSetCreateFunc = func() (nvml.EventSet, nvml.Return) {
+		return &mock.EventSet{
+			WaitFunc: func(ms uint32) (nvml.EventData, nvml.Return) {
+				select {
+				case ev := <-h.events:
+					return ev, nvml.SUCCESS
+				case <-time.After(time.Duration(ms) * time.Millisecond):
+					return nvml.EventData{}, nvml.ERROR_TIMEOUT
+				}
+			},
+			FreeFunc: func() nvml.Return { return nvml.SUCCESS },
+		}, nvml.SUCCESS
+	}
+	return h
+}
+
+func (h *h100) device(i int) *server.Device { return h.Devices[i].(*server.Device) }
 
 func startGPU(t testing.TB, lib nvml.Interface, logger log.Logger, timeout time.Duration) *GPU {
 	t.Helper()
@@ -116,8 +174,8 @@ func TestGPUMetricsFromH100Mock(t *testing.T) {
 
 func TestGPUErrorMidScrapeIsCollectorFailure(t *testing.T) {
 	h := newH100(t)
-	h.Device(3).GetTemperatureFunc = func(nvml.TemperatureSensors) (uint32, nvml.Return) { return 0, nvml.ERROR_UNKNOWN }
-	h.Device(2).GetPowerUsageFunc = func() (uint32, nvml.Return) { return 0, nvml.ERROR_NOT_SUPPORTED }
+	h.device(3).GetTemperatureFunc = func(nvml.TemperatureSensors) (uint32, nvml.Return) { return 0, nvml.ERROR_UNKNOWN }
+	h.device(2).GetPowerUsageFunc = func() (uint32, nvml.Return) { return 0, nvml.ERROR_NOT_SUPPORTED }
 	g := startGPU(t, h, nil, 2*time.Second)
 	if v, _ := value(t, g, "llmprobe_collector_success", map[string]string{"collector": "gpu"}); v != 0 {
 		t.Errorf("collector_success = %v after an NVML error, want 0", v)
@@ -163,7 +221,7 @@ func TestGPULibraryMissing(t *testing.T) {
 
 func TestGPUMIGDevices(t *testing.T) {
 	h := newH100(t)
-	dev := h.Device(4)
+	dev := h.device(4)
 	dev.GetMigModeFunc = func() (int, int, nvml.Return) { return nvml.DEVICE_MIG_ENABLE, nvml.DEVICE_MIG_ENABLE, nvml.SUCCESS }
 	dev.GetMaxMigDeviceCountFunc = func() (int, nvml.Return) { return 7, nvml.SUCCESS }
 	migs := []nvml.Device{
@@ -192,9 +250,9 @@ func TestGPUMIGDevices(t *testing.T) {
 func TestGPUXIDEvents(t *testing.T) {
 	h := newH100(t)
 	g := startGPU(t, h, nil, 2*time.Second)
-	h.Events <- nvml.EventData{Device: h.Devices[0], EventType: nvml.EventTypeXidCriticalError, EventData: 79}
-	h.Events <- nvml.EventData{Device: h.Devices[0], EventType: nvml.EventTypeXidCriticalError, EventData: 79}
-	h.Events <- nvml.EventData{Device: h.Devices[1], EventType: nvml.EventTypeXidCriticalError, EventData: 48}
+	h.events <- nvml.EventData{Device: h.Devices[0], EventType: nvml.EventTypeXidCriticalError, EventData: 79}
+	h.events <- nvml.EventData{Device: h.Devices[0], EventType: nvml.EventTypeXidCriticalError, EventData: 79}
+	h.events <- nvml.EventData{Device: h.Devices[1], EventType: nvml.EventTypeXidCriticalError, EventData: 48}
 	uuid0, _ := h.Devices[0].GetUUID()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
@@ -222,7 +280,7 @@ func TestGPUHungCallIsBounded(t *testing.T) {
 	release := make(chan struct{})
 	var calls sync.WaitGroup
 	calls.Add(1)
-	h.Device(5).GetPowerUsageFunc = func() (uint32, nvml.Return) {
+	h.device(5).GetPowerUsageFunc = func() (uint32, nvml.Return) {
 		defer calls.Done()
 		<-release
 		return 1, nvml.SUCCESS
@@ -241,7 +299,7 @@ func TestGPUHungCallIsBounded(t *testing.T) {
 	}
 	close(release)
 	calls.Wait()
-	h.Device(5).GetPowerUsageFunc = func() (uint32, nvml.Return) { return 305000, nvml.SUCCESS }
+	h.device(5).GetPowerUsageFunc = func() (uint32, nvml.Return) { return 305000, nvml.SUCCESS }
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		if v, _ := value(t, g, "llmprobe_collector_success", map[string]string{"collector": "gpu"}); v == 1 {
@@ -258,7 +316,7 @@ func TestGPUBurstFacts(t *testing.T) {
 	h := newH100(t)
 	var mu sync.Mutex
 	extra := uint64(0)
-	h.Energy = func(int) uint64 { mu.Lock(); defer mu.Unlock(); return 1_000_000 + extra }
+	h.energy = func(int) uint64 { mu.Lock(); defer mu.Unlock(); return 1_000_000 + extra }
 	g := startGPU(t, h, nil, time.Second)
 	end := g.BeginBurst()
 	mu.Lock()

@@ -26,10 +26,6 @@ type Config struct {
 	DefaultMaxTokens int           // when a request sets no max_tokens
 	Answer           string        // output words (cycled); empty means words from a vocabulary
 	Faults           Faults
-	// Family is the engine the sim poses as: the names on /metrics and
-	// /v1/models' owned_by (vllm, sglang, tgi, llamacpp). Empty keeps vLLM's
-	// metric names and the sim's own identity.
-	Family string
 }
 
 // DefaultConfig is a small GPU-like engine: 32 sequences, 20 ms prefill,
@@ -71,9 +67,6 @@ func (c *Config) validate() error {
 	}
 	if c.DefaultMaxTokens < 1 {
 		errs = append(errs, fmt.Errorf("default max tokens %d must be at least 1", c.DefaultMaxTokens))
-	}
-	if _, err := familyOf(c.Family); err != nil {
-		errs = append(errs, err)
 	}
 	if err := c.Faults.validate(); err != nil {
 		errs = append(errs, err)
@@ -117,7 +110,6 @@ type sequence struct {
 	arrived      time.Time
 	admitted     time.Time
 	last         time.Time
-	firstToken   time.Time
 	// out gets one value per token, then is closed; buffered for the whole
 	// response so the scheduler never waits on a slow client.
 	out chan struct{}
@@ -298,7 +290,6 @@ func (e *Engine) loop() {
 // emit gives s its next token; it reports whether s is still running.
 func (e *Engine) emit(s *sequence, now time.Time) bool {
 	if s.generated == 0 {
-		s.firstToken = now
 		e.m.ttft.Observe(now.Sub(s.arrived).Seconds())
 	} else {
 		e.m.itl.Observe(now.Sub(s.last).Seconds())

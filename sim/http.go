@@ -21,7 +21,7 @@ func (e *Engine) Handler() http.Handler {
 	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { e.serveGenerate(w, r, true) })
 	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []map[string]any{{
-			"id": e.cfg.Model, "object": "model", "created": 0, "owned_by": e.ownedBy(), "max_model_len": 32768,
+			"id": e.cfg.Model, "object": "model", "created": 0, "owned_by": "llmprobe-sim", "max_model_len": 32768,
 		}}})
 	})
 	mux.HandleFunc("GET /version", func(w http.ResponseWriter, r *http.Request) {
@@ -249,12 +249,4 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 func apiError(w http.ResponseWriter, status int, typ, msg string) {
 	writeJSON(w, status, map[string]any{"error": map[string]any{"message": msg, "type": typ, "code": status}})
-}
-
-// ownedBy is /v1/models' owner: the family posed as, else the sim itself.
-func (e *Engine) ownedBy() string {
-	if e.cfg.Family == "" {
-		return "llmprobe-sim"
-	}
-	return families[e.cfg.Family].ownedBy
 }

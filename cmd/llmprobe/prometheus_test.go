@@ -7,9 +7,11 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -18,12 +20,10 @@ import (
 	"github.com/llmprobe/llmprobe/dashboards"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/report"
-	"github.com/llmprobe/llmprobe/sim"
 )
 
 // gpuOnly are the panels that can only have data where llmprobe runs on a
-// GPU node with NVML: they come from go-nvml's mock where cgo builds it, and
-// only without cgo may they be empty.
+// GPU node with NVML; everything else must return data.
 var gpuOnly = map[string]string{
 	"llmprobe / GPU / Utilization / 0":             "NVML: no GPU on this machine",
 	"llmprobe / GPU / Memory used / 0":             "NVML: no GPU on this machine",
@@ -68,6 +68,7 @@ func TestDashboardsAndRulesAgainstPrometheus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Prometheus")
 	}
+	promBin := testkit.Tool(t, "prometheus", "apt-get install prometheus")
 	start := time.Now()
 	srv, _ := simServer(t)
 	storage := t.TempDir()
@@ -79,30 +80,8 @@ func TestDashboardsAndRulesAgainstPrometheus(t *testing.T) {
 	if err := report.NewStore(storage, nil).Save(previous, 5); err != nil {
 		t.Fatal(err)
 	}
-	// One sim per engine family the dashboards know, each a target of its
-	// own, scraped with llmprobe's target name as the docs say to.
-	families := []string{"vllm", "sglang", "tgi", "llamacpp"}
-	targets := fmt.Sprintf("{name: sim, url: %q, timeout: 10s}", srv.URL)
-	engineJobs := ""
-	for _, f := range families {
-		fsrv, _ := testkit.StartSim(t, func(c *sim.Config) { c.Family = f })
-		targets += fmt.Sprintf(", {name: %s, url: %q, timeout: 10s}", f, fsrv.URL)
-		engineJobs += fmt.Sprintf("  - job_name: %s\n    static_configs: [{targets: [%q], labels: {target: %s}}]\n", f, strings.TrimPrefix(fsrv.URL, "http://"), f)
-	}
-	// A report from a run on a GPU node, for the energy panel: restored
-	// at start, as after a restart.
-	joules := 0.42
-	onGPU := &report.Report{ID: "on-gpu-node-20200101T000000Z", Burst: "on-gpu-node", Target: "sim", Model: "sim-model",
-		GPU: &report.GPUFacts{JoulesPerOutputToken: &joules}}
-	if err := report.NewStore(storage, nil).Save(onGPU, 5); err != nil {
-		t.Fatal(err)
-	}
-	gpuJob := ""
-	if node := gpuNode(t); node != "" {
-		gpuJob = fmt.Sprintf("  - job_name: gpu-node\n    static_configs: [{targets: [%q]}]\n", node)
-	}
 	cfgPath := filepath.Join(t.TempDir(), "llmprobe.yml")
-	cfg := fmt.Sprintf(`targets: [%s]
+	cfg := fmt.Sprintf(`targets: [{name: sim, url: %q, timeout: 10s}]
 scenarios:
   - name: chat
     prompt_tokens: 32
@@ -118,12 +97,7 @@ bursts:
     duration: 3s
     schedule: {on_start: true}
     sweep: {rates: [5]}
-  - name: on-gpu-node
-    target: sim
-    scenarios: [{scenario: chat}]
-    arrival: {rate: 1}
-    requests: 1
-`, targets)
+`, srv.URL)
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -133,6 +107,7 @@ bursts:
 	if err != nil {
 		t.Fatal(err)
 	}
+	promAddr := freeAddr(t)
 	promCfg := fmt.Sprintf(`global: {scrape_interval: 1s, evaluation_interval: 1s}
 rule_files: [%q]
 scrape_configs:
@@ -140,8 +115,26 @@ scrape_configs:
     static_configs: [{targets: [%q]}]
   - job_name: sim
     static_configs: [{targets: [%q]}]
-`, rules, strings.TrimPrefix(d.base, "http://"), strings.TrimPrefix(srv.URL, "http://")) + engineJobs + gpuJob
-	base := runPrometheus(t, promCfg)
+`, rules, strings.TrimPrefix(d.base, "http://"), strings.TrimPrefix(srv.URL, "http://"))
+	promDir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(promDir, "prometheus.yml"), []byte(promCfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	prom := exec.Command(promBin, "--config.file="+filepath.Join(promDir, "prometheus.yml"),
+		"--storage.tsdb.path="+filepath.Join(promDir, "data"), "--web.listen-address="+promAddr)
+	var promLog strings.Builder
+	prom.Stdout, prom.Stderr = &promLog, &promLog
+	if err := prom.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = prom.Process.Signal(syscall.SIGTERM)
+		_ = prom.Wait()
+		if t.Failed() {
+			t.Logf("prometheus log:\n%s", promLog.String())
+		}
+	})
+	base := "http://" + promAddr
 
 	// Wait until the burst has reported and a few rule evaluations happened.
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -179,9 +172,7 @@ scrape_configs:
 			if err != nil {
 				t.Fatalf("%s: %v\n  %s", name, err, queries[name])
 			}
-			_, gpuPanel := gpuOnly[name]
-			gpuPanel = gpuPanel && gpuJob == "" // with the mock they must have data too
-			switch {
+			switch _, gpuPanel := gpuOnly[name]; {
 			case gpuPanel && n == 0:
 				gpu = append(gpu, name+" ("+gpuOnly[name]+")")
 			case n == 0:
@@ -229,6 +220,6 @@ scrape_configs:
 			}
 		}
 	}
-	t.Logf("%d panel queries returned data, %d recording rules checked, in %s; GPU panels left empty for lack of NVML's mock (no cgo): %q",
+	t.Logf("%d panel queries returned data, %d recording rules checked, in %s; empty for lack of a GPU: %s",
 		len(withData), recorded, time.Since(start).Round(time.Second), strings.Join(gpu, "; "))
 }

@@ -51,7 +51,6 @@ func addSimFlags(cmd *kingpin.CmdClause) *sim.Config {
 	cmd.Flag("sim.tokens-per-chunk", "Tokens carried by each streamed chunk.").Default("1").IntVar(&c.Faults.TokensPerChunk)
 	cmd.Flag("sim.usage-placement", "Where streamed usage goes: separate, finish or none.").Default(sim.UsageSeparate).EnumVar(&c.Faults.UsagePlacement, sim.UsageSeparate, sim.UsageFinish, sim.UsageNone)
 	cmd.Flag("sim.reasoning-tokens", "Leading chat tokens sent as reasoning_content.").Default("0").IntVar(&c.Faults.ReasoningTokens)
-	cmd.Flag("sim.engine", "Pose as this engine: its metric names on /metrics and its owned_by on /v1/models (vllm, sglang, tgi, llamacpp); empty keeps vLLM's metric names under the sim's own name.").Default("").EnumVar(&c.Family, "", "vllm", "sglang", "tgi", "llamacpp")
 	return c
 }
 
