@@ -35,7 +35,9 @@ func sumRate(metric string) string {
 	return `sum by (target) (rate(` + metric + `{` + engineSel + `}[$__rate_interval]))`
 }
 
-func gaugeByTarget(metric string) string { return `sum by (target) (` + metric + `{` + engineSel + `})` }
+func gaugeByTarget(metric string) string {
+	return `sum by (target) (` + metric + `{` + engineSel + `})`
+}
 
 // meanOf is a mean from a counter pair: rate(sum) / rate(count).
 func meanOf(sum, count string) string { return sumRate(sum) + ` / ` + sumRate(count) }
@@ -103,7 +105,7 @@ func (f family) panels(b *dashboard.DashboardBuilder) *dashboard.DashboardBuilde
 		}
 		return out
 	}
-	return b.WithRow(row(f.name+" (targets whose target_info says "+strings.ReplaceAll(f.engines, "|", " or ")+")")).
+	return b.WithRow(row(f.name + " (targets whose target_info says " + strings.ReplaceAll(f.engines, "|", " or ") + ")")).
 		WithPanel(timeSeries(f.name+" requests running and waiting", "Requests in the engine's batch and in its queue.", unitCount,
 			q(f.only(f.running), "{{target}} running"), q(f.only(f.waiting), "{{target}} waiting")).Span(6)).
 		WithPanel(timeSeries(f.name+" token throughput", "Output and prompt tokens per second the engine processed.", unitTokPerSec,
@@ -120,7 +122,7 @@ func engines() *dashboard.DashboardBuilder {
 		WithPanel(tablePanel("Targets and engines", "What each target says it runs (llmprobe_target_info) and whether its last request succeeded.",
 			[]string{"target", "engine", "engine_version"},
 			column{name: "Up", unit: unitNone, th: goodWhenOne(),
-				expr: `max by (target, engine, engine_version) (llmprobe_target_info{` + engineSel + `}) * on (target) group_left () max by (target) (llmprobe_target_up{` + engineSel + `})`,
+				expr:     `max by (target, engine, engine_version) (llmprobe_target_info{` + engineSel + `}) * on (target) group_left () max by (target) (llmprobe_target_up{` + engineSel + `})`,
 				mappings: []dashboard.ValueMapping{texts([3]string{"0", "down", "red"}, [3]string{"1", "up", "green"})}}).Height(6))
 	for _, f := range families {
 		b = f.panels(b)
