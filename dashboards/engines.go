@@ -45,30 +45,33 @@ func meanOf(sum, count string) string { return sumRate(sum) + ` / ` + sumRate(co
 // llmprobe's own canary view of the same targets, for comparison.
 const llmprobeCanary = `traffic="canary", ` + engineSel
 
+// ttftVersusLLMProbe puts an engine's TTFT histogram next to llmprobe's.
+func ttftVersusLLMProbe(name, metric string) panelSpec {
+	return panelSpec{name + " TTFT p99: engine vs llmprobe", name + "'s TTFT histogram (from arrival at the server) next to llmprobe's canary TTFT (from when the request was due): the gap is network, queueing in front of the engine and the prober.", unitSeconds, []Query{
+		q(quantile("0.99", metric, engineSel, "target"), "{{target}} engine p99"),
+		q(quantile("0.99", "llmprobe_time_to_first_token_seconds", llmprobeCanary, "target"), "{{target}} llmprobe p99"),
+	}}
+}
+
+func kvUsage(title, source, expr string) panelSpec {
+	return panelSpec{title, "Share of the KV cache in use (" + source + ").", unitRatio, []Query{q(expr, "{{target}}")}}
+}
+
 var families = []family{
 	{
 		name: "vLLM", engines: "vllm|llmprobe-sim",
 		running: gaugeByTarget("vllm:num_requests_running"), waiting: gaugeByTarget("vllm:num_requests_waiting"),
 		generated: sumRate("vllm:generation_tokens_total"), prompt: sumRate("vllm:prompt_tokens_total"),
-		latency: panelSpec{"vLLM TTFT p99: engine vs llmprobe", "vLLM's TTFT histogram (from arrival at the server) next to llmprobe's canary TTFT (from when the request was due): the gap is network, queueing in front of the engine and the prober.", unitSeconds, []Query{
-			q(quantile("0.99", "vllm:time_to_first_token_seconds", engineSel, "target"), "{{target}} engine p99"),
-			q(quantile("0.99", "llmprobe_time_to_first_token_seconds", llmprobeCanary, "target"), "{{target}} llmprobe p99"),
-		}},
-		second: panelSpec{"vLLM KV cache usage", "Share of the KV cache in use (vllm:kv_cache_usage_perc; vllm:gpu_cache_usage_perc before vLLM V1).", unitRatio, []Query{
-			q(`max by (target) (vllm:kv_cache_usage_perc{`+engineSel+`}) or max by (target) (vllm:gpu_cache_usage_perc{`+engineSel+`})`, "{{target}}"),
-		}},
+		latency: ttftVersusLLMProbe("vLLM", "vllm:time_to_first_token_seconds"),
+		second: kvUsage("vLLM KV cache usage", "vllm:kv_cache_usage_perc; vllm:gpu_cache_usage_perc before vLLM V1",
+			`max by (target) (vllm:kv_cache_usage_perc{`+engineSel+`}) or max by (target) (vllm:gpu_cache_usage_perc{`+engineSel+`})`),
 	},
 	{
 		name: "SGLang", engines: "sglang",
 		running: gaugeByTarget("sglang:num_running_reqs"), waiting: gaugeByTarget("sglang:num_queue_reqs"),
 		generated: sumRate("sglang:generation_tokens_total"), prompt: sumRate("sglang:prompt_tokens_total"),
-		latency: panelSpec{"SGLang TTFT p99: engine vs llmprobe", "SGLang's TTFT histogram next to llmprobe's canary TTFT (from when the request was due).", unitSeconds, []Query{
-			q(quantile("0.99", "sglang:time_to_first_token_seconds", engineSel, "target"), "{{target}} engine p99"),
-			q(quantile("0.99", "llmprobe_time_to_first_token_seconds", llmprobeCanary, "target"), "{{target}} llmprobe p99"),
-		}},
-		second: panelSpec{"SGLang token usage", "Share of the KV token pool in use (sglang:token_usage).", unitRatio, []Query{
-			q(`max by (target) (sglang:token_usage{`+engineSel+`})`, "{{target}}"),
-		}},
+		latency: ttftVersusLLMProbe("SGLang", "sglang:time_to_first_token_seconds"),
+		second:  kvUsage("SGLang token usage", "sglang:token_usage", `max by (target) (sglang:token_usage{`+engineSel+`})`),
 	},
 	{
 		name: "TGI", engines: "tgi",

@@ -307,17 +307,20 @@ func TestDeterministic(t *testing.T) {
 	}
 }
 
+func httpGet(t *testing.T, url string) (int, string, http.Header) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), resp.Header
+}
+
 func TestEndpoints(t *testing.T) {
 	e, srv := start(t, nil)
-	get := func(path string) (int, string, http.Header) {
-		resp, err := http.Get(srv.URL + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b), resp.Header
-	}
+	get := func(path string) (int, string, http.Header) { return httpGet(t, srv.URL+path) }
 	if code, body, h := get("/v1/models"); code != 200 || !strings.Contains(body, `"id":"m"`) || h.Get("Server") != "llmprobe-sim/0.1.0" {
 		t.Errorf("/v1/models: %d %s %v", code, body, h)
 	}
@@ -412,15 +415,7 @@ func TestEngineFamilies(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.engine, func(t *testing.T) {
 			_, srv := start(t, func(c *Config) { c.Engine, c.Version = tc.engine, "1.2.3" })
-			get := func(path string) (int, string, http.Header) {
-				resp, err := http.Get(srv.URL + path)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer resp.Body.Close()
-				b, _ := io.ReadAll(resp.Body)
-				return resp.StatusCode, string(b), resp.Header
-			}
+			get := func(path string) (int, string, http.Header) { return httpGet(t, srv.URL+path) }
 			if _, body, h := get("/v1/models"); !strings.Contains(body, `"owned_by":"`+tc.ownedBy+`"`) || h.Get("Server") != tc.server {
 				t.Errorf("/v1/models: %s, Server %q", body, h.Get("Server"))
 			}
