@@ -192,3 +192,235 @@ func TestQueriesParseAndNameDocumentedMetrics(t *testing.T) {
 		t.Errorf("dashboard queries do not parse: %v\n%s", err, out)
 	}
 }
+
+// rawPanels decodes every panel of every dashboard loosely, by dashboard file.
+func rawPanels(t *testing.T) map[string][]map[string]any {
+	t.Helper()
+	files, _ := filepath.Glob("*.json")
+	out := map[string][]map[string]any{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d struct {
+			Panels []map[string]any `json:"panels"`
+		}
+		if err := json.Unmarshal(b, &d); err != nil {
+			t.Fatal(err)
+		}
+		out[f] = d.Panels
+	}
+	return out
+}
+
+// dig follows keys through nested JSON objects.
+func dig(v any, keys ...string) any {
+	for _, k := range keys {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[k]
+	}
+	return v
+}
+
+func exprs(p map[string]any) []string {
+	var out []string
+	targets, _ := p["targets"].([]any)
+	for _, tg := range targets {
+		if e, ok := dig(tg, "expr").(string); ok {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// Every stat and table colours its values by explicit thresholds, stats
+// reduce to the last value, and no figure without samples reads 0.
+func TestStatsAndTablesHaveThresholds(t *testing.T) {
+	for file, panels := range rawPanels(t) {
+		for _, p := range panels {
+			typ, title := p["type"], p["title"]
+			if typ != "stat" && typ != "table" {
+				continue
+			}
+			steps, _ := dig(p, "fieldConfig", "defaults", "thresholds", "steps").([]any)
+			if len(steps) == 0 {
+				t.Errorf("%s: %s %q has no thresholds", file, typ, title)
+			}
+			mappings, _ := dig(p, "fieldConfig", "defaults", "mappings").([]any)
+			if !slices.ContainsFunc(mappings, func(m any) bool { return dig(m, "options", "result", "text") == "n/a" }) {
+				t.Errorf("%s: %s %q does not show n/a for no samples", file, typ, title)
+			}
+			if calcs, _ := dig(p, "options", "reduceOptions", "calcs").([]any); typ == "stat" && len(calcs) == 0 {
+				t.Errorf("%s: stat %q reduces with no calculation", file, title)
+			}
+		}
+	}
+}
+
+// Each latency panel of the client view draws its objective from
+// llmprobe_slo_objective_seconds: Grafana's static thresholds cannot follow it.
+func TestLatencyPanelsShowTheirObjective(t *testing.T) {
+	objectives := map[string]string{
+		"llmprobe_time_to_first_token_seconds": "ttft", "llmprobe_inter_token_latency_seconds": "stall",
+		"llmprobe_time_per_output_token_seconds": "tpot", "llmprobe_request_duration_seconds": "e2e",
+	}
+	seen := 0
+	for _, p := range rawPanels(t)["llmprobe-latency.json"] {
+		if p["type"] != "timeseries" {
+			continue
+		}
+		all := strings.Join(exprs(p), "\n")
+		for metric, objective := range objectives {
+			if strings.Contains(all, metric+"_bucket") {
+				seen++
+				if !strings.Contains(all, `llmprobe_slo_objective_seconds{objective="`+objective+`"`) {
+					t.Errorf("panel %q shows %s without the %s objective", p["title"], metric, objective)
+				}
+			}
+		}
+	}
+	if seen != len(objectives) {
+		t.Errorf("%d latency panels checked, want %d", seen, len(objectives))
+	}
+}
+
+// unitRules name the unit a query's result has, first match wins.
+var unitRules = []struct {
+	re   *regexp.Regexp
+	unit string
+}{
+	{regexp.MustCompile(`/ on \(scenario\) group_left \(\) max by \(scenario\) \(llmprobe_slo_objective_seconds`), "percentunit"},
+	{regexp.MustCompile(`rate\(llmprobe_good_requests_total\{[^/]*/ sum\(rate\(llmprobe_requests_total\{`), "percentunit"},
+	{regexp.MustCompile(`rate\([a-z:_]*seconds_total\{[^/]*/ sum by \(target\) \(rate\([a-z:_]*tokens[a-z_]*total\{`), "s"}, // time per token
+	{regexp.MustCompile(`regression_ratio\{`), "none"},                                                                      // a quantile over the same quantile
+	{regexp.MustCompile(`_bytes_per_second\b`), "Bps"},
+	{regexp.MustCompile(`_bytes\b`), "bytes"},
+	{regexp.MustCompile(`_watts\b`), "watt"},
+	{regexp.MustCompile(`_joules_per_output_token\b`), "joule"},
+	{regexp.MustCompile(`_celsius\b`), "celsius"},
+	{regexp.MustCompile(`_hz\b`), "hertz"},
+	{regexp.MustCompile(`rate\([a-z:_]*(tokens_total|tokens_predicted_total|generated_tokens_sum|input_length_sum)\{|tokens_per_second\{`), unitTokPerSec},
+	{regexp.MustCompile(`rate\(llmprobe_[a-z_]*requests_total\{`), "reqps"},
+	{regexp.MustCompile(`_ratio\{|_perc\{|token_usage\{`), "percentunit"},
+	{regexp.MustCompile(`_timestamp_seconds\{`), ""}, // dates: checked by eye
+	{regexp.MustCompile(`histogram_quantile\(|_seconds\{|_seconds_total\{`), "s"},
+}
+
+func expectedUnit(expr string) (string, bool) {
+	for _, r := range unitRules {
+		if r.re.MatchString(expr) {
+			return r.unit, r.unit != ""
+		}
+	}
+	return "", false
+}
+
+// A panel's unit is the one its queries' metrics carry: seconds, ratios,
+// request and token rates, bytes, watts, joules.
+func TestUnitsMatchTheMetrics(t *testing.T) {
+	checked := 0
+	for file, panels := range rawPanels(t) {
+		for _, p := range panels {
+			if p["type"] != "timeseries" && p["type"] != "stat" {
+				continue
+			}
+			unit, _ := dig(p, "fieldConfig", "defaults", "unit").(string)
+			for _, e := range exprs(p) {
+				if strings.Contains(e, "llmprobe_slo_objective_seconds") && !strings.Contains(e, "group_left") && unit == "s" {
+					continue // the objective line drawn next to latencies
+				}
+				if want, ok := expectedUnit(e); ok {
+					checked++
+					if unit != want {
+						t.Errorf("%s: panel %q has unit %q, its query wants %q: %s", file, p["title"], unit, want, e)
+					}
+				}
+			}
+		}
+	}
+	if checked < 50 {
+		t.Errorf("only %d queries had a unit rule", checked)
+	}
+}
+
+// Every engine row reads only its own family's metric names, for the
+// selected targets, and only for targets whose target_info names that engine.
+func TestEngineRowsFollowTargetAndEngine(t *testing.T) {
+	prefixes := map[string]string{"vLLM": "vllm:", "SGLang": "sglang:", "TGI": "tgi_", "llama.cpp": "llamacpp:"}
+	engineOf := map[string]string{"vLLM": "vllm|llmprobe-sim", "SGLang": "sglang", "TGI": "tgi", "llama.cpp": "llamacpp"}
+	rows := 0
+	for _, p := range rawPanels(t)["llmprobe-engines.json"] {
+		family, _, _ := strings.Cut(p["title"].(string), " ")
+		prefix, ok := prefixes[family]
+		if !ok || p["type"] == "row" {
+			continue
+		}
+		rows++
+		for _, e := range exprs(p) {
+			if !strings.Contains(e, `llmprobe_target_info{engine=~"`+engineOf[family]+`", target=~"$target"}`) {
+				t.Errorf("%q does not keep to %s targets: %s", p["title"], family, e)
+			}
+			for other, op := range prefixes {
+				if other != family && strings.Contains(e, op) {
+					t.Errorf("%q reads %s metrics: %s", p["title"], other, e)
+				}
+			}
+			if strings.Count(e, `target=~"$target"`) < 2 {
+				t.Errorf("%q does not follow the target variable: %s", p["title"], e)
+			}
+		}
+		if !slices.ContainsFunc(exprs(p), func(e string) bool { return strings.Contains(e, prefix) }) {
+			t.Errorf("%q shows none of %s's own metrics", p["title"], family)
+		}
+	}
+	if rows != 4*len(prefixes) {
+		t.Errorf("%d engine panels, want 4 per family", rows)
+	}
+}
+
+// The burst verdict table links each burst to its newest HTML report on
+// llmprobe, at a URL the dashboard's llmprobe_url variable sets.
+func TestBurstVerdictsLinkToReports(t *testing.T) {
+	b, err := os.ReadFile("llmprobe-bursts.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Templating struct {
+			List []map[string]any `json:"list"`
+		} `json:"templating"`
+	}
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(d.Templating.List, func(v map[string]any) bool {
+		return v["name"] == "llmprobe_url" && v["query"] == "http://localhost:9479"
+	}) {
+		t.Error("no llmprobe_url variable defaulting to http://localhost:9479")
+	}
+	found := false
+	for _, p := range rawPanels(t)["llmprobe-bursts.json"] {
+		if p["type"] != "table" {
+			continue
+		}
+		overrides, _ := dig(p, "fieldConfig", "overrides").([]any)
+		for _, o := range overrides {
+			props, _ := dig(o, "properties").([]any)
+			for _, prop := range props {
+				links, _ := dig(prop, "value").([]any)
+				for _, l := range links {
+					if dig(o, "matcher", "options") == "burst" && strings.HasPrefix(fmt.Sprint(dig(l, "url")), "${llmprobe_url}/bursts/latest?burst=${__data.fields.burst") {
+						found = true
+					}
+				}
+			}
+		}
+	}
+	if !found {
+		t.Error("the burst verdict table has no link from the burst to its report")
+	}
+}

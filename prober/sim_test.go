@@ -156,6 +156,21 @@ func TestTargetInfoFromSim(t *testing.T) {
 	}
 }
 
+// The sim posing as each engine family is recognised as that engine, the
+// way the real one would be (TGI only by its /info).
+func TestTargetInfoFromSimFamilies(t *testing.T) {
+	want := map[string]string{sim.EngineVLLM: engineVLLM, sim.EngineSGLang: engineSGLang, sim.EngineTGI: engineTGI, sim.EngineLlamaCPP: engineLlamaCPP}
+	for _, family := range sim.Engines {
+		t.Run(family, func(t *testing.T) {
+			srv, _ := testkit.StartSim(t, func(c *sim.Config) { c.Engine, c.Version = family, "9.8.7" })
+			info := newClient(t, testkit.Target(srv.URL, config.APIChat)).RefreshInfo(t.Context())
+			if info.Engine != want[family] || info.EngineVersion != "9.8.7" {
+				t.Errorf("engine %q %q, want %q 9.8.7", info.Engine, info.EngineVersion, want[family])
+			}
+		})
+	}
+}
+
 // httptrace's view of a request: a new connection, then a reused one; the
 // time to first byte; the certificate's expiry over TLS.
 func TestTimings(t *testing.T) {

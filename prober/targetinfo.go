@@ -134,6 +134,7 @@ func (c *Client) engineVersion(ctx context.Context, info *TargetInfo) string {
 			Version   string `json:"version"`
 			Release   string `json:"release"`
 			BuildInfo string `json:"build_info"` // llama.cpp /props
+			Router    string `json:"router"`     // TGI /info: "text-generation-router"
 		}
 		vh, err := c.getJSON(ctx, path, &v)
 		if err != nil {
@@ -145,6 +146,10 @@ func (c *Client) engineVersion(ctx context.Context, info *TargetInfo) string {
 		}
 		if info.Engine == engineUnknown && vh != nil {
 			info.Engine = detectEngine("", sanitizeLabel(vh.Get("Server"), 64))
+		}
+		// TGI's /v1/models names the model as owner: its /info says what it is.
+		if info.Engine == engineUnknown && strings.HasPrefix(v.Router, "text-generation-router") {
+			info.Engine = engineTGI
 		}
 		if info.Engine == engineUnknown && path == "/api/version" {
 			info.Engine = engineOllama

@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,7 +18,8 @@ import (
 type Config struct {
 	Seed             int64         // seeds token text and fault draws
 	Model            string        // served by /v1/models
-	Version          string        // /version
+	Version          string        // what the version endpoint reports
+	Engine           string        // family posed as (one of Engines): metric names, identity; "" is the sim, with vLLM's names
 	MaxBatch         int           // running sequences at most
 	MaxQueue         int           // waiting requests at most; beyond it 429 at once
 	PrefillBase      time.Duration // fixed cost of a step that admits sequences
@@ -65,6 +68,9 @@ func (c *Config) validate() error {
 			errs = append(errs, fmt.Errorf("%s %s must not be negative", d.name, d.v))
 		}
 	}
+	if c.Engine != "" && !slices.Contains(Engines, c.Engine) {
+		errs = append(errs, fmt.Errorf("engine %q is not one of %s (or empty for the sim itself)", c.Engine, strings.Join(Engines, ", ")))
+	}
 	if c.DefaultMaxTokens < 1 {
 		errs = append(errs, fmt.Errorf("default max tokens %d must be at least 1", c.DefaultMaxTokens))
 	}
@@ -109,7 +115,7 @@ type sequence struct {
 	generated    int
 	arrived      time.Time
 	admitted     time.Time
-	last         time.Time
+	first, last  time.Time
 	// out gets one value per token, then is closed; buffered for the whole
 	// response so the scheduler never waits on a slow client.
 	out chan struct{}
@@ -272,7 +278,7 @@ func (e *Engine) loop() {
 		end := time.Now()
 		for _, s := range admitted {
 			s.admitted = end.Add(-cost)
-			e.m.queueTime.Observe(s.admitted.Sub(s.arrived).Seconds())
+			e.m.admitted(s)
 		}
 		e.running = append(e.running, admitted...)
 		kept := e.running[:0]
@@ -289,10 +295,9 @@ func (e *Engine) loop() {
 
 // emit gives s its next token; it reports whether s is still running.
 func (e *Engine) emit(s *sequence, now time.Time) bool {
+	e.m.token(s, now)
 	if s.generated == 0 {
-		e.m.ttft.Observe(now.Sub(s.arrived).Seconds())
-	} else {
-		e.m.itl.Observe(now.Sub(s.last).Seconds())
+		s.first = now
 	}
 	s.generated++
 	s.last = now

@@ -13,19 +13,20 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// Handler serves the OpenAI-compatible API, /version, /health, /metrics and
-// /sim/faults.
+// Handler serves the OpenAI-compatible API, the family's version endpoint,
+// /health, /metrics and /sim/faults.
 func (e *Engine) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { e.serveGenerate(w, r, false) })
 	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { e.serveGenerate(w, r, true) })
+	id := e.identity()
 	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []map[string]any{{
-			"id": e.cfg.Model, "object": "model", "created": 0, "owned_by": "llmprobe-sim", "max_model_len": 32768,
+			"id": e.cfg.Model, "object": "model", "created": 0, "owned_by": id.ownedBy, "max_model_len": 32768,
 		}}})
 	})
-	mux.HandleFunc("GET /version", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"version": e.currentVersion()})
+	mux.HandleFunc("GET "+id.versionPath, func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, id.version(e.currentVersion()))
 	})
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(e.reg, promhttp.HandlerOpts{}))
@@ -45,9 +46,43 @@ func (e *Engine) Handler() http.Handler {
 		writeJSON(w, http.StatusOK, e.Faults())
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Server", "llmprobe-sim/"+e.currentVersion())
+		if server := id.server(e.currentVersion()); server != "" {
+			w.Header().Set("Server", server)
+		}
 		mux.ServeHTTP(w, r)
 	})
+}
+
+// identity is how an engine family says what it is: /v1/models' owned_by, the
+// Server header and its version endpoint, as the real engines answer.
+type identity struct {
+	ownedBy     string
+	server      func(version string) string
+	versionPath string
+	version     func(version string) any
+}
+
+func (e *Engine) identity() identity {
+	uvicorn := func(string) string { return "uvicorn" }
+	versionOnly := func(v string) any { return map[string]string{"version": v} }
+	switch e.cfg.Engine {
+	case EngineVLLM:
+		return identity{ownedBy: "vllm", server: uvicorn, versionPath: "/version", version: versionOnly}
+	case EngineSGLang:
+		return identity{ownedBy: "sglang", server: uvicorn, versionPath: "/get_server_info", version: func(v string) any {
+			return map[string]any{"model_path": e.cfg.Model, "version": v}
+		}}
+	case EngineTGI:
+		// TGI's router names the model as its owner and sends no Server header.
+		return identity{ownedBy: e.cfg.Model, server: func(string) string { return "" }, versionPath: "/info", version: func(v string) any {
+			return map[string]any{"model_id": e.cfg.Model, "router": "text-generation-router", "version": v}
+		}}
+	case EngineLlamaCPP:
+		return identity{ownedBy: "llamacpp", server: func(string) string { return "llama.cpp" }, versionPath: "/props", version: func(v string) any {
+			return map[string]any{"build_info": v, "model_path": e.cfg.Model}
+		}}
+	}
+	return identity{ownedBy: "llmprobe-sim", server: func(v string) string { return "llmprobe-sim/" + v }, versionPath: "/version", version: versionOnly}
 }
 
 type generateRequest struct {

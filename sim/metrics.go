@@ -1,63 +1,223 @@
 package sim
 
 import (
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// engineMetrics are the server-side metrics, named as vLLM names them, so
-// dashboards can put the engine's view next to llmprobe's.
-type engineMetrics struct {
-	ttft, itl, e2e, queueTime   prometheus.Observer
-	promptHist, generationHist  prometheus.Observer
-	promptTotal, generationTotl prometheus.Counter
-	success                     *prometheus.CounterVec
+// Engine families the sim can pose as: their metric names on /metrics and
+// the way each identifies itself (owned_by, Server header, version endpoint).
+const (
+	EngineVLLM     = "vllm"
+	EngineSGLang   = "sglang"
+	EngineTGI      = "tgi"
+	EngineLlamaCPP = "llamacpp"
+)
+
+// Engines lists the families Config.Engine accepts besides "" (the sim's own
+// identity, with vLLM's metric names).
+var Engines = []string{EngineVLLM, EngineSGLang, EngineTGI, EngineLlamaCPP}
+
+// observer is a prometheus.Observer, or nothing where the family has no such metric.
+type observer func(float64)
+
+func (o observer) observe(v float64) {
+	if o != nil {
+		o(v)
+	}
 }
 
+// engineMetrics are the server-side metrics, named as the configured family
+// names them, so dashboards can put the engine's view next to llmprobe's.
+type engineMetrics struct {
+	ttft, itl, e2e, queueTime observer
+	prefill                   func(promptTokens int, seconds float64) // admission to first token
+	tpot                      observer                                // per request: mean time per output token after the first
+	promptTokens, outputs     observer                                // per finished request
+	success                   func()
+}
+
+// throughput keeps token and time sums for the families that export an
+// average rate as a gauge.
+type throughput struct {
+	mu             sync.Mutex
+	tokens, second float64
+}
+
+func (t *throughput) add(tokens, seconds float64) {
+	t.mu.Lock()
+	t.tokens += tokens
+	t.second += seconds
+	t.mu.Unlock()
+}
+
+func (t *throughput) rate() float64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.second == 0 {
+		return 0
+	}
+	return t.tokens / t.second
+}
+
+// registrar registers one family's metrics with fixed labels.
+type registrar struct {
+	e      *Engine
+	labels prometheus.Labels
+}
+
+func (r registrar) hist(name, help string, buckets []float64) observer {
+	h := prometheus.NewHistogram(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets, ConstLabels: r.labels})
+	r.e.reg.MustRegister(h)
+	return h.Observe
+}
+
+func (r registrar) counter(name, help string) prometheus.Counter {
+	c := prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: r.labels})
+	r.e.reg.MustRegister(c)
+	return c
+}
+
+func (r registrar) gauge(name, help string, f func(Stats) float64) {
+	r.e.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help, ConstLabels: r.labels}, func() float64 { return f(r.e.Stats()) }))
+}
+
+var (
+	tokenBuckets   = []float64{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000}
+	ttftBuckets    = []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80, 160, 640, 2560}
+	tokenGapBucket = []float64{0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80}
+	requestBuckets = []float64{0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480, 960, 1920, 7680}
+)
+
 func newEngineMetrics(e *Engine) *engineMetrics {
-	labels := prometheus.Labels{"model_name": e.cfg.Model, "engine": "0"}
-	hist := func(name, help string, buckets []float64) prometheus.Observer {
-		h := prometheus.NewHistogram(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets, ConstLabels: labels})
-		e.reg.MustRegister(h)
-		return h
+	switch e.cfg.Engine {
+	case EngineSGLang:
+		return sglangMetrics(e)
+	case EngineTGI:
+		return tgiMetrics(e)
+	case EngineLlamaCPP:
+		return llamacppMetrics(e)
 	}
-	counter := func(name, help string) prometheus.Counter {
-		c := prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: labels})
-		e.reg.MustRegister(c)
-		return c
-	}
-	gauge := func(name, help string, f func(Stats) float64) {
-		e.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help, ConstLabels: labels}, func() float64 { return f(e.Stats()) }))
-	}
-	tokenBuckets := []float64{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000}
-	m := &engineMetrics{
-		ttft:           hist("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80, 160, 640, 2560}),
-		itl:            hist("vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", []float64{0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80}),
-		e2e:            hist("vllm:e2e_request_latency_seconds", "Histogram of end to end request latency in seconds.", []float64{0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480, 960, 1920, 7680}),
-		queueTime:      hist("vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.", []float64{0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480, 960, 1920, 7680}),
-		promptHist:     hist("vllm:request_prompt_tokens", "Number of prefill tokens processed.", tokenBuckets),
-		generationHist: hist("vllm:request_generation_tokens", "Number of generation tokens processed.", tokenBuckets),
-		promptTotal:    counter("vllm:prompt_tokens_total", "Number of prefill tokens processed."),
-		generationTotl: counter("vllm:generation_tokens_total", "Number of generation tokens processed."),
-		success: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "vllm:request_success_total", Help: "Count of successfully processed requests.", ConstLabels: labels,
-		}, []string{"finished_reason"}),
-	}
-	e.reg.MustRegister(m.success)
-	gauge("vllm:num_requests_running", "Number of requests in model execution batches.", func(s Stats) float64 { return float64(s.Running) })
-	gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.", func(s Stats) float64 { return float64(s.Waiting) })
-	gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", func(s Stats) float64 {
+	return vllmMetrics(e)
+}
+
+func vllmMetrics(e *Engine) *engineMetrics {
+	r := registrar{e, prometheus.Labels{"model_name": e.cfg.Model, "engine": "0"}}
+	promptTotal := r.counter("vllm:prompt_tokens_total", "Number of prefill tokens processed.")
+	generationTotal := r.counter("vllm:generation_tokens_total", "Number of generation tokens processed.")
+	promptHist := r.hist("vllm:request_prompt_tokens", "Number of prefill tokens processed.", tokenBuckets)
+	generationHist := r.hist("vllm:request_generation_tokens", "Number of generation tokens processed.", tokenBuckets)
+	success := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "vllm:request_success_total", Help: "Count of successfully processed requests.", ConstLabels: r.labels,
+	}, []string{"finished_reason"})
+	e.reg.MustRegister(success)
+	r.gauge("vllm:num_requests_running", "Number of requests in model execution batches.", func(s Stats) float64 { return float64(s.Running) })
+	r.gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.", func(s Stats) float64 { return float64(s.Waiting) })
+	r.gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", func(s Stats) float64 {
 		return float64(s.Running) / float64(e.cfg.MaxBatch)
 	})
-	return m
+	return &engineMetrics{
+		ttft:         r.hist("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", ttftBuckets),
+		itl:          r.hist("vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", tokenGapBucket),
+		e2e:          r.hist("vllm:e2e_request_latency_seconds", "Histogram of end to end request latency in seconds.", requestBuckets),
+		queueTime:    r.hist("vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.", requestBuckets),
+		promptTokens: func(v float64) { promptHist(v); promptTotal.Add(v) },
+		outputs:      func(v float64) { generationHist(v); generationTotal.Add(v) },
+		success:      func() { success.WithLabelValues("length").Inc() },
+	}
+}
+
+// sglangMetrics are SGLang's names (docs/references/production_metrics.md).
+func sglangMetrics(e *Engine) *engineMetrics {
+	r := registrar{e, prometheus.Labels{"model_name": e.cfg.Model}}
+	promptTotal := r.counter("sglang:prompt_tokens_total", "Number of prefill tokens processed.")
+	generationTotal := r.counter("sglang:generation_tokens_total", "Number of generation tokens processed.")
+	requests := r.counter("sglang:num_requests_total", "Number of requests processed.")
+	gen := &throughput{}
+	r.gauge("sglang:num_running_reqs", "The number of running requests.", func(s Stats) float64 { return float64(s.Running) })
+	r.gauge("sglang:num_queue_reqs", "The number of requests in the waiting queue.", func(s Stats) float64 { return float64(s.Waiting) })
+	r.gauge("sglang:token_usage", "The token usage.", func(s Stats) float64 { return float64(s.Running) / float64(e.cfg.MaxBatch) })
+	r.gauge("sglang:gen_throughput", "The generate throughput (token/s).", func(Stats) float64 { return gen.rate() })
+	itl := r.hist("sglang:time_per_output_token_seconds", "Histogram of time per output token in seconds.", tokenGapBucket)
+	return &engineMetrics{
+		ttft:         r.hist("sglang:time_to_first_token_seconds", "Histogram of time to first token in seconds.", ttftBuckets),
+		itl:          func(v float64) { itl(v); gen.add(1, v) },
+		e2e:          r.hist("sglang:e2e_request_latency_seconds", "Histogram of End-to-end request latency in seconds", requestBuckets),
+		promptTokens: promptTotal.Add,
+		outputs:      generationTotal.Add,
+		success:      requests.Inc,
+	}
+}
+
+// tgiMetrics are Text Generation Inference's names (docs/source/reference/metrics.md):
+// unlabelled, durations in seconds without a unit suffix, and no TTFT histogram.
+func tgiMetrics(e *Engine) *engineMetrics {
+	r := registrar{e, nil}
+	count := r.counter("tgi_request_count", "Total number of requests.")
+	success := r.counter("tgi_request_success", "Number of successful requests.")
+	r.gauge("tgi_queue_size", "Current queue size.", func(s Stats) float64 { return float64(s.Waiting) })
+	r.gauge("tgi_batch_current_size", "Current batch size.", func(s Stats) float64 { return float64(s.Running) })
+	return &engineMetrics{
+		e2e:          r.hist("tgi_request_duration", "Total time spent processing the request (e2e latency).", requestBuckets),
+		queueTime:    r.hist("tgi_request_queue_duration", "Time spent in the queue per request.", requestBuckets),
+		tpot:         r.hist("tgi_request_mean_time_per_token_duration", "Mean time per token per request (inter-token latency).", tokenGapBucket),
+		promptTokens: r.hist("tgi_request_input_length", "Input token length per request.", tokenBuckets),
+		outputs:      r.hist("tgi_request_generated_tokens", "Generated tokens per request.", tokenBuckets),
+		success:      func() { count.Inc(); success.Inc() },
+	}
+}
+
+// llamacppMetrics are llama.cpp server's names (its /metrics with --metrics):
+// counters and averages, no histograms.
+func llamacppMetrics(e *Engine) *engineMetrics {
+	r := registrar{e, nil}
+	prompt, gen := &throughput{}, &throughput{}
+	promptTokens := r.counter("llamacpp:prompt_tokens_total", "Number of prompt tokens processed, excluding cached tokens")
+	promptSeconds := r.counter("llamacpp:prompt_seconds_total", "Total time spent processing prompts")
+	predicted := r.counter("llamacpp:tokens_predicted_total", "Number of generation tokens processed")
+	predictedSeconds := r.counter("llamacpp:tokens_predicted_seconds_total", "Total time spent generating tokens")
+	r.gauge("llamacpp:prompt_tokens_seconds", "Average prompt throughput in tokens/s", func(Stats) float64 { return prompt.rate() })
+	r.gauge("llamacpp:predicted_tokens_seconds", "Average generation throughput in tokens/s", func(Stats) float64 { return gen.rate() })
+	r.gauge("llamacpp:requests_processing", "Number of requests processing", func(s Stats) float64 { return float64(s.Running) })
+	r.gauge("llamacpp:requests_deferred", "Number of requests deferred", func(s Stats) float64 { return float64(s.Waiting) })
+	return &engineMetrics{
+		prefill: func(tokens int, seconds float64) {
+			promptTokens.Add(float64(tokens))
+			promptSeconds.Add(seconds)
+			prompt.add(float64(tokens), seconds)
+		},
+		itl:     func(v float64) { predictedSeconds.Add(v); gen.add(1, v) },
+		outputs: predicted.Add,
+	}
+}
+
+// admitted records a sequence entering the batch.
+func (m *engineMetrics) admitted(s *sequence) {
+	m.queueTime.observe(s.admitted.Sub(s.arrived).Seconds())
+}
+
+// token records a sequence's next token, before it is counted.
+func (m *engineMetrics) token(s *sequence, now time.Time) {
+	if s.generated == 0 {
+		m.ttft.observe(now.Sub(s.arrived).Seconds())
+		if m.prefill != nil {
+			m.prefill(s.promptTokens, now.Sub(s.admitted).Seconds())
+		}
+		return
+	}
+	m.itl.observe(now.Sub(s.last).Seconds())
 }
 
 func (m *engineMetrics) finished(s *sequence, now time.Time) {
-	m.e2e.Observe(now.Sub(s.arrived).Seconds())
-	m.promptHist.Observe(float64(s.promptTokens))
-	m.generationHist.Observe(float64(s.generated))
-	m.promptTotal.Add(float64(s.promptTokens))
-	m.generationTotl.Add(float64(s.generated))
-	m.success.WithLabelValues("length").Inc()
+	m.e2e.observe(now.Sub(s.arrived).Seconds())
+	if s.generated > 1 {
+		m.tpot.observe(now.Sub(s.first).Seconds() / float64(s.generated-1))
+	}
+	m.promptTokens.observe(float64(s.promptTokens))
+	m.outputs.observe(float64(s.generated))
+	if m.success != nil {
+		m.success()
+	}
 }

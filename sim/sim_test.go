@@ -307,17 +307,20 @@ func TestDeterministic(t *testing.T) {
 	}
 }
 
+func httpGet(t *testing.T, url string) (int, string, http.Header) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), resp.Header
+}
+
 func TestEndpoints(t *testing.T) {
 	e, srv := start(t, nil)
-	get := func(path string) (int, string, http.Header) {
-		resp, err := http.Get(srv.URL + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b), resp.Header
-	}
+	get := func(path string) (int, string, http.Header) { return httpGet(t, srv.URL+path) }
 	if code, body, h := get("/v1/models"); code != 200 || !strings.Contains(body, `"id":"m"`) || h.Get("Server") != "llmprobe-sim/0.1.0" {
 		t.Errorf("/v1/models: %d %s %v", code, body, h)
 	}
@@ -394,5 +397,51 @@ func TestInvalidConfig(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not name %s", err, want)
 		}
+	}
+}
+
+// Each engine family serves its own metric names and none of vLLM's, and
+// identifies itself on its own version endpoint.
+func TestEngineFamilies(t *testing.T) {
+	cases := []struct {
+		engine, versionPath, ownedBy, server string
+		metrics                              []string
+	}{
+		{EngineVLLM, "/version", "vllm", "uvicorn", []string{"vllm:time_to_first_token_seconds_count", "vllm:num_requests_waiting", "vllm:generation_tokens_total"}},
+		{EngineSGLang, "/get_server_info", "sglang", "uvicorn", []string{"sglang:time_to_first_token_seconds_count", "sglang:num_queue_reqs", "sglang:gen_throughput", "sglang:generation_tokens_total"}},
+		{EngineTGI, "/info", "m", "", []string{"tgi_request_queue_duration_count", "tgi_queue_size", "tgi_batch_current_size", "tgi_request_mean_time_per_token_duration_count", "tgi_request_generated_tokens_sum"}},
+		{EngineLlamaCPP, "/props", "llamacpp", "llama.cpp", []string{"llamacpp:tokens_predicted_total", "llamacpp:tokens_predicted_seconds_total", "llamacpp:requests_processing", "llamacpp:predicted_tokens_seconds"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.engine, func(t *testing.T) {
+			_, srv := start(t, func(c *Config) { c.Engine, c.Version = tc.engine, "1.2.3" })
+			get := func(path string) (int, string, http.Header) { return httpGet(t, srv.URL+path) }
+			if _, body, h := get("/v1/models"); !strings.Contains(body, `"owned_by":"`+tc.ownedBy+`"`) || h.Get("Server") != tc.server {
+				t.Errorf("/v1/models: %s, Server %q", body, h.Get("Server"))
+			}
+			if code, body, _ := get(tc.versionPath); code != 200 || !strings.Contains(body, "1.2.3") {
+				t.Errorf("%s: %d %s", tc.versionPath, code, body)
+			}
+			stream(t, srv.URL, "/v1/completions", completionBody(3, ""))
+			_, body, _ := get("/metrics")
+			for _, name := range tc.metrics {
+				m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + `(?:\{[^}]*\})? (\S+)$`).FindStringSubmatch(body)
+				if m == nil {
+					t.Errorf("/metrics has no %s:\n%s", name, body)
+					continue
+				}
+				// What the request counted is above 0; gauges only need to be there.
+				counted := strings.HasSuffix(name, "_total") || strings.HasSuffix(name, "_count") || strings.HasSuffix(name, "_sum")
+				if v, err := strconv.ParseFloat(m[1], 64); err != nil || (counted && v <= 0) {
+					t.Errorf("%s = %s after a request", name, m[1])
+				}
+			}
+			if tc.engine != EngineVLLM && strings.Contains(body, "vllm:") {
+				t.Errorf("%s serves vLLM names:\n%s", tc.engine, body)
+			}
+		})
+	}
+	if _, err := New(func() Config { c := DefaultConfig(); c.Engine = "triton"; return c }()); err == nil || !strings.Contains(err.Error(), "sglang") {
+		t.Errorf("unknown engine: %v", err)
 	}
 }

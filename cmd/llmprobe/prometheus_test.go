@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -20,69 +22,112 @@ import (
 	"github.com/llmprobe/llmprobe/dashboards"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/sim"
 )
 
-// gpuOnly are the panels that can only have data where llmprobe runs on a
-// GPU node with NVML; everything else must return data.
-var gpuOnly = map[string]string{
-	"llmprobe / GPU / Utilization / 0":             "NVML: no GPU on this machine",
-	"llmprobe / GPU / Memory used / 0":             "NVML: no GPU on this machine",
-	"llmprobe / GPU / Memory used / 1":             "NVML: no GPU on this machine",
-	"llmprobe / GPU / Power / 0":                   "NVML: no GPU on this machine",
-	"llmprobe / GPU / Power / 1":                   "NVML: no GPU on this machine",
-	"llmprobe / GPU / Temperature / 0":             "NVML: no GPU on this machine",
-	"llmprobe / GPU / Clocks / 0":                  "NVML: no GPU on this machine",
-	"llmprobe / GPU / Throttle reasons / 0":        "NVML: no GPU on this machine",
-	"llmprobe / GPU / Energy per output token / 0": "a burst's energy needs NVML on the node",
-	"llmprobe / GPU / XID and ECC errors / 0":      "NVML: no GPU on this machine",
-	"llmprobe / GPU / XID and ECC errors / 1":      "NVML: no GPU on this machine",
-}
-
-func promQuery(t *testing.T, base, expr string) (int, error) {
-	t.Helper()
+// promSeries runs an instant query and returns each result's labels.
+func promSeries(base, expr string) ([]map[string]string, error) {
 	resp, err := http.Get(base + "/api/v1/query?" + url.Values{"query": {expr}}.Encode())
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	var body struct {
 		Status string `json:"status"`
 		Error  string `json:"error"`
 		Data   struct {
-			Result []json.RawMessage `json:"result"`
+			Result []struct {
+				Metric map[string]string `json:"metric"`
+			} `json:"result"`
 		} `json:"data"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
-		return 0, err
+		return nil, err
 	}
 	if body.Status != "success" {
-		return 0, fmt.Errorf("%s", body.Error)
+		return nil, fmt.Errorf("%s", body.Error)
 	}
-	return len(body.Data.Result), nil
+	out := make([]map[string]string, len(body.Data.Result))
+	for i, r := range body.Data.Result {
+		out[i] = r.Metric
+	}
+	return out, nil
 }
 
-// End to end: the sim, llmprobe with a fast canary and a short burst, and a
-// real Prometheus scraping both every second with the rules loaded; then every
-// dashboard query and every recording rule must return data.
+func promQuery(t *testing.T, base, expr string) (int, error) {
+	t.Helper()
+	series, err := promSeries(base, expr)
+	return len(series), err
+}
+
+// familyTargets are the llmprobe targets each engine row of the Engines
+// dashboard may show: the sim poses as each family, and the plain sim
+// (vLLM's metric names, engine "llmprobe-sim") belongs to the vLLM row.
+var familyTargets = map[string][]string{
+	"vLLM": {"sim", sim.EngineVLLM}, "SGLang": {sim.EngineSGLang}, "TGI": {sim.EngineTGI}, "llama.cpp": {sim.EngineLlamaCPP},
+}
+
+// familySim runs the sim posing as an engine family.
+func familySim(t *testing.T, engine string) *httptest.Server {
+	t.Helper()
+	cfg := sim.DefaultConfig()
+	cfg.Engine, cfg.Version = engine, "1.0.0"
+	cfg.DecodeBase /= 5
+	e, err := sim.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(e.Handler())
+	t.Cleanup(func() { srv.Close(); e.Close() })
+	return srv
+}
+
+// End to end: the sim once plainly and once posing as each engine family,
+// the GPU collector over NVML's mock, llmprobe with a fast canary per target
+// and a short burst, and a real Prometheus scraping them all every second with
+// the rules loaded; then every dashboard query and every recording rule must
+// return data, and every engine row only its family's targets.
 func TestDashboardsAndRulesAgainstPrometheus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Prometheus")
 	}
 	promBin := testkit.Tool(t, "prometheus", "apt-get install prometheus")
 	start := time.Now()
+	gpuAddr := mockGPUExporter(t)
 	srv, _ := simServer(t)
+	engines := map[string]*httptest.Server{"sim": srv}
+	for _, engine := range sim.Engines {
+		engines[engine] = familySim(t, engine)
+	}
 	storage := t.TempDir()
+	store := report.NewStore(storage, nil)
 	// A stored earlier run, so the burst has a regression verdict to export.
 	// A baseline of the same target, model and scenario mix.
 	previous := &report.Report{ID: "e2e-20200101T000000Z", Burst: "e2e", Target: "sim", Model: "sim-model",
 		Config:  map[string]any{"scenarios": []any{map[string]any{"scenario": "chat", "weight": 1}}},
 		Latency: map[string]report.Summary{"ttft": {Count: 1, P50: 0.1, P99: 0.1}}}
-	if err := report.NewStore(storage, nil).Save(previous, 5); err != nil {
-		t.Fatal(err)
+	// The energy per token gauge comes only from a burst run where llmprobe
+	// reads the node's GPUs: this binary has no NVML, so a stored report of
+	// such a run (a burst without a schedule) brings it back at start.
+	onGPUNode := &report.Report{ID: "gpu-node-20200101T000000Z", Burst: "gpu-node", Target: "sim", Model: "sim-model",
+		Latency: map[string]report.Summary{"ttft": {Count: 1, P50: 0.1, P99: 0.1}},
+		GPU:     &report.GPUFacts{Count: 8, JoulesPerOutputToken: ptrTo(0.42)}}
+	for _, r := range []*report.Report{previous, onGPUNode} {
+		if err := store.Save(r, 5); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var targets, engineJobs strings.Builder
+	for _, name := range slices.Sorted(maps.Keys(engines)) {
+		addr := strings.TrimPrefix(engines[name].URL, "http://")
+		fmt.Fprintf(&targets, "  - {name: %s, url: %q, timeout: 10s}\n", name, engines[name].URL)
+		// The convention of docs/dashboards.md: the engine's job labels its
+		// series with llmprobe's name of the target.
+		fmt.Fprintf(&engineJobs, "  - job_name: engine-%s\n    static_configs: [{targets: [%q], labels: {target: %s}}]\n", name, addr, name)
 	}
 	cfgPath := filepath.Join(t.TempDir(), "llmprobe.yml")
-	cfg := fmt.Sprintf(`targets: [{name: sim, url: %q, timeout: 10s}]
-scenarios:
+	cfg := fmt.Sprintf(`targets:
+%sscenarios:
   - name: chat
     prompt_tokens: 32
     output_tokens: 8
@@ -97,7 +142,12 @@ bursts:
     duration: 3s
     schedule: {on_start: true}
     sweep: {rates: [5]}
-`, srv.URL)
+  - name: gpu-node
+    target: sim
+    scenarios: [{scenario: chat}]
+    arrival: {rate: 1}
+    duration: 2s
+`, targets.String())
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -113,9 +163,9 @@ rule_files: [%q]
 scrape_configs:
   - job_name: llmprobe
     static_configs: [{targets: [%q]}]
-  - job_name: sim
+  - job_name: gpu
     static_configs: [{targets: [%q]}]
-`, rules, strings.TrimPrefix(d.base, "http://"), strings.TrimPrefix(srv.URL, "http://"))
+%s`, rules, strings.TrimPrefix(d.base, "http://"), gpuAddr, engineJobs.String())
 	promDir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(promDir, "prometheus.yml"), []byte(promCfg), 0o600); err != nil {
 		t.Fatal(err)
@@ -137,7 +187,7 @@ scrape_configs:
 	base := "http://" + promAddr
 
 	// Wait until the burst has reported and a few rule evaluations happened.
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	for {
 		n1, _ := promQuery(t, base, `llmprobe_burst_regression_ratio`)
@@ -157,37 +207,33 @@ scrape_configs:
 	if err != nil {
 		t.Fatal(err)
 	}
-	var names []string
-	for name := range queries {
-		names = append(names, name)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(queries))
 	// Scrapes and rule evaluations arrive every second: poll until every query
 	// has data, or the deadline.
-	var withData, gpu, empty []string
+	var empty, strays []string
 	for {
-		withData, gpu, empty = withData[:0], gpu[:0], empty[:0]
+		empty, strays = empty[:0], strays[:0]
 		for _, name := range names {
-			n, err := promQuery(t, base, dashboards.Concrete(queries[name], "10s"))
+			expr := dashboards.Concrete(queries[name], "10s")
+			series, err := promSeries(base, expr)
 			if err != nil {
 				t.Fatalf("%s: %v\n  %s", name, err, queries[name])
 			}
-			switch _, gpuPanel := gpuOnly[name]; {
-			case gpuPanel && n == 0:
-				gpu = append(gpu, name+" ("+gpuOnly[name]+")")
-			case n == 0:
-				empty = append(empty, name+":\n  "+dashboards.Concrete(queries[name], "10s"))
-			case !gpuPanel:
-				withData = append(withData, name)
+			if len(series) == 0 {
+				empty = append(empty, name+":\n  "+expr)
 			}
+			strays = append(strays, foreignTargets(name, series)...)
 		}
-		if len(empty) == 0 || ctx.Err() != nil {
+		if (len(empty) == 0 && len(strays) == 0) || ctx.Err() != nil {
 			break
 		}
 		time.Sleep(time.Second)
 	}
 	for _, e := range empty {
 		t.Errorf("no data: %s", e)
+	}
+	for _, s := range strays {
+		t.Errorf("engine row shows another family's target: %s", s)
 	}
 
 	var file struct {
@@ -220,6 +266,32 @@ scrape_configs:
 			}
 		}
 	}
-	t.Logf("%d panel queries returned data, %d recording rules checked, in %s; empty for lack of a GPU: %s",
-		len(withData), recorded, time.Since(start).Round(time.Second), strings.Join(gpu, "; "))
+	if t.Failed() {
+		return
+	}
+	t.Logf("all %d panel queries returned data (GPU panels from NVML's mock, engine rows from the sim as %s), %d recording rules checked, in %s",
+		len(names), strings.Join(sim.Engines, ", "), recorded, time.Since(start).Round(time.Second))
 }
+
+// foreignTargets names the series of an Engines dashboard row's query whose
+// target is not of that row's family.
+func foreignTargets(query string, series []map[string]string) []string {
+	panel, ok := strings.CutPrefix(query, "llmprobe / Engines / ")
+	if !ok {
+		return nil
+	}
+	family, _, _ := strings.Cut(panel, " ")
+	allowed, ok := familyTargets[family]
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, s := range series {
+		if !slices.Contains(allowed, s["target"]) {
+			out = append(out, fmt.Sprintf("%s: target %q", query, s["target"]))
+		}
+	}
+	return out
+}
+
+func ptrTo[T any](v T) *T { return &v }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -37,7 +38,9 @@ func addSimFlags(cmd *kingpin.CmdClause) *sim.Config {
 	itoa := func(v int) string { return strconv.Itoa(v) }
 	cmd.Flag("sim.seed", "Seed of token text and fault draws.").Default(strconv.FormatInt(d.Seed, 10)).Int64Var(&c.Seed)
 	cmd.Flag("sim.model", "Model name served.").Default(d.Model).StringVar(&c.Model)
-	cmd.Flag("sim.version", "Version /version reports.").Default(d.Version).StringVar(&c.Version)
+	cmd.Flag("sim.version", "Version the engine's version endpoint reports.").Default(d.Version).StringVar(&c.Version)
+	cmd.Flag("sim.engine", "Engine family to pose as (metric names on /metrics and identity): sim (itself, with vLLM's metric names), "+strings.Join(sim.Engines, ", ")+".").
+		Default("sim").EnumVar(&c.Engine, append([]string{"sim"}, sim.Engines...)...)
 	cmd.Flag("sim.max-batch", "Running sequences at most.").Default(itoa(d.MaxBatch)).IntVar(&c.MaxBatch)
 	cmd.Flag("sim.max-queue", "Waiting requests at most; more are answered 429.").Default(itoa(d.MaxQueue)).IntVar(&c.MaxQueue)
 	cmd.Flag("sim.prefill-base", "Fixed cost of a step that admits sequences.").Default(d.PrefillBase.String()).DurationVar(&c.PrefillBase)
@@ -55,6 +58,10 @@ func addSimFlags(cmd *kingpin.CmdClause) *sim.Config {
 }
 
 func (c *simCommand) run(logger log.Logger) int {
+	// The flag says "sim" for the sim's own identity, which sim.Config calls "".
+	if c.cfg.Engine == "sim" {
+		c.cfg.Engine = ""
+	}
 	engine, err := sim.New(*c.cfg)
 	if err != nil {
 		level.Error(logger).Log("msg", "invalid simulator settings", "err", err)
