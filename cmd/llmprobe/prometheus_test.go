@@ -9,18 +9,15 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/llmprobe/llmprobe/dashboards"
-	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/sim"
 )
@@ -91,7 +88,6 @@ func TestDashboardsAndRulesAgainstPrometheus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Prometheus")
 	}
-	promBin := testkit.Tool(t, "prometheus", "apt-get install prometheus")
 	start := time.Now()
 	gpuAddr := mockGPUExporter(t)
 	srv, _ := simServer(t)
@@ -157,7 +153,6 @@ bursts:
 	if err != nil {
 		t.Fatal(err)
 	}
-	promAddr := freeAddr(t)
 	promCfg := fmt.Sprintf(`global: {scrape_interval: 1s, evaluation_interval: 1s}
 rule_files: [%q]
 scrape_configs:
@@ -166,25 +161,7 @@ scrape_configs:
   - job_name: gpu
     static_configs: [{targets: [%q]}]
 %s`, rules, strings.TrimPrefix(d.base, "http://"), gpuAddr, engineJobs.String())
-	promDir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(promDir, "prometheus.yml"), []byte(promCfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	prom := exec.Command(promBin, "--config.file="+filepath.Join(promDir, "prometheus.yml"),
-		"--storage.tsdb.path="+filepath.Join(promDir, "data"), "--web.listen-address="+promAddr)
-	var promLog strings.Builder
-	prom.Stdout, prom.Stderr = &promLog, &promLog
-	if err := prom.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = prom.Process.Signal(syscall.SIGTERM)
-		_ = prom.Wait()
-		if t.Failed() {
-			t.Logf("prometheus log:\n%s", promLog.String())
-		}
-	})
-	base := "http://" + promAddr
+	base := runPrometheus(t, promCfg)
 
 	// Wait until the burst has reported and a few rule evaluations happened.
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
