@@ -20,9 +20,6 @@ import (
 // block's bearer token, a dead port and a configured target by name. Each
 // must show up as its own instance, with the truth about it.
 func TestProbeEndpointFromPrometheus(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts Prometheus")
-	}
 	open, _ := testkit.StartSim(t, nil)
 	const token = "sk-probe-fleet-token-0451"
 	guardedSim, _ := testkit.StartSim(t, nil)

@@ -22,8 +22,14 @@ import (
 	"github.com/llmprobe/llmprobe/sim"
 )
 
-// promSeries runs an instant query and returns each result's labels.
-func promSeries(base, expr string) ([]map[string]string, error) {
+// promSample is one series of an instant query's result.
+type promSample struct {
+	Metric map[string]string `json:"metric"`
+	Value  [2]any            `json:"value"`
+}
+
+// promInstant runs an instant query.
+func promInstant(base, expr string) ([]promSample, error) {
 	resp, err := http.Get(base + "/api/v1/query?" + url.Values{"query": {expr}}.Encode())
 	if err != nil {
 		return nil, err
@@ -33,9 +39,7 @@ func promSeries(base, expr string) ([]map[string]string, error) {
 		Status string `json:"status"`
 		Error  string `json:"error"`
 		Data   struct {
-			Result []struct {
-				Metric map[string]string `json:"metric"`
-			} `json:"result"`
+			Result []promSample `json:"result"`
 		} `json:"data"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
@@ -44,11 +48,17 @@ func promSeries(base, expr string) ([]map[string]string, error) {
 	if body.Status != "success" {
 		return nil, fmt.Errorf("%s", body.Error)
 	}
-	out := make([]map[string]string, len(body.Data.Result))
-	for i, r := range body.Data.Result {
+	return body.Data.Result, nil
+}
+
+// promSeries runs an instant query and returns each result's labels.
+func promSeries(base, expr string) ([]map[string]string, error) {
+	samples, err := promInstant(base, expr)
+	out := make([]map[string]string, len(samples))
+	for i, r := range samples {
 		out[i] = r.Metric
 	}
-	return out, nil
+	return out, err
 }
 
 func promQuery(t *testing.T, base, expr string) (int, error) {

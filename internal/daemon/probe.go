@@ -39,17 +39,12 @@ func (d *Daemon) probeHandler() http.HandlerFunc {
 			return
 		}
 		q := r.URL.Query()
-		client, closeClient, err := d.probeClient(cfg, q.Get("target"))
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		defer closeClient()
 		scenario, err := probeScenario(cfg, q.Get("scenario"))
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
+		// The slot first: a refused request builds no client.
 		select {
 		case slots <- struct{}{}:
 			defer func() { <-slots }()
@@ -57,6 +52,12 @@ func (d *Daemon) probeHandler() http.HandlerFunc {
 			http.Error(w, fmt.Sprintf("%d /probe requests are in flight already, the most llmprobe measures at once; try again later", maxProbesInFlight), http.StatusServiceUnavailable)
 			return
 		}
+		client, closeClient, err := d.probeClient(cfg, q.Get("target"))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		defer closeClient()
 
 		ctx := r.Context()
 		if budget, ok := scrapeBudget(r); ok {
