@@ -46,4 +46,4 @@ lint: fmt-check vet staticcheck
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
-	$(GO) run ./bench/streams -streams 500
+	$(GO) run ./bench/scale

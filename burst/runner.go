@@ -11,11 +11,13 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/common/version"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/internal/clock"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/prompt"
 	"github.com/llmprobe/llmprobe/report"
@@ -162,48 +164,63 @@ func (r Runner) runRate(ctx context.Context, b config.Burst, scenarios []config.
 		}
 	}
 	start := time.Now().Add(20 * time.Millisecond)
-	for range min(b.MaxConcurrency, cap(queue)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range queue {
-				if sending.Err() != nil {
-					notSent(j.arrival) // stopped while it waited for the concurrency cap
-					continue
-				}
-				p, maxTokens := builders[j.arrival.Scenario].At(uint64(j.n))
-				req := prober.Request{
-					Scenario: scenarios[j.arrival.Scenario], Traffic: prober.TrafficBurst, Prompt: p, MaxTokens: maxTokens,
-					Sched: start.Add(j.arrival.At), Released: j.released,
-				}
-				if t := tightest(req.Scenario); t > 0 {
-					brake.started(j.n, req.Sched.Add(t))
-				}
-				if r.InFlight != nil {
-					r.InFlight.Started(target, req.Scenario.Name, prober.TrafficBurst)
-				}
-				res := r.Client.Do(ctx, req)
-				if r.InFlight != nil {
-					r.InFlight.Finished(target, req.Scenario.Name, prober.TrafficBurst)
-				}
-				brake.finished(j.n, res)
-				mu.Lock()
-				if res.Outcome == prober.OutcomeSuccess {
-					allTokens += res.OutputTokens
-				}
-				if !j.arrival.Warmup {
-					results = append(results, measured{j.n, res})
-				}
-				done++
-				if r.Progress != nil {
-					r.Progress(done, total)
-				}
-				mu.Unlock()
-				if !j.arrival.Warmup && r.Observer != nil {
-					r.Observer.Observe(res)
-				}
-			}
-		}()
+	// Workers start as the load needs them, up to max_concurrency: an idle
+	// pool of that size would hold its stacks for nothing. free is idle
+	// workers minus released requests none has taken yet.
+	var free atomic.Int64
+	workers, maxWorkers := 0, min(b.MaxConcurrency, cap(queue))
+	handle := func(j job) {
+		if sending.Err() != nil {
+			notSent(j.arrival) // stopped while it waited for the concurrency cap
+			return
+		}
+		p, maxTokens := builders[j.arrival.Scenario].At(uint64(j.n))
+		req := prober.Request{
+			Scenario: scenarios[j.arrival.Scenario], Traffic: prober.TrafficBurst, Prompt: p, MaxTokens: maxTokens,
+			Sched: start.Add(j.arrival.At), Released: j.released,
+		}
+		if t := tightest(req.Scenario); t > 0 {
+			brake.started(j.n, req.Sched.Add(t))
+		}
+		if r.InFlight != nil {
+			r.InFlight.Started(target, req.Scenario.Name, prober.TrafficBurst)
+		}
+		res := r.Client.Do(ctx, req)
+		if r.InFlight != nil {
+			r.InFlight.Finished(target, req.Scenario.Name, prober.TrafficBurst)
+		}
+		brake.finished(j.n, res)
+		mu.Lock()
+		if res.Outcome == prober.OutcomeSuccess {
+			allTokens += res.OutputTokens
+		}
+		if !j.arrival.Warmup {
+			results = append(results, measured{j.n, res})
+		}
+		done++
+		if r.Progress != nil {
+			r.Progress(done, total)
+		}
+		mu.Unlock()
+		if !j.arrival.Warmup && r.Observer != nil {
+			r.Observer.Observe(res)
+		}
+	}
+	worker := func() {
+		defer wg.Done()
+		for j := range queue {
+			handle(j)
+			free.Add(1)
+		}
+	}
+	release := func(j job) {
+		if free.Add(-1) < 0 && workers < maxWorkers {
+			free.Add(1) // the new worker takes this one
+			workers++
+			wg.Add(1)
+			go worker()
+		}
+		queue <- j
 	}
 	ticking := make(chan struct{})
 	tickDone := make(chan struct{})
@@ -225,29 +242,15 @@ func (r Runner) runRate(ctx context.Context, b config.Burst, scenarios []config.
 	}()
 
 	// The dispatcher releases every request whose time has come, then waits
-	// for the next one: a timer for the bulk of the wait (the runtime's timers
-	// wake up to a millisecond late), then yielding spins for the last stretch.
+	// for the next one on its own precise clock.
 	out.ID = report.NewID(b.Name, start)
-	timer := time.NewTimer(time.Hour)
+	// The dispatcher keeps its thread, whose timer slack PreciseThread cuts
+	// to a nanosecond for the run.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	defer clock.PreciseThread()()
+	timer := clock.NewTimer()
 	defer timer.Stop()
-	// due waits until t, or until sending stops: then it reports false.
-	due := func(t time.Time) bool {
-		if sending.Err() != nil {
-			return false
-		}
-		if wait := time.Until(t) - spinWindow; wait > 0 {
-			timer.Reset(wait)
-			select {
-			case <-sending.Done():
-				return false
-			case <-timer.C:
-			}
-		}
-		for time.Now().Before(t) {
-			runtime.Gosched()
-		}
-		return true
-	}
 	n := 0
 	for a := range Plan(b, rate) {
 		if a.Warmup {
@@ -258,8 +261,8 @@ func (r Runner) runRate(ctx context.Context, b config.Burst, scenarios []config.
 		mu.Lock()
 		total = max(total, n+1)
 		mu.Unlock()
-		if due(start.Add(a.At)) {
-			queue <- job{n: n, arrival: a, released: time.Now()}
+		if clock.Until(sending, start.Add(a.At), timer) {
+			release(job{n: n, arrival: a, released: time.Now()})
 		} else {
 			notSent(a) // never released
 		}
@@ -306,6 +309,3 @@ func stopReason(sending context.Context) string {
 	}
 	return cause.Error()
 }
-
-// spinWindow is how long before a release the dispatcher stops sleeping.
-const spinWindow = 1500 * time.Microsecond

@@ -15,6 +15,7 @@ import (
 	"github.com/go-kit/log/level"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/internal/clock"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/prompt"
 )
@@ -147,7 +148,7 @@ func (c *Scheduler) run(ctx context.Context, s *schedule) {
 	if tick.Before(now) {
 		tick = tick.Add(s.interval)
 	}
-	timer := time.NewTimer(time.Until(tick))
+	timer := clock.NewTimer()
 	defer timer.Stop()
 	for {
 		var jitter time.Duration
@@ -155,11 +156,8 @@ func (c *Scheduler) run(ctx context.Context, s *schedule) {
 			jitter = time.Duration(rng.Int64N(int64(s.jitter)))
 		}
 		sched := tick.Add(jitter)
-		timer.Reset(time.Until(sched))
-		select {
-		case <-ctx.Done():
+		if !clock.Until(ctx, sched, timer) {
 			return
-		case <-timer.C:
 		}
 		prompt, maxTokens := prompts.Next()
 		req := prober.Request{Scenario: s.scenario, Traffic: prober.TrafficCanary, Prompt: prompt, MaxTokens: maxTokens, Sched: sched}

@@ -3,12 +3,15 @@ package prober
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"math"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptrace"
 	"strings"
@@ -99,6 +102,8 @@ func (c *Client) do(ctx context.Context, r Request) *Result {
 		return res
 	}
 	c.setHeaders(req)
+	res.RequestID = newRequestID()
+	req.Header.Set("X-Request-Id", res.RequestID)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream")
 
@@ -144,6 +149,15 @@ func (c *Client) do(ctx context.Context, r Request) *Result {
 	}
 	c.readStream(ctx, resp.Body, r, res)
 	return res
+}
+
+// newRequestID is 128 random bits in hex, the shape of a W3C trace id: unique
+// across replicas and restarts without coordination.
+func newRequestID() string {
+	var b [16]byte
+	binary.BigEndian.PutUint64(b[:8], rand.Uint64())
+	binary.BigEndian.PutUint64(b[8:], rand.Uint64())
+	return hex.EncodeToString(b[:])
 }
 
 // phaseOf puts errors whose kind names their phase there, whatever the

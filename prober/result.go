@@ -51,6 +51,9 @@ type Check struct {
 type Result struct {
 	Target, Model, Scenario, Traffic string
 
+	// RequestID is the X-Request-Id the request carried, unique per request,
+	// so the engine's logs and its truth records can be joined to it.
+	RequestID     string
 	Sched         time.Time     // when the request was due
 	DispatchDelay time.Duration // t_send - t_sched: the prober's own lateness
 	QueueWait     time.Duration // burst requests: waiting for the concurrency cap (counted in every latency)

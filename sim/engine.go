@@ -29,6 +29,10 @@ type Config struct {
 	DefaultMaxTokens int           // when a request sets no max_tokens
 	Answer           string        // output words (cycled); empty means words from a vocabulary
 	Faults           Faults
+	// TruthStamps makes the engine record when it wrote each output chunk,
+	// per request, for GET /sim/truth: benchmarks measure the prober's
+	// timing error against it.
+	TruthStamps bool
 }
 
 // DefaultConfig is a small GPU-like engine: 32 sequences, 20 ms prefill,
@@ -95,6 +99,8 @@ type Engine struct {
 	arrivals uint64
 	stats    Stats
 
+	truth *truthLog // nil unless cfg.TruthStamps
+
 	wake chan struct{}
 	stop chan struct{}
 	done chan struct{}
@@ -136,6 +142,9 @@ func New(cfg Config) (*Engine, error) {
 		done:    make(chan struct{}),
 	}
 	e.m = newEngineMetrics(e)
+	if cfg.TruthStamps {
+		e.truth = &truthLog{stamps: map[string][]int64{}}
+	}
 	go e.loop()
 	return e, nil
 }

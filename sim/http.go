@@ -29,6 +29,9 @@ func (e *Engine) Handler() http.Handler {
 		writeJSON(w, http.StatusOK, id.version(e.currentVersion()))
 	})
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {})
+	if e.truth != nil {
+		mux.HandleFunc("GET /sim/truth", e.truth.serve)
+	}
 	mux.Handle("GET /metrics", promhttp.HandlerFor(e.reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /sim/faults", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, e.Faults()) })
 	mux.HandleFunc("PUT /sim/faults", func(w http.ResponseWriter, r *http.Request) {
@@ -202,6 +205,16 @@ func (e *Engine) serveGenerate(w http.ResponseWriter, r *http.Request, chat bool
 	if req.StreamOptions != nil {
 		st.includeUsage = req.StreamOptions.IncludeUsage && faults.UsagePlacement != UsageNone
 		st.continuous = req.StreamOptions.ContinuousUsageStats && faults.UsagePlacement != UsageNone
+	}
+	if e.truth != nil {
+		st.stamps = make([]int64, 0, min(maxTokens, 4096))
+		defer func() {
+			key := r.Header.Get("X-Request-Id")
+			if key == "" {
+				key = id
+			}
+			e.truth.keep(key, st.stamps)
+		}()
 	}
 	st.run(r.Context(), s)
 }

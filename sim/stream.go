@@ -22,6 +22,9 @@ type streamWriter struct {
 	includeUsage         bool
 	continuous           bool
 	stalled, malformedIn bool
+	// stamps, when the engine records truth, get the wall-clock time of
+	// each output chunk's write.
+	stamps []int64
 }
 
 type chunkChoice struct {
@@ -69,7 +72,7 @@ func (st *streamWriter) run(ctx context.Context, s *sequence) {
 		default:
 			c = st.deltaChunk(map[string]any{"content": text}, nil, sent)
 		}
-		st.write(c)
+		st.writeOutput(c)
 		return st.afterChunk(ctx, sent)
 	}
 	for i := range s.maxTokens {
@@ -168,6 +171,17 @@ func (c chunk) withUsage(u *usageJSON) chunk {
 func (st *streamWriter) write(c chunk) {
 	b, _ := json.Marshal(c)
 	st.writeRaw("data: " + string(b) + "\n\n")
+}
+
+// writeOutput writes a chunk that carries output, stamped just before the
+// write when truth is recorded: the stamp never counts the encoding.
+func (st *streamWriter) writeOutput(c chunk) {
+	b, _ := json.Marshal(c)
+	line := "data: " + string(b) + "\n\n"
+	if st.stamps != nil {
+		st.stamps = append(st.stamps, stampNow())
+	}
+	st.writeRaw(line)
 }
 
 func (st *streamWriter) writeRaw(s string) {

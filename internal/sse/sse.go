@@ -42,6 +42,10 @@ type Reader struct {
 
 const defaultMaxLine = 1 << 20
 
+// initialBuffer fits a typical chunk (200-400 bytes); the buffer doubles for
+// longer lines. A reader is held per open stream, so this is per-stream memory.
+const initialBuffer = 512
+
 var bom = []byte("\xEF\xBB\xBF")
 
 // NewReader reads events from r. A line longer than maxLineBytes (1 MiB if
@@ -51,7 +55,7 @@ func NewReader(r io.Reader, maxLineBytes int) *Reader {
 	if maxLineBytes <= 0 {
 		maxLineBytes = defaultMaxLine
 	}
-	return &Reader{r: r, buf: make([]byte, 4096), max: maxLineBytes}
+	return &Reader{r: r, buf: make([]byte, initialBuffer), max: maxLineBytes}
 }
 
 // Partial reports whether the stream ended inside an event: data was pending

@@ -1,9 +1,11 @@
 // Package simchild runs the simulated engine in a child process for the
-// bench commands, so its CPU and memory do not count against the prober's.
+// bench commands, so it shares neither the prober's Go scheduler nor its
+// heap.
 package simchild
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -14,13 +16,20 @@ import (
 	"github.com/llmprobe/llmprobe/sim"
 )
 
-const childArg = "serve-sim"
+// configEnv carries the child's engine configuration as JSON.
+const configEnv = "LLMPROBE_SIMCHILD_CONFIG"
 
 // ServeIfChild serves the engine and never returns when this process is the
-// child; call it first thing in main.
-func ServeIfChild(cfg sim.Config) {
-	if len(os.Args) < 2 || os.Args[1] != childArg {
+// child; call it first thing in main (or TestMain).
+func ServeIfChild() {
+	raw, ok := os.LookupEnv(configEnv)
+	if !ok {
 		return
+	}
+	var cfg sim.Config
+	if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
+		fmt.Fprintln(os.Stderr, "sim child:", err)
+		os.Exit(1)
 	}
 	e, err := sim.New(cfg)
 	if err != nil {
@@ -37,10 +46,15 @@ func ServeIfChild(cfg sim.Config) {
 	os.Exit(0)
 }
 
-// Start runs this program again as the child and returns the engine's URL
-// and a function that stops it.
-func Start() (string, func(), error) {
-	child := exec.Command(os.Args[0], childArg)
+// Start runs this program again as a child serving an engine with cfg, and
+// returns the engine's URL and a function that stops it.
+func Start(cfg sim.Config) (string, func(), error) {
+	raw, err := json.Marshal(cfg)
+	if err != nil {
+		return "", nil, err
+	}
+	child := exec.Command(os.Args[0])
+	child.Env = append(os.Environ(), configEnv+"="+string(raw))
 	out, err := child.StdoutPipe()
 	if err != nil {
 		return "", nil, err
