@@ -101,15 +101,24 @@ func (r Runner) baseline(burst string) (*report.Report, string, error) {
 // the report.
 func (r Runner) measure(ctx context.Context, b config.Burst, scenarios []config.Scenario, meta report.Meta) *report.Report {
 	if b.Sweep == nil {
-		return report.Build(b, r.runRate(ctx, b, scenarios, b.Arrival.Rate), meta)
+		return report.Build(b, r.runMeasured(ctx, b, scenarios, b.Arrival.Rate), meta)
 	}
 	sweep := report.NewSweep(b, meta)
 	for _, rate := range b.Rates() {
-		if ctx.Err() != nil || !sweep.Add(r.runRate(ctx, b, scenarios, rate)) {
+		if ctx.Err() != nil || !sweep.Add(r.runMeasured(ctx, b, scenarios, rate)) {
 			break
 		}
 	}
 	return sweep.Report()
+}
+
+// runMeasured runs one rate with the client's own delays sampled around
+// it, for the report's error bound.
+func (r Runner) runMeasured(ctx context.Context, b config.Burst, scenarios []config.Scenario, rate float64) report.Run {
+	self := startSelfMeasure()
+	run := r.runRate(ctx, b, scenarios, rate)
+	run.Runtime = self.done()
+	return run
 }
 
 // runRate sends the burst open loop at rate: arrivals are drawn one at a

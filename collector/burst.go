@@ -34,7 +34,8 @@ var (
 	burstPassedDesc    = prometheus.NewDesc(namespace+"_burst_passed", "Whether the last burst passed every gate.", []string{"burst"}, nil)
 	burstLastRunDesc   = prometheus.NewDesc(namespace+"_burst_last_run_timestamp_seconds", "When the last burst ended.", []string{"burst"}, nil)
 	burstAbortedDesc   = prometheus.NewDesc(namespace+"_burst_aborted", "Whether the last burst was stopped early (safety brake or cancel).", []string{"burst"}, nil)
-	burstSaturatedDesc = prometheus.NewDesc(namespace+"_burst_client_saturated", "Whether the last burst's dispatch delay p99 passed 5ms: its numbers describe the prober.", []string{"burst"}, nil)
+	burstSaturatedDesc = prometheus.NewDesc(namespace+"_burst_client_saturated", "Whether the last burst's measurement error bound p99 passed a tenth of its tightest objective: its numbers describe the prober.", []string{"burst"}, nil)
+	burstBoundDesc     = prometheus.NewDesc(namespace+"_burst_measurement_error_bound_seconds", "How much of each latency of the last burst llmprobe itself may have added: dispatch delay + Go scheduling latency + GC pauses (p99 and max).", []string{"burst", "percentile"}, nil)
 	burstRegressDesc   = prometheus.NewDesc(namespace+"_burst_regression_ratio", "Last burst's quantile over the previous burst's (metric is like ttft_p99).", []string{"burst", "metric"}, nil)
 	burstMaxRateDesc   = prometheus.NewDesc(namespace+"_burst_max_rate_under_slo", "Highest swept rate whose goodput ratio met the SLO target.", []string{"burst"}, nil)
 	burstEnergyDesc    = prometheus.NewDesc(namespace+"_burst_energy_joules_per_output_token", "GPU energy of the last burst over its output tokens (warmup included), where llmprobe runs on the GPU node.", []string{"burst"}, nil)
@@ -95,7 +96,7 @@ func (b *Bursts) Configure(cfg *config.Config) {
 
 // Describe implements prometheus.Collector.
 func (b *Bursts) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{burstLatencyDesc, burstRateDesc, burstOutputDesc, burstGoodputDesc, burstPassedDesc, burstLastRunDesc, burstAbortedDesc, burstSaturatedDesc, burstRegressDesc, burstMaxRateDesc, burstEnergyDesc, burstDueDesc, writeFailuresDesc} {
+	for _, d := range []*prometheus.Desc{burstLatencyDesc, burstRateDesc, burstOutputDesc, burstGoodputDesc, burstPassedDesc, burstLastRunDesc, burstAbortedDesc, burstSaturatedDesc, burstBoundDesc, burstRegressDesc, burstMaxRateDesc, burstEnergyDesc, burstDueDesc, writeFailuresDesc} {
 		ch <- d
 	}
 }
@@ -143,6 +144,10 @@ func (b *Bursts) Collect(ch chan<- prometheus.Metric) {
 		gauge(burstLastRunDesc, float64(r.End.UnixNano())/1e9, name)
 		gauge(burstAbortedDesc, boolValue(r.Aborted), name)
 		gauge(burstSaturatedDesc, boolValue(r.ClientSaturated), name)
+		if e := r.ErrorBound; e != nil { // none in reports older than the bound
+			figure(burstBoundDesc, e.P99, name, "p99")
+			figure(burstBoundDesc, e.Max, name, "max")
+		}
 		if r.Regression != nil {
 			for _, m := range r.Regression.Metrics {
 				figure(burstRegressDesc, m.Ratio, name, m.Metric+"_"+m.Quantile)

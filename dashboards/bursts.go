@@ -20,11 +20,12 @@ func bursts() *dashboard.DashboardBuilder {
 	flag := func(one, oneColor, zero, zeroColor string) []dashboard.ValueMapping {
 		return []dashboard.ValueMapping{texts([3]string{"1", one, oneColor}, [3]string{"0", zero, zeroColor})}
 	}
-	verdicts := tablePanel("Last verdicts", "The last run of each burst: its gates, whether the safety brake stopped it, whether the prober saturated, goodput and the worst regression against the previous run. The burst name links to its HTML report on llmprobe (set the llmprobe URL variable).",
+	verdicts := tablePanel("Last verdicts", "The last run of each burst: its gates, whether the safety brake stopped it, whether the prober saturated and its measurement error bound (how much of each latency llmprobe itself may have added), goodput and the worst regression against the previous run. The burst name links to its HTML report on llmprobe (set the llmprobe URL variable).",
 		[]string{"burst"},
 		column{name: "Passed", unit: unitNone, expr: last("llmprobe_burst_passed"), th: goodWhenOne(), mappings: flag("passed", "green", "failed", "red")},
 		column{name: "Aborted", unit: unitNone, expr: last("llmprobe_burst_aborted"), th: badWhenOne(), mappings: flag("aborted", "red", "no", "green")},
 		column{name: "Client saturated", unit: unitNone, expr: last("llmprobe_burst_client_saturated"), th: badWhenOne(), mappings: flag("saturated", "red", "no", "green")},
+		column{name: "Error bound p99", unit: unitSeconds, expr: `max by (burst) (llmprobe_burst_measurement_error_bound_seconds{` + sel + `, percentile="p99"})`},
 		column{name: "Goodput", unit: unitRatio, expr: last("llmprobe_burst_goodput_ratio")},
 		column{name: "Worst regression", unit: unitNone, expr: last("llmprobe_burst_regression_ratio"), th: levels("green", level{1.1, "red"})},
 		column{name: "Ended", unit: "dateTimeFromNow", expr: last("llmprobe_burst_last_run_timestamp_seconds") + ` * 1000`},
@@ -38,7 +39,7 @@ func bursts() *dashboard.DashboardBuilder {
 		WithRow(row("Verdicts")).
 		WithPanel(verdicts).
 		WithPanel(statPanel("Passed", "1 when the last run passed every gate.", unitYesNo, goodWhenOne(), q(`llmprobe_burst_passed{`+sel+`}`, "{{burst}}"))).
-		WithPanel(statPanel("Client saturated", "1 when dispatch delay p99 passed 5 ms: the run measured the prober.", unitYesNo, badWhenOne(), q(`llmprobe_burst_client_saturated{`+sel+`}`, "{{burst}}"))).
+		WithPanel(statPanel("Client saturated", "1 when the measurement error bound p99 (dispatch delay + scheduling latency + GC pauses) passed a tenth of the burst's tightest objective: the run measured the prober.", unitYesNo, badWhenOne(), q(`llmprobe_burst_client_saturated{`+sel+`}`, "{{burst}}"))).
 		WithPanel(statPanel("Aborted", "1 when the safety brake stopped the run.", unitYesNo, badWhenOne(), q(`llmprobe_burst_aborted{`+sel+`}`, "{{burst}}"))).
 		WithPanel(statPanel("Max rate under SLO", "From a sweep: the highest rate whose goodput ratio met the target.", unitReqPerSec, neutral(), q(`llmprobe_burst_max_rate_under_slo{`+sel+`}`, "{{burst}}"))).
 		WithRow(row("Last run")).

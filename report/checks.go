@@ -62,10 +62,9 @@ func (r *Report) Checks() []Check {
 		}
 	}
 	if r.ClientSaturated {
-		out = append(out, Check{"client_saturation", StatusWarning, fmt.Sprintf("dispatch delay p99 %.2fms > %s: these numbers describe the prober, not the target",
-			1000*r.Latency["dispatch_delay"].P99, clientSaturatedDispatchP99)})
+		out = append(out, Check{"client_saturation", StatusWarning, r.SaturationDetail() + ": these numbers describe the prober, not the target"})
 	} else {
-		out = append(out, Check{"client_saturation", StatusPassed, "the prober kept up with the schedule"})
+		out = append(out, Check{"client_saturation", StatusPassed, r.SaturationDetail() + ": the prober kept up"})
 	}
 	return out
 }

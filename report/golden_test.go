@@ -100,6 +100,7 @@ func recordRun(t *testing.T, version string, prefill time.Duration, errorRate fl
 	return recorded{EngineVersion: rep.EngineVersion, Run: report.Run{
 		Rate: rep.Rate, Start: rep.Start, End: rep.End, Planned: rep.PlannedRequests, Warmup: rep.WarmupRequests,
 		AllOutputTokens: rep.AllOutputTokens, Results: seen.results, Aborted: rep.Aborted, AbortReason: rep.AbortReason,
+		Runtime: rep.ErrorBound.Runtime,
 	}}
 }
 

@@ -65,6 +65,7 @@ func (r *Report) WriteMarkdown(w io.Writer, extra ...Check) error {
 		s := r.Latency[m]
 		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s |\n", m, s.Count, ms(s, s.P50), ms(s, s.P90), ms(s, s.P99), ms(s, s.P999), ms(s, s.Max))
 	}
+	fmt.Fprintf(&b, "\n%s.\n", md(r.BoundText()))
 	fmt.Fprintf(&b, "\nGoodput %s of requests (%s req/s, %s output tok/s); throughput %s req/s, %s output tok/s.",
 		na(r.Goodput.Ratio, "%.1f%%", 100), na(r.Goodput.Requests, "%.2f", 1), na(r.Goodput.OutputTokens, "%.1f", 1),
 		na(r.Throughput.Requests, "%.2f", 1), na(r.Throughput.OutputTokens, "%.1f", 1))

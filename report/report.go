@@ -58,8 +58,12 @@ type Report struct {
 	Passed          bool                       `json:"passed"`
 	Aborted         bool                       `json:"aborted"`
 	AbortReason     string                     `json:"abort_reason,omitempty"`
-	ClientSaturated bool                       `json:"client_saturated"`
-	Regression      *Regression                `json:"regression,omitempty"`
+	// ClientSaturated is set when the client's own error (ErrorBound) passed
+	// a tenth of the tightest objective: the numbers describe the prober.
+	ClientSaturated bool `json:"client_saturated"`
+	// ErrorBound is null in reports written before llmprobe measured it.
+	ErrorBound *ErrorBound `json:"error_bound,omitempty"`
+	Regression *Regression `json:"regression,omitempty"`
 	// RegressionSkipped says why there is no regression verdict.
 	RegressionSkipped string      `json:"regression_skipped,omitempty"`
 	Sweep             []SweepStep `json:"sweep,omitempty"`
@@ -141,6 +145,10 @@ type SweepStep struct {
 	GoodputRatio *float64 `json:"goodput_ratio"`
 	TTFTP99      *float64 `json:"ttft_p99"`
 	Passed       bool     `json:"passed"`
+	// The step's own error bound and saturation verdict (null in older reports).
+	ErrorBoundP99   *float64 `json:"error_bound_p99"`
+	ErrorBoundMax   *float64 `json:"error_bound_max"`
+	ClientSaturated bool     `json:"client_saturated"`
 }
 
 // NotSent counts planned requests that were never sent, by why.
@@ -168,6 +176,9 @@ type Run struct {
 	NotSent         map[string]int
 	Aborted         bool
 	AbortReason     string
+	// Runtime is the client's read side during the run; nil where it was
+	// not sampled.
+	Runtime *RuntimeDelays
 }
 
 // Meta is what the runner knows besides the results.
@@ -180,9 +191,6 @@ type Meta struct {
 const (
 	maxSeriesPoints = 2000
 	maxSamples      = 5000
-	// clientSaturatedDispatchP99 is the dispatch delay p99 above which a burst
-	// describes the prober, not the server.
-	clientSaturatedDispatchP99 = 5 * time.Millisecond
 	// significanceLevel is the p-value under which a change counts as real.
 	significanceLevel = 0.05
 )
@@ -278,7 +286,8 @@ func Build(b config.Burst, o Run, meta Meta) *Report {
 	for obj, n := range checked {
 		r.Goodput.PerObjective[obj] = float64(met[obj]) / float64(n)
 	}
-	r.ClientSaturated = r.Latency["dispatch_delay"].Count > 0 && r.Latency["dispatch_delay"].P99 > clientSaturatedDispatchP99.Seconds()
+	r.ErrorBound = newErrorBound(r.Latency["dispatch_delay"], o.Runtime, meta.Scenarios)
+	r.ClientSaturated = r.ErrorBound.Saturated()
 	r.gates(meta.Scenarios)
 	return r
 }

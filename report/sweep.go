@@ -29,14 +29,17 @@ func (s *Sweep) Add(run Run) bool {
 	rep := Build(s.burst, run, s.meta)
 	s.tokens += rep.AllOutputTokens
 	passed := !rep.Aborted && rep.Goodput.Ratio != nil && *rep.Goodput.Ratio >= s.target
-	s.steps = append(s.steps, SweepStep{Rate: run.Rate, AchievedRate: rep.AchievedRate, GoodputRatio: rep.Goodput.Ratio, TTFTP99: quantileOf(rep.Latency["ttft"], "p99"), Passed: passed})
+	s.steps = append(s.steps, SweepStep{Rate: run.Rate, AchievedRate: rep.AchievedRate, GoodputRatio: rep.Goodput.Ratio, TTFTP99: quantileOf(rep.Latency["ttft"], "p99"), Passed: passed,
+		ErrorBoundP99: rep.ErrorBound.P99, ErrorBoundMax: rep.ErrorBound.Max, ClientSaturated: rep.ClientSaturated})
 	s.reports = append(s.reports, rep)
 	return passed
 }
 
 // Report is the highest passing step's report, carrying every step and the
 // rate it held as max_rate_under_slo; with no step passing, the first
-// step's. Judge gives its verdict.
+// step's. Its error bound is the worst of every step's, and its client was
+// saturated if any step's was: the knee rests on every step. Judge gives
+// its verdict.
 func (s *Sweep) Report() *Report {
 	best := -1
 	for i, st := range s.steps {
@@ -57,6 +60,14 @@ func (s *Sweep) Report() *Report {
 	}
 	rep.Sweep = s.steps
 	rep.AllOutputTokens = s.tokens
+	if len(s.reports) > 0 {
+		var worst *ErrorBound
+		for _, step := range s.reports {
+			worst = worseBound(worst, step.ErrorBound)
+			rep.ClientSaturated = rep.ClientSaturated || step.ClientSaturated
+		}
+		rep.ErrorBound = worst
+	}
 	return rep
 }
 

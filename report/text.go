@@ -70,6 +70,7 @@ func (r *Report) WriteText(out io.Writer) {
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", m, s.Count, ms(s, s.P50), ms(s, s.P90), ms(s, s.P95), ms(s, s.P99), ms(s, s.P999), ms(s, s.Mean), ms(s, s.Max))
 	}
 	_ = tw.Flush()
+	fmt.Fprintln(out, r.BoundText())
 	fmt.Fprintf(out, "\nthroughput %s req/s, %s output tok/s; goodput %s req/s, %s output tok/s, ratio %s\n",
 		na(r.Throughput.Requests, "%.2f", 1), na(r.Throughput.OutputTokens, "%.1f", 1),
 		na(r.Goodput.Requests, "%.2f", 1), na(r.Goodput.OutputTokens, "%.1f", 1), na(r.Goodput.Ratio, "%.1f%%", 100))
@@ -78,7 +79,11 @@ func (r *Report) WriteText(out io.Writer) {
 		if !s.Passed {
 			verdict = "FAIL"
 		}
-		fmt.Fprintf(out, "sweep %.2f/s: achieved %s/s goodput %s ttft p99 %s %s\n", s.Rate, na(s.AchievedRate, "%.2f", 1), na(s.GoodputRatio, "%.1f%%", 100), na(s.TTFTP99, "%.1fms", 1000), verdict)
+		if s.ClientSaturated {
+			verdict += " (client saturated)"
+		}
+		fmt.Fprintf(out, "sweep %.2f/s: achieved %s/s goodput %s ttft p99 %s error bound p99 %s %s\n", s.Rate, na(s.AchievedRate, "%.2f", 1),
+			na(s.GoodputRatio, "%.1f%%", 100), na(s.TTFTP99, "%.1fms", 1000), na(s.ErrorBoundP99, "%.2fms", 1000), verdict)
 	}
 	if r.MaxRateUnderSLO != nil {
 		fmt.Fprintf(out, "max rate under SLO: %.2f/s\n", *r.MaxRateUnderSLO)
@@ -103,7 +108,9 @@ func (r *Report) WriteText(out io.Writer) {
 	}
 	r.writeGPU(out)
 	if r.ClientSaturated {
-		fmt.Fprintf(out, "WARN  client saturated: dispatch delay p99 %.2fms > %s; these numbers describe the prober\n", 1000*r.Latency["dispatch_delay"].P99, clientSaturatedDispatchP99)
+		fmt.Fprintf(out, "WARN  client saturated: %s; these numbers describe the prober\n", r.SaturationDetail())
+	} else {
+		fmt.Fprintf(out, "PASS  client not saturated: %s\n", r.SaturationDetail())
 	}
 	if r.Passed {
 		fmt.Fprintln(out, "gate: passed")

@@ -92,7 +92,7 @@ bursts:
 
 	// Every lazily created series exists after a successful, quality-checked
 	// probe, a target info refresh and the burst.
-	lazy := []string{"llmprobe_quality_checks_total", "llmprobe_target_info", "llmprobe_token_count_source_total", "llmprobe_burst_regression_ratio",
+	lazy := []string{"llmprobe_quality_checks_total", "llmprobe_target_info", "llmprobe_token_count_source_total", "llmprobe_burst_regression_ratio", "llmprobe_burst_measurement_error_bound_seconds",
 		"llmprobe_request_failures_total", "llmprobe_target_tls_cert_expiry_timestamp_seconds"}
 	var got map[string]registered
 	var missing []string

@@ -38,6 +38,7 @@ type reportView struct {
 	Linked         bool
 	Verdict        verdict
 	Latency        []latencyRow
+	Bound          boundRow
 	Outcomes       []outcomeRow
 	RegressionRows []regressionRow
 	Charts         []*chart
@@ -99,6 +100,17 @@ func latencyRows(r *report.Report) []latencyRow {
 		})
 	}
 	return rows
+}
+
+// boundRow is the client's error bound beside the latencies it bounds:
+// its p99 and max, "n/a" each where the report has none.
+type boundRow struct{ P99, Max string }
+
+func newBoundRow(e *report.ErrorBound) boundRow {
+	if e == nil {
+		return boundRow{"n/a", "n/a"}
+	}
+	return boundRow{msFigure(deref(e.P99), e.P99 != nil), msFigure(deref(e.Max), e.Max != nil)}
 }
 
 // msFigure formats seconds as milliseconds (microseconds below one, so
@@ -200,7 +212,7 @@ func deref(v *float64) float64 {
 func newReportView(r *report.Report, linked bool) reportView {
 	v := reportView{
 		Report: r, Linked: linked, Verdict: burstVerdict(r),
-		Latency: latencyRows(r), Outcomes: outcomeRows(r), RegressionRows: regressionRows(r.Regression),
+		Latency: latencyRows(r), Bound: newBoundRow(r.ErrorBound), Outcomes: outcomeRows(r), RegressionRows: regressionRows(r.Regression),
 	}
 	for _, c := range []*chart{percentileChart(r), ttftChart(r), sweepChart(r)} {
 		if c != nil {

@@ -1,0 +1,54 @@
+package collector
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/expfmt"
+
+	"github.com/llmprobe/llmprobe/internal/testkit"
+	"github.com/llmprobe/llmprobe/report"
+)
+
+// The error bound is exported per burst as p99 and max, lint-clean; a
+// report without one (written before it, or with its runtime unsampled)
+// exports none rather than a 0.
+func TestBurstErrorBound(t *testing.T) {
+	p99, maxBound := 0.0006, 0.0033
+	bursts := NewBursts()
+	bursts.Finished(&report.Report{Burst: "measured", ClientSaturated: true, ErrorBound: &report.ErrorBound{P99: &p99, Max: &maxBound, Limit: 0.0001}}, nil)
+	bursts.Finished(&report.Report{Burst: "unsampled", ErrorBound: &report.ErrorBound{Limit: 0.01}}, nil)
+	bursts.Restore(&report.Report{Burst: "old"})
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(bursts)
+
+	const name = "llmprobe_burst_measurement_error_bound_seconds"
+	for q, want := range map[string]float64{"p99": p99, "max": maxBound} {
+		m := findMetric(t, reg, name, map[string]string{"burst": "measured", "percentile": q})
+		if m == nil || m.GetGauge().GetValue() != want {
+			t.Errorf("%s{percentile=%q} = %v, want %g", name, q, m, want)
+		}
+	}
+	for _, burst := range []string{"unsampled", "old"} {
+		if m := findMetric(t, reg, name, map[string]string{"burst": burst}); m != nil {
+			t.Errorf("burst %s without a bound exports %v", burst, m)
+		}
+	}
+	if m := findMetric(t, reg, "llmprobe_burst_client_saturated", map[string]string{"burst": "measured"}); m == nil || m.GetGauge().GetValue() != 1 {
+		t.Errorf("client_saturated of the saturated burst: %v", m)
+	}
+
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page bytes.Buffer
+	enc := expfmt.NewEncoder(&page, expfmt.NewFormat(expfmt.TypeTextPlain))
+	for _, f := range fams {
+		if err := enc.Encode(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testkit.PromtoolCheckMetrics(t, page.String())
+}
