@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 
 	"github.com/llmprobe/llmprobe/internal/redact"
 )
@@ -62,8 +63,7 @@ func (r *Report) Checks() []Check {
 		}
 	}
 	if r.ClientSaturated {
-		out = append(out, Check{"client_saturation", StatusWarning, fmt.Sprintf("dispatch delay p99 %.2fms > %s: these numbers describe the prober, not the target",
-			1000*r.Latency["dispatch_delay"].P99, clientSaturatedDispatchP99)})
+		out = append(out, Check{"client_saturation", StatusWarning, r.saturation() + ": these numbers describe the prober, not the target"})
 	} else {
 		out = append(out, Check{"client_saturation", StatusPassed, "the prober kept up with the schedule"})
 	}
@@ -85,4 +85,21 @@ func WriteFile(path string, secrets *redact.Redactor, render func(io.Writer) err
 		_, err := w.Write(secrets.Bytes(buf.Bytes()))
 		return err
 	})
+}
+
+// saturation says why the client counts as saturated: its dispatch delay,
+// or, merged, which shards' was.
+func (r *Report) saturation() string {
+	var shards []string
+	if r.Merged != nil {
+		for _, s := range r.Merged.Shards {
+			if s.ClientSaturated {
+				shards = append(shards, fmt.Sprintf("%d/%d", s.Index, len(r.Merged.Shards)))
+			}
+		}
+	}
+	if len(shards) > 0 {
+		return fmt.Sprintf("the dispatch delay p99 of shard %s passed %s", strings.Join(shards, ", "), clientSaturatedDispatchP99)
+	}
+	return fmt.Sprintf("dispatch delay p99 %.2fms > %s", 1000*r.Latency["dispatch_delay"].P99, clientSaturatedDispatchP99)
 }
