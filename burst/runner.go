@@ -293,19 +293,9 @@ func (r Runner) runRate(ctx context.Context, b config.Burst, scenarios []config.
 	out.AllOutputTokens = allTokens
 	slices.SortFunc(results, func(x, y measured) int { return x.n - y.n })
 	for _, m := range results {
-		res := m.res
-		if out.Start.IsZero() || res.Sched.Before(out.Start) {
-			out.Start = res.Sched
-		}
-		if end := res.Sched.Add(res.E2E); end.After(out.End) {
-			out.End = end
-		}
-		out.Results = append(out.Results, res)
-		out.Index = append(out.Index, m.n)
+		out.Add(m.n, m.res)
 	}
-	if out.Start.IsZero() {
-		out.Start, out.End = start, start // nothing measured: the run's own start, never year 1
-	}
+	out.Close(start)
 	return out
 }
 

@@ -93,19 +93,9 @@ func Merge(parts []Part, baseline *Report) (*Report, error) {
 	run.AbortReason = strings.Join(aborts, "; ")
 	slices.SortFunc(all, func(x, y indexed) int { return cmp.Compare(x.n, y.n) })
 	for _, x := range all {
-		res := x.res
-		if run.Start.IsZero() || res.Sched.Before(run.Start) {
-			run.Start = res.Sched
-		}
-		if end := res.Sched.Add(res.E2E); end.After(run.End) {
-			run.End = end
-		}
-		run.Results = append(run.Results, res)
-		run.Index = append(run.Index, x.n)
+		run.Add(x.n, x.res)
 	}
-	if run.Start.IsZero() {
-		run.Start, run.End = start, start // nothing measured, as the runner says it
-	}
+	run.Close(start)
 	meta := Meta{Model: ref.Model, Engine: ref.Engine, EngineVersion: ref.EngineVersion, Version: ref.LLMProbeVersion,
 		Host: strings.Join(hosts, ","), Scenarios: scenarios}
 	rep := Build(b, run, meta)

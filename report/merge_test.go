@@ -24,14 +24,7 @@ func splitRun(run report.Run, n int, origin time.Time) []report.Run {
 		shards[i] = report.Run{Rate: run.Rate, NotSent: map[string]int{}, Shard: config.Shard{Index: i, Count: n}, Origin: origin}
 	}
 	for i, res := range run.Results {
-		s := &shards[i%n]
-		s.Results, s.Index = append(s.Results, res), append(s.Index, i)
-		if s.Start.IsZero() || res.Sched.Before(s.Start) {
-			s.Start = res.Sched
-		}
-		if end := res.Sched.Add(res.E2E); end.After(s.End) {
-			s.End = end
-		}
+		shards[i%n].Add(i, res)
 	}
 	unsent := 0
 	for reason, c := range run.NotSent {
@@ -48,9 +41,7 @@ func splitRun(run report.Run, n int, origin time.Time) []report.Run {
 		}
 		s.Warmup = run.Warmup / n
 		s.AllOutputTokens = run.AllOutputTokens / n
-		if s.Start.IsZero() {
-			s.Start, s.End = origin, origin
-		}
+		s.Close(origin)
 	}
 	shards[0].Warmup += run.Warmup % n
 	shards[0].AllOutputTokens += run.AllOutputTokens % n
@@ -294,7 +285,11 @@ func TestMergeRefuses(t *testing.T) {
 			"shard-0.json and shard-2.json are both shard 0/3"},
 		{"another seed", func() []report.Part { p := fresh(); p[1].Report.Seed = 99; return p },
 			"shard-1.json has seed 99 but shard-0.json has 1: not shards of one run of one burst"},
-		{"another start", func() []report.Part { p := fresh(); p[2].Report.Shard.Start = p[2].Report.Shard.Start.Add(time.Second); return p },
+		{"another start", func() []report.Part {
+			p := fresh()
+			p[2].Report.Shard.Start = p[2].Report.Shard.Start.Add(time.Second)
+			return p
+		},
 			"shard-2.json has start"},
 		{"another shard count", func() []report.Part { p := fresh(); p[1].Report.Shard.Count = 4; return p },
 			"shard-1.json has shard count 4 but shard-0.json has 3"},

@@ -184,6 +184,27 @@ type Run struct {
 	Origin time.Time
 }
 
+// Add appends the result of the plan's arrival n, in plan order, and
+// widens the run's span to cover it.
+func (o *Run) Add(n int, res *prober.Result) {
+	if o.Start.IsZero() || res.Sched.Before(o.Start) {
+		o.Start = res.Sched
+	}
+	if end := res.Sched.Add(res.E2E); end.After(o.End) {
+		o.End = end
+	}
+	o.Results = append(o.Results, res)
+	o.Index = append(o.Index, n)
+}
+
+// Close ends the adding: a run that measured nothing spans no time from
+// start, the run's own start, never year 1.
+func (o *Run) Close(start time.Time) {
+	if o.Start.IsZero() {
+		o.Start, o.End = start, start
+	}
+}
+
 // Meta is what the runner knows besides the results.
 type Meta struct {
 	Model, Engine, EngineVersion, Version, Host string
