@@ -14,6 +14,9 @@ type Arrival struct {
 	At       time.Duration // offset from the burst's start
 	Scenario int           // index into the burst's scenario mix
 	Warmup   bool
+	// Index is the arrival's place in the whole plan, warmup included: its
+	// prompt's nonce, the same in a shard as in a single-process run.
+	Index int
 }
 
 // Plan yields a burst's arrival schedule at rate, one arrival at a time and
@@ -42,9 +45,11 @@ func Plan(b config.Burst, rate float64) iter.Seq[Arrival] {
 		}
 		maxWarmup, maxMeasured := b.PlannedRequests(rate)
 		var t time.Duration
+		index := 0
 		emit := func(warmup bool) bool {
-			a := Arrival{At: t, Scenario: pick(), Warmup: warmup}
+			a := Arrival{At: t, Scenario: pick(), Warmup: warmup, Index: index}
 			t += gap()
+			index++
 			return yield(a)
 		}
 		for n := 0; n < maxWarmup && (n < b.Warmup.Requests || t < b.Warmup.Duration.Std()); n++ {

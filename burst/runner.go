@@ -38,6 +38,13 @@ type Runner struct {
 	Progress func(done, total int)
 	// Overrides, recorded in the report, say how the run differs from the configuration.
 	Overrides []string
+	// Shard, when its Count is above 1, runs only this replica's share of
+	// the burst (ShardPlan); max_concurrency and the brake then apply to the
+	// share alone. Start is the instant the plan's offsets count from, the
+	// same in every shard so that their shares make up one schedule; zero
+	// starts now. Neither goes with a sweep.
+	Shard config.Shard
+	Start time.Time
 }
 
 // GPU reads the node's GPUs around a burst.
@@ -101,7 +108,12 @@ func (r Runner) baseline(burst string) (*report.Report, string, error) {
 // the report.
 func (r Runner) measure(ctx context.Context, b config.Burst, scenarios []config.Scenario, meta report.Meta) *report.Report {
 	if b.Sweep == nil {
-		return report.Build(b, r.runMeasured(ctx, b, scenarios, b.Arrival.Rate), meta)
+		run := r.runMeasured(ctx, b, scenarios, b.Arrival.Rate)
+		run.Shard, run.Origin = r.Shard, r.Start
+		if run.Origin.IsZero() {
+			run.Origin = run.Start // a shard needs a shared Start to be merged; never year 1
+		}
+		return report.Build(b, run, meta)
 	}
 	sweep := report.NewSweep(b, meta)
 	for _, rate := range b.Rates() {
@@ -145,7 +157,9 @@ func (r Runner) runRate(ctx context.Context, b config.Burst, scenarios []config.
 	// sending stops with the brake or ctx; requests in flight end with ctx only.
 	sending, stopSending := context.WithCancelCause(ctx)
 	defer stopSending(nil)
-	brake := newBrake(b.Brake, rate, func(reason string) { stopSending(errors.New(reason)) })
+	// A shard's brake sees its own share: sized to the rate that share arrives at.
+	shares := max(1, r.Shard.Count)
+	brake := newBrake(b.Brake, rate/float64(shares), func(reason string) { stopSending(errors.New(reason)) })
 	target := r.Client.Target().Name
 
 	type job struct {
@@ -164,7 +178,7 @@ func (r Runner) runRate(ctx context.Context, b config.Burst, scenarios []config.
 	var mu sync.Mutex
 	// total is what progress counts to: the plan's expected size until it
 	// turns out larger.
-	done, allTokens, total := 0, 0, expectedRequests(b, rate)
+	done, allTokens, total := 0, 0, expectedRequests(b, rate)/shares
 	notSent := func(a Arrival) {
 		if !a.Warmup {
 			mu.Lock()
@@ -172,7 +186,10 @@ func (r Runner) runRate(ctx context.Context, b config.Burst, scenarios []config.
 			mu.Unlock()
 		}
 	}
-	start := time.Now().Add(20 * time.Millisecond)
+	start := r.Start
+	if start.IsZero() {
+		start = time.Now().Add(20 * time.Millisecond)
+	}
 	// Workers start as the load needs them, up to max_concurrency: an idle
 	// pool of that size would hold its stacks for nothing. free is idle
 	// workers minus released requests none has taken yet.
@@ -261,7 +278,7 @@ func (r Runner) runRate(ctx context.Context, b config.Burst, scenarios []config.
 	timer := clock.NewTimer()
 	defer timer.Stop()
 	n := 0
-	for a := range Plan(b, rate) {
+	for a := range ShardPlan(b, rate, r.Shard) {
 		if a.Warmup {
 			out.Warmup++
 		} else {
@@ -271,7 +288,7 @@ func (r Runner) runRate(ctx context.Context, b config.Burst, scenarios []config.
 		total = max(total, n+1)
 		mu.Unlock()
 		if clock.Until(sending, start.Add(a.At), timer) {
-			release(job{n: n, arrival: a, released: time.Now()})
+			release(job{n: a.Index, arrival: a, released: time.Now()})
 		} else {
 			notSent(a) // never released
 		}
@@ -288,18 +305,9 @@ func (r Runner) runRate(ctx context.Context, b config.Burst, scenarios []config.
 	out.AllOutputTokens = allTokens
 	slices.SortFunc(results, func(x, y measured) int { return x.n - y.n })
 	for _, m := range results {
-		res := m.res
-		if out.Start.IsZero() || res.Sched.Before(out.Start) {
-			out.Start = res.Sched
-		}
-		if end := res.Sched.Add(res.E2E); end.After(out.End) {
-			out.End = end
-		}
-		out.Results = append(out.Results, res)
+		out.Add(m.n, m.res)
 	}
-	if out.Start.IsZero() {
-		out.Start, out.End = start, start // nothing measured: the run's own start, never year 1
-	}
+	out.Close(start)
 	return out
 }
 

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
@@ -149,6 +150,17 @@ func maxFigure(a, b *float64) *float64 {
 // gate table, the checks and the HTML page. A report written before the
 // bound existed was decided by a fixed dispatch delay threshold.
 func (r *Report) SaturationDetail() string {
+	var shards []string
+	if r.Merged != nil {
+		for _, s := range r.Merged.Shards {
+			if s.ClientSaturated {
+				shards = append(shards, fmt.Sprintf("%d/%d", s.Index, len(r.Merged.Shards)))
+			}
+		}
+	}
+	if len(shards) > 0 {
+		return fmt.Sprintf("shard %s saturated by its own error bound", strings.Join(shards, ", "))
+	}
 	e := r.ErrorBound
 	if e == nil {
 		d := r.Latency["dispatch_delay"]

@@ -19,6 +19,19 @@ import (
 // RegressionSkipped says what differs (a caller may set it beforehand to say
 // why there is no prev). Call it once per report.
 func (r *Report) Judge(prev *Report) {
+	if r.Shard != nil {
+		// A shard is a part: it passes when it measured its share and ran to
+		// its end. Its share's SLO gates are shown, not judged, and it is
+		// never compared with a baseline: the merged report is.
+		prev = nil
+		r.RegressionSkipped = r.Shard.label() + " of a split burst: the merged report (llmprobe report merge) is compared with a baseline"
+		for i := range r.Gates {
+			if g := &r.Gates[i]; !g.Skipped {
+				g.Passed, g.Skipped = true, true
+				g.Detail = fmt.Sprintf("not judged on %s's share (the merged report is): %s", r.Shard.label(), g.Detail)
+			}
+		}
+	}
 	switch {
 	case prev == nil && r.RegressionSkipped == "":
 		r.RegressionSkipped = "no previous report of burst " + r.Burst
@@ -47,6 +60,9 @@ func (r *Report) Judge(prev *Report) {
 // or scenario mix; "" when it is a fair baseline.
 func (r *Report) differsFrom(prev *Report) string {
 	var d []string
+	if prev.Shard != nil {
+		d = append(d, fmt.Sprintf("it is %s of a split burst, not the whole burst", prev.Shard.label()))
+	}
 	if prev.Target != r.Target {
 		d = append(d, fmt.Sprintf("target %q, this run %q", prev.Target, r.Target))
 	}

@@ -74,6 +74,11 @@ type Report struct {
 	// Samples keeps TTFT and TPOT samples for the next report's significance test.
 	Samples map[string][]float64 `json:"samples"`
 
+	// Shard marks one replica's share of a split burst, with what merging
+	// needs; Merged marks the report `llmprobe report merge` made of them.
+	Shard  *ShardPart `json:"shard,omitempty"`
+	Merged *Merged    `json:"merged,omitempty"`
+
 	// maxRegression is the burst's max_regression, for Judge.
 	maxRegression []config.MaxRegression
 }
@@ -107,7 +112,8 @@ type Goodput struct {
 }
 
 // Gate is one pass/fail verdict with its threshold. A skipped gate could not
-// be judged (no baseline) and does not fail the burst; Value is null then.
+// be judged (no baseline) and does not fail the burst; Value is null then,
+// but for a shard's SLO gates, which carry the share's value unjudged.
 type Gate struct {
 	Name      string   `json:"name"`
 	Threshold float64  `json:"threshold"`
@@ -173,12 +179,41 @@ type Run struct {
 	// included: the denominator of energy per token over the whole run.
 	AllOutputTokens int
 	Results         []*prober.Result
-	NotSent         map[string]int
-	Aborted         bool
-	AbortReason     string
+	// Index holds each result's place in the whole plan, warmup included
+	// (nil: in order from 0); a shard's report keeps it, so merging puts
+	// the shards' requests back in the single plan's order.
+	Index       []int
+	NotSent     map[string]int
+	Aborted     bool
+	AbortReason string
 	// Runtime is the client's read side during the run; nil where it was
 	// not sampled.
 	Runtime *RuntimeDelays
+	// Shard, when its Count is above 1, says the run was one replica's
+	// share of a split burst whose arrival offsets count from Origin.
+	Shard  config.Shard
+	Origin time.Time
+}
+
+// Add appends the result of the plan's arrival n, in plan order, and
+// widens the run's span to cover it.
+func (o *Run) Add(n int, res *prober.Result) {
+	if o.Start.IsZero() || res.Sched.Before(o.Start) {
+		o.Start = res.Sched
+	}
+	if end := res.Sched.Add(res.E2E); end.After(o.End) {
+		o.End = end
+	}
+	o.Results = append(o.Results, res)
+	o.Index = append(o.Index, n)
+}
+
+// Close ends the adding: a run that measured nothing spans no time from
+// start, the run's own start, never year 1.
+func (o *Run) Close(start time.Time) {
+	if o.Start.IsZero() {
+		o.Start, o.End = start, start
+	}
 }
 
 // Meta is what the runner knows besides the results.
@@ -289,6 +324,9 @@ func Build(b config.Burst, o Run, meta Meta) *Report {
 	r.ErrorBound = newErrorBound(r.Latency["dispatch_delay"], o.Runtime, meta.Scenarios)
 	r.ClientSaturated = r.ErrorBound.Saturated()
 	r.gates(meta.Scenarios)
+	if o.Shard.Count > 1 {
+		r.Shard = newShardPart(o)
+	}
 	return r
 }
 
@@ -301,11 +339,11 @@ func figure(v float64, ok bool) *float64 {
 }
 
 // thin keeps at most n evenly spaced samples, deterministically.
-func thin(xs []float64, n int) []float64 {
+func thin[T any](xs []T, n int) []T {
 	if len(xs) <= n {
 		return xs
 	}
-	out := make([]float64, n)
+	out := make([]T, n)
 	for i := range out {
 		out[i] = xs[i*len(xs)/n]
 	}

@@ -73,9 +73,16 @@ func WriteJSON(path string, r *Report, secrets *redact.Redactor) error {
 }
 
 // encoder writes r as indented JSON, masked whole: the encoder makes one Write.
+// A shard's report, an input to `llmprobe report merge` with a row per
+// request, is written compact: indented, its rows would take three times
+// the room.
 func (r *Report) encoder(secrets *redact.Redactor) func(io.Writer) error {
 	return func(w io.Writer) error {
-		b, err := json.MarshalIndent(r, "", "  ")
+		marshal := func(v any) ([]byte, error) { return json.MarshalIndent(v, "", "  ") }
+		if r.Shard != nil {
+			marshal = json.Marshal
+		}
+		b, err := marshal(r)
 		if err != nil {
 			return err
 		}

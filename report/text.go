@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/llmprobe/llmprobe/config"
 )
@@ -48,6 +49,7 @@ func (r *Report) WriteText(out io.Writer) {
 	if len(r.Overrides) > 0 {
 		fmt.Fprintf(out, "overridden for this run: %s\n", strings.Join(r.Overrides, " "))
 	}
+	r.writeSplit(out)
 	fmt.Fprintf(out, "rate %.2f/s planned, %s/s achieved  %d of %d planned requests sent (+%d warmup)  %.1fs\n",
 		r.Rate, na(r.AchievedRate, "%.2f", 1), r.Requests, r.PlannedRequests, r.WarmupRequests, r.DurationSeconds)
 	fmt.Fprintf(out, "outcomes %s\n", strings.Join(r.outcomeCounts(), " "))
@@ -112,10 +114,31 @@ func (r *Report) WriteText(out io.Writer) {
 	} else {
 		fmt.Fprintf(out, "PASS  client not saturated: %s\n", r.SaturationDetail())
 	}
-	if r.Passed {
+	switch {
+	case r.Passed && r.Shard != nil:
+		fmt.Fprintf(out, "gate: passed (%s measured its share and ran to its end; the merged report is the burst's verdict)\n", r.Shard.label())
+	case r.Passed:
 		fmt.Fprintln(out, "gate: passed")
-	} else {
+	default:
 		fmt.Fprintln(out, "gate: FAILED")
+	}
+}
+
+// writeSplit says what a shard's or a merged report is part of.
+func (r *Report) writeSplit(out io.Writer) {
+	if p := r.Shard; p != nil {
+		fmt.Fprintf(out, "%s of a split burst (its share of the %g/s: %.4g/s), offsets from %s, seed %d: %s\n",
+			p.label(), r.Rate, r.Rate/float64(p.Count), p.Start.Format(time.RFC3339Nano), r.Seed, p.PerShard)
+	}
+	if m := r.Merged; m != nil {
+		ids := make([]string, len(m.Shards))
+		for i, s := range m.Shards {
+			ids[i] = s.ID
+		}
+		fmt.Fprintf(out, "merged from %d shards, offsets from %s: %s\n", len(m.Shards), m.Start.Format(time.RFC3339Nano), strings.Join(ids, " "))
+		for _, a := range m.Approximate {
+			fmt.Fprintf(out, "approximate: %s\n", a)
+		}
 	}
 }
 

@@ -31,6 +31,8 @@ type gateCommand struct {
 	rateSet     bool
 	duration    *time.Duration
 	durationSet bool
+	shard       *string
+	start       *string
 }
 
 func newGateCommand(app *kingpin.Application) *gateCommand {
@@ -48,6 +50,8 @@ func newGateCommand(app *kingpin.Application) *gateCommand {
 	c.model = cmd.Flag("target.model", "Request this model instead of the target's, for this run.").PlaceHolder("MODEL").String()
 	c.rate = cmd.Flag("rate", "Arrival rate in requests per second for this run; replaces a sweep by this one rate.").IsSetByUser(&c.rateSet).PlaceHolder("RATE").Float64()
 	c.duration = cmd.Flag("duration", "Length of the measured part for this run, instead of the burst's duration or request count.").IsSetByUser(&c.durationSet).PlaceHolder("DURATION").Duration()
+	c.shard = cmd.Flag("burst.shard", "Run only this replica's share i/N of the burst: arrival n of the seeded schedule when n % N == i. Every shard needs the same --burst.start; `llmprobe report merge` makes one report of the N shards' reports.").PlaceHolder("i/N").String()
+	c.start = cmd.Flag("burst.start", "Count the schedule from this instant (RFC 3339, like 2026-06-01T12:00:00Z) instead of now: the same in every shard; within the next hour.").PlaceHolder("TIME").String()
 	return c
 }
 
@@ -66,6 +70,18 @@ func (c *gateCommand) run() int {
 		case <-ctx.Done():
 		}
 	}()
+	shard, err := config.ParseShard(*c.shard)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "llmprobe gate: --burst.shard: %v\n", err)
+		return 2
+	}
+	var start time.Time
+	if *c.start != "" {
+		if start, err = time.Parse(time.RFC3339Nano, *c.start); err != nil {
+			fmt.Fprintf(os.Stderr, "llmprobe gate: --burst.start: %q is not an RFC 3339 time like 2026-06-01T12:00:00Z\n", *c.start)
+			return 2
+		}
+	}
 	o := config.Override{URL: *c.targetURL, Model: *c.model}
 	if c.rateSet {
 		o.Rate = c.rate
@@ -77,6 +93,7 @@ func (c *gateCommand) run() int {
 		ConfigFile: *c.configFile, Burst: *c.burst, Override: o,
 		Output: *c.output, JUnit: *c.junit, Markdown: *c.markdown,
 		StoragePath: *c.storagePath, Baseline: *c.baseline, GPU: *c.gpu,
+		Shard: shard, Start: start,
 		Stdout: os.Stdout, Stderr: os.Stderr,
 		// Progress goes to stderr, so stderr decides: a CI log gets lines.
 		Terminal: term.IsTerminal(int(os.Stderr.Fd())),

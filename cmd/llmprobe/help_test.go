@@ -19,7 +19,9 @@ func TestHelpShowsTheDefaultCommandsFlags(t *testing.T) {
 		}},
 		{[]string{"gate", "--help"}, []string{
 			"usage: llmprobe gate", "--burst=BURST", "--target.url", "--target.model", "--rate", "--duration", "--output.junit", "--output.markdown",
+			"--burst.shard=i/N", "--burst.start=TIME",
 		}},
+		{[]string{"report", "merge", "--help"}, []string{"usage: llmprobe report merge", "--output=OUTPUT", "--baseline=FILE", "<files>..."}},
 		{[]string{"serve", "--help"}, []string{"usage: llmprobe serve", "--web.listen-address=:9479"}},
 	} {
 		out, err := exec.Command(binPath, tc.args...).CombinedOutput()

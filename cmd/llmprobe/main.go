@@ -47,7 +47,7 @@ func run(args []string) int {
 	serve := newServeCommand(app)
 	sim := newSimCommand(app)
 	gate := newGateCommand(app)
-	reportShow := newReportCommand(app)
+	reportShow, reportMerge := newReportCommands(app)
 
 	cmd, err := app.Parse(args)
 	if err != nil {
@@ -71,6 +71,8 @@ func run(args []string) int {
 		return gate.run()
 	case reportShow.cmd.FullCommand():
 		return reportShow.run(os.Stdout, os.Stderr)
+	case reportMerge.cmd.FullCommand():
+		return reportMerge.run(os.Stdout, os.Stderr)
 	}
 	return 2
 }

@@ -22,13 +22,67 @@ type reportShowCommand struct {
 	output *string
 }
 
-func newReportCommand(app *kingpin.Application) *reportShowCommand {
-	cmd := app.Command("report", "Read burst reports.").Command("show", "Write a burst report (JSON, as `gate --output` or the report store writes it) as one HTML page that opens in any browser without a server; exit 2 if the file is missing or not a report.")
-	return &reportShowCommand{
+type reportMergeCommand struct {
+	cmd      *kingpin.CmdClause
+	files    *[]string
+	output   *string
+	baseline *string
+}
+
+func newReportCommands(app *kingpin.Application) (*reportShowCommand, *reportMergeCommand) {
+	parent := app.Command("report", "Read and merge burst reports.")
+	cmd := parent.Command("show", "Write a burst report (JSON, as `gate --output` or the report store writes it) as one HTML page that opens in any browser without a server; exit 2 if the file is missing or not a report.")
+	show := &reportShowCommand{
 		cmd:    cmd,
 		file:   cmd.Arg("file", "The report's JSON file.").Required().String(),
 		output: cmd.Flag("output", "Where to write the HTML page (default: FILE with .html in place of .json).").String(),
 	}
+	cmd = parent.Command("merge", "Make one report of a burst split over replicas from the reports of all its shards (`gate --burst.shard=i/N --output`), with exact percentiles over their union, and judge it; exit 0 if every gate passed, 1 if one failed, 2 if the files are not every shard of one run of one burst, 3 if nothing was measured or the report could not be written.")
+	merge := &reportMergeCommand{
+		cmd:      cmd,
+		files:    cmd.Arg("files", "The shards' report files, one per shard, in any order.").Required().Strings(),
+		output:   cmd.Flag("output", "Where to write the merged report JSON.").Required().String(),
+		baseline: cmd.Flag("baseline", "Report file to compare with for the regression verdict and max_regression gates (the burst's previous report, whole or merged); without it they are skipped.").PlaceHolder("FILE").String(),
+	}
+	return show, merge
+}
+
+func (c *reportMergeCommand) run(stdout, stderr io.Writer) int {
+	parts := make([]report.Part, 0, len(*c.files))
+	for _, f := range *c.files {
+		rep, err := readReport(f)
+		if err != nil {
+			fmt.Fprintf(stderr, "llmprobe report merge: %v\n", err)
+			return 2
+		}
+		parts = append(parts, report.Part{Name: f, Report: rep})
+	}
+	var baseline *report.Report
+	if *c.baseline != "" {
+		var err error
+		if baseline, err = readReport(*c.baseline); err != nil {
+			fmt.Fprintf(stderr, "llmprobe report merge: --baseline: %v\n", err)
+			return 2
+		}
+	}
+	merged, err := report.Merge(parts, baseline)
+	if err != nil {
+		fmt.Fprintf(stderr, "llmprobe report merge: %v\n", err)
+		return 2
+	}
+	merged.WriteText(stdout)
+	if err := report.WriteJSON(*c.output, merged, nil); err != nil {
+		fmt.Fprintf(stderr, "llmprobe report merge: writing %s: %v\n", *c.output, err)
+		return 3
+	}
+	switch {
+	case merged.Requests == 0:
+		fmt.Fprintf(stderr, "llmprobe report merge: no shard measured a request of burst %s\n", merged.Burst)
+		return 3
+	case !merged.Passed:
+		return 1
+	}
+	return 0
 }
 
 func (c *reportShowCommand) run(stdout, stderr io.Writer) int {

@@ -36,6 +36,11 @@ type GateOptions struct {
 	// burst's previous report.
 	Baseline string
 	GPU      bool
+	// Shard runs only this replica's share of the burst (--burst.shard=i/N),
+	// its offsets counted from Start (--burst.start), which every shard
+	// must share; zero Start starts now.
+	Shard config.Shard
+	Start time.Time
 	// Stdout gets the report table, Stderr progress and errors. Terminal
 	// says Stderr is one: progress rewrites one line there, elsewhere it
 	// prints a line every ProgressInterval.
@@ -81,6 +86,10 @@ func Gate(ctx context.Context, o GateOptions) int {
 		b, _ = cfg.Burst(b.Name)
 		fmt.Fprintf(o.Stderr, "llmprobe gate: overridden for this run: %s\n", strings.Join(overrides, " "))
 	}
+	if err := o.checkSplit(b, time.Now()); err != nil {
+		fmt.Fprintf(o.Stderr, "llmprobe gate: %v\n", err)
+		return GateError
+	}
 	var baseline *report.Report
 	if o.Baseline != "" {
 		if baseline, err = readReport(o.Baseline); err != nil {
@@ -110,6 +119,23 @@ func Gate(ctx context.Context, o GateOptions) int {
 	if o.ProgressInterval <= 0 {
 		o.ProgressInterval = 5 * time.Second
 	}
+	if !o.Start.IsZero() {
+		// Checked again: the preflight took time, and a late shard's share
+		// would not line up with the others'.
+		if err := o.checkSplit(b, time.Now()); err != nil {
+			fmt.Fprintf(o.Stderr, "llmprobe gate: %v\n", err)
+			return GateError
+		}
+		what := "burst " + b.Name
+		if o.Shard.Count > 1 {
+			what = fmt.Sprintf("shard %d/%d of burst %s", o.Shard.Index, o.Shard.Count, b.Name)
+		}
+		fmt.Fprintf(o.Stderr, "llmprobe gate: %s starts at %s (in %s)\n", what, o.Start.UTC().Format(time.RFC3339Nano), time.Until(o.Start).Round(time.Millisecond))
+		if !waitUntil(ctx, o.Start.Add(-startLead)) {
+			fmt.Fprintf(o.Stderr, "llmprobe gate: %v before the burst started\n", context.Cause(ctx))
+			return GateUnmeasured
+		}
+	}
 	prog := &progress{w: o.Stderr, name: b.Name, terminal: o.Terminal, every: o.ProgressInterval, start: time.Now()}
 	runner := burst.Runner{
 		Client:    client,
@@ -117,6 +143,8 @@ func Gate(ctx context.Context, o GateOptions) int {
 		Baseline:  baseline,
 		Progress:  prog.update,
 		Overrides: overrides,
+		Shard:     o.Shard,
+		Start:     o.Start,
 	}
 	if o.StoragePath == "" {
 		runner.Store = nil
@@ -274,4 +302,46 @@ func readReport(path string) (*report.Report, error) {
 		return nil, errors.New(path + " is not a report: it has no id")
 	}
 	return &r, nil
+}
+
+// Bounds on --burst.start.
+const (
+	// maxStartAhead is how far ahead a start may be: further is a mistake
+	// (a date for another day) that would hold the replicas idle.
+	maxStartAhead = time.Hour
+	// startLead is how long before the start the runner takes over from
+	// the wait, to be ready for the first arrival.
+	startLead = 500 * time.Millisecond
+)
+
+// checkSplit checks --burst.shard and --burst.start against burst b at now.
+func (o GateOptions) checkSplit(b config.Burst, now time.Time) error {
+	split := o.Shard.Count > 1
+	switch {
+	case !split && o.Start.IsZero():
+		return nil
+	case split && o.Start.IsZero():
+		return fmt.Errorf("--burst.shard=%d/%d needs --burst.start: every shard counts its share of the schedule from that one instant (RFC 3339, like %s), or the shares do not make up one burst",
+			o.Shard.Index, o.Shard.Count, now.Add(2*time.Minute).UTC().Format(time.RFC3339))
+	case b.Sweep != nil:
+		return fmt.Errorf("--burst.shard and --burst.start run one rate, and burst %s sweeps rates (%s), each step judged before the next: give --rate too", b.Name, rateList(b.Rates()))
+	case !o.Start.After(now):
+		return fmt.Errorf("--burst.start=%s passed %s ago, before this run was ready to send: a late shard's share would not line up with the others'; give every replica a start far enough ahead to be scheduled and to pull its image",
+			o.Start.UTC().Format(time.RFC3339Nano), now.Sub(o.Start).Round(time.Millisecond))
+	case o.Start.Sub(now) > maxStartAhead:
+		return fmt.Errorf("--burst.start=%s is %s ahead, more than %s: is it the right day and time zone?", o.Start.Format(time.RFC3339), o.Start.Sub(now).Round(time.Second), maxStartAhead)
+	}
+	return nil
+}
+
+// waitUntil waits until t, or until ctx ends: then it reports false.
+func waitUntil(ctx context.Context, t time.Time) bool {
+	timer := time.NewTimer(time.Until(t))
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-timer.C:
+		return true
+	}
 }

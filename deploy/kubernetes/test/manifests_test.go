@@ -5,6 +5,7 @@ package test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +15,7 @@ import (
 
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -44,6 +46,10 @@ func decode(t *testing.T, where string, doc []byte) any {
 		obj = &appsv1.StatefulSet{}
 	case "v1/Service":
 		obj = &corev1.Service{}
+	case "batch/v1/Job":
+		obj = &batchv1.Job{}
+	case "v1/PersistentVolumeClaim":
+		obj = &corev1.PersistentVolumeClaim{}
 	case "v1/ConfigMap":
 		obj = &corev1.ConfigMap{}
 	case "v1/ServiceAccount":
@@ -74,8 +80,10 @@ func splitDocs(b []byte) [][]byte {
 
 func TestManifestsDecodeStrictly(t *testing.T) {
 	files, _ := filepath.Glob("../base/*.yaml")
-	more, _ := filepath.Glob("../overlays/*/*.yaml")
-	files = append(files, more...)
+	for _, glob := range []string{"../overlays/*/*.yaml", "../burst-job/*.yaml", "../burst-job/*/*.yaml"} {
+		more, _ := filepath.Glob(glob)
+		files = append(files, more...)
+	}
 	for _, f := range files {
 		if filepath.Base(f) == "kustomization.yaml" {
 			continue
@@ -97,10 +105,16 @@ func TestManifestsDecodeStrictly(t *testing.T) {
 
 func render(t *testing.T, overlay string) [][]byte {
 	t.Helper()
+	return renderDir(t, filepath.Join("..", "overlays", overlay))
+}
+
+// renderDir is `kubectl kustomize dir`, one document per object.
+func renderDir(t *testing.T, dir string) [][]byte {
+	t.Helper()
 	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
-	res, err := k.Run(filesys.MakeFsOnDisk(), filepath.Join("..", "overlays", overlay))
+	res, err := k.Run(filesys.MakeFsOnDisk(), dir)
 	if err != nil {
-		t.Fatalf("kustomize %s: %v", overlay, err)
+		t.Fatalf("kustomize %s: %v", dir, err)
 	}
 	out, err := res.AsYaml()
 	if err != nil {
@@ -168,6 +182,19 @@ func TestOverlaysRender(t *testing.T) {
 
 func checkPod(t *testing.T, pod *corev1.PodSpec) {
 	t.Helper()
+	checkHardened(t, pod)
+	c := pod.Containers[0]
+	if c.LivenessProbe == nil || c.LivenessProbe.HTTPGet.Path != "/-/healthy" || c.ReadinessProbe == nil || c.ReadinessProbe.HTTPGet.Path != "/-/ready" {
+		t.Error("liveness or readiness probe missing")
+	}
+	if !slices.ContainsFunc(c.Args, func(a string) bool { return strings.HasPrefix(a, "--storage.path=") }) {
+		t.Error("no --storage.path for burst reports")
+	}
+}
+
+// checkHardened: non-root, read-only, capability-free, bounded, and no GPU claimed.
+func checkHardened(t *testing.T, pod *corev1.PodSpec) {
+	t.Helper()
 	if sc := pod.SecurityContext; sc == nil || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot {
 		t.Error("pod may run as root")
 	}
@@ -178,9 +205,6 @@ func checkPod(t *testing.T, pod *corev1.PodSpec) {
 		sc.Capabilities == nil || !slices.Contains(sc.Capabilities.Drop, "ALL") {
 		t.Errorf("container security context %+v", sc)
 	}
-	if c.LivenessProbe == nil || c.LivenessProbe.HTTPGet.Path != "/-/healthy" || c.ReadinessProbe == nil || c.ReadinessProbe.HTTPGet.Path != "/-/ready" {
-		t.Error("liveness or readiness probe missing")
-	}
 	if c.Resources.Requests.Cpu().IsZero() || c.Resources.Limits.Memory().IsZero() {
 		t.Error("resource requests or limits missing")
 	}
@@ -189,7 +213,130 @@ func checkPod(t *testing.T, pod *corev1.PodSpec) {
 			t.Error("the pod claims a GPU; NVML needs none")
 		}
 	}
-	if !slices.ContainsFunc(c.Args, func(a string) bool { return strings.HasPrefix(a, "--storage.path=") }) {
-		t.Error("no --storage.path for burst reports")
+}
+
+// flagValue is the value of --name=value in args, or "" without it.
+func flagValue(args []string, name string) string {
+	for _, a := range args {
+		if v, ok := strings.CutPrefix(a, name+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// claimAt is the PersistentVolumeClaim mounted at path in pod, or "".
+func claimAt(pod *corev1.PodSpec, path string) string {
+	for _, m := range pod.Containers[0].VolumeMounts {
+		for _, v := range pod.Volumes {
+			if m.MountPath == path && v.Name == m.Name && v.PersistentVolumeClaim != nil {
+				return v.PersistentVolumeClaim.ClaimName
+			}
+		}
+	}
+	return ""
+}
+
+// The burst Job renders and decodes strictly. It is an Indexed Job whose pod
+// i runs shard i/N of a burst its ConfigMap configures, all from one shared
+// start, each writing its report to a volume every pod can mount; the merge
+// Job reads exactly those N reports from it.
+func TestBurstJob(t *testing.T) {
+	var job *batchv1.Job
+	var cfg *config.Config
+	var claim *corev1.PersistentVolumeClaim
+	for _, doc := range renderDir(t, "../burst-job") {
+		switch o := decode(t, "burst-job", doc).(type) {
+		case *batchv1.Job:
+			job = o
+		case *corev1.PersistentVolumeClaim:
+			claim = o
+		case *corev1.ConfigMap:
+			var err error
+			if cfg, err = config.Parse([]byte(mountSecrets(t, o.Data["llmprobe.yml"])), "burst-job configmap llmprobe.yml"); err != nil {
+				t.Errorf("the ConfigMap's configuration: %v", err)
+			}
+		}
+	}
+	if job == nil || cfg == nil || claim == nil {
+		t.Fatalf("burst-job renders job %v, configuration %v, claim %v", job != nil, cfg != nil, claim != nil)
+	}
+	spec := job.Spec
+	if spec.CompletionMode == nil || *spec.CompletionMode != batchv1.IndexedCompletion || spec.Completions == nil || spec.Parallelism == nil {
+		t.Fatalf("job %s is not an Indexed Job with completions and parallelism", job.Name)
+	}
+	n := int(*spec.Completions)
+	if n < 2 || int(*spec.Parallelism) != n {
+		t.Errorf("completions %d, parallelism %d: every shard runs at once", n, *spec.Parallelism)
+	}
+	// A shard retried after the start would be refused; a failed one must
+	// not stop the others.
+	if spec.BackoffLimitPerIndex == nil || *spec.BackoffLimitPerIndex != 0 || spec.Template.Spec.RestartPolicy != corev1.RestartPolicyNever {
+		t.Errorf("backoffLimitPerIndex %v, restartPolicy %s: a shard must run once", spec.BackoffLimitPerIndex, spec.Template.Spec.RestartPolicy)
+	}
+	pod := &spec.Template.Spec
+	checkHardened(t, pod)
+	c := pod.Containers[0]
+	if len(c.Args) == 0 || c.Args[0] != "gate" {
+		t.Fatalf("the shards run %v, not llmprobe gate", c.Args)
+	}
+	if got, want := flagValue(c.Args, "--burst.shard"), fmt.Sprintf("$(JOB_COMPLETION_INDEX)/%d", n); got != want {
+		t.Errorf("--burst.shard=%s, want %s (N as the Job's completions)", got, want)
+	}
+	if got := flagValue(c.Args, "--burst.start"); got != "$(BURST_START)" {
+		t.Errorf("--burst.start=%s, want $(BURST_START)", got)
+	}
+	env := map[string]corev1.EnvVar{}
+	for _, e := range c.Env {
+		env[e.Name] = e
+	}
+	if e := env["JOB_COMPLETION_INDEX"]; e.ValueFrom == nil || e.ValueFrom.FieldRef == nil ||
+		e.ValueFrom.FieldRef.FieldPath != "metadata.annotations['batch.kubernetes.io/job-completion-index']" {
+		t.Errorf("JOB_COMPLETION_INDEX is %+v, not the pod's completion index", e)
+	}
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := env["BURST_START"].Value; v == "" || !strings.Contains(string(readme), v) {
+		t.Errorf("BURST_START is %q, a placeholder ../README.md does not explain", v)
+	}
+	name := flagValue(c.Args, "--burst")
+	if b, ok := cfg.Burst(name); !ok || b.Sweep != nil {
+		t.Errorf("--burst=%s: not a single-rate burst of the ConfigMap's configuration", name)
+	}
+	output := flagValue(c.Args, "--output")
+	if !strings.Contains(output, "$(JOB_COMPLETION_INDEX)") || claimAt(pod, filepath.Dir(output)) != claim.Name {
+		t.Errorf("--output=%s: not one file per shard on claim %s", output, claim.Name)
+	}
+	if !slices.Contains(claim.Spec.AccessModes, corev1.ReadWriteMany) {
+		t.Errorf("claim %s is %v: pods on several nodes write to it", claim.Name, claim.Spec.AccessModes)
+	}
+
+	var merge *batchv1.Job
+	for _, doc := range renderDir(t, "../burst-job/merge") {
+		if o, ok := decode(t, "burst-job/merge", doc).(*batchv1.Job); ok {
+			merge = o
+		}
+	}
+	if merge == nil {
+		t.Fatal("burst-job/merge renders no Job")
+	}
+	mpod := &merge.Spec.Template.Spec
+	checkHardened(t, mpod)
+	args := mpod.Containers[0].Args
+	var want []string
+	for i := range n {
+		want = append(want, strings.ReplaceAll(output, "$(JOB_COMPLETION_INDEX)", fmt.Sprint(i)))
+	}
+	if len(args) < 2+n || args[0] != "report" || args[1] != "merge" || !slices.Equal(args[len(args)-n:], want) || flagValue(args, "--output") == "" {
+		t.Errorf("the merge runs %v, want report merge --output=... %v", args, want)
+	}
+	if claimAt(mpod, filepath.Dir(output)) != claim.Name {
+		t.Errorf("the merge does not mount claim %s at %s", claim.Name, filepath.Dir(output))
+	}
+	// Its exit code is the verdict: a failed gate is not retried.
+	if merge.Spec.BackoffLimit == nil || *merge.Spec.BackoffLimit != 0 {
+		t.Errorf("merge backoffLimit %v, want 0", merge.Spec.BackoffLimit)
 	}
 }

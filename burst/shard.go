@@ -1,0 +1,32 @@
+package burst
+
+import (
+	"iter"
+
+	"github.com/llmprobe/llmprobe/config"
+)
+
+// ShardPlan is shard s's share of Plan(b, rate): arrival n of the whole
+// plan, warmup included, when n % s.Count == s.Index. Every shard draws the
+// whole seeded plan and keeps its share, so the shards' union is exactly the
+// single-process plan, offsets and scenarios alike.
+//
+// Round robin by arrival index rather than a hash of it: every shard gets
+// the same count to within one and an exact rate/N share, so shards finish
+// together and each one's client load is known in advance. The target sees
+// the union, which is the configured arrival process whatever the split; a
+// shard's own gaps are only smoother than the union's (for Poisson, sums of
+// N gaps), which is easier on its client. A zero Shard, or one of one, is the
+// whole plan.
+func ShardPlan(b config.Burst, rate float64, s config.Shard) iter.Seq[Arrival] {
+	if s.Count <= 1 {
+		return Plan(b, rate)
+	}
+	return func(yield func(Arrival) bool) {
+		for a := range Plan(b, rate) {
+			if a.Index%s.Count == s.Index && !yield(a) {
+				return
+			}
+		}
+	}
+}

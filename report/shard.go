@@ -1,0 +1,162 @@
+package report
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/llmprobe/llmprobe/prober"
+)
+
+// ShardPart marks a report as one replica's share of a burst split over
+// Count replicas (`llmprobe gate --burst.shard=i/N`), and keeps what `llmprobe
+// report merge` needs to rebuild the whole burst's report exactly: a compact
+// row per measured request and every inter-token latency.
+//
+// Size (a shard's report is written as compact JSON): a row is about 150
+// bytes, and a shard measures at most its share of the burst's planned
+// requests, which limits.max_planned_requests and max_burst_memory (4 KiB per
+// measured result) already bound, so the rows take under 1/25 of what the
+// shard held in memory anyway. ITL, one sample per output token, is kept
+// whole up to maxShardITL (1,000,000) samples per shard, about 10 MB; past
+// that the shard keeps an evenly spaced subset and the merged report says
+// that its ITL figures come from a subset.
+type ShardPart struct {
+	Index int `json:"index"`
+	Count int `json:"count"`
+	// Start is the instant every shard's arrival offsets count from.
+	Start time.Time `json:"start"`
+	// PerShard says what applied to this shard alone.
+	PerShard string `json:"per_shard"`
+	// Requests are the measured requests that were sent, in plan order.
+	Requests []ShardRequest `json:"requests"`
+	// ITL holds the successful requests' inter-token latencies in
+	// nanoseconds, in plan order; ITLCount is how many there were, more
+	// than len(ITL) when the shard kept a subset.
+	ITL      []int64 `json:"itl_ns"`
+	ITLCount int     `json:"itl_count"`
+}
+
+// ShardRequest is one measured request of a shard: what Build reads of its
+// result, durations in nanoseconds.
+type ShardRequest struct {
+	N        int            `json:"n"`  // place in the whole plan, warmup included
+	At       int64          `json:"at"` // when it was due, from ShardPart.Start
+	Outcome  prober.Outcome `json:"o"`
+	Dispatch int64          `json:"d"`
+	E2E      int64          `json:"e2e"`
+	// TTFT is nil when no output token arrived.
+	TTFT   *int64             `json:"ttft,omitempty"`
+	TPOT   int64              `json:"tpot,omitempty"`
+	Output int                `json:"out,omitempty"`
+	Prompt int                `json:"in,omitempty"` // the server's count, else the requested one
+	Source prober.TokenSource `json:"src,omitempty"`
+	Good   bool               `json:"good,omitempty"`
+	Met    []string           `json:"met,omitempty"`
+	Missed []string           `json:"missed,omitempty"`
+	// Why a failed request failed; Error only on the shard's first request
+	// of each (outcome, phase, reason, status), which is all the failure
+	// groups show.
+	Phase  string `json:"phase,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	Status int    `json:"status,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// maxShardITL bounds the ITL samples a shard's report keeps (a variable for tests).
+var maxShardITL = 1_000_000
+
+// perShardNote says what a shard did alone, in its report.
+const perShardNote = "max_concurrency and the safety brake (its min_samples sized to this shard's rate) applied to this shard alone; " +
+	"the planned-request bound is the whole burst's, of which this shard sent its 1/N share; " +
+	"SLO gates on this share are shown, not judged: the merged report (llmprobe report merge) is the burst's verdict"
+
+// newShardPart keeps run o's requests as rows.
+func newShardPart(o Run) *ShardPart {
+	p := &ShardPart{Index: o.Shard.Index, Count: o.Shard.Count, Start: o.Origin.UTC(), PerShard: perShardNote,
+		Requests: make([]ShardRequest, 0, len(o.Results))}
+	type failureKey struct {
+		outcome       prober.Outcome
+		phase, reason string
+		status        int
+	}
+	seen := map[failureKey]bool{}
+	var itl []int64
+	for i, res := range o.Results {
+		n := i
+		if i < len(o.Index) {
+			n = o.Index[i]
+		}
+		row := ShardRequest{N: n, At: int64(res.Sched.Sub(o.Origin)), Outcome: res.Outcome, Dispatch: int64(res.DispatchDelay), E2E: int64(res.E2E),
+			Output: res.OutputTokens, Prompt: res.PromptTokensReported, Good: res.Good}
+		if row.Prompt == 0 {
+			row.Prompt = res.PromptTokensRequested
+		}
+		for _, c := range res.Checks {
+			if c.Met {
+				row.Met = append(row.Met, c.Objective)
+			} else {
+				row.Missed = append(row.Missed, c.Objective)
+			}
+		}
+		if res.Outcome == prober.OutcomeSuccess {
+			row.Source = res.TokenSource
+			if res.FirstTokenSeen() {
+				ttft := int64(res.TTFT)
+				row.TTFT, row.TPOT = &ttft, int64(res.TPOT)
+			}
+			for _, d := range res.ITL {
+				itl = append(itl, int64(d))
+			}
+		} else {
+			row.Phase, row.Reason, row.Status = res.Phase, res.Reason, res.HTTPStatus
+			if k := (failureKey{res.Outcome, res.Phase, res.Reason, res.HTTPStatus}); !seen[k] {
+				seen[k], row.Error = true, res.Error
+			}
+		}
+		p.Requests = append(p.Requests, row)
+	}
+	p.ITLCount = len(itl)
+	p.ITL = thin(itl, maxShardITL)
+	return p
+}
+
+// result rebuilds what Build reads of the row's request.
+func (q ShardRequest) result(start time.Time) *prober.Result {
+	res := &prober.Result{
+		Sched: start.Add(time.Duration(q.At)), Outcome: q.Outcome, DispatchDelay: time.Duration(q.Dispatch), E2E: time.Duration(q.E2E),
+		TPOT: time.Duration(q.TPOT), OutputTokens: q.Output, PromptTokensReported: q.Prompt, TokenSource: q.Source, Good: q.Good,
+		Phase: q.Phase, Reason: q.Reason, HTTPStatus: q.Status, Error: q.Error,
+	}
+	if q.TTFT != nil {
+		res.TTFT, res.OutputChunks = time.Duration(*q.TTFT), 1
+	}
+	for _, o := range q.Met {
+		res.Checks = append(res.Checks, prober.Check{Objective: o, Met: true})
+	}
+	for _, o := range q.Missed {
+		res.Checks = append(res.Checks, prober.Check{Objective: o})
+	}
+	return res
+}
+
+// Merged says a report was merged from the reports of a burst's shards.
+type Merged struct {
+	// Start is the instant the shards' arrival offsets counted from.
+	Start  time.Time     `json:"start"`
+	Shards []MergedShard `json:"shards"`
+	// Approximate names figures that are not exact over the union, and why.
+	Approximate []string `json:"approximate,omitempty"`
+}
+
+// MergedShard is one shard's report, as merged.
+type MergedShard struct {
+	Index           int    `json:"index"`
+	ID              string `json:"id"`
+	Host            string `json:"host"`
+	Requests        int    `json:"requests"`
+	Aborted         bool   `json:"aborted,omitempty"`
+	ClientSaturated bool   `json:"client_saturated,omitempty"`
+}
+
+// label is "shard 1/3".
+func (p *ShardPart) label() string { return fmt.Sprintf("shard %d/%d", p.Index, p.Count) }
