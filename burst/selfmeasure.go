@@ -1,8 +1,17 @@
 package burst
 
 import (
+	"context"
+	"encoding/binary"
+	"io"
 	"math"
+	"net"
+	"runtime"
 	"runtime/metrics"
+	"sort"
+	"time"
+
+	"github.com/llmprobe/llmprobe/internal/clock"
 
 	"github.com/llmprobe/llmprobe/report"
 )
@@ -19,7 +28,10 @@ const (
 // started; done takes the difference at its end, so the figures are that
 // run's alone. They are the whole process's: whatever else llmprobe does
 // meanwhile delays the prober's goroutines too.
-type selfMeasure struct{ start []metrics.Sample }
+type selfMeasure struct {
+	start []metrics.Sample
+	probe *selfProbe
+}
 
 func readRuntime() []metrics.Sample {
 	s := []metrics.Sample{{Name: schedLatencyMetric}, {Name: gcPauseMetric}}
@@ -27,12 +39,15 @@ func readRuntime() []metrics.Sample {
 	return s
 }
 
-func startSelfMeasure() selfMeasure { return selfMeasure{start: readRuntime()} }
+func startSelfMeasure() selfMeasure {
+	return selfMeasure{start: readRuntime(), probe: startSelfProbe()}
+}
 
 // done gives the run's scheduling latencies and GC pauses, or nil where
 // this runtime lacks either histogram.
 func (s selfMeasure) done() *report.RuntimeDelays {
 	end := readRuntime()
+	read := s.probe.stop()
 	var tails [2]report.Tail
 	for i := range tails {
 		if s.start[i].Value.Kind() != metrics.KindFloat64Histogram || end[i].Value.Kind() != metrics.KindFloat64Histogram {
@@ -40,7 +55,7 @@ func (s selfMeasure) done() *report.RuntimeDelays {
 		}
 		tails[i] = tailOf(s.start[i].Value.Float64Histogram(), end[i].Value.Float64Histogram())
 	}
-	return &report.RuntimeDelays{SchedLatency: tails[0], GCPause: tails[1]}
+	return &report.RuntimeDelays{SchedLatency: tails[0], GCPause: tails[1], ReadDelay: read}
 }
 
 // tailOf is the p99 (nearest rank) and max of the samples a cumulative
@@ -86,4 +101,93 @@ func tailOf(before, after *metrics.Float64Histogram) report.Tail {
 		t.Max = upper(i)
 	}
 	return t
+}
+
+// selfProbePeriod is how often the self-probe sends: often enough to land
+// in a host's busy spells, at a cost of a few hundred short system calls a
+// second.
+const selfProbePeriod = 2 * time.Millisecond
+
+// selfProbe measures the read side as the prober's streams live it: a
+// thread of its own writes the time into a loopback TCP connection every
+// selfProbePeriod, and an ordinary goroutine, woken by the runtime's
+// network poller like every stream reader, reads it and records how long
+// it took. A host busy with other processes, goroutines queued behind a
+// burst of chunks, GC: whatever delays a token's read delays this one.
+type selfProbe struct {
+	cancel context.CancelFunc
+	done   chan report.Tail
+}
+
+// selfProbeBuckets are the probe's histogram bounds: 1 µs to about 17 s,
+// 10% apart, so a figure is never more than 10% over the truth.
+var selfProbeBuckets = func() []float64 {
+	b := []float64{0}
+	for v := 1e-6; v < 20; v *= 1.1 {
+		b = append(b, v)
+	}
+	return append(b, math.Inf(1))
+}()
+
+// startSelfProbe starts the probe; without a loopback connection it
+// records nothing, and its part of the bound is n/a.
+func startSelfProbe() *selfProbe {
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &selfProbe{cancel: cancel, done: make(chan report.Tail, 1)}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		p.done <- report.Tail{}
+		return p
+	}
+	defer ln.Close()
+	w, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		p.done <- report.Tail{}
+		return p
+	}
+	r, err := ln.Accept()
+	if err != nil {
+		w.Close()
+		p.done <- report.Tail{}
+		return p
+	}
+	h := &metrics.Float64Histogram{Buckets: selfProbeBuckets, Counts: make([]uint64, len(selfProbeBuckets)-1)}
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		var buf [8]byte
+		for {
+			if _, err := io.ReadFull(r, buf[:]); err != nil {
+				return
+			}
+			took := float64(time.Now().UnixNano()-int64(binary.BigEndian.Uint64(buf[:]))) / 1e9
+			i := sort.Search(len(selfProbeBuckets), func(i int) bool { return selfProbeBuckets[i] > took }) - 1
+			h.Counts[min(max(i, 0), len(h.Counts)-1)]++
+		}
+	}()
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		defer clock.PreciseThread()()
+		timer := clock.NewTimer()
+		defer timer.Stop()
+		var buf [8]byte
+		for clock.Until(ctx, time.Now().Add(selfProbePeriod), timer) {
+			binary.BigEndian.PutUint64(buf[:], uint64(time.Now().UnixNano()))
+			if _, err := w.Write(buf[:]); err != nil {
+				break
+			}
+		}
+		w.Close() // the reader reads what is in flight, then ends
+		<-read
+		r.Close()
+		p.done <- tailOf(&metrics.Float64Histogram{Buckets: selfProbeBuckets}, h)
+	}()
+	return p
+}
+
+// stop ends the probe and gives what it saw.
+func (p *selfProbe) stop() report.Tail {
+	p.cancel()
+	return <-p.done
 }

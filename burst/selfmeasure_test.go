@@ -132,3 +132,16 @@ func busy(n int) int {
 	}
 	return x
 }
+
+// The self-probe records its reads while it runs.
+func TestSelfProbeRecords(t *testing.T) {
+	w := startSelfProbe()
+	deadline := time.Now().Add(100 * time.Millisecond)
+	for time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond) // let it send a number of times
+	}
+	tail := w.stop()
+	if tail.Count == 0 || tail.P99 == nil || tail.Max == nil || *tail.Max < *tail.P99 || *tail.P99 < 0 {
+		t.Fatalf("self-probe read delay %+v after 100ms of sampling", tail)
+	}
+}

@@ -21,9 +21,16 @@ type Tail struct {
 // in eight), and the stop-the-world GC pauses. Its histograms are cumulative,
 // so these are the differences between the run's start and end; each
 // figure is the upper bound of its bucket, never under the truth.
+//
+// ReadDelay is what a self-probe saw every couple of milliseconds: the
+// time from writing a stamp into a loopback connection to an ordinary
+// goroutine reading it, as a token's read goes. It sees what the runtime's
+// histograms cannot: a host whose CPUs are busy with other processes, and
+// goroutines queued behind a burst of chunks.
 type RuntimeDelays struct {
 	SchedLatency Tail `json:"sched_latency"`
 	GCPause      Tail `json:"gc_pause"`
+	ReadDelay    Tail `json:"read_delay"`
 }
 
 // ErrorBound is how much of each latency the client itself may have added.
@@ -32,8 +39,8 @@ type RuntimeDelays struct {
 // reaching the socket to the prober's goroutine stamping it (the read side),
 // which the goroutine's scheduling latency plus GC pauses bound.
 type ErrorBound struct {
-	// P99 is dispatch delay p99 + scheduling latency p99 + GC pause p99,
-	// Max the same of the maxima: a part without samples (no GC ran) adds
+	// P99 is dispatch delay p99 + scheduling latency p99 + GC pause p99 +
+	// self-probe read delay p99, Max the same of the maxima: a part without samples (no GC ran) adds
 	// nothing. Null where the run's runtime was not sampled.
 	P99 *float64 `json:"p99"`
 	Max *float64 `json:"max"`
@@ -89,7 +96,7 @@ func newErrorBound(dispatch Summary, rt *RuntimeDelays, scenarios []config.Scena
 	}
 	var p99, maxSum float64
 	sampled := false
-	for _, t := range []Tail{e.DispatchDelay, rt.SchedLatency, rt.GCPause} {
+	for _, t := range []Tail{e.DispatchDelay, rt.SchedLatency, rt.GCPause, rt.ReadDelay} {
 		if t.P99 != nil && t.Max != nil {
 			p99, maxSum, sampled = p99+*t.P99, maxSum+*t.Max, true
 		}
@@ -125,7 +132,8 @@ func worseBound(a, b *ErrorBound) *ErrorBound {
 	w.P99, w.Max = maxFigure(a.P99, b.P99), maxFigure(a.Max, b.Max)
 	w.DispatchDelay = worseTail(a.DispatchDelay, b.DispatchDelay)
 	if a.Runtime != nil && b.Runtime != nil {
-		w.Runtime = &RuntimeDelays{SchedLatency: worseTail(a.Runtime.SchedLatency, b.Runtime.SchedLatency), GCPause: worseTail(a.Runtime.GCPause, b.Runtime.GCPause)}
+		w.Runtime = &RuntimeDelays{SchedLatency: worseTail(a.Runtime.SchedLatency, b.Runtime.SchedLatency), GCPause: worseTail(a.Runtime.GCPause, b.Runtime.GCPause),
+			ReadDelay: worseTail(a.Runtime.ReadDelay, b.Runtime.ReadDelay)}
 	} else {
 		w.Runtime, w.P99, w.Max = nil, nil, nil // a step without its read side leaves the whole unknown
 	}
@@ -187,9 +195,10 @@ func (r *Report) BoundText() string {
 	s := fmt.Sprintf("client error bound p99 %s max %s = dispatch delay (p99 %s, max %s)",
 		delay(e.P99), delay(e.Max), delay(e.DispatchDelay.P99), delay(e.DispatchDelay.Max))
 	if rt := e.Runtime; rt != nil {
-		s += fmt.Sprintf(" + scheduling latency (p99 %s, max %s, n=%d) + GC pauses (p99 %s, max %s, n=%d)",
+		s += fmt.Sprintf(" + scheduling latency (p99 %s, max %s, n=%d) + GC pauses (p99 %s, max %s, n=%d) + self-probe read delay (p99 %s, max %s, n=%d)",
 			delay(rt.SchedLatency.P99), delay(rt.SchedLatency.Max), rt.SchedLatency.Count,
-			delay(rt.GCPause.P99), delay(rt.GCPause.Max), rt.GCPause.Count)
+			delay(rt.GCPause.P99), delay(rt.GCPause.Max), rt.GCPause.Count,
+			delay(rt.ReadDelay.P99), delay(rt.ReadDelay.Max), rt.ReadDelay.Count)
 	} else {
 		s += " + read side n/a (not sampled)"
 	}

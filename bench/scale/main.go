@@ -129,8 +129,11 @@ type Row struct {
 	Dispatch    Quantiles `json:"dispatch_delay_ms"`
 	TTFTError   Quantiles `json:"ttft_error_ms"`
 	ITLError    Quantiles `json:"itl_error_ms"`
-	// Bound is the error bound the run published about itself (the report's).
+	// Bound is the error bound the run published about itself (the
+	// report's); Honest says whether the measured TTFT error p99 stayed
+	// within the bound's p99 plus loopback.
 	Bound     Quantiles `json:"published_bound_ms"`
+	Honest    *bool     `json:"bound_honest"`
 	Saturated *bool     `json:"client_saturated"`
 	// HeapPerStreamKiB and StackPerStreamKiB: live heap and goroutine stacks
 	// per open stream, measured with every stream open.
@@ -162,6 +165,7 @@ func run(ctx context.Context, o options, progress io.Writer) ([]Row, error) {
 			return rows, err
 		}
 		row.Loopback = &loop
+		judgeBound(&row, loop)
 		rows = append(rows, row)
 	}
 	for i, n := range o.streams {
@@ -175,6 +179,7 @@ func run(ctx context.Context, o options, progress io.Writer) ([]Row, error) {
 			return rows, err
 		}
 		row.Loopback = &loop
+		judgeBound(&row, loop)
 		rows = append(rows, row)
 	}
 	if o.canaryTargets > 0 {
@@ -184,6 +189,7 @@ func run(ctx context.Context, o options, progress io.Writer) ([]Row, error) {
 			return rows, err
 		}
 		row.Loopback = &loop
+		judgeBound(&row, loop)
 		rows = append(rows, row)
 	}
 	return rows, nil
@@ -272,6 +278,9 @@ func burstRow(ctx context.Context, o options, name string, rate float64, d, step
 	row.Dispatch = fromSummary(rep.Latency["dispatch_delay"])
 	saturated := rep.ClientSaturated
 	row.Saturated = &saturated
+	if e := rep.ErrorBound; e != nil {
+		row.Bound = Quantiles{P99: msOf(e.P99), Max: msOf(e.Max)}
+	}
 	peak.fill(&row)
 	if err := compare(url, results.all, &row); err != nil {
 		return row, err
@@ -348,8 +357,11 @@ func canaryRow(ctx context.Context, o options) (Row, error) {
 	return row, nil
 }
 
-// compare fetches the engine's truth and computes each success's error: the
-// prober's time of each output chunk minus the engine's write of it.
+// compare fetches the engine's truth and computes each success's error.
+// TTFT's is how much it exceeds what the engine did: the prober's stamp of
+// the first chunk minus the engine's write of it (read side), plus how late
+// the request left (send side). ITL's is the difference between the
+// prober's gap and the engine's, per gap.
 func compare(url string, results []*prober.Result, row *Row) error {
 	resp, err := http.Get(url + "/sim/truth")
 	if err != nil {
@@ -374,7 +386,9 @@ func compare(url string, results []*prober.Result, row *Row) error {
 		row.Matched++
 		at := r.Sched.Add(r.TTFT)
 		prevErr := at.UnixNano() - stamps[0]
-		ttft = append(ttft, float64(prevErr)/1e6)
+		// TTFT counts from t_sched: a late send is error too.
+		late := r.DispatchDelay + r.QueueWait
+		ttft = append(ttft, float64(prevErr+int64(late))/1e6)
 		for i, gap := range r.ITL {
 			at = at.Add(gap)
 			e := at.UnixNano() - stamps[i+1]
@@ -384,6 +398,15 @@ func compare(url string, results []*prober.Result, row *Row) error {
 	}
 	row.TTFTError, row.ITLError = quantiles(ttft), quantiles(itl)
 	return nil
+}
+
+// judgeBound notes whether the published bound held the measured error.
+func judgeBound(row *Row, loopback float64) {
+	if row.Bound.P99 == nil || row.TTFTError.P99 == nil {
+		return
+	}
+	honest := *row.TTFTError.P99 <= *row.Bound.P99+loopback
+	row.Honest = &honest
 }
 
 func abs(x int64) int64 {
@@ -559,6 +582,15 @@ func quantiles(v []float64) Quantiles {
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
+// msOf turns seconds into milliseconds, n/a staying n/a.
+func msOf(seconds *float64) *float64 {
+	if seconds == nil {
+		return nil
+	}
+	v := 1000 * *seconds
+	return &v
+}
+
 // loopback is half the median round trip of a small message over TCP on
 // this host: the part of any error no client can remove.
 func loopback() (float64, error) {
@@ -631,24 +663,27 @@ func startProfiles(dir string) (func() error, error) {
 
 func printTable(w io.Writer, rows []Row) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "row\tachieved/s\treqs\tmatched\tpeak streams\tdispatch p50\tp99\tTTFT err p50\tp99\tmax\tITL err p50\tp99\tmax\tbound p99\tmax\tsaturated\theap/stream KiB\tstack/stream KiB\tCPU/req ms\tGC pause p99\tmax\tGCs\t")
+	fmt.Fprintln(tw, "row\tachieved/s\treqs\tmatched\tpeak streams\tdispatch p50\tp99\tTTFT err p50\tp99\tmax\tITL err p50\tp99\tmax\tbound p99\tmax\tholds\tsaturated\theap/stream KiB\tstack/stream KiB\tCPU/req ms\tGC pause p99\tmax\tGCs\t")
 	for _, r := range rows {
-		sat := "n/a"
+		sat, holds := "n/a", "n/a"
 		if r.Saturated != nil {
 			sat = strconv.FormatBool(*r.Saturated)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n",
+		if r.Honest != nil {
+			holds = strconv.FormatBool(*r.Honest)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n",
 			r.Name, num(r.AchievedRate, 1), r.Requests, r.Matched, r.PeakStreams,
 			num(r.Dispatch.P50, 3), num(r.Dispatch.P99, 3),
 			num(r.TTFTError.P50, 3), num(r.TTFTError.P99, 3), num(r.TTFTError.Max, 3),
 			num(r.ITLError.P50, 3), num(r.ITLError.P99, 3), num(r.ITLError.Max, 3),
-			num(r.Bound.P99, 3), num(r.Bound.Max, 3), sat,
+			num(r.Bound.P99, 3), num(r.Bound.Max, 3), holds, sat,
 			num(r.HeapPerStreamKiB, 1), num(r.StackPerStreamKiB, 1), num(r.CPUPerRequestMs, 3),
 			num(r.GCPause.P99, 3), num(r.GCPause.Max, 3), r.GCCycles)
 	}
 	tw.Flush()
 	if len(rows) > 0 && rows[0].Loopback != nil {
-		fmt.Fprintf(w, "times in ms; loopback one way %.3f ms; %d CPUs; errors are the prober's stamp minus the engine's write\n", *rows[0].Loopback, runtime.NumCPU())
+		fmt.Fprintf(w, "times in ms; loopback one way %.3f ms; %d CPUs; TTFT error = prober's stamp - engine's write + send lateness; holds: TTFT error p99 <= bound p99 + loopback\n", *rows[0].Loopback, runtime.NumCPU())
 	}
 }
 
