@@ -161,11 +161,15 @@ func (p *Probe) Collect(ch chan<- prometheus.Metric) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	now := p.now()
+	var batch []prometheus.Metric
 	for _, f := range seriesFamilies {
 		for _, s := range p.order {
-			s.mu.Lock()
-			s.collect(ch, f, &p.hist, now)
-			s.mu.Unlock()
+			// Sent after the series' lock is let go: a slow gatherer must
+			// not hold up its results.
+			batch = s.metrics(batch[:0], f, &p.hist, now)
+			for _, m := range batch {
+				ch <- m
+			}
 		}
 	}
 }

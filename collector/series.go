@@ -238,8 +238,10 @@ func (m *metric) Write(out *dto.Metric) error {
 	return nil
 }
 
-// collect sends the series' metrics of family f. The caller holds s.mu.
-func (s *series) collect(ch chan<- prometheus.Metric, f *seriesFamily, layout *[numHists]histLayout, now time.Time) {
+// metrics appends the series' metrics of family f, taken under its lock.
+func (s *series) metrics(out []prometheus.Metric, f *seriesFamily, layout *[numHists]histLayout, now time.Time) []prometheus.Metric {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	switch f.kind {
 	case kindPlain:
 		v := s.plain[f.index]
@@ -249,16 +251,17 @@ func (s *series) collect(ch chan<- prometheus.Metric, f *seriesFamily, layout *[
 		} else {
 			m.gauge = &dto.Gauge{Value: &v}
 		}
-		ch <- m
+		out = append(out, m)
 	case kindCells:
 		for _, c := range s.cells[f.index] {
 			v := c.v
-			ch <- &metric{desc: f.desc, labels: c.pairs, counter: &dto.Counter{Value: &v, CreatedTimestamp: timestamppb.New(c.created)}}
+			out = append(out, &metric{desc: f.desc, labels: c.pairs, counter: &dto.Counter{Value: &v, CreatedTimestamp: timestamppb.New(c.created)}})
 		}
 	case kindHist:
 		if h := s.hists[f.index]; h != nil {
 			h.due(now)
-			ch <- &metric{desc: f.desc, labels: s.pairs, hist: h.dto(layout[f.index].bounds)}
+			out = append(out, &metric{desc: f.desc, labels: s.pairs, hist: h.dto(layout[f.index].bounds)})
 		}
 	}
+	return out
 }
