@@ -83,7 +83,11 @@ func run(bin string, settle, scrape time.Duration, extra []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("llmprobe (demo config, %s after ready, scraped every %s, GODEBUG=%q):", settle, scrape, os.Getenv("GODEBUG"))
+	scraped := "not scraped"
+	if scrape > 0 {
+		scraped = "scraped every " + scrape.String()
+	}
+	fmt.Printf("llmprobe (demo config, %s after ready, %s, GODEBUG=%q):", settle, scraped, os.Getenv("GODEBUG"))
 	for _, k := range []string{"VmRSS", "VmHWM", "RssAnon", "RssFile"} {
 		kb, err := strconv.ParseFloat(strings.TrimSuffix(status[k], " kB"), 64)
 		if err != nil {
