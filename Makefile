@@ -14,7 +14,7 @@ STATICCHECK_VERSION ?= v0.8.2
 # nvml.h marks many calls deprecated; the warnings drown real build output.
 export CGO_CFLAGS ?= -Wno-deprecated-declarations
 
-.PHONY: all build test lint run generate fmt-check vet staticcheck bench
+.PHONY: all build test lint run generate fmt-check vet staticcheck bench bench-rss
 
 all: lint test build
 
@@ -47,3 +47,8 @@ lint: fmt-check vet staticcheck
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 	$(GO) run ./bench/scale
+
+# The built daemon's resident memory on the demo config, a minute after it is
+# ready (about 70 s).
+bench-rss: build
+	$(GO) run ./bench/rss -bin $(BIN)

@@ -2,6 +2,7 @@
 package collector
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"strconv"
@@ -56,39 +57,27 @@ func join(parts ...[]float64) []float64 {
 	return slices.Compact(out)
 }
 
-// Native histograms: ~10% resolution, bounded bucket count.
-const (
-	nativeFactor     = 1.1
-	nativeMaxBuckets = 160
-)
-
 var probeLabels = []string{"target", "model", "scenario", "traffic"}
 
-// Probe holds the probe metrics of the metric contract. Histograms are
-// rebuilt when the set of configured SLO thresholds changes, because classic
-// buckets must include every threshold.
+// Probe holds the probe metrics of the metric contract: per (target, model,
+// scenario, traffic) a series (series.go), and the configuration's gauges.
+// Histograms are rebuilt when the set of configured SLO thresholds changes,
+// because classic buckets must include every threshold.
 type Probe struct {
-	mu sync.RWMutex
-	h  *histograms
+	now func() time.Time // the clock of created timestamps and native-histogram resets
 
-	requests      *prometheus.CounterVec
-	good          *prometheus.CounterVec
-	promptTokens  *prometheus.CounterVec
-	outputTokens  *prometheus.CounterVec
-	goodOutput    *prometheus.CounterVec
-	sloChecks     *prometheus.CounterVec
-	qualityChecks *prometheus.CounterVec
-	tokenSource   *prometheus.CounterVec
-	failures      *prometheus.CounterVec
-	connections   *prometheus.CounterVec
-	objective     *prometheus.GaugeVec
-	interval      *prometheus.GaugeVec
-	targetRatio   *prometheus.GaugeVec
-	success       *prometheus.GaugeVec
-	lastTimestamp *prometheus.GaugeVec
-	inFlight      map[inFlightKey]int
+	mu     sync.RWMutex
+	series map[[4]string]*series
+	order  []*series // sorted by label values: the order scrapes list them in
+	layout bucketLayout
+	hist   [numHists]histLayout
 
-	seen       map[[4]string]bool  // label sets already initialised
+	connections *prometheus.CounterVec
+	objective   *prometheus.GaugeVec
+	interval    *prometheus.GaugeVec
+	targetRatio *prometheus.GaugeVec
+	inFlight    map[inFlightKey]int
+
 	modelOf    map[string]string   // target -> model label in use
 	objectives map[string][]string // scenario -> configured objectives
 	configured map[[2]string]bool  // (target, scenario) canary pairs
@@ -97,50 +86,31 @@ type Probe struct {
 	// when its target or scenario was removed: it must not bring the removed
 	// series back.
 	targets, scenarios map[string]bool
-	layout             bucketLayout
 }
 
 type inFlightKey struct{ target, scenario, traffic string }
 
 var inFlightDesc = prometheus.NewDesc(namespace+"_in_flight_requests", "Requests sent and not yet finished.", []string{"target", "scenario", "traffic"}, nil)
 
-type histograms struct {
-	ttft, ttfb, itl, tpot, e2e, dispatch *prometheus.HistogramVec
-}
-
 // NewProbe returns the probe metrics with default buckets.
 func NewProbe() *Probe {
-	counter := func(name, help string, extra ...string) *prometheus.CounterVec {
-		return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: name, Help: help}, append(slices.Clone(probeLabels), extra...))
-	}
 	gauge := func(name, help string, labels ...string) *prometheus.GaugeVec {
 		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: name, Help: help}, labels)
 	}
 	p := &Probe{
-		requests:      counter("requests_total", "Requests sent, by outcome.", "outcome"),
-		good:          counter("good_requests_total", "Requests that succeeded and met every objective of their scenario."),
-		promptTokens:  counter("prompt_tokens_total", "Prompt tokens of successful requests, as the server reported them (requested count when it reported none)."),
-		outputTokens:  counter("output_tokens_total", "Output tokens of successful requests."),
-		goodOutput:    counter("good_output_tokens_total", "Output tokens of good requests."),
-		sloChecks:     counter("slo_checks_total", "Objective checks per request; a failed request misses every objective.", "objective", "result"),
-		qualityChecks: counter("quality_checks_total", "Answer quality checks of successful requests.", "result"),
-		tokenSource:   counter("token_count_source_total", "Successful requests by where their output token count came from: usage (server) or chunks (fallback).", "source"),
-		failures:      counter("request_failures_total", "Failed requests by where they failed (phase) and why (reason).", "phase", "reason"),
+		now:    time.Now,
+		series: map[[4]string]*series{},
 		connections: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "target_connections_total",
 			Help: "Requests by whether they opened a new connection or reused one (reused=\"true\")."}, []string{"target", "reused"}),
-		objective:     gauge("slo_objective_seconds", "Configured threshold of each objective.", "scenario", "objective"),
-		interval:      gauge("canary_interval_seconds", "Configured canary interval of each (target, scenario) schedule.", "target", "scenario"),
-		targetRatio:   gauge("slo_target_ratio", "Configured ratio of requests that must meet each objective.", "scenario", "objective"),
-		success:       gauge("probe_success", "Whether the last request of this series succeeded.", probeLabels...),
-		lastTimestamp: gauge("probe_last_timestamp_seconds", "When the last request of this series was due.", probeLabels...),
-		inFlight:      map[inFlightKey]int{},
-		seen:          map[[4]string]bool{},
-		modelOf:       map[string]string{},
-		objectives:    map[string][]string{},
-		configured:    map[[2]string]bool{},
+		objective:   gauge("slo_objective_seconds", "Configured threshold of each objective.", "scenario", "objective"),
+		interval:    gauge("canary_interval_seconds", "Configured canary interval of each (target, scenario) schedule.", "target", "scenario"),
+		targetRatio: gauge("slo_target_ratio", "Configured ratio of requests that must meet each objective.", "scenario", "objective"),
+		inFlight:    map[inFlightKey]int{},
+		modelOf:     map[string]string{},
+		objectives:  map[string][]string{},
+		configured:  map[[2]string]bool{},
 	}
-	p.layout = layoutFor(nil)
-	p.h = newHistograms(p.layout)
+	p.setLayout(layoutFor(nil))
 	return p
 }
 
@@ -172,42 +142,12 @@ func (l bucketLayout) equal(o bucketLayout) bool {
 	return slices.Equal(l.ttft, o.ttft) && slices.Equal(l.itl, o.itl) && slices.Equal(l.tpot, o.tpot) && slices.Equal(l.e2e, o.e2e)
 }
 
-func newHistograms(l bucketLayout) *histograms {
-	hist := func(name, help string, buckets []float64) *prometheus.HistogramVec {
-		return prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Namespace:                       namespace,
-			Name:                            name,
-			Help:                            help,
-			Buckets:                         buckets,
-			NativeHistogramBucketFactor:     nativeFactor,
-			NativeHistogramMaxBucketNumber:  nativeMaxBuckets,
-			NativeHistogramMinResetDuration: time.Hour,
-		}, probeLabels)
-	}
-	return &histograms{
-		ttft:     hist("time_to_first_token_seconds", "Time from when a request was due to its first output token.", l.ttft),
-		ttfb:     hist("time_to_first_byte_seconds", "Time from when a request was due to the first byte of its response.", l.ttft),
-		itl:      hist("inter_token_latency_seconds", "Gap between output tokens, split over the tokens of each chunk.", l.itl),
-		tpot:     hist("time_per_output_token_seconds", "(E2E - TTFT) / (output tokens - 1) per request.", l.tpot),
-		e2e:      hist("request_duration_seconds", "Time from when a successful request was due to the end of its stream.", l.e2e),
-		dispatch: hist("dispatch_delay_seconds", "How late the prober sent a request after it was due.", DispatchBuckets),
-	}
-}
-
-func (h *histograms) all() []*prometheus.HistogramVec {
-	return []*prometheus.HistogramVec{h.ttft, h.ttfb, h.itl, h.tpot, h.e2e, h.dispatch}
-}
-
-func (p *Probe) vecs() []interface {
-	prometheus.Collector
-	DeletePartialMatch(prometheus.Labels) int
-} {
-	return []interface {
-		prometheus.Collector
-		DeletePartialMatch(prometheus.Labels) int
-	}{
-		p.requests, p.good, p.promptTokens, p.outputTokens, p.goodOutput, p.sloChecks, p.qualityChecks,
-		p.tokenSource, p.failures, p.connections, p.success, p.lastTimestamp,
+// setLayout takes new buckets; the caller holds p.mu or owns p.
+func (p *Probe) setLayout(l bucketLayout) {
+	p.layout = l
+	p.hist = [numHists]histLayout{
+		histTTFT: newHistLayout(l.ttft), histTTFB: newHistLayout(l.ttft), histITL: newHistLayout(l.itl),
+		histTPOT: newHistLayout(l.tpot), histE2E: newHistLayout(l.e2e), histDispatch: newHistLayout(DispatchBuckets),
 	}
 }
 
@@ -217,21 +157,43 @@ func (p *Probe) Describe(chan<- *prometheus.Desc) {}
 
 // Collect implements prometheus.Collector.
 func (p *Probe) Collect(ch chan<- prometheus.Metric) {
+	p.collectConfig(ch)
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	for _, h := range p.h.all() {
-		h.Collect(ch)
+	now := p.now()
+	var batch []prometheus.Metric
+	for _, f := range seriesFamilies {
+		for _, s := range p.order {
+			// Sent after the series' lock is let go: a slow gatherer must
+			// not hold up its results.
+			batch = s.metrics(batch[:0], f, &p.hist, now)
+			for _, m := range batch {
+				ch <- m
+			}
+		}
 	}
-	for _, v := range p.vecs() {
-		v.Collect(ch)
-	}
+}
+
+// collectConfig sends the metrics that are not per series: the
+// configuration's gauges, connections per target and requests in flight.
+func (p *Probe) collectConfig(ch chan<- prometheus.Metric) {
+	p.connections.Collect(ch)
 	p.objective.Collect(ch)
 	p.targetRatio.Collect(ch)
 	p.interval.Collect(ch)
+	p.mu.RLock()
+	defer p.mu.RUnlock()
 	for k, n := range p.inFlight {
 		ch <- prometheus.MustNewConstMetric(inFlightDesc, prometheus.GaugeValue, float64(n), k.target, k.scenario, k.traffic)
 	}
 }
+
+// probeConfig is the part of the probe metrics Exposition gathers through
+// client_golang in every format.
+type probeConfig struct{ p *Probe }
+
+func (c probeConfig) Describe(chan<- *prometheus.Desc)    {}
+func (c probeConfig) Collect(ch chan<- prometheus.Metric) { c.p.collectConfig(ch) }
 
 // Configure applies a configuration: SLO gauges, histogram buckets, and
 // removal of series for targets and scenarios no longer configured.
@@ -240,7 +202,12 @@ func (p *Probe) Configure(cfg *config.Config) {
 	defer p.mu.Unlock()
 	if l := layoutFor(cfg); !l.equal(p.layout) {
 		// Changing buckets resets the histograms; rate() sees a counter reset.
-		p.h, p.layout = newHistograms(l), l
+		p.setLayout(l)
+		for _, s := range p.order {
+			s.mu.Lock()
+			s.hists = [numHists]*histogram{}
+			s.mu.Unlock()
+		}
 	}
 	p.objectives = map[string][]string{}
 	p.configured = map[[2]string]bool{}
@@ -265,17 +232,9 @@ func (p *Probe) Configure(cfg *config.Config) {
 			p.targetRatio.WithLabelValues(s.Name, o.Name).Set(s.SLO.TargetRatio)
 		}
 	}
-	for key := range p.seen {
-		_, okT := cfg.Target(key[0])
-		_, okS := cfg.Scenario(key[2])
-		if okT && okS {
-			continue
-		}
-		p.deleteLocked(prometheus.Labels{"target": key[0], "scenario": key[2]})
-		delete(p.seen, key)
-	}
+	p.deleteLocked(func(key [4]string) bool { return !p.targets[key[0]] || !p.scenarios[key[2]] })
 	for target := range p.modelOf {
-		if _, ok := cfg.Target(target); !ok {
+		if !p.targets[target] {
 			delete(p.modelOf, target)
 		}
 	}
@@ -286,13 +245,15 @@ func (p *Probe) Configure(cfg *config.Config) {
 	}
 }
 
-func (p *Probe) deleteLocked(match prometheus.Labels) {
-	for _, v := range p.vecs() {
-		v.DeletePartialMatch(match)
-	}
-	for _, h := range p.h.all() {
-		h.DeletePartialMatch(match)
-	}
+// deleteLocked removes the series whose key matches; the caller holds p.mu.
+func (p *Probe) deleteLocked(match func(key [4]string) bool) {
+	p.order = slices.DeleteFunc(p.order, func(s *series) bool {
+		if !match(s.key) {
+			return false
+		}
+		delete(p.series, s.key)
+		return true
+	})
 }
 
 // Started implements prober.InFlight.
@@ -320,98 +281,122 @@ func (p *Probe) Observe(r *prober.Result) {
 	if r.Outcome == prober.OutcomeCancelled {
 		return
 	}
+	key := [4]string{r.Target, r.Model, r.Scenario, r.Traffic}
+	p.mu.RLock()
+	if s := p.series[key]; s != nil {
+		p.record(s, r)
+		p.mu.RUnlock()
+		return
+	}
+	p.mu.RUnlock()
+	// A new series: the first result is recorded under the write lock, so
+	// no scrape sees the series before it.
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.targets != nil && (!p.targets[r.Target] || !p.scenarios[r.Scenario]) {
-		p.mu.Unlock()
 		return
 	}
 	if old, ok := p.modelOf[r.Target]; ok && old != r.Model {
 		// The target now serves another model: drop the old model's series.
-		p.deleteLocked(prometheus.Labels{"target": r.Target, "model": old})
-		for k := range p.seen {
-			if k[0] == r.Target && k[1] == old {
-				delete(p.seen, k)
-			}
-		}
+		p.deleteLocked(func(k [4]string) bool { return k[0] == r.Target && k[1] == old })
 	}
 	p.modelOf[r.Target] = r.Model
-	key := [4]string{r.Target, r.Model, r.Scenario, r.Traffic}
-	if !p.seen[key] {
-		p.seen[key] = true
-		p.initSeries(key)
+	s := p.series[key]
+	if s == nil {
+		s = p.newSeriesLocked(key)
 	}
-	p.mu.Unlock()
+	p.record(s, r)
+}
 
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	lv := key[:]
-	p.requests.WithLabelValues(append(lv, string(r.Outcome))...).Inc()
-	if r.HTTPStatus != 0 || r.Outcome == prober.OutcomeSuccess {
-		p.h.dispatch.WithLabelValues(lv...).Observe(r.DispatchDelay.Seconds())
+// newSeriesLocked creates a label set's counters at zero, so rate() and
+// ratios work from the first request on. The caller holds p.mu.
+func (p *Probe) newSeriesLocked(key [4]string) *series {
+	now := p.now()
+	s := newSeries(key, now)
+	for _, o := range prober.Outcomes {
+		s.add(cellsRequests, 0, now, string(o))
 	}
-	p.lastTimestamp.WithLabelValues(lv...).Set(float64(r.Sched.UnixNano()) / 1e9)
+	for _, o := range p.objectives[key[2]] {
+		s.add(cellsSLO, 0, now, o, "met")
+		s.add(cellsSLO, 0, now, o, "missed")
+	}
+	p.series[key] = s
+	i, _ := slices.BinarySearchFunc(p.order, s, func(a, b *series) int {
+		// Label name order: model, scenario, target, traffic.
+		for _, j := range []int{1, 2, 0, 3} {
+			if c := cmp.Compare(a.key[j], b.key[j]); c != 0 {
+				return c
+			}
+		}
+		return 0
+	})
+	p.order = slices.Insert(p.order, i, s)
+	return s
+}
+
+// record adds a result to its series; the caller holds p.mu.
+func (p *Probe) record(s *series, r *prober.Result) {
 	if r.Timings.TTFB > 0 {
-		p.h.ttfb.WithLabelValues(lv...).Observe(r.Timings.TTFB.Seconds())
 		p.connections.WithLabelValues(r.Target, strconv.FormatBool(r.Timings.ConnReused)).Inc()
+	}
+	now := p.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	hist := func(k int, d time.Duration) {
+		h := s.hists[k]
+		if h == nil {
+			h = newHistogram(p.hist[k].bounds, now)
+			s.hists[k] = h
+		}
+		h.observe(d.Seconds(), p.hist[k].bounds, now)
+	}
+	s.add(cellsRequests, 1, now, string(r.Outcome))
+	if r.HTTPStatus != 0 || r.Outcome == prober.OutcomeSuccess {
+		hist(histDispatch, r.DispatchDelay)
+	}
+	s.plain[plainLast] = float64(r.Sched.UnixNano()) / 1e9
+	if r.Timings.TTFB > 0 {
+		hist(histTTFB, r.Timings.TTFB)
 	}
 	for _, c := range r.Checks {
 		res := "missed"
 		if c.Met {
 			res = "met"
 		}
-		p.sloChecks.WithLabelValues(append(lv, c.Objective, res)...).Inc()
+		s.add(cellsSLO, 1, now, c.Objective, res)
 	}
 	if r.Outcome != prober.OutcomeSuccess {
-		p.success.WithLabelValues(lv...).Set(0)
-		p.failures.WithLabelValues(append(lv, r.Phase, r.Reason)...).Inc()
+		s.plain[plainSuccess] = 0
+		s.add(cellsFailures, 1, now, r.Phase, r.Reason)
 		return
 	}
-	p.success.WithLabelValues(lv...).Set(1)
+	s.plain[plainSuccess] = 1
 	if r.FirstTokenSeen() {
-		p.h.ttft.WithLabelValues(lv...).Observe(r.TTFT.Seconds())
+		hist(histTTFT, r.TTFT)
 	}
-	p.h.e2e.WithLabelValues(lv...).Observe(r.E2E.Seconds())
+	hist(histE2E, r.E2E)
 	if r.OutputTokens > 1 && r.FirstTokenSeen() {
-		p.h.tpot.WithLabelValues(lv...).Observe(r.TPOT.Seconds())
+		hist(histTPOT, r.TPOT)
 	}
-	itl := p.h.itl.WithLabelValues(lv...)
 	for _, d := range r.ITL {
-		itl.Observe(d.Seconds())
+		hist(histITL, d)
 	}
 	prompt := r.PromptTokensReported
 	if prompt == 0 {
 		prompt = r.PromptTokensRequested
 	}
-	p.promptTokens.WithLabelValues(lv...).Add(float64(prompt))
-	p.outputTokens.WithLabelValues(lv...).Add(float64(r.OutputTokens))
-	p.tokenSource.WithLabelValues(append(lv, string(r.TokenSource))...).Inc()
+	s.plain[plainPrompt] += float64(prompt)
+	s.plain[plainOutput] += float64(r.OutputTokens)
+	s.add(cellsSource, 1, now, string(r.TokenSource))
 	if r.Quality != nil {
 		res := "failed"
 		if r.Quality.Passed {
 			res = "passed"
 		}
-		p.qualityChecks.WithLabelValues(append(lv, res)...).Inc()
+		s.add(cellsQuality, 1, now, res)
 	}
 	if r.Good {
-		p.good.WithLabelValues(lv...).Inc()
-		p.goodOutput.WithLabelValues(lv...).Add(float64(r.OutputTokens))
-	}
-}
-
-// initSeries creates a new label set's counters at zero, so rate() and
-// ratios work from the first request on.
-func (p *Probe) initSeries(key [4]string) {
-	lv := key[:]
-	for _, o := range prober.Outcomes {
-		p.requests.WithLabelValues(append(lv, string(o))...)
-	}
-	p.good.WithLabelValues(lv...)
-	p.promptTokens.WithLabelValues(lv...)
-	p.outputTokens.WithLabelValues(lv...)
-	p.goodOutput.WithLabelValues(lv...)
-	for _, o := range p.objectives[key[2]] {
-		for _, res := range []string{"met", "missed"} {
-			p.sloChecks.WithLabelValues(append(lv, o, res)...)
-		}
+		s.plain[plainGood]++
+		s.plain[plainGoodOutput] += float64(r.OutputTokens)
 	}
 }

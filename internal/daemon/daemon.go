@@ -20,7 +20,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/common/version"
 	toolkit "github.com/prometheus/exporter-toolkit/web"
 	sloggokit "github.com/tjhop/slog-gokit"
@@ -69,7 +68,8 @@ type Daemon struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	reg     *prometheus.Registry
+	reg     *prometheus.Registry // every collector but the probe's
+	metrics *collector.Exposition
 	safe    *config.SafeConfig
 	targets *target.Set
 	canary  *canary.Scheduler
@@ -154,8 +154,9 @@ func New(opts Options) *Daemon {
 		versioncollector.NewCollector("llmprobe"),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		d.probe, collector.NewTargets(d.targets), d.bursts,
+		collector.NewTargets(d.targets), d.bursts,
 	)
+	d.metrics = collector.NewExposition(d.reg, d.probe)
 	return d
 }
 
@@ -351,7 +352,7 @@ func (d *Daemon) apply(full *config.Config) {
 // facts the prober has masked already, and a scrape must not be held whole.
 func (d *Daemon) routes() http.Handler {
 	root := http.NewServeMux()
-	root.Handle(d.opts.TelemetryPath, promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{EnableOpenMetrics: true, ErrorHandling: promhttp.ContinueOnError}))
+	root.Handle(d.opts.TelemetryPath, d.metrics)
 	mux := http.NewServeMux()
 	// /probe?id= is a recent probe's log page; any other /probe is a probe
 	// now (/probe?target=).

@@ -102,7 +102,7 @@ bursts:
 		}
 	}()
 	testkit.WaitUntil(t, "every lazily created series (the last missing ones are logged)", 20*time.Second, func() bool {
-		got = gather(t, d.reg)
+		got = gather(t, d.metrics)
 		missing = missing[:0]
 		for _, name := range lazy {
 			if _, ok := got[name]; !ok {

@@ -1,0 +1,250 @@
+package daemon
+
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/internal/testkit"
+	"github.com/llmprobe/llmprobe/prober"
+	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/sim"
+)
+
+// The scale issue's /metrics figure: 10 targets × 5 scenarios × 4
+// objectives, canary and burst traffic, every histogram populated.
+const (
+	renderTargets   = 10
+	renderScenarios = 5
+	// Results per (target, scenario, traffic): enough to spread samples
+	// over the buckets.
+	renderResults = 40
+	renderModel   = "llama-3.1-8b-instruct"
+)
+
+var renderScenarioNames = []string{"chat-short", "chat-long-prompt", "code-completion", "summarize", "reasoning"}
+
+// renderConfig is the configuration of the render benchmark: every
+// scenario has its own four thresholds, as real ones do, so each adds
+// boundaries to the buckets; each target has a burst over every scenario.
+func renderConfig(url string) string {
+	var b strings.Builder
+	b.WriteString("targets:\n")
+	for i := range renderTargets {
+		fmt.Fprintf(&b, "  - {name: prod-vllm-%d, url: %q, model: %s}\n", i, url, renderModel)
+	}
+	b.WriteString("scenarios:\n")
+	for i, name := range renderScenarioNames {
+		fmt.Fprintf(&b, "  - name: %s\n    slo: {ttft: %dms, tpot: %dms, e2e: %ds, stall: %dms, target_ratio: 0.99}\n",
+			name, 300+100*i, 30+5*i, 5+5*i, 800+100*i)
+		if i == 0 {
+			b.WriteString("    quality: {contains: \" \"}\n")
+		}
+	}
+	b.WriteString("bursts:\n")
+	for i := range renderTargets {
+		fmt.Fprintf(&b, "  - name: load-prod-vllm-%d\n    target: prod-vllm-%d\n    scenarios: [", i, i)
+		for j, name := range renderScenarioNames {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "{scenario: %s}", name)
+		}
+		b.WriteString("]\n    arrival: {rate: 10}\n    requests: 200\n    schedule: {every: 1h}\n")
+		b.WriteString("    max_regression: [{metric: ttft, quantile: p99, max_increase: 0.2}, {metric: tpot, quantile: p50, max_increase: 0.2}]\n")
+	}
+	return b.String()
+}
+
+// renderResult is one finished request, its figures drawn so that the
+// samples spread over the buckets: lognormal TTFT and token gaps around
+// the scenario's thresholds, a few failures of each kind.
+func renderResult(rng *rand.Rand, target string, sc config.Scenario, scIndex int, traffic string, sched time.Time) *prober.Result {
+	logn := func(median float64, sigma float64) time.Duration {
+		return time.Duration(median * math.Exp(sigma*rng.NormFloat64()) * float64(time.Second))
+	}
+	r := &prober.Result{Target: target, Model: renderModel, Scenario: sc.Name, Traffic: traffic, Sched: sched,
+		DispatchDelay: logn(0.0003, 1), PromptTokensRequested: 128 << scIndex}
+	switch x := rng.IntN(100); {
+	case x < 3:
+		r.Outcome, r.HTTPStatus, r.Phase, r.Reason = prober.OutcomeRejected, 429, "headers", "http_status"
+	case x < 5:
+		r.Outcome, r.Phase, r.Reason = prober.OutcomeTimeout, "stream", "deadline"
+	case x < 6:
+		r.Outcome, r.Phase, r.Reason = prober.OutcomeConnectionError, "connect", "connection_refused"
+	case x < 7:
+		r.Outcome, r.HTTPStatus, r.Phase, r.Reason = prober.OutcomeStreamError, 200, "stream", "stream_cut"
+	default:
+		r.Outcome, r.HTTPStatus = prober.OutcomeSuccess, 200
+	}
+	if r.HTTPStatus != 0 {
+		r.Timings = prober.Timings{FirstByte: logn(0.005, 0.5), ConnReused: rng.IntN(10) > 0}
+		r.Timings.TTFB = r.DispatchDelay + r.Timings.FirstByte
+	}
+	if r.Outcome == prober.OutcomeSuccess {
+		r.TTFT = r.Timings.TTFB + logn(0.15*float64(scIndex+1), 0.6)
+		n := 32 + rng.IntN(96)
+		r.OutputTokens, r.OutputChunks, r.TokenSource = n, n, prober.TokensFromUsage
+		r.ITL = make([]time.Duration, n-1)
+		var decode time.Duration
+		for i := range r.ITL {
+			r.ITL[i] = logn(0.02+0.004*float64(scIndex), 0.35)
+			decode += r.ITL[i]
+			r.MaxGap = max(r.MaxGap, r.ITL[i])
+		}
+		r.E2E = r.TTFT + decode
+		r.TPOT = decode / time.Duration(n-1)
+		r.PromptTokensReported = r.PromptTokensRequested
+		r.Answer = "a reply of some words"
+	}
+	prober.Evaluate(r, sc)
+	return r
+}
+
+// renderDaemon is a daemon whose /metrics holds the benchmark's data: the
+// daemon's own registry and handler, its collectors fed the way canaries
+// and bursts feed them, its targets' info confirmed by a real simulated
+// engine. No schedule runs, so nothing changes between renders.
+func renderDaemon(b *testing.B) http.Handler {
+	b.Helper()
+	srv, _ := testkit.StartSim(b, func(c *sim.Config) { c.Model = renderModel })
+	cfg := testkit.Config(b, renderConfig(srv.URL))
+	d := New(Options{StoragePath: b.TempDir(), HistoryRecent: 20, HistoryFailures: 20, GPU: true, GPUTimeout: time.Second})
+	b.Cleanup(d.stop)
+	if d.gpu != nil {
+		d.gpu.Start()
+	}
+	if _, err := d.safe.Reload(func() (*config.Config, error) { return cfg, nil }, func(cfg *config.Config) {
+		d.targets.Apply(d.ctx, cfg)
+		d.probe.Configure(cfg)
+		d.bursts.Configure(cfg)
+	}); err != nil {
+		b.Fatal(err)
+	}
+	testkit.WaitUntil(b, "every target's info", 10*time.Second, func() bool {
+		for _, c := range d.targets.Clients() {
+			if c.Info().Confirmed.IsZero() {
+				return false
+			}
+		}
+		return true
+	})
+
+	rng := rand.New(rand.NewPCG(1, 2))
+	feed := observers{d.probe, d.targets}
+	start := time.Unix(1_700_000_000, 0)
+	for ti, t := range cfg.Targets {
+		var runs [2][]*prober.Result // the previous and the last burst
+		for si, sc := range cfg.Scenarios {
+			for _, traffic := range []string{prober.TrafficCanary, prober.TrafficBurst} {
+				d.probe.Started(t.Name, sc.Name, traffic)
+				d.probe.Finished(t.Name, sc.Name, traffic)
+				for i := range renderResults {
+					r := renderResult(rng, t.Name, sc, si, traffic, start.Add(time.Duration(i)*time.Second))
+					feed.Observe(r)
+					if traffic == prober.TrafficBurst {
+						runs[i%2] = append(runs[i%2], r)
+					}
+				}
+			}
+		}
+		br, _ := cfg.Burst(fmt.Sprintf("load-prod-vllm-%d", ti))
+		meta := report.Meta{Model: renderModel, Engine: "llmprobe-sim", Scenarios: cfg.Scenarios}
+		var prev *report.Report
+		for i, results := range runs {
+			runStart := start.Add(time.Duration(i) * time.Hour)
+			rep := report.Build(br, report.Run{Rate: 10, Start: runStart, End: runStart.Add(time.Minute), Planned: len(results), Results: results}, meta)
+			rep.Judge(prev)
+			prev = rep
+		}
+		d.bursts.Finished(prev, nil)
+		d.bursts.Due(br.Name, start.Add(2*time.Hour))
+	}
+	return d.routes()
+}
+
+// countingWriter is a ResponseWriter that keeps nothing but the body's size.
+type countingWriter struct {
+	header http.Header
+	n      int
+}
+
+func (w *countingWriter) Header() http.Header         { return w.header }
+func (w *countingWriter) WriteHeader(int)             {}
+func (w *countingWriter) Write(p []byte) (int, error) { w.n += len(p); return len(p), nil }
+
+// BenchmarkMetricsRender renders the daemon's whole /metrics page for 10
+// targets × 5 scenarios × 4 objectives with canary and burst traffic, in
+// each format a scraper may ask for. bytes/render is the body as sent
+// (compressed where gzip was asked for); series is the page's sample lines.
+//
+//	go test -run '^$' -bench MetricsRender -benchmem ./internal/daemon/
+func BenchmarkMetricsRender(b *testing.B) {
+	h := renderDaemon(b)
+	for _, f := range []struct {
+		name, accept, encoding string
+	}{
+		{"text", "", ""},
+		// Prometheus' default scrape_protocols: OpenMetrics first.
+		{"openmetrics", "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1", ""},
+		{"openmetrics-gzip", "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1", "gzip"},
+		{"protobuf", "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited", ""},
+	} {
+		b.Run(f.name, func(b *testing.B) {
+			req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+			if f.accept != "" {
+				req.Header.Set("Accept", f.accept)
+			}
+			if f.encoding != "" {
+				req.Header.Set("Accept-Encoding", f.encoding)
+			}
+			// One render to check it and count its series.
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if rec.Code != http.StatusOK {
+				b.Fatalf("GET /metrics: %d %s", rec.Code, rec.Body)
+			}
+			body := rec.Body.Bytes()
+			if rec.Header().Get("Content-Encoding") == "gzip" {
+				zr, err := gzip.NewReader(bytes.NewReader(body))
+				if err != nil {
+					b.Fatal(err)
+				}
+				if body, err = io.ReadAll(zr); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if !bytes.Contains(body, []byte("llmprobe_time_to_first_token_seconds")) {
+				b.Fatalf("/metrics (%s) lacks the TTFT histogram", rec.Header().Get("Content-Type"))
+			}
+			series := 0
+			if !strings.Contains(f.name, "protobuf") {
+				for line := range bytes.Lines(body) {
+					if len(line) > 0 && line[0] != '#' {
+						series++
+					}
+				}
+			}
+
+			w := &countingWriter{header: http.Header{}}
+			for b.Loop() {
+				w.n = 0
+				clear(w.header)
+				h.ServeHTTP(w, req)
+			}
+			b.ReportMetric(float64(w.n), "bytes/render")
+			if series > 0 {
+				b.ReportMetric(float64(series), "series")
+			}
+		})
+	}
+}
