@@ -315,6 +315,7 @@ func canaryRow(ctx context.Context, o options) (Row, error) {
 		fmt.Fprintf(&y, "  - {name: s%d, prompt_tokens: 32, output_tokens: %d, slo: {ttft: 500ms, tpot: 100ms}}\n", i, o.tokens)
 	}
 	y.WriteString("canary: {interval: 1s, jitter: 0s}\n")
+	fmt.Fprintf(&y, "limits: {max_canary_rate: %d, max_canary_memory: 4GiB}\n", o.canaryTargets*o.canaryScenarios+1)
 	cfg, err := config.Parse([]byte(y.String()), "canary-bench.yml")
 	if err != nil {
 		return Row{}, err
