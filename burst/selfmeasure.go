@@ -6,12 +6,9 @@ import (
 	"io"
 	"math"
 	"net"
-	"runtime"
 	"runtime/metrics"
 	"sort"
 	"time"
-
-	"github.com/llmprobe/llmprobe/internal/clock"
 
 	"github.com/llmprobe/llmprobe/report"
 )
@@ -109,8 +106,8 @@ func tailOf(before, after *metrics.Float64Histogram) report.Tail {
 const selfProbePeriod = 2 * time.Millisecond
 
 // selfProbe measures the read side as the prober's streams live it: a
-// thread of its own writes the time into a loopback TCP connection every
-// selfProbePeriod, and an ordinary goroutine, woken by the runtime's
+// goroutine writes the time into a loopback TCP connection every
+// selfProbePeriod, and another, woken by the runtime's
 // network poller like every stream reader, reads it and records how long
 // it took. A host busy with other processes, goroutines queued behind a
 // burst of chunks, GC: whatever delays a token's read delays this one.
@@ -166,13 +163,18 @@ func startSelfProbe() *selfProbe {
 		}
 	}()
 	go func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		defer clock.PreciseThread()()
-		timer := clock.NewTimer()
-		defer timer.Stop()
+		// A plain ticker: the stamp is taken just before the write, so a
+		// late tick costs a sample's spacing, never its truth.
+		tick := time.NewTicker(selfProbePeriod)
+		defer tick.Stop()
 		var buf [8]byte
-		for clock.Until(ctx, time.Now().Add(selfProbePeriod), timer) {
+	send:
+		for {
+			select {
+			case <-ctx.Done():
+				break send
+			case <-tick.C:
+			}
 			binary.BigEndian.PutUint64(buf[:], uint64(time.Now().UnixNano()))
 			if _, err := w.Write(buf[:]); err != nil {
 				break
