@@ -50,17 +50,17 @@ func (s selfMeasure) done() *report.RuntimeDelays {
 		if s.start[i].Value.Kind() != metrics.KindFloat64Histogram || end[i].Value.Kind() != metrics.KindFloat64Histogram {
 			return nil
 		}
-		tails[i] = tailOf(s.start[i].Value.Float64Histogram(), end[i].Value.Float64Histogram())
+		tails[i] = TailOf(s.start[i].Value.Float64Histogram(), end[i].Value.Float64Histogram())
 	}
 	return &report.RuntimeDelays{SchedLatency: tails[0], GCPause: tails[1], ReadDelay: read}
 }
 
-// tailOf is the p99 (nearest rank) and max of the samples a cumulative
+// TailOf is the p99 (nearest rank) and max of the samples a cumulative
 // histogram gained from before to after, each the upper bound of its
 // bucket, so never under the truth. A sample in the open top bucket counts
 // as its finite lower edge (about 39 hours for the runtime's histograms),
 // which passes any objective. Without new samples both are null.
-func tailOf(before, after *metrics.Float64Histogram) report.Tail {
+func TailOf(before, after *metrics.Float64Histogram) report.Tail {
 	delta := make([]uint64, len(after.Counts))
 	var total uint64
 	for i, c := range after.Counts {
@@ -183,7 +183,7 @@ func startSelfProbe() *selfProbe {
 		w.Close() // the reader reads what is in flight, then ends
 		<-read
 		r.Close()
-		p.done <- tailOf(&metrics.Float64Histogram{Buckets: selfProbeBuckets}, h)
+		p.done <- TailOf(&metrics.Float64Histogram{Buckets: selfProbeBuckets}, h)
 	}()
 	return p
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/llmprobe/llmprobe/report"
 )
 
-// The runtime's histograms as tailOf reads them: bucket i holds
+// The runtime's histograms as TailOf reads them: bucket i holds
 // [Buckets[i], Buckets[i+1]), the first from -Inf, the last to +Inf.
 var buckets = []float64{math.Inf(-1), 0, 0.001, 0.002, 0.004, 0.008, 140737.488355328, math.Inf(1)}
 
@@ -40,7 +40,7 @@ func TestTailOf(t *testing.T) {
 		{"a count that seems to fall adds nothing", hist(0, 10, 5), hist(0, 12, 3), report.Tail{Count: 2, P99: f(0.001), Max: f(0.001)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := tailOf(tc.before, tc.after)
+			got := TailOf(tc.before, tc.after)
 			if got.Count != tc.want.Count || !sameFigure(got.P99, tc.want.P99) || !sameFigure(got.Max, tc.want.Max) {
 				t.Errorf("got count %d p99 %v max %v, want count %d p99 %v max %v", got.Count, show(got.P99), show(got.Max), tc.want.Count, show(tc.want.P99), show(tc.want.Max))
 			}

@@ -168,17 +168,18 @@ func (c chunk) withUsage(u *usageJSON) chunk {
 	return c
 }
 
-func (st *streamWriter) write(c chunk) {
-	b, _ := json.Marshal(c)
-	st.writeRaw("data: " + string(b) + "\n\n")
-}
+func (st *streamWriter) write(c chunk) { st.writeChunk(c, false) }
 
-// writeOutput writes a chunk that carries output, stamped just before the
-// write when truth is recorded: the stamp never counts the encoding.
-func (st *streamWriter) writeOutput(c chunk) {
+// writeOutput writes a chunk that carries output: stamped when the engine
+// records truth.
+func (st *streamWriter) writeOutput(c chunk) { st.writeChunk(c, true) }
+
+// writeChunk encodes c, then stamps an output chunk just before the write,
+// so the stamp never counts the encoding.
+func (st *streamWriter) writeChunk(c chunk, output bool) {
 	b, _ := json.Marshal(c)
 	line := "data: " + string(b) + "\n\n"
-	if st.stamps != nil {
+	if output && st.stamps != nil {
 		st.stamps = append(st.stamps, stampNow())
 	}
 	st.writeRaw(line)

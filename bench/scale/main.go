@@ -526,36 +526,10 @@ func (m *meter) stop(name string, rate float64, requests int) Row {
 		v := ms(cpuTime()-m.cpu) / float64(requests)
 		row.CPUPerRequestMs = &v
 	}
-	row.GCPause = histogramDelta(m.samples[0].Value.Float64Histogram(), after[0].Value.Float64Histogram())
+	gc := burst.TailOf(m.samples[0].Value.Float64Histogram(), after[0].Value.Float64Histogram())
+	row.GCPause = Quantiles{P99: msOf(gc.P99), Max: msOf(gc.Max)}
 	row.GCCycles = after[1].Value.Uint64() - m.samples[1].Value.Uint64()
 	return row
-}
-
-// histogramDelta summarises what a cumulative runtime histogram gained,
-// each sample at its bucket's upper bound.
-func histogramDelta(before, after *metrics.Float64Histogram) Quantiles {
-	var total uint64
-	counts := make([]uint64, len(after.Counts))
-	for i := range after.Counts {
-		counts[i] = after.Counts[i] - before.Counts[i]
-		total += counts[i]
-	}
-	if total == 0 {
-		return Quantiles{}
-	}
-	at := func(q float64) *float64 {
-		rank := uint64(q*float64(total-1)) + 1
-		var seen uint64
-		for i, c := range counts {
-			seen += c
-			if seen >= rank {
-				v := 1000 * after.Buckets[min(i+1, len(after.Buckets)-1)]
-				return &v
-			}
-		}
-		return nil
-	}
-	return Quantiles{P50: at(0.5), P99: at(0.99), Max: at(1)}
 }
 
 func cpuTime() time.Duration {
