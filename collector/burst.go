@@ -35,7 +35,7 @@ var (
 	burstLastRunDesc   = prometheus.NewDesc(namespace+"_burst_last_run_timestamp_seconds", "When the last burst ended.", []string{"burst"}, nil)
 	burstAbortedDesc   = prometheus.NewDesc(namespace+"_burst_aborted", "Whether the last burst was stopped early (safety brake or cancel).", []string{"burst"}, nil)
 	burstSaturatedDesc = prometheus.NewDesc(namespace+"_burst_client_saturated", "Whether the last burst's measurement error bound p99 passed a tenth of its tightest objective: its numbers describe the prober.", []string{"burst"}, nil)
-	burstBoundDesc     = prometheus.NewDesc(namespace+"_burst_measurement_error_bound_seconds", "How much of each latency of the last burst llmprobe itself may have added: dispatch delay + Go scheduling latency + GC pauses (p99 and max).", []string{"burst", "percentile"}, nil)
+	burstBoundDesc     = prometheus.NewDesc(namespace+"_burst_measurement_error_bound_seconds", "How much of each latency of the last burst llmprobe itself may have added: dispatch delay + Go scheduling latency + GC pauses + a self-probe's read delay (p99 and max).", []string{"burst", "percentile"}, nil)
 	burstRegressDesc   = prometheus.NewDesc(namespace+"_burst_regression_ratio", "Last burst's quantile over the previous burst's (metric is like ttft_p99).", []string{"burst", "metric"}, nil)
 	burstMaxRateDesc   = prometheus.NewDesc(namespace+"_burst_max_rate_under_slo", "Highest swept rate whose goodput ratio met the SLO target.", []string{"burst"}, nil)
 	burstEnergyDesc    = prometheus.NewDesc(namespace+"_burst_energy_joules_per_output_token", "GPU energy of the last burst over its output tokens (warmup included), where llmprobe runs on the GPU node.", []string{"burst"}, nil)

@@ -39,7 +39,7 @@ func bursts() *dashboard.DashboardBuilder {
 		WithRow(row("Verdicts")).
 		WithPanel(verdicts).
 		WithPanel(statPanel("Passed", "1 when the last run passed every gate.", unitYesNo, goodWhenOne(), q(`llmprobe_burst_passed{`+sel+`}`, "{{burst}}"))).
-		WithPanel(statPanel("Client saturated", "1 when the measurement error bound p99 (dispatch delay + scheduling latency + GC pauses) passed a tenth of the burst's tightest objective: the run measured the prober.", unitYesNo, badWhenOne(), q(`llmprobe_burst_client_saturated{`+sel+`}`, "{{burst}}"))).
+		WithPanel(statPanel("Client saturated", "1 when the measurement error bound p99 (dispatch delay + scheduling latency + GC pauses + self-probe read delay) passed a tenth of the burst's tightest objective: the run measured the prober.", unitYesNo, badWhenOne(), q(`llmprobe_burst_client_saturated{`+sel+`}`, "{{burst}}"))).
 		WithPanel(statPanel("Aborted", "1 when the safety brake stopped the run.", unitYesNo, badWhenOne(), q(`llmprobe_burst_aborted{`+sel+`}`, "{{burst}}"))).
 		WithPanel(statPanel("Max rate under SLO", "From a sweep: the highest rate whose goodput ratio met the target.", unitReqPerSec, neutral(), q(`llmprobe_burst_max_rate_under_slo{`+sel+`}`, "{{burst}}"))).
 		WithRow(row("Last run")).
