@@ -59,9 +59,10 @@ type Timings struct {
 	// FirstByte is from the request written to the first byte of the
 	// response: the server's time to answer with headers.
 	FirstByte time.Duration
-	// TTFB is from t_sched to the first byte of the response.
-	TTFB       time.Duration
-	ConnReused bool
+	// Wrote is from t_sched to the request written whole; TTFB from t_sched
+	// to the first byte of the response.
+	Wrote, TTFB time.Duration
+	ConnReused  bool
 	// CertExpiry is the earliest NotAfter of the certificate chain the
 	// response came over; zero without TLS or without a response.
 	CertExpiry time.Time
@@ -114,6 +115,9 @@ func (tr *tracer) timings() Timings {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
 	t := Timings{DNS: tr.dns, Connect: tr.connect, TLS: tr.tls, FirstByte: tr.sinceWrite, ConnReused: tr.reused}
+	if tr.wrote {
+		t.Wrote = tr.wroteAt.Sub(tr.sched)
+	}
 	if tr.firstByte {
 		t.TTFB = tr.firstByteAt.Sub(tr.sched)
 	}

@@ -103,13 +103,16 @@ func (c *Client) do(ctx context.Context, r Request) *Result {
 	}
 	c.setHeaders(req)
 	res.RequestID = newRequestID()
+	res.TraceParent = traceParent(res.RequestID)
 	req.Header.Set("X-Request-Id", res.RequestID)
+	req.Header.Set("Traceparent", res.TraceParent)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream")
 
 	sent := time.Now()
 	res.DispatchDelay = max(sent.Sub(r.Sched), 0)
 	if !r.Released.IsZero() {
+		res.queued = true
 		res.DispatchDelay = max(r.Released.Sub(r.Sched), 0)
 		res.QueueWait = max(sent.Sub(r.Released), 0)
 	}
@@ -158,6 +161,15 @@ func newRequestID() string {
 	binary.BigEndian.PutUint64(b[:8], rand.Uint64())
 	binary.BigEndian.PutUint64(b[8:], rand.Uint64())
 	return hex.EncodeToString(b[:])
+}
+
+// traceParent is a W3C traceparent (version 00, sampled) whose trace id is
+// the request id and whose parent span id is fresh, never all zero.
+func traceParent(requestID string) string {
+	span := rand.Uint64() | 1
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], span)
+	return "00-" + requestID + "-" + hex.EncodeToString(b[:]) + "-01"
 }
 
 // phaseOf puts errors whose kind names their phase there, whatever the
@@ -265,6 +277,11 @@ type streamChunk struct {
 	} `json:"choices"`
 	Usage *usage          `json:"usage"`
 	Error json.RawMessage `json:"error"`
+	// The engine's own timings of the request: vLLM's `metrics` (with
+	// --enable-per-request-metrics and include_metrics), llama.cpp's
+	// `timings`. Raw, so a garbage value is ignored, never fatal.
+	Metrics json.RawMessage `json:"metrics"`
+	Timings json.RawMessage `json:"timings"`
 }
 
 type usage struct {
@@ -282,6 +299,7 @@ type streamState struct {
 	answerLimit int
 	maxChunks   int
 	done        bool
+	engineBad   bool // an engine timings object was garbage (logged once)
 }
 
 func (c *Client) readStream(ctx context.Context, body io.Reader, r Request, res *Result) {
@@ -341,6 +359,10 @@ func (c *Client) readStream(ctx context.Context, body io.Reader, r Request, res 
 		}
 	}
 	st.finish(res)
+	res.splitTTFT()
+	if len(res.TTFTParts) > 0 {
+		res.logf("ttft split: %s", res.TTFTSplitText())
+	}
 	switch {
 	case streamErr != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
 		res.fail(OutcomeTimeout, phaseStream, reasonDeadline, fmt.Sprintf("deadline after %s, %d output tokens in: %v", res.E2E.Round(time.Millisecond), res.OutputChunks, streamErr))
@@ -379,6 +401,7 @@ func (st *streamState) observe(chunk *streamChunk, at time.Duration, res *Result
 		// Zeroed usage objects (Ollama sends one on every chunk) say nothing.
 		st.lastUsage = *u
 	}
+	st.engineTimings(chunk, res)
 	output := false
 	for i := range chunk.Choices {
 		ch := &chunk.Choices[i]
@@ -405,6 +428,27 @@ func (st *streamState) observe(chunk *streamChunk, at time.Duration, res *Result
 		st.chunkTokens = append(st.chunkTokens, n)
 	} else {
 		st.exactCounts = false
+	}
+}
+
+// engineTimings keeps the last timings object the engine sent; one that is
+// garbage is logged once and leaves what was read before.
+func (st *streamState) engineTimings(chunk *streamChunk, res *Result) {
+	for _, o := range []struct {
+		raw   json.RawMessage
+		parse func(json.RawMessage) (*EngineTimings, error)
+	}{{chunk.Metrics, parseVLLMMetrics}, {chunk.Timings, parseLlamaTimings}} {
+		if len(o.raw) == 0 || bytes.Equal(bytes.TrimSpace(o.raw), []byte("null")) {
+			continue
+		}
+		t, err := o.parse(o.raw)
+		if err != nil && !st.engineBad {
+			st.engineBad = true
+			res.logf("engine timings partly ignored: %v", err)
+		}
+		if t != nil && (t.HasQueue || t.HasPrefill || t.HasDecode) {
+			res.Engine = t
+		}
 	}
 }
 

@@ -53,7 +53,10 @@ type Result struct {
 
 	// RequestID is the X-Request-Id the request carried, unique per request,
 	// so the engine's logs and its truth records can be joined to it.
-	RequestID     string
+	RequestID string
+	// TraceParent is the W3C traceparent header the request carried; its
+	// trace id is RequestID, so engine traces join to the request.
+	TraceParent   string
 	Sched         time.Time     // when the request was due
 	DispatchDelay time.Duration // t_send - t_sched: the prober's own lateness
 	QueueWait     time.Duration // burst requests: waiting for the concurrency cap (counted in every latency)
@@ -85,6 +88,13 @@ type Result struct {
 	PromptTokensReported  int // 0 when the server reported none
 	FinishReason          string
 
+	// Engine is what the engine reported about the request in its response
+	// (vLLM's metrics, llama.cpp's timings); nil when it reported nothing.
+	Engine *EngineTimings
+	// TTFTParts splits TTFT into its components (breakdown.go), in the order
+	// the request passed them; they add up to TTFT. Nil without a first token.
+	TTFTParts []TTFTPart
+
 	Checks  []Check
 	Quality *QualityResult
 	Good    bool
@@ -92,7 +102,8 @@ type Result struct {
 	Answer string   // the answer's start, for the landing page
 	Log    []string // what happened, line by line, for the landing page
 
-	answerLimit int // where scrub cuts Answer, once secrets are masked
+	answerLimit int  // where scrub cuts Answer, once secrets are masked
+	queued      bool // released by a burst's dispatcher: it waited for the concurrency cap
 }
 
 // FirstTokenSeen reports whether an output token arrived.

@@ -33,23 +33,29 @@ type Config struct {
 	// per request, for GET /sim/truth: benchmarks measure the prober's
 	// timing error against it.
 	TruthStamps bool
+	// PerRequestMetrics answers a request that sets include_metrics with its
+	// queue, prefill and decode times, as vLLM does when started with
+	// --enable-per-request-metrics. Posing as llama.cpp, the engine sends
+	// llama.cpp's timings object instead, always, as llama.cpp does.
+	PerRequestMetrics bool
 }
 
 // DefaultConfig is a small GPU-like engine: 32 sequences, 20 ms prefill,
 // 10 ms decode steps growing 0.2 ms per extra sequence.
 func DefaultConfig() Config {
 	return Config{
-		Seed:             1,
-		Model:            "sim-model",
-		Version:          "0.1.0",
-		MaxBatch:         32,
-		MaxQueue:         256,
-		PrefillBase:      20 * time.Millisecond,
-		PrefillPerToken:  50 * time.Microsecond,
-		DecodeBase:       10 * time.Millisecond,
-		DecodePerSeq:     200 * time.Microsecond,
-		DefaultMaxTokens: 16,
-		Faults:           Faults{RoleOnlyFirstChunk: true, TokensPerChunk: 1, UsagePlacement: UsageSeparate},
+		Seed:              1,
+		Model:             "sim-model",
+		Version:           "0.1.0",
+		MaxBatch:          32,
+		MaxQueue:          256,
+		PrefillBase:       20 * time.Millisecond,
+		PrefillPerToken:   50 * time.Microsecond,
+		DecodeBase:        10 * time.Millisecond,
+		DecodePerSeq:      200 * time.Microsecond,
+		DefaultMaxTokens:  16,
+		PerRequestMetrics: true,
+		Faults:            Faults{RoleOnlyFirstChunk: true, TokensPerChunk: 1, UsagePlacement: UsageSeparate},
 	}
 }
 

@@ -95,6 +95,7 @@ type generateRequest struct {
 	MaxTokens           *int            `json:"max_tokens"`
 	MaxCompletionTokens *int            `json:"max_completion_tokens"`
 	Stream              bool            `json:"stream"`
+	IncludeMetrics      bool            `json:"include_metrics"`
 	StreamOptions       *struct {
 		IncludeUsage         bool `json:"include_usage"`
 		ContinuousUsageStats bool `json:"continuous_usage_stats"`
@@ -197,11 +198,11 @@ func (e *Engine) serveGenerate(w http.ResponseWriter, r *http.Request, chat bool
 	words := e.words(rng, maxTokens)
 	id := fmt.Sprintf("cmpl-sim-%d", n)
 	if !req.Stream {
-		e.respondWhole(w, r.Context(), s, chat, id, words)
+		e.respondWhole(w, r.Context(), s, chat, id, words, e.timingsFor(&req))
 		return
 	}
 	st := &streamWriter{w: w, chat: chat, id: id, model: e.cfg.Model, created: time.Now().Unix(), faults: faults, plan: plan,
-		prompt: prompt, words: words}
+		prompt: prompt, words: words, timings: e.timingsFor(&req)}
 	if req.StreamOptions != nil {
 		st.includeUsage = req.StreamOptions.IncludeUsage && faults.UsagePlacement != UsageNone
 		st.continuous = req.StreamOptions.ContinuousUsageStats && faults.UsagePlacement != UsageNone
@@ -264,7 +265,7 @@ func waitToken(ctx context.Context, s *sequence) bool {
 	}
 }
 
-func (e *Engine) respondWhole(w http.ResponseWriter, ctx context.Context, s *sequence, chat bool, id string, words []string) {
+func (e *Engine) respondWhole(w http.ResponseWriter, ctx context.Context, s *sequence, chat bool, id string, words []string, timings timingsKind) {
 	for range s.maxTokens {
 		if !waitToken(ctx, s) {
 			return
@@ -280,8 +281,67 @@ func (e *Engine) respondWhole(w http.ResponseWriter, ctx context.Context, s *seq
 	} else {
 		choice = map[string]any{"index": 0, "text": text, "finish_reason": "length", "logprobs": nil}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"id": id, "object": object, "created": time.Now().Unix(), "model": e.cfg.Model, "choices": []any{choice}, "usage": usage})
+	body := map[string]any{"id": id, "object": object, "created": time.Now().Unix(), "model": e.cfg.Model, "choices": []any{choice}, "usage": usage}
+	switch timings {
+	case timingsVLLM:
+		body["metrics"] = requestMetricsOf(s)
+	case timingsLlamaCPP:
+		body["timings"] = llamaTimingsOf(s)
+	}
+	writeJSON(w, http.StatusOK, body)
 }
+
+// timingsKind is which per-request timings object a response carries.
+type timingsKind int
+
+const (
+	timingsNone timingsKind = iota
+	timingsVLLM
+	timingsLlamaCPP
+)
+
+// timingsFor says which timings a request's response carries: llama.cpp
+// always sends its own; vLLM only when started with per-request metrics and
+// asked with include_metrics.
+func (e *Engine) timingsFor(req *generateRequest) timingsKind {
+	switch {
+	case e.cfg.Engine == EngineLlamaCPP:
+		return timingsLlamaCPP
+	case e.cfg.PerRequestMetrics && req.IncludeMetrics:
+		return timingsVLLM
+	}
+	return timingsNone
+}
+
+// requestMetrics is vLLM's per-request metrics object: the wait to be
+// scheduled, scheduling to the first token, first to last token.
+type requestMetrics struct {
+	QueueTimeMs        float64 `json:"queue_time_ms"`
+	TimeToFirstTokenMs float64 `json:"time_to_first_token_ms"`
+	GenerationTimeMs   float64 `json:"generation_time_ms"`
+}
+
+// llamaTimings is the part of llama.cpp's timings object the sim fills.
+type llamaTimings struct {
+	CacheN      int     `json:"cache_n"`
+	PromptN     int     `json:"prompt_n"`
+	PromptMs    float64 `json:"prompt_ms"`
+	PredictedN  int     `json:"predicted_n"`
+	PredictedMs float64 `json:"predicted_ms"`
+}
+
+// The sequence's times are written by the scheduler before it hands over
+// the token they belong to, so reading them after the last token is safe.
+func requestMetricsOf(s *sequence) *requestMetrics {
+	return &requestMetrics{QueueTimeMs: millis(s.admitted.Sub(s.arrived)), TimeToFirstTokenMs: millis(s.first.Sub(s.admitted)), GenerationTimeMs: millis(s.last.Sub(s.first))}
+}
+
+func llamaTimingsOf(s *sequence) *llamaTimings {
+	return &llamaTimings{PromptN: s.promptTokens, PromptMs: millis(s.first.Sub(s.admitted)), PredictedN: s.generated, PredictedMs: millis(s.last.Sub(s.first))}
+}
+
+// millis is d in milliseconds with nanosecond resolution, as engines write it.
+func millis(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
 
 type usageJSON struct {
 	PromptTokens     int `json:"prompt_tokens"`

@@ -445,3 +445,81 @@ func TestEngineFamilies(t *testing.T) {
 		t.Errorf("unknown engine: %v", err)
 	}
 }
+
+// Per-request timings ride where the engines put them: vLLM's metrics on
+// the final usage chunk, only when started with per-request metrics and
+// asked with include_metrics (and include_usage); llama.cpp's timings on the
+// last chunk, always. Their figures are the engine's own: prefill is the
+// first step's cost, queue the wait behind a full batch.
+func TestPerRequestTimings(t *testing.T) {
+	type timed struct {
+		Metrics *requestMetrics `json:"metrics"`
+		Timings *llamaTimings   `json:"timings"`
+		Usage   *usageJSON      `json:"usage"`
+	}
+	last := func(s streamed) (timed, int) {
+		var out timed
+		at := -1
+		for i, ev := range s.events {
+			var c timed
+			if json.Unmarshal([]byte(ev), &c) == nil && (c.Metrics != nil || c.Timings != nil) {
+				out, at = c, i
+			}
+		}
+		return out, at
+	}
+	usage := `,"stream_options":{"include_usage":true}`
+	slow := func(c *Config) {
+		c.PrefillBase, c.PrefillPerToken, c.DecodeBase, c.DecodePerSeq, c.MaxBatch = 30*time.Millisecond, 0, 5*time.Millisecond, 0, 1
+	}
+
+	_, srv := start(t, slow)
+	s := stream(t, srv.URL, "/v1/chat/completions", chatBody(3, usage+`,"include_metrics":true`))
+	got, at := last(s)
+	if got.Metrics == nil || got.Usage == nil || at != len(s.events)-2 {
+		t.Fatalf("metrics %+v on event %d of %d, want them on the final usage chunk", got.Metrics, at, len(s.events))
+	}
+	if m := got.Metrics; !near(time.Duration(m.TimeToFirstTokenMs*1e6), 30*time.Millisecond, 3*time.Millisecond) ||
+		!near(time.Duration(m.GenerationTimeMs*1e6), 10*time.Millisecond, 3*time.Millisecond) || m.QueueTimeMs < 0 || m.QueueTimeMs > 3 {
+		t.Errorf("metrics %+v, want prefill ~30ms, generation ~10ms (two 5ms steps), no queue", m)
+	}
+	for name, body := range map[string]string{
+		"without include_metrics": chatBody(3, usage),
+		"without include_usage":   chatBody(3, `,"include_metrics":true`),
+	} {
+		if got, _ := last(stream(t, srv.URL, "/v1/chat/completions", body)); got.Metrics != nil {
+			t.Errorf("%s: metrics sent: %+v", name, got.Metrics)
+		}
+	}
+
+	// Two requests at once behind a batch of one: the second waits the first out.
+	var wg sync.WaitGroup
+	var queues [2]float64
+	for i := range 2 {
+		wg.Go(func() {
+			got, _ := last(stream(t, srv.URL, "/v1/completions", completionBody(3, usage+`,"include_metrics":true`)))
+			if got.Metrics != nil {
+				queues[i] = got.Metrics.QueueTimeMs
+			}
+		})
+	}
+	wg.Wait()
+	if w := max(queues[0], queues[1]); w < 30 {
+		t.Errorf("queue times %v ms: one request should have waited the other's ~40ms out", queues)
+	}
+
+	_, off := start(t, func(c *Config) { slow(c); c.PerRequestMetrics = false })
+	if got, _ := last(stream(t, off.URL, "/v1/chat/completions", chatBody(3, usage+`,"include_metrics":true`))); got.Metrics != nil {
+		t.Errorf("per-request metrics off, but sent: %+v", got.Metrics)
+	}
+
+	_, llama := start(t, func(c *Config) { slow(c); c.Engine = EngineLlamaCPP })
+	s = stream(t, llama.URL, "/v1/completions", completionBody(3, ""))
+	got, at = last(s)
+	if got.Timings == nil || at != len(s.events)-2 || got.Timings.PredictedN != 3 || got.Timings.PromptN != 4 {
+		t.Fatalf("llama.cpp timings %+v on event %d of %d, want them on the last chunk with 3 predicted, 4 prompt tokens", got.Timings, at, len(s.events))
+	}
+	if !near(time.Duration(got.Timings.PromptMs*1e6), 30*time.Millisecond, 3*time.Millisecond) {
+		t.Errorf("prompt_ms %v, want ~30", got.Timings.PromptMs)
+	}
+}

@@ -22,6 +22,7 @@ type streamWriter struct {
 	includeUsage         bool
 	continuous           bool
 	stalled, malformedIn bool
+	timings              timingsKind
 	// stamps, when the engine records truth, get the wall-clock time of
 	// each output chunk's write.
 	stamps []int64
@@ -36,12 +37,14 @@ type chunkChoice struct {
 }
 
 type chunk struct {
-	ID      string        `json:"id"`
-	Object  string        `json:"object"`
-	Created int64         `json:"created"`
-	Model   string        `json:"model"`
-	Choices []chunkChoice `json:"choices"`
-	Usage   *usageJSON    `json:"usage,omitempty"`
+	ID      string          `json:"id"`
+	Object  string          `json:"object"`
+	Created int64           `json:"created"`
+	Model   string          `json:"model"`
+	Choices []chunkChoice   `json:"choices"`
+	Usage   *usageJSON      `json:"usage,omitempty"`
+	Metrics *requestMetrics `json:"metrics,omitempty"`
+	Timings *llamaTimings   `json:"timings,omitempty"`
 }
 
 func (st *streamWriter) run(ctx context.Context, s *sequence) {
@@ -93,20 +96,28 @@ func (st *streamWriter) run(ctx context.Context, s *sequence) {
 	}
 	finish := "length"
 	var usage *usageJSON
+	separate := st.includeUsage && st.faults.UsagePlacement == UsageSeparate
 	if st.includeUsage && st.faults.UsagePlacement == UsageFinish {
 		usage = st.usage(sent)
 	}
+	var last chunk
 	if st.chat {
-		st.write(st.deltaChunk(map[string]any{}, &finish, sent).withUsage(usage))
+		last = st.deltaChunk(map[string]any{}, &finish, sent).withUsage(usage)
 	} else {
-		st.write(st.textChunk("", &finish, sent).withUsage(usage))
+		last = st.textChunk("", &finish, sent).withUsage(usage)
 	}
-	if st.includeUsage && st.faults.UsagePlacement == UsageSeparate {
+	if !separate {
+		st.withTimings(&last, s)
+	}
+	st.write(last)
+	if separate {
 		object := "text_completion"
 		if st.chat {
 			object = "chat.completion.chunk"
 		}
-		st.write(chunk{ID: st.id, Object: object, Created: st.created, Model: st.model, Choices: []chunkChoice{}, Usage: st.usage(sent)})
+		c := chunk{ID: st.id, Object: object, Created: st.created, Model: st.model, Choices: []chunkChoice{}, Usage: st.usage(sent)}
+		st.withTimings(&c, s)
+		st.write(c)
 	}
 	if !st.faults.OmitDone {
 		st.writeRaw("data: [DONE]\n\n")
@@ -134,6 +145,18 @@ func (st *streamWriter) afterChunk(ctx context.Context, sent int) bool {
 		}
 	}
 	return true
+}
+
+// withTimings puts the request's timings on its last chunk, as the engines
+// do: vLLM's metrics ride on the final usage chunk, so only with
+// include_usage; llama.cpp's timings on the last chunk, always.
+func (st *streamWriter) withTimings(c *chunk, s *sequence) {
+	switch {
+	case st.timings == timingsVLLM && c.Usage != nil && st.includeUsage:
+		c.Metrics = requestMetricsOf(s)
+	case st.timings == timingsLlamaCPP:
+		c.Timings = llamaTimingsOf(s)
+	}
 }
 
 func (st *streamWriter) usage(completion int) *usageJSON {
