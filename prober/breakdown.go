@@ -160,34 +160,46 @@ func (res *Result) splitTTFT() {
 	if res.queued {
 		parts = append(parts, TTFTPart{ComponentClientQueue, sent - released})
 	}
-	parts = append(parts, TTFTPart{ComponentConnect, serverFrom - sent})
-	span := ttft - serverFrom
-	parts = append(parts, res.splitServer(span)...)
-	res.TTFTParts = parts
+	server := res.splitServer(ttft-sent, ttft-serverFrom)
+	connect := ttft - sent
+	for _, p := range server {
+		connect -= p.D
+	}
+	parts = append(parts, TTFTPart{ComponentConnect, connect})
+	res.TTFTParts = append(parts, server...)
 }
 
-// splitServer divides the server side of TTFT (request written to first
-// token) by what the engine reported.
-func (res *Result) splitServer(span time.Duration) []TTFTPart {
+// splitServer divides the server side of TTFT by what the engine reported.
+// afterWrite is from the request written to the first token; afterSend is
+// that plus connect, the most the server side can be. The parts it returns
+// cover afterWrite, or less when the engine's own figures show the write
+// callback ran late (a busy client): the engine cannot have queued a
+// request before it arrived, so its figures move the boundary back.
+func (res *Result) splitServer(afterSend, afterWrite time.Duration) []TTFTPart {
 	e := res.Engine
 	if e == nil || !e.HasPrefill {
-		return []TTFTPart{{ComponentServerOther, span}}
+		return []TTFTPart{{ComponentServerOther, afterWrite}}
 	}
 	queue := time.Duration(0)
 	if e.HasQueue {
 		queue = e.Queue
 	}
 	engine := queue + e.Prefill
-	if engine > span+engineTimingsSlack {
-		res.logf("engine timings not used in the TTFT split: queue %s + prefill %s exceed the %s the client waited after sending", queue, e.Prefill, span)
-		return []TTFTPart{{ComponentServerOther, span}}
+	if engine > afterSend+engineTimingsSlack {
+		res.logf("engine timings not used in the TTFT split: queue %s + prefill %s exceed the %s from sending to the first token", queue, e.Prefill, afterSend)
+		return []TTFTPart{{ComponentServerOther, afterWrite}}
 	}
-	// Within the slack, millisecond rounding: trim prefill, then queue.
 	prefill := e.Prefill
-	if over := engine - span; over > 0 {
+	if over := engine - afterSend; over > 0 {
+		// Within the slack, millisecond rounding: trim prefill, then queue.
 		cut := min(over, prefill)
 		prefill -= cut
 		queue -= over - cut
+		engine = afterSend
+	}
+	span := max(afterWrite, engine)
+	if span > afterWrite {
+		res.logf("the request-written stamp came %s after the engine's queue began: connect is capped by the engine's figures", span-afterWrite)
 	}
 	rest := span - queue - prefill
 	if !e.HasQueue {

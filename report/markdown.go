@@ -66,6 +66,13 @@ func (r *Report) WriteMarkdown(w io.Writer, extra ...Check) error {
 		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s |\n", m, s.Count, ms(s, s.P50), ms(s, s.P90), ms(s, s.P99), ms(s, s.P999), ms(s, s.Max))
 	}
 	fmt.Fprintf(&b, "\n%s.\n", md(r.BoundText()))
+	if bd := r.TTFTBreakdown; bd != nil {
+		fmt.Fprintf(&b, "\nWhere TTFT went (%d requests; engine timings from %s):\n\n| component | p50 | p90 | p99 | share |\n|---|--:|--:|--:|--:|\n", bd.Requests, md(bd.EngineTimingsText()))
+		for _, c := range bd.Components {
+			s := c.Summary
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %.1f%% |\n", c.Component, ms(s, s.P50), ms(s, s.P90), ms(s, s.P99), 100*c.Share)
+		}
+	}
 	fmt.Fprintf(&b, "\nGoodput %s of requests (%s req/s, %s output tok/s); throughput %s req/s, %s output tok/s.",
 		na(r.Goodput.Ratio, "%.1f%%", 100), na(r.Goodput.Requests, "%.2f", 1), na(r.Goodput.OutputTokens, "%.1f", 1),
 		na(r.Throughput.Requests, "%.2f", 1), na(r.Throughput.OutputTokens, "%.1f", 1))

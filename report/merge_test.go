@@ -84,8 +84,23 @@ func mergedFigures(r *report.Report) map[string]any {
 		"latency": r.Latency, "achieved_rate": r.AchievedRate, "throughput": r.Throughput, "goodput": r.Goodput,
 		"slo_gates": slo, "passed": r.Passed, "aborted": r.Aborted, "client_saturated": r.ClientSaturated,
 		"start": r.Start.UnixNano(), "end": r.End.UnixNano(), "duration": r.DurationSeconds,
-		"ttft_series": r.TTFTSeries, "samples": r.Samples, "regression": r.Regression,
+		"ttft_series": r.TTFTSeries, "samples": r.Samples, "regression": r.Regression, "ttft_breakdown": r.TTFTBreakdown,
 	}
+}
+
+// splitOf splits a synthetic request's TTFT as the prober would, with the
+// engine's queue and prefill or without, the parts adding up to TTFT.
+func splitOf(res *prober.Result, engine bool) []prober.TTFTPart {
+	connect := res.TTFT / 50
+	server := res.TTFT - res.DispatchDelay - connect
+	parts := []prober.TTFTPart{{Component: prober.ComponentDispatch, D: res.DispatchDelay}, {Component: prober.ComponentConnect, D: connect}}
+	if !engine {
+		return append(parts, prober.TTFTPart{Component: prober.ComponentServerOther, D: server})
+	}
+	queue, prefill := server/4, server/2
+	return append(parts, prober.TTFTPart{Component: prober.ComponentEngineQueue, D: queue},
+		prober.TTFTPart{Component: prober.ComponentEnginePrefill, D: prefill},
+		prober.TTFTPart{Component: prober.ComponentNetwork, D: server - queue - prefill})
 }
 
 // compareFigures fails on every figure that differs, bit for bit.
@@ -130,6 +145,12 @@ func synthetic(n int) report.Run {
 				res.PromptTokensReported = 60 + rng.IntN(10)
 			}
 			res.TTFT = ms(20 + rng.ExpFloat64()*40)
+			if res.OutputChunks > 0 {
+				res.TTFTParts = splitOf(res, x%3 == 0)
+			}
+			if x%3 == 0 {
+				res.Engine = &prober.EngineTimings{Source: prober.EngineTimingsVLLM}
+			}
 			e := res.TTFT
 			for range res.OutputTokens - 1 {
 				d := ms(5 + rng.ExpFloat64()*3)

@@ -51,13 +51,16 @@ type Report struct {
 	FailedSamples   []FailedRequest            `json:"failed_samples,omitempty"`
 	TokenSources    map[prober.TokenSource]int `json:"token_sources"`
 	Latency         map[string]Summary         `json:"latency"`
-	AchievedRate    *float64                   `json:"achieved_rate"`
-	Throughput      Throughput                 `json:"throughput"`
-	Goodput         Goodput                    `json:"goodput"`
-	Gates           []Gate                     `json:"gates"`
-	Passed          bool                       `json:"passed"`
-	Aborted         bool                       `json:"aborted"`
-	AbortReason     string                     `json:"abort_reason,omitempty"`
+	// TTFTBreakdown is where the successful requests' TTFT went; null when
+	// none was split (and in reports older than the split).
+	TTFTBreakdown *TTFTBreakdown `json:"ttft_breakdown,omitempty"`
+	AchievedRate  *float64       `json:"achieved_rate"`
+	Throughput    Throughput     `json:"throughput"`
+	Goodput       Goodput        `json:"goodput"`
+	Gates         []Gate         `json:"gates"`
+	Passed        bool           `json:"passed"`
+	Aborted       bool           `json:"aborted"`
+	AbortReason   string         `json:"abort_reason,omitempty"`
 	// ClientSaturated is set when the client's own error (ErrorBound) passed
 	// a tenth of the tightest objective: the numbers describe the prober.
 	ClientSaturated bool `json:"client_saturated"`
@@ -321,6 +324,7 @@ func Build(b config.Burst, o Run, meta Meta) *Report {
 	for obj, n := range checked {
 		r.Goodput.PerObjective[obj] = float64(met[obj]) / float64(n)
 	}
+	r.TTFTBreakdown = newTTFTBreakdown(o.Results)
 	r.ErrorBound = newErrorBound(r.Latency["dispatch_delay"], o.Runtime, meta.Scenarios)
 	r.ClientSaturated = r.ErrorBound.Saturated()
 	r.gates(meta.Scenarios)

@@ -45,8 +45,12 @@ type ShardRequest struct {
 	Dispatch int64          `json:"d"`
 	E2E      int64          `json:"e2e"`
 	// TTFT is nil when no output token arrived.
-	TTFT   *int64             `json:"ttft,omitempty"`
-	TPOT   int64              `json:"tpot,omitempty"`
+	TTFT *int64 `json:"ttft,omitempty"`
+	TPOT int64  `json:"tpot,omitempty"`
+	// Parts is the TTFT split, nanoseconds by component; Engine names the
+	// source of the engine's timings, "" without.
+	Parts  map[string]int64   `json:"parts,omitempty"`
+	Engine string             `json:"eng,omitempty"`
 	Output int                `json:"out,omitempty"`
 	Prompt int                `json:"in,omitempty"` // the server's count, else the requested one
 	Source prober.TokenSource `json:"src,omitempty"`
@@ -104,6 +108,15 @@ func newShardPart(o Run) *ShardPart {
 				ttft := int64(res.TTFT)
 				row.TTFT, row.TPOT = &ttft, int64(res.TPOT)
 			}
+			if len(res.TTFTParts) > 0 {
+				row.Parts = make(map[string]int64, len(res.TTFTParts))
+				for _, part := range res.TTFTParts {
+					row.Parts[part.Component] = int64(part.D)
+				}
+			}
+			if res.Engine != nil {
+				row.Engine = res.Engine.Source
+			}
 			for _, d := range res.ITL {
 				itl = append(itl, int64(d))
 			}
@@ -129,6 +142,14 @@ func (q ShardRequest) result(start time.Time) *prober.Result {
 	}
 	if q.TTFT != nil {
 		res.TTFT, res.OutputChunks = time.Duration(*q.TTFT), 1
+	}
+	for _, c := range prober.Components {
+		if d, ok := q.Parts[c]; ok {
+			res.TTFTParts = append(res.TTFTParts, prober.TTFTPart{Component: c, D: time.Duration(d)})
+		}
+	}
+	if q.Engine != "" {
+		res.Engine = &prober.EngineTimings{Source: q.Engine}
 	}
 	for _, o := range q.Met {
 		res.Checks = append(res.Checks, prober.Check{Objective: o, Met: true})

@@ -39,6 +39,7 @@ type reportView struct {
 	Verdict        verdict
 	Latency        []latencyRow
 	Bound          boundRow
+	Breakdown      []breakdownRow
 	Outcomes       []outcomeRow
 	RegressionRows []regressionRow
 	Charts         []*chart
@@ -98,6 +99,39 @@ func latencyRows(r *report.Report) []latencyRow {
 			Metric: m, Meaning: metricMeaning[m], Count: s.Count,
 			P50: ms(s.P50), P90: ms(s.P90), P95: ms(s.P95), P99: ms(s.P99), P999: ms(s.P999), Mean: ms(s.Mean), Max: ms(s.Max),
 		})
+	}
+	return rows
+}
+
+// componentMeaning says what each TTFT component is, for the split table.
+var componentMeaning = map[string]string{
+	prober.ComponentDispatch:      "the prober's lateness in letting the request go",
+	prober.ComponentClientQueue:   "waiting for the burst's concurrency cap",
+	prober.ComponentConnect:       "pool wait, DNS, connect, TLS and writing the request",
+	prober.ComponentEngineQueue:   "waiting in the engine to be scheduled (engine's figure)",
+	prober.ComponentEnginePrefill: "scheduling to first token (engine's figure)",
+	prober.ComponentNetwork:       "the rest: network both ways, HTTP stack, tokenisation",
+	prober.ComponentServerOther:   "server side the engine did not split",
+}
+
+// breakdownRow is one TTFT component's figures in milliseconds and its share.
+type breakdownRow struct {
+	Component, Meaning  string
+	Count               int
+	P50, P90, P99, Mean string
+	Share               string
+}
+
+func breakdownRows(b *report.TTFTBreakdown) []breakdownRow {
+	if b == nil {
+		return nil
+	}
+	rows := make([]breakdownRow, 0, len(b.Components))
+	for _, c := range b.Components {
+		s := c.Summary
+		ms := func(v float64) string { return msFigure(v, s.Count > 0) }
+		rows = append(rows, breakdownRow{Component: c.Component, Meaning: componentMeaning[c.Component], Count: s.Count,
+			P50: ms(s.P50), P90: ms(s.P90), P99: ms(s.P99), Mean: ms(s.Mean), Share: fmt.Sprintf("%.1f%%", 100*c.Share)})
 	}
 	return rows
 }
@@ -212,7 +246,7 @@ func deref(v *float64) float64 {
 func newReportView(r *report.Report, linked bool) reportView {
 	v := reportView{
 		Report: r, Linked: linked, Verdict: burstVerdict(r),
-		Latency: latencyRows(r), Bound: newBoundRow(r.ErrorBound), Outcomes: outcomeRows(r), RegressionRows: regressionRows(r.Regression),
+		Latency: latencyRows(r), Bound: newBoundRow(r.ErrorBound), Breakdown: breakdownRows(r.TTFTBreakdown), Outcomes: outcomeRows(r), RegressionRows: regressionRows(r.Regression),
 	}
 	for _, c := range []*chart{percentileChart(r), ttftChart(r), sweepChart(r)} {
 		if c != nil {

@@ -1,0 +1,28 @@
+package web
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/llmprobe/llmprobe/prober"
+	"github.com/llmprobe/llmprobe/report"
+)
+
+// The report page shows where TTFT went, component by component with its
+// meaning and share; a report without a split says n/a.
+func TestReportPageShowsTheTTFTSplit(t *testing.T) {
+	old := recordedReport(t)
+	old.TTFTBreakdown = nil
+	if page := render(t, old); !strings.Contains(page, `<section id="ttft-split">`) || !strings.Contains(page, "n/a: no successful request was split") {
+		t.Error("a report without a split does not say n/a")
+	}
+	split := *old
+	split.TTFTBreakdown = &report.TTFTBreakdown{Requests: 20, EngineTimings: map[string]int{prober.EngineTimingsVLLM: 20}, Components: []report.ComponentSummary{
+		{Component: prober.ComponentEngineQueue, Summary: report.Summarize([]float64{0.010, 0.030}), Share: 0.25},
+		{Component: prober.ComponentEnginePrefill, Summary: report.Summarize([]float64{0.050, 0.070}), Share: 0.75},
+	}}
+	page := render(t, &split)
+	wantAll(t, "a split report", page, "Engine timings from 20 of 20 requests (vllm_metrics 20)",
+		"<td>engine_queue</td><td class=\"muted\">waiting in the engine to be scheduled (engine's figure)</td><td class=\"num\">2</td>",
+		"<td class=\"num\">25.0%</td>", "<td class=\"num\">75.0%</td>")
+}

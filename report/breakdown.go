@@ -1,0 +1,99 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/llmprobe/llmprobe/prober"
+)
+
+// TTFTBreakdown splits the TTFT of a burst's successful requests into its
+// components (prober.Components): where the wait went.
+type TTFTBreakdown struct {
+	// Requests is how many successful requests were split; EngineTimings
+	// counts those whose engine reported its own timings, by source.
+	Requests      int                `json:"requests"`
+	EngineTimings map[string]int     `json:"engine_timings"`
+	Components    []ComponentSummary `json:"components"`
+}
+
+// ComponentSummary is one component's figures over the requests that had
+// it, and its share of their whole TTFT.
+type ComponentSummary struct {
+	Component string `json:"component"`
+	// Summary is in seconds, as the report's latencies are.
+	Summary Summary `json:"summary"`
+	// Share is the component's sum over the sum of TTFT of every split
+	// request: the shares of a report add up to 1.
+	Share float64 `json:"share"`
+}
+
+// newTTFTBreakdown summarises the split of every successful request that
+// had one; nil when none had.
+func newTTFTBreakdown(results []*prober.Result) *TTFTBreakdown {
+	samples := map[string][]float64{}
+	sums := map[string]float64{}
+	b := &TTFTBreakdown{EngineTimings: map[string]int{}}
+	var total float64
+	for _, res := range results {
+		if res.Outcome != prober.OutcomeSuccess || !res.FirstTokenSeen() || len(res.TTFTParts) == 0 {
+			continue
+		}
+		b.Requests++
+		total += res.TTFT.Seconds()
+		if res.Engine != nil {
+			b.EngineTimings[res.Engine.Source]++
+		}
+		for _, p := range res.TTFTParts {
+			samples[p.Component] = append(samples[p.Component], p.D.Seconds())
+			sums[p.Component] += p.D.Seconds()
+		}
+	}
+	if b.Requests == 0 {
+		return nil
+	}
+	for _, c := range prober.Components {
+		if len(samples[c]) == 0 {
+			continue
+		}
+		share := 0.0
+		if total > 0 {
+			share = sums[c] / total
+		}
+		b.Components = append(b.Components, ComponentSummary{Component: c, Summary: Summarize(samples[c]), Share: share})
+	}
+	return b
+}
+
+// EngineTimingsText says which requests carried the engine's own timings:
+// "412 of 420 (vllm_metrics 412)", or why the server side is not split.
+func (b *TTFTBreakdown) EngineTimingsText() string {
+	n := 0
+	var by string
+	for src, k := range b.EngineTimings {
+		n += k
+		by += fmt.Sprintf(" %s %d", src, k)
+	}
+	if n == 0 {
+		return fmt.Sprintf("none of %d requests: the engine reported no per-request timings, so the server side is one part (server_other); vLLM reports them when started with --enable-per-request-metrics and asked with extra_body include_metrics: true", b.Requests)
+	}
+	return fmt.Sprintf("%d of %d requests (%s)", n, b.Requests, by[1:])
+}
+
+// writeBreakdown writes the TTFT split table of the text report.
+func (r *Report) writeBreakdown(out io.Writer) {
+	b := r.TTFTBreakdown
+	if b == nil {
+		fmt.Fprintln(out, "\nTTFT split: n/a (no successful request was split)")
+		return
+	}
+	fmt.Fprintf(out, "\nTTFT split over %d requests; engine timings from %s\n", b.Requests, b.EngineTimingsText())
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "component\tsamples\tp50\tp90\tp99\tmean\tshare\t")
+	for _, c := range b.Components {
+		s := c.Summary
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%.1f%%\t\n", c.Component, s.Count, ms(s, s.P50), ms(s, s.P90), ms(s, s.P99), ms(s, s.Mean), 100*c.Share)
+	}
+	_ = tw.Flush()
+}

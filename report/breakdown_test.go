@@ -1,0 +1,95 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmprobe/llmprobe/prober"
+)
+
+// The report summarises each component over the requests that had it, and
+// the shares of the whole TTFT add up to 1; the text report prints the
+// table, and a report without a split says n/a.
+func TestTTFTBreakdownInReport(t *testing.T) {
+	b, scenarios := boundBurst()
+	start := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	res := results(scenarios[0], start, 10, 0)
+	for i, r := range res {
+		// 50 ms TTFT: 1 ms connect, then either the engine's split or none.
+		if i < 6 {
+			r.Engine = &prober.EngineTimings{Source: prober.EngineTimingsVLLM}
+			r.TTFTParts = []prober.TTFTPart{{Component: prober.ComponentDispatch, D: 0}, {Component: prober.ComponentConnect, D: millis(1)},
+				{Component: prober.ComponentEngineQueue, D: millis(10)}, {Component: prober.ComponentEnginePrefill, D: millis(38)}, {Component: prober.ComponentNetwork, D: millis(1)}}
+		} else {
+			r.TTFTParts = []prober.TTFTPart{{Component: prober.ComponentDispatch, D: 0}, {Component: prober.ComponentConnect, D: millis(1)}, {Component: prober.ComponentServerOther, D: millis(49)}}
+		}
+	}
+	rep := Build(b, Run{Rate: 10, Start: start, End: start.Add(time.Second), Planned: 10, Results: res}, Meta{Scenarios: scenarios})
+	bd := rep.TTFTBreakdown
+	if bd == nil || bd.Requests != 10 || bd.EngineTimings[prober.EngineTimingsVLLM] != 6 {
+		t.Fatalf("breakdown %+v", bd)
+	}
+	var names []string
+	share := 0.0
+	for _, c := range bd.Components {
+		names = append(names, c.Component)
+		share += c.Share
+	}
+	if got := strings.Join(names, ","); got != "dispatch,connect,engine_queue,engine_prefill,network,server_other" {
+		t.Errorf("components %s", got)
+	}
+	if math.Abs(share-1) > 1e-9 {
+		t.Errorf("shares add up to %v", share)
+	}
+	for _, c := range bd.Components {
+		switch c.Component {
+		case prober.ComponentEngineQueue:
+			if c.Summary.Count != 6 || math.Abs(c.Summary.P99-0.010) > 1e-12 || math.Abs(c.Share-0.06/0.5) > 1e-9 {
+				t.Errorf("engine_queue %+v", c)
+			}
+		case prober.ComponentServerOther:
+			if c.Summary.Count != 4 || math.Abs(c.Summary.P50-0.049) > 1e-12 {
+				t.Errorf("server_other %+v", c)
+			}
+		}
+	}
+
+	raw, _ := json.Marshal(rep)
+	var back Report
+	if err := json.Unmarshal(raw, &back); err != nil {
+		t.Fatal(err)
+	}
+	var text bytes.Buffer
+	back.WriteText(&text)
+	for _, want := range []string{"TTFT split over 10 requests; engine timings from 6 of 10 requests (vllm_metrics 6)", "engine_queue", "10.0ms", "server_other"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text report lacks %q:\n%s", want, text.String())
+		}
+	}
+
+	// No split at all: the report says so, never a table of zeros.
+	for _, r := range res {
+		r.TTFTParts, r.Engine = nil, nil
+	}
+	rep = Build(b, Run{Rate: 10, Start: start, End: start.Add(time.Second), Planned: 10, Results: res}, Meta{Scenarios: scenarios})
+	text.Reset()
+	rep.WriteText(&text)
+	if rep.TTFTBreakdown != nil || !strings.Contains(text.String(), "TTFT split: n/a") {
+		t.Errorf("breakdown %+v; text:\n%s", rep.TTFTBreakdown, text.String())
+	}
+	if raw, _ := json.Marshal(rep); bytes.Contains(raw, []byte("ttft_breakdown")) {
+		t.Error("an empty breakdown is written")
+	}
+}
+
+// Without engine timings the table says why the server side is one part.
+func TestBreakdownWithoutEngineTimingsSaysWhy(t *testing.T) {
+	b := &TTFTBreakdown{Requests: 3, EngineTimings: map[string]int{}}
+	if got := b.EngineTimingsText(); !strings.Contains(got, "none of 3 requests") || !strings.Contains(got, "--enable-per-request-metrics") {
+		t.Errorf("%q", got)
+	}
+}
