@@ -36,6 +36,7 @@ var (
 	burstAbortedDesc   = prometheus.NewDesc(namespace+"_burst_aborted", "Whether the last burst was stopped early (safety brake or cancel).", []string{"burst"}, nil)
 	burstSaturatedDesc = prometheus.NewDesc(namespace+"_burst_client_saturated", "Whether the last burst's measurement error bound p99 passed a tenth of its tightest objective: its numbers describe the prober.", []string{"burst"}, nil)
 	burstBoundDesc     = prometheus.NewDesc(namespace+"_burst_measurement_error_bound_seconds", "How much of each latency of the last burst llmprobe itself may have added: dispatch delay + Go scheduling latency + GC pauses + a self-probe's read delay (p99 and max).", []string{"burst", "percentile"}, nil)
+	burstTTFTPartDesc  = prometheus.NewDesc(namespace+"_burst_ttft_component_seconds", "Exact percentiles of each TTFT component over the last burst's successful requests (component as in ttft_component_seconds); absent for a component no request had.", []string{"burst", "component", "percentile"}, nil)
 	burstRegressDesc   = prometheus.NewDesc(namespace+"_burst_regression_ratio", "Last burst's quantile over the previous burst's (metric is like ttft_p99).", []string{"burst", "metric"}, nil)
 	burstMaxRateDesc   = prometheus.NewDesc(namespace+"_burst_max_rate_under_slo", "Highest swept rate whose goodput ratio met the SLO target.", []string{"burst"}, nil)
 	burstEnergyDesc    = prometheus.NewDesc(namespace+"_burst_energy_joules_per_output_token", "GPU energy of the last burst over its output tokens (warmup included), where llmprobe runs on the GPU node.", []string{"burst"}, nil)
@@ -96,7 +97,7 @@ func (b *Bursts) Configure(cfg *config.Config) {
 
 // Describe implements prometheus.Collector.
 func (b *Bursts) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{burstLatencyDesc, burstRateDesc, burstOutputDesc, burstGoodputDesc, burstPassedDesc, burstLastRunDesc, burstAbortedDesc, burstSaturatedDesc, burstBoundDesc, burstRegressDesc, burstMaxRateDesc, burstEnergyDesc, burstDueDesc, writeFailuresDesc} {
+	for _, d := range []*prometheus.Desc{burstLatencyDesc, burstRateDesc, burstOutputDesc, burstGoodputDesc, burstPassedDesc, burstLastRunDesc, burstAbortedDesc, burstSaturatedDesc, burstBoundDesc, burstTTFTPartDesc, burstRegressDesc, burstMaxRateDesc, burstEnergyDesc, burstDueDesc, writeFailuresDesc} {
 		ch <- d
 	}
 }
@@ -147,6 +148,13 @@ func (b *Bursts) Collect(ch chan<- prometheus.Metric) {
 		if e := r.ErrorBound; e != nil { // none in reports older than the bound
 			figure(burstBoundDesc, e.P99, name, "p99")
 			figure(burstBoundDesc, e.Max, name, "max")
+		}
+		if bd := r.TTFTBreakdown; bd != nil {
+			for _, c := range bd.Components {
+				for _, q := range config.BurstQuantiles {
+					gauge(burstTTFTPartDesc, c.Summary.Quantile(q), name, c.Component, q)
+				}
+			}
 		}
 		if r.Regression != nil {
 			for _, m := range r.Regression.Metrics {

@@ -52,3 +52,24 @@ func TestBurstErrorBound(t *testing.T) {
 	}
 	testkit.PromtoolCheckMetrics(t, page.String())
 }
+
+// Each TTFT component of the last burst is exported as its percentiles; a
+// component no request had, and a report without a split, export nothing.
+func TestBurstTTFTComponents(t *testing.T) {
+	bursts := NewBursts()
+	bursts.Finished(&report.Report{Burst: "split", TTFTBreakdown: &report.TTFTBreakdown{Requests: 3, Components: []report.ComponentSummary{
+		{Component: "engine_queue", Summary: report.Summarize([]float64{0.01, 0.02, 0.09})},
+	}}}, nil)
+	bursts.Restore(&report.Report{Burst: "old"})
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(bursts)
+	const name = "llmprobe_burst_ttft_component_seconds"
+	if m := findMetric(t, reg, name, map[string]string{"burst": "split", "component": "engine_queue", "percentile": "p50"}); m == nil || m.GetGauge().GetValue() != 0.02 {
+		t.Errorf("engine_queue p50: %v, want 0.02", m)
+	}
+	for _, labels := range []map[string]string{{"burst": "split", "component": "engine_prefill"}, {"burst": "old"}} {
+		if m := findMetric(t, reg, name, labels); m != nil {
+			t.Errorf("%v exports %v", labels, m)
+		}
+	}
+}
