@@ -225,11 +225,9 @@ func (h *histogram) dto(bounds []float64) *dto.Histogram {
 			cumulative[i] = h.count
 			buckets[i].UpperBound = proto.Float64(math.Inf(1))
 		}
-		if h.ex != nil && h.ex[i].id != "" {
-			buckets[i].Exemplar = h.ex[i].dto()
-		}
 		ptrs[i] = &buckets[i]
 	}
+	h.exemplarsDTO(buckets)
 	count, sum, schema, zeroCount, zero := h.count, h.sum, h.schema, h.zeroCount, float64(nativeZeroThresh)
 	hist := &dto.Histogram{
 		SampleCount: &count, SampleSum: &sum, Bucket: ptrs, CreatedTimestamp: timestamppb.New(h.created),
@@ -240,11 +238,44 @@ func (h *histogram) dto(bounds []float64) *dto.Histogram {
 	return hist
 }
 
-func (e exemplar) dto() *dto.Exemplar {
-	return &dto.Exemplar{
-		Label:     []*dto.LabelPair{{Name: proto.String(exemplarLabel), Value: proto.String(e.id)}},
-		Value:     proto.Float64(e.v),
-		Timestamp: timestamppb.New(time.Unix(0, e.at)),
+// exemplarName is the exemplars' label name, shared by every dto: it is
+// only read.
+var exemplarName = exemplarLabel
+
+// exemplarsDTO gives buckets their exemplars, copied (the dto outlives the
+// lock), in a few allocations for all of them.
+func (h *histogram) exemplarsDTO(buckets []dto.Bucket) {
+	if h.ex == nil {
+		return
+	}
+	k := 0
+	for i := range buckets {
+		if h.ex[i].id != "" {
+			k++
+		}
+	}
+	exs := make([]dto.Exemplar, k)
+	pairs := make([]dto.LabelPair, k)
+	pairPtrs := make([]*dto.LabelPair, k)
+	ids := make([]string, k)
+	values := make([]float64, k)
+	stamps := make([]timestamppb.Timestamp, k)
+	j := 0
+	for i := range buckets {
+		e := &h.ex[i]
+		if e.id == "" {
+			continue
+		}
+		ids[j], values[j] = e.id, e.v
+		stamps[j].Seconds, stamps[j].Nanos = e.at/1e9, int32(e.at%1e9)
+		if e.at < 0 && stamps[j].Nanos != 0 {
+			stamps[j].Seconds, stamps[j].Nanos = stamps[j].Seconds-1, stamps[j].Nanos+1e9
+		}
+		pairs[j].Name, pairs[j].Value = &exemplarName, &ids[j]
+		pairPtrs[j] = &pairs[j]
+		exs[j].Label, exs[j].Value, exs[j].Timestamp = pairPtrs[j:j+1:j+1], &values[j], &stamps[j]
+		buckets[i].Exemplar = &exs[j]
+		j++
 	}
 }
 
