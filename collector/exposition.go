@@ -179,14 +179,6 @@ func (p *Probe) writeText(t *textWriter, f *seriesFamily, om bool, now time.Time
 		b = value(b, v)
 		b = append(b, '\n')
 	}
-	count := func(n uint64) {
-		if om || n < 1e6 {
-			// Below a million, 'g' formatting is the plain integer.
-			b = strconv.AppendUint(b, n, 10)
-		} else {
-			b = appendTextFloat(b, float64(n))
-		}
-	}
 	for _, s := range p.order {
 		s.mu.Lock()
 		switch f.kind {
@@ -209,32 +201,70 @@ func (p *Probe) writeText(t *textWriter, f *seriesFamily, om bool, now time.Time
 			if om {
 				le = p.hist[f.index].omLE
 			}
-			var cum uint64
-			for i, n := range h.counts {
-				cum += n
-				if i == len(h.counts)-1 {
-					cum = h.count // +Inf is the sample count, as expfmt writes it
-				}
-				b = append(b, f.name...)
-				b = append(b, "_bucket{"...)
-				b = append(b, s.labels...)
-				b = append(b, `,le="`...)
-				b = append(b, le[i]...)
-				b = append(b, `"} `...)
-				count(cum)
-				b = append(b, '\n')
-			}
-			line(f.name, "_sum", s.labels, h.sum)
-			b = append(b, f.name...)
-			b = append(b, "_count{"...)
-			b = append(b, s.labels...)
-			b = append(b, "} "...)
-			count(h.count)
-			b = append(b, '\n')
+			b = h.appendText(b, f.name, s.labels, le, om)
 		}
 		s.mu.Unlock()
 	}
 	t.b = b
+}
+
+// appendText writes the histogram's _bucket, _sum and _count lines of
+// one series, with labels (sorted, without le) and le its buckets' le
+// values, +Inf last; in OpenMetrics each bucket with an exemplar has it.
+// The caller holds the series' lock.
+func (h *histogram) appendText(b []byte, name, labels string, le []string, om bool) []byte {
+	value := appendTextFloat
+	if om {
+		value = appendOMFloat
+	}
+	count := func(n uint64) {
+		if om || n < 1e6 {
+			// Below a million, 'g' formatting is the plain integer.
+			b = strconv.AppendUint(b, n, 10)
+		} else {
+			b = appendTextFloat(b, float64(n))
+		}
+	}
+	var cum uint64
+	for i, n := range h.counts {
+		cum += n
+		if i == len(h.counts)-1 {
+			cum = h.count // +Inf is the sample count, as expfmt writes it
+		}
+		b = append(b, name...)
+		b = append(b, "_bucket{"...)
+		b = append(b, labels...)
+		b = append(b, `,le="`...)
+		b = append(b, le[i]...)
+		b = append(b, `"} `...)
+		count(cum)
+		if om && h.ex != nil && h.ex[i].id != "" {
+			e := &h.ex[i]
+			b = append(b, " # {"+exemplarLabel+`="`...)
+			if strings.ContainsAny(e.id, "\\\"\n") {
+				b = append(b, valueEscaper.Replace(e.id)...)
+			} else {
+				b = append(b, e.id...)
+			}
+			b = append(b, `"} `...)
+			b = appendOMFloat(b, e.v)
+			b = append(b, ' ')
+			b = appendOMFloat(b, float64(e.at)/1e9)
+		}
+		b = append(b, '\n')
+	}
+	b = append(b, name...)
+	b = append(b, "_sum{"...)
+	b = append(b, labels...)
+	b = append(b, "} "...)
+	b = value(b, h.sum)
+	b = append(b, '\n')
+	b = append(b, name...)
+	b = append(b, "_count{"...)
+	b = append(b, labels...)
+	b = append(b, "} "...)
+	count(h.count)
+	return append(b, '\n')
 }
 
 // appendTextFloat formats a sample value as the text format does.

@@ -26,6 +26,9 @@ const (
 	acceptProtobuf    = "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited"
 )
 
+// tooLong is a request id longer than an exemplar may be.
+var tooLong = strings.Repeat("x", 121)
+
 // exposed is a probe with every kind of series, behind an Exposition with
 // another collector beside it, whose families sort before, between and
 // after the probe's.
@@ -34,9 +37,12 @@ func exposed(t *testing.T) *Exposition {
 	p := NewProbe()
 	p.now = func() time.Time { return time.Unix(1_700_000_000, 0) }
 	p.Configure(testConfig(t, "300ms"))
+	// Request ids become exemplars: a hex one, one that needs escaping, and
+	// one too long for an exemplar, which is counted without one.
 	for i, model := range []string{"m", "we\"ird\\mo\ndel ü"} {
 		r := successResult("a")
 		r.Model = model
+		r.RequestID = "we\"ird\\i\nd ü"
 		r.Timings.TTFB = 100 * time.Millisecond
 		r.Quality = &prober.QualityResult{Passed: i == 0}
 		// Past a million, the text format writes counts as 1.2e+06.
@@ -49,9 +55,16 @@ func exposed(t *testing.T) *Exposition {
 	}
 	failed := &prober.Result{Target: "b", Model: "m", Scenario: "s", Traffic: prober.TrafficBurst, Sched: time.Unix(1001, 0),
 		Outcome: prober.OutcomeHTTPError, HTTPStatus: 500, Phase: "headers", Reason: "http_status",
-		Checks: []prober.Check{{Objective: "ttft"}, {Objective: "tpot"}}}
+		Checks: []prober.Check{{Objective: "ttft"}, {Objective: "tpot"}}, RequestID: tooLong,
+		DispatchDelay: time.Millisecond}
 	p.Observe(failed)
-	p.Observe(successResult("b"))
+	ok := successResult("b")
+	ok.RequestID = "0af7651916cd43dd8448eb211c80319c"
+	p.Observe(ok)
+	// Burst traffic carries them too; a TTFT past every bucket puts one on +Inf.
+	slow := successResult("b")
+	slow.Traffic, slow.RequestID, slow.TTFT, slow.E2E = prober.TrafficBurst, "4bf92f3577b34da6a3ce929d0e0e4736", time.Hour, 2*time.Hour
+	p.Observe(slow)
 	p.Started("a", "s", "canary")
 
 	reg := prometheus.NewRegistry()
@@ -124,6 +137,28 @@ func TestExpositionMatchesClientGolang(t *testing.T) {
 					t.Errorf("the page lacks %s", s)
 				}
 			}
+			// Exemplars, in OpenMetrics only: a request's id on the bucket of
+			// each of its observations, canary and burst, +Inf included.
+			exemplars := []string{
+				`llmprobe_time_to_first_token_seconds_bucket{model="m",scenario="s",target="b",traffic="canary",le="0.3"} 1 # {trace_id="0af7651916cd43dd8448eb211c80319c"} 0.3 1.7e+09` + "\n",
+				`llmprobe_inter_token_latency_seconds_bucket{model="we\"ird\\mo\ndel ü",scenario="s",target="a",traffic="canary",le="0.001"} 6668 # {trace_id="we\"ird\\i\nd ü"} 0.001 1.7e+09` + "\n",
+				`llmprobe_time_to_first_token_seconds_bucket{model="m",scenario="s",target="b",traffic="burst",le="+Inf"} 1 # {trace_id="4bf92f3577b34da6a3ce929d0e0e4736"} 3600.0 1.7e+09` + "\n",
+				`llmprobe_request_duration_seconds_bucket{model="m",scenario="s",target="b",traffic="burst",le="7680.0"} 1 # {trace_id="4bf92f3577b34da6a3ce929d0e0e4736"} 7200.0 1.7e+09` + "\n",
+			}
+			for _, ex := range exemplars {
+				if c.name == "openmetrics" && !strings.Contains(got, ex) {
+					t.Errorf("the page lacks the exemplar line %s", ex)
+				}
+			}
+			if c.name == "openmetrics" && strings.Count(got, "# {trace_id=") < 20 {
+				t.Errorf("%d exemplars on the page, want one per observed bucket", strings.Count(got, "# {trace_id="))
+			}
+			if strings.Contains(got, tooLong) {
+				t.Error("an id too long for an exemplar is on the page")
+			}
+			if c.name == "text" && strings.Contains(got, "trace_id") {
+				t.Error("the text format has exemplars")
+			}
 			gf, wf := families(got), families(want)
 			if len(gf) != len(wf) {
 				t.Fatalf("%d families, promhttp writes %d\n%s", len(gf), len(wf), got)
@@ -182,13 +217,24 @@ func TestExpositionFormats(t *testing.T) {
 		t.Errorf("protobuf page has %d families, want %d", len(fams), len(want))
 	}
 	var native bool
+	exemplars := map[string]bool{}
 	for _, f := range fams {
 		for _, m := range f.GetMetric() {
 			native = native || len(m.GetHistogram().GetPositiveSpan()) > 0
+			for _, b := range m.GetHistogram().GetBucket() {
+				if e := b.GetExemplar(); e != nil && e.GetTimestamp() != nil && len(e.GetLabel()) == 1 && e.GetLabel()[0].GetName() == "trace_id" {
+					exemplars[f.GetName()+" "+e.GetLabel()[0].GetValue()] = true
+				}
+			}
 		}
 	}
 	if !native {
 		t.Error("protobuf page has no native histogram buckets")
+	}
+	// Bucket exemplars, with timestamps: Prometheus takes them for the
+	// native histogram too.
+	if !exemplars["llmprobe_time_to_first_token_seconds 4bf92f3577b34da6a3ce929d0e0e4736"] {
+		t.Errorf("protobuf page lacks the burst request's TTFT exemplar; it has %v", exemplars)
 	}
 
 	// name[] filters, as promhttp does.

@@ -5,9 +5,11 @@ import (
 	"slices"
 	"sort"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
@@ -87,6 +89,31 @@ type histogram struct {
 	// resetDue is when a histogram whose resolution was lowered goes back
 	// to full resolution by a reset; zero when none is due.
 	resetDue time.Time
+	// ex is the last observation with an id of each classic bucket, +Inf
+	// last; nil until one comes. Like client_golang's, a reset keeps them.
+	ex []exemplar
+}
+
+// exemplarLabel names an exemplar's id: the probe's request id, which is
+// also the trace id of the request's traceparent (Grafana's usual name).
+const exemplarLabel = "trace_id"
+
+// exemplar is an observation that carried a request id, as
+// client_golang's ObserveWithExemplar keeps it: the latest per bucket.
+type exemplar struct {
+	id string
+	v  float64
+	at int64 // Unix nanoseconds
+}
+
+// exemplarID is id if it can be an exemplar's label value (client_golang
+// would panic on it otherwise: UTF-8, at most 128 runes with the label's
+// name), else "": the observation is counted without an exemplar.
+func exemplarID(id string) string {
+	if len(id) > prometheus.ExemplarMaxRunes-len(exemplarLabel) || !utf8.ValidString(id) {
+		return ""
+	}
+	return id
 }
 
 func newHistogram(bounds []float64, now time.Time) *histogram {
@@ -110,9 +137,17 @@ func (h *histogram) reset(at time.Time) {
 	h.created, h.resetDue = at, time.Time{}
 }
 
-func (h *histogram) observe(v float64, bounds []float64, now time.Time) {
+// observe counts v; a non-empty id (checked by exemplarID) becomes its
+// bucket's exemplar.
+func (h *histogram) observe(v float64, bounds []float64, now time.Time, id string) {
 	h.due(now)
-	h.add(v, bounds)
+	i := h.add(v, bounds)
+	if id != "" {
+		if h.ex == nil {
+			h.ex = make([]exemplar, len(h.counts))
+		}
+		h.ex[i] = exemplar{id: id, v: v, at: now.UnixNano()}
+	}
 	if len(h.pos)+len(h.neg) <= nativeMaxBuckets {
 		return
 	}
@@ -130,12 +165,14 @@ func (h *histogram) observe(v float64, bounds []float64, now time.Time) {
 	h.halveResolution()
 }
 
-func (h *histogram) add(v float64, bounds []float64) {
-	h.counts[sort.SearchFloat64s(bounds, v)]++
+// add counts v and returns its classic bucket.
+func (h *histogram) add(v float64, bounds []float64) int {
+	i := sort.SearchFloat64s(bounds, v)
+	h.counts[i]++
 	h.sum += v
 	h.count++
 	if math.IsNaN(v) {
-		return
+		return i
 	}
 	switch {
 	case v > nativeZeroThresh:
@@ -145,6 +182,7 @@ func (h *histogram) add(v float64, bounds []float64) {
 	default:
 		h.zeroCount++
 	}
+	return i
 }
 
 func (h *histogram) halveResolution() {
@@ -164,18 +202,32 @@ func (h *histogram) halveResolution() {
 }
 
 // dto is the histogram as client_golang's would write it: cumulative
-// classic buckets without +Inf, then the native part.
+// classic buckets without +Inf (unless +Inf has an exemplar) and their
+// exemplars, then the native part. Native histograms carry no exemplars
+// of their own: Prometheus then reads the classic buckets' ones, which
+// have timestamps, for the native histogram too.
 func (h *histogram) dto(bounds []float64) *dto.Histogram {
-	buckets := make([]dto.Bucket, len(bounds))
-	ptrs := make([]*dto.Bucket, len(bounds))
-	cumulative := make([]uint64, len(bounds))
+	n := len(bounds)
+	if h.ex != nil && h.ex[n].id != "" {
+		n++
+	}
+	buckets := make([]dto.Bucket, n)
+	ptrs := make([]*dto.Bucket, n)
+	cumulative := make([]uint64, n)
 	var cum uint64
-	for i := range bounds {
+	for i := range n {
 		cum += h.counts[i]
 		cumulative[i] = cum
-		buckets[i].CumulativeCount, buckets[i].UpperBound = &cumulative[i], &bounds[i]
+		buckets[i].CumulativeCount = &cumulative[i]
+		if i < len(bounds) {
+			buckets[i].UpperBound = &bounds[i]
+		} else {
+			cumulative[i] = h.count
+			buckets[i].UpperBound = proto.Float64(math.Inf(1))
+		}
 		ptrs[i] = &buckets[i]
 	}
+	h.exemplarsDTO(buckets)
 	count, sum, schema, zeroCount, zero := h.count, h.sum, h.schema, h.zeroCount, float64(nativeZeroThresh)
 	hist := &dto.Histogram{
 		SampleCount: &count, SampleSum: &sum, Bucket: ptrs, CreatedTimestamp: timestamppb.New(h.created),
@@ -184,6 +236,47 @@ func (h *histogram) dto(bounds []float64) *dto.Histogram {
 	hist.NegativeSpan, hist.NegativeDelta = nativeSpans(h.neg)
 	hist.PositiveSpan, hist.PositiveDelta = nativeSpans(h.pos)
 	return hist
+}
+
+// exemplarName is the exemplars' label name, shared by every dto: it is
+// only read.
+var exemplarName = exemplarLabel
+
+// exemplarsDTO gives buckets their exemplars, copied (the dto outlives the
+// lock), in a few allocations for all of them.
+func (h *histogram) exemplarsDTO(buckets []dto.Bucket) {
+	if h.ex == nil {
+		return
+	}
+	k := 0
+	for i := range buckets {
+		if h.ex[i].id != "" {
+			k++
+		}
+	}
+	exs := make([]dto.Exemplar, k)
+	pairs := make([]dto.LabelPair, k)
+	pairPtrs := make([]*dto.LabelPair, k)
+	ids := make([]string, k)
+	values := make([]float64, k)
+	stamps := make([]timestamppb.Timestamp, k)
+	j := 0
+	for i := range buckets {
+		e := &h.ex[i]
+		if e.id == "" {
+			continue
+		}
+		ids[j], values[j] = e.id, e.v
+		stamps[j].Seconds, stamps[j].Nanos = e.at/1e9, int32(e.at%1e9)
+		if e.at < 0 && stamps[j].Nanos != 0 {
+			stamps[j].Seconds, stamps[j].Nanos = stamps[j].Seconds-1, stamps[j].Nanos+1e9
+		}
+		pairs[j].Name, pairs[j].Value = &exemplarName, &ids[j]
+		pairPtrs[j] = &pairs[j]
+		exs[j].Label, exs[j].Value, exs[j].Timestamp = pairPtrs[j:j+1:j+1], &values[j], &stamps[j]
+		buckets[i].Exemplar = &exs[j]
+		j++
+	}
 }
 
 // nativeSpans encodes buckets as spans of consecutive indexes and deltas

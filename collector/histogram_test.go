@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -12,11 +13,13 @@ import (
 )
 
 // clientGolangHistogram is the prometheus.Histogram the probe histograms
-// stand in for.
+// stand in for. Its native histogram keeps no exemplars of its own: ours
+// leave them to the classic buckets (histogram.dto says why).
 func clientGolangHistogram(bounds []float64) prometheus.Histogram {
 	return prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name: "h", Help: "h", Buckets: bounds,
 		NativeHistogramBucketFactor: 1.1, NativeHistogramMaxBucketNumber: nativeMaxBuckets, NativeHistogramMinResetDuration: nativeMinReset,
+		NativeHistogramMaxExemplars: -1,
 	})
 }
 
@@ -28,9 +31,19 @@ func TestHistogramWritesWhatClientGolangWrites(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	now := time.Unix(1_700_000_000, 0)
 	ours, theirs := newHistogram(bounds, now), clientGolangHistogram(bounds)
+	// An observation with an id gives its bucket an exemplar, as
+	// ObserveWithExemplar does; n%every == 0 say which ones have one.
+	n, every := 0, 1
 	observe := func(v float64) {
-		ours.observe(v, bounds, now)
-		theirs.Observe(v)
+		n++
+		if n%every != 0 {
+			ours.observe(v, bounds, now, "")
+			theirs.Observe(v)
+			return
+		}
+		id := fmt.Sprintf("%032x", n)
+		ours.observe(v, bounds, now, id)
+		theirs.(prometheus.ExemplarObserver).ObserveWithExemplar(v, prometheus.Labels{exemplarLabel: id})
 	}
 	compare := func(step string) {
 		t.Helper()
@@ -40,6 +53,22 @@ func TestHistogramWritesWhatClientGolangWrites(t *testing.T) {
 		}
 		got := ours.dto(bounds)
 		got.CreatedTimestamp, want.Histogram.CreatedTimestamp = nil, nil
+		// client_golang stamps exemplars with its own clock, which a test
+		// cannot set: the stamps must be ours, then are compared no more.
+		if len(got.Bucket) == len(want.Histogram.Bucket) {
+			for i, b := range got.Bucket {
+				w := want.Histogram.Bucket[i]
+				if (b.Exemplar == nil) != (w.Exemplar == nil) {
+					continue // proto.Equal below says which
+				}
+				if b.Exemplar != nil {
+					if !b.Exemplar.Timestamp.AsTime().Equal(now) {
+						t.Fatalf("%s: bucket %d's exemplar is stamped %v, want the observation's time %v", step, i, b.Exemplar.Timestamp.AsTime(), now)
+					}
+					b.Exemplar.Timestamp, w.Exemplar.Timestamp = nil, nil
+				}
+			}
+		}
 		if !proto.Equal(got, want.Histogram) {
 			t.Fatalf("%s: histogram differs from client_golang's\n got: %v\nwant: %v", step, got, want.Histogram)
 		}
@@ -51,6 +80,10 @@ func TestHistogramWritesWhatClientGolangWrites(t *testing.T) {
 		observe(v)
 	}
 	compare("boundaries")
+	if ours.ex == nil || ours.ex[len(bounds)].id == "" || ours.ex[0].id == "" {
+		t.Fatal("the test put no exemplar on the first or the +Inf bucket")
+	}
+	every = 3
 	// Latencies over ten decades: more native buckets than allowed, so the
 	// resolution is lowered again and again.
 	for i := range 20000 {
@@ -75,7 +108,7 @@ func TestHistogramResets(t *testing.T) {
 	h := newHistogram(bounds, start)
 	spread := func(at time.Time, n int) {
 		for i := range n {
-			h.observe(math.Pow(1.1, float64(i)), bounds, at)
+			h.observe(math.Pow(1.1, float64(i)), bounds, at, "")
 		}
 	}
 	spread(start, nativeMaxBuckets+10)

@@ -340,6 +340,9 @@ func (p *Probe) record(s *series, r *prober.Result) {
 		p.connections.WithLabelValues(r.Target, strconv.FormatBool(r.Timings.ConnReused)).Inc()
 	}
 	now := p.now()
+	// Every observation of the request carries its id as the exemplar, so
+	// a point on a latency panel opens the request's page.
+	id := exemplarID(r.RequestID)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	hist := func(k int, d time.Duration) {
@@ -348,7 +351,7 @@ func (p *Probe) record(s *series, r *prober.Result) {
 			h = newHistogram(p.hist[k].bounds, now)
 			s.hists[k] = h
 		}
-		h.observe(d.Seconds(), p.hist[k].bounds, now)
+		h.observe(d.Seconds(), p.hist[k].bounds, now, id)
 	}
 	s.add(cellsRequests, 1, now, string(r.Outcome))
 	if r.HTTPStatus != 0 || r.Outcome == prober.OutcomeSuccess {

@@ -73,7 +73,8 @@ func renderResult(rng *rand.Rand, target string, sc config.Scenario, scIndex int
 		return time.Duration(median * math.Exp(sigma*rng.NormFloat64()) * float64(time.Second))
 	}
 	r := &prober.Result{Target: target, Model: renderModel, Scenario: sc.Name, Traffic: traffic, Sched: sched,
-		DispatchDelay: logn(0.0003, 1), PromptTokensRequested: 128 << scIndex}
+		DispatchDelay: logn(0.0003, 1), PromptTokensRequested: 128 << scIndex,
+		RequestID: fmt.Sprintf("%016x%016x", rng.Uint64(), rng.Uint64())} // an exemplar on each bucket it reaches
 	switch x := rng.IntN(100); {
 	case x < 3:
 		r.Outcome, r.HTTPStatus, r.Phase, r.Reason = prober.OutcomeRejected, 429, "headers", "http_status"
