@@ -202,6 +202,19 @@ func (p *Probe) writeText(t *textWriter, f *seriesFamily, om bool, now time.Time
 				le = p.hist[f.index].omLE
 			}
 			b = h.appendText(b, f.name, s.labels, le, om)
+		case kindComponents:
+			le := componentLayout.textLE
+			if om {
+				le = componentLayout.omLE
+			}
+			for i, h := range s.comps {
+				if h == nil {
+					continue
+				}
+				h.due(now)
+				begin()
+				b = h.appendText(b, f.name, s.compLabels[i], le, om)
+			}
 		}
 		s.mu.Unlock()
 	}

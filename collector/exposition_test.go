@@ -60,6 +60,9 @@ func exposed(t *testing.T) *Exposition {
 	p.Observe(failed)
 	ok := successResult("b")
 	ok.RequestID = "0af7651916cd43dd8448eb211c80319c"
+	ok.TTFTParts = []prober.TTFTPart{{Component: prober.ComponentDispatch, D: 50 * time.Microsecond}, {Component: prober.ComponentConnect, D: time.Millisecond},
+		{Component: prober.ComponentEngineQueue, D: 100 * time.Millisecond}, {Component: prober.ComponentEnginePrefill, D: 190 * time.Millisecond},
+		{Component: prober.ComponentNetwork, D: 8950 * time.Microsecond}}
 	p.Observe(ok)
 	// Burst traffic carries them too; a TTFT past every bucket puts one on +Inf.
 	slow := successResult("b")
@@ -144,6 +147,7 @@ func TestExpositionMatchesClientGolang(t *testing.T) {
 				`llmprobe_inter_token_latency_seconds_bucket{model="we\"ird\\mo\ndel ü",scenario="s",target="a",traffic="canary",le="0.001"} 6668 # {trace_id="we\"ird\\i\nd ü"} 0.001 1.7e+09` + "\n",
 				`llmprobe_time_to_first_token_seconds_bucket{model="m",scenario="s",target="b",traffic="burst",le="+Inf"} 1 # {trace_id="4bf92f3577b34da6a3ce929d0e0e4736"} 3600.0 1.7e+09` + "\n",
 				`llmprobe_request_duration_seconds_bucket{model="m",scenario="s",target="b",traffic="burst",le="7680.0"} 1 # {trace_id="4bf92f3577b34da6a3ce929d0e0e4736"} 7200.0 1.7e+09` + "\n",
+				`llmprobe_ttft_component_seconds_bucket{component="engine_queue",model="m",scenario="s",target="b",traffic="canary",le="0.1"} 1 # {trace_id="0af7651916cd43dd8448eb211c80319c"} 0.1 1.7e+09` + "\n",
 			}
 			for _, ex := range exemplars {
 				if c.name == "openmetrics" && !strings.Contains(got, ex) {

@@ -376,6 +376,7 @@ func (p *Probe) record(s *series, r *prober.Result) {
 	s.plain[plainSuccess] = 1
 	if r.FirstTokenSeen() {
 		hist(histTTFT, r.TTFT)
+		s.observeComponents(r.TTFTParts, now, id)
 	}
 	hist(histE2E, r.E2E)
 	if r.OutputTokens > 1 && r.FirstTokenSeen() {

@@ -10,6 +10,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/llmprobe/llmprobe/prober"
 )
 
 // The probe metrics keep one series struct per (target, model, scenario,
@@ -56,6 +58,7 @@ const (
 	kindPlain familyKind = iota
 	kindCells
 	kindHist
+	kindComponents // the TTFT components: one histogram per component, label `component`
 )
 
 // seriesFamily is one metric family of the per-series metrics.
@@ -90,6 +93,7 @@ var seriesFamilies = func() []*seriesFamily {
 		{name: "inter_token_latency_seconds", help: "Gap between output tokens, split over the tokens of each chunk.", typ: hist, kind: kindHist, index: histITL},
 		{name: "time_per_output_token_seconds", help: "(E2E - TTFT) / (output tokens - 1) per request.", typ: hist, kind: kindHist, index: histTPOT},
 		{name: "request_duration_seconds", help: "Time from when a successful request was due to the end of its stream.", typ: hist, kind: kindHist, index: histE2E},
+		{name: "ttft_component_seconds", help: "A successful request's TTFT split into consecutive parts that add up to it (component: dispatch, client_queue, connect, engine_queue, engine_prefill, network, server_other; the engine's own timings where it reports them).", typ: hist, kind: kindComponents, extra: []string{"component"}},
 		{name: "dispatch_delay_seconds", help: "How late the prober sent a request after it was due.", typ: hist, kind: kindHist, index: histDispatch},
 	}
 	for _, f := range fams {
@@ -126,6 +130,48 @@ type series struct {
 	plain [numPlain]float64
 	cells [numCells][]*cell // each sorted by its label values
 	hists [numHists]*histogram
+	// comps holds the TTFT component histograms, by prober.Components
+	// index, and their label sets; nil until the first split request.
+	comps      []*histogram
+	compLabels []string
+	compPairs  [][]*dto.LabelPair
+}
+
+// ComponentBuckets are the TTFT components' classic buckets: from a
+// dispatch delay's microseconds to a queue's minutes, coarser than TTFT's,
+// since a request observes up to six of them.
+var ComponentBuckets = []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
+
+var componentLayout = newHistLayout(ComponentBuckets)
+
+// componentIndex is each component's place in prober.Components.
+var componentIndex = func() map[string]int {
+	m := make(map[string]int, len(prober.Components))
+	for i, c := range prober.Components {
+		m[c] = i
+	}
+	return m
+}()
+
+// observeComponents records a request's TTFT split. The caller holds s.mu.
+func (s *series) observeComponents(parts []prober.TTFTPart, now time.Time, id string) {
+	if s.comps == nil {
+		n := len(prober.Components)
+		s.comps, s.compLabels, s.compPairs = make([]*histogram, n), make([]string, n), make([][]*dto.LabelPair, n)
+	}
+	for _, part := range parts {
+		i, ok := componentIndex[part.Component]
+		if !ok {
+			continue // bounded: only the components the prober defines
+		}
+		h := s.comps[i]
+		if h == nil {
+			h = newHistogram(ComponentBuckets, now)
+			s.comps[i] = h
+			s.compLabels[i], s.compPairs[i] = labelSet(probeLabels, s.key[:], []string{"component"}, []string{part.Component})
+		}
+		h.observe(part.D.Seconds(), ComponentBuckets, now, id)
+	}
 }
 
 // cell is one labelled counter of a series, such as requests_total with
@@ -261,6 +307,13 @@ func (s *series) metrics(out []prometheus.Metric, f *seriesFamily, layout *[numH
 		if h := s.hists[f.index]; h != nil {
 			h.due(now)
 			out = append(out, &metric{desc: f.desc, labels: s.pairs, hist: h.dto(layout[f.index].bounds)})
+		}
+	case kindComponents:
+		for i, h := range s.comps {
+			if h != nil {
+				h.due(now)
+				out = append(out, &metric{desc: f.desc, labels: s.compPairs[i], hist: h.dto(ComponentBuckets)})
+			}
 		}
 	}
 	return out
