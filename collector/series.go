@@ -137,10 +137,10 @@ type series struct {
 	compPairs  [][]*dto.LabelPair
 }
 
-// ComponentBuckets are the TTFT components' classic buckets: from a
-// dispatch delay's microseconds to a queue's minutes, coarser than TTFT's,
-// since a request observes up to six of them.
-var ComponentBuckets = []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
+// ComponentBuckets are the TTFT components' classic buckets, half a
+// millisecond to a minute: coarser than TTFT's, since a request observes
+// up to six of them.
+var ComponentBuckets = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 60}
 
 var componentLayout = newHistLayout(ComponentBuckets)
 

@@ -93,6 +93,13 @@ func renderResult(rng *rand.Rand, target string, sc config.Scenario, scIndex int
 	}
 	if r.Outcome == prober.OutcomeSuccess {
 		r.TTFT = r.Timings.TTFB + logn(0.15*float64(scIndex+1), 0.6)
+		// The split an engine with per-request timings gives: queue, prefill, the rest.
+		server := r.TTFT - r.Timings.TTFB
+		r.TTFTParts = []prober.TTFTPart{{Component: prober.ComponentDispatch, D: r.DispatchDelay}, {Component: prober.ComponentConnect, D: r.Timings.FirstByte},
+			{Component: prober.ComponentEngineQueue, D: server / 5}, {Component: prober.ComponentEnginePrefill, D: server * 7 / 10}, {Component: prober.ComponentNetwork, D: server - server/5 - server*7/10}}
+		if traffic == prober.TrafficBurst {
+			r.TTFTParts = append(r.TTFTParts, prober.TTFTPart{Component: prober.ComponentClientQueue, D: logn(0.0002, 1)})
+		}
 		n := 32 + rng.IntN(96)
 		r.OutputTokens, r.OutputChunks, r.TokenSource = n, n, prober.TokensFromUsage
 		r.ITL = make([]time.Duration, n-1)
