@@ -1,6 +1,7 @@
 package dashboards
 
 import (
+	"github.com/grafana/grafana-foundation-sdk/go/common"
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
 )
 
@@ -114,6 +115,12 @@ func latency() *dashboard.DashboardBuilder {
 			q(`sum by (le) (rate(llmprobe_time_to_first_token_seconds_bucket{`+canarySel+`}[$__rate_interval]))`, "{{le}}"))).
 		WithPanel(heatmapPanel("ITL heatmap", "Distribution of canary inter-token latency over time.", unitSeconds,
 			q(`sum by (le) (rate(llmprobe_inter_token_latency_seconds_bucket{`+canarySel+`}[$__rate_interval]))`, "{{le}}"))).
+		WithRow(row("Where TTFT went (canary)")).
+		WithPanel(timeSeries("TTFT by component, mean", "Each TTFT component's mean per request, stacked: the top is the mean TTFT. engine_queue and engine_prefill are the engine's own figures (vLLM with per-request metrics, llama.cpp's prefill); network is what is left of the server side then; server_other is the server side an engine did not split. docs/troubleshooting.md walks through it.", unitSeconds,
+			q(`sum by (component) (rate(llmprobe_ttft_component_seconds_sum{`+canarySel+`}[$__rate_interval])) / ignoring (component) group_left () sum(rate(llmprobe_time_to_first_token_seconds_count{`+canarySel+`}[$__rate_interval]))`, "{{component}}")).
+			Stacking(common.NewStackingConfigBuilder().Mode(common.StackingModeNormal)).FillOpacity(40)).
+		WithPanel(timeSeries("TTFT component p99", "Each component's own p99 over the requests that had it (they do not add up: the slowest requests differ per component).", unitSeconds,
+			q(quantile("0.99", "llmprobe_ttft_component_seconds", canarySel, "component"), "{{component}} p99"))).
 		WithRow(row("Prober and outcomes")).
 		WithPanel(timeSeries("Dispatch delay p99", "How late llmprobe sent requests after they were due; above 5 ms a burst describes the prober.", unitSeconds,
 			q(quantile("0.99", "llmprobe_dispatch_delay_seconds", probeSel, "traffic"), "{{traffic}} p99")).
