@@ -239,9 +239,10 @@ func TestSplitAgainstSim(t *testing.T) {
 		if q != r.Engine.Queue || p != r.Engine.Prefill {
 			t.Errorf("queue %s prefill %s, the engine said %s and %s", q, p, r.Engine.Queue, r.Engine.Prefill)
 		}
-		// One sequence at a time: a prefill step is 50 ms (the decode of
-		// the one running sequence may share it).
-		if p < 50*time.Millisecond || p > 80*time.Millisecond {
+		// One sequence at a time: a prefill step is 50 ms, a little less
+		// when the step before ran late (steps keep their deadlines), more
+		// when it also decodes the running sequence.
+		if p < 40*time.Millisecond || p > 80*time.Millisecond {
 			t.Errorf("prefill %s, want the sim's 50ms step", p)
 		}
 		if q > 50*time.Millisecond {

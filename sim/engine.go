@@ -255,6 +255,10 @@ func (e *Engine) loop() {
 			}
 		}
 		decoding := len(e.running)
+		// Admission is now: a sequence's queue time ends here, and its
+		// prefill runs from here to its first token, in wall-clock time (a
+		// late step shortens the next one, so end-cost is not the start).
+		stepStart := time.Now()
 		var admitted []*sequence
 		prompt := 0
 		for len(e.waiting) > 0 && len(e.running)+len(admitted) < e.cfg.MaxBatch {
@@ -292,7 +296,7 @@ func (e *Engine) loop() {
 		e.mu.Lock()
 		end := time.Now()
 		for _, s := range admitted {
-			s.admitted = end.Add(-cost)
+			s.admitted = stepStart
 			e.m.admitted(s)
 		}
 		e.running = append(e.running, admitted...)
