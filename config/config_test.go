@@ -61,7 +61,14 @@ func TestGoodConfig(t *testing.T) {
 	if a.API != APIChat || a.Timeout.Std() != 30*time.Second || a.InfoInterval.Std() != 5*time.Minute {
 		t.Errorf("target vllm-a = %+v", a)
 	}
+	if e := a.EngineMetrics; e == nil || e.Family != EngineFamilyVLLM || e.Interval.Std() != 30*time.Second || e.Timeout.Std() != 5*time.Second ||
+		a.EngineMetricsURL() != "http://127.0.0.1:8000/metrics" {
+		t.Errorf("vllm-a engine_metrics = %+v (url %s)", e, a.EngineMetricsURL())
+	}
 	l, _ := cfg.Target("llamacpp")
+	if e := l.EngineMetrics; e == nil || e.Family != EngineFamilyAuto || e.Interval.Std() != time.Minute || l.EngineMetricsURL() != "http://127.0.0.1:8080/metrics" {
+		t.Errorf("llamacpp engine_metrics defaults not applied: %+v", e)
+	}
 	if l.API != APICompletions || l.Timeout.Std() != time.Minute || !l.HTTPClientConfig.FollowRedirects {
 		t.Errorf("llamacpp defaults not applied: %+v", l)
 	}
