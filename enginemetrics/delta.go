@@ -31,12 +31,12 @@ type Window struct {
 	Scope        string `json:"scope"`
 	// Model is the model_name the series were filtered to, where the family
 	// labels its series with one.
-	Model  string   `json:"model,omitempty"`
-	Before *Page    `json:"before"`
-	After  *Page    `json:"after"`
-	Error  string   `json:"error,omitempty"`
-	Figure []Figure `json:"figures"`
-	Gauges []Gauge  `json:"gauges"`
+	Model   string   `json:"model,omitempty"`
+	Before  *Page    `json:"before"`
+	After   *Page    `json:"after"`
+	Error   string   `json:"error,omitempty"`
+	Figures []Figure `json:"figures"`
+	Gauges  []Gauge  `json:"gauges"`
 }
 
 // Figure is one server-side latency over the window, in seconds.
@@ -77,11 +77,11 @@ func (w *Window) Lookup(metric string) (Figure, bool) {
 	if w == nil {
 		return Figure{}, false
 	}
-	i := slices.IndexFunc(w.Figure, func(f Figure) bool { return f.Metric == metric })
+	i := slices.IndexFunc(w.Figures, func(f Figure) bool { return f.Metric == metric })
 	if i < 0 {
 		return Figure{}, false
 	}
-	return w.Figure[i], true
+	return w.Figures[i], true
 }
 
 // Quantile returns the named quantile.
@@ -128,18 +128,18 @@ func Compare(before, after *Page, o Options) *Window {
 		return w.failed()
 	}
 	for _, m := range Metrics {
-		w.Figure = append(w.Figure, fam.figure(m, before, after, w.Model))
+		w.Figures = append(w.Figures, fam.figure(m, before, after, w.Model))
 	}
 	for _, r := range fam.ratios {
 		if !slices.Contains(Metrics, r.metric) {
-			w.Figure = append(w.Figure, fam.ratioFigure(r, before, after))
+			w.Figures = append(w.Figures, fam.ratioFigure(r, before, after))
 		}
 	}
 	for _, g := range gaugeNames {
 		w.Gauges = append(w.Gauges, fam.gauge(g, before, after, w.Model))
 	}
 	// A figure that went back means a restart: no figure of the window holds.
-	for _, f := range w.Figure {
+	for _, f := range w.Figures {
 		if f.NA == ErrRestarted {
 			w.Error = ErrRestarted
 			return w.failed()
@@ -150,9 +150,9 @@ func Compare(before, after *Page, o Options) *Window {
 
 // failed makes every figure n/a with the window's reason.
 func (w *Window) failed() *Window {
-	w.Figure, w.Gauges = nil, nil
+	w.Figures, w.Gauges = nil, nil
 	for _, m := range Metrics {
-		w.Figure = append(w.Figure, Figure{Metric: m, NA: w.Error})
+		w.Figures = append(w.Figures, Figure{Metric: m, NA: w.Error})
 	}
 	for _, g := range gaugeNames {
 		w.Gauges = append(w.Gauges, Gauge{Metric: g, NA: w.Error})
