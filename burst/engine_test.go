@@ -107,8 +107,8 @@ func TestBurstReportsEngineMetrics(t *testing.T) {
 			}
 		}
 	}
-	if rows != 3 {
-		t.Errorf("%d ttft comparison rows, want p50 p90 p99", rows)
+	if rows != 4 {
+		t.Errorf("%d ttft comparison rows, want mean p50 p90 p99", rows)
 	}
 	var text, md bytes.Buffer
 	rep.WriteText(&text)

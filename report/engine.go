@@ -21,16 +21,31 @@ type EngineMetrics struct {
 	Note           string             `json:"note,omitempty"`
 }
 
-// EngineComparison is one quantile of a latency seen from both sides, in
-// seconds. Difference is client − server; null with NA's reason when a
-// side has no figure.
+// EngineComparison is one quantile (or the mean) of a latency seen from
+// both sides, in seconds. Difference is client − server; null with NA's
+// reason when a side has no figure. A server quantile is an estimate within
+// its bucket, ServerBucketLower to ServerBucketUpper (null: unbounded): a
+// difference smaller than the bucket's width says little. Means are exact.
 type EngineComparison struct {
-	Metric     string   `json:"metric"`
-	Quantile   string   `json:"quantile"`
-	Client     *float64 `json:"client"`
-	Server     *float64 `json:"server"`
-	Difference *float64 `json:"difference"`
-	NA         string   `json:"na,omitempty"`
+	Metric            string   `json:"metric"`
+	Quantile          string   `json:"quantile"`
+	Client            *float64 `json:"client"`
+	Server            *float64 `json:"server"`
+	Difference        *float64 `json:"difference"`
+	ServerBucketLower *float64 `json:"server_bucket_lower,omitempty"`
+	ServerBucketUpper *float64 `json:"server_bucket_upper,omitempty"`
+	NA                string   `json:"na,omitempty"`
+}
+
+// Bucket says where a server quantile lies, "" for a mean.
+func (c EngineComparison) Bucket() string {
+	if c.ServerBucketLower == nil {
+		return ""
+	}
+	if c.ServerBucketUpper == nil {
+		return fmt.Sprintf("in its bucket above %.1fms", 1000**c.ServerBucketLower)
+	}
+	return fmt.Sprintf("in its bucket %.1f–%.1fms", 1000**c.ServerBucketLower, 1000**c.ServerBucketUpper)
 }
 
 // EngineScrapes are the two reads of the engine's page around a run.
@@ -68,12 +83,19 @@ func (r *Report) compare(w *enginemetrics.Window, metric string) []EngineCompari
 	client := r.Latency[metric]
 	f, _ := w.Lookup(metric)
 	var out []EngineComparison
-	add := func(q string, c float64, server *float64) {
+	add := func(q string, c float64, server *enginemetrics.Quantile) {
 		row := EngineComparison{Metric: metric, Quantile: q}
 		if client.Count > 0 {
 			row.Client = &c
 		}
-		row.Server = server
+		if server != nil {
+			v := server.Value
+			row.Server = &v
+			if q != "mean" {
+				lower := server.BucketLower
+				row.ServerBucketLower, row.ServerBucketUpper = &lower, server.BucketUpper
+			}
+		}
 		switch {
 		case f.NA != "":
 			row.NA = "server: " + f.NA
@@ -82,20 +104,24 @@ func (r *Report) compare(w *enginemetrics.Window, metric string) []EngineCompari
 		case client.Count == 0:
 			row.NA = "client: no sample"
 		default:
-			d := c - *server
+			d := c - server.Value
 			row.Difference = &d
 		}
 		out = append(out, row)
 	}
+	// The mean first: from the sums, it is exact on both sides.
+	var mean *enginemetrics.Quantile
+	if f.Mean != nil {
+		mean = &enginemetrics.Quantile{Value: *f.Mean}
+	}
+	add("mean", client.Mean, mean)
 	if f.Mean != nil && len(f.Quantiles) == 0 {
-		add("mean", client.Mean, f.Mean) // a counters-only engine has means alone
-		return out
+		return out // a counters-only engine has means alone
 	}
 	for _, q := range enginemetrics.Quantiles {
-		var server *float64
+		var server *enginemetrics.Quantile
 		if qq, ok := f.Quantile(q.Name); ok {
-			v := qq.Value
-			server = &v
+			server = &qq
 		}
 		add(q.Name, client.Quantile(q.Name), server)
 	}
@@ -152,16 +178,20 @@ func (r *Report) writeEngine(out io.Writer) {
 		fmt.Fprintf(tw, "  %s\t%.0f\t%s\t%s\t%s\t%s\t%s\n", f.Metric, deref(f.Count), q("p50"), q("p90"), q("p99"), na(f.Mean, "%.1fms", 1000), f.Source)
 	}
 	_ = tw.Flush()
-	fmt.Fprintln(out, "  server percentiles are estimates from the engine's buckets, each within its bucket's bounds")
-	fmt.Fprintln(out, "  client − server (the network's and the client's share):")
+	fmt.Fprintln(out, "  server percentiles are estimates from the engine's buckets, each within its bucket's bounds; means are exact")
+	fmt.Fprintln(out, "  client − server (the network's and the client's share; the server's figures include warmup and other clients):")
 	for _, c := range e.ClientVsServer {
 		if c.NA != "" {
-			if c.Quantile == "p50" || c.Quantile == "mean" {
+			if c.Quantile == "mean" {
 				fmt.Fprintf(out, "    %s: n/a: %s\n", c.Metric, c.NA)
 			}
 			continue
 		}
-		fmt.Fprintf(out, "    %s %s: client %s, server %s, difference %s\n", c.Metric, c.Quantile, na(c.Client, "%.1fms", 1000), na(c.Server, "%.1fms", 1000), na(c.Difference, "%+.1fms", 1000))
+		bucket := ""
+		if b := c.Bucket(); b != "" {
+			bucket = " (" + b + ")"
+		}
+		fmt.Fprintf(out, "    %s %s: client %s, server %s%s, difference %s\n", c.Metric, c.Quantile, na(c.Client, "%.1fms", 1000), na(c.Server, "%.1fms", 1000), bucket, na(c.Difference, "%+.1fms", 1000))
 	}
 	var gs []string
 	for _, g := range e.Gauges {
@@ -192,13 +222,17 @@ func (r *Report) markdownEngine(b *strings.Builder) {
 	if e == nil || e.Error != "" {
 		return
 	}
-	b.WriteString("\n| metric | quantile | client | server | client − server |\n|---|---|--:|--:|--:|\n")
+	b.WriteString("\n| metric | quantile | client | server (estimate) | client − server |\n|---|---|--:|--:|--:|\n")
 	for _, c := range e.ClientVsServer {
 		diff := na(c.Difference, "%+.1fms", 1000)
 		if c.NA != "" {
 			diff = "n/a: " + md(c.NA)
 		}
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", c.Metric, c.Quantile, na(c.Client, "%.1fms", 1000), na(c.Server, "%.1fms", 1000), diff)
+		server := na(c.Server, "%.1fms", 1000)
+		if bk := c.Bucket(); bk != "" {
+			server += " (" + bk + ")"
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", c.Metric, c.Quantile, na(c.Client, "%.1fms", 1000), server, diff)
 	}
 	var parts []string
 	for _, f := range e.Figures {
