@@ -5,7 +5,9 @@ import (
 	"sort"
 	"time"
 
+	"github.com/llmprobe/llmprobe/enginemetrics"
 	"github.com/llmprobe/llmprobe/prober"
+	"github.com/llmprobe/llmprobe/target"
 )
 
 // refreshSeconds is how often the landing page reloads itself.
@@ -19,7 +21,10 @@ type summaryRow struct {
 	Reason               string // why it is down
 	Since                time.Time
 	Engine               string
-	LastSuccess          time.Time // zero: never
+	// EngineMetrics is the last read of the engine's metrics page, with
+	// the reason when it failed; empty without engine_metrics.
+	EngineMetrics, EngineMetricsClass string
+	LastSuccess                       time.Time // zero: never
 	SLO                  []sloCell
 	Burst                *burstCell
 	NotProbed, NotReason string
@@ -50,6 +55,45 @@ func engineText(info prober.TargetInfo) string {
 		ver = "version n/a (the engine does not report one)"
 	}
 	return info.Engine + " " + ver
+}
+
+// engineMetricsText says how the last read of the engine's metrics page
+// went: when, and its figures or why there are none.
+func engineMetricsText(es target.EngineState) (string, string) {
+	p := es.Last
+	switch {
+	case p == nil:
+		return "engine metrics: not read yet", "muted"
+	case p.Error != "":
+		return fmt.Sprintf("engine metrics: read failed %s: %s", p.Time.Format("15:04:05"), p.Error), "bad"
+	}
+	text := fmt.Sprintf("engine metrics: read %s in %.3fs", p.Time.Format("15:04:05"), p.Duration)
+	w := es.Window
+	switch {
+	case w == nil:
+		return text + "; figures after the next read", "ok"
+	case w.Error != "":
+		return text + "; n/a: " + w.Error, "muted"
+	}
+	text += fmt.Sprintf("; %s, server-wide over the last interval:", w.Family)
+	shown := 0
+	for _, m := range []string{enginemetrics.MetricTTFT, enginemetrics.MetricQueue, enginemetrics.MetricPrefill, enginemetrics.MetricTPOT} {
+		f, ok := w.Lookup(m)
+		switch {
+		case !ok || f.NA != "":
+			continue
+		case len(f.Quantiles) > 0:
+			q, _ := f.Quantile("p99")
+			text += fmt.Sprintf(" %s p99 ≈%s", m, msFigure(q.Value, true))
+		case f.Mean != nil:
+			text += fmt.Sprintf(" %s mean %s", m, msFigure(*f.Mean, true))
+		}
+		shown++
+	}
+	if shown == 0 {
+		text += " no request finished"
+	}
+	return text, "ok"
 }
 
 // sloCells judges each scenario's recent canary probes against its target ratio.
@@ -135,6 +179,9 @@ func (s *Site) summary(pairs []*pairRow) ([]summaryRow, string) {
 		st := s.opts.Targets.State(name)
 		row := summaryRow{Name: name, Engine: engineText(c.Info()), LastSuccess: lastOK[name], Burst: bursts[name],
 			SLO: sloCells(pairs, name, ratios), State: "no request yet", StateClass: "muted"}
+		if es, ok := s.opts.Targets.Engine(name); ok {
+			row.EngineMetrics, row.EngineMetricsClass = engineMetricsText(es)
+		}
 		if last := st.Last; last != nil {
 			row.Since = st.Since
 			row.State, row.StateClass = "up", "ok"
