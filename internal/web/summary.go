@@ -16,18 +16,18 @@ const refreshSeconds = 10
 // summaryRow is one target on the landing page's summary: is it up, what
 // runs there, when it last answered well, its SLOs and its last burst.
 type summaryRow struct {
-	Name                 string
-	State, StateClass    string
-	Reason               string // why it is down
-	Since                time.Time
-	Engine               string
+	Name              string
+	State, StateClass string
+	Reason            string // why it is down
+	Since             time.Time
+	Engine            string
 	// EngineMetrics is the last read of the engine's metrics page, with
 	// the reason when it failed; empty without engine_metrics.
 	EngineMetrics, EngineMetricsClass string
 	LastSuccess                       time.Time // zero: never
-	SLO                  []sloCell
-	Burst                *burstCell
-	NotProbed, NotReason string
+	SLO                               []sloCell
+	Burst                             *burstCell
+	NotProbed, NotReason              string
 }
 
 // sloCell is one scenario's SLO state over the recent canary probes.
