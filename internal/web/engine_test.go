@@ -2,11 +2,17 @@ package web
 
 import (
 	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/go-kit/log"
+
 	"github.com/llmprobe/llmprobe/enginemetrics"
+	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/target"
 )
@@ -86,4 +92,28 @@ func TestEngineMetricsText(t *testing.T) {
 			t.Errorf("%q (%s), want %q (%s)", text, class, c.want, c.class)
 		}
 	}
+}
+
+// On the landing page, a target whose engine page fails shows why.
+func TestLandingShowsEngineRead(t *testing.T) {
+	sim, _ := testkit.StartSim(t, nil)
+	off := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "metrics off", http.StatusNotImplemented)
+	}))
+	defer off.Close()
+	cfg := testkit.Config(t, `targets: [{name: t, url: "`+sim.URL+`", model: m, engine_metrics: {url: "`+off.URL+`/metrics"}}]
+scenarios: [{name: s}]
+`)
+	targets := target.NewSet(log.NewNopLogger())
+	defer targets.Stop()
+	targets.Apply(context.Background(), cfg)
+	mux := http.NewServeMux()
+	New(Options{Targets: targets, Store: report.NewStore("", nil), TelemetryPath: "/metrics"}).Register(mux)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	testkit.WaitUntil(t, "the landing page to show the failed engine read", 5*time.Second, func() bool {
+		_, page := get(t, srv.URL, "/")
+		return strings.Contains(page, `<div class="engine-metrics bad">engine metrics: read failed`) &&
+			strings.Contains(page, "HTTP 501 Not Implemented: the engine serves no metrics")
+	})
 }

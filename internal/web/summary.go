@@ -16,19 +16,20 @@ const refreshSeconds = 10
 // summaryRow is one target on the landing page's summary: is it up, what
 // runs there, when it last answered well, its SLOs and its last burst.
 type summaryRow struct {
-	Name              string
-	State, StateClass string
-	Reason            string // why it is down
-	Since             time.Time
-	Engine            string
-	// EngineMetrics is the last read of the engine's metrics page, with
-	// the reason when it failed; empty without engine_metrics.
-	EngineMetrics, EngineMetricsClass string
-	LastSuccess                       time.Time // zero: never
-	SLO                               []sloCell
-	Burst                             *burstCell
-	NotProbed, NotReason              string
+	Name                 string
+	State, StateClass    string
+	Reason               string // why it is down
+	Since                time.Time
+	Engine               string
+	EngineMetrics        engineCell // the last engine metrics read; empty without engine_metrics
+	LastSuccess          time.Time  // zero: never
+	SLO                  []sloCell
+	Burst                *burstCell
+	NotProbed, NotReason string
 }
+
+// engineCell is how the last read of a target's engine metrics page went.
+type engineCell struct{ Text, Class string }
 
 // sloCell is one scenario's SLO state over the recent canary probes.
 type sloCell struct {
@@ -180,7 +181,7 @@ func (s *Site) summary(pairs []*pairRow) ([]summaryRow, string) {
 		row := summaryRow{Name: name, Engine: engineText(c.Info()), LastSuccess: lastOK[name], Burst: bursts[name],
 			SLO: sloCells(pairs, name, ratios), State: "no request yet", StateClass: "muted"}
 		if es, ok := s.opts.Targets.Engine(name); ok {
-			row.EngineMetrics, row.EngineMetricsClass = engineMetricsText(es)
+			row.EngineMetrics.Text, row.EngineMetrics.Class = engineMetricsText(es)
 		}
 		if last := st.Last; last != nil {
 			row.Since = st.Since
