@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -155,7 +156,9 @@ func TestEngineMetricsFailuresNeverFailTheBurst(t *testing.T) {
 		}, "timeout: "},
 		{"garbage", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "<<not prometheus>>\n") }, "unparseable page"},
 		{"oversized", func(w http.ResponseWriter, r *http.Request) {
-			w.Write(bytes.Repeat([]byte("# a line of a page far too large for any engine\n"), enginemetrics.MaxPageBytes/48+1))
+			page := bytes.Repeat([]byte("# a line of a page far too large for any engine\n"), enginemetrics.MaxPageBytes/48+1)
+			w.Header().Set("Content-Length", strconv.Itoa(len(page)))
+			w.Write(page)
 		}, "page larger than 8 MiB"},
 		{"restart", func(w http.ResponseWriter, r *http.Request) {
 			if served.Add(1)%2 == 1 {

@@ -97,6 +97,9 @@ func (s Scraper) read(ctx context.Context) (map[string]*dto.MetricFamily, error)
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		return nil, statusError(resp.StatusCode)
 	}
+	if resp.ContentLength > MaxPageBytes {
+		return nil, fmt.Errorf("page larger than %d MiB (%d bytes announced), not read", MaxPageBytes>>20, resp.ContentLength)
+	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxPageBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading the page: %w", err)

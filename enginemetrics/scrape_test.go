@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -44,7 +45,10 @@ func TestScrapeFaultyEndpoints(t *testing.T) {
 			w.Header().Set("Content-Type", "application/json")
 			io.WriteString(w, `[{"iter": 1, "kvCacheStats": {}}]`)
 		}, "it is JSON (trtllm-serve's /metrics is; its Prometheus page is /prometheus/metrics)"},
-		{"oversized", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, big) }, "page larger than 8 MiB, not read"},
+		{"oversized, announced", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Length", strconv.Itoa(len(big)))
+			io.WriteString(w, big)
+		}, "page larger than 8 MiB (8609367 bytes announced), not read"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -63,6 +67,16 @@ func TestScrapeFaultyEndpoints(t *testing.T) {
 			}
 		})
 	}
+	// Streamed with no length: read up to the limit, then refused. A
+	// generous timeout, so a slow machine still reaches the limit.
+	t.Run("oversized, streamed", func(t *testing.T) {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, big) }))
+		defer srv.Close()
+		p := scrapeOf(srv.URL, 30*time.Second).Scrape(context.Background())
+		if !strings.Contains(p.Error, "page larger than 8 MiB, not read") {
+			t.Errorf("error %q", p.Error)
+		}
+	})
 	t.Run("down", func(t *testing.T) {
 		srv := httptest.NewServer(http.NotFoundHandler())
 		url := srv.URL + "/metrics"
