@@ -213,3 +213,33 @@ func TestNoEngineMetricsSaysNA(t *testing.T) {
 		t.Errorf("text:\n%s", text.String())
 	}
 }
+
+// The engine's own figures say where TTFT went as load grows: past
+// capacity its queue takes the larger share, as the client sees it too.
+func TestEngineQueueShareGrowsWithLoad(t *testing.T) {
+	c, _ := serialSim(t, 1) // 10/s capacity
+	em := config.DefaultEngineMetrics
+	target := c.Target()
+	c = engineClient(t, target, em)
+	share := map[float64]float64{}
+	for _, rate := range []float64{5, 12} {
+		rep := runAt(t, c, burstOf(config.ArrivalConstant, rate, 2*time.Second))
+		e := rep.EngineMetrics
+		if e == nil || e.Error != "" {
+			t.Fatalf("at %g/s: %s", rate, e.EngineSummary())
+		}
+		ttft, _ := e.Lookup("ttft")
+		queue, _ := e.Lookup("queue")
+		prefill, _ := e.Lookup("prefill")
+		if ttft.Mean == nil || queue.Mean == nil || prefill.Mean == nil {
+			t.Fatalf("at %g/s: ttft %+v queue %+v prefill %+v", rate, ttft, queue, prefill)
+		}
+		client := rep.Latency["ttft"].Mean
+		share[rate] = *queue.Mean / *ttft.Mean
+		t.Logf("%4.0f%% of capacity: client ttft mean %6.1fms = server queue %6.1fms + prefill %5.1fms + network and client %5.1fms (queue share %.0f%%)",
+			rate*10, 1000*client, 1000**queue.Mean, 1000**prefill.Mean, 1000*(client-*ttft.Mean), 100*share[rate])
+	}
+	if share[12] < 2*share[5] || share[12] < 0.5 {
+		t.Errorf("queue share of the server's TTFT %.2f at 50%% of capacity, %.2f at 120%%: overload does not show in the engine's queue", share[5], share[12])
+	}
+}
