@@ -85,7 +85,7 @@ func TestEngineMetricsText(t *testing.T) {
 		{target.EngineState{Last: &enginemetrics.Page{Time: at}, Window: &enginemetrics.Window{Error: enginemetrics.ErrRestarted}}, "n/a: engine restarted between scrapes: no delta", "muted"},
 		{target.EngineState{Last: &enginemetrics.Page{Time: at}, Window: &enginemetrics.Window{Family: "vllm", Figures: []enginemetrics.Figure{
 			{Metric: "ttft", Mean: &mean, Quantiles: []enginemetrics.Quantile{{Name: "p99", Value: q}}},
-			{Metric: "queue", NA: "x"}, {Metric: "tpot", Mean: &mean}}}}, "vllm, server-wide over the last interval: ttft p99 ≈200.0 ms tpot mean 50.0 ms", "ok"},
+			{Metric: "queue", NA: "x"}, {Metric: "tpot", Mean: &mean}}}}, "vllm, server-wide over the last interval: ttft mean 50.0 ms (p99 ≈200.0 ms) tpot mean 50.0 ms", "ok"},
 	} {
 		text, class := engineMetricsText(c.st)
 		if !strings.Contains(text, c.want) || class != c.class {

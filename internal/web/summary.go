@@ -83,11 +83,13 @@ func engineMetricsText(es target.EngineState) (string, string) {
 		switch {
 		case !ok || f.NA != "":
 			continue
-		case len(f.Quantiles) > 0:
-			q, _ := f.Quantile("p99")
-			text += fmt.Sprintf(" %s p99 ≈%s", m, msFigure(q.Value, true))
-		case f.Mean != nil:
-			text += fmt.Sprintf(" %s mean %s", m, msFigure(*f.Mean, true))
+		case f.Mean == nil:
+			continue
+		}
+		// The mean is exact; a p99 is a bucket estimate, marked so.
+		text += fmt.Sprintf(" %s mean %s", m, msFigure(*f.Mean, true))
+		if q, ok := f.Quantile("p99"); ok {
+			text += fmt.Sprintf(" (p99 ≈%s)", msFigure(q.Value, true))
 		}
 		shown++
 	}
