@@ -280,3 +280,34 @@ func TestSweepStepsHaveTheirOwnEngineWindow(t *testing.T) {
 		t.Errorf("the step's first read at %s, its run from %s", e.Before.Time, rep.Start)
 	}
 }
+
+// A shard starts at a fixed instant: a hanging engine page is cut before
+// it, so the shard's requests leave on time.
+func TestEngineReadKeepsAShardOnTime(t *testing.T) {
+	srv, _ := testkit.StartSim(t, func(c *sim.Config) { c.PrefillBase, c.DecodeBase = 5*time.Millisecond, 2*time.Millisecond })
+	release := make(chan struct{})
+	defer close(release)
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer hang.Close()
+	em := config.DefaultEngineMetrics
+	em.URL, em.Family, em.Timeout = hang.URL+"/metrics", "vllm", config.Duration(5*time.Second)
+	c := engineClient(t, testkit.Target(srv.URL, config.APICompletions), em)
+	b := burstOf(config.ArrivalConstant, 20, 0)
+	b.Requests = 4
+	start := time.Now().Add(400 * time.Millisecond)
+	rep, err := Runner{Client: c, Start: start}.Run(context.Background(), b, []config.Scenario{testkit.Scenario()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := rep.Latency["dispatch_delay"]; d.Count != 4 || d.Max > 0.1 {
+		t.Errorf("dispatch delay %+v: the engine read made the shard late", d)
+	}
+	if e := rep.EngineMetrics; e == nil || !strings.Contains(e.Error, "the scrape before failed: timeout") {
+		t.Errorf("engine metrics: %s", e.EngineSummary())
+	}
+}

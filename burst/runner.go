@@ -145,7 +145,15 @@ func (r Runner) engine(ctx context.Context) *engineReads {
 		return nil
 	}
 	s := &enginemetrics.Scraper{Client: r.Client.HTTPClient(), URL: t.EngineMetricsURL(), Timeout: t.EngineMetrics.Timeout.Std(), Redact: r.Client.Redact}
-	return &engineReads{scraper: s, last: s.Scrape(ctx)}
+	before := *s
+	if !r.Start.IsZero() {
+		// A shard starts at a fixed instant: the read must not make it late.
+		before.Timeout = min(before.Timeout, time.Until(r.Start.Add(-50*time.Millisecond)))
+		if before.Timeout <= 0 {
+			return &engineReads{scraper: s, last: &enginemetrics.Page{Time: time.Now().UTC(), Error: "not read: no time left before the shard's fixed start"}}
+		}
+	}
+	return &engineReads{scraper: s, last: before.Scrape(ctx)}
 }
 
 // around runs one run and reads the page after it, even when ctx ended:
