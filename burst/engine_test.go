@@ -295,7 +295,7 @@ func TestEngineReadKeepsAShardOnTime(t *testing.T) {
 	}))
 	defer hang.Close()
 	em := config.DefaultEngineMetrics
-	em.URL, em.Family, em.Timeout = hang.URL+"/metrics", "vllm", config.Duration(5*time.Second)
+	em.URL, em.Family, em.Timeout = hang.URL+"/metrics", "vllm", config.Duration(2*time.Second)
 	c := engineClient(t, testkit.Target(srv.URL, config.APICompletions), em)
 	b := burstOf(config.ArrivalConstant, 20, 0)
 	b.Requests = 4
