@@ -231,3 +231,21 @@ func TestReloadsAreSerialized(t *testing.T) {
 	<-done
 	<-secondLoaded
 }
+
+func TestEngineMetricsURL(t *testing.T) {
+	for _, c := range []struct {
+		target, family, url, want string
+	}{
+		{"http://h:8000/v1", EngineFamilyAuto, "", "http://h:8000/metrics"},
+		{"http://h:8000/", EngineFamilyTRTLLM, "", "http://h:8000/prometheus/metrics"},
+		{"http://h:8000", EngineFamilyVLLM, "http://h:9000/metrics", "http://h:9000/metrics"},
+	} {
+		tg := Target{URL: c.target, EngineMetrics: &EngineMetrics{Family: c.family, URL: c.url}}
+		if got := tg.EngineMetricsURL(); got != c.want {
+			t.Errorf("%s %s %s: %s, want %s", c.target, c.family, c.url, got, c.want)
+		}
+	}
+	if (Target{URL: "http://h"}).EngineMetricsURL() != "" {
+		t.Error("a target without engine_metrics has a URL for them")
+	}
+}
