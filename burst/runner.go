@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/common/version"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/enginemetrics"
 	"github.com/llmprobe/llmprobe/internal/clock"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/prompt"
@@ -76,6 +77,9 @@ func (r Runner) Run(ctx context.Context, b config.Burst, scenarios []config.Scen
 	rep.Model, rep.Engine, rep.EngineVersion = r.Client.Model(), info.Engine, info.EngineVersion
 	rep.RegressionSkipped = noBaseline
 	rep.Overrides = r.Overrides
+	if em := r.Client.Target().EngineMetrics; em != nil {
+		rep.AttachEngineMetrics(enginemetrics.Options{Family: em.Family, Engine: info.Engine, Model: rep.Model})
+	}
 	rep.Judge(previous)
 	if r.Store != nil {
 		// Saved even when the burst was cut short: a stopped burst is a result.
@@ -107,8 +111,9 @@ func (r Runner) baseline(burst string) (*report.Report, string, error) {
 // measure runs the burst at its rate, or its sweep step by step, and builds
 // the report.
 func (r Runner) measure(ctx context.Context, b config.Burst, scenarios []config.Scenario, meta report.Meta) *report.Report {
+	eng := r.engine(ctx)
 	if b.Sweep == nil {
-		run := r.runMeasured(ctx, b, scenarios, b.Arrival.Rate)
+		run := eng.around(ctx, func() report.Run { return r.runMeasured(ctx, b, scenarios, b.Arrival.Rate) })
 		run.Shard, run.Origin = r.Shard, r.Start
 		if run.Origin.IsZero() {
 			run.Origin = run.Start // a shard needs a shared Start to be merged; never year 1
@@ -117,11 +122,51 @@ func (r Runner) measure(ctx context.Context, b config.Burst, scenarios []config.
 	}
 	sweep := report.NewSweep(b, meta)
 	for _, rate := range b.Rates() {
-		if ctx.Err() != nil || !sweep.Add(r.runMeasured(ctx, b, scenarios, rate)) {
+		if ctx.Err() != nil || !sweep.Add(eng.around(ctx, func() report.Run { return r.runMeasured(ctx, b, scenarios, rate) })) {
 			break
 		}
 	}
 	return sweep.Report()
+}
+
+// engineReads reads the engine's metrics page around each run; the page
+// after one run is the page before the next (a sweep's steps).
+type engineReads struct {
+	scraper *enginemetrics.Scraper
+	last    *enginemetrics.Page
+}
+
+// engine reads the page before the first run, where the target names one.
+// A page that cannot be read never stops the burst: it carries its reason
+// into the report.
+func (r Runner) engine(ctx context.Context) *engineReads {
+	t := r.Client.Target()
+	if t.EngineMetrics == nil {
+		return nil
+	}
+	s := &enginemetrics.Scraper{Client: r.Client.HTTPClient(), URL: t.EngineMetricsURL(), Timeout: t.EngineMetrics.Timeout.Std(), Redact: r.Client.Redact}
+	before := *s
+	if !r.Start.IsZero() {
+		// A shard starts at a fixed instant: the read must not make it late.
+		before.Timeout = min(before.Timeout, time.Until(r.Start.Add(-50*time.Millisecond)))
+		if before.Timeout <= 0 {
+			return &engineReads{scraper: s, last: &enginemetrics.Page{Time: time.Now().UTC(), Error: "not read: no time left before the shard's fixed start"}}
+		}
+	}
+	return &engineReads{scraper: s, last: before.Scrape(ctx)}
+}
+
+// around runs one run and reads the page after it, even when ctx ended:
+// a stopped burst's report still gets the engine's view of what it sent.
+func (e *engineReads) around(ctx context.Context, run func() report.Run) report.Run {
+	out := run()
+	if e == nil {
+		return out
+	}
+	after := e.scraper.Scrape(context.WithoutCancel(ctx))
+	out.Engine = &report.EngineScrapes{URL: e.scraper.URL, Before: e.last, After: after}
+	e.last = after
+	return out
 }
 
 // runMeasured runs one rate with the client's own delays sampled around

@@ -157,6 +157,9 @@ func (s *Scheduler) logRun(rep *report.Report, saveErr error) {
 	if rep.Aborted {
 		kv = append(kv, "aborted", rep.AbortReason)
 	}
+	if e := rep.EngineMetrics; e != nil && e.Error != "" {
+		kv = append(kv, "engine_metrics", "n/a: "+e.Error)
+	}
 	for _, g := range rep.Gates {
 		if !g.Passed {
 			kv = append(kv, "failed_gate", g.Name+": "+g.Detail)

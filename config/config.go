@@ -62,6 +62,8 @@ type Target struct {
 	// HTTPClientConfig holds TLS, auth, proxy and http_headers, whose
 	// secrets and files never reach a host other than the target's own.
 	HTTPClientConfig promconfig.HTTPClientConfig `yaml:"http_client_config,omitempty"`
+	// EngineMetrics, when set, is read around bursts and beside canaries.
+	EngineMetrics *EngineMetrics `yaml:"engine_metrics,omitempty"`
 }
 
 // Scenario describes one kind of request and the objectives it is judged by.

@@ -61,7 +61,14 @@ func TestGoodConfig(t *testing.T) {
 	if a.API != APIChat || a.Timeout.Std() != 30*time.Second || a.InfoInterval.Std() != 5*time.Minute {
 		t.Errorf("target vllm-a = %+v", a)
 	}
+	if e := a.EngineMetrics; e == nil || e.Family != EngineFamilyVLLM || e.Interval.Std() != 30*time.Second || e.Timeout.Std() != 5*time.Second ||
+		a.EngineMetricsURL() != "http://127.0.0.1:8000/metrics" {
+		t.Errorf("vllm-a engine_metrics = %+v (url %s)", e, a.EngineMetricsURL())
+	}
 	l, _ := cfg.Target("llamacpp")
+	if e := l.EngineMetrics; e == nil || e.Family != EngineFamilyAuto || e.Interval.Std() != time.Minute || l.EngineMetricsURL() != "http://127.0.0.1:8080/metrics" {
+		t.Errorf("llamacpp engine_metrics defaults not applied: %+v", e)
+	}
 	if l.API != APICompletions || l.Timeout.Std() != time.Minute || !l.HTTPClientConfig.FollowRedirects {
 		t.Errorf("llamacpp defaults not applied: %+v", l)
 	}
@@ -223,4 +230,22 @@ func TestReloadsAreSerialized(t *testing.T) {
 	close(release)
 	<-done
 	<-secondLoaded
+}
+
+func TestEngineMetricsURL(t *testing.T) {
+	for _, c := range []struct {
+		target, family, url, want string
+	}{
+		{"http://h:8000/v1", EngineFamilyAuto, "", "http://h:8000/metrics"},
+		{"http://h:8000/", EngineFamilyTRTLLM, "", "http://h:8000/prometheus/metrics"},
+		{"http://h:8000", EngineFamilyVLLM, "http://h:9000/metrics", "http://h:9000/metrics"},
+	} {
+		tg := Target{URL: c.target, EngineMetrics: &EngineMetrics{Family: c.family, URL: c.url}}
+		if got := tg.EngineMetricsURL(); got != c.want {
+			t.Errorf("%s %s %s: %s, want %s", c.target, c.family, c.url, got, c.want)
+		}
+	}
+	if (Target{URL: "http://h"}).EngineMetricsURL() != "" {
+		t.Error("a target without engine_metrics has a URL for them")
+	}
 }

@@ -102,6 +102,9 @@ func (t *Target) validateTemplate(errs *errList) {
 	if t.URL != "" {
 		errs.add("probe.url", "cannot be set: the URL is /probe's target parameter")
 	}
+	if t.EngineMetrics != nil {
+		errs.add("probe.engine_metrics", "cannot be set: /probe measures one request, with no engine metrics around it")
+	}
 	t.validateSettings("probe", errs)
 }
 
@@ -124,6 +127,9 @@ func (t *Target) validateSettings(path string, errs *errList) {
 	}
 	if err := t.HTTPClientConfig.Validate(); err != nil {
 		errs.add(path+".http_client_config", "%v", err)
+	}
+	if t.EngineMetrics != nil {
+		t.EngineMetrics.validate(path+".engine_metrics", errs)
 	}
 }
 

@@ -76,6 +76,19 @@ func (c *Client) scrub(res *Result) {
 	}
 }
 
+// HTTPClient is the target's HTTP client: its TLS and proxy settings, and
+// its credentials on the target's own host and port only. llmprobe reads
+// the engine's metrics page with it.
+func (c *Client) HTTPClient() *http.Client { return c.http }
+
+// Redact masks the target's secrets in s, for text read from the target.
+func (c *Client) Redact(s string) string {
+	if c.secretFiles {
+		c.redact.Add(redact.TargetSecrets(c.target))
+	}
+	return c.redactText(s)
+}
+
 // Target returns the target's configuration.
 func (c *Client) Target() config.Target { return c.target }
 

@@ -81,6 +81,9 @@ func (r *Report) WriteJUnit(w io.Writer, extra ...Check) error {
 			s.Properties = append(s.Properties, junitProperty{p[0], p[1]})
 		}
 	}
+	if r.EngineMetrics != nil {
+		s.Properties = append(s.Properties, junitProperty{"engine_metrics", r.EngineMetrics.EngineSummary()})
+	}
 	checks := extra
 	if r.ID != "" {
 		checks = append(checks, r.Checks()...)

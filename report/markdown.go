@@ -80,6 +80,7 @@ func (r *Report) WriteMarkdown(w io.Writer, extra ...Check) error {
 		fmt.Fprintf(&b, " Max rate under SLO: %.2f/s.", *r.MaxRateUnderSLO)
 	}
 	fmt.Fprintf(&b, "\nOutcomes: %s.\n", md(strings.Join(r.outcomeCounts(), ", ")))
+	r.markdownEngine(&b)
 	if len(r.Failures) > 0 {
 		f := r.Failures[0]
 		fmt.Fprintf(&b, "Most frequent failure: %d × %s in %s (%s): %s\n", f.Count, md(string(f.Outcome)), md(f.Phase), md(f.Reason), md(f.Example))

@@ -71,6 +71,10 @@ type Report struct {
 	RegressionSkipped string      `json:"regression_skipped,omitempty"`
 	Sweep             []SweepStep `json:"sweep,omitempty"`
 	MaxRateUnderSLO   *float64    `json:"max_rate_under_slo,omitempty"`
+	// EngineMetrics is the engine's own view of the run, from its /metrics
+	// read before and after; null where the target names no engine_metrics
+	// and in reports written before llmprobe read them.
+	EngineMetrics *EngineMetrics `json:"engine_metrics,omitempty"`
 
 	// TTFTSeries is (seconds since start, TTFT seconds) per measured success, for the chart.
 	TTFTSeries [][2]float64 `json:"ttft_series"`
@@ -84,6 +88,8 @@ type Report struct {
 
 	// maxRegression is the burst's max_regression, for Judge.
 	maxRegression []config.MaxRegression
+	// engineScrapes are the run's engine pages, for AttachEngineMetrics.
+	engineScrapes *EngineScrapes
 }
 
 // GPUFacts describes the node's GPUs during the burst (filled where NVML works).
@@ -196,6 +202,9 @@ type Run struct {
 	// share of a split burst whose arrival offsets count from Origin.
 	Shard  config.Shard
 	Origin time.Time
+	// Engine holds the engine's metrics pages read around the run; nil
+	// where the target names no engine_metrics.
+	Engine *EngineScrapes
 }
 
 // Add appends the result of the plan's arrival n, in plan order, and
@@ -245,6 +254,7 @@ func Build(b config.Burst, o Run, meta Meta) *Report {
 		Outcomes: map[prober.Outcome]int{}, TokenSources: map[prober.TokenSource]int{},
 		Latency: map[string]Summary{}, Aborted: o.Aborted, AbortReason: o.AbortReason,
 		Samples: map[string][]float64{}, maxRegression: b.MaxRegression,
+		engineScrapes: o.Engine,
 	}
 	if r.ID == "" {
 		r.ID = ID(b.Name, o.Start)

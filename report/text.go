@@ -92,6 +92,7 @@ func (r *Report) WriteText(out io.Writer) {
 		fmt.Fprintf(out, "max rate under SLO: %.2f/s\n", *r.MaxRateUnderSLO)
 	}
 	r.writeRegression(out)
+	r.writeEngine(out)
 	fmt.Fprintln(out)
 	for _, g := range r.Gates {
 		verdict := "PASS"

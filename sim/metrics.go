@@ -37,6 +37,9 @@ type engineMetrics struct {
 	tpot                      observer                                // per request: mean time per output token after the first
 	promptTokens, outputs     observer                                // per finished request
 	success                   func()
+	// Per finished request, as vLLM's: scheduled to first token, first to
+	// last token, scheduled to last token.
+	prefillTime, decodeTime, inferenceTime observer
 }
 
 // throughput keeps token and time sums for the families that export an
@@ -119,13 +122,17 @@ func vllmMetrics(e *Engine) *engineMetrics {
 		return float64(s.Running) / float64(e.cfg.MaxBatch)
 	})
 	return &engineMetrics{
-		ttft:         r.hist("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", ttftBuckets),
-		itl:          r.hist("vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", tokenGapBucket),
-		e2e:          r.hist("vllm:e2e_request_latency_seconds", "Histogram of end to end request latency in seconds.", requestBuckets),
-		queueTime:    r.hist("vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.", requestBuckets),
-		promptTokens: func(v float64) { promptHist(v); promptTotal.Add(v) },
-		outputs:      func(v float64) { generationHist(v); generationTotal.Add(v) },
-		success:      func() { success.WithLabelValues("length").Inc() },
+		ttft:          r.hist("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", ttftBuckets),
+		itl:           r.hist("vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", tokenGapBucket),
+		e2e:           r.hist("vllm:e2e_request_latency_seconds", "Histogram of end to end request latency in seconds.", requestBuckets),
+		queueTime:     r.hist("vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.", requestBuckets),
+		prefillTime:   r.hist("vllm:request_prefill_time_seconds", "Histogram of time spent in PREFILL phase for request.", requestBuckets),
+		decodeTime:    r.hist("vllm:request_decode_time_seconds", "Histogram of time spent in DECODE phase for request.", requestBuckets),
+		inferenceTime: r.hist("vllm:request_inference_time_seconds", "Histogram of time spent in RUNNING phase for request.", requestBuckets),
+		tpot:          r.hist("vllm:request_time_per_output_token_seconds", "Histogram of time_per_output_token_seconds per request.", tokenGapBucket),
+		promptTokens:  func(v float64) { promptHist(v); promptTotal.Add(v) },
+		outputs:       func(v float64) { generationHist(v); generationTotal.Add(v) },
+		success:       func() { success.WithLabelValues("length").Inc() },
 	}
 }
 
@@ -145,6 +152,7 @@ func sglangMetrics(e *Engine) *engineMetrics {
 		ttft:         r.hist("sglang:time_to_first_token_seconds", "Histogram of time to first token in seconds.", ttftBuckets),
 		itl:          func(v float64) { itl(v); gen.add(1, v) },
 		e2e:          r.hist("sglang:e2e_request_latency_seconds", "Histogram of End-to-end request latency in seconds", requestBuckets),
+		queueTime:    r.hist("sglang:queue_time_seconds", "Histogram of queueing time in seconds.", requestBuckets),
 		promptTokens: promptTotal.Add,
 		outputs:      generationTotal.Add,
 		success:      requests.Inc,
@@ -212,6 +220,9 @@ func (m *engineMetrics) token(s *sequence, now time.Time) {
 
 func (m *engineMetrics) finished(s *sequence, now time.Time) {
 	m.e2e.observe(now.Sub(s.arrived).Seconds())
+	m.prefillTime.observe(s.first.Sub(s.admitted).Seconds())
+	m.decodeTime.observe(now.Sub(s.first).Seconds())
+	m.inferenceTime.observe(now.Sub(s.admitted).Seconds())
 	if s.generated > 1 {
 		m.tpot.observe(now.Sub(s.first).Seconds() / float64(s.generated-1))
 	}

@@ -34,6 +34,7 @@ type Set struct {
 type managedClient struct {
 	*prober.Client
 	cancel context.CancelFunc
+	engine *engineWatch // nil when the target names no engine_metrics
 }
 
 // NewSet returns an empty set.
@@ -69,12 +70,21 @@ func (t *Set) Apply(ctx context.Context, cfg *config.Config) map[string]*prober.
 			continue
 		}
 		cctx, cancel := context.WithCancel(ctx)
-		t.clients[tc.Name] = &managedClient{Client: c, cancel: cancel}
+		mc := &managedClient{Client: c, cancel: cancel}
+		t.clients[tc.Name] = mc
 		t.wg.Add(1)
 		go func() {
 			defer t.wg.Done()
 			t.refreshLoop(cctx, c)
 		}()
+		if tc.EngineMetrics != nil {
+			mc.engine = &engineWatch{}
+			t.wg.Add(1)
+			go func() {
+				defer t.wg.Done()
+				engineLoop(cctx, t.logger, c, mc.engine)
+			}()
+		}
 	}
 	for name, c := range t.clients {
 		if !keep[name] {

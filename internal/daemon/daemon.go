@@ -154,7 +154,7 @@ func New(opts Options) *Daemon {
 		versioncollector.NewCollector("llmprobe"),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		collector.NewTargets(d.targets), d.bursts,
+		collector.NewTargets(d.targets), collector.NewEngine(d.targets), d.bursts,
 	)
 	d.metrics = collector.NewExposition(d.reg, d.probe)
 	return d

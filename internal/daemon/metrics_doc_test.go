@@ -58,7 +58,7 @@ func TestMetricContract(t *testing.T) {
 	defer tlsSrv.Close()
 	path := filepath.Join(t.TempDir(), "llmprobe.yml")
 	cfg := fmt.Sprintf(`targets:
-  - {name: sim, url: %q}
+  - {name: sim, url: %q, engine_metrics: {interval: 5s, timeout: 2s}}
   - {name: tls, url: %q, http_client_config: {tls_config: {insecure_skip_verify: true}}}
   - {name: dead, url: "http://127.0.0.1:1", model: m}
 scenarios:
@@ -93,7 +93,8 @@ bursts:
 	// Every lazily created series exists after a successful, quality-checked
 	// probe, a target info refresh and the burst.
 	lazy := []string{"llmprobe_quality_checks_total", "llmprobe_target_info", "llmprobe_token_count_source_total", "llmprobe_burst_regression_ratio", "llmprobe_burst_measurement_error_bound_seconds",
-		"llmprobe_request_failures_total", "llmprobe_target_tls_cert_expiry_timestamp_seconds"}
+		"llmprobe_request_failures_total", "llmprobe_target_tls_cert_expiry_timestamp_seconds",
+		"llmprobe_engine_latency_seconds", "llmprobe_engine_latency_mean_seconds"}
 	var got map[string]registered
 	var missing []string
 	defer func() {

@@ -70,7 +70,7 @@ func pagesOver(t *testing.T, reports ...*report.Report) (*httptest.Server, *repo
 	return srv, store
 }
 
-var reportSections = []string{`id="summary"`, `id="verdicts"`, `id="percentiles"`, `id="latency-over-time"`, `id="outcomes"`, `id="regression"`, `id="gpu"`}
+var reportSections = []string{`id="summary"`, `id="verdicts"`, `id="percentiles"`, `id="latency-over-time"`, `id="outcomes"`, `id="regression"`, `id="engine-metrics"`, `id="gpu"`}
 
 // tableRow returns the first table row of dom whose first cell is first.
 func tableRow(t *testing.T, dom, class, first string) string {

@@ -5,7 +5,9 @@ import (
 	"sort"
 	"time"
 
+	"github.com/llmprobe/llmprobe/enginemetrics"
 	"github.com/llmprobe/llmprobe/prober"
+	"github.com/llmprobe/llmprobe/target"
 )
 
 // refreshSeconds is how often the landing page reloads itself.
@@ -19,11 +21,15 @@ type summaryRow struct {
 	Reason               string // why it is down
 	Since                time.Time
 	Engine               string
-	LastSuccess          time.Time // zero: never
+	EngineMetrics        engineCell // the last engine metrics read; empty without engine_metrics
+	LastSuccess          time.Time  // zero: never
 	SLO                  []sloCell
 	Burst                *burstCell
 	NotProbed, NotReason string
 }
+
+// engineCell is how the last read of a target's engine metrics page went.
+type engineCell struct{ Text, Class string }
 
 // sloCell is one scenario's SLO state over the recent canary probes.
 type sloCell struct {
@@ -50,6 +56,47 @@ func engineText(info prober.TargetInfo) string {
 		ver = "version n/a (the engine does not report one)"
 	}
 	return info.Engine + " " + ver
+}
+
+// engineMetricsText says how the last read of the engine's metrics page
+// went: when, and its figures or why there are none.
+func engineMetricsText(es target.EngineState) (string, string) {
+	p := es.Last
+	switch {
+	case p == nil:
+		return "engine metrics: not read yet", "muted"
+	case p.Error != "":
+		return fmt.Sprintf("engine metrics: read failed %s: %s", p.Time.Format("15:04:05"), p.Error), "bad"
+	}
+	text := fmt.Sprintf("engine metrics: read %s in %.3fs", p.Time.Format("15:04:05"), p.Duration)
+	w := es.Window
+	switch {
+	case w == nil:
+		return text + "; figures after the next read", "ok"
+	case w.Error != "":
+		return text + "; n/a: " + w.Error, "muted"
+	}
+	text += fmt.Sprintf("; %s, server-wide over the last interval:", w.Family)
+	shown := 0
+	for _, m := range []string{enginemetrics.MetricTTFT, enginemetrics.MetricQueue, enginemetrics.MetricPrefill, enginemetrics.MetricTPOT} {
+		f, ok := w.Lookup(m)
+		switch {
+		case !ok || f.NA != "":
+			continue
+		case f.Mean == nil:
+			continue
+		}
+		// The mean is exact; a p99 is a bucket estimate, marked so.
+		text += fmt.Sprintf(" %s mean %s", m, msFigure(*f.Mean, true))
+		if q, ok := f.Quantile("p99"); ok {
+			text += fmt.Sprintf(" (p99 ≈%s)", msFigure(q.Value, true))
+		}
+		shown++
+	}
+	if shown == 0 {
+		text += " no request finished"
+	}
+	return text, "ok"
 }
 
 // sloCells judges each scenario's recent canary probes against its target ratio.
@@ -135,6 +182,9 @@ func (s *Site) summary(pairs []*pairRow) ([]summaryRow, string) {
 		st := s.opts.Targets.State(name)
 		row := summaryRow{Name: name, Engine: engineText(c.Info()), LastSuccess: lastOK[name], Burst: bursts[name],
 			SLO: sloCells(pairs, name, ratios), State: "no request yet", StateClass: "muted"}
+		if es, ok := s.opts.Targets.Engine(name); ok {
+			row.EngineMetrics.Text, row.EngineMetrics.Class = engineMetricsText(es)
+		}
 		if last := st.Last; last != nil {
 			row.Since = st.Since
 			row.State, row.StateClass = "up", "ok"

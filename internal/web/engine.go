@@ -1,0 +1,112 @@
+package web
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/llmprobe/llmprobe/enginemetrics"
+	"github.com/llmprobe/llmprobe/report"
+)
+
+// engineView is a report's engine section formatted for reading; every
+// missing figure is "n/a" with its reason.
+type engineView struct {
+	Summary string // the section's one line: family and source, or n/a and why
+	OK      bool
+	Scrapes []engineScrapeRow
+	Figures []engineFigureRow
+	Compare []engineCompareRow
+	Gauges  string
+	Note    string
+}
+
+type engineScrapeRow struct {
+	Name, Time, Duration, State string
+	OK                          bool
+}
+
+type engineFigureRow struct {
+	Metric, Count, P50, P90, P99, Mean, Source, NA string
+}
+
+type engineCompareRow struct {
+	Metric, Quantile, Client, Server, Bucket, Difference, NA string
+}
+
+func newEngineView(e *report.EngineMetrics) engineView {
+	v := engineView{Summary: e.EngineSummary()}
+	if e == nil {
+		return v
+	}
+	v.OK, v.Note = e.Error == "", e.Note
+	for _, p := range []struct {
+		name string
+		page *enginemetrics.Page
+	}{{"before", e.Before}, {"after", e.After}} {
+		page := p.page
+		if page == nil {
+			continue
+		}
+		row := engineScrapeRow{Name: p.name, Time: page.Time.Format("2006-01-02 15:04:05.000 MST"), Duration: fmt.Sprintf("%.3f s", page.Duration), State: "ok", OK: page.Error == ""}
+		if !row.OK {
+			row.State = "failed: " + page.Error
+		}
+		v.Scrapes = append(v.Scrapes, row)
+	}
+	if !v.OK {
+		return v
+	}
+	for _, f := range e.Figures {
+		row := engineFigureRow{Metric: f.Metric, Source: f.Source, NA: f.NA, Count: "n/a", P50: "n/a", P90: "n/a", P99: "n/a", Mean: "n/a"}
+		if f.Count != nil {
+			row.Count = fmt.Sprintf("%.0f", *f.Count)
+		}
+		if f.Mean != nil {
+			row.Mean = msFigure(*f.Mean, true)
+		}
+		for _, q := range f.Quantiles {
+			s := "≈" + msFigure(q.Value, true)
+			switch q.Name {
+			case "p50":
+				row.P50 = s
+			case "p90":
+				row.P90 = s
+			case "p99":
+				row.P99 = s
+			}
+		}
+		if f.Note != "" {
+			row.Source += " (" + f.Note + ")"
+		}
+		v.Figures = append(v.Figures, row)
+	}
+	for _, c := range e.ClientVsServer {
+		row := engineCompareRow{Metric: c.Metric, Quantile: c.Quantile, NA: c.NA,
+			Client: msFigure(deref(c.Client), c.Client != nil), Server: msFigure(deref(c.Server), c.Server != nil),
+			Bucket: c.Bucket(), Difference: "n/a"}
+		if c.Difference != nil {
+			row.Difference = fmt.Sprintf("%+.1f ms", 1000**c.Difference)
+		}
+		if c.Quantile == "mean" && row.Bucket == "" {
+			row.Bucket = "exact (sums and counts)"
+		}
+		v.Compare = append(v.Compare, row)
+	}
+	var gs []string
+	for _, g := range e.Gauges {
+		if g.NA == "" {
+			gs = append(gs, fmt.Sprintf("%s %s → %s", g.Metric, gaugeText(g.Before), gaugeText(g.After)))
+		} else {
+			gs = append(gs, g.Metric+" n/a ("+g.NA+")")
+		}
+	}
+	v.Gauges = strings.Join(gs, "; ")
+	return v
+}
+
+func gaugeText(v *float64) string {
+	if v == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%g", *v)
+}

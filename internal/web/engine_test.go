@@ -1,0 +1,119 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-kit/log"
+
+	"github.com/llmprobe/llmprobe/enginemetrics"
+	"github.com/llmprobe/llmprobe/internal/testkit"
+	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/target"
+)
+
+// The report page shows the engine section in each of its states: absent
+// (an old report: n/a), a failed scrape with its reason, and figures next
+// to the client's with the difference.
+func TestReportPageEngineSection(t *testing.T) {
+	v, c, s, d, lo, hi := 0.120, 10.0, 0.100, 0.020, 0.1, 0.25
+	at := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+	base := func() *report.Report {
+		return &report.Report{ID: "b-1", Burst: "b", Target: "t", Latency: map[string]report.Summary{"ttft": {Count: 10, P50: 0.12}}}
+	}
+	cases := map[string]struct {
+		engine *report.EngineMetrics
+		want   []string
+	}{
+		"old report": {nil, []string{"n/a: no engine metrics in this report"}},
+		"501": {&report.EngineMetrics{Window: enginemetrics.Window{URL: "http://e/metrics", Scope: enginemetrics.Scope,
+			Before: &enginemetrics.Page{Time: at, Error: "HTTP 501 Not Implemented: the engine serves no metrics"},
+			Error:  "the scrape before failed: HTTP 501 Not Implemented: the engine serves no metrics"}},
+			[]string{"n/a: the scrape before failed: HTTP 501 Not Implemented", "failed: HTTP 501"}},
+		"figures": {&report.EngineMetrics{Window: enginemetrics.Window{URL: "http://e/metrics", Family: "vllm", FamilySource: "configured", Scope: enginemetrics.Scope,
+			Before: &enginemetrics.Page{Time: at}, After: &enginemetrics.Page{Time: at.Add(time.Minute)},
+			Figures: []enginemetrics.Figure{
+				{Metric: "ttft", Source: "vllm:time_to_first_token_seconds", Count: &c, Mean: &s, Quantiles: []enginemetrics.Quantile{{Name: "p50", Value: s, BucketLower: lo, BucketUpper: &hi}}},
+				{Metric: "tpot", NA: "the page has no vllm:request_time_per_output_token_seconds"},
+			}},
+			ClientVsServer: []report.EngineComparison{{Metric: "ttft", Quantile: "p50", Client: &v, Server: &s, Difference: &d, ServerBucketLower: &lo, ServerBucketUpper: &hi}}},
+			[]string{"vllm from http://e/metrics", "vllm:time_to_first_token_seconds", "≈100.0 ms", "n/a: the page has no vllm:request_time_per_output_token_seconds", "&#43;20.0 ms", "in its bucket 100.0–250.0ms", "warmup and other clients"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			r := base()
+			r.EngineMetrics = tc.engine
+			var buf bytes.Buffer
+			if err := WriteReport(&buf, r); err != nil {
+				t.Fatal(err)
+			}
+			page := buf.String()
+			i := strings.Index(page, `id="engine-metrics"`)
+			if i < 0 {
+				t.Fatal("no engine section")
+			}
+			section := page[i:]
+			section = section[:strings.Index(section, "</section>")]
+			for _, w := range tc.want {
+				if !strings.Contains(section, w) {
+					t.Errorf("section lacks %q:\n%s", w, section)
+				}
+			}
+		})
+	}
+}
+
+// The landing page's target row says how the last read of the engine's
+// page went, with the reason when it failed.
+func TestEngineMetricsText(t *testing.T) {
+	at := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+	mean, q := 0.05, 0.2
+	for _, c := range []struct {
+		st    target.EngineState
+		want  string
+		class string
+	}{
+		{target.EngineState{}, "engine metrics: not read yet", "muted"},
+		{target.EngineState{Last: &enginemetrics.Page{Time: at, Error: "engine down: GET http://e/metrics: connection refused"}},
+			"engine metrics: read failed 10:00:00: engine down: GET http://e/metrics: connection refused", "bad"},
+		{target.EngineState{Last: &enginemetrics.Page{Time: at, Duration: 0.012}}, "figures after the next read", "ok"},
+		{target.EngineState{Last: &enginemetrics.Page{Time: at}, Window: &enginemetrics.Window{Error: enginemetrics.ErrRestarted}}, "n/a: engine restarted between scrapes: no delta", "muted"},
+		{target.EngineState{Last: &enginemetrics.Page{Time: at}, Window: &enginemetrics.Window{Family: "vllm", Figures: []enginemetrics.Figure{
+			{Metric: "ttft", Mean: &mean, Quantiles: []enginemetrics.Quantile{{Name: "p99", Value: q}}},
+			{Metric: "queue", NA: "x"}, {Metric: "tpot", Mean: &mean}}}}, "vllm, server-wide over the last interval: ttft mean 50.0 ms (p99 ≈200.0 ms) tpot mean 50.0 ms", "ok"},
+	} {
+		text, class := engineMetricsText(c.st)
+		if !strings.Contains(text, c.want) || class != c.class {
+			t.Errorf("%q (%s), want %q (%s)", text, class, c.want, c.class)
+		}
+	}
+}
+
+// On the landing page, a target whose engine page fails shows why.
+func TestLandingShowsEngineRead(t *testing.T) {
+	sim, _ := testkit.StartSim(t, nil)
+	off := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "metrics off", http.StatusNotImplemented)
+	}))
+	defer off.Close()
+	cfg := testkit.Config(t, `targets: [{name: t, url: "`+sim.URL+`", model: m, engine_metrics: {url: "`+off.URL+`/metrics"}}]
+scenarios: [{name: s}]
+`)
+	targets := target.NewSet(log.NewNopLogger())
+	defer targets.Stop()
+	targets.Apply(context.Background(), cfg)
+	mux := http.NewServeMux()
+	New(Options{Targets: targets, Store: report.NewStore("", nil), TelemetryPath: "/metrics"}).Register(mux)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	testkit.WaitUntil(t, "the landing page to show the failed engine read", 5*time.Second, func() bool {
+		_, page := get(t, srv.URL, "/")
+		return strings.Contains(page, `<div class="engine-metrics bad">engine metrics: read failed`) &&
+			strings.Contains(page, "HTTP 501 Not Implemented: the engine serves no metrics")
+	})
+}
