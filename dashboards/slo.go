@@ -102,7 +102,7 @@ func latency() *dashboard.DashboardBuilder {
 		WithRow(row("Client view (canary)")).
 		WithPanel(statPanel("p99 over objective", "Canary p99 over the configured threshold (llmprobe_slo_objective_seconds): 100% is the objective; yellow from 80%, red beyond it.", unitRatio, objectiveLevels(),
 			objectiveRatios()...).Span(24)).
-		WithPanel(withObjective(timeSeries("Time to first token", "From when the request was due to its first output token; the dashed red line is the ttft objective.", unitSeconds,
+		WithPanel(withObjective(timeSeries("Time to first token", "From when the request was due to its first output token; the dashed red line is the ttft objective. Exemplars (the p99 query's) are single requests: one opens its page on llmprobe.", unitSeconds,
 			quantiles("llmprobe_time_to_first_token_seconds", canarySel, "target, scenario")...), "ttft", 3)).
 		WithPanel(withObjective(timeSeries("Inter-token latency", "Per token: a gap between chunks is split over the tokens the later chunk carried; the dashed red line is the stall objective (the longest gap allowed).", unitSeconds,
 			quantiles("llmprobe_inter_token_latency_seconds", canarySel, "target, scenario")...), "stall", 3)).
@@ -110,13 +110,13 @@ func latency() *dashboard.DashboardBuilder {
 			quantiles("llmprobe_time_per_output_token_seconds", canarySel, "target, scenario")...), "tpot", 3)).
 		WithPanel(withObjective(timeSeries("End-to-end latency", "From when the request was due to the end of its stream; the dashed red line is the e2e objective.", unitSeconds,
 			quantiles("llmprobe_request_duration_seconds", canarySel, "target, scenario")...), "e2e", 3)).
-		WithPanel(heatmapPanel("TTFT heatmap", "Distribution of canary TTFT over time.", unitSeconds,
-			q(`sum by (le) (rate(llmprobe_time_to_first_token_seconds_bucket{`+canarySel+`}[$__rate_interval]))`, "{{le}}"))).
-		WithPanel(heatmapPanel("ITL heatmap", "Distribution of canary inter-token latency over time.", unitSeconds,
-			q(`sum by (le) (rate(llmprobe_inter_token_latency_seconds_bucket{`+canarySel+`}[$__rate_interval]))`, "{{le}}"))).
+		WithPanel(heatmapPanel("TTFT heatmap", "Distribution of canary TTFT over time; an exemplar opens its request's page on llmprobe.", unitSeconds,
+			withExemplars(q(`sum by (le) (rate(llmprobe_time_to_first_token_seconds_bucket{`+canarySel+`}[$__rate_interval]))`, "{{le}}")))).
+		WithPanel(heatmapPanel("ITL heatmap", "Distribution of canary inter-token latency over time; an exemplar opens its request's page on llmprobe.", unitSeconds,
+			withExemplars(q(`sum by (le) (rate(llmprobe_inter_token_latency_seconds_bucket{`+canarySel+`}[$__rate_interval]))`, "{{le}}")))).
 		WithRow(row("Prober and outcomes")).
-		WithPanel(timeSeries("Dispatch delay p99", "How late llmprobe sent requests after they were due; above 5 ms a burst describes the prober.", unitSeconds,
-			q(quantile("0.99", "llmprobe_dispatch_delay_seconds", probeSel, "traffic"), "{{traffic}} p99")).
+		WithPanel(timeSeries("Dispatch delay p99", "How late llmprobe sent requests after they were due; above 5 ms a burst describes the prober. An exemplar opens its request's page on llmprobe.", unitSeconds,
+			withExemplars(q(quantile("0.99", "llmprobe_dispatch_delay_seconds", probeSel, "traffic"), "{{traffic}} p99"))).
 			Thresholds(levels("green", level{0.005, "red"})).ThresholdsStyle(thresholdLines())).
 		WithPanel(timeSeries("Outcomes", "Requests per second by outcome; rejects and errors miss every objective.", unitReqPerSec,
 			q(`sum by (outcome) (rate(llmprobe_requests_total{`+probeSel+`}[$__rate_interval]))`, "{{outcome}}")))
