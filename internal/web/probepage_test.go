@@ -181,7 +181,7 @@ func TestProbePageByRequestID(t *testing.T) {
 		code, page := get(t, srv.URL, path)
 		for _, want := range []string{
 			"<code>4bf92f3577b34da6a3ce929d0e0e4736</code>", "(burst)", `id="timeline"`,
-			"<td>sent</td><td>20.5 ms</td><td>20.0 ms</td><td>queue wait: the burst&#39;s concurrency cap was full</td>",
+			"<td>sent</td><td>20.5 ms</td><td>20.0 ms</td><td>queue wait: for a slot under the burst&#39;s concurrency cap</td>",
 			"<td>first token</td><td>95.0 ms</td>", "<td>TLS handshake</td><td>–</td><td>3.0 ms</td>",
 			"<td>end of stream</td><td>3986.0 ms</td>",
 			`900.0 ms (longest)`, "… 130 tokens left out", "269 gaps in the middle are left out",

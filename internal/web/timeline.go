@@ -69,7 +69,7 @@ func buildTimeline(r *prober.Result) timeline {
 	sent := r.DispatchDelay + r.QueueWait
 	if r.QueueWait > 0 {
 		add("released by the schedule", r.DispatchDelay, "dispatch delay: the prober's own lateness")
-		add("sent", sent, "queue wait: the burst's concurrency cap was full")
+		add("sent", sent, "queue wait: for a slot under the burst's concurrency cap")
 	} else {
 		add("sent", sent, "dispatch delay: the prober's own lateness")
 	}
