@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -115,5 +116,16 @@ scrape_configs:
 	}
 	if !opened["canary"] || !opened["burst"] {
 		t.Errorf("no exemplar Prometheus kept opened a page for both traffics: %v", opened)
+	}
+}
+
+// --history.requests out of its range is a usage error that names the
+// range, before anything starts.
+func TestHistoryRequestsRange(t *testing.T) {
+	for _, v := range []string{"-1", "20001"} {
+		out, err := exec.Command(binPath, "--history.requests="+v, "--web.listen-address=127.0.0.1:0").CombinedOutput()
+		if exitCode(err) != 2 || !strings.Contains(string(out), "--history.requests: "+v+" is out of range 0 to 20000") {
+			t.Errorf("--history.requests=%s: exit %d, want 2 and the range:\n%s", v, exitCode(err), out)
+		}
 	}
 }
