@@ -95,9 +95,9 @@ func upgrades() *dashboard.DashboardBuilder {
 		WithPanel(timeSeries("Engine version per target", "One line per version a target reported (/version, Server header).", unitCount,
 			q(`count by (target, engine, engine_version) (llmprobe_target_info{target=~"$target"})`, "{{target}} {{engine}} {{engine_version}}"))).
 		WithPanel(timeSeries("p99 TTFT by engine version", "Canary p99 TTFT, labelled with the engine version the target reported.", unitSeconds,
-			q(quantile("0.99", "llmprobe_time_to_first_token_seconds", `traffic="canary", target=~"$target"`, "target")+` * on (target) group_left (engine_version) max by (target, engine_version) (llmprobe_target_info{target=~"$target"})`, "{{target}} {{engine_version}}"))).
+			withExemplars(q(quantile("0.99", "llmprobe_time_to_first_token_seconds", `traffic="canary", target=~"$target"`, "target")+` * on (target) group_left (engine_version) max by (target, engine_version) (llmprobe_target_info{target=~"$target"})`, "{{target}} {{engine_version}}")))).
 		WithPanel(timeSeries("p99 TPOT by engine version", "Canary p99 TPOT, labelled with the engine version.", unitSeconds,
-			q(quantile("0.99", "llmprobe_time_per_output_token_seconds", `traffic="canary", target=~"$target"`, "target")+` * on (target) group_left (engine_version) max by (target, engine_version) (llmprobe_target_info{target=~"$target"})`, "{{target}} {{engine_version}}"))).
+			withExemplars(q(quantile("0.99", "llmprobe_time_per_output_token_seconds", `traffic="canary", target=~"$target"`, "target")+` * on (target) group_left (engine_version) max by (target, engine_version) (llmprobe_target_info{target=~"$target"})`, "{{target}} {{engine_version}}")))).
 		WithPanel(timeSeries("p99 TTFT over 1h", "The recording rule the upgrade-regression alert compares with a day earlier.", unitSeconds,
 			q(`llmprobe:ttft_p99:rate1h{target=~"$target"}`, "{{target}}")))
 }

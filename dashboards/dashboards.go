@@ -40,12 +40,27 @@ var datasource = common.DataSourceRef{Type: ptr("prometheus"), Uid: ptr("${datas
 // Query is one PromQL expression of a panel.
 type Query struct {
 	Expr, Legend string
+	// Exemplar asks Grafana for the exemplars of the query's series: the
+	// request id of an observation, which the data source's exemplar link
+	// opens on llmprobe (/probe?id=, docs/dashboards.md).
+	Exemplar bool
 }
 
 func q(expr, legend string) Query { return Query{Expr: expr, Legend: legend} }
 
+// withExemplars is query with its exemplars shown. One query per panel
+// asks for them: each query that does draws the same points again.
+func withExemplars(query Query) Query {
+	query.Exemplar = true
+	return query
+}
+
 func target(query Query, ref string) *prometheus.DataqueryBuilder {
-	return prometheus.NewDataqueryBuilder().Expr(query.Expr).LegendFormat(query.Legend).RefId(ref).Datasource(datasource)
+	b := prometheus.NewDataqueryBuilder().Expr(query.Expr).LegendFormat(query.Legend).RefId(ref).Datasource(datasource)
+	if query.Exemplar {
+		b.Exemplar(true)
+	}
+	return b
 }
 
 var refIDs = []string{"A", "B", "C", "D", "E", "F", "G", "H"}
@@ -216,12 +231,14 @@ func quantile(phi, metric, sel, by string) string {
 	return `histogram_quantile(` + phi + `, sum by (` + by + `, le) (rate(` + metric + `_bucket{` + sel + `}[$__rate_interval])))`
 }
 
-// quantiles draws p50, p90 and p99 of a histogram metric.
+// quantiles draws p50, p90 and p99 of a histogram metric, and the
+// exemplars of its buckets with the p99.
 func quantiles(metric, sel, by string) []Query {
 	var out []Query
 	for _, qt := range []struct{ q, name string }{{"0.5", "p50"}, {"0.9", "p90"}, {"0.99", "p99"}} {
 		out = append(out, q(quantile(qt.q, metric, sel, by), "{{target}} {{scenario}} "+qt.name))
 	}
+	out[len(out)-1].Exemplar = true
 	return out
 }
 

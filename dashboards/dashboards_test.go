@@ -288,6 +288,46 @@ func TestLatencyPanelsShowTheirObjective(t *testing.T) {
 	}
 }
 
+// Every graph of the Latency and Upgrades dashboards that draws one of the
+// probe's latency histograms shows its exemplars, from exactly one query
+// (each that asks draws the same points again); no other panel asks.
+func TestLatencyPanelsShowExemplars(t *testing.T) {
+	histogram := regexp.MustCompile(`llmprobe_(time_to_first_token|inter_token_latency|time_per_output_token|request_duration|dispatch_delay)_seconds_bucket\{`)
+	seen := 0
+	for file, panels := range rawPanels(t) {
+		for _, p := range panels {
+			targets, _ := p["targets"].([]any)
+			asking, drawing := 0, false
+			for _, tg := range targets {
+				if dig(tg, "exemplar") == true {
+					asking++
+					if e, _ := dig(tg, "expr").(string); !histogram.MatchString(e) {
+						t.Errorf("%s: panel %q asks for exemplars of %s, which has none", file, p["title"], e)
+					}
+				}
+				e, _ := dig(tg, "expr").(string)
+				drawing = drawing || histogram.MatchString(e)
+			}
+			// Stat panels draw no points to hang an exemplar on.
+			wants := drawing && (p["type"] == "timeseries" || p["type"] == "heatmap") && (file == "llmprobe-latency.json" || file == "llmprobe-upgrades.json")
+			switch {
+			case wants && asking != 1:
+				t.Errorf("%s: panel %q draws a latency histogram with %d queries asking for exemplars, want 1", file, p["title"], asking)
+			case !wants && asking > 0:
+				t.Errorf("%s: panel %q asks for exemplars", file, p["title"])
+			}
+			if wants {
+				seen++
+			}
+		}
+	}
+	// TTFT, ITL, TPOT, E2E, two heatmaps and dispatch delay; TTFT and TPOT
+	// by engine version.
+	if seen != 9 {
+		t.Errorf("%d panels with exemplars, want 9", seen)
+	}
+}
+
 // unitRules name the unit a query's result has, first match wins.
 var unitRules = []struct {
 	re   *regexp.Regexp

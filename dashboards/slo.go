@@ -103,7 +103,7 @@ func latency() *dashboard.DashboardBuilder {
 		WithRow(row("Client view (canary)")).
 		WithPanel(statPanel("p99 over objective", "Canary p99 over the configured threshold (llmprobe_slo_objective_seconds): 100% is the objective; yellow from 80%, red beyond it.", unitRatio, objectiveLevels(),
 			objectiveRatios()...).Span(24)).
-		WithPanel(withObjective(timeSeries("Time to first token", "From when the request was due to its first output token; the dashed red line is the ttft objective.", unitSeconds,
+		WithPanel(withObjective(timeSeries("Time to first token", "From when the request was due to its first output token; the dashed red line is the ttft objective. Exemplars (the p99 query's) are single requests: one opens its page on llmprobe.", unitSeconds,
 			quantiles("llmprobe_time_to_first_token_seconds", canarySel, "target, scenario")...), "ttft", 3)).
 		WithPanel(withObjective(timeSeries("Inter-token latency", "Per token: a gap between chunks is split over the tokens the later chunk carried; the dashed red line is the stall objective (the longest gap allowed).", unitSeconds,
 			quantiles("llmprobe_inter_token_latency_seconds", canarySel, "target, scenario")...), "stall", 3)).
@@ -111,10 +111,10 @@ func latency() *dashboard.DashboardBuilder {
 			quantiles("llmprobe_time_per_output_token_seconds", canarySel, "target, scenario")...), "tpot", 3)).
 		WithPanel(withObjective(timeSeries("End-to-end latency", "From when the request was due to the end of its stream; the dashed red line is the e2e objective.", unitSeconds,
 			quantiles("llmprobe_request_duration_seconds", canarySel, "target, scenario")...), "e2e", 3)).
-		WithPanel(heatmapPanel("TTFT heatmap", "Distribution of canary TTFT over time.", unitSeconds,
-			q(`sum by (le) (rate(llmprobe_time_to_first_token_seconds_bucket{`+canarySel+`}[$__rate_interval]))`, "{{le}}"))).
-		WithPanel(heatmapPanel("ITL heatmap", "Distribution of canary inter-token latency over time.", unitSeconds,
-			q(`sum by (le) (rate(llmprobe_inter_token_latency_seconds_bucket{`+canarySel+`}[$__rate_interval]))`, "{{le}}"))).
+		WithPanel(heatmapPanel("TTFT heatmap", "Distribution of canary TTFT over time; an exemplar opens its request's page on llmprobe.", unitSeconds,
+			withExemplars(q(`sum by (le) (rate(llmprobe_time_to_first_token_seconds_bucket{`+canarySel+`}[$__rate_interval]))`, "{{le}}")))).
+		WithPanel(heatmapPanel("ITL heatmap", "Distribution of canary inter-token latency over time; an exemplar opens its request's page on llmprobe.", unitSeconds,
+			withExemplars(q(`sum by (le) (rate(llmprobe_inter_token_latency_seconds_bucket{`+canarySel+`}[$__rate_interval]))`, "{{le}}")))).
 		WithRow(row("Where TTFT went (canary)")).
 		WithPanel(timeSeries("TTFT by component, mean", "Each TTFT component's mean per request, stacked: the top is the mean TTFT. engine_queue and engine_prefill are the engine's own figures (vLLM with per-request metrics, llama.cpp's prefill); network is what is left of the server side then; server_other is the server side an engine did not split. docs/troubleshooting.md walks through it.", unitSeconds,
 			q(`sum by (component) (rate(llmprobe_ttft_component_seconds_sum{`+canarySel+`}[$__rate_interval])) / ignoring (component) group_left () sum(rate(llmprobe_time_to_first_token_seconds_count{`+canarySel+`}[$__rate_interval]))`, "{{component}}")).
@@ -122,8 +122,8 @@ func latency() *dashboard.DashboardBuilder {
 		WithPanel(timeSeries("TTFT component p99", "Each component's own p99 over the requests that had it (they do not add up: the slowest requests differ per component).", unitSeconds,
 			q(quantile("0.99", "llmprobe_ttft_component_seconds", canarySel, "component"), "{{component}} p99"))).
 		WithRow(row("Prober and outcomes")).
-		WithPanel(timeSeries("Dispatch delay p99", "How late llmprobe sent requests after they were due; above 5 ms a burst describes the prober.", unitSeconds,
-			q(quantile("0.99", "llmprobe_dispatch_delay_seconds", probeSel, "traffic"), "{{traffic}} p99")).
+		WithPanel(timeSeries("Dispatch delay p99", "How late llmprobe sent requests after they were due; above 5 ms a burst describes the prober. An exemplar opens its request's page on llmprobe.", unitSeconds,
+			withExemplars(q(quantile("0.99", "llmprobe_dispatch_delay_seconds", probeSel, "traffic"), "{{traffic}} p99"))).
 			Thresholds(levels("green", level{0.005, "red"})).ThresholdsStyle(thresholdLines())).
 		WithPanel(timeSeries("Outcomes", "Requests per second by outcome; rejects and errors miss every objective.", unitReqPerSec,
 			q(`sum by (outcome) (rate(llmprobe_requests_total{`+probeSel+`}[$__rate_interval]))`, "{{outcome}}")))

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -143,6 +144,29 @@ func TestComposeStack(t *testing.T) {
 		if err := yaml.Unmarshal(b, &v); err != nil || len(v) == 0 {
 			t.Errorf("%s: %v", f, err)
 		}
+	}
+	// Exemplars: Prometheus keeps them, Grafana links their trace_id to the
+	// probe page ($$ is a literal $ in Grafana's provisioning files).
+	if !slices.Contains(compose.Services["prometheus"].Command, "--enable-feature=exemplar-storage") {
+		t.Error("the stack's Prometheus does not keep exemplars (--enable-feature=exemplar-storage)")
+	}
+	var ds struct {
+		Datasources []struct {
+			JSONData struct {
+				Destinations []struct {
+					Name string `yaml:"name"`
+					URL  string `yaml:"url"`
+				} `yaml:"exemplarTraceIdDestinations"`
+			} `yaml:"jsonData"`
+		} `yaml:"datasources"`
+	}
+	b, err = os.ReadFile(filepath.Join(dir, "grafana/provisioning/datasources/prometheus.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(b, &ds); err != nil || len(ds.Datasources) != 1 || len(ds.Datasources[0].JSONData.Destinations) != 1 ||
+		ds.Datasources[0].JSONData.Destinations[0].Name != "trace_id" || !strings.HasSuffix(ds.Datasources[0].JSONData.Destinations[0].URL, ":9479/probe?id=$${__value.raw}") {
+		t.Errorf("the Grafana data source does not link exemplars to the probe page: %+v %v", ds, err)
 	}
 	promtool := testkit.Tool(t, "promtool", "apt-get install prometheus")
 	// Inside the stack the rules are mounted at /etc/prometheus/rules; here they are in alerts/.

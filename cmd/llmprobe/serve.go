@@ -20,6 +20,10 @@ import (
 	"github.com/llmprobe/llmprobe/internal/redact"
 )
 
+// maxHistoryRequests bounds --history.requests: at most about 240 MiB of
+// results with answers of a thousand tokens.
+const maxHistoryRequests = 20_000
+
 type serveCommand struct {
 	cmd           *kingpin.CmdClause
 	configFile    *string
@@ -28,6 +32,7 @@ type serveCommand struct {
 	webFlags      *web.FlagConfig
 	historyRecent *int
 	historyFailed *int
+	historyReqs   *int
 	storagePath   *string
 	gpu           *bool
 	gpuTimeout    *time.Duration
@@ -43,10 +48,12 @@ func newServeCommand(app *kingpin.Application) *serveCommand {
 		telemetryPath: cmd.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").String(),
 		historyRecent: cmd.Flag("history.recent", "Recent results kept per target and scenario for the landing page.").Default("20").Int(),
 		historyFailed: cmd.Flag("history.failures", "Failed results kept per target and scenario for the landing page.").Default("20").Int(),
-		storagePath:   cmd.Flag("storage.path", "Folder for burst reports; empty keeps none.").Default("data").String(),
-		gpu:           cmd.Flag("collector.gpu", "Export the node's GPUs through NVML (--no-collector.gpu to turn off).").Default("true").Bool(),
-		gpuTimeout:    cmd.Flag("collector.gpu.timeout", "Longest a scrape waits on NVML.").Default("2s").Duration(),
-		shard:         cmd.Flag("shard", "Probe only this replica's share of the targets, i/N (0-based), by a stable hash of the target name.").Default("0/1").String(),
+		historyReqs: cmd.Flag("history.requests", fmt.Sprintf("Last requests of any traffic, canary and burst, kept for their page at /probe?id=<request id> (an exemplar's trace_id); each costs at most 4 KiB and 8 B per output token (0 to %d).", maxHistoryRequests)).
+			Default("1000").Int(),
+		storagePath: cmd.Flag("storage.path", "Folder for burst reports; empty keeps none.").Default("data").String(),
+		gpu:         cmd.Flag("collector.gpu", "Export the node's GPUs through NVML (--no-collector.gpu to turn off).").Default("true").Bool(),
+		gpuTimeout:  cmd.Flag("collector.gpu.timeout", "Longest a scrape waits on NVML.").Default("2s").Duration(),
+		shard:       cmd.Flag("shard", "Probe only this replica's share of the targets, i/N (0-based), by a stable hash of the target name.").Default("0/1").String(),
 	}
 	c.webFlags = kingpinflag.AddFlags(cmd, defaultListenAddress)
 	return c
@@ -71,6 +78,10 @@ func (c *serveCommand) run(logger log.Logger, webLogger *slog.Logger, secrets *r
 		}
 		return 0
 	}
+	if n := *c.historyReqs; n < 0 || n > maxHistoryRequests {
+		fmt.Fprintf(os.Stderr, "llmprobe: --history.requests: %d is out of range 0 to %d\n", n, maxHistoryRequests)
+		return 2
+	}
 	shard, err := config.ParseShard(*c.shard)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "llmprobe: --shard: %v\n", err)
@@ -80,7 +91,7 @@ func (c *serveCommand) run(logger log.Logger, webLogger *slog.Logger, secrets *r
 	defer stop()
 	d := daemon.New(daemon.Options{
 		Logger: logger, WebLogger: webLogger, Secrets: secrets, Web: c.webFlags, TelemetryPath: *c.telemetryPath,
-		ConfigFile: *c.configFile, HistoryRecent: *c.historyRecent, HistoryFailures: *c.historyFailed,
+		ConfigFile: *c.configFile, HistoryRecent: *c.historyRecent, HistoryFailures: *c.historyFailed, HistoryRequests: *c.historyReqs,
 		StoragePath: *c.storagePath, GPU: *c.gpu, GPUTimeout: *c.gpuTimeout, Shard: shard,
 	})
 	if err := d.Run(ctx); err != nil {

@@ -51,10 +51,13 @@ type Options struct {
 	// the built-in simulated engine.
 	ConfigFile                     string
 	HistoryRecent, HistoryFailures int
-	StoragePath                    string
-	GPU                            bool
-	GPUTimeout                     time.Duration
-	Shard                          config.Shard
+	// HistoryRequests bounds the results of any traffic, canary and burst,
+	// kept to be found by request id (an exemplar's trace_id).
+	HistoryRequests int
+	StoragePath     string
+	GPU             bool
+	GPUTimeout      time.Duration
+	Shard           config.Shard
 }
 
 // Daemon is llmprobe serving: canaries, bursts, metrics and pages.
@@ -139,11 +142,13 @@ func New(opts Options) *Daemon {
 	d.safe = config.NewSafeConfig(d.reg)
 	d.site = web.New(web.Options{
 		Logger: opts.Logger, Targets: d.targets, Store: d.store, TelemetryPath: opts.TelemetryPath,
-		Recent: opts.HistoryRecent, Failures: opts.HistoryFailures,
+		Recent: opts.HistoryRecent, Failures: opts.HistoryFailures, Requests: opts.HistoryRequests,
 		Schedules: func() []config.Pair { return d.canary.Running() },
 	})
 	d.canary = canary.NewScheduler(ctx, opts.Logger, observers{d.probe, d.site, d.targets}, d.probe)
-	runner := burst.Runner{Store: d.store, Observer: observers{d.probe, d.targets}, InFlight: d.probe}
+	// The site keeps burst requests too, to be found by the id their
+	// exemplars carry.
+	runner := burst.Runner{Store: d.store, Observer: observers{d.probe, d.targets, d.site}, InFlight: d.probe}
 	if opts.GPU {
 		d.gpu = collector.NewGPU(opts.Logger, opts.GPUTimeout)
 		runner.GPU = d.gpu

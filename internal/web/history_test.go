@@ -25,7 +25,7 @@ func ids(entries []*entry) []uint64 {
 // failures (errors and SLO misses) in a ring of their own, so a run of
 // successes never pushes the last failure out of sight.
 func TestHistoryRing(t *testing.T) {
-	h := newHistory(3, 2)
+	h := newHistory(3, 2, 0)
 	h.observe(result("a", "s", prober.OutcomeTimeout, false))  // 1: failure
 	h.observe(result("a", "s", prober.OutcomeSuccess, false))  // 2: a miss
 	h.observe(result("a", "s", prober.OutcomeRejected, false)) // 3: failure, pushes 1 out of the failure ring
@@ -70,19 +70,19 @@ func TestHistoryRing(t *testing.T) {
 
 // A ring of size zero keeps nothing and does not panic.
 func TestHistoryZeroSize(t *testing.T) {
-	h := newHistory(0, 0)
+	h := newHistory(0, 0, 0)
 	h.observe(result("a", "s", prober.OutcomeTimeout, false))
 	if snap := h.snapshot(); len(snap) != 1 || len(snap[0].Recent) != 0 || len(snap[0].Failures) != 0 {
 		t.Errorf("snapshot = %+v", snap)
 	}
-	h2 := newHistory(-1, -5)
+	h2 := newHistory(-1, -5, -1)
 	h2.observe(result("a", "s", prober.OutcomeSuccess, true))
 }
 
 // The ring's backing array does not grow with the results it has seen, and
 // dropped results are not held.
 func TestHistoryBoundedStorage(t *testing.T) {
-	h := newHistory(4, 4)
+	h := newHistory(4, 4, 0)
 	for range 1000 {
 		h.observe(result("a", "s", prober.OutcomeTimeout, false))
 	}
@@ -101,7 +101,7 @@ func TestHistoryBoundedStorage(t *testing.T) {
 
 // Observers run on many goroutines at once.
 func TestHistoryConcurrent(t *testing.T) {
-	h := newHistory(5, 5)
+	h := newHistory(5, 5, 0)
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Add(1)

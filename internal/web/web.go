@@ -9,6 +9,7 @@ import (
 	"html/template"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -30,6 +31,10 @@ var pageFuncs = template.FuncMap{
 		if d == 0 {
 			return "–"
 		}
+		return strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 1, 64) + " ms"
+	},
+	// ms0 is ms where 0 is a measured value, not a missing one.
+	"ms0": func(d time.Duration) string {
 		return strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 1, 64) + " ms"
 	},
 	"ago":   func(t time.Time) string { return time.Since(t).Round(time.Second).String() + " ago" },
@@ -87,6 +92,9 @@ type Options struct {
 	TelemetryPath string
 	// Recent and Failures bound the probes kept per target and scenario.
 	Recent, Failures int
+	// Requests bounds the results of any traffic, canary and burst, kept
+	// to be found by request id (the id exemplars carry).
+	Requests int
 }
 
 // Site is the set of pages. It keeps the recent probes it is given through
@@ -113,7 +121,7 @@ func New(opts Options) *Site {
 	if opts.Schedules == nil {
 		opts.Schedules = func() []config.Pair { return nil }
 	}
-	return &Site{opts: opts, history: newHistory(opts.Recent, opts.Failures), lastSuccess: map[string]time.Time{}}
+	return &Site{opts: opts, history: newHistory(opts.Recent, opts.Failures, opts.Requests), lastSuccess: map[string]time.Time{}}
 }
 
 // Register adds the pages to mux: /, /probe, /bursts, /bursts/<id> (HTML),
@@ -127,10 +135,15 @@ func (s *Site) Register(mux *http.ServeMux) {
 }
 
 // Observe keeps a finished probe for the landing page, unless its pair is no
-// longer configured (a request in flight when its pair was removed).
+// longer configured (a request in flight when its pair was removed). A
+// burst's requests are kept only to be found by request id.
 func (s *Site) Observe(r *prober.Result) {
 	if r.Outcome == prober.OutcomeCancelled {
 		return // llmprobe stopped it: nothing to show about the target
+	}
+	if r.Traffic == prober.TrafficBurst {
+		s.history.observeRequest(r)
+		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -169,6 +182,10 @@ func (s *Site) Configure(cfg *config.Config) {
 // render writes a page whole, or a 500 that says why: never half a page
 // with a 200.
 func (s *Site) render(w http.ResponseWriter, page string, data any) {
+	s.renderStatus(w, http.StatusOK, page, data)
+}
+
+func (s *Site) renderStatus(w http.ResponseWriter, code int, page string, data any) {
 	var buf bytes.Buffer
 	if err := pages.ExecuteTemplate(&buf, page, data); err != nil {
 		level.Error(s.opts.Logger).Log("msg", "rendering a page", "page", page, "err", err)
@@ -176,6 +193,7 @@ func (s *Site) render(w http.ResponseWriter, page string, data any) {
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(code)
 	_, _ = buf.WriteTo(w)
 }
 
@@ -235,16 +253,64 @@ func (s *Site) landingPage(w http.ResponseWriter, _ *http.Request) {
 	})
 }
 
+// probeView is what probe.html shows: the result and what is derived
+// from it, one field per section that needs one.
+type probeView struct {
+	*entry
+	Timeline timeline
+}
+
+// probeMissing is what probe-missing.html shows.
+type probeMissing struct {
+	ID                         string
+	ByRequestID                bool
+	Recent, Failures, Requests int
+	Held                       int
+	Oldest                     time.Time
+}
+
+// probePage serves /probe?id=: a probe's number (the landing page's
+// links) or its X-Request-Id (an exemplar's trace_id).
 func (s *Site) probePage(w http.ResponseWriter, r *http.Request) {
-	id, err := strconv.ParseUint(r.URL.Query().Get("id"), 10, 64)
-	if err != nil {
-		http.Error(w, "id must be a probe number", http.StatusBadRequest)
+	raw := r.URL.Query().Get("id")
+	var (
+		e  *entry
+		ok bool
+	)
+	// A request id is 32 digits long, a probe number at most 20.
+	byRequestID := isRequestID(raw)
+	n, err := strconv.ParseUint(raw, 10, 64)
+	switch {
+	case byRequestID:
+		raw = strings.ToLower(raw)
+		e, ok = s.history.byRequestID(raw)
+	case err == nil:
+		e, ok = s.history.get(n)
+	default:
+		http.Error(w, "id must be a probe number or a request id (32 hex digits, the X-Request-Id and an exemplar's trace_id)", http.StatusBadRequest)
 		return
 	}
-	e, ok := s.history.get(id)
 	if !ok {
-		http.Error(w, "probe not found (the history keeps only recent probes)", http.StatusNotFound)
+		held, oldest := s.history.holding()
+		s.renderStatus(w, http.StatusNotFound, "probe-missing.html", probeMissing{
+			ID: raw, ByRequestID: byRequestID, Recent: s.history.recent, Failures: s.history.failures, Requests: s.history.requests,
+			Held: held, Oldest: oldest,
+		})
 		return
 	}
-	s.render(w, "probe.html", e)
+	s.render(w, "probe.html", probeView{entry: e, Timeline: buildTimeline(e.Result)})
+}
+
+// isRequestID reports whether id has the shape of llmprobe's request ids:
+// 128 bits in hex, a W3C trace id.
+func isRequestID(id string) bool {
+	if len(id) != 32 {
+		return false
+	}
+	for _, c := range id {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
 }

@@ -1,0 +1,217 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/prober"
+)
+
+func withID(r *prober.Result, n int) *prober.Result {
+	r.RequestID = fmt.Sprintf("%032x", n)
+	return r
+}
+
+// The ring of any traffic keeps the last `requests` results by request id,
+// canary and burst, bounded in slots and in its index; the oldest go.
+func TestHistoryRequestRing(t *testing.T) {
+	h := newHistory(2, 2, 3)
+	for i := 1; i <= 4; i++ {
+		r := withID(result("a", "s", prober.OutcomeSuccess, true), i)
+		r.Traffic = prober.TrafficBurst
+		h.observeRequest(r)
+	}
+	for i := 1; i <= 4; i++ {
+		e, ok := h.byRequestID(fmt.Sprintf("%032x", i))
+		if ok != (i > 1) {
+			t.Errorf("request %d found %v, want %v: the ring keeps the last 3", i, ok, i > 1)
+		}
+		if ok && e.RequestID != fmt.Sprintf("%032x", i) {
+			t.Errorf("request %d found %s", i, e.RequestID)
+		}
+	}
+	if len(h.snapshot()) != 0 {
+		t.Error("burst requests reached the canary pairs of the landing page")
+	}
+	// Probe numbers of burst requests work too.
+	if e, ok := h.get(4); !ok || e.RequestID != fmt.Sprintf("%032x", 4) {
+		t.Errorf("get(4) = %v, %v", e, ok)
+	}
+	if n, oldest := h.holding(); n != 3 || oldest.IsZero() {
+		t.Errorf("holding %d, oldest %v; want 3", n, oldest)
+	}
+
+	// A canary result goes to its pair and to the ring; a canary pair
+	// keeps its results after the ring lets them go.
+	h.observe(withID(result("c", "s", prober.OutcomeTimeout, false), 100))
+	for i := 5; i <= 8; i++ {
+		r := withID(result("a", "s", prober.OutcomeSuccess, true), i)
+		r.Traffic = prober.TrafficBurst
+		h.observeRequest(r)
+	}
+	if _, ok := h.byRequestID(fmt.Sprintf("%032x", 100)); !ok {
+		t.Error("a canary failure its pair still keeps is not found by id")
+	}
+	if len(h.byID.ids) != 3 || len(h.byID.ring) != 3 || cap(h.byID.ring) > 4 {
+		t.Errorf("index %d, ring %d (cap %d) after 9 results: want 3", len(h.byID.ids), len(h.byID.ring), cap(h.byID.ring))
+	}
+
+	// Forgetting a canary pair drops it from the ring too; burst results stay.
+	h.observe(withID(result("c", "s", prober.OutcomeSuccess, true), 101))
+	h.forget(func(target, _ string) bool { return target != "c" })
+	if _, ok := h.byRequestID(fmt.Sprintf("%032x", 101)); ok {
+		t.Error("a forgotten pair's result is still found by id")
+	}
+	if _, ok := h.byRequestID(fmt.Sprintf("%032x", 8)); !ok {
+		t.Error("forget dropped a burst result")
+	}
+	// A long answer (a quality check keeps 64 KiB) is cut to its preview
+	// in the ring; the canary pair keeps it whole.
+	long := withID(result("a", "s", prober.OutcomeSuccess, true), 200)
+	long.Answer = strings.Repeat("é", 40<<10)
+	long.Traffic = prober.TrafficBurst
+	h.observeRequest(long)
+	if e, ok := h.byRequestID(long.RequestID); !ok || len(e.Answer) > ringAnswerBytes+len("…") || !strings.HasPrefix(long.Answer, strings.TrimSuffix(e.Answer, "…")) {
+		t.Errorf("the ring keeps %d bytes of a long answer, want its %d-byte preview, cut on a rune", len(e.Answer), ringAnswerBytes)
+	}
+	canary := withID(result("a", "s", prober.OutcomeSuccess, true), 201)
+	canary.Answer = long.Answer
+	h.observe(canary)
+	if e, _ := h.byRequestID(canary.RequestID); e.Answer != long.Answer {
+		t.Error("a canary's page lost its answer while its pair keeps it")
+	}
+
+	// With no ring at all, nothing is kept by id and nothing panics.
+	h0 := newHistory(1, 1, 0)
+	h0.observeRequest(withID(result("a", "s", prober.OutcomeSuccess, true), 1))
+	if _, ok := h0.byRequestID(fmt.Sprintf("%032x", 1)); ok {
+		t.Error("a ring of size 0 kept a result")
+	}
+}
+
+// timelineResult is a streamed request with every phase recorded: a burst
+// request that waited for the concurrency cap, on a new TLS connection,
+// with a long answer.
+func timelineResult() *prober.Result {
+	ms := func(f float64) time.Duration { return time.Duration(f * float64(time.Millisecond)) }
+	r := &prober.Result{
+		Target: "t", Scenario: "s", Model: "m", Traffic: prober.TrafficBurst, RequestID: "4bf92f3577b34da6a3ce929d0e0e4736",
+		Sched: time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC), DispatchDelay: ms(0.5), QueueWait: ms(20),
+		Outcome: prober.OutcomeSuccess, HTTPStatus: 200, Good: true,
+		Timings: prober.Timings{DNS: ms(1), Connect: ms(2), TLS: ms(3), FirstByte: ms(40), TTFB: ms(70)},
+		TTFT:    ms(95), OutputChunks: 300, OutputTokens: 301, TokenSource: prober.TokensFromUsage,
+		Log: []string{"  0.5ms POST http://t/v1/chat/completions"},
+	}
+	for i := range 300 {
+		gap := ms(10)
+		if i == 150 {
+			gap = ms(900) // a stall in the middle of the answer
+		}
+		r.ITL = append(r.ITL, gap)
+		r.MaxGap = max(r.MaxGap, gap)
+	}
+	r.E2E = r.TTFT + ms(10*299+900) + ms(1)
+	return r
+}
+
+func TestTimeline(t *testing.T) {
+	tl := buildTimeline(timelineResult())
+	var got []string
+	for _, e := range tl.Events {
+		at := "–"
+		if e.Known {
+			at = e.At.String()
+		}
+		got = append(got, e.Name+" "+at+" "+e.Took.String())
+	}
+	want := []string{
+		"due (t_sched) 0s 0s",
+		"released by the schedule 500µs 500µs",
+		"sent 20.5ms 20ms",
+		"DNS – 1ms", "connect – 2ms", "TLS handshake – 3ms",
+		"request written 30ms 9.5ms",
+		"first byte 70ms 40ms",
+		"first token 95ms 25ms",
+		"end of stream 3.986s 3.891s",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("timeline:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	g := tl.Gaps
+	// 20 first, 10 last, and the stall between them: 31 rows.
+	if g.Count != 300 || len(g.Rows) != gapsHead+gapsTail+1 || g.Elided != 300-len(g.Rows) || g.Longest != 900*time.Millisecond {
+		t.Fatalf("gaps: %d counted, %d rows, %d elided, longest %v", g.Count, len(g.Rows), g.Elided, g.Longest)
+	}
+	stall := g.Rows[gapsHead]
+	if !stall.Longest || stall.N != 152 || stall.Skipped != 150-gapsHead || stall.At != 95*time.Millisecond+151*10*time.Millisecond+890*time.Millisecond {
+		t.Errorf("the stall's row: %+v", stall)
+	}
+	if last := g.Rows[len(g.Rows)-1]; last.N != 301 || last.At != 95*time.Millisecond+10*299*time.Millisecond+900*time.Millisecond {
+		t.Errorf("the last token's row: %+v", last)
+	}
+
+	// A request refused before a token: no token rows, the failure at the end.
+	refused := &prober.Result{Outcome: prober.OutcomeRejected, HTTPStatus: 429, Phase: "headers", Reason: "http_status", Error: "HTTP 429",
+		DispatchDelay: time.Millisecond, Timings: prober.Timings{ConnReused: true, FirstByte: 4 * time.Millisecond, TTFB: 6 * time.Millisecond}, E2E: 7 * time.Millisecond}
+	tl = buildTimeline(refused)
+	last := tl.Events[len(tl.Events)-1]
+	if tl.Gaps.Count != 0 || !last.Bad || last.Name != "failed: rejected" || last.Note != "headers: http_status: HTTP 429" || last.At != 7*time.Millisecond {
+		t.Errorf("refused request's timeline: %+v", tl)
+	}
+}
+
+// A burst request is found by the id its exemplars carry, with its whole
+// timeline; an id no longer held is a 404 that says what is kept and where
+// else to look; a malformed one a 400.
+func TestProbePageByRequestID(t *testing.T) {
+	site := New(Options{Recent: 5, Failures: 5, Requests: 2, Schedules: func() []config.Pair { return nil }})
+	mux := http.NewServeMux()
+	site.Register(mux)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+
+	r := timelineResult()
+	site.Observe(r)
+	for _, path := range []string{"/probe?id=" + r.RequestID, "/probe?id=" + strings.ToUpper(r.RequestID), "/probe?id=1"} {
+		code, page := get(t, srv.URL, path)
+		for _, want := range []string{
+			"<code>4bf92f3577b34da6a3ce929d0e0e4736</code>", "(burst)", `id="timeline"`,
+			"<td>sent</td><td>20.5 ms</td><td>20.0 ms</td><td>queue wait: for a slot under the burst&#39;s concurrency cap</td>",
+			"<td>first token</td><td>95.0 ms</td>", "<td>TLS handshake</td><td>–</td><td>3.0 ms</td>",
+			"<td>end of stream</td><td>3986.0 ms</td>",
+			`900.0 ms (longest)`, "… 130 tokens left out", "269 gaps in the middle are left out",
+		} {
+			if code != 200 || !strings.Contains(page, want) {
+				t.Errorf("GET %s (%d) lacks %q", path, code, want)
+			}
+		}
+	}
+	if testing.Verbose() {
+		_, page := get(t, srv.URL, "/probe?id="+r.RequestID)
+		t.Log(page)
+	}
+
+	// Two more push it out of the ring of 2.
+	for i := range 2 {
+		site.Observe(withID(timelineResult(), i))
+	}
+	code, page := get(t, srv.URL, "/probe?id="+r.RequestID)
+	for _, want := range []string{"Probe 4bf92f3577b34da6a3ce929d0e0e4736 is not held", "the last 2 requests of any traffic", "it holds 2 now", `href="/bursts"`, "X-Request-Id", "instance"} {
+		if code != http.StatusNotFound || !strings.Contains(page, want) {
+			t.Errorf("an evicted id (%d) lacks %q:\n%s", code, want, page)
+		}
+	}
+	if code, page := get(t, srv.URL, "/probe?id=99"); code != http.StatusNotFound || !strings.Contains(page, "numbered 99") {
+		t.Errorf("an unknown probe number: %d\n%s", code, page)
+	}
+	for _, id := range []string{"x", "4bf92f3577b34da6a3ce929d0e0e473", "4bf92f3577b34da6a3ce929d0e0e473g", ""} {
+		if code, page := get(t, srv.URL, "/probe?id="+id); code != http.StatusBadRequest || !strings.Contains(page, "32 hex digits") {
+			t.Errorf("id %q: %d %s, want 400", id, code, page)
+		}
+	}
+}
