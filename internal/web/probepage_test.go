@@ -215,3 +215,43 @@ func TestProbePageByRequestID(t *testing.T) {
 		}
 	}
 }
+
+// A request's page shows its traceparent, where its TTFT went, part by part
+// with its share, and what the engine reported; a request without a first
+// token or without engine timings says n/a with why.
+func TestProbePageShowsTheTTFTSplit(t *testing.T) {
+	site := New(Options{Recent: 5, Failures: 5, Requests: 5, Schedules: func() []config.Pair { return nil }})
+	mux := http.NewServeMux()
+	site.Register(mux)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+
+	r := timelineResult()
+	r.TraceParent = "00-" + r.RequestID + "-00f067aa0ba902b7-01"
+	r.Engine = &prober.EngineTimings{Source: prober.EngineTimingsVLLM, Queue: 40 * time.Millisecond, HasQueue: true, Prefill: 30 * time.Millisecond, HasPrefill: true, CachedPromptTokens: -1}
+	r.TTFTParts = []prober.TTFTPart{{Component: prober.ComponentDispatch, D: 500 * time.Microsecond}, {Component: prober.ComponentClientQueue, D: 20 * time.Millisecond},
+		{Component: prober.ComponentConnect, D: 4500 * time.Microsecond}, {Component: prober.ComponentEngineQueue, D: 40 * time.Millisecond},
+		{Component: prober.ComponentEnginePrefill, D: 30 * time.Millisecond}, {Component: prober.ComponentNetwork, D: 0}}
+	site.Observe(r)
+	_, page := get(t, srv.URL, "/probe?id="+r.RequestID)
+	for _, want := range []string{
+		"<code>00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01</code>",
+		`id="ttft-split"`, "Consecutive parts of this request's TTFT (95.0 ms)",
+		"<td>engine_queue</td><td>40.0 ms</td><td>42.1%</td>", "<td>network</td><td>0.0 ms</td><td>0.0%</td>",
+		"vllm_metrics: queue 40.0 ms, prefill 30.0 ms",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+
+	failed := withID(timelineResult(), 7)
+	failed.OutputChunks, failed.TTFTParts, failed.Engine = 0, nil, nil
+	site.Observe(failed)
+	_, page = get(t, srv.URL, "/probe?id="+failed.RequestID)
+	for _, want := range []string{"n/a: no output token arrived", "engine timings</th><td>n/a: the response carried none"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("a request without a first token: the page lacks %q", want)
+		}
+	}
+}

@@ -258,6 +258,7 @@ func (s *Site) landingPage(w http.ResponseWriter, _ *http.Request) {
 type probeView struct {
 	*entry
 	Timeline timeline
+	Split    []splitRow
 }
 
 // probeMissing is what probe-missing.html shows.
@@ -298,7 +299,7 @@ func (s *Site) probePage(w http.ResponseWriter, r *http.Request) {
 		})
 		return
 	}
-	s.render(w, "probe.html", probeView{entry: e, Timeline: buildTimeline(e.Result)})
+	s.render(w, "probe.html", probeView{entry: e, Timeline: buildTimeline(e.Result), Split: splitRows(e.Result)})
 }
 
 // isRequestID reports whether id has the shape of llmprobe's request ids:
