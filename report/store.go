@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -200,4 +201,29 @@ func (s *Store) Latest(burst string) (*Report, error) {
 		return nil, err
 	}
 	return s.Load(ids[len(ids)-1])
+}
+
+// LatestFrom returns a burst's newest report that measured the given facts
+// (engine, version and model), or nil: the baseline of an upgrade run. It
+// reads back at most the reports the store keeps of the burst.
+func (s *Store) LatestFrom(burst string, f Facts) (*Report, error) {
+	if s.dir == "" {
+		return nil, nil
+	}
+	ids, err := s.ids(burst)
+	if err != nil {
+		return nil, err
+	}
+	var firstErr error // an unreadable report is passed over, and said if none matches
+	for i := len(ids) - 1; i >= 0; i-- {
+		r, err := s.Load(ids[i])
+		if err != nil {
+			firstErr = cmp.Or(firstErr, err)
+			continue
+		}
+		if FactsOf(r) == f && r.Shard == nil {
+			return r, nil
+		}
+	}
+	return nil, firstErr
 }
