@@ -32,6 +32,11 @@ type Runner struct {
 	Store *report.Store
 	// Baseline, when set, is compared with instead of the previous report.
 	Baseline *report.Report
+	// From, when set, makes the run the upgrade run of an engine change
+	// from these facts: it is compared with the burst's last report from
+	// them, and a significant change above MaxIncrease is a regression.
+	From        *report.Facts
+	MaxIncrease float64
 	GPU      GPU             // nil where llmprobe runs without GPUs
 	Observer prober.Observer // gets every measured result
 	InFlight prober.InFlight
@@ -76,6 +81,9 @@ func (r Runner) Run(ctx context.Context, b config.Burst, scenarios []config.Scen
 	rep.Model, rep.Engine, rep.EngineVersion = r.Client.Model(), info.Engine, info.EngineVersion
 	rep.RegressionSkipped = noBaseline
 	rep.Overrides = r.Overrides
+	if r.From != nil {
+		rep.ExpectUpgrade(*r.From, r.MaxIncrease)
+	}
 	rep.Judge(previous)
 	if r.Store != nil {
 		// Saved even when the burst was cut short: a stopped burst is a result.
@@ -93,6 +101,15 @@ func (r Runner) baseline(burst string) (*report.Report, string, error) {
 		return r.Baseline, "", nil
 	case r.Store == nil:
 		return nil, "no report store to find a previous report in", nil
+	case r.From != nil:
+		prev, err := r.Store.LatestFrom(burst, *r.From)
+		if err != nil {
+			return nil, "the reports from before the engine change cannot be read: " + err.Error(), fmt.Errorf("reports of %s from %s: %w", burst, r.From, err)
+		}
+		if prev == nil {
+			return nil, fmt.Sprintf("no report of burst %s from %s, before the change, to compare with", burst, r.From), nil
+		}
+		return prev, "", nil
 	}
 	prev, err := r.Store.Latest(burst)
 	if err != nil {
