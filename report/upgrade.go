@@ -30,8 +30,8 @@ type Upgrade struct {
 	BaselineID  string  `json:"baseline_id,omitempty"`
 	NoBaseline  string  `json:"no_baseline,omitempty"`
 	MaxIncrease float64 `json:"max_increase"`
-	// Regressed is set when a change is both significant and larger than
-	// MaxIncrease.
+	// Regressed is set when a quantile's change is significant and, at 95 %
+	// confidence, larger than MaxIncrease.
 	Regressed bool            `json:"regressed"`
 	Changes   []UpgradeChange `json:"changes"`
 	// Summary says it in one line: "engine vllm 0.11.0 → 0.12.0: regression: p99 TPOT +31.0 %, significant ...".
@@ -46,15 +46,24 @@ type UpgradeChange struct {
 	Previous *float64 `json:"previous"`
 	Current  *float64 `json:"current"`
 	// Change is relative: 0.31 is +31 %.
-	Change      *float64 `json:"change"`
+	Change *float64 `json:"change"`
+	// AtLeast is the change's one-sided 95 % lower confidence bound, by
+	// bootstrap of both samples: a p99 moved by one slow request has a low
+	// one, a p99 the whole sample moved keeps it near Change.
+	AtLeast *float64 `json:"at_least"`
+	// PValue is the Mann-Whitney test's on the metric's samples; Significant
+	// when it is under 0.05.
 	PValue      *float64 `json:"p_value"`
 	Significant bool     `json:"significant"`
-	Regression  bool     `json:"regression"`
+	// Regression: significant, and AtLeast above MaxIncrease.
+	Regression bool `json:"regression"`
 }
 
 // UpgradeMetrics are the metric and quantile pairs an upgrade verdict
 // judges: those the significance test covers.
 var UpgradeMetrics = [][2]string{{"ttft", "p50"}, {"ttft", "p99"}, {"tpot", "p50"}, {"tpot", "p99"}}
+
+var quantileLevel = map[string]float64{"p50": 0.5, "p99": 0.99}
 
 // ExpectUpgrade marks the report as the run of an engine change from the
 // given facts; Judge then gives the upgrade verdict against its prev,
@@ -121,7 +130,10 @@ func (r *Report) judgeUpgrade(prev *Report) {
 			if m.Ratio != nil {
 				c.Change = figure(*m.Ratio-1, true)
 			}
-			c.Regression = c.Significant && c.Change != nil && *c.Change > u.MaxIncrease
+			if lb, ok := ratioLowerBound(r.Samples[m.Metric], prev.Samples[m.Metric], quantileLevel[m.Quantile]); ok {
+				c.AtLeast = figure(lb-1, true)
+			}
+			c.Regression = c.Significant && c.Change != nil && c.AtLeast != nil && *c.AtLeast > u.MaxIncrease
 			u.Regressed = u.Regressed || c.Regression
 			u.Changes = append(u.Changes, c)
 		}
@@ -143,9 +155,11 @@ func (u *Upgrade) verdictWords() string {
 		figure := fmt.Sprintf("%s %s %%", name, signedPct(*c.Change))
 		switch {
 		case c.Regression:
-			regressed = append(regressed, figure+", significant")
+			regressed = append(regressed, fmt.Sprintf("%s (at least %s %% at 95 %% confidence), significant", figure, signedPct(*c.AtLeast)))
 		case c.Significant && *c.Change < -u.MaxIncrease:
 			improved = append(improved, figure+", significant")
+		case c.Significant && c.AtLeast != nil && *c.Change > u.MaxIncrease:
+			small = append(small, fmt.Sprintf("%s but only %s %% at 95 %% confidence, significant", figure, signedPct(*c.AtLeast)))
 		case c.Significant:
 			small = append(small, figure+", significant")
 		}
