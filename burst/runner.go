@@ -37,10 +37,10 @@ type Runner struct {
 	// them, and a significant change above MaxIncrease is a regression.
 	From        *report.Facts
 	MaxIncrease float64
-	GPU      GPU             // nil where llmprobe runs without GPUs
-	Observer prober.Observer // gets every measured result
-	InFlight prober.InFlight
-	Progress func(done, total int)
+	GPU         GPU             // nil where llmprobe runs without GPUs
+	Observer    prober.Observer // gets every measured result
+	InFlight    prober.InFlight
+	Progress    func(done, total int)
 	// Overrides, recorded in the report, say how the run differs from the configuration.
 	Overrides []string
 	// Shard, when its Count is above 1, runs only this replica's share of

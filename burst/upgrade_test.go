@@ -129,7 +129,7 @@ scenarios: [{name: s}]
 
 type reports chan *report.Report
 
-func (r reports) Due(string, time.Time)                 {}
+func (r reports) Due(string, time.Time)                {}
 func (r reports) Finished(rep *report.Report, _ error) { r <- rep }
 
 // Against the sim: the on_start run measures 0.1.0; the sim then reports
