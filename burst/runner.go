@@ -32,15 +32,10 @@ type Runner struct {
 	Store *report.Store
 	// Baseline, when set, is compared with instead of the previous report.
 	Baseline *report.Report
-	// From, when set, makes the run the upgrade run of an engine change
-	// from these facts: it is compared with the burst's last report from
-	// them, and a significant change above MaxIncrease is a regression.
-	From        *report.Facts
-	MaxIncrease float64
-	GPU         GPU             // nil where llmprobe runs without GPUs
-	Observer    prober.Observer // gets every measured result
-	InFlight    prober.InFlight
-	Progress    func(done, total int)
+	GPU      GPU             // nil where llmprobe runs without GPUs
+	Observer prober.Observer // gets every measured result
+	InFlight prober.InFlight
+	Progress func(done, total int)
 	// Overrides, recorded in the report, say how the run differs from the configuration.
 	Overrides []string
 	// Shard, when its Count is above 1, runs only this replica's share of
@@ -50,6 +45,12 @@ type Runner struct {
 	// starts now. Neither goes with a sweep.
 	Shard config.Shard
 	Start time.Time
+
+	// From, when set, makes the run the upgrade run of an engine change
+	// from these facts: it is compared with the burst's last report from
+	// them, and a significant change above MaxIncrease is a regression.
+	From        *report.Facts
+	MaxIncrease float64
 }
 
 // GPU reads the node's GPUs around a burst.

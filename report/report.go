@@ -65,12 +65,13 @@ type Report struct {
 	ErrorBound *ErrorBound `json:"error_bound,omitempty"`
 	Regression *Regression `json:"regression,omitempty"`
 	// RegressionSkipped says why there is no regression verdict.
-	RegressionSkipped string `json:"regression_skipped,omitempty"`
+	RegressionSkipped string      `json:"regression_skipped,omitempty"`
+	Sweep             []SweepStep `json:"sweep,omitempty"`
+	MaxRateUnderSLO   *float64    `json:"max_rate_under_slo,omitempty"`
+
 	// Upgrade is set on a run an engine change started (schedule
 	// on_engine_change): the change and its verdict.
-	Upgrade         *Upgrade    `json:"upgrade,omitempty"`
-	Sweep           []SweepStep `json:"sweep,omitempty"`
-	MaxRateUnderSLO *float64    `json:"max_rate_under_slo,omitempty"`
+	Upgrade *Upgrade `json:"upgrade,omitempty"`
 
 	// TTFTSeries is (seconds since start, TTFT seconds) per measured success, for the chart.
 	TTFTSeries [][2]float64 `json:"ttft_series"`
