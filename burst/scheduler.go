@@ -153,6 +153,9 @@ func (s *Scheduler) loop(ctx context.Context, b config.Burst, client *prober.Cli
 				timer.Stop()
 			}
 			if ctx.Err() != nil {
+				if onChange {
+					watch.poke() // for the loop a reload starts in this one's place
+				}
 				return
 			}
 			if onChange {

@@ -82,6 +82,21 @@ func (w *engineWatch) settled() {
 	if w.queued == nil {
 		w.queued = &from
 	}
+	w.signal1()
+}
+
+// poke signals again a change taken off the channel but not run: a loop
+// stopped by a reload hands it to the next one.
+func (w *engineWatch) poke() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.queued != nil {
+		w.signal1()
+	}
+}
+
+// signal1 leaves one signal on the channel. Called with w.mu held.
+func (w *engineWatch) signal1() {
 	select {
 	case w.signal <- struct{}{}:
 	default:

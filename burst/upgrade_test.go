@@ -169,3 +169,20 @@ func TestUpgradeBurstAgainstSim(t *testing.T) {
 	}
 	t.Log(u.Summary)
 }
+
+// A loop stopped by a reload after it took the signal hands the change on.
+func TestEngineWatchPokeHandsOn(t *testing.T) {
+	w := newEngineWatch("t", time.Hour)
+	w.observe(facts("a"))
+	w.observe(facts("b"))
+	w.settled()
+	<-w.signal // the stopped loop took the signal, not the change
+	w.poke()
+	if got := queued(w); got == nil || *got != facts("a") {
+		t.Errorf("the next loop got %v, want the change from a", got)
+	}
+	w.poke()
+	if got := queued(w); got != nil {
+		t.Errorf("a poke with nothing queued signalled %v", got)
+	}
+}
