@@ -46,6 +46,12 @@ type Runner struct {
 	// starts now. Neither goes with a sweep.
 	Shard config.Shard
 	Start time.Time
+
+	// From, when set, makes the run the upgrade run of an engine change
+	// from these facts: it is compared with the burst's last report from
+	// them, and a significant change above MaxIncrease is a regression.
+	From        *report.Facts
+	MaxIncrease float64
 }
 
 // GPU reads the node's GPUs around a burst.
@@ -80,6 +86,9 @@ func (r Runner) Run(ctx context.Context, b config.Burst, scenarios []config.Scen
 	if em := r.Client.Target().EngineMetrics; em != nil {
 		rep.AttachEngineMetrics(enginemetrics.Options{Family: em.Family, Engine: info.Engine, Model: rep.Model})
 	}
+	if r.From != nil {
+		rep.ExpectUpgrade(*r.From, r.MaxIncrease)
+	}
 	rep.Judge(previous)
 	if r.Store != nil {
 		// Saved even when the burst was cut short: a stopped burst is a result.
@@ -97,6 +106,15 @@ func (r Runner) baseline(burst string) (*report.Report, string, error) {
 		return r.Baseline, "", nil
 	case r.Store == nil:
 		return nil, "no report store to find a previous report in", nil
+	case r.From != nil:
+		prev, err := r.Store.LatestFrom(burst, *r.From)
+		if err != nil {
+			return nil, "the reports from before the engine change cannot be read: " + err.Error(), fmt.Errorf("reports of %s from %s: %w", burst, r.From, err)
+		}
+		if prev == nil {
+			return nil, fmt.Sprintf("no report of burst %s from %s, before the change, to compare with", burst, r.From), nil
+		}
+		return prev, "", nil
 	}
 	prev, err := r.Store.Latest(burst)
 	if err != nil {

@@ -26,13 +26,15 @@ type Scheduler struct {
 	mu      sync.Mutex
 	ctx     context.Context
 	running map[string]*burstLoop
+	watches map[string]*engineWatch // by burst name: bursts with on_engine_change
 	wg      sync.WaitGroup
 }
 
 // Watcher is told when each burst is due and how each run went.
 type Watcher interface {
 	// Due says when a burst's next run is due or, while it runs, when it
-	// should be done: past that, the burst is overdue.
+	// should be done: past that, the burst is overdue. A zero time says no
+	// run is due: the burst waits for an engine change, or for nothing.
 	Due(burst string, at time.Time)
 	// Finished takes a run's report and the error of saving it, if any.
 	Finished(r *report.Report, saveErr error)
@@ -54,7 +56,7 @@ var (
 // NewScheduler returns a scheduler whose loops live until ctx ends. Each run
 // uses runner with the burst's target client.
 func NewScheduler(ctx context.Context, logger log.Logger, runner Runner, watcher Watcher) *Scheduler {
-	return &Scheduler{ctx: ctx, logger: logger, runner: runner, watcher: watcher, running: map[string]*burstLoop{}}
+	return &Scheduler{ctx: ctx, logger: logger, runner: runner, watcher: watcher, running: map[string]*burstLoop{}, watches: map[string]*engineWatch{}}
 }
 
 // Apply restarts loops whose burst changed and stops removed ones; a run in
@@ -62,9 +64,10 @@ func NewScheduler(ctx context.Context, logger log.Logger, runner Runner, watcher
 func (s *Scheduler) Apply(cfg *config.Config, clients map[string]*prober.Client) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.applyWatches(cfg, clients)
 	want := map[string]*burstLoop{}
 	for _, b := range cfg.Bursts {
-		if b.Schedule.Every == 0 && len(b.Schedule.At) == 0 && !b.Schedule.OnStart {
+		if !b.Schedule.Scheduled() {
 			continue // run only by `llmprobe gate`
 		}
 		client := clients[b.Target]
@@ -88,9 +91,10 @@ func (s *Scheduler) Apply(cfg *config.Config, clients map[string]*prober.Client)
 		l.cancel = cancel
 		s.running[name] = l
 		s.wg.Add(1)
+		watch := s.watches[name]
 		go func() {
 			defer s.wg.Done()
-			s.loop(ctx, l.burst, l.client, l.scenarios)
+			s.loop(ctx, l.burst, l.client, l.scenarios, watch)
 		}()
 	}
 }
@@ -103,29 +107,72 @@ func (s *Scheduler) Stop() {
 		l.cancel(errStopping)
 		delete(s.running, name)
 	}
+	for _, w := range s.watches {
+		w.stop()
+	}
 	s.mu.Unlock()
 	s.wg.Wait()
 }
 
-func (s *Scheduler) loop(ctx context.Context, b config.Burst, client *prober.Client, scenarios []config.Scenario) {
+// loop runs b on its schedule and, with a watch, when its target's engine
+// changed; one run at a time, so a change seen during a run waits for it.
+func (s *Scheduler) loop(ctx context.Context, b config.Burst, client *prober.Client, scenarios []config.Scenario, watch *engineWatch) {
 	runner := s.runner
 	runner.Client = client
 	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())) // jitter only: no need to repeat
 	first := b.Schedule.OnStart
+	var changed <-chan struct{}
+	if watch != nil {
+		changed = watch.signal
+	}
 	for {
+		runner.From = nil
 		if !first {
 			wait := nextBurstTime(b.Schedule, time.Now(), rng)
-			if wait < 0 {
+			var timer *time.Timer
+			var due <-chan time.Time
+			switch {
+			case wait >= 0:
+				s.due(b.Name, time.Now().Add(wait))
+				timer = time.NewTimer(wait)
+				due = timer.C
+			case watch == nil:
+				s.due(b.Name, time.Time{})
 				return
+			default:
+				s.due(b.Name, time.Time{})
 			}
-			s.due(b.Name, time.Now().Add(wait))
+			onChange := false
 			select {
 			case <-ctx.Done():
+			case <-due:
+			case <-changed:
+				onChange = true
+			}
+			if timer != nil {
+				timer.Stop()
+			}
+			if ctx.Err() != nil {
+				if onChange {
+					watch.poke() // for the loop a reload starts in this one's place
+				}
 				return
-			case <-time.After(wait):
+			}
+			if onChange {
+				if runner.From = watch.take(); runner.From == nil {
+					continue // a scheduled run took it already
+				}
 			}
 		}
 		first = false
+		if runner.From == nil && watch != nil {
+			// A scheduled run that finds a settled change pending is the upgrade run.
+			runner.From = watch.take()
+		}
+		if runner.From != nil {
+			level.Info(s.logger).Log("msg", "engine change settled; running the upgrade burst", "burst", b.Name, "target", b.Target, "from", runner.From.String())
+			runner.MaxIncrease = b.Schedule.OnEngineChange.MaxIncrease
+		}
 		s.due(b.Name, time.Now().Add(runLength(b)+client.Target().Timeout.Std()+time.Minute))
 		rep, err := runner.Run(ctx, b, scenarios)
 		s.logRun(rep, err)
@@ -159,6 +206,9 @@ func (s *Scheduler) logRun(rep *report.Report, saveErr error) {
 	}
 	if e := rep.EngineMetrics; e != nil && e.Error != "" {
 		kv = append(kv, "engine_metrics", "n/a: "+e.Error)
+	}
+	if rep.Upgrade != nil {
+		kv = append(kv, "upgrade", rep.Upgrade.Summary)
 	}
 	for _, g := range rep.Gates {
 		if !g.Passed {

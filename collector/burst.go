@@ -17,13 +17,14 @@ import (
 type Bursts struct {
 	mu            sync.Mutex
 	last          map[string]*report.Report
+	upgrade       map[string]*report.Report // each burst's last upgrade run
 	due           map[string]time.Time
 	writeFailures map[string]float64
 }
 
 // NewBursts returns an empty set.
 func NewBursts() *Bursts {
-	return &Bursts{last: map[string]*report.Report{}, due: map[string]time.Time{}, writeFailures: map[string]float64{}}
+	return &Bursts{last: map[string]*report.Report{}, upgrade: map[string]*report.Report{}, due: map[string]time.Time{}, writeFailures: map[string]float64{}}
 }
 
 var (
@@ -41,6 +42,9 @@ var (
 	burstMaxRateDesc   = prometheus.NewDesc(namespace+"_burst_max_rate_under_slo", "Highest swept rate whose goodput ratio met the SLO target.", []string{"burst"}, nil)
 	burstEnergyDesc    = prometheus.NewDesc(namespace+"_burst_energy_joules_per_output_token", "GPU energy of the last burst over its output tokens (warmup included), where llmprobe runs on the GPU node.", []string{"burst"}, nil)
 	burstDueDesc       = prometheus.NewDesc(namespace+"_burst_next_run_timestamp_seconds", "When the burst's next run is due; while it runs, when it should be done. Past it, the burst is overdue.", []string{"burst"}, nil)
+	upgradeRegressDesc = prometheus.NewDesc(namespace+"_burst_upgrade_regression", "1 when the last upgrade run of the burst (schedule on_engine_change) found the quantile (metric is like tpot_p99) significantly slower (Mann-Whitney p < 0.05) than the burst's last report from before the engine change, by more than max_increase at 95 % confidence; else 0. Absent without such a report.", []string{"burst", "metric"}, nil)
+	upgradeRatioDesc   = prometheus.NewDesc(namespace+"_burst_upgrade_ratio", "The last upgrade run's quantile over the one of the burst's last report from before the engine change (metric is like tpot_p99).", []string{"burst", "metric"}, nil)
+	upgradeInfoDesc    = prometheus.NewDesc(namespace+"_burst_upgrade_info", "The engine change the burst's last upgrade run measured, from and to (engine, version, model as target_info has them); 1.", []string{"burst", "target", "from_engine", "from_version", "from_model", "to_engine", "to_version", "to_model"}, nil)
 	writeFailuresDesc  = prometheus.NewDesc(namespace+"_report_write_failures_total", "Burst reports that could not be written to --storage.path.", []string{"burst"}, nil)
 )
 
@@ -52,6 +56,16 @@ func (b *Bursts) Restore(r *report.Report) {
 	if b.last[r.Burst] == nil {
 		b.last[r.Burst] = r
 	}
+	if r.Upgrade != nil && b.upgrade[r.Burst] == nil {
+		b.upgrade[r.Burst] = r
+	}
+}
+
+// HasUpgrade reports whether the burst has an upgrade run's report.
+func (b *Bursts) HasUpgrade(burst string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.upgrade[burst] != nil
 }
 
 // Has reports whether the burst has a report.
@@ -64,7 +78,11 @@ func (b *Bursts) Has(burst string) bool {
 // Due implements burst.Watcher.
 func (b *Bursts) Due(burst string, at time.Time) {
 	b.mu.Lock()
-	b.due[burst] = at
+	if at.IsZero() {
+		delete(b.due, burst) // nothing due: waiting for an engine change, or for nothing
+	} else {
+		b.due[burst] = at
+	}
 	b.mu.Unlock()
 }
 
@@ -74,6 +92,9 @@ func (b *Bursts) Finished(r *report.Report, saveErr error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.last[r.Burst] = r
+	if r.Upgrade != nil {
+		b.upgrade[r.Burst] = r
+	}
 	if saveErr != nil {
 		b.writeFailures[r.Burst]++
 	}
@@ -86,6 +107,10 @@ func (b *Bursts) Configure(cfg *config.Config) {
 	defer b.mu.Unlock()
 	configured := func(name string) bool { _, ok := cfg.Burst(name); return ok }
 	maps.DeleteFunc(b.last, func(name string, _ *report.Report) bool { return !configured(name) })
+	maps.DeleteFunc(b.upgrade, func(name string, _ *report.Report) bool {
+		br, ok := cfg.Burst(name)
+		return !ok || br.Schedule.OnEngineChange == nil
+	})
 	maps.DeleteFunc(b.due, func(name string, _ time.Time) bool { return !configured(name) })
 	maps.DeleteFunc(b.writeFailures, func(name string, _ float64) bool { return !configured(name) })
 	for _, br := range cfg.Bursts {
@@ -97,7 +122,7 @@ func (b *Bursts) Configure(cfg *config.Config) {
 
 // Describe implements prometheus.Collector.
 func (b *Bursts) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{burstLatencyDesc, burstRateDesc, burstOutputDesc, burstGoodputDesc, burstPassedDesc, burstLastRunDesc, burstAbortedDesc, burstSaturatedDesc, burstBoundDesc, burstTTFTPartDesc, burstRegressDesc, burstMaxRateDesc, burstEnergyDesc, burstDueDesc, writeFailuresDesc} {
+	for _, d := range []*prometheus.Desc{burstLatencyDesc, burstRateDesc, burstOutputDesc, burstGoodputDesc, burstPassedDesc, burstLastRunDesc, burstAbortedDesc, burstSaturatedDesc, burstBoundDesc, burstTTFTPartDesc, burstRegressDesc, burstMaxRateDesc, burstEnergyDesc, burstDueDesc, upgradeRegressDesc, upgradeRatioDesc, upgradeInfoDesc, writeFailuresDesc} {
 		ch <- d
 	}
 }
@@ -127,6 +152,21 @@ func (b *Bursts) Collect(ch chan<- prometheus.Metric) {
 	}
 	for name, n := range b.writeFailures {
 		ch <- prometheus.MustNewConstMetric(writeFailuresDesc, prometheus.CounterValue, n, name)
+	}
+	for name, r := range b.upgrade {
+		u := r.Upgrade
+		gauge(upgradeInfoDesc, 1, name, r.Target, u.From.Engine, u.From.Version, u.From.Model, u.To.Engine, u.To.Version, u.To.Model)
+		if u.BaselineID == "" {
+			continue // no report from before the change: no verdict, not "no regression"
+		}
+		for _, c := range u.Changes {
+			if c.Change == nil {
+				continue // a side without samples: n/a
+			}
+			metric := c.Metric + "_" + c.Quantile
+			gauge(upgradeRegressDesc, boolValue(c.Regression), name, metric)
+			gauge(upgradeRatioDesc, 1+*c.Change, name, metric)
+		}
 	}
 	for name, r := range b.last {
 		for _, m := range config.BurstMetrics {

@@ -61,6 +61,34 @@ type BurstSchedule struct {
 	Jitter  Duration `yaml:"jitter,omitempty"`
 	At      []string `yaml:"at,omitempty"` // times of day, HH:MM, UTC
 	OnStart bool     `yaml:"on_start,omitempty"`
+	// OnEngineChange runs the burst when its target's engine, engine
+	// version or model changes, once the change has held for Settle.
+	OnEngineChange *EngineChange `yaml:"on_engine_change,omitempty"`
+}
+
+// EngineChange is the upgrade trigger of a burst. Its run is compared with
+// the burst's last report from the engine before the change; a p50 or p99
+// of TTFT or TPOT regressed when it grew by more than MaxIncrease and the
+// Mann-Whitney test says the change is real.
+type EngineChange struct {
+	Settle      Duration `yaml:"settle,omitempty"`
+	MaxIncrease float64  `yaml:"max_increase,omitempty"`
+}
+
+// DefaultEngineChange's values apply to fields left out.
+var DefaultEngineChange = EngineChange{Settle: Duration(2 * time.Minute), MaxIncrease: 0.1}
+
+// UnmarshalYAML applies defaults.
+func (e *EngineChange) UnmarshalYAML(unmarshal func(any) error) error {
+	*e = DefaultEngineChange
+	type plain EngineChange
+	return unmarshal((*plain)(e))
+}
+
+// Scheduled says whether the burst runs on its own (otherwise only by
+// `llmprobe gate`).
+func (s BurstSchedule) Scheduled() bool {
+	return s.Every > 0 || len(s.At) > 0 || s.OnStart || s.OnEngineChange != nil
 }
 
 // Brake aborts a burst that hurts the target: over the last Window, a ratio
@@ -214,6 +242,10 @@ func (b *Burst) validate(path string, cfg *Config, seen map[string]string, errs 
 		if !timeOfDayRe.MatchString(at) {
 			errs.add(fmt.Sprintf("%s.schedule.at[%d]", path, i), "%q must be a UTC time of day like 02:30", at)
 		}
+	}
+	if ec := s.OnEngineChange; ec != nil {
+		errs.durationWithin(path+".schedule.on_engine_change.settle", ec.Settle, time.Second, 24*time.Hour, false)
+		errs.above(path+".schedule.on_engine_change.max_increase", ec.MaxIncrease, 0, 100, "(0.1 means +10%)")
 	}
 	br := b.Brake
 	for _, r := range []struct {

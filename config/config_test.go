@@ -98,6 +98,9 @@ func TestGoodConfig(t *testing.T) {
 			t.Errorf("pair %d = %v, want %v", i, pairs[i], want[i])
 		}
 	}
+	if nb, _ := cfg.Burst("nightly"); nb.Schedule.OnEngineChange == nil || *nb.Schedule.OnEngineChange != (EngineChange{Settle: Duration(5 * time.Minute), MaxIncrease: 0.1}) {
+		t.Errorf("nightly on_engine_change = %+v, want settle 5m and the default max_increase", nb.Schedule.OnEngineChange)
+	}
 	if got := cfg.Thresholds(ObjectiveTTFT); len(got) != 2 || got[0] != 0.5 || got[1] != 2 {
 		t.Errorf("ttft thresholds = %v", got)
 	}

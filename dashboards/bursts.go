@@ -98,6 +98,20 @@ func upgrades() *dashboard.DashboardBuilder {
 			withExemplars(q(quantile("0.99", "llmprobe_time_to_first_token_seconds", `traffic="canary", target=~"$target"`, "target")+` * on (target) group_left (engine_version) max by (target, engine_version) (llmprobe_target_info{target=~"$target"})`, "{{target}} {{engine_version}}")))).
 		WithPanel(timeSeries("p99 TPOT by engine version", "Canary p99 TPOT, labelled with the engine version.", unitSeconds,
 			withExemplars(q(quantile("0.99", "llmprobe_time_per_output_token_seconds", `traffic="canary", target=~"$target"`, "target")+` * on (target) group_left (engine_version) max by (target, engine_version) (llmprobe_target_info{target=~"$target"})`, "{{target}} {{engine_version}}")))).
-		WithPanel(timeSeries("p99 TTFT over 1h", "The recording rule the upgrade-regression alert compares with a day earlier.", unitSeconds,
-			q(`llmprobe:ttft_p99:rate1h{target=~"$target"}`, "{{target}}")))
+		WithPanel(timeSeries("p99 TTFT over 1h", "The recording rule the canary upgrade-regression alert compares with a day earlier.", unitSeconds,
+			q(`llmprobe:ttft_p99:rate1h{target=~"$target"}`, "{{target}}"))).
+		WithRow(row("Upgrade bursts")).
+		WithPanel(timeSeries("Upgrade regression", "The verdict of each upgrade burst's last run (schedule on_engine_change), per quantile: 1 when it grew past the burst's max_increase over the last report from before the engine change and the Mann-Whitney test says the change is real; 0 when not. What LLMProbeUpgradeRegression fires on.", unitYesNo,
+			q(upgradeVerdict("llmprobe_burst_upgrade_regression"), "{{burst}} {{metric}} {{from_version}} → {{to_version}}")).
+			Thresholds(badWhenOne()).ThresholdsStyle(thresholdLines())).
+		WithPanel(timeSeries("Upgrade change", "Each upgrade burst's last run's quantile over the one from before the engine change; above 1 is slower.", unitNone,
+			q(upgradeVerdict("llmprobe_burst_upgrade_ratio"), "{{burst}} {{metric}} {{from_version}} → {{to_version}}")).
+			Thresholds(levels("green", level{1, "red"})).ThresholdsStyle(thresholdLines()))
+}
+
+// upgradeVerdict labels an upgrade burst's series with its target and the
+// versions it went from and to.
+func upgradeVerdict(metric string) string {
+	return `max by (burst, metric) (` + metric + `{burst=~".+"}) * on (burst) group_left (target, from_version, to_version) ` +
+		`topk by (burst) (1, max by (burst, target, from_version, to_version) (llmprobe_burst_upgrade_info{target=~"$target"}))`
 }

@@ -30,8 +30,8 @@ type Check struct {
 
 // Checks lists every verdict behind Passed: the run measured requests and
 // ran to its end (the brake did not stop it), each gate, the sweep's knee,
-// and, as a warning, a saturated client. A check fails exactly where Judge
-// failed the run.
+// and, as warnings, a saturated client and an upgrade run's regression. A
+// check fails exactly where Judge failed the run.
 func (r *Report) Checks() []Check {
 	var out []Check
 	if r.Requests == 0 {
@@ -60,6 +60,16 @@ func (r *Report) Checks() []Check {
 		} else {
 			out = append(out, Check{"sweep", StatusFailed, fmt.Sprintf("no step of %d held the SLO", len(r.Sweep))})
 		}
+	}
+	if u := r.Upgrade; u != nil {
+		st := StatusPassed
+		switch {
+		case u.BaselineID == "":
+			st = StatusSkipped
+		case u.Regressed:
+			st = StatusWarning
+		}
+		out = append(out, Check{"upgrade", st, u.Summary})
 	}
 	if r.ClientSaturated {
 		out = append(out, Check{"client_saturation", StatusWarning, r.SaturationDetail() + ": these numbers describe the prober, not the target"})

@@ -50,6 +50,9 @@ func (r *Report) Judge(prev *Report) {
 				Detail: "skipped: " + r.RegressionSkipped})
 		}
 	}
+	if r.Upgrade != nil {
+		r.judgeUpgrade(prev)
+	}
 	r.Passed = !r.Aborted && r.Requests > 0 && (r.Sweep == nil || r.MaxRateUnderSLO != nil)
 	for _, g := range r.Gates {
 		r.Passed = r.Passed && g.Passed
@@ -66,7 +69,8 @@ func (r *Report) differsFrom(prev *Report) string {
 	if prev.Target != r.Target {
 		d = append(d, fmt.Sprintf("target %q, this run %q", prev.Target, r.Target))
 	}
-	if prev.Model != r.Model {
+	// An upgrade run compares across the model change that started it.
+	if prev.Model != r.Model && (r.Upgrade == nil || r.Upgrade.From.Model != prev.Model) {
 		d = append(d, fmt.Sprintf("model %q, this run %q", prev.Model, r.Model))
 	}
 	if a, b := mixOf(prev.Config), mixOf(r.Config); a != b {

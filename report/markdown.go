@@ -47,6 +47,20 @@ func (r *Report) WriteMarkdown(w io.Writer, extra ...Check) error {
 			r.ID, r.Requests, r.PlannedRequests, r.Rate, na(r.AchievedRate, "%.2f", 1), r.DurationSeconds)
 	}
 	b.WriteString(".\n")
+	if u := r.Upgrade; u != nil {
+		mark := "✅"
+		switch {
+		case u.Regressed:
+			mark = "❌"
+		case u.BaselineID == "":
+			mark = "⏭️"
+		}
+		fmt.Fprintf(&b, "\n%s **Upgrade**: %s", mark, md(u.Summary))
+		if u.BaselineID != "" {
+			fmt.Fprintf(&b, " (baseline `%s`)", md(u.BaselineID))
+		}
+		b.WriteString(".\n")
+	}
 	if len(r.Overrides) > 0 {
 		fmt.Fprintf(&b, "\nOverridden for this run: `%s`\n", md(strings.Join(r.Overrides, " ")))
 	}

@@ -76,6 +76,10 @@ type Report struct {
 	// and in reports written before llmprobe read them.
 	EngineMetrics *EngineMetrics `json:"engine_metrics,omitempty"`
 
+	// Upgrade is set on a run an engine change started (schedule
+	// on_engine_change): the change and its verdict.
+	Upgrade *Upgrade `json:"upgrade,omitempty"`
+
 	// TTFTSeries is (seconds since start, TTFT seconds) per measured success, for the chart.
 	TTFTSeries [][2]float64 `json:"ttft_series"`
 	// Samples keeps TTFT and TPOT samples for the next report's significance test.

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -200,4 +201,40 @@ func (s *Store) Latest(burst string) (*Report, error) {
 		return nil, err
 	}
 	return s.Load(ids[len(ids)-1])
+}
+
+// LatestFrom returns a burst's newest report that measured the given facts
+// (engine, version and model), or nil: the baseline of an upgrade run.
+func (s *Store) LatestFrom(burst string, f Facts) (*Report, error) {
+	return s.latestWhere(burst, func(r *Report) bool { return FactsOf(r) == f && r.Shard == nil })
+}
+
+// LatestUpgrade returns a burst's newest upgrade run's report, or nil.
+func (s *Store) LatestUpgrade(burst string) (*Report, error) {
+	return s.latestWhere(burst, func(r *Report) bool { return r.Upgrade != nil })
+}
+
+// latestWhere returns a burst's newest report that ok accepts. It reads
+// back at most the reports the store keeps of the burst; an unreadable one
+// is passed over, and its error returned if none is accepted.
+func (s *Store) latestWhere(burst string, ok func(*Report) bool) (*Report, error) {
+	if s.dir == "" {
+		return nil, nil
+	}
+	ids, err := s.ids(burst)
+	if err != nil {
+		return nil, err
+	}
+	var firstErr error
+	for i := len(ids) - 1; i >= 0; i-- {
+		r, err := s.Load(ids[i])
+		if err != nil {
+			firstErr = cmp.Or(firstErr, err)
+			continue
+		}
+		if ok(r) {
+			return r, nil
+		}
+	}
+	return nil, firstErr
 }

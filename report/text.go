@@ -93,6 +93,7 @@ func (r *Report) WriteText(out io.Writer) {
 	}
 	r.writeRegression(out)
 	r.writeEngine(out)
+	r.writeUpgrade(out)
 	fmt.Fprintln(out)
 	for _, g := range r.Gates {
 		verdict := "PASS"
@@ -170,6 +171,19 @@ func (r *Report) writeRegression(out io.Writer) {
 	if g.EngineVersionChanged {
 		fmt.Fprintf(out, "engine version changed since %s: %s -> %s\n", g.PreviousID, g.PreviousEngineVersion, r.EngineVersion)
 	}
+}
+
+// writeUpgrade states an upgrade run's change and verdict.
+func (r *Report) writeUpgrade(out io.Writer) {
+	u := r.Upgrade
+	if u == nil {
+		return
+	}
+	baseline := "no baseline"
+	if u.BaselineID != "" {
+		baseline = "vs " + u.BaselineID
+	}
+	fmt.Fprintf(out, "upgrade (%s): %s\n", baseline, u.Summary)
 }
 
 func (r *Report) writeGPU(out io.Writer) {

@@ -29,6 +29,8 @@ type Set struct {
 	errs    map[string]string
 	wg      sync.WaitGroup
 	now     func() time.Time // the clock of state changes; tests set it
+	// onInfo, when set, takes every refresh's info (the upgrade trigger).
+	onInfo func(*prober.Client, prober.TargetInfo)
 }
 
 type managedClient struct {
@@ -105,6 +107,14 @@ func (t *Set) Apply(ctx context.Context, cfg *config.Config) map[string]*prober.
 	return out
 }
 
+// OnInfo makes every later info refresh call f, from the refreshing
+// goroutine; set it before the first Apply.
+func (t *Set) OnInfo(f func(*prober.Client, prober.TargetInfo)) {
+	t.mu.Lock()
+	t.onInfo = f
+	t.mu.Unlock()
+}
+
 // Clients returns the clients sorted by target name.
 func (t *Set) Clients() []*prober.Client {
 	t.mu.Lock()
@@ -166,6 +176,12 @@ func (t *Set) refreshLoop(ctx context.Context, c *prober.Client) {
 		info := c.RefreshInfo(ctx)
 		if ctx.Err() != nil {
 			return
+		}
+		t.mu.Lock()
+		onInfo := t.onInfo
+		t.mu.Unlock()
+		if onInfo != nil {
+			onInfo(c, info)
 		}
 		// A change is worth a line; the same failure every refresh is not.
 		switch {

@@ -118,7 +118,15 @@ func TestDashboardsAndRulesAgainstPrometheus(t *testing.T) {
 	onGPUNode := &report.Report{ID: "gpu-node-20200101T000000Z", Burst: "gpu-node", Target: "sim", Model: "sim-model",
 		Latency: map[string]report.Summary{"ttft": {Count: 1, P50: 0.1, P99: 0.1}},
 		GPU:     &report.GPUFacts{Count: 8, JoulesPerOutputToken: ptrTo(0.42)}}
-	for _, r := range []*report.Report{previous, onGPUNode} {
+	// The last upgrade run of a burst with on_engine_change comes back at
+	// start too, for the Engine upgrades dashboard's verdict panels.
+	change := 0.31
+	upgraded := &report.Report{ID: "upgrade-20200101T000000Z", Burst: "upgrade", Target: "sim", Model: "sim-model",
+		Latency: map[string]report.Summary{"ttft": {Count: 1, P50: 0.1, P99: 0.1}},
+		Upgrade: &report.Upgrade{From: report.Facts{Engine: "llmprobe-sim", Version: "0.0.9", Model: "sim-model"}, To: report.Facts{Engine: "llmprobe-sim", Version: "0.1.0", Model: "sim-model"},
+			BaselineID: "upgrade-20191231T000000Z", MaxIncrease: 0.1,
+			Changes: []report.UpgradeChange{{Metric: "tpot", Quantile: "p99", Change: &change, AtLeast: &change, Significant: true, Regression: true}}}}
+	for _, r := range []*report.Report{previous, onGPUNode, upgraded} {
 		if err := store.Save(r, 5); err != nil {
 			t.Fatal(err)
 		}
@@ -153,6 +161,12 @@ bursts:
     scenarios: [{scenario: chat}]
     arrival: {rate: 1}
     duration: 2s
+  - name: upgrade
+    target: sim
+    scenarios: [{scenario: chat}]
+    arrival: {rate: 1}
+    duration: 2s
+    schedule: {on_engine_change: {settle: 1h}}
 `, targets.String())
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)

@@ -155,6 +155,7 @@ func New(opts Options) *Daemon {
 		d.reg.MustRegister(d.gpu)
 	}
 	d.burster = burst.NewScheduler(ctx, opts.Logger, runner, d.bursts)
+	d.targets.OnInfo(d.burster.TargetInfo)
 	d.reg.MustRegister(
 		versioncollector.NewCollector("llmprobe"),
 		collectors.NewGoCollector(),
@@ -346,6 +347,14 @@ func (d *Daemon) apply(full *config.Config) {
 		}
 		if rep != nil {
 			d.bursts.Restore(rep)
+		}
+		// The last upgrade verdict stays too, so its alert outlives a restart.
+		if b.Schedule.OnEngineChange != nil && (rep == nil || rep.Upgrade == nil) && !d.bursts.HasUpgrade(b.Name) {
+			if up, err := d.store.LatestUpgrade(b.Name); err != nil {
+				level.Warn(d.logger).Log("msg", "the last upgrade report of a burst cannot be read; its verdict stays empty until the next engine change", "burst", b.Name, "err", err)
+			} else if up != nil {
+				d.bursts.Restore(up)
+			}
 		}
 	}
 	d.burster.Apply(cfg, clients)

@@ -74,7 +74,7 @@ bursts:
     scenarios: [{scenario: checked}]
     arrival: {rate: 20}
     requests: 4
-    schedule: {on_start: true}
+    schedule: {on_start: true, every: 1h}
     sweep: {rates: [20]}
 `, srv.URL, tlsSrv.URL)
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
@@ -89,6 +89,11 @@ bursts:
 	// A report with GPU energy, as a burst on a GPU node has.
 	joules := 0.5
 	d.bursts.Restore(&report.Report{Burst: "on-a-gpu-node", GPU: &report.GPUFacts{JoulesPerOutputToken: &joules}})
+	// An upgrade run's verdict, as a burst with on_engine_change has.
+	change := 0.3
+	d.bursts.Restore(&report.Report{Burst: "upgraded", Target: "sim", Upgrade: &report.Upgrade{
+		From: report.Facts{Engine: "vllm", Version: "0.11.0", Model: "m"}, To: report.Facts{Engine: "vllm", Version: "0.12.0", Model: "m"}, BaselineID: "upgraded-20200101T000000Z",
+		Changes: []report.UpgradeChange{{Metric: "tpot", Quantile: "p99", Change: &change, Significant: true, Regression: true}}}})
 
 	// Every lazily created series exists after a successful, quality-checked
 	// probe, a target info refresh and the burst.

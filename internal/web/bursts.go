@@ -22,6 +22,37 @@ type burstRow struct {
 	LoadError string
 	IDs       []string
 	Charts    []*chart
+	// LastUpgrade is the burst's last upgrade run when a later run is newest.
+	LastUpgrade *report.Report
+}
+
+// upgradeCell is a burst's last upgrade run (nil: none) as of its newest report.
+type upgradeCell struct {
+	newest string
+	rep    *report.Report
+}
+
+// lastUpgradeOf returns the last upgrade run of an upgrade burst whose
+// newest report (newest) is not one; the store is read again only when
+// newest changes.
+func (s *Site) lastUpgradeOf(burst, newest string) *report.Report {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.upgradeBursts[burst] {
+		return nil
+	}
+	if c, ok := s.lastUpgrade[burst]; ok && c.newest == newest {
+		return c.rep
+	}
+	rep, err := s.opts.Store.LatestUpgrade(burst)
+	if err != nil {
+		level.Warn(s.opts.Logger).Log("msg", "the last upgrade report of a burst cannot be read", "burst", burst, "err", err)
+	}
+	if s.lastUpgrade == nil {
+		s.lastUpgrade = map[string]upgradeCell{}
+	}
+	s.lastUpgrade[burst] = upgradeCell{newest: newest, rep: rep}
+	return rep
 }
 
 func (s *Site) burstsPage(w http.ResponseWriter, _ *http.Request) {
@@ -38,6 +69,9 @@ func (s *Site) burstsPage(w http.ResponseWriter, _ *http.Request) {
 				row.LoadError = err.Error()
 			} else {
 				row.Latest, row.Verdict = rep, burstVerdict(rep)
+				if rep.Upgrade == nil {
+					row.LastUpgrade = s.lastUpgradeOf(name, ids[0])
+				}
 				for _, c := range []*chart{percentileChart(rep), ttftChart(rep)} {
 					if c != nil {
 						row.Charts = append(row.Charts, c)

@@ -111,6 +111,11 @@ type Site struct {
 	lastSuccess map[string]time.Time
 	// burstCache is the summary of each burst's newest report, by id.
 	burstCache map[string]*burstCell
+	// upgradeBursts are the bursts with schedule on_engine_change;
+	// lastUpgrade their last upgrade run, read again only when a newer
+	// report is stored.
+	upgradeBursts map[string]bool
+	lastUpgrade   map[string]upgradeCell
 }
 
 // New returns the pages over opts.
@@ -168,9 +173,13 @@ func (s *Site) Configure(cfg *config.Config) {
 	for _, t := range cfg.Targets {
 		targets[t.Name] = true
 	}
+	upgrades := map[string]bool{}
+	for _, b := range cfg.Bursts {
+		upgrades[b.Name] = b.Schedule.OnEngineChange != nil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.pairs, s.ratios = pairs, ratios
+	s.pairs, s.ratios, s.upgradeBursts = pairs, ratios, upgrades
 	for name := range s.lastSuccess {
 		if !targets[name] {
 			delete(s.lastSuccess, name)
