@@ -24,7 +24,7 @@ func TestReportPageEngineSection(t *testing.T) {
 	v, c, s, d, lo, hi := 0.120, 10.0, 0.100, 0.020, 0.1, 0.25
 	at := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
 	base := func() *report.Report {
-		return &report.Report{ID: "b-1", Burst: "b", Target: "t", Latency: map[string]report.Summary{"ttft": {Count: 10, P50: 0.12}}}
+		return &report.Report{ID: "b-1", Burst: "b", Target: "t", Engine: "vllm", EngineVersion: "0.11.0", Latency: map[string]report.Summary{"ttft": {Count: 10, P50: 0.12}}}
 	}
 	cases := map[string]struct {
 		engine *report.EngineMetrics
@@ -53,6 +53,11 @@ func TestReportPageEngineSection(t *testing.T) {
 				t.Fatal(err)
 			}
 			page := buf.String()
+			// The summary names the engine the report measured, whatever
+			// the engine-metrics section holds.
+			if !strings.Contains(page, "<dt>engine</dt><dd>vllm 0.11.0</dd>") {
+				t.Errorf("the summary's engine row is not the target's engine and version:\n%s", page[strings.Index(page, "<dt>engine</dt>"):][:300])
+			}
 			i := strings.Index(page, `id="engine-metrics"`)
 			if i < 0 {
 				t.Fatal("no engine section")

@@ -44,7 +44,7 @@ type reportView struct {
 	RegressionRows []regressionRow
 	Charts         []*chart
 	Config         string
-	Engine         engineView
+	EngineView     engineView
 }
 
 // verdict is a burst's one-word result, a CSS class and why.
@@ -248,7 +248,7 @@ func newReportView(r *report.Report, linked bool) reportView {
 	v := reportView{
 		Report: r, Linked: linked, Verdict: burstVerdict(r),
 		Latency: latencyRows(r), Bound: newBoundRow(r.ErrorBound), Breakdown: breakdownRows(r.TTFTBreakdown), Outcomes: outcomeRows(r), RegressionRows: regressionRows(r.Regression),
-		Engine: newEngineView(r.EngineMetrics),
+		EngineView: newEngineView(r.EngineMetrics),
 	}
 	for _, c := range []*chart{percentileChart(r), ttftChart(r), sweepChart(r)} {
 		if c != nil {
