@@ -31,6 +31,7 @@ const (
 	DistFixed     = "fixed"
 	DistUniform   = "uniform"
 	DistLognormal = "lognormal"
+	DistEmpirical = "empirical"
 )
 
 // Config is the whole configuration file.
@@ -87,6 +88,9 @@ type Distribution struct {
 	Max   int     `yaml:"max,omitempty"`
 	Mean  float64 `yaml:"mean,omitempty"`
 	Sigma float64 `yaml:"sigma,omitempty"`
+	// Values are an empirical distribution's [tokens, weight] pairs: a
+	// length is drawn with probability weight / sum of weights.
+	Values [][]float64 `yaml:"values,omitempty,flow"`
 }
 
 // Sampling holds request sampling parameters; unset fields are not sent.
@@ -288,6 +292,9 @@ func (d Distribution) String() string {
 		return fmt.Sprintf("uniform(%d,%d)", d.Min, d.Max)
 	case DistLognormal:
 		return fmt.Sprintf("lognormal(mean=%g,sigma=%g,min=%d,max=%d)", d.Mean, d.Sigma, d.Min, d.Max)
+	case DistEmpirical:
+		// Up to 10,000 pairs: the count and range, not the list.
+		return fmt.Sprintf("empirical(%d values, %d-%d)", len(d.Values), d.Minimum(), d.Maximum())
 	default:
 		return fmt.Sprintf("%d", d.Value)
 	}

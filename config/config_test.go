@@ -80,7 +80,7 @@ func TestGoodConfig(t *testing.T) {
 	if lp.PromptTokens.Kind != DistLognormal || lp.OutputTokens.Kind != DistUniform || lp.SLO.TargetRatio != 0.99 {
 		t.Errorf("long-prefix = %+v", lp)
 	}
-	if s.PromptTokens != (Distribution{Kind: DistFixed, Value: 128}) {
+	if !Equal(s.PromptTokens, Distribution{Kind: DistFixed, Value: 128}) {
 		t.Errorf("bare integer prompt_tokens = %+v", s.PromptTokens)
 	}
 	pairs := cfg.CanaryPairs()

@@ -45,6 +45,8 @@ const (
 	maxBurstiness      = 100
 	maxSweepSteps      = 100
 	lognormalMaxFactor = 10 // a lognormal without max stops at this many times its mean
+	maxEmpiricalValues = 10_000
+	maxPairErrors      = 5 // bad pairs named one by one before the rest are counted
 )
 
 // Memory one request costs: upper bounds that burst's TestFootprintBounds

@@ -5,6 +5,7 @@ import (
 	"math"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -187,6 +188,9 @@ func (d Distribution) Minimum() int {
 		return d.Min
 	case DistLognormal:
 		return max(d.Min, 1)
+	case DistEmpirical:
+		lo, _ := d.empiricalRange()
+		return lo
 	default:
 		return d.Value
 	}
@@ -202,9 +206,28 @@ func (d Distribution) Maximum() int {
 			return d.Max
 		}
 		return d.LognormalMax()
+	case DistEmpirical:
+		_, hi := d.empiricalRange()
+		return hi
 	default:
 		return d.Value
 	}
+}
+
+// empiricalRange is the smallest and largest value of well-formed pairs
+// (0, 0 without one); it is asked before validation has passed.
+func (d Distribution) empiricalRange() (lo, hi int) {
+	for _, p := range d.Values {
+		if len(p) != 2 || !(p[0] >= 1 && p[0] <= maxTokens) {
+			continue
+		}
+		v := int(p[0])
+		if hi == 0 || v < lo {
+			lo = v
+		}
+		hi = max(hi, v)
+	}
+	return lo, hi
 }
 
 // LognormalMax is where a lognormal without max stops: lognormalMaxFactor
@@ -223,14 +246,14 @@ func (d *Distribution) validate(path string, errs *errList) {
 	switch d.Kind {
 	case DistFixed:
 		errs.intWithin(path+".value", d.Value, 1, maxTokens, "tokens")
-		if d.Min != 0 || d.Max != 0 || d.Mean != 0 || d.Sigma != 0 {
+		if d.Min != 0 || d.Max != 0 || d.Mean != 0 || d.Sigma != 0 || d.Values != nil {
 			errs.add(path, "a fixed length takes only value")
 		}
 	case DistUniform:
 		if d.Min < 1 || d.Max > maxTokens || d.Max < d.Min {
 			errs.add(path, "uniform needs 1 <= min <= max <= %d tokens (got min %d, max %d)", maxTokens, d.Min, d.Max)
 		}
-		if d.Value != 0 || d.Mean != 0 || d.Sigma != 0 {
+		if d.Value != 0 || d.Mean != 0 || d.Sigma != 0 || d.Values != nil {
 			errs.add(path, "a uniform length takes only min and max")
 		}
 	case DistLognormal:
@@ -239,11 +262,54 @@ func (d *Distribution) validate(path string, errs *errList) {
 		if d.Min < 0 || (d.Max != 0 && d.Max < max(d.Min, 1)) || d.Max > maxTokens {
 			errs.add(path, "lognormal clamps need 0 <= min <= max <= %d tokens (got min %d, max %d)", maxTokens, d.Min, d.Max)
 		}
-		if d.Value != 0 {
-			errs.add(path, "a lognormal length takes mean, sigma, min and max, not value")
+		if d.Value != 0 || d.Values != nil {
+			errs.add(path, "a lognormal length takes mean, sigma, min and max, not value or values")
 		}
+	case DistEmpirical:
+		d.validateEmpirical(path, errs)
 	default:
-		errs.add(path+".distribution", "%q must be one of %s", d.Kind, strings.Join([]string{DistFixed, DistUniform, DistLognormal}, ", "))
+		errs.add(path+".distribution", "%q must be one of %s", d.Kind, strings.Join([]string{DistFixed, DistUniform, DistLognormal, DistEmpirical}, ", "))
+	}
+}
+
+// validateEmpirical checks the [tokens, weight] pairs. A pasted histogram may
+// be long and wrong throughout, so the first few bad pairs are named and the
+// rest counted.
+func (d *Distribution) validateEmpirical(path string, errs *errList) {
+	if d.Value != 0 || d.Min != 0 || d.Max != 0 || d.Mean != 0 || d.Sigma != 0 {
+		errs.add(path, "an empirical length takes only values")
+	}
+	switch n := len(d.Values); {
+	case n == 0:
+		errs.add(path+".values", "needs at least one [tokens, weight] pair, like [[64, 5], [256, 3]]")
+		return
+	case n > maxEmpiricalValues:
+		errs.add(path+".values", "has %d pairs; at most %d are allowed", n, maxEmpiricalValues)
+		return
+	}
+	bad, sum := 0, 0.0
+	for i, p := range d.Values {
+		msg := ""
+		switch {
+		case len(p) != 2:
+			msg = fmt.Sprintf("has %d numbers; each pair is [tokens, weight]", len(p))
+		case !(p[0] >= 1 && p[0] <= maxTokens) || p[0] != math.Trunc(p[0]):
+			msg = fmt.Sprintf("tokens %s must be a whole number within [1, %d]", strconv.FormatFloat(p[0], 'f', -1, 64), maxTokens)
+		case !(p[1] > 0) || math.IsInf(p[1], 0):
+			msg = fmt.Sprintf("weight %g must be a finite number above 0", p[1])
+		default:
+			sum += p[1]
+			continue
+		}
+		if bad++; bad <= maxPairErrors {
+			errs.add(fmt.Sprintf("%s.values[%d]", path, i), "%s", msg)
+		}
+	}
+	switch {
+	case bad > maxPairErrors:
+		errs.add(path+".values", "and %d more bad pairs", bad-maxPairErrors)
+	case bad == 0 && math.IsInf(sum, 0):
+		errs.add(path+".values", "the weights sum past the largest number; scale them down")
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
+	"sort"
 	"strings"
 
 	"github.com/llmprobe/llmprobe/config"
@@ -38,16 +39,18 @@ type Prompt struct {
 // Builder makes synthetic prompts for one scenario. Next is not safe for
 // concurrent use (give each schedule its own); At is.
 type Builder struct {
-	scenario config.Scenario
-	seed     uint64
-	rng      *rand.Rand
-	prefix   string
+	scenario       config.Scenario
+	seed           uint64
+	rng            *rand.Rand
+	prefix         string
+	prompt, output lengths
 }
 
 // NewBuilder seeds the builder. The shared prefix depends on the scenario
 // name alone, so every request of the scenario shares it (warm prefix cache).
 func NewBuilder(s config.Scenario, seed uint64) *Builder {
-	b := &Builder{scenario: s, seed: seed, rng: rand.New(rand.NewPCG(seed, hashString(s.Name)))}
+	b := &Builder{scenario: s, seed: seed, rng: rand.New(rand.NewPCG(seed, hashString(s.Name))),
+		prompt: newLengths(s.PromptTokens), output: newLengths(s.OutputTokens)}
 	if s.SharedPrefixTokens > 0 {
 		prefixRng := rand.New(rand.NewPCG(hashString(s.Name), 0x5eed))
 		b.prefix = words(prefixRng, s.SharedPrefixTokens)
@@ -71,13 +74,13 @@ func (b *Builder) At(n uint64) (Prompt, int) {
 }
 
 func (b *Builder) build(rng *rand.Rand) (Prompt, int) {
-	maxTokens := sample(rng, b.scenario.OutputTokens)
+	maxTokens := b.output.draw(rng)
 	nonce := words(rng, nonceWords)
 	if b.scenario.Prompt != "" {
 		text := "ref:" + nonce + "\n" + b.scenario.Prompt
 		return Prompt{Text: text, RequestedTokens: len(strings.Fields(text))}, maxTokens
 	}
-	total := sample(rng, b.scenario.PromptTokens)
+	total := b.prompt.draw(rng)
 	var sb strings.Builder
 	n := 0
 	if b.prefix != "" {
@@ -94,8 +97,40 @@ func (b *Builder) build(rng *rand.Rand) (Prompt, int) {
 	return Prompt{Text: strings.TrimPrefix(sb.String(), " "), RequestedTokens: n + rest}, maxTokens
 }
 
-func sample(rng *rand.Rand, d config.Distribution) int {
+// lengths draws token lengths from one distribution.
+type lengths struct {
+	d config.Distribution
+	// cum holds an empirical distribution's running sum of weights, built
+	// once per builder so a draw is one binary search.
+	cum []float64
+}
+
+func newLengths(d config.Distribution) lengths {
+	l := lengths{d: d}
+	if d.Kind == config.DistEmpirical {
+		l.cum = make([]float64, len(d.Values))
+		total := 0.0
+		for i, p := range d.Values {
+			total += p[1]
+			l.cum[i] = total
+		}
+	}
+	return l
+}
+
+func (l *lengths) draw(rng *rand.Rand) int {
+	d := l.d
 	switch d.Kind {
+	case config.DistEmpirical:
+		n := len(l.cum)
+		if n == 0 {
+			return 1 // validation allows no empty list; never an index panic
+		}
+		// The first pair whose running sum passes u: pair i is drawn with
+		// probability weight_i / total, one uniform number per draw.
+		u := rng.Float64() * l.cum[n-1]
+		i := min(sort.Search(n, func(i int) bool { return l.cum[i] > u }), n-1)
+		return int(d.Values[i][0])
 	case config.DistUniform:
 		return d.Min + rng.IntN(d.Max-d.Min+1)
 	case config.DistLognormal:

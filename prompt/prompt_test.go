@@ -2,6 +2,7 @@ package prompt
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -76,5 +77,99 @@ func TestLiteralPrompt(t *testing.T) {
 	p, _ := NewBuilder(s, 1).Next()
 	if !strings.HasSuffix(p.Text, "\nSay OK.") || !strings.HasPrefix(p.Text, "ref:") {
 		t.Errorf("literal prompt = %q", p.Text)
+	}
+}
+
+// Weights 5:3:1 over 90,000 draws: each value's count must be within 2% of
+// the draws (1,800) of its share. The binomial spread is about 150, so the
+// margin is some 12 standard deviations, and the seed is fixed: the check
+// cannot flake, yet a sampler that ignored the weights (30,000 each) or
+// shifted one pair fails by far.
+func TestEmpiricalFrequencies(t *testing.T) {
+	s := testkit.Scenario()
+	s.PromptTokens = config.Distribution{Kind: config.DistEmpirical, Values: [][]float64{{8, 5}, {16, 3}, {32, 1}}}
+	s.OutputTokens = config.Distribution{Kind: config.DistEmpirical, Values: [][]float64{{10, 0.25}, {20, 0.5}, {30, 0.25}}}
+	const n = 90_000
+	for _, via := range []string{"Next", "At"} {
+		b := NewBuilder(s, 11)
+		prompts, outputs := map[int]int{}, map[int]int{}
+		for i := range n {
+			var p Prompt
+			var out int
+			if via == "Next" {
+				p, out = b.Next()
+			} else {
+				p, out = b.At(uint64(i))
+			}
+			prompts[p.RequestedTokens]++
+			outputs[out]++
+		}
+		check := func(what string, got map[int]int, want map[int]float64) {
+			for v, c := range got {
+				if _, ok := want[v]; !ok {
+					t.Errorf("%s %s: drew %d (%d times), which is no configured value", via, what, v, c)
+				}
+			}
+			for v, share := range want {
+				if d := math.Abs(float64(got[v]) - share*n); d > 0.02*n {
+					t.Errorf("%s %s: value %d drawn %d times, want %.0f ± %.0f", via, what, v, got[v], share*n, 0.02*n)
+				}
+			}
+		}
+		check("prompt", prompts, map[int]float64{8: 5.0 / 9, 16: 3.0 / 9, 32: 1.0 / 9})
+		check("output", outputs, map[int]float64{10: 0.25, 20: 0.5, 30: 0.25})
+	}
+}
+
+// A weight too small to move the running sum is never drawn, and the draw
+// never runs past the last pair.
+func TestEmpiricalEdges(t *testing.T) {
+	s := testkit.Scenario()
+	s.OutputTokens = config.Distribution{Kind: config.DistEmpirical, Values: [][]float64{{7, 1e300}, {8, 1e-300}}}
+	b := NewBuilder(s, 5)
+	for i := range 10_000 {
+		if _, out := b.At(uint64(i)); out != 7 {
+			t.Fatalf("draw %d = %d, want 7", i, out)
+		}
+	}
+	s.OutputTokens = config.Distribution{Kind: config.DistEmpirical, Values: [][]float64{{9, 2}}}
+	if _, out := NewBuilder(s, 5).Next(); out != 9 {
+		t.Errorf("one pair drew %d, want 9", out)
+	}
+}
+
+// The same seed gives the same lengths, by Next and by At in any order; another seed does not.
+func TestEmpiricalSeeded(t *testing.T) {
+	s := testkit.Scenario()
+	var values [][]float64
+	for v := 1; v <= 100; v++ {
+		values = append(values, []float64{float64(10 * v), float64(v)})
+	}
+	s.PromptTokens = config.Distribution{Kind: config.DistEmpirical, Values: values}
+	s.OutputTokens = s.PromptTokens
+	seq := func(seed uint64) []int {
+		b := NewBuilder(s, seed)
+		var out []int
+		for range 50 {
+			p, m := b.Next()
+			out = append(out, p.RequestedTokens, m)
+		}
+		return out
+	}
+	a, again, other := seq(1), seq(1), seq(2)
+	if !slices.Equal(a, again) {
+		t.Error("one seed gave two sequences")
+	}
+	if slices.Equal(a, other) {
+		t.Error("two seeds gave one sequence")
+	}
+	b1, b2 := NewBuilder(s, 3), NewBuilder(s, 3)
+	var up, down [50]Prompt
+	for i := range 50 {
+		up[i], _ = b1.At(uint64(i))
+		down[49-i], _ = b2.At(uint64(49 - i))
+	}
+	if up != down {
+		t.Error("At(n) depends on the order it is asked in")
 	}
 }
