@@ -71,13 +71,16 @@ type Target struct {
 type Scenario struct {
 	Name string `yaml:"name"`
 	// Prompt, when set, is sent as is (after the nonce) instead of a synthetic prompt.
-	Prompt             string       `yaml:"prompt,omitempty"`
-	PromptTokens       Distribution `yaml:"prompt_tokens,omitempty"`
-	OutputTokens       Distribution `yaml:"output_tokens,omitempty"`
-	SharedPrefixTokens int          `yaml:"shared_prefix_tokens,omitempty"`
-	Sampling           Sampling     `yaml:"sampling,omitempty"`
-	SLO                SLO          `yaml:"slo,omitempty"`
-	Quality            *Quality     `yaml:"quality,omitempty"`
+	Prompt string `yaml:"prompt,omitempty"`
+	// PromptDataset, when set, draws each prompt (after the nonce) from a
+	// file of real conversations instead.
+	PromptDataset      *PromptDataset `yaml:"prompt_dataset,omitempty"`
+	PromptTokens       Distribution   `yaml:"prompt_tokens,omitempty"`
+	OutputTokens       Distribution   `yaml:"output_tokens,omitempty"`
+	SharedPrefixTokens int            `yaml:"shared_prefix_tokens,omitempty"`
+	Sampling           Sampling       `yaml:"sampling,omitempty"`
+	SLO                SLO            `yaml:"slo,omitempty"`
+	Quality            *Quality       `yaml:"quality,omitempty"`
 }
 
 // Distribution is a token-length distribution. A bare integer means fixed.

@@ -46,7 +46,8 @@ const (
 	maxSweepSteps      = 100
 	lognormalMaxFactor = 10 // a lognormal without max stops at this many times its mean
 	maxEmpiricalValues = 10_000
-	maxPairErrors      = 5 // bad pairs named one by one before the rest are counted
+	maxPairErrors      = 5  // bad pairs named one by one before the rest are counted
+	datasetNonceTokens = 16 // the nonce line before a dataset's prompt, estimated generously
 )
 
 // Memory one request costs: upper bounds that burst's TestFootprintBounds
@@ -184,6 +185,13 @@ func (s Scenario) streamBytes() int64 {
 
 // maxPromptTokens is the longest prompt the scenario sends.
 func (s Scenario) maxPromptTokens() int {
+	if d := s.PromptDataset; d != nil {
+		n := 0
+		for _, p := range d.Prompts {
+			n = max(n, p.Tokens)
+		}
+		return n + datasetNonceTokens
+	}
 	if s.Prompt != "" {
 		return len(s.Prompt)/2 + 8 // a token is at least two bytes of text, mostly
 	}
@@ -200,6 +208,13 @@ func (l *Limits) UnmarshalYAML(unmarshal func(any) error) error {
 // checkFootprints refuses scenarios and bursts past the limits.
 func (c *Config) checkFootprints(errs *errList) {
 	for i, s := range c.Scenarios {
+		if d := s.PromptDataset; d != nil {
+			if n := s.maxPromptTokens(); n > c.Limits.MaxPromptTokens {
+				longest := slices.MaxFunc(d.Prompts, func(a, b DatasetPrompt) int { return a.Tokens - b.Tokens })
+				errs.add(fmt.Sprintf("scenarios[%d].prompt_dataset.file", i), "the prompt at %s:%d is about %d tokens with its nonce line (estimated), past limits.max_prompt_tokens (%d): raise the limit or drop that conversation", d.File, longest.Line, n, c.Limits.MaxPromptTokens)
+			}
+			continue
+		}
 		if n := s.maxPromptTokens(); n > c.Limits.MaxPromptTokens {
 			errs.add(fmt.Sprintf("scenarios[%d].prompt_tokens", i), "prompts of up to %d tokens are past limits.max_prompt_tokens (%d)", n, c.Limits.MaxPromptTokens)
 		}

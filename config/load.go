@@ -95,6 +95,11 @@ func (c *Config) setDirectory(dir string) {
 	if c.Probe != nil {
 		c.Probe.HTTPClientConfig.SetDirectory(dir)
 	}
+	for i := range c.Scenarios {
+		if d := c.Scenarios[i].PromptDataset; d != nil && d.File != "" && !filepath.IsAbs(d.File) {
+			d.File = filepath.Join(dir, d.File)
+		}
+	}
 }
 
 // decodeError rewrites decoder errors into "file:line: path: message".

@@ -38,6 +38,7 @@ func (c *Config) validate() errList {
 	for i := range c.Scenarios {
 		c.Scenarios[i].validate(fmt.Sprintf("scenarios[%d]", i), seen, &errs)
 	}
+	c.loadDatasets(&errs)
 	c.Canary.validate(c, &errs)
 	seen = map[string]string{}
 	for i := range c.Bursts {
@@ -136,7 +137,15 @@ func (t *Target) validateSettings(path string, errs *errList) {
 
 func (s *Scenario) validate(path string, seen map[string]string, errs *errList) {
 	checkName(path, s.Name, "scenario", seen, errs)
-	if s.Prompt != "" {
+	if d := s.PromptDataset; d != nil {
+		if s.Prompt != "" {
+			errs.add(path+".prompt_dataset", "cannot be used with a literal prompt")
+		}
+		if s.SharedPrefixTokens > 0 {
+			errs.add(path+".shared_prefix_tokens", "cannot be used with prompt_dataset")
+		}
+		d.validate(path+".prompt_dataset", errs)
+	} else if s.Prompt != "" {
 		if s.SharedPrefixTokens > 0 {
 			errs.add(path+".shared_prefix_tokens", "cannot be used with a literal prompt")
 		}

@@ -1,5 +1,5 @@
-// Package prompt makes the synthetic prompts llmprobe sends: token-length
-// targets, a nonce against prefix caching, and an optional shared prefix.
+// Package prompt makes the prompts llmprobe sends: synthetic ones of drawn
+// lengths or ones from a dataset, each with a nonce against prefix caching.
 package prompt
 
 import (
@@ -30,10 +30,14 @@ month event church south north east west left right lower upper inside outside c
 middle open close start stop run walk read write speak hear listen watch learn teach
 build grow move`)
 
-// Prompt is one synthetic prompt.
+// Prompt is one prompt to send.
 type Prompt struct {
 	Text            string
 	RequestedTokens int
+	// Estimated says RequestedTokens was estimated from a given text (a
+	// literal or dataset prompt) rather than built to length; either way the
+	// server's usage is what counts.
+	Estimated bool
 }
 
 // Builder makes synthetic prompts for one scenario. Next is not safe for
@@ -76,9 +80,16 @@ func (b *Builder) At(n uint64) (Prompt, int) {
 func (b *Builder) build(rng *rand.Rand) (Prompt, int) {
 	maxTokens := b.output.draw(rng)
 	nonce := words(rng, nonceWords)
+	if d := b.scenario.PromptDataset; d != nil && len(d.Prompts) > 0 {
+		// The real text, whole, after the nonce line: the engine's tokenizer
+		// and the quality check see what a user wrote.
+		p := d.Prompts[rng.IntN(len(d.Prompts))]
+		head := "ref:" + nonce + "\n"
+		return Prompt{Text: head + p.Text, RequestedTokens: config.EstimateTokens(head) + p.Tokens, Estimated: true}, maxTokens
+	}
 	if b.scenario.Prompt != "" {
 		text := "ref:" + nonce + "\n" + b.scenario.Prompt
-		return Prompt{Text: text, RequestedTokens: len(strings.Fields(text))}, maxTokens
+		return Prompt{Text: text, RequestedTokens: len(strings.Fields(text)), Estimated: true}, maxTokens
 	}
 	total := b.prompt.draw(rng)
 	var sb strings.Builder

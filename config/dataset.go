@@ -1,0 +1,218 @@
+package config
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"strings"
+	"unicode/utf8"
+)
+
+// DatasetShareGPT is the one dataset format: JSONL of ShareGPT conversations.
+const DatasetShareGPT = "sharegpt"
+
+// Bounds on what a dataset may make the daemon read and hold.
+const (
+	maxDatasetFileBytes   = 256 << 20
+	maxDatasetLineBytes   = 8 << 20
+	maxDatasetPrompts     = 10_000
+	maxDatasetPromptBytes = 16 << 20 // of kept text, all prompts of a file together
+	maxDatasetsBytes      = 64 << 20 // of kept text, all files together
+
+	// Token estimate of a text: words × 1.3 (English BPE) or bytes ÷ 4,
+	// whichever is more, so text without spaces is not counted as one token.
+	tokensPerWord = 1.3
+	bytesPerToken = 4
+)
+
+// PromptDataset draws a scenario's prompts from a file of real conversations.
+type PromptDataset struct {
+	// File is read at load; a relative path is relative to the configuration file.
+	File   string `yaml:"file"`
+	Format string `yaml:"format,omitempty"`
+	// Prompts are the file's first human turns, one per conversation. They
+	// are compared by Equal, so a reload sees a changed file.
+	Prompts []DatasetPrompt `yaml:"-"`
+}
+
+// DatasetPrompt is one prompt from a dataset.
+type DatasetPrompt struct {
+	Text string
+	Line int // in the file
+	// Tokens is an estimate (see tokensPerWord); the server's usage counts them.
+	Tokens int
+}
+
+func (d *PromptDataset) validate(path string, errs *errList) {
+	if d.Format == "" {
+		d.Format = DatasetShareGPT
+	}
+	if d.Format != DatasetShareGPT {
+		errs.add(path+".format", "%q must be %q", d.Format, DatasetShareGPT)
+	}
+	if d.File == "" {
+		errs.add(path+".file", "is required")
+	}
+}
+
+// loadDatasets reads every scenario's dataset. A file named twice is read
+// once and shared, and all of them together keep at most
+// maxDatasetsBytes of text, however many scenarios name them.
+func (c *Config) loadDatasets(errs *errList) {
+	type loaded struct {
+		prompts []DatasetPrompt
+		err     error
+	}
+	files := map[string]loaded{}
+	total := 0
+	for i := range c.Scenarios {
+		d := c.Scenarios[i].PromptDataset
+		if d == nil || d.File == "" || d.Format != DatasetShareGPT {
+			continue
+		}
+		path := fmt.Sprintf("scenarios[%d].prompt_dataset.file", i)
+		l, seen := files[d.File]
+		if !seen {
+			l.prompts, l.err = readShareGPT(d.File)
+			files[d.File] = l
+			for _, p := range l.prompts {
+				total += len(p.Text)
+			}
+			if total > maxDatasetsBytes {
+				errs.add(path, "%s brings the prompts of all datasets to %d bytes, past %d MiB in all", d.File, total, maxDatasetsBytes>>20)
+				return
+			}
+		}
+		if l.err != nil {
+			errs.add(path, "%v", l.err)
+			continue
+		}
+		d.Prompts = l.prompts
+	}
+}
+
+// readShareGPT keeps the first human turn of each conversation, up to
+// maxDatasetPrompts of them or maxDatasetPromptBytes of text; the rest of
+// the file is not read.
+func readShareGPT(file string) ([]DatasetPrompt, error) {
+	fi, err := os.Stat(file)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("cannot be read: %v", fileError(err))
+	case !fi.Mode().IsRegular():
+		// A FIFO or a device would block the load or never end.
+		return nil, fmt.Errorf("%s is not a regular file", file)
+	case fi.Size() > maxDatasetFileBytes:
+		return nil, fmt.Errorf("%s is %d bytes, past the %d MiB a dataset may be; keep its first lines (head -n 10000)", file, fi.Size(), maxDatasetFileBytes>>20)
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, fmt.Errorf("cannot be read: %v", fileError(err))
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(&limitedReader{f, maxDatasetFileBytes + 1})
+	sc.Buffer(make([]byte, 0, 64<<10), maxDatasetLineBytes)
+	var (
+		prompts []DatasetPrompt
+		kept    int
+		line    int
+	)
+	for sc.Scan() {
+		line++
+		raw := bytes.TrimSpace(sc.Bytes())
+		if len(raw) == 0 {
+			continue
+		}
+		if line == 1 && raw[0] == '[' {
+			return nil, fmt.Errorf("%s:1: is a JSON array, not JSONL (one conversation per line); convert it with jq -c '.[]'", file)
+		}
+		var conv struct {
+			Conversations *[]struct {
+				From  string `json:"from"`
+				Value string `json:"value"`
+			} `json:"conversations"`
+		}
+		if err := json.Unmarshal(raw, &conv); err != nil {
+			return nil, fmt.Errorf("%s:%d: not a JSON object with a conversations list: %s", file, line, jsonMessage(err))
+		}
+		if conv.Conversations == nil {
+			return nil, fmt.Errorf("%s:%d: has no conversations list", file, line)
+		}
+		// A conversation without a human turn (some start with the model) is skipped.
+		for _, turn := range *conv.Conversations {
+			if (turn.From == "human" || turn.From == "user") && strings.TrimSpace(turn.Value) != "" {
+				if kept+len(turn.Value) > maxDatasetPromptBytes {
+					return finish(file, prompts)
+				}
+				kept += len(turn.Value)
+				prompts = append(prompts, DatasetPrompt{Text: turn.Value, Line: line, Tokens: EstimateTokens(turn.Value)})
+				break
+			}
+		}
+		if len(prompts) == maxDatasetPrompts {
+			return finish(file, prompts)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, fmt.Errorf("%s:%d: a line is longer than %s", file, line+1, humanBytes(maxDatasetLineBytes))
+		}
+		return nil, fmt.Errorf("%s:%d: %v", file, line+1, err)
+	}
+	return finish(file, prompts)
+}
+
+func finish(file string, prompts []DatasetPrompt) ([]DatasetPrompt, error) {
+	if len(prompts) == 0 {
+		return nil, fmt.Errorf("%s holds no conversation with a human turn (\"from\": \"human\")", file)
+	}
+	return prompts, nil
+}
+
+// EstimateTokens is the token count llmprobe requests for a text it cannot
+// tokenize: words × 1.3, or bytes ÷ 4 where that is more (text without
+// spaces); at least 1.
+func EstimateTokens(text string) int {
+	words := float64(len(strings.Fields(text)))
+	return max(1, int(math.Ceil(max(words*tokensPerWord, float64(len(text))/bytesPerToken))))
+}
+
+// jsonMessage says what is wrong with a line without Go's type names.
+func jsonMessage(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		field := te.Field
+		if field == "" {
+			return fmt.Sprintf("found a JSON %s", te.Value)
+		}
+		return fmt.Sprintf("%s is a JSON %s", field, te.Value)
+	}
+	msg := err.Error()
+	if !utf8.ValidString(msg) {
+		msg = strings.ToValidUTF8(msg, "?")
+	}
+	return msg
+}
+
+// limitedReader fails past n bytes: a file that grows while it is read
+// stays bounded.
+type limitedReader struct {
+	f *os.File
+	n int64
+}
+
+func (l *limitedReader) Read(p []byte) (int, error) {
+	if l.n <= 0 {
+		return 0, fmt.Errorf("the file grew past %s while it was read", humanBytes(maxDatasetFileBytes))
+	}
+	if int64(len(p)) > l.n {
+		p = p[:l.n]
+	}
+	n, err := l.f.Read(p)
+	l.n -= int64(n)
+	return n, err
+}
