@@ -63,6 +63,8 @@ func exposed(t *testing.T) *Exposition {
 	ok.TTFTParts = []prober.TTFTPart{{Component: prober.ComponentDispatch, D: 50 * time.Microsecond}, {Component: prober.ComponentConnect, D: time.Millisecond},
 		{Component: prober.ComponentEngineQueue, D: 100 * time.Millisecond}, {Component: prober.ComponentEnginePrefill, D: 190 * time.Millisecond},
 		{Component: prober.ComponentNetwork, D: 8950 * time.Microsecond}}
+	// A reasoning model: its reasoning series, with exemplars.
+	ok.TTFTReasoning, ok.TTFTAnswer, ok.ReasoningTokens, ok.AnswerTokens, ok.ReasoningSource = 300*time.Millisecond, 2500*time.Millisecond, 2, 1, prober.TokensFromChunks
 	p.Observe(ok)
 	// Burst traffic carries them too; a TTFT past every bucket puts one on +Inf.
 	slow := successResult("b")
@@ -135,7 +137,8 @@ func TestExpositionMatchesClientGolang(t *testing.T) {
 			if ct := resp.Header.Get("Content-Type"); ct != wantResp.Header.Get("Content-Type") || ct != c.contentType {
 				t.Errorf("Content-Type %q, promhttp says %q, want %q", ct, wantResp.Header.Get("Content-Type"), c.contentType)
 			}
-			for _, s := range []string{`llmprobe_inter_token_latency_seconds_count{model="we\"ird\\mo\ndel ü",scenario="s",target="a",traffic="canary"}`, "llmprobe_probe_zzz", "llmprobe_in_flight_requests{"} {
+			for _, s := range []string{`llmprobe_inter_token_latency_seconds_count{model="we\"ird\\mo\ndel ü",scenario="s",target="a",traffic="canary"}`, "llmprobe_probe_zzz", "llmprobe_in_flight_requests{",
+				"llmprobe_time_to_first_answer_token_seconds_bucket{", "llmprobe_time_to_first_reasoning_token_seconds_count{", `llmprobe_reasoning_output_tokens_total{kind="answer"`} {
 				if !strings.Contains(got, s) {
 					t.Errorf("the page lacks %s", s)
 				}

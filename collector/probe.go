@@ -117,6 +117,7 @@ func NewProbe() *Probe {
 // bucketLayout is the classic buckets of each histogram for a configuration.
 type bucketLayout struct {
 	ttft, itl, tpot, e2e []float64
+	ttftAnswer           []float64
 }
 
 func layoutFor(cfg *config.Config) bucketLayout {
@@ -135,11 +136,13 @@ func layoutFor(cfg *config.Config) bucketLayout {
 		itl:  with(ITLBuckets, config.ObjectiveTPOT, config.ObjectiveStall),
 		tpot: with(ITLBuckets, config.ObjectiveTPOT),
 		e2e:  with(E2EBuckets, config.ObjectiveE2E),
+		// Reasoning takes long: the first answer token's objective is often past TTFT's.
+		ttftAnswer: with(TTFTBuckets, config.ObjectiveTTFTAnswer),
 	}
 }
 
 func (l bucketLayout) equal(o bucketLayout) bool {
-	return slices.Equal(l.ttft, o.ttft) && slices.Equal(l.itl, o.itl) && slices.Equal(l.tpot, o.tpot) && slices.Equal(l.e2e, o.e2e)
+	return slices.Equal(l.ttft, o.ttft) && slices.Equal(l.itl, o.itl) && slices.Equal(l.tpot, o.tpot) && slices.Equal(l.e2e, o.e2e) && slices.Equal(l.ttftAnswer, o.ttftAnswer)
 }
 
 // setLayout takes new buckets; the caller holds p.mu or owns p.
@@ -148,6 +151,7 @@ func (p *Probe) setLayout(l bucketLayout) {
 	p.hist = [numHists]histLayout{
 		histTTFT: newHistLayout(l.ttft), histTTFB: newHistLayout(l.ttft), histITL: newHistLayout(l.itl),
 		histTPOT: newHistLayout(l.tpot), histE2E: newHistLayout(l.e2e), histDispatch: newHistLayout(DispatchBuckets),
+		histTTFTReasoning: newHistLayout(l.ttft), histTTFTAnswer: newHistLayout(l.ttftAnswer),
 	}
 }
 
@@ -384,6 +388,16 @@ func (p *Probe) record(s *series, r *prober.Result) {
 	}
 	for _, d := range r.ITL {
 		hist(histITL, d)
+	}
+	if r.Reasoned() {
+		if r.TTFTReasoning > 0 {
+			hist(histTTFTReasoning, r.TTFTReasoning)
+		}
+		if r.TTFTAnswer > 0 {
+			hist(histTTFTAnswer, r.TTFTAnswer)
+		}
+		s.add(cellsReasoning, float64(r.ReasoningTokens), now, "reasoning")
+		s.add(cellsReasoning, float64(r.AnswerTokens), now, "answer")
 	}
 	prompt := r.PromptTokensReported
 	if prompt == 0 {

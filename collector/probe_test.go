@@ -222,3 +222,59 @@ func TestBucketResolutionWhereSLOsLive(t *testing.T) {
 		}
 	}
 }
+
+// Requests that reasoned get the reasoning series; a series none of whose
+// requests reasoned has none of their lines, so a scenario without a
+// reasoning model leaves the page as it was.
+func TestReasoningSeries(t *testing.T) {
+	p := NewProbe()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(p)
+	cfg, err := config.Parse([]byte(`targets: [{name: a, url: "http://x:1"}, {name: b, url: "http://y:1"}]
+scenarios:
+  - name: s
+    slo: {ttft: 300ms, ttft_answer: 4s}
+`), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Configure(cfg)
+	p.Observe(successResult("a"))
+	for range 2 {
+		r := successResult("b")
+		r.OutputTokens = 10
+		r.TTFTReasoning, r.TTFTAnswer, r.ReasoningTokens, r.AnswerTokens, r.ReasoningSource = 300*time.Millisecond, 3*time.Second, 7, 3, prober.TokensFromUsage
+		p.Observe(r)
+	}
+	want := `
+# HELP llmprobe_reasoning_output_tokens_total Output tokens of successful requests that reasoned, by kind: reasoning or answer.
+# TYPE llmprobe_reasoning_output_tokens_total counter
+llmprobe_reasoning_output_tokens_total{kind="answer",model="m",scenario="s",target="b",traffic="canary"} 6
+llmprobe_reasoning_output_tokens_total{kind="reasoning",model="m",scenario="s",target="b",traffic="canary"} 14
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "llmprobe_reasoning_output_tokens_total"); err != nil {
+		t.Error(err)
+	}
+	answer := histogramOf(t, reg, "llmprobe_time_to_first_answer_token_seconds", map[string]string{"target": "b"})
+	if answer.GetSampleCount() != 2 || answer.GetSampleSum() != 6 || !containsFloat(upperBounds(answer), 4) {
+		t.Errorf("answer histogram: %d samples, sum %g, buckets %v; want 2, 6 and the 4s threshold", answer.GetSampleCount(), answer.GetSampleSum(), upperBounds(answer))
+	}
+	if h := histogramOf(t, reg, "llmprobe_time_to_first_reasoning_token_seconds", map[string]string{"target": "b"}); h.GetSampleCount() != 2 {
+		t.Errorf("reasoning histogram: %d samples, want 2", h.GetSampleCount())
+	}
+	for _, name := range []string{"llmprobe_time_to_first_answer_token_seconds", "llmprobe_time_to_first_reasoning_token_seconds", "llmprobe_reasoning_output_tokens_total"} {
+		if m := findMetric(t, reg, name, map[string]string{"target": "a"}); m != nil {
+			t.Errorf("%s has a series for target a, which never reasoned", name)
+		}
+	}
+	// The page of a probe without reasoning names none of the families.
+	plain := NewProbe()
+	plain.Configure(cfg)
+	plain.Observe(successResult("a"))
+	for _, accept := range []string{"", acceptOpenMetrics} {
+		_, page := get(t, NewExposition(prometheus.NewRegistry(), plain), accept, "", "")
+		if strings.Contains(page, "reasoning") || strings.Contains(page, "answer_token") {
+			t.Errorf("a page without reasoning has reasoning lines:\n%s", page)
+		}
+	}
+}

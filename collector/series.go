@@ -38,6 +38,7 @@ const (
 	cellsQuality
 	cellsSource
 	cellsFailures
+	cellsReasoning
 	numCells
 )
 
@@ -49,6 +50,8 @@ const (
 	histTPOT
 	histE2E
 	histDispatch
+	histTTFTReasoning
+	histTTFTAnswer
 	numHists
 )
 
@@ -94,6 +97,10 @@ var seriesFamilies = func() []*seriesFamily {
 		{name: "time_per_output_token_seconds", help: "(E2E - TTFT) / (output tokens - 1) per request.", typ: hist, kind: kindHist, index: histTPOT},
 		{name: "request_duration_seconds", help: "Time from when a successful request was due to the end of its stream.", typ: hist, kind: kindHist, index: histE2E},
 		{name: "ttft_component_seconds", help: "A successful request's TTFT split into consecutive parts that add up to it (component: dispatch, client_queue, connect, engine_queue, engine_prefill, network, server_other; the engine's own timings where it reports them).", typ: hist, kind: kindComponents, extra: []string{"component"}},
+		// Only requests that reasoned create these: a model without reasoning adds no lines.
+		{name: "time_to_first_reasoning_token_seconds", help: "Time from when a successful request that reasoned was due to its first reasoning token (reasoning_content or reasoning).", typ: hist, kind: kindHist, index: histTTFTReasoning},
+		{name: "time_to_first_answer_token_seconds", help: "Time from when a successful request that reasoned was due to its first answer token (content, text or tool_calls).", typ: hist, kind: kindHist, index: histTTFTAnswer},
+		{name: "reasoning_output_tokens_total", help: "Output tokens of successful requests that reasoned, by kind: reasoning or answer.", typ: counter, kind: kindCells, index: cellsReasoning, extra: []string{"kind"}},
 		{name: "dispatch_delay_seconds", help: "How late the prober sent a request after it was due.", typ: hist, kind: kindHist, index: histDispatch},
 	}
 	for _, f := range fams {

@@ -132,7 +132,9 @@ type MaxRegression struct {
 
 // Burst metrics that reports and regressions speak of.
 var (
-	BurstMetrics   = []string{"ttft", "itl", "tpot", "e2e", "dispatch_delay"}
+	// ttft_answer: the first answer token of requests that reasoned (n/a
+	// in a run without reasoning).
+	BurstMetrics   = []string{"ttft", "itl", "tpot", "e2e", "dispatch_delay", "ttft_answer"}
 	BurstQuantiles = []string{"p50", "p90", "p95", "p99", "p99.9"}
 )
 

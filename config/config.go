@@ -24,6 +24,9 @@ const (
 	ObjectiveTPOT  = "tpot"
 	ObjectiveE2E   = "e2e"
 	ObjectiveStall = "stall"
+	// ObjectiveTTFTAnswer is the time to the first answer token, after a
+	// reasoning model's reasoning (the TTFT of a request without reasoning).
+	ObjectiveTTFTAnswer = "ttft_answer"
 )
 
 // Distribution kinds for token lengths.
@@ -110,6 +113,7 @@ type SLO struct {
 	E2E         Duration `yaml:"e2e,omitempty"`
 	Stall       Duration `yaml:"stall,omitempty"`
 	TargetRatio float64  `yaml:"target_ratio,omitempty"`
+	TTFTAnswer  Duration `yaml:"ttft_answer,omitempty"`
 }
 
 // Objective is one configured latency objective.
@@ -201,6 +205,7 @@ func (s SLO) Objectives() []Objective {
 		{ObjectiveTPOT, time.Duration(s.TPOT)},
 		{ObjectiveE2E, time.Duration(s.E2E)},
 		{ObjectiveStall, time.Duration(s.Stall)},
+		{ObjectiveTTFTAnswer, time.Duration(s.TTFTAnswer)},
 	} {
 		if o.Threshold > 0 {
 			out = append(out, o)

@@ -170,7 +170,7 @@ func (s *Scenario) validate(path string, seen map[string]string, errs *errList) 
 	for _, o := range []struct {
 		name string
 		d    Duration
-	}{{ObjectiveTTFT, s.SLO.TTFT}, {ObjectiveTPOT, s.SLO.TPOT}, {ObjectiveE2E, s.SLO.E2E}, {ObjectiveStall, s.SLO.Stall}} {
+	}{{ObjectiveTTFT, s.SLO.TTFT}, {ObjectiveTPOT, s.SLO.TPOT}, {ObjectiveE2E, s.SLO.E2E}, {ObjectiveStall, s.SLO.Stall}, {ObjectiveTTFTAnswer, s.SLO.TTFTAnswer}} {
 		errs.durationWithin(path+".slo."+o.name, o.d, time.Millisecond, time.Hour, true)
 	}
 	if r := s.SLO.TargetRatio; !(r > 0 && r < 1) {

@@ -287,6 +287,20 @@ type streamChunk struct {
 type usage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
+	// Reasoning tokens among the completion tokens: OpenAI's shape, and
+	// SGLang's top-level field (0 there when the model did not reason).
+	CompletionTokensDetails *struct {
+		ReasoningTokens int `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
+	ReasoningTokens int `json:"reasoning_tokens"`
+}
+
+// reasoning is the reasoning token count the usage reports, 0 for none.
+func (u usage) reasoning() int {
+	if d := u.CompletionTokensDetails; d != nil && d.ReasoningTokens > 0 {
+		return d.ReasoningTokens
+	}
+	return max(u.ReasoningTokens, 0)
 }
 
 // streamState is what readStream tracks between chunks.
@@ -300,6 +314,8 @@ type streamState struct {
 	maxChunks   int
 	done        bool
 	engineBad   bool // an engine timings object was garbage (logged once)
+	// Output chunks by kind; a chunk with both kinds counts in both.
+	reasoningChunks, answerChunks int
 }
 
 func (c *Client) readStream(ctx context.Context, body io.Reader, r Request, res *Result) {
@@ -402,12 +418,15 @@ func (st *streamState) observe(chunk *streamChunk, at time.Duration, res *Result
 		st.lastUsage = *u
 	}
 	st.engineTimings(chunk, res)
-	output := false
+	reasoning, answer := false, false
 	for i := range chunk.Choices {
 		ch := &chunk.Choices[i]
 		d := &ch.Delta
-		if ch.Text != "" || d.Content != "" || d.ReasoningContent != "" || d.Reasoning != "" || len(d.ToolCalls) > 0 {
-			output = true
+		if d.ReasoningContent != "" || d.Reasoning != "" {
+			reasoning = true
+		}
+		if ch.Text != "" || d.Content != "" || len(d.ToolCalls) > 0 {
+			answer = true
 		}
 		st.keepAnswer(ch.Text)
 		st.keepAnswer(d.Content)
@@ -415,12 +434,27 @@ func (st *streamState) observe(chunk *streamChunk, at time.Duration, res *Result
 			res.FinishReason = truncate(ch.FinishReason, 32)
 		}
 	}
-	if !output {
+	if !reasoning && !answer {
 		return
 	}
 	if len(st.chunkAt) == 0 {
 		res.TTFT = at
 		res.logf("first token")
+	}
+	if reasoning {
+		if st.reasoningChunks == 0 {
+			res.TTFTReasoning = at
+		}
+		st.reasoningChunks++
+	}
+	if answer {
+		if st.answerChunks == 0 {
+			res.TTFTAnswer = at
+			if st.reasoningChunks > 0 {
+				res.logf("first answer token after %d reasoning chunks", st.reasoningChunks)
+			}
+		}
+		st.answerChunks++
 	}
 	st.chunkAt = append(st.chunkAt, at)
 	// Running usage (vLLM continuous_usage_stats) tells how many tokens this chunk carried.
@@ -479,6 +513,7 @@ func (st *streamState) finish(res *Result) {
 	if st.lastUsage.CompletionTokens > 0 {
 		res.logf("usage: prompt_tokens=%d completion_tokens=%d", st.lastUsage.PromptTokens, st.lastUsage.CompletionTokens)
 	}
+	st.splitReasoning(res)
 	if res.OutputChunks == 0 {
 		return
 	}
@@ -489,6 +524,20 @@ func (st *streamState) finish(res *Result) {
 	for i := 1; i < len(st.chunkAt); i++ {
 		res.MaxGap = max(res.MaxGap, st.chunkAt[i]-st.chunkAt[i-1])
 	}
+}
+
+// splitReasoning splits the output tokens into reasoning and answer: by the
+// server's usage when it reports reasoning tokens, else one token per chunk
+// of each kind.
+func (st *streamState) splitReasoning(res *Result) {
+	if n := st.lastUsage.reasoning(); n > 0 && res.TokenSource == TokensFromUsage {
+		res.ReasoningTokens, res.AnswerTokens, res.ReasoningSource = n, max(res.OutputTokens-n, 0), TokensFromUsage
+	} else if st.reasoningChunks > 0 {
+		res.ReasoningTokens, res.AnswerTokens, res.ReasoningSource = st.reasoningChunks, st.answerChunks, TokensFromChunks
+	} else {
+		return
+	}
+	res.logf("reasoning: %d reasoning and %d answer tokens (%s)", res.ReasoningTokens, res.AnswerTokens, res.ReasoningSource)
 }
 
 // perTokenITL splits each gap between output chunks over the tokens the later

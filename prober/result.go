@@ -81,6 +81,17 @@ type Result struct {
 	// MaxGap is the longest silence between two output chunks (the stall objective).
 	MaxGap time.Duration
 
+	// Reasoning models: TTFTReasoning is the first reasoning_content or
+	// reasoning delta, TTFTAnswer the first content, text or tool_calls
+	// delta (after reasoning, or without it); 0 when none arrived. Both
+	// count from Sched.
+	TTFTReasoning, TTFTAnswer time.Duration
+	// ReasoningTokens and AnswerTokens split OutputTokens for a request that
+	// reasoned (ReasoningTokens > 0); ReasoningSource says where the split
+	// came from: the server's usage, or one token per chunk of each kind.
+	ReasoningTokens, AnswerTokens int
+	ReasoningSource               TokenSource
+
 	OutputTokens          int
 	TokenSource           TokenSource
 	OutputChunks          int
@@ -108,6 +119,9 @@ type Result struct {
 
 // FirstTokenSeen reports whether an output token arrived.
 func (r *Result) FirstTokenSeen() bool { return r.OutputChunks > 0 }
+
+// Reasoned reports whether the request produced reasoning tokens.
+func (r *Result) Reasoned() bool { return r.ReasoningTokens > 0 }
 
 // FailureText is the failure in one line: "phase: reason: error".
 func (r *Result) FailureText() string {

@@ -207,3 +207,37 @@ func TestTimings(t *testing.T) {
 		}
 	}
 }
+
+// A reasoning model on the sim: the first 8 of 20 tokens are reasoning_content,
+// so the first answer token comes 8 decode steps (10 ms each) after the first
+// reasoning token; the counts come exactly from the sim's usage.
+func TestReasoningAgainstSim(t *testing.T) {
+	srv, _ := testkit.StartSim(t, func(c *sim.Config) { c.Faults.ReasoningTokens = 8 })
+	s := testkit.Scenario()
+	s.OutputTokens = config.Distribution{Kind: config.DistFixed, Value: 20}
+	s.SLO.TTFT = config.Duration(time.Hour)
+	s.SLO.TTFTAnswer = config.Duration(time.Millisecond) // past TTFT by 80 ms of reasoning: missed
+	res := probeOnce(t, testkit.Target(srv.URL, config.APIChat), s)
+	if res.Outcome != OutcomeSuccess {
+		t.Fatalf("%s %s\n%s", res.Outcome, res.Error, logOf(res))
+	}
+	if res.ReasoningTokens != 8 || res.AnswerTokens != 12 || res.ReasoningSource != TokensFromUsage || res.OutputTokens != 20 {
+		t.Errorf("reasoning %d + answer %d of %d, from %q; want 8 + 12 of 20 from usage", res.ReasoningTokens, res.AnswerTokens, res.OutputTokens, res.ReasoningSource)
+	}
+	if res.TTFTReasoning != res.TTFT {
+		t.Errorf("first reasoning token at %s, TTFT %s: reasoning is the first output", res.TTFTReasoning, res.TTFT)
+	}
+	// 8 decode steps of 10 ms; wide margins for a loaded machine.
+	if d := res.TTFTAnswer - res.TTFTReasoning; d < 60*time.Millisecond || d > 400*time.Millisecond {
+		t.Errorf("first answer token %s after the first reasoning token, want ~80ms", d)
+	}
+	if len(res.Checks) != 2 || !res.Checks[0].Met || res.Checks[1].Objective != config.ObjectiveTTFTAnswer || res.Checks[1].Met || res.Good {
+		t.Errorf("checks %+v good %v: want ttft met, ttft_answer missed, not good", res.Checks, res.Good)
+	}
+
+	// Without reasoning the first answer token is the first token, and no split.
+	plain := probeOnce(t, testkit.Target(srv.URL, config.APICompletions), s)
+	if plain.Outcome != OutcomeSuccess || plain.Reasoned() || plain.TTFTReasoning != 0 || plain.TTFTAnswer != plain.TTFT || plain.ReasoningSource != "" {
+		t.Errorf("completions: %s reasoned %v, reasoning at %s, answer at %s, TTFT %s", plain.Outcome, plain.Reasoned(), plain.TTFTReasoning, plain.TTFTAnswer, plain.TTFT)
+	}
+}

@@ -39,6 +39,9 @@ func Evaluate(res *Result, s config.Scenario) {
 			met = res.E2E <= o.Threshold
 		case config.ObjectiveStall:
 			met = res.MaxGap <= o.Threshold
+		case config.ObjectiveTTFTAnswer:
+			// A request that reasoned until it ended never answered: missed.
+			met = res.TTFTAnswer > 0 && res.TTFTAnswer <= o.Threshold
 		}
 		res.Checks = append(res.Checks, Check{Objective: o.Name, Threshold: o.Threshold, Met: met})
 		good = good && met

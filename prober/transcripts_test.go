@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -38,6 +39,8 @@ func TestTranscripts(t *testing.T) {
 		{"ollama-completions-usage.sse", config.APICompletions, 0, 6, 20, 6},
 		// every delta repeats the role next to content: the first chunk is output.
 		{"ollama-chat-usage.sse", config.APIChat, 0, 6, 16, 6},
+		// synthetic, in vLLM's framing: reasoning_content deltas are output tokens.
+		{"vllm-chat-reasoning.sse", config.APIChat, 1, 6, 12, 6},
 	}
 	for _, tc := range cases {
 		t.Run(tc.file, func(t *testing.T) {
@@ -63,6 +66,61 @@ func TestTranscripts(t *testing.T) {
 			}
 			if len(res.ITL) != tc.outputTokens-1 {
 				t.Errorf("ITL samples = %d, want %d", len(res.ITL), tc.outputTokens-1)
+			}
+		})
+	}
+}
+
+// A reasoning model's stream in vLLM's framing (testdata/vllm-chat-reasoning.sse
+// is synthetic: no captured engine transcript has reasoning_content): role-only
+// chunk, three reasoning_content deltas, three content deltas, finish, usage.
+// vLLM's usage has no reasoning count, so the split comes from the chunks;
+// the same stream with the count in OpenAI's or SGLang's usage shape takes it
+// from there.
+func TestReasoningTranscript(t *testing.T) {
+	const gap = 30 * time.Millisecond
+	base := loadTranscript(t, "vllm-chat-reasoning.sse")
+	usageEvent := len(base.events) - 2
+	for _, tc := range []struct {
+		name, usage       string // replaces the usage object's closing brace
+		reasoning, answer int
+		source            TokenSource
+	}{
+		{"vllm", "}", 3, 3, TokensFromChunks},
+		{"openai details", `,"completion_tokens_details":{"reasoning_tokens":4}}`, 4, 2, TokensFromUsage},
+		{"sglang top-level", `,"reasoning_tokens":4}`, 4, 2, TokensFromUsage},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tr := base
+			tr.events = slices.Clone(base.events)
+			tr.events[usageEvent] = strings.Replace(tr.events[usageEvent], `"completion_tokens":6}`, `"completion_tokens":6`+tc.usage, 1)
+			srv := replay(t, tr, gap)
+			s := testkit.Scenario()
+			s.SLO.TTFTAnswer = config.Duration(time.Hour)
+			res := probeOnce(t, testkit.Target(srv.URL, config.APIChat), s)
+			if res.Outcome != OutcomeSuccess {
+				t.Fatalf("outcome %s: %s\n%s", res.Outcome, res.Error, logOf(res))
+			}
+			if res.ReasoningTokens != tc.reasoning || res.AnswerTokens != tc.answer || res.ReasoningSource != tc.source || !res.Reasoned() {
+				t.Errorf("reasoning %d, answer %d from %q; want %d, %d from %q", res.ReasoningTokens, res.AnswerTokens, res.ReasoningSource, tc.reasoning, tc.answer, tc.source)
+			}
+			// Event i arrives after (i+1) gaps: reasoning starts at event 1, the answer at event 4.
+			for _, c := range []struct {
+				name  string
+				got   time.Duration
+				event int
+			}{{"first token", res.TTFT, 1}, {"first reasoning token", res.TTFTReasoning, 1}, {"first answer token", res.TTFTAnswer, 4}} {
+				lo := time.Duration(c.event+1) * gap
+				if c.got < lo || c.got >= lo+gap {
+					t.Errorf("%s at %s, want within [%s, %s)", c.name, c.got, lo, lo+gap)
+				}
+			}
+			if res.Answer != "Hello! How" {
+				t.Errorf("answer %q: reasoning must not be part of it", res.Answer)
+			}
+			if len(res.Checks) != 1 || res.Checks[0].Objective != config.ObjectiveTTFTAnswer || !res.Checks[0].Met {
+				t.Errorf("checks %+v: want ttft_answer met", res.Checks)
 			}
 		})
 	}

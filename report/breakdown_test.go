@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -91,5 +92,46 @@ func TestBreakdownWithoutEngineTimingsSaysWhy(t *testing.T) {
 	b := &TTFTBreakdown{Requests: 3, EngineTimings: map[string]int{}}
 	if got := b.EngineTimingsText(); !strings.Contains(got, "none of 3 requests") || !strings.Contains(got, "--enable-per-request-metrics") {
 		t.Errorf("%q", got)
+	}
+}
+
+// The answer-token TTFT of a reasoning model's burst covers the requests
+// that reasoned; a burst without reasoning says n/a and lists no regression
+// of it.
+func TestAnswerTTFTInReport(t *testing.T) {
+	b, scenarios := boundBurst()
+	start := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	plain := Build(b, Run{Rate: 10, Start: start, End: start.Add(time.Second), Planned: 10, Results: results(scenarios[0], start, 10, 0)}, Meta{Scenarios: scenarios})
+	res := results(scenarios[0], start, 10, 0)
+	for i, r := range res[:4] {
+		r.ReasoningTokens, r.AnswerTokens, r.TTFTReasoning, r.TTFTAnswer = 5, 3, r.TTFT, millis(float64(100*(i+1)))
+	}
+	rep := Build(b, Run{Rate: 10, Start: start, End: start.Add(time.Second), Planned: 10, Results: res}, Meta{Scenarios: scenarios})
+	if s := rep.Latency["ttft_answer"]; s.Count != 4 || math.Abs(s.Max-0.4) > 1e-9 {
+		t.Errorf("ttft_answer %+v: want the 4 requests that reasoned, max 400ms", s)
+	}
+	if s := plain.Latency["ttft_answer"]; s.Count != 0 {
+		t.Errorf("ttft_answer without reasoning %+v, want n/a", s)
+	}
+	var text bytes.Buffer
+	plain.WriteText(&text)
+	if !regexp.MustCompile(`ttft_answer +0 +n/a`).MatchString(text.String()) {
+		t.Errorf("text report without reasoning lacks 'ttft_answer 0 n/a':\n%s", text.String())
+	}
+	plain.Judge(plain)
+	for _, m := range plain.Regression.Metrics {
+		if m.Metric == "ttft_answer" {
+			t.Errorf("regression lists ttft_answer though neither run reasoned: %+v", m)
+		}
+	}
+	rep.Judge(plain)
+	n := 0
+	for _, m := range rep.Regression.Metrics {
+		if m.Metric == "ttft_answer" {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Errorf("regression lists ttft_answer %d times against a run without it, want p50 and p99 (n/a)", n)
 	}
 }

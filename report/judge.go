@@ -164,6 +164,9 @@ func (r *Report) regress(prev *Report) {
 	for _, m := range config.BurstMetrics {
 		for _, q := range []string{"p50", "p99"} {
 			cur, old := quantileOf(r.Latency[m], q), quantileOf(prev.Latency[m], q)
+			if cur == nil && old == nil && m == "ttft_answer" {
+				continue // neither run reasoned: nothing to compare, nothing to list
+			}
 			rm := RegressionMetric{Metric: m, Quantile: q, Previous: old, Current: cur, Ratio: ratio(cur, old)}
 			if p, ok := pvalues[m]; ok {
 				rm.PValue = &p

@@ -301,6 +301,9 @@ func Build(b config.Burst, o Run, meta Meta) *Report {
 				r.TTFTSeries = append(r.TTFTSeries, [2]float64{round6(res.Sched.Sub(o.Start).Seconds()), round6(res.TTFT.Seconds())})
 			}
 		}
+		if res.Reasoned() && res.TTFTAnswer > 0 {
+			samples["ttft_answer"] = append(samples["ttft_answer"], res.TTFTAnswer.Seconds())
+		}
 		if res.OutputTokens > 1 && res.FirstTokenSeen() {
 			samples["tpot"] = append(samples["tpot"], res.TPOT.Seconds())
 		}

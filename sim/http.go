@@ -347,6 +347,13 @@ type usageJSON struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
 	TotalTokens      int `json:"total_tokens"`
+	// With reasoning, the reasoning tokens among the completion tokens, in
+	// OpenAI's shape (SGLang reports the count as a top-level reasoning_tokens).
+	CompletionTokensDetails *tokensDetails `json:"completion_tokens_details,omitempty"`
+}
+
+type tokensDetails struct {
+	ReasoningTokens int `json:"reasoning_tokens"`
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -224,9 +224,15 @@ func TestFaultsOnTheWire(t *testing.T) {
 				t.Errorf("fourth chunk %q is not content", s.events[3])
 			}
 		}},
+		{"reasoning in usage", Faults{ReasoningTokens: 2}, "/v1/chat/completions", chatBody(5, `,"stream_options":{"include_usage":true}`), func(t *testing.T, s streamed) {
+			u := parse(t, s.events[len(s.events)-2]).Usage
+			if u == nil || u.CompletionTokens != 5 || u.CompletionTokensDetails == nil || u.CompletionTokensDetails.ReasoningTokens != 2 {
+				t.Errorf("usage chunk %q: want 2 of 5 completion tokens as reasoning", s.events[len(s.events)-2])
+			}
+		}},
 		{"usage separate", Faults{}, "/v1/chat/completions", chatBody(3, `,"stream_options":{"include_usage":true}`), func(t *testing.T, s streamed) {
 			last := parse(t, s.events[len(s.events)-2])
-			if len(last.Choices) != 0 || last.Usage == nil || last.Usage.CompletionTokens != 3 || last.Usage.PromptTokens != 3+chatTemplateTokens {
+			if len(last.Choices) != 0 || last.Usage == nil || last.Usage.CompletionTokens != 3 || last.Usage.PromptTokens != 3+chatTemplateTokens || last.Usage.CompletionTokensDetails != nil {
 				t.Errorf("usage chunk %q", s.events[len(s.events)-2])
 			}
 		}},

@@ -160,7 +160,11 @@ func (st *streamWriter) withTimings(c *chunk, s *sequence) {
 }
 
 func (st *streamWriter) usage(completion int) *usageJSON {
-	return &usageJSON{PromptTokens: st.prompt, CompletionTokens: completion, TotalTokens: st.prompt + completion}
+	u := &usageJSON{PromptTokens: st.prompt, CompletionTokens: completion, TotalTokens: st.prompt + completion}
+	if n := min(completion, st.faults.ReasoningTokens); st.chat && n > 0 {
+		u.CompletionTokensDetails = &tokensDetails{ReasoningTokens: n}
+	}
+	return u
 }
 
 // runningUsage is what a chunk carries besides the final usage.

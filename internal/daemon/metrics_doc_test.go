@@ -38,7 +38,11 @@ func TestMetricContract(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	srv, _ := testkit.StartSim(t, func(c *sim.Config) { c.PrefillBase, c.DecodeBase = 5*time.Millisecond, 2*time.Millisecond })
+	// A reasoning model, for the reasoning series.
+	srv, _ := testkit.StartSim(t, func(c *sim.Config) {
+		c.PrefillBase, c.DecodeBase = 5*time.Millisecond, 2*time.Millisecond
+		c.Faults.ReasoningTokens = 1
+	})
 	// A stored previous report, so the new burst has a regression verdict.
 	storage := t.TempDir()
 	// A baseline of the same target, model and scenario mix.
@@ -99,7 +103,8 @@ bursts:
 	// probe, a target info refresh and the burst.
 	lazy := []string{"llmprobe_quality_checks_total", "llmprobe_target_info", "llmprobe_token_count_source_total", "llmprobe_burst_regression_ratio", "llmprobe_burst_measurement_error_bound_seconds",
 		"llmprobe_request_failures_total", "llmprobe_target_tls_cert_expiry_timestamp_seconds",
-		"llmprobe_engine_latency_seconds", "llmprobe_engine_latency_mean_seconds"}
+		"llmprobe_engine_latency_seconds", "llmprobe_engine_latency_mean_seconds",
+		"llmprobe_time_to_first_reasoning_token_seconds", "llmprobe_time_to_first_answer_token_seconds", "llmprobe_reasoning_output_tokens_total"}
 	var got map[string]registered
 	var missing []string
 	defer func() {

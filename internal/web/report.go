@@ -89,6 +89,7 @@ var metricMeaning = map[string]string{
 	"itl":            "inter-token latency, one per token",
 	"e2e":            "whole request",
 	"dispatch_delay": "the prober's own lateness in sending",
+	"ttft_answer":    "to the first answer token, after a reasoning model's reasoning",
 }
 
 func latencyRows(r *report.Report) []latencyRow {
