@@ -485,8 +485,9 @@ func TestPerRequestTimings(t *testing.T) {
 	if got.Metrics == nil || got.Usage == nil || at != len(s.events)-2 {
 		t.Fatalf("metrics %+v on event %d of %d, want them on the final usage chunk", got.Metrics, at, len(s.events))
 	}
-	if m := got.Metrics; !near(time.Duration(m.TimeToFirstTokenMs*1e6), 30*time.Millisecond, 3*time.Millisecond) ||
-		!near(time.Duration(m.GenerationTimeMs*1e6), 10*time.Millisecond, 3*time.Millisecond) || m.QueueTimeMs < 0 || m.QueueTimeMs > 3 {
+	// Wall-clock figures of a real scheduler: a busy machine makes steps
+	// late, so the bounds are wide; a wrong field is far outside them.
+	if m := got.Metrics; m.TimeToFirstTokenMs < 25 || m.TimeToFirstTokenMs > 90 || m.GenerationTimeMs < 5 || m.GenerationTimeMs > 60 || m.QueueTimeMs < 0 || m.QueueTimeMs > 25 {
 		t.Errorf("metrics %+v, want prefill ~30ms, generation ~10ms (two 5ms steps), no queue", m)
 	}
 	for name, body := range map[string]string{
@@ -525,7 +526,7 @@ func TestPerRequestTimings(t *testing.T) {
 	if got.Timings == nil || at != len(s.events)-2 || got.Timings.PredictedN != 3 || got.Timings.PromptN != 4 {
 		t.Fatalf("llama.cpp timings %+v on event %d of %d, want them on the last chunk with 3 predicted, 4 prompt tokens", got.Timings, at, len(s.events))
 	}
-	if !near(time.Duration(got.Timings.PromptMs*1e6), 30*time.Millisecond, 3*time.Millisecond) {
+	if got.Timings.PromptMs < 25 || got.Timings.PromptMs > 90 {
 		t.Errorf("prompt_ms %v, want ~30", got.Timings.PromptMs)
 	}
 }
