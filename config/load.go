@@ -95,6 +95,7 @@ func (c *Config) setDirectory(dir string) {
 	if c.Probe != nil {
 		c.Probe.HTTPClientConfig.SetDirectory(dir)
 	}
+	c.setTraceDirectory(dir)
 }
 
 // decodeError rewrites decoder errors into "file:line: path: message".
