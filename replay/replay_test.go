@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -211,7 +212,7 @@ func TestCut(t *testing.T) {
 	if len(w) != 4 || w[3] != ms(1526) {
 		t.Errorf("warmup %v, want 4 ending at 1.526s", w)
 	}
-	if want := []time.Duration{ms(1750), ms(3500.5), ms(4999.75)}; !equal(m, want) {
+	if want := []time.Duration{ms(1750), ms(3500.5), ms(4999.75)}; !slices.Equal(m, want) {
 		t.Errorf("measured %v, want %v", m, want)
 	}
 	// Requests past the end of the trace stop at its end; MaxMeasured stops earlier.
@@ -221,16 +222,4 @@ func TestCut(t *testing.T) {
 	if _, m := run(Cut{Requests: 100, MaxMeasured: 3}); len(m) != 3 {
 		t.Errorf("%d measured, want MaxMeasured's 3", len(m))
 	}
-}
-
-func equal(a, b []time.Duration) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
