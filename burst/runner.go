@@ -375,6 +375,7 @@ func (r Runner) runRate(ctx context.Context, b config.Burst, scenarios []config.
 
 	out.AllOutputTokens = allTokens
 	if trace != nil {
+		trace.out.Records = n  // this shard's share
 		out.Trace = &trace.out // every writer is done
 	}
 	slices.SortFunc(results, func(x, y measured) int { return x.n - y.n })

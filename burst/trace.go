@@ -82,7 +82,6 @@ func tracePlan(b config.Burst, stats *traceStats) iter.Seq[Arrival] {
 				a.PrefixKey = x.Prefix + 1
 			}
 			index++
-			stats.add(func(o *report.TraceReplay) { o.Records++ })
 			if !yield(a) {
 				return
 			}

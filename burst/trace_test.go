@@ -2,6 +2,7 @@ package burst
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -12,6 +13,8 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -263,5 +266,48 @@ func BenchmarkTracePlan(b *testing.B) {
 	}
 	if n != b.N {
 		b.Fatalf("%d arrivals, want %d", n, b.N)
+	}
+}
+
+// A trace burst split over shards sends what one runner sends, prompts and
+// lengths included, and the merged report counts the same replay.
+func TestTraceShardRunnersMerge(t *testing.T) {
+	c, sent := recordingSim(t)
+	b, scenarios := traceBurst(t, "../replay/testdata/mooncake_sample.jsonl", "    requests: 6\n    warmup: {requests: 2}\n")
+	b.Arrival.Speedup = 40
+	whole, err := Runner{Client: c}.Run(context.Background(), b, scenarios)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alone := sent()
+	start := time.Now().Add(300 * time.Millisecond)
+	parts := make([]report.Part, 2)
+	var wg sync.WaitGroup
+	for i := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rep, err := Runner{Client: c, Shard: config.Shard{Index: i, Count: 2}, Start: start}.Run(context.Background(), b, scenarios)
+			if err != nil {
+				t.Error(err)
+			}
+			parts[i] = report.Part{Name: rep.ID, Report: rep}
+		}()
+	}
+	wg.Wait()
+	if split := sent(); !slices.EqualFunc(split, alone, bytes.Equal) {
+		t.Errorf("the shards sent %d requests, one runner %d, and they differ", len(split), len(alone))
+	}
+	merged, err := report.Merge(parts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if merged.Trace == nil || *merged.Trace != *whole.Trace || whole.Trace.Records != 8 {
+		t.Errorf("merged trace facts %+v, one runner's %+v (8 records)", merged.Trace, whole.Trace)
+	}
+	var text strings.Builder
+	merged.WriteText(&text)
+	if want := "trace ../replay/testdata/mooncake_sample.jsonl (mooncake, speedup 40): 8 records replayed; 1 prompts and 2 outputs clamped"; !strings.Contains(text.String(), want) {
+		t.Errorf("report text lacks %q:\n%s", want, text.String())
 	}
 }

@@ -74,6 +74,14 @@ func Open(path, format string) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A pipe or a device could block the load or never end.
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), MaxLine)
 	r := &Reader{f: f, sc: sc, name: path}

@@ -151,6 +151,8 @@ func TestOpenErrors(t *testing.T) {
 		{write("other.csv", "a,b,c\n1,2,3\n"), "", ":1: neither an Azure CSV header"},
 		{write("header.csv", "TIMESTAMP,ContextTokens\n"), "azure", ":1: header: has no GeneratedTokens column"},
 		{write("fmt.csv", "x\n"), "parquet", "format \"parquet\" must be azure or mooncake"},
+		{"/dev/zero", "mooncake", "/dev/zero is not a regular file"},
+		{dir, "", "is not a regular file"},
 	} {
 		r, err := Open(tc.path, tc.format)
 		if err == nil {

@@ -222,10 +222,10 @@ type TraceReplay struct {
 	File          string  `json:"file"`
 	Format        string  `json:"format"`
 	Speedup       float64 `json:"speedup"`
-	Records       int     `json:"records"` // replayed, warmup included
+	Records       int     `json:"records"` // replayed, warmup included (a shard's: its share)
 	ClampedPrompt int     `json:"clamped_prompt"`
 	ClampedOutput int     `json:"clamped_output"`
-	SkippedLines  int     `json:"skipped_lines"`
+	SkippedLines  int     `json:"skipped_lines"`   // every shard reads every line
 	Error         string  `json:"error,omitempty"` // the first skipped line's, or why the file stopped
 }
 
