@@ -28,10 +28,13 @@ func (s *traceStats) add(f func(*report.TraceReplay)) {
 	}
 }
 
+// readAhead is how many records a replay reads ahead of the dispatcher.
+const readAhead = 1024
+
 // tracePlan replays b's trace file: its offsets divided by the speedup and
 // its lengths, cut by the burst's warmup and duration or requests. The file
-// is read as the plan is drawn, one line at a time, so the plan holds one
-// record whatever the file's size. A line that cannot be read is skipped
+// is read as the plan is drawn, a line at a time and at most readAhead
+// records ahead, so the plan's memory does not grow with the file. A line that cannot be read is skipped
 // and counted (the load refused any in the replayed part, so only a file
 // changed since gets here); the scenario mix is drawn from the seed as for
 // other processes.
@@ -47,7 +50,7 @@ func tracePlan(b config.Burst, stats *traceStats) iter.Seq[Arrival] {
 		}
 		defer r.Close()
 		stats.add(func(o *report.TraceReplay) { o.Format = r.Format() })
-		next := func() (replay.Record, bool) {
+		read := func() (replay.Record, bool) {
 			for {
 				rec, err := r.Next()
 				var le *replay.LineError
@@ -68,6 +71,31 @@ func tracePlan(b config.Burst, stats *traceStats) iter.Seq[Arrival] {
 					return rec, false
 				}
 			}
+		}
+		// A reader goroutine keeps readAhead records ahead, so the file's
+		// reads (a cold page cache, a slow disk) stay off the dispatcher's clock.
+		recs, done := make(chan replay.Record, readAhead), make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer close(recs)
+			for {
+				rec, ok := read()
+				if !ok {
+					return
+				}
+				select {
+				case recs <- rec:
+				case <-done:
+					return
+				}
+			}
+		}()
+		defer func() { close(done); wg.Wait() }()
+		next := func() (replay.Record, bool) {
+			rec, ok := <-recs
+			return rec, ok
 		}
 		pick := picker(b, rand.New(rand.NewPCG(b.Seed, 0xa11)))
 		maxWarmup, maxMeasured := b.PlannedRequests(0)
