@@ -200,11 +200,11 @@ func TestTraceReplayAgainstSim(t *testing.T) {
 	}
 }
 
-// Replaying a trace of half a million lines holds no more of it than a
+// Replaying a trace of 200,000 lines holds no more of it than a
 // line: the live heap after the plan has gone through it is where it
 // started, within a wide margin far below the file's size.
 func TestTraceReplayHeapFlat(t *testing.T) {
-	const lines = 500_000
+	const lines = 200_000
 	path := filepath.Join(t.TempDir(), "big.jsonl")
 	f, err := os.Create(path)
 	if err != nil {
@@ -230,7 +230,7 @@ func TestTraceReplayHeapFlat(t *testing.T) {
 	n := 0
 	for a := range Plan(b, 0) {
 		n++
-		if a.Index%50_000 == 0 {
+		if a.Index%20_000 == 0 {
 			peak = max(peak, live())
 		}
 	}
