@@ -388,6 +388,10 @@ func (r Runner) runRate(ctx context.Context, b config.Burst, scenarios []config.
 
 // expectedRequests is how many requests a run at rate plans on average.
 func expectedRequests(b config.Burst, rate float64) int {
+	if b.Arrival.Trace() != nil {
+		w, m := b.PlannedRequests(rate) // the trace's own count
+		return w + m
+	}
 	n := b.Warmup.Requests + b.Requests
 	n += int(rate * (b.Warmup.Duration.Std() + b.Duration.Std()).Seconds())
 	return n

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -176,11 +177,17 @@ func TestTraceShards(t *testing.T) {
 // the scenario's maxima, and the report counts the clamps.
 func TestTraceReplayAgainstSim(t *testing.T) {
 	c, _ := serialSim(t, 64)
-	b, scenarios := traceBurst(t, "../replay/testdata/mooncake_sample.jsonl", "    requests: 8\n")
-	b.Arrival.Speedup = 20 // 12 s of trace in 0.6 s
-	rep, err := Runner{Client: c}.Run(context.Background(), b, scenarios)
+	// The trace ends before the hour; 12 s of trace at 20x take 0.6 s.
+	b, scenarios := traceBurst(t, "../replay/testdata/mooncake_sample.jsonl", "    duration: 1h\n")
+	b.Arrival.Speedup = 20
+	var lastDone, lastTotal atomic.Int64
+	progress := func(done, total int) { lastDone.Store(int64(done)); lastTotal.Store(int64(total)) }
+	rep, err := Runner{Client: c, Progress: progress}.Run(context.Background(), b, scenarios)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if lastDone.Load() != 8 || lastTotal.Load() != 8 {
+		t.Errorf("progress ended at %d of %d, want 8 of the trace's 8", lastDone.Load(), lastTotal.Load())
 	}
 	want := report.TraceReplay{File: "../replay/testdata/mooncake_sample.jsonl", Format: "mooncake", Speedup: 20, Records: 8, ClampedPrompt: 1, ClampedOutput: 2}
 	if rep.Trace == nil || *rep.Trace != want {
