@@ -17,6 +17,11 @@ type Arrival struct {
 	// Index is the arrival's place in the whole plan, warmup included: its
 	// prompt's nonce, the same in a shard as in a single-process run.
 	Index int
+	// Input and Output are a trace's lengths; 0 means the scenario's
+	// distributions. PrefixKey is a Mooncake record's first block hash id
+	// plus one (0: none): arrivals with the same key share their first block.
+	Input, Output int32
+	PrefixKey     int64
 }
 
 // Plan yields a burst's arrival schedule at rate, one arrival at a time and
@@ -25,24 +30,18 @@ type Arrival struct {
 // config's PlannedRequests bound, so the count the configuration was
 // checked against holds whatever the random gaps do.
 func Plan(b config.Burst, rate float64) iter.Seq[Arrival] {
+	return plan(b, rate, nil)
+}
+
+// plan is Plan; a trace replay counts what it skipped in stats, if not nil.
+func plan(b config.Burst, rate float64, stats *traceStats) iter.Seq[Arrival] {
+	if b.Arrival.Process == config.ArrivalTrace {
+		return tracePlan(b, stats)
+	}
 	return func(yield func(Arrival) bool) {
 		rng := rand.New(rand.NewPCG(b.Seed, 0xa11))
 		gap := interArrival(b.Arrival, rate, rng)
-		weights := make([]float64, len(b.Scenarios))
-		total := 0.0
-		for i, s := range b.Scenarios {
-			total += s.Weight
-			weights[i] = total
-		}
-		pick := func() int {
-			x := rng.Float64() * total
-			for i, w := range weights {
-				if x < w {
-					return i
-				}
-			}
-			return len(weights) - 1
-		}
+		pick := picker(b, rng)
 		maxWarmup, maxMeasured := b.PlannedRequests(rate)
 		var t time.Duration
 		index := 0
@@ -63,6 +62,25 @@ func Plan(b config.Burst, rate float64) iter.Seq[Arrival] {
 				return
 			}
 		}
+	}
+}
+
+// picker draws a scenario index by the mix's weights.
+func picker(b config.Burst, rng *rand.Rand) func() int {
+	weights := make([]float64, len(b.Scenarios))
+	total := 0.0
+	for i, s := range b.Scenarios {
+		total += s.Weight
+		weights[i] = total
+	}
+	return func() int {
+		x := rng.Float64() * total
+		for i, w := range weights {
+			if x < w {
+				return i
+			}
+		}
+		return len(weights) - 1
 	}
 }
 

@@ -131,7 +131,7 @@ func (r Runner) baseline(burst string) (*report.Report, string, error) {
 func (r Runner) measure(ctx context.Context, b config.Burst, scenarios []config.Scenario, meta report.Meta) *report.Report {
 	eng := r.engine(ctx)
 	if b.Sweep == nil {
-		run := eng.around(ctx, func() report.Run { return r.runMeasured(ctx, b, scenarios, b.Arrival.Rate) })
+		run := eng.around(ctx, func() report.Run { return r.runMeasured(ctx, b, scenarios, b.Rates()[0]) })
 		run.Shard, run.Origin = r.Shard, r.Start
 		if run.Origin.IsZero() {
 			run.Origin = run.Start // a shard needs a shared Start to be merged; never year 1
@@ -216,6 +216,10 @@ func (r Runner) runRate(ctx context.Context, b config.Burst, scenarios []config.
 	}
 	out := report.Run{Rate: rate, NotSent: map[string]int{}}
 	maxWarmup, maxMeasured := b.PlannedRequests(rate)
+	var trace *traceStats
+	if b.Arrival.Process == config.ArrivalTrace {
+		trace = &traceStats{}
+	}
 
 	// sending stops with the brake or ctx; requests in flight end with ctx only.
 	sending, stopSending := context.WithCancelCause(ctx)
@@ -264,6 +268,10 @@ func (r Runner) runRate(ctx context.Context, b config.Burst, scenarios []config.
 			return
 		}
 		p, maxTokens := builders[j.arrival.Scenario].At(uint64(j.n))
+		if trace != nil {
+			tokens, output, prefix := traceLengths(j.arrival, scenarios[j.arrival.Scenario], trace)
+			p, maxTokens = builders[j.arrival.Scenario].Sized(uint64(j.n), tokens, uint64(j.arrival.PrefixKey), prefix), output
+		}
 		req := prober.Request{
 			Scenario: scenarios[j.arrival.Scenario], Traffic: prober.TrafficBurst, Prompt: p, MaxTokens: maxTokens,
 			Sched: start.Add(j.arrival.At), Released: j.released,
@@ -341,7 +349,7 @@ func (r Runner) runRate(ctx context.Context, b config.Burst, scenarios []config.
 	timer := clock.NewTimer()
 	defer timer.Stop()
 	n := 0
-	for a := range ShardPlan(b, rate, r.Shard) {
+	for a := range shardPlan(b, rate, r.Shard, trace) {
 		if a.Warmup {
 			out.Warmup++
 		} else {
@@ -366,6 +374,10 @@ func (r Runner) runRate(ctx context.Context, b config.Burst, scenarios []config.
 	}
 
 	out.AllOutputTokens = allTokens
+	if trace != nil {
+		trace.out.Records = n  // this shard's share
+		out.Trace = &trace.out // every writer is done
+	}
 	slices.SortFunc(results, func(x, y measured) int { return x.n - y.n })
 	for _, m := range results {
 		out.Add(m.n, m.res)
@@ -376,6 +388,10 @@ func (r Runner) runRate(ctx context.Context, b config.Burst, scenarios []config.
 
 // expectedRequests is how many requests a run at rate plans on average.
 func expectedRequests(b config.Burst, rate float64) int {
+	if b.Arrival.Trace() != nil {
+		w, m := b.PlannedRequests(rate) // the trace's own count
+		return w + m
+	}
 	n := b.Warmup.Requests + b.Requests
 	n += int(rate * (b.Warmup.Duration.Std() + b.Duration.Std()).Seconds())
 	return n

@@ -19,11 +19,15 @@ import (
 // N gaps), which is easier on its client. A zero Shard, or one of one, is the
 // whole plan.
 func ShardPlan(b config.Burst, rate float64, s config.Shard) iter.Seq[Arrival] {
+	return shardPlan(b, rate, s, nil)
+}
+
+func shardPlan(b config.Burst, rate float64, s config.Shard, stats *traceStats) iter.Seq[Arrival] {
 	if s.Count <= 1 {
-		return Plan(b, rate)
+		return plan(b, rate, stats)
 	}
 	return func(yield func(Arrival) bool) {
-		for a := range Plan(b, rate) {
+		for a := range plan(b, rate, stats) {
 			if a.Index%s.Count == s.Index && !yield(a) {
 				return
 			}

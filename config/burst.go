@@ -14,7 +14,12 @@ const (
 	ArrivalConstant = "constant"
 	ArrivalPoisson  = "poisson"
 	ArrivalGamma    = "gamma"
+	ArrivalTrace    = "trace"
 )
+
+// MaxSpeedup bounds a trace's speedup: beyond it, a trace's millisecond
+// timestamps would collapse to the dispatcher's resolution.
+const MaxSpeedup = 1000
 
 // Burst is a scheduled open-loop load test of one target.
 type Burst struct {
@@ -42,11 +47,38 @@ type WeightedScenario struct {
 }
 
 // Arrival is the arrival process: constant, poisson, or gamma with burstiness
-// (1 is Poisson; below 1 burstier, above 1 smoother).
+// (1 is Poisson; below 1 burstier, above 1 smoother), or trace, which
+// replays File's arrival times divided by Speedup and its lengths.
 type Arrival struct {
 	Process    string  `yaml:"process,omitempty"`
-	Rate       float64 `yaml:"rate"`
+	Rate       float64 `yaml:"rate,omitempty"`
 	Burstiness float64 `yaml:"burstiness,omitempty"`
+	File       string  `yaml:"file,omitempty"`
+	Format     string  `yaml:"format,omitempty"` // azure or mooncake; empty detects it
+	Speedup    float64 `yaml:"speedup,omitempty"`
+	// scan is what the load found in the part of File the burst replays.
+	scan *TraceScan
+}
+
+// TraceScan is the part of a trace a burst replays, as read when the
+// configuration loaded: every line of it parsed, none held.
+type TraceScan struct {
+	Format           string
+	Warmup, Measured int           // records in each part
+	Span             time.Duration // first to last replayed arrival, after speedup
+	Rate             float64       // mean arrivals per second of the replayed part
+}
+
+// Trace is the load-time scan of a trace burst; nil for other processes or
+// before validation.
+func (a Arrival) Trace() *TraceScan { return a.scan }
+
+// SpeedupOrOne is Speedup, 1 when unset.
+func (a Arrival) SpeedupOrOne() float64 {
+	if a.Speedup == 0 {
+		return 1
+	}
+	return a.Speedup
 }
 
 // Warmup requests are sent but left out of the results.
@@ -212,10 +244,16 @@ func (b *Burst) validate(path string, cfg *Config, seen map[string]string, errs 
 	case ArrivalConstant, ArrivalPoisson:
 	case ArrivalGamma:
 		errs.within(path+".arrival.burstiness", b.Arrival.Burstiness, minBurstiness, maxBurstiness, "(1 is Poisson, below 1 burstier)")
+	case ArrivalTrace:
 	default:
-		errs.add(path+".arrival.process", "%q must be constant, poisson or gamma", b.Arrival.Process)
+		errs.add(path+".arrival.process", "%q must be constant, poisson, gamma or trace", b.Arrival.Process)
 	}
-	if b.Sweep == nil {
+	if b.Arrival.Process == ArrivalTrace {
+		b.validateTrace(path, cfg, errs)
+	} else if b.Arrival.File != "" || b.Arrival.Format != "" || b.Arrival.Speedup != 0 {
+		errs.add(path+".arrival", "file, format and speedup go with process: trace only")
+	}
+	if b.Sweep == nil && b.Arrival.Process != ArrivalTrace {
 		errs.within(path+".arrival.rate", b.Arrival.Rate, minRate, maxRate, "requests per second")
 	}
 	if (b.Duration != 0) == (b.Requests != 0) {

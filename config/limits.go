@@ -57,7 +57,7 @@ const (
 	bytesPerITL      = 8       // one inter-token latency per output token
 	bytesPerPrompt   = 3 * 11  // a token is a word of up to 10 bytes and a space; text, body and send buffer
 	streamBytes      = 96 << 10
-	queuedBytes      = 64 // a released request waiting for a slot
+	queuedBytes      = 96 // a released request waiting for a slot, with a trace's lengths
 	qualityKeepBytes = 64 << 10
 )
 
@@ -100,6 +100,9 @@ func (b Burst) PlannedRequests(rate float64) (warmup, measured int) {
 		}
 		return int(math.Ceil(n + 6*math.Sqrt(n*cv2) + 1))
 	}
+	if s := b.Arrival.scan; b.Arrival.Process == ArrivalTrace && s != nil {
+		return s.Warmup, s.Measured // the trace's own count, read at load
+	}
 	warmup = b.Warmup.Requests
 	if b.Warmup.Duration > 0 {
 		warmup = upTo(b.Warmup.Duration.Std())
@@ -114,6 +117,9 @@ func (b Burst) PlannedRequests(rate float64) (warmup, measured int) {
 // Rates lists the rates one run of b sends at: its own, or its sweep's
 // steps, lowest first.
 func (b Burst) Rates() []float64 {
+	if s := b.Arrival.scan; b.Arrival.Process == ArrivalTrace && s != nil {
+		return []float64{s.Rate}
+	}
 	if b.Sweep == nil {
 		return []float64{b.Arrival.Rate}
 	}

@@ -100,6 +100,7 @@ func (c *Config) setDirectory(dir string) {
 			d.File = filepath.Join(dir, d.File)
 		}
 	}
+	c.setTraceDirectory(dir)
 }
 
 // decodeError rewrites decoder errors into "file:line: path: message".

@@ -92,12 +92,33 @@ func (b *Builder) build(rng *rand.Rand) (Prompt, int) {
 		return Prompt{Text: text, RequestedTokens: len(strings.Fields(text)), Estimated: true}, maxTokens
 	}
 	total := b.prompt.draw(rng)
-	var sb strings.Builder
-	n := 0
-	if b.prefix != "" {
-		sb.WriteString(b.prefix)
-		n += b.scenario.SharedPrefixTokens
+	return b.compose(rng, nonce, total, b.prefix, b.scenario.SharedPrefixTokens), maxTokens
+}
+
+// Sized returns the n-th prompt at a length a trace gives, the same for the
+// same n. With prefixKey not 0, it starts with prefixTokens words drawn
+// from the key alone, so prompts with the same key share that prefix;
+// otherwise with the scenario's shared prefix where it fits.
+func (b *Builder) Sized(n uint64, tokens int, prefixKey uint64, prefixTokens int) Prompt {
+	rng := rand.New(rand.NewPCG(b.seed^hashString(b.scenario.Name), n))
+	nonce := words(rng, nonceWords)
+	prefix, pn := "", 0
+	switch {
+	case prefixKey != 0 && prefixTokens > 0:
+		prefix, pn = words(rand.New(rand.NewPCG(prefixKey, 0xb10c)), prefixTokens), prefixTokens
+	case b.prefix != "" && b.scenario.SharedPrefixTokens < tokens:
+		prefix, pn = b.prefix, b.scenario.SharedPrefixTokens
 	}
+	return b.compose(rng, nonce, tokens, prefix, pn)
+}
+
+// compose writes prefix (n words), the nonce, and words up to total.
+func (*Builder) compose(rng *rand.Rand, nonce string, total int, prefix string, n int) Prompt {
+	var sb strings.Builder
+	if prefix == "" {
+		n = 0
+	}
+	sb.WriteString(prefix)
 	rest := max(total-n, 1)
 	if rest <= nonceWords {
 		sb.WriteString(words(rng, rest))
@@ -105,7 +126,7 @@ func (b *Builder) build(rng *rand.Rand) (Prompt, int) {
 		sb.WriteString(nonce)
 		sb.WriteString(words(rng, rest-nonceWords))
 	}
-	return Prompt{Text: strings.TrimPrefix(sb.String(), " "), RequestedTokens: n + rest}, maxTokens
+	return Prompt{Text: strings.TrimPrefix(sb.String(), " "), RequestedTokens: n + rest}
 }
 
 // lengths draws token lengths from one distribution.

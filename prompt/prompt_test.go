@@ -173,3 +173,36 @@ func TestEmpiricalSeeded(t *testing.T) {
 		t.Error("At(n) depends on the order it is asked in")
 	}
 }
+
+// A trace's prompt has the trace's length; prompts with the same prefix
+// key share exactly prefixTokens leading words, and no more.
+func TestSizedSharesThePrefixKey(t *testing.T) {
+	b := NewBuilder(testkit.Scenario(), 3)
+	words := func(p Prompt) []string { return strings.Fields(p.Text) }
+	common := func(x, y []string) int {
+		n := 0
+		for n < min(len(x), len(y)) && x[n] == y[n] {
+			n++
+		}
+		return n
+	}
+	a, a2, other := b.Sized(1, 900, 7, 512), b.Sized(2, 700, 7, 512), b.Sized(3, 900, 8, 512)
+	for _, p := range []Prompt{a, a2, other} {
+		if n := len(words(p)); n != p.RequestedTokens {
+			t.Errorf("%d words, %d requested", n, p.RequestedTokens)
+		}
+	}
+	if a.RequestedTokens != 900 || a2.RequestedTokens != 700 {
+		t.Errorf("lengths %d and %d, want 900 and 700", a.RequestedTokens, a2.RequestedTokens)
+	}
+	// Past 512 the nonce differs; a chance match of a word or two is allowed.
+	if n := common(words(a), words(a2)); n < 512 || n > 514 {
+		t.Errorf("same key: %d shared leading words, want 512", n)
+	}
+	if n := common(words(a), words(other)); n > 2 {
+		t.Errorf("different keys: %d shared leading words, want none", n)
+	}
+	if p := b.Sized(1, 900, 0, 0); common(words(p), words(a)) > 2 || p.RequestedTokens != 900 {
+		t.Errorf("no key: %d words shared with a keyed prompt, %d tokens", common(words(p), words(a)), p.RequestedTokens)
+	}
+}

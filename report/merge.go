@@ -71,6 +71,15 @@ func Merge(parts []Part, baseline *Report) (*Report, error) {
 			run.Aborted = true
 			aborts = append(aborts, r.Shard.label()+": "+r.AbortReason)
 		}
+		if t := r.Trace; t != nil {
+			if run.Trace == nil {
+				run.Trace = &TraceReplay{File: t.File, Format: t.Format, Speedup: t.Speedup, Error: t.Error}
+			}
+			run.Trace.Records += t.Records
+			run.Trace.ClampedPrompt += t.ClampedPrompt
+			run.Trace.ClampedOutput += t.ClampedOutput
+			run.Trace.SkippedLines = max(run.Trace.SkippedLines, t.SkippedLines)
+		}
 		if !slices.Contains(hosts, r.Host) {
 			hosts = append(hosts, r.Host)
 		}

@@ -67,6 +67,8 @@ type Report struct {
 	// ErrorBound is null in reports written before llmprobe measured it.
 	ErrorBound *ErrorBound `json:"error_bound,omitempty"`
 	Regression *Regression `json:"regression,omitempty"`
+	// Trace is what a trace replay changed or left out; nil for other processes.
+	Trace *TraceReplay `json:"trace,omitempty"`
 	// RegressionSkipped says why there is no regression verdict.
 	RegressionSkipped string      `json:"regression_skipped,omitempty"`
 	Sweep             []SweepStep `json:"sweep,omitempty"`
@@ -209,6 +211,22 @@ type Run struct {
 	// Engine holds the engine's metrics pages read around the run; nil
 	// where the target names no engine_metrics.
 	Engine *EngineScrapes
+	Trace  *TraceReplay
+}
+
+// TraceReplay counts what a trace replay sent other than the trace says:
+// lengths clamped to the scenario's maxima, and lines that could not be
+// read at run time (the load reads the replayed part and refuses a bad
+// line, so these are lines changed since).
+type TraceReplay struct {
+	File          string  `json:"file"`
+	Format        string  `json:"format"`
+	Speedup       float64 `json:"speedup"`
+	Records       int     `json:"records"` // replayed, warmup included (a shard's: its share)
+	ClampedPrompt int     `json:"clamped_prompt"`
+	ClampedOutput int     `json:"clamped_output"`
+	SkippedLines  int     `json:"skipped_lines"`   // every shard reads every line
+	Error         string  `json:"error,omitempty"` // the first skipped line's, or why the file stopped
 }
 
 // Add appends the result of the plan's arrival n, in plan order, and
@@ -267,6 +285,7 @@ func Build(b config.Burst, o Run, meta Meta) *Report {
 		r.Scenarios = append(r.Scenarios, asYAMLMap(sc))
 	}
 	r.NotSent = notSent(o.NotSent)
+	r.Trace = o.Trace
 	r.Failures, r.FailedSamples = failures(o.Results, o.Start)
 	dur := o.End.Sub(o.Start).Seconds()
 	r.DurationSeconds = dur

@@ -53,6 +53,13 @@ func (r *Report) WriteText(out io.Writer) {
 	fmt.Fprintf(out, "rate %.2f/s planned, %s/s achieved  %d of %d planned requests sent (+%d warmup)  %.1fs\n",
 		r.Rate, na(r.AchievedRate, "%.2f", 1), r.Requests, r.PlannedRequests, r.WarmupRequests, r.DurationSeconds)
 	fmt.Fprintf(out, "outcomes %s\n", strings.Join(r.outcomeCounts(), " "))
+	if t := r.Trace; t != nil {
+		fmt.Fprintf(out, "trace %s (%s, speedup %g): %d records replayed; %d prompts and %d outputs clamped to the scenario's maxima; %d lines skipped\n",
+			t.File, t.Format, t.Speedup, t.Records, t.ClampedPrompt, t.ClampedOutput, t.SkippedLines)
+		if t.Error != "" {
+			fmt.Fprintf(out, "  trace: %s\n", t.Error)
+		}
+	}
 	if len(r.Failures) > 0 {
 		fmt.Fprintln(out, "\nwhy requests failed:")
 		for _, f := range r.Failures {
