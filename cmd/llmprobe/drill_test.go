@@ -25,9 +25,6 @@ import (
 // slow case must reach Alertmanager and the Engine upgrades dashboard's
 // regression query, the other must fire nothing.
 func TestUpgradeDrill(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts Prometheus and Alertmanager")
-	}
 	for _, c := range []struct {
 		name     string
 		slowdown float64

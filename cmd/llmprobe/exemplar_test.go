@@ -58,9 +58,6 @@ func promExemplars(base, expr string) (map[string]string, error) {
 // by default (OpenMetrics first), keeps the request ids of the TTFT
 // observations, canary and burst, and each opens its request's page.
 func TestExemplarsInPrometheus(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts Prometheus")
-	}
 	srv, _ := testkit.StartSim(t, nil)
 	cfgPath := filepath.Join(t.TempDir(), "llmprobe.yml")
 	if err := os.WriteFile(cfgPath, fmt.Appendf(nil, `targets: [{name: sim, url: %q, api: chat, timeout: 10s}]
