@@ -84,6 +84,8 @@ type Scenario struct {
 	Sampling           Sampling       `yaml:"sampling,omitempty"`
 	SLO                SLO            `yaml:"slo,omitempty"`
 	Quality            *Quality       `yaml:"quality,omitempty"`
+	// Conversation, when set, makes each arrival a multi-turn session.
+	Conversation *Conversation `yaml:"conversation,omitempty"`
 }
 
 // Distribution is a token-length distribution. A bare integer means fixed.

@@ -144,15 +144,17 @@ func (b Burst) Rates() []float64 {
 func (c *Config) Footprint(b Burst) Footprint {
 	var f Footprint
 	scenarios := c.ScenariosOf(b)
-	perResult, perStream := int64(0), int64(0)
+	perResult, perStream, turns := int64(0), int64(0), 1
 	for _, s := range scenarios {
 		perResult = max(perResult, s.resultBytes())
 		perStream = max(perStream, s.streamBytes())
+		turns = max(turns, s.TurnsOf())
 	}
 	for _, rate := range b.Rates() {
 		w, m := b.PlannedRequests(rate)
-		f.Requests += w + m
-		f.Measured += m
+		// A conversation's arrival is a session of several requests.
+		f.Requests += (w + m) * turns
+		f.Measured += m * turns
 		f.Bytes += int64(m)*perResult + int64(w+m)*queuedBytes
 	}
 	f.Bytes += int64(min(b.MaxConcurrency, f.Requests)) * perStream
@@ -168,7 +170,7 @@ func (c *Config) CanaryFootprint() (schedules int, rate float64, bytes int64) {
 		s, _ := c.Scenario(p.Scenario)
 		schedules++
 		rate += 1 / p.Interval.Seconds()
-		inFlight := int64(t.Timeout.Std()/p.Interval) + 1
+		inFlight := int64(s.sessionSpan(t.Timeout.Std())/p.Interval) + 1
 		bytes += inFlight * (s.streamBytes() + s.resultBytes())
 	}
 	return schedules, rate, bytes
@@ -180,7 +182,7 @@ func (s Scenario) resultBytes() int64 {
 	if s.Quality != nil {
 		r += qualityKeepBytes
 	}
-	return r
+	return r * int64(s.TurnsOf()) // a session's arrival keeps one per turn
 }
 
 // streamBytes is the most one request of s in flight holds: its prompt,
@@ -201,7 +203,7 @@ func (s Scenario) maxPromptTokens() int {
 	if s.Prompt != "" {
 		return len(s.Prompt)/2 + 8 // a token is at least two bytes of text, mostly
 	}
-	return s.PromptTokens.Maximum()
+	return s.conversationTokens(s.PromptTokens.Maximum())
 }
 
 // UnmarshalYAML applies defaults.
@@ -222,7 +224,11 @@ func (c *Config) checkFootprints(errs *errList) {
 			continue
 		}
 		if n := s.maxPromptTokens(); n > c.Limits.MaxPromptTokens {
-			errs.add(fmt.Sprintf("scenarios[%d].prompt_tokens", i), "prompts of up to %d tokens are past limits.max_prompt_tokens (%d)", n, c.Limits.MaxPromptTokens)
+			what := ""
+			if cv := s.Conversation; cv != nil {
+				what = fmt.Sprintf(" (turn %d of the conversation, with every earlier message and answer)", cv.Turns)
+			}
+			errs.add(fmt.Sprintf("scenarios[%d].prompt_tokens", i), "prompts of up to %d tokens%s are past limits.max_prompt_tokens (%d)", n, what, c.Limits.MaxPromptTokens)
 		}
 	}
 	if n, rate, bytes := c.CanaryFootprint(); rate > c.Limits.MaxCanaryRate*(1+1e-9) {

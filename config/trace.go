@@ -42,6 +42,8 @@ func (b *Burst) validateTrace(path string, cfg *Config, errs *errList) {
 			errs.add(fmt.Sprintf("%s.scenarios[%d]", path, i), "scenario %q sends a literal prompt; a trace sets prompt lengths", ws.Scenario)
 		case found && s.PromptDataset != nil:
 			errs.add(fmt.Sprintf("%s.scenarios[%d]", path, i), "scenario %q draws its prompts from a dataset; a trace sets prompt lengths", ws.Scenario)
+		case found && s.Conversation != nil:
+			errs.add(fmt.Sprintf("%s.scenarios[%d]", path, i), "scenario %q is a conversation; a trace replays single requests", ws.Scenario)
 		}
 	}
 	if !ok {

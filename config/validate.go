@@ -161,6 +161,9 @@ func (s *Scenario) validate(path string, seen map[string]string, errs *errList) 
 		}
 	}
 	s.OutputTokens.validate(path+".output_tokens", errs)
+	if c := s.Conversation; c != nil {
+		c.validate(path+".conversation", s, errs)
+	}
 	if t := s.Sampling.Temperature; t != nil {
 		errs.within(path+".sampling.temperature", *t, 0, 2, "")
 	}
