@@ -38,6 +38,10 @@ type Config struct {
 	// --enable-per-request-metrics. Posing as llama.cpp, the engine sends
 	// llama.cpp's timings object instead, always, as llama.cpp does.
 	PerRequestMetrics bool
+	// PrefixCacheTokens is the prefix cache's size in tokens (0: no cache):
+	// a prompt's leading blocks that an earlier prompt sent cost no prefill,
+	// and the usage reports them as prompt_tokens_details.cached_tokens.
+	PrefixCacheTokens int
 }
 
 // DefaultConfig is a small GPU-like engine: 32 sequences, 20 ms prefill,
@@ -81,6 +85,9 @@ func (c *Config) validate() error {
 	if c.Engine != "" && !slices.Contains(Engines, c.Engine) {
 		errs = append(errs, fmt.Errorf("engine %q is not one of %s (or empty for the sim itself)", c.Engine, strings.Join(Engines, ", ")))
 	}
+	if c.PrefixCacheTokens < 0 {
+		errs = append(errs, fmt.Errorf("prefix cache tokens %d must not be negative", c.PrefixCacheTokens))
+	}
 	if c.DefaultMaxTokens < 1 {
 		errs = append(errs, fmt.Errorf("default max tokens %d must be at least 1", c.DefaultMaxTokens))
 	}
@@ -104,6 +111,7 @@ type Engine struct {
 	running  []*sequence
 	arrivals uint64
 	stats    Stats
+	cache    *prefixCache // nil without one; owned by mu
 
 	truth *truthLog // nil unless cfg.TruthStamps
 
@@ -123,6 +131,8 @@ type Stats struct {
 type sequence struct {
 	ctx          context.Context
 	promptTokens int
+	blocks       []uint64 // the prompt's block hashes, for the prefix cache
+	cachedTokens int      // of promptTokens, found in the prefix cache at admission
 	maxTokens    int
 	generated    int
 	arrived      time.Time
@@ -143,6 +153,7 @@ func New(cfg Config) (*Engine, error) {
 		reg:     prometheus.NewRegistry(),
 		faults:  cfg.Faults.withDefaults(),
 		version: cfg.Version,
+		cache:   newPrefixCache(cfg.PrefixCacheTokens),
 		wake:    make(chan struct{}, 1),
 		stop:    make(chan struct{}),
 		done:    make(chan struct{}),
@@ -265,7 +276,8 @@ func (e *Engine) loop() {
 			s := e.waiting[0]
 			e.waiting = e.waiting[1:]
 			admitted = append(admitted, s)
-			prompt += s.promptTokens
+			s.cachedTokens = e.cache.admit(s.blocks, s.promptTokens)
+			prompt += s.promptTokens - s.cachedTokens
 		}
 		e.stats.Admitted += uint64(len(admitted))
 		e.mu.Unlock()

@@ -191,6 +191,9 @@ func (e *Engine) serveGenerate(w http.ResponseWriter, r *http.Request, chat bool
 		return
 	}
 	s := &sequence{ctx: r.Context(), promptTokens: prompt, maxTokens: maxTokens, arrived: time.Now(), out: make(chan struct{}, maxTokens)}
+	if e.cache != nil {
+		s.blocks = req.promptBlocks(chat)
+	}
 	if err := e.submit(s); err != nil {
 		apiError(w, http.StatusTooManyRequests, "RateLimitError", "the simulated engine's queue is full")
 		return
@@ -202,7 +205,7 @@ func (e *Engine) serveGenerate(w http.ResponseWriter, r *http.Request, chat bool
 		return
 	}
 	st := &streamWriter{w: w, chat: chat, id: id, model: e.cfg.Model, created: time.Now().Unix(), faults: faults, plan: plan,
-		prompt: prompt, words: words, timings: e.timingsFor(&req)}
+		prompt: prompt, words: words, timings: e.timingsFor(&req), seq: s}
 	if req.StreamOptions != nil {
 		st.includeUsage = req.StreamOptions.IncludeUsage && faults.UsagePlacement != UsageNone
 		st.continuous = req.StreamOptions.ContinuousUsageStats && faults.UsagePlacement != UsageNone
@@ -272,7 +275,7 @@ func (e *Engine) respondWhole(w http.ResponseWriter, ctx context.Context, s *seq
 		}
 	}
 	text := strings.Join(words, "")
-	usage := usageJSON{PromptTokens: s.promptTokens, CompletionTokens: s.maxTokens, TotalTokens: s.promptTokens + s.maxTokens}
+	usage := usageJSON{PromptTokens: s.promptTokens, CompletionTokens: s.maxTokens, TotalTokens: s.promptTokens + s.maxTokens, PromptTokensDetails: s.promptDetails()}
 	var choice map[string]any
 	object := "text_completion"
 	if chat {
@@ -350,6 +353,13 @@ type usageJSON struct {
 	// With reasoning, the reasoning tokens among the completion tokens, in
 	// OpenAI's shape (SGLang reports the count as a top-level reasoning_tokens).
 	CompletionTokensDetails *tokensDetails `json:"completion_tokens_details,omitempty"`
+	// With a prefix cache, the prompt tokens it served, as vLLM reports
+	// them with --enable-prompt-tokens-details.
+	PromptTokensDetails *promptDetails `json:"prompt_tokens_details,omitempty"`
+}
+
+type promptDetails struct {
+	CachedTokens int `json:"cached_tokens"`
 }
 
 type tokensDetails struct {

@@ -23,6 +23,9 @@ type streamWriter struct {
 	continuous           bool
 	stalled, malformedIn bool
 	timings              timingsKind
+	// seq is the request's sequence: its cached prompt tokens, known once
+	// it was admitted (before its first token).
+	seq *sequence
 	// stamps, when the engine records truth, get the wall-clock time of
 	// each output chunk's write.
 	stamps []int64
@@ -164,6 +167,7 @@ func (st *streamWriter) usage(completion int) *usageJSON {
 	if n := min(completion, st.faults.ReasoningTokens); st.chat && n > 0 {
 		u.CompletionTokensDetails = &tokensDetails{ReasoningTokens: n}
 	}
+	u.PromptTokensDetails = st.seq.promptDetails()
 	return u
 }
 
