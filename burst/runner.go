@@ -4,6 +4,7 @@
 package burst
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -249,7 +250,7 @@ func (r Runner) runRate(ctx context.Context, b config.Burst, scenarios []config.
 	notSent := func(a Arrival) {
 		if !a.Warmup {
 			mu.Lock()
-			out.NotSent[stopReason(sending)]++
+			out.NotSent[stopReason(sending)] += scenarios[a.Scenario].TurnsOf()
 			mu.Unlock()
 		}
 	}
@@ -262,22 +263,10 @@ func (r Runner) runRate(ctx context.Context, b config.Burst, scenarios []config.
 	// workers minus released requests none has taken yet.
 	var free atomic.Int64
 	workers, maxWorkers := 0, min(b.MaxConcurrency, cap(queue))
-	handle := func(j job) {
-		if sending.Err() != nil {
-			notSent(j.arrival) // stopped while it waited for the concurrency cap
-			return
-		}
-		p, maxTokens := builders[j.arrival.Scenario].At(uint64(j.n))
-		if trace != nil {
-			tokens, output, prefix := traceLengths(j.arrival, scenarios[j.arrival.Scenario], trace)
-			p, maxTokens = builders[j.arrival.Scenario].Sized(uint64(j.n), tokens, uint64(j.arrival.PrefixKey), prefix), output
-		}
-		req := prober.Request{
-			Scenario: scenarios[j.arrival.Scenario], Traffic: prober.TrafficBurst, Prompt: p, MaxTokens: maxTokens,
-			Sched: start.Add(j.arrival.At), Released: j.released,
-		}
+	// send sends one request of arrival j; id tells the brake its requests apart.
+	send := func(id int, req prober.Request) *prober.Result {
 		if t := tightest(req.Scenario); t > 0 {
-			brake.started(j.n, req.Sched.Add(t))
+			brake.started(id, req.Sched.Add(t))
 		}
 		if r.InFlight != nil {
 			r.InFlight.Started(target, req.Scenario.Name, prober.TrafficBurst)
@@ -286,7 +275,10 @@ func (r Runner) runRate(ctx context.Context, b config.Burst, scenarios []config.
 		if r.InFlight != nil {
 			r.InFlight.Finished(target, req.Scenario.Name, prober.TrafficBurst)
 		}
-		brake.finished(j.n, res)
+		brake.finished(id, res)
+		return res
+	}
+	record := func(j job, res *prober.Result) {
 		mu.Lock()
 		if res.Outcome == prober.OutcomeSuccess {
 			allTokens += res.OutputTokens
@@ -294,14 +286,50 @@ func (r Runner) runRate(ctx context.Context, b config.Burst, scenarios []config.
 		if !j.arrival.Warmup {
 			results = append(results, measured{j.n, res})
 		}
+		mu.Unlock()
+		if !j.arrival.Warmup && r.Observer != nil {
+			r.Observer.Observe(res)
+		}
+	}
+	progress := func() {
+		mu.Lock()
 		done++
 		if r.Progress != nil {
 			r.Progress(done, total)
 		}
 		mu.Unlock()
-		if !j.arrival.Warmup && r.Observer != nil {
-			r.Observer.Observe(res)
+	}
+	handle := func(j job) {
+		if sending.Err() != nil {
+			notSent(j.arrival) // stopped while it waited for the concurrency cap
+			return
 		}
+		defer progress()
+		sc := scenarios[j.arrival.Scenario]
+		req := prober.Request{Scenario: sc, Traffic: prober.TrafficBurst, Sched: start.Add(j.arrival.At), Released: j.released}
+		if sc.Conversation != nil {
+			// The arrival is a session: its turns run here, one after another.
+			// Negative brake ids never meet an arrival's own.
+			sendTurn := func(req prober.Request) *prober.Result {
+				return send(-(j.n*config.MaxTurns + req.Prompt.Turn), req)
+			}
+			left, why := prober.Converse(sending, req, builders[j.arrival.Scenario].Session(uint64(j.n)), sendTurn, func(res *prober.Result) { record(j, res) })
+			if left > 0 && !j.arrival.Warmup {
+				if why == "" {
+					why = stopReason(sending)
+				}
+				mu.Lock()
+				out.NotSent[why] += left
+				mu.Unlock()
+			}
+			return
+		}
+		req.Prompt, req.MaxTokens = builders[j.arrival.Scenario].At(uint64(j.n))
+		if trace != nil {
+			tokens, output, prefix := traceLengths(j.arrival, sc, trace)
+			req.Prompt, req.MaxTokens = builders[j.arrival.Scenario].Sized(uint64(j.n), tokens, uint64(j.arrival.PrefixKey), prefix), output
+		}
+		record(j, send(j.n, req))
 	}
 	worker := func() {
 		defer wg.Done()
@@ -350,10 +378,11 @@ func (r Runner) runRate(ctx context.Context, b config.Burst, scenarios []config.
 	defer timer.Stop()
 	n := 0
 	for a := range shardPlan(b, rate, r.Shard, trace) {
-		if a.Warmup {
-			out.Warmup++
+		// A conversation's arrival plans all its turns.
+		if turns := scenarios[a.Scenario].TurnsOf(); a.Warmup {
+			out.Warmup += turns
 		} else {
-			out.Planned++
+			out.Planned += turns
 		}
 		mu.Lock()
 		total = max(total, n+1)
@@ -378,7 +407,7 @@ func (r Runner) runRate(ctx context.Context, b config.Burst, scenarios []config.
 		trace.out.Records = n  // this shard's share
 		out.Trace = &trace.out // every writer is done
 	}
-	slices.SortFunc(results, func(x, y measured) int { return x.n - y.n })
+	slices.SortFunc(results, func(x, y measured) int { return cmp.Or(x.n-y.n, x.res.Turn-y.res.Turn) })
 	for _, m := range results {
 		out.Add(m.n, m.res)
 	}

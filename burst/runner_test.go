@@ -280,7 +280,7 @@ func TestBrakeIgnoresTwoTransientErrors(t *testing.T) {
 			http.Error(w, "transient", http.StatusInternalServerError)
 			return
 		}
-		proxy(w, r, srv.URL)
+		testkit.Proxy(w, r, srv.URL)
 	}))
 	defer flaky.Close()
 	c := clientOf(t, flaky.URL, 5*time.Second)
@@ -292,32 +292,5 @@ func TestBrakeIgnoresTwoTransientErrors(t *testing.T) {
 	}
 	if rep.Aborted || rep.Outcomes[prober.OutcomeHTTPError] != 2 {
 		t.Errorf("aborted %v (%s), outcomes %v: two transient errors stopped the burst", rep.Aborted, rep.AbortReason, rep.Outcomes)
-	}
-}
-
-// proxy forwards one request to base.
-func proxy(w http.ResponseWriter, r *http.Request, base string) {
-	req, _ := http.NewRequestWithContext(r.Context(), r.Method, base+r.URL.Path, r.Body)
-	req.Header = r.Header.Clone()
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadGateway)
-		return
-	}
-	defer resp.Body.Close()
-	for k, vs := range resp.Header {
-		w.Header()[k] = vs
-	}
-	w.WriteHeader(resp.StatusCode)
-	buf := make([]byte, 4096)
-	for {
-		n, err := resp.Body.Read(buf)
-		if n > 0 {
-			_, _ = w.Write(buf[:n])
-			w.(http.Flusher).Flush()
-		}
-		if err != nil {
-			return
-		}
 	}
 }

@@ -159,22 +159,37 @@ func (c *Scheduler) run(ctx context.Context, s *schedule) {
 		if !clock.Until(ctx, sched, timer) {
 			return
 		}
-		prompt, maxTokens := prompts.Next()
-		req := prober.Request{Scenario: s.scenario, Traffic: prober.TrafficCanary, Prompt: prompt, MaxTokens: maxTokens, Sched: sched}
-		reqs.Add(1)
-		go func() {
-			defer reqs.Done()
+		req := prober.Request{Scenario: s.scenario, Traffic: prober.TrafficCanary, Sched: sched}
+		do := func(req prober.Request) *prober.Result {
 			c.inFlight.Started(target, s.scenario.Name, prober.TrafficCanary)
-			res := s.client.Do(ctx, req)
-			c.inFlight.Finished(target, s.scenario.Name, prober.TrafficCanary)
+			defer c.inFlight.Finished(target, s.scenario.Name, prober.TrafficCanary)
+			return s.client.Do(ctx, req)
+		}
+		observe := func(res *prober.Result) {
 			if ctx.Err() != nil && res.Outcome != prober.OutcomeSuccess {
 				return // stopped by a reload or shutdown, not by the target
 			}
 			if res.Outcome != prober.OutcomeSuccess {
-				level.Debug(c.logger).Log("msg", "probe failed", "target", target, "scenario", s.scenario.Name, "outcome", res.Outcome, "err", res.Error)
+				level.Debug(c.logger).Log("msg", "probe failed", "target", target, "scenario", s.scenario.Name, "turn", res.Turn, "outcome", res.Outcome, "err", res.Error)
 			}
 			c.observer.Observe(res)
-		}()
+		}
+		reqs.Add(1)
+		if s.scenario.Conversation != nil {
+			// A tick starts a session; its turns follow in their own time,
+			// overlapping the next tick's session when it lasts longer.
+			session := prompts.Session(rng.Uint64())
+			go func() {
+				defer reqs.Done()
+				prober.Converse(ctx, req, session, do, observe)
+			}()
+		} else {
+			req.Prompt, req.MaxTokens = prompts.Next()
+			go func() {
+				defer reqs.Done()
+				observe(do(req))
+			}()
+		}
 		tick = tick.Add(s.interval)
 		if behind := time.Since(tick); behind > s.interval {
 			// Suspended or starved: skip the missed ticks rather than fire a salvo.

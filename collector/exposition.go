@@ -202,18 +202,22 @@ func (p *Probe) writeText(t *textWriter, f *seriesFamily, om bool, now time.Time
 				le = p.hist[f.index].omLE
 			}
 			b = h.appendText(b, f.name, s.labels, le, om)
-		case kindComponents:
-			le := componentLayout.textLE
-			if om {
-				le = componentLayout.omLE
+		case kindComponents, kindTurns:
+			set, layout := &s.comps, &componentLayout
+			if f.kind == kindTurns {
+				set, layout = &s.turns, &p.hist[f.index]
 			}
-			for i, h := range s.comps {
+			le := layout.textLE
+			if om {
+				le = layout.omLE
+			}
+			for i, h := range set.hists {
 				if h == nil {
 					continue
 				}
 				h.due(now)
 				begin()
-				b = h.appendText(b, f.name, s.compLabels[i], le, om)
+				b = h.appendText(b, f.name, set.labels[i], le, om)
 			}
 		}
 		s.mu.Unlock()

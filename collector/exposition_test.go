@@ -66,6 +66,12 @@ func exposed(t *testing.T) *Exposition {
 	// A reasoning model: its reasoning series, with exemplars.
 	ok.TTFTReasoning, ok.TTFTAnswer, ok.ReasoningTokens, ok.AnswerTokens, ok.ReasoningSource = 300*time.Millisecond, 2500*time.Millisecond, 2, 1, prober.TokensFromChunks
 	p.Observe(ok)
+	// A conversation's turns: the turn series.
+	for turn := 1; turn <= 2; turn++ {
+		r := successResult("c")
+		r.Scenario, r.Turn, r.RequestID = "s", turn, "1af7651916cd43dd8448eb211c80319c"
+		p.Observe(r)
+	}
 	// Burst traffic carries them too; a TTFT past every bucket puts one on +Inf.
 	slow := successResult("b")
 	slow.Traffic, slow.RequestID, slow.TTFT, slow.E2E = prober.TrafficBurst, "4bf92f3577b34da6a3ce929d0e0e4736", time.Hour, 2*time.Hour

@@ -209,7 +209,7 @@ func (p *Probe) Configure(cfg *config.Config) {
 		p.setLayout(l)
 		for _, s := range p.order {
 			s.mu.Lock()
-			s.hists = [numHists]*histogram{}
+			s.hists, s.turns = [numHists]*histogram{}, labelledHists{}
 			s.mu.Unlock()
 		}
 	}
@@ -381,6 +381,10 @@ func (p *Probe) record(s *series, r *prober.Result) {
 	if r.FirstTokenSeen() {
 		hist(histTTFT, r.TTFT)
 		s.observeComponents(r.TTFTParts, now, id)
+		if r.Turn >= 1 && r.Turn <= config.MaxTurns {
+			bounds := p.hist[histTTFT].bounds
+			s.turns.at(s, r.Turn-1, config.MaxTurns, "turn", strconv.Itoa(r.Turn), bounds, now).observe(r.TTFT.Seconds(), bounds, now, id)
+		}
 	}
 	hist(histE2E, r.E2E)
 	if r.OutputTokens > 1 && r.FirstTokenSeen() {

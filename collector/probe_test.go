@@ -278,3 +278,41 @@ llmprobe_reasoning_output_tokens_total{kind="reasoning",model="m",scenario="s",t
 		}
 	}
 }
+
+// A conversation's successful requests land in the turn series by turn,
+// with the TTFT buckets and thresholds; a turn past config.MaxTurns (never
+// configured) and a request of no conversation make no series.
+func TestConversationTurnSeries(t *testing.T) {
+	p := NewProbe()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(p)
+	cfg, err := config.Parse([]byte(`targets: [{name: a, url: "http://x:1"}]
+scenarios:
+  - name: s
+    slo: {ttft: 333ms}
+    conversation: {turns: 3}
+`), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Configure(cfg)
+	for _, turn := range []int{0, 1, 2, 2, config.MaxTurns + 1} {
+		r := successResult("a")
+		r.Turn = turn
+		p.Observe(r)
+	}
+	failed := successResult("a")
+	failed.Turn, failed.Outcome = 3, prober.OutcomeTimeout
+	p.Observe(failed)
+	for turn, want := range map[string]uint64{"1": 1, "2": 2} {
+		h := histogramOf(t, reg, "llmprobe_conversation_ttft_seconds", map[string]string{"turn": turn})
+		if h.GetSampleCount() != want || !containsFloat(upperBounds(h), 0.333) {
+			t.Errorf("turn %s: %d samples, buckets %v; want %d and the 333ms threshold", turn, h.GetSampleCount(), upperBounds(h), want)
+		}
+	}
+	for _, turn := range []string{"0", "3", "33"} {
+		if m := findMetric(t, reg, "llmprobe_conversation_ttft_seconds", map[string]string{"turn": turn}); m != nil {
+			t.Errorf("turn %s has a series", turn)
+		}
+	}
+}

@@ -62,6 +62,7 @@ const (
 	kindCells
 	kindHist
 	kindComponents // the TTFT components: one histogram per component, label `component`
+	kindTurns      // a conversation's TTFT: one histogram per turn, label `turn`
 )
 
 // seriesFamily is one metric family of the per-series metrics.
@@ -101,6 +102,8 @@ var seriesFamilies = func() []*seriesFamily {
 		{name: "time_to_first_reasoning_token_seconds", help: "Time from when a successful request that reasoned was due to its first reasoning token (reasoning_content or reasoning).", typ: hist, kind: kindHist, index: histTTFTReasoning},
 		{name: "time_to_first_answer_token_seconds", help: "Time from when a successful request that reasoned was due to its first answer token (content, text or tool_calls).", typ: hist, kind: kindHist, index: histTTFTAnswer},
 		{name: "reasoning_output_tokens_total", help: "Output tokens of successful requests that reasoned, by kind: reasoning or answer.", typ: counter, kind: kindCells, index: cellsReasoning, extra: []string{"kind"}},
+		// Only conversation scenarios create these; turn is bounded by config.MaxTurns.
+		{name: "conversation_ttft_seconds", help: "TTFT of a conversation's successful requests by turn: from turn 2 on, a working prefix cache serves the history and TTFT falls.", typ: hist, kind: kindTurns, index: histTTFT, extra: []string{"turn"}},
 		{name: "dispatch_delay_seconds", help: "How late the prober sent a request after it was due.", typ: hist, kind: kindHist, index: histDispatch},
 	}
 	for _, f := range fams {
@@ -139,9 +142,27 @@ type series struct {
 	hists [numHists]*histogram
 	// comps holds the TTFT component histograms, by prober.Components
 	// index, and their label sets; nil until the first split request.
-	comps      []*histogram
-	compLabels []string
-	compPairs  [][]*dto.LabelPair
+	comps, turns labelledHists
+}
+
+// labelledHists are one histogram per value of one extra label, in the
+// values' order; each is made when its first value is observed.
+type labelledHists struct {
+	hists  []*histogram
+	labels []string
+	pairs  [][]*dto.LabelPair
+}
+
+// at returns the histogram of the i-th of n values, making it on first use.
+func (l *labelledHists) at(s *series, i, n int, label, value string, bounds []float64, now time.Time) *histogram {
+	if l.hists == nil {
+		l.hists, l.labels, l.pairs = make([]*histogram, n), make([]string, n), make([][]*dto.LabelPair, n)
+	}
+	if l.hists[i] == nil {
+		l.hists[i] = newHistogram(bounds, now)
+		l.labels[i], l.pairs[i] = labelSet(probeLabels, s.key[:], []string{label}, []string{value})
+	}
+	return l.hists[i]
 }
 
 // ComponentBuckets are the TTFT components' classic buckets, half a
@@ -162,22 +183,12 @@ var componentIndex = func() map[string]int {
 
 // observeComponents records a request's TTFT split. The caller holds s.mu.
 func (s *series) observeComponents(parts []prober.TTFTPart, now time.Time, id string) {
-	if s.comps == nil {
-		n := len(prober.Components)
-		s.comps, s.compLabels, s.compPairs = make([]*histogram, n), make([]string, n), make([][]*dto.LabelPair, n)
-	}
 	for _, part := range parts {
 		i, ok := componentIndex[part.Component]
 		if !ok {
 			continue // bounded: only the components the prober defines
 		}
-		h := s.comps[i]
-		if h == nil {
-			h = newHistogram(ComponentBuckets, now)
-			s.comps[i] = h
-			s.compLabels[i], s.compPairs[i] = labelSet(probeLabels, s.key[:], []string{"component"}, []string{part.Component})
-		}
-		h.observe(part.D.Seconds(), ComponentBuckets, now, id)
+		s.comps.at(s, i, len(prober.Components), "component", part.Component, ComponentBuckets, now).observe(part.D.Seconds(), ComponentBuckets, now, id)
 	}
 }
 
@@ -315,11 +326,15 @@ func (s *series) metrics(out []prometheus.Metric, f *seriesFamily, layout *[numH
 			h.due(now)
 			out = append(out, &metric{desc: f.desc, labels: s.pairs, hist: h.dto(layout[f.index].bounds)})
 		}
-	case kindComponents:
-		for i, h := range s.comps {
+	case kindComponents, kindTurns:
+		set, bounds := &s.comps, ComponentBuckets
+		if f.kind == kindTurns {
+			set, bounds = &s.turns, layout[f.index].bounds
+		}
+		for i, h := range set.hists {
 			if h != nil {
 				h.due(now)
-				out = append(out, &metric{desc: f.desc, labels: s.compPairs[i], hist: h.dto(ComponentBuckets)})
+				out = append(out, &metric{desc: f.desc, labels: set.pairs[i], hist: h.dto(bounds)})
 			}
 		}
 	}

@@ -169,7 +169,7 @@ func (c *Config) CanaryFootprint() (schedules int, rate float64, bytes int64) {
 		t, _ := c.Target(p.Target)
 		s, _ := c.Scenario(p.Scenario)
 		schedules++
-		rate += 1 / p.Interval.Seconds()
+		rate += float64(s.TurnsOf()) / p.Interval.Seconds() // a conversation's tick sends its every turn
 		inFlight := int64(s.sessionSpan(t.Timeout.Std())/p.Interval) + 1
 		bytes += inFlight * (s.streamBytes() + s.resultBytes())
 	}

@@ -74,6 +74,7 @@ func (c *Client) do(ctx context.Context, r Request) *Result {
 		Traffic:               r.Traffic,
 		Sched:                 r.Sched,
 		PromptTokensRequested: r.Prompt.RequestedTokens,
+		Turn:                  r.Prompt.Turn,
 	}
 	// The deadline counts from t_sched, like every latency.
 	ctx, cancel := context.WithDeadline(ctx, r.Sched.Add(c.target.Timeout.Std()))
@@ -117,6 +118,9 @@ func (c *Client) do(ctx context.Context, r Request) *Result {
 		res.QueueWait = max(sent.Sub(r.Released), 0)
 	}
 	res.logf("POST %s model=%s prompt_tokens~%d max_tokens=%d (dispatch delay %s)", c.endpoint(), model, r.Prompt.RequestedTokens, r.MaxTokens, res.DispatchDelay.Round(time.Microsecond))
+	if r.Prompt.Turn > 0 {
+		res.logf("conversation turn %d: %d earlier messages, then the new user message", r.Prompt.Turn, len(r.Prompt.History))
+	}
 	resp, err := c.http.Do(req)
 	res.Timings = tr.timings()
 	if err != nil {
@@ -246,9 +250,13 @@ func (c *Client) requestBody(model string, r Request) ([]byte, error) {
 	streamOptions["include_usage"] = true
 	body["stream_options"] = streamOptions
 	if c.target.API == config.APICompletions {
-		body["prompt"] = r.Prompt.Text
+		body["prompt"] = completionsPrompt(r.Prompt)
 	} else {
-		body["messages"] = []map[string]string{{"role": "user", "content": r.Prompt.Text}}
+		messages := make([]map[string]string, 0, len(r.Prompt.History)+1)
+		for _, m := range r.Prompt.History {
+			messages = append(messages, map[string]string{"role": m.Role, "content": m.Content})
+		}
+		body["messages"] = append(messages, map[string]string{"role": "user", "content": r.Prompt.Text})
 	}
 	s := r.Scenario.Sampling
 	if s.Temperature != nil {
@@ -261,6 +269,22 @@ func (c *Client) requestBody(model string, r Request) ([]byte, error) {
 		body["seed"] = *s.Seed
 	}
 	return json.Marshal(body)
+}
+
+// completionsPrompt is a conversation as one text for the completions API:
+// its messages in order, a blank line apart, so every turn's prompt starts
+// with the one before it and the prefix cache can serve it.
+func completionsPrompt(p prompt.Prompt) string {
+	if len(p.History) == 0 {
+		return p.Text
+	}
+	var sb strings.Builder
+	for _, m := range p.History {
+		sb.WriteString(m.Content)
+		sb.WriteString("\n\n")
+	}
+	sb.WriteString(p.Text)
+	return sb.String()
 }
 
 // streamChunk is the part of a completions or chat chunk the prober reads.
@@ -293,6 +317,11 @@ type usage struct {
 		ReasoningTokens int `json:"reasoning_tokens"`
 	} `json:"completion_tokens_details"`
 	ReasoningTokens int `json:"reasoning_tokens"`
+	// Prompt tokens the engine's prefix cache served (vLLM with
+	// --enable-prompt-tokens-details, SGLang, OpenAI); nil when not reported.
+	PromptTokensDetails *struct {
+		CachedTokens *int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
 }
 
 // reasoning is the reasoning token count the usage reports, 0 for none.
@@ -320,8 +349,8 @@ type streamState struct {
 
 func (c *Client) readStream(ctx context.Context, body io.Reader, r Request, res *Result) {
 	st := &streamState{exactCounts: true, answerLimit: answerPreview, maxChunks: maxOutputChunks(r.MaxTokens)}
-	if r.Scenario.Quality != nil {
-		st.answerLimit = maxAnswerBytes
+	if r.Scenario.Quality != nil || r.Prompt.Turn > 0 {
+		st.answerLimit = maxAnswerBytes // checked, or sent back in the next turn
 	}
 	events := sse.NewReader(body, maxLineBytes)
 	var chunk streamChunk
@@ -502,6 +531,9 @@ func (st *streamState) finish(res *Result) {
 	res.OutputChunks = len(st.chunkAt)
 	res.Answer, res.answerLimit = st.answer.String(), st.answerLimit
 	res.PromptTokensReported = st.lastUsage.PromptTokens
+	if d := st.lastUsage.PromptTokensDetails; d != nil && d.CachedTokens != nil && *d.CachedTokens >= 0 && *d.CachedTokens <= st.lastUsage.PromptTokens {
+		res.CachedPromptTokens, res.CachedReported = *d.CachedTokens, true
+	}
 	if st.lastUsage.CompletionTokens > 0 {
 		res.OutputTokens, res.TokenSource = st.lastUsage.CompletionTokens, TokensFromUsage
 	} else {
@@ -512,6 +544,9 @@ func (st *streamState) finish(res *Result) {
 	}
 	if st.lastUsage.CompletionTokens > 0 {
 		res.logf("usage: prompt_tokens=%d completion_tokens=%d", st.lastUsage.PromptTokens, st.lastUsage.CompletionTokens)
+		if res.CachedReported {
+			res.logf("usage: %d prompt tokens from the engine's prefix cache", res.CachedPromptTokens)
+		}
 	}
 	st.splitReasoning(res)
 	if res.OutputChunks == 0 {

@@ -97,7 +97,12 @@ type Result struct {
 	OutputChunks          int
 	PromptTokensRequested int
 	PromptTokensReported  int // 0 when the server reported none
-	FinishReason          string
+	// CachedPromptTokens are the prompt tokens the engine's prefix cache
+	// served, when its usage said (CachedReported); a count past the prompt
+	// or below 0 is not believed.
+	CachedPromptTokens int
+	CachedReported     bool
+	FinishReason       string
 
 	// Engine is what the engine reported about the request in its response
 	// (vLLM's metrics, llama.cpp's timings); nil when it reported nothing.
@@ -105,6 +110,10 @@ type Result struct {
 	// TTFTParts splits TTFT into its components (breakdown.go), in the order
 	// the request passed them; they add up to TTFT. Nil without a first token.
 	TTFTParts []TTFTPart
+
+	// Turn is the request's turn in its conversation, from 1; 0 for a
+	// request that is no conversation.
+	Turn int
 
 	Checks  []Check
 	Quality *QualityResult

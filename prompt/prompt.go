@@ -38,6 +38,17 @@ type Prompt struct {
 	// literal or dataset prompt) rather than built to length; either way the
 	// server's usage is what counts.
 	Estimated bool
+	// History holds a conversation's earlier messages, sent before Text
+	// (the new user message); Turn is the conversation's turn, from 1, and
+	// 0 for a prompt that is no conversation.
+	History []Message
+	Turn    int
+}
+
+// Message is one earlier message of a conversation.
+type Message struct {
+	Role    string // "user" or "assistant"
+	Content string
 }
 
 // Builder makes synthetic prompts for one scenario. Next is not safe for
@@ -94,6 +105,60 @@ func (b *Builder) build(rng *rand.Rand) (Prompt, int) {
 	total := b.prompt.draw(rng)
 	return b.compose(rng, nonce, total, b.prefix, b.scenario.SharedPrefixTokens), maxTokens
 }
+
+// Session starts the n-th conversation of a seeded sequence: the same n
+// gives the same user messages, as At gives the same prompt.
+func (b *Builder) Session(n uint64) *Session {
+	s := &Session{b: b, rng: rand.New(rand.NewPCG(b.seed^hashString(b.scenario.Name), n))}
+	if c := b.scenario.Conversation; c != nil {
+		s.followup = newLengths(c.Followup(b.scenario))
+	}
+	return s
+}
+
+// Session builds one conversation's turns: the first is the scenario's
+// prompt (shared prefix and nonce as ever, so sessions share no more than
+// the shared prefix), each later one a new user message after the whole
+// history. Not safe for concurrent use; a session is sequential anyway.
+type Session struct {
+	b        *Builder
+	rng      *rand.Rand
+	followup lengths
+	history  []Message
+	tokens   int    // the history's tokens: requested, then the server's count of each answer
+	pending  string // the user message of the turn in flight
+	turn     int
+}
+
+// Next returns the next turn's prompt and max_tokens. The prompt's History
+// is the session's, capped so a later Answered never writes into it.
+func (s *Session) Next() (Prompt, int) {
+	s.turn++
+	if s.turn == 1 {
+		p, maxTokens := s.b.build(s.rng)
+		p.Turn, s.pending = 1, p.Text
+		s.tokens = p.RequestedTokens
+		return p, maxTokens
+	}
+	maxTokens := s.b.output.draw(s.rng)
+	n := s.followup.draw(s.rng)
+	text := strings.TrimPrefix(words(s.rng, n), " ")
+	s.pending = text
+	p := Prompt{Text: text, RequestedTokens: s.tokens + n, History: s.history[:len(s.history):len(s.history)], Turn: s.turn}
+	s.tokens += n
+	return p, maxTokens
+}
+
+// Answered records the answer to the turn in flight, as the next turn
+// sends it back; tokens is its length as the server counted it.
+func (s *Session) Answered(answer string, tokens int) {
+	s.history = append(s.history, Message{Role: "user", Content: s.pending}, Message{Role: "assistant", Content: answer})
+	s.tokens += tokens
+	s.pending = ""
+}
+
+// Turn is the turn last returned by Next (0 before the first).
+func (s *Session) Turn() int { return s.turn }
 
 // Sized returns the n-th prompt at a length a trace gives, the same for the
 // same n. With prefixKey not 0, it starts with prefixTokens words drawn

@@ -2,6 +2,7 @@ package prompt
 
 import (
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -169,7 +170,7 @@ func TestEmpiricalSeeded(t *testing.T) {
 		up[i], _ = b1.At(uint64(i))
 		down[49-i], _ = b2.At(uint64(49 - i))
 	}
-	if up != down {
+	if !reflect.DeepEqual(up, down) {
 		t.Error("At(n) depends on the order it is asked in")
 	}
 }
@@ -204,5 +205,52 @@ func TestSizedSharesThePrefixKey(t *testing.T) {
 	}
 	if p := b.Sized(1, 900, 0, 0); common(words(p), words(a)) > 2 || p.RequestedTokens != 900 {
 		t.Errorf("no key: %d words shared with a keyed prompt, %d tokens", common(words(p), words(a)), p.RequestedTokens)
+	}
+}
+
+// A session's first turn is the scenario's prompt; later turns are new user
+// messages of followup length after the whole history, with the answers as
+// given. The same n gives the same session.
+func TestSessionTurns(t *testing.T) {
+	s := testkit.Scenario()
+	s.Conversation = &config.Conversation{Turns: 3, FollowupTokens: config.Distribution{Kind: config.DistFixed, Value: 7}}
+	b := NewBuilder(s, 5)
+	run := func(n uint64) []Prompt {
+		sess := b.Session(n)
+		var out []Prompt
+		for i := range 3 {
+			p, _ := sess.Next()
+			out = append(out, p)
+			sess.Answered("answer "+strings.Repeat("x", i+1), 2)
+		}
+		return out
+	}
+	turns := run(9)
+	first, _ := b.At(9)
+	if turns[0].Text != first.Text || turns[0].Turn != 1 || len(turns[0].History) != 0 {
+		t.Errorf("turn 1 = %+v, want the scenario's prompt %q with no history", turns[0], first.Text)
+	}
+	for i, p := range turns[1:] {
+		if p.Turn != i+2 || len(strings.Fields(p.Text)) != 7 || len(p.History) != 2*(i+1) {
+			t.Errorf("turn %d: turn field %d, %d words, %d history messages", i+2, p.Turn, len(strings.Fields(p.Text)), len(p.History))
+		}
+	}
+	h := turns[2].History
+	if h[0].Role != "user" || h[0].Content != turns[0].Text || h[1].Role != "assistant" || h[1].Content != "answer x" || h[2].Content != turns[1].Text || h[3].Content != "answer xx" {
+		t.Errorf("turn 3's history = %+v", h)
+	}
+	// Requested tokens: the history's (prompts as requested, answers as counted) plus the new message.
+	if want := turns[0].RequestedTokens + 2 + 7 + 2 + 7; turns[2].RequestedTokens != want {
+		t.Errorf("turn 3 requests %d tokens, want %d", turns[2].RequestedTokens, want)
+	}
+	if again := run(9); !reflect.DeepEqual(again, turns) {
+		t.Error("one session number gave two sessions")
+	}
+	if other := run(10); other[1].Text == turns[1].Text {
+		t.Error("two session numbers gave one follow-up")
+	}
+	// An earlier turn's history is not changed by later answers.
+	if len(turns[1].History) != 2 {
+		t.Errorf("turn 2's history grew to %d messages after it was sent", len(turns[1].History))
 	}
 }

@@ -87,6 +87,7 @@ func (r *Report) WriteMarkdown(w io.Writer, extra ...Check) error {
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %.1f%% |\n", c.Component, ms(s, s.P50), ms(s, s.P90), ms(s, s.P99), 100*c.Share)
 		}
 	}
+	r.markdownTurns(&b)
 	fmt.Fprintf(&b, "\nGoodput %s of requests (%s req/s, %s output tok/s); throughput %s req/s, %s output tok/s.",
 		na(r.Goodput.Ratio, "%.1f%%", 100), na(r.Goodput.Requests, "%.2f", 1), na(r.Goodput.OutputTokens, "%.1f", 1),
 		na(r.Throughput.Requests, "%.2f", 1), na(r.Throughput.OutputTokens, "%.1f", 1))

@@ -54,13 +54,15 @@ type Report struct {
 	// TTFTBreakdown is where the successful requests' TTFT went; null when
 	// none was split (and in reports older than the split).
 	TTFTBreakdown *TTFTBreakdown `json:"ttft_breakdown,omitempty"`
-	AchievedRate  *float64       `json:"achieved_rate"`
-	Throughput    Throughput     `json:"throughput"`
-	Goodput       Goodput        `json:"goodput"`
-	Gates         []Gate         `json:"gates"`
-	Passed        bool           `json:"passed"`
-	Aborted       bool           `json:"aborted"`
-	AbortReason   string         `json:"abort_reason,omitempty"`
+	// Turns is TTFT by turn of the conversation scenarios; absent without one.
+	Turns        []TurnSummary `json:"turns,omitempty"`
+	AchievedRate *float64      `json:"achieved_rate"`
+	Throughput   Throughput    `json:"throughput"`
+	Goodput      Goodput       `json:"goodput"`
+	Gates        []Gate        `json:"gates"`
+	Passed       bool          `json:"passed"`
+	Aborted      bool          `json:"aborted"`
+	AbortReason  string        `json:"abort_reason,omitempty"`
 	// ClientSaturated is set when the client's own error (ErrorBound) passed
 	// a tenth of the tightest objective: the numbers describe the prober.
 	ClientSaturated bool `json:"client_saturated"`
@@ -292,7 +294,7 @@ func Build(b config.Burst, o Run, meta Meta) *Report {
 	samples := map[string][]float64{}
 	met := map[string]int{}
 	checked := map[string]int{}
-	var prompt, output, goodOut, good, judged int
+	var prompt, output, goodOut, good, judged, arrivals int
 	var lastSched time.Time
 	for _, res := range o.Results {
 		r.Outcomes[res.Outcome]++
@@ -301,8 +303,12 @@ func Build(b config.Burst, o Run, meta Meta) *Report {
 		}
 		judged++
 		samples["dispatch_delay"] = append(samples["dispatch_delay"], res.DispatchDelay.Seconds())
-		if res.Sched.After(lastSched) {
-			lastSched = res.Sched
+		// The rate is of arrivals: a conversation's later turns are no arrival.
+		if res.Turn <= 1 {
+			arrivals++
+			if res.Sched.After(lastSched) {
+				lastSched = res.Sched
+			}
 		}
 		for _, c := range res.Checks {
 			checked[c.Objective]++
@@ -352,8 +358,8 @@ func Build(b config.Burst, o Run, meta Meta) *Report {
 		r.Throughput = Throughput{Requests: perSecond(r.Outcomes[prober.OutcomeSuccess]), PromptTokens: perSecond(prompt), OutputTokens: perSecond(output), TotalTokens: perSecond(prompt + output)}
 		r.Goodput.Requests, r.Goodput.OutputTokens = perSecond(good), perSecond(goodOut)
 	}
-	if span := lastSched.Sub(o.Start).Seconds(); span > 0 && judged > 1 {
-		r.AchievedRate = figure(float64(judged-1)/span, true)
+	if span := lastSched.Sub(o.Start).Seconds(); span > 0 && arrivals > 1 {
+		r.AchievedRate = figure(float64(arrivals-1)/span, true)
 	}
 	r.Goodput.Ratio = figure(float64(good)/float64(judged), judged > 0)
 	r.Goodput.PerObjective = map[string]float64{}
@@ -361,6 +367,7 @@ func Build(b config.Burst, o Run, meta Meta) *Report {
 		r.Goodput.PerObjective[obj] = float64(met[obj]) / float64(n)
 	}
 	r.TTFTBreakdown = newTTFTBreakdown(o.Results)
+	r.Turns = newTurns(o.Results)
 	r.ErrorBound = newErrorBound(r.Latency["dispatch_delay"], o.Runtime, meta.Scenarios)
 	r.ClientSaturated = r.ErrorBound.Saturated()
 	r.gates(meta.Scenarios)

@@ -64,6 +64,11 @@ type ShardRequest struct {
 	Reason string `json:"reason,omitempty"`
 	Status int    `json:"status,omitempty"`
 	Error  string `json:"error,omitempty"`
+	// A conversation's turn, with its scenario and the prompt tokens the
+	// prefix cache served (nil: not reported), for the by-turn table.
+	Turn     int    `json:"turn,omitempty"`
+	Scenario string `json:"sc,omitempty"`
+	Cached   *int   `json:"cached,omitempty"`
 }
 
 // maxShardITL bounds the ITL samples a shard's report keeps (a variable for tests).
@@ -94,6 +99,12 @@ func newShardPart(o Run) *ShardPart {
 			Output: res.OutputTokens, Prompt: res.PromptTokensReported, Good: res.Good}
 		if row.Prompt == 0 {
 			row.Prompt = res.PromptTokensRequested
+		}
+		if res.Turn > 0 {
+			row.Turn, row.Scenario = res.Turn, res.Scenario
+			if res.CachedReported {
+				row.Cached = &res.CachedPromptTokens
+			}
 		}
 		for _, c := range res.Checks {
 			if c.Met {
@@ -138,6 +149,7 @@ func (q ShardRequest) result(start time.Time) *prober.Result {
 	res := &prober.Result{
 		Sched: start.Add(time.Duration(q.At)), Outcome: q.Outcome, DispatchDelay: time.Duration(q.Dispatch), E2E: time.Duration(q.E2E),
 		TPOT: time.Duration(q.TPOT), OutputTokens: q.Output, PromptTokensReported: q.Prompt, TokenSource: q.Source, Good: q.Good,
+		Turn: q.Turn, Scenario: q.Scenario,
 		Phase: q.Phase, Reason: q.Reason, HTTPStatus: q.Status, Error: q.Error,
 	}
 	if q.TTFT != nil {
@@ -150,6 +162,9 @@ func (q ShardRequest) result(start time.Time) *prober.Result {
 	}
 	if q.Engine != "" {
 		res.Engine = &prober.EngineTimings{Source: q.Engine}
+	}
+	if q.Cached != nil {
+		res.CachedPromptTokens, res.CachedReported = *q.Cached, true
 	}
 	for _, o := range q.Met {
 		res.Checks = append(res.Checks, prober.Check{Objective: o, Met: true})

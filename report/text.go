@@ -81,6 +81,7 @@ func (r *Report) WriteText(out io.Writer) {
 	_ = tw.Flush()
 	fmt.Fprintln(out, r.BoundText())
 	r.writeBreakdown(out)
+	r.writeTurns(out)
 	fmt.Fprintf(out, "\nthroughput %s req/s, %s output tok/s; goodput %s req/s, %s output tok/s, ratio %s\n",
 		na(r.Throughput.Requests, "%.2f", 1), na(r.Throughput.OutputTokens, "%.1f", 1),
 		na(r.Goodput.Requests, "%.2f", 1), na(r.Goodput.OutputTokens, "%.1f", 1), na(r.Goodput.Ratio, "%.1f%%", 100))

@@ -175,3 +175,30 @@ func PromtoolCheckMetrics(t testing.TB, exposition string) {
 		t.Errorf("promtool check metrics: %v\n%s", err, out)
 	}
 }
+
+// Proxy forwards one request to base, streaming the answer back as it comes.
+func Proxy(w http.ResponseWriter, r *http.Request, base string) {
+	req, _ := http.NewRequestWithContext(r.Context(), r.Method, base+r.URL.Path, r.Body)
+	req.Header = r.Header.Clone()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	for k, vs := range resp.Header {
+		w.Header()[k] = vs
+	}
+	w.WriteHeader(resp.StatusCode)
+	buf := make([]byte, 4096)
+	for {
+		n, err := resp.Body.Read(buf)
+		if n > 0 {
+			_, _ = w.Write(buf[:n])
+			w.(http.Flusher).Flush()
+		}
+		if err != nil {
+			return
+		}
+	}
+}

@@ -1,0 +1,118 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/llmprobe/llmprobe/prober"
+)
+
+// TurnSummary is one turn of a conversation scenario's sessions: with a
+// working prefix cache, TTFT falls after turn 1 although the prompt grows.
+type TurnSummary struct {
+	Scenario  string  `json:"scenario"`
+	Turn      int     `json:"turn"`
+	Requests  int     `json:"requests"`  // sent, cancelled ones excepted
+	Succeeded int     `json:"succeeded"` // of which successful: the figures below are theirs
+	TTFT      Summary `json:"ttft"`
+	// PromptTokens is the mean prompt the server counted (requested where it
+	// reported none); CachedTokens the mean its prefix cache served, null
+	// when it reported none.
+	PromptTokens *float64 `json:"prompt_tokens_mean"`
+	CachedTokens *float64 `json:"cached_tokens_mean"`
+}
+
+// newTurns summarises the conversation turns among results by scenario and
+// turn; nil when there are none.
+func newTurns(results []*prober.Result) []TurnSummary {
+	type key struct {
+		scenario string
+		turn     int
+	}
+	type acc struct {
+		requests, ok, cachedN int
+		ttft                  []float64
+		prompt, cached        int
+	}
+	by := map[key]*acc{}
+	for _, res := range results {
+		if res.Turn == 0 || res.Outcome == prober.OutcomeCancelled {
+			continue
+		}
+		k := key{res.Scenario, res.Turn}
+		a := by[k]
+		if a == nil {
+			a = &acc{}
+			by[k] = a
+		}
+		a.requests++
+		if res.Outcome != prober.OutcomeSuccess {
+			continue
+		}
+		a.ok++
+		a.ttft = append(a.ttft, res.TTFT.Seconds())
+		a.prompt += cmp.Or(res.PromptTokensReported, res.PromptTokensRequested)
+		if res.CachedReported {
+			a.cachedN++
+			a.cached += res.CachedPromptTokens
+		}
+	}
+	if len(by) == 0 {
+		return nil
+	}
+	out := make([]TurnSummary, 0, len(by))
+	for k, a := range by {
+		out = append(out, TurnSummary{
+			Scenario: k.scenario, Turn: k.turn, Requests: a.requests, Succeeded: a.ok, TTFT: Summarize(a.ttft),
+			PromptTokens: figure(float64(a.prompt)/float64(max(a.ok, 1)), a.ok > 0),
+			CachedTokens: figure(float64(a.cached)/float64(max(a.cachedN, 1)), a.cachedN > 0),
+		})
+	}
+	slices.SortFunc(out, func(x, y TurnSummary) int { return cmp.Or(strings.Compare(x.Scenario, y.Scenario), x.Turn-y.Turn) })
+	return out
+}
+
+// turnRows are the by-turn table's cells, shared by the text and Markdown reports.
+func (r *Report) turnRows() [][]string {
+	rows := make([][]string, 0, len(r.Turns))
+	for _, t := range r.Turns {
+		s := t.TTFT
+		rows = append(rows, []string{t.Scenario, fmt.Sprint(t.Turn), fmt.Sprintf("%d/%d", t.Succeeded, t.Requests),
+			ms(s, s.P50), ms(s, s.P90), ms(s, s.P99), na(t.PromptTokens, "%.0f", 1), na(t.CachedTokens, "%.0f", 1)})
+	}
+	return rows
+}
+
+var turnHeader = []string{"scenario", "turn", "ok/sent", "TTFT p50", "p90", "p99", "prompt tokens", "cached tokens"}
+
+// writeTurns writes the by-turn table of the text report, when there is one.
+func (r *Report) writeTurns(out io.Writer) {
+	if len(r.Turns) == 0 {
+		return
+	}
+	fmt.Fprintln(out, "\nConversations, TTFT by turn (the prefix cache serves the history from turn 2):")
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, strings.Join(turnHeader, "\t")+"\t")
+	for _, row := range r.turnRows() {
+		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+	}
+	_ = tw.Flush()
+}
+
+// markdownTurns writes the by-turn table in Markdown, when there is one.
+func (r *Report) markdownTurns(b *strings.Builder) {
+	if len(r.Turns) == 0 {
+		return
+	}
+	b.WriteString("\nConversations, TTFT by turn:\n\n| " + strings.Join(turnHeader, " | ") + " |\n|---|--:|--:|--:|--:|--:|--:|--:|\n")
+	for _, row := range r.turnRows() {
+		for i := range row {
+			row[i] = md(row[i])
+		}
+		b.WriteString("| " + strings.Join(row, " | ") + " |\n")
+	}
+}
