@@ -76,8 +76,9 @@ func newTurns(results []*prober.Result) []TurnSummary {
 	return out
 }
 
-// turnRows are the by-turn table's cells, shared by the text and Markdown reports.
-func (r *Report) turnRows() [][]string {
+// TurnRows are the by-turn table's cells, formatted for reading (n/a where
+// no figure), shared by the text, Markdown and HTML reports.
+func (r *Report) TurnRows() [][]string {
 	rows := make([][]string, 0, len(r.Turns))
 	for _, t := range r.Turns {
 		s := t.TTFT
@@ -87,7 +88,10 @@ func (r *Report) turnRows() [][]string {
 	return rows
 }
 
-var turnHeader = []string{"scenario", "turn", "ok/sent", "TTFT p50", "p90", "p99", "prompt tokens", "cached tokens"}
+// TurnHeader names TurnRows' columns.
+func (*Report) TurnHeader() []string {
+	return []string{"scenario", "turn", "ok/sent", "TTFT p50", "p90", "p99", "prompt tokens", "cached tokens"}
+}
 
 // writeTurns writes the by-turn table of the text report, when there is one.
 func (r *Report) writeTurns(out io.Writer) {
@@ -96,8 +100,8 @@ func (r *Report) writeTurns(out io.Writer) {
 	}
 	fmt.Fprintln(out, "\nConversations, TTFT by turn (the prefix cache serves the history from turn 2):")
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, strings.Join(turnHeader, "\t")+"\t")
-	for _, row := range r.turnRows() {
+	fmt.Fprintln(tw, strings.Join(r.TurnHeader(), "\t")+"\t")
+	for _, row := range r.TurnRows() {
 		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 	}
 	_ = tw.Flush()
@@ -108,8 +112,8 @@ func (r *Report) markdownTurns(b *strings.Builder) {
 	if len(r.Turns) == 0 {
 		return
 	}
-	b.WriteString("\nConversations, TTFT by turn:\n\n| " + strings.Join(turnHeader, " | ") + " |\n|---|--:|--:|--:|--:|--:|--:|--:|\n")
-	for _, row := range r.turnRows() {
+	b.WriteString("\nConversations, TTFT by turn:\n\n| " + strings.Join(r.TurnHeader(), " | ") + " |\n|---|--:|--:|--:|--:|--:|--:|--:|\n")
+	for _, row := range r.TurnRows() {
 		for i := range row {
 			row[i] = md(row[i])
 		}

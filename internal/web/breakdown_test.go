@@ -26,3 +26,21 @@ func TestReportPageShowsTheTTFTSplit(t *testing.T) {
 		"<td>engine_queue</td><td class=\"muted\">waiting in the engine to be scheduled (engine's figure)</td><td class=\"num\">2</td>",
 		"<td class=\"num\">25.0%</td>", "<td class=\"num\">75.0%</td>")
 }
+
+// A report with conversations shows TTFT by turn; one without has no such section.
+func TestReportPageShowsTurns(t *testing.T) {
+	old := recordedReport(t)
+	old.Turns = nil
+	if page := render(t, old); strings.Contains(page, `id="turns"`) {
+		t.Error("a report without conversations has a turn section")
+	}
+	cached := 96.0
+	prompt := 1168.0
+	withTurns := *old
+	withTurns.Turns = []report.TurnSummary{{Scenario: "chat", Turn: 2, Requests: 3, Succeeded: 2, TTFT: report.Summarize([]float64{0.05, 0.07}), PromptTokens: &prompt, CachedTokens: &cached},
+		{Scenario: "chat", Turn: 3, Requests: 1, TTFT: report.Summarize(nil)}}
+	page := render(t, &withTurns)
+	wantAll(t, "a report with turns", page, `<section id="turns">`, "<th>cached tokens</th>",
+		`<tr><td>chat</td><td class="num">2</td><td class="num">2/3</td><td class="num">60.0ms</td>`, `<td class="num">1168</td><td class="num">96</td></tr>`,
+		`<td class="num">0/1</td><td class="num">n/a</td>`)
+}
