@@ -121,6 +121,9 @@ func latency() *dashboard.DashboardBuilder {
 			Stacking(common.NewStackingConfigBuilder().Mode(common.StackingModeNormal)).FillOpacity(40)).
 		WithPanel(timeSeries("TTFT component p99", "Each component's own p99 over the requests that had it (they do not add up: the slowest requests differ per component).", unitSeconds,
 			q(quantile("0.99", "llmprobe_ttft_component_seconds", canarySel, "component"), "{{component}} p99"))).
+		WithRow(row("Conversations (canary)")).
+		WithPanel(timeSeries("TTFT p50 by turn", "Conversation scenarios only (docs/conversations.md): from turn 2 the prefix cache serves the history, so a turn's TTFT at or below turn 1's although its prompt is longer says caching works; turns climbing with the history say it does not.", unitSeconds,
+			q(quantile("0.5", "llmprobe_conversation_ttft_seconds", canarySel, "target, scenario, turn"), "{{target}} {{scenario}} turn {{turn}}")).Span(24)).
 		WithRow(row("Prober and outcomes")).
 		WithPanel(timeSeries("Dispatch delay p99", "How late llmprobe sent requests after they were due; above 5 ms a burst describes the prober. An exemplar opens its request's page on llmprobe.", unitSeconds,
 			withExemplars(q(quantile("0.99", "llmprobe_dispatch_delay_seconds", probeSel, "traffic"), "{{traffic}} p99"))).
