@@ -26,6 +26,7 @@ const demoURLPlaceholder = "{{SIM_URL}}"
 func (d *Daemon) startDemo() error {
 	cfg := sim.DefaultConfig()
 	cfg.Seed = 1
+	cfg.PrefixCacheTokens = 1 << 20 // as vLLM's automatic prefix caching: the demo's conversations show it
 	engine, err := sim.New(cfg)
 	if err != nil {
 		return err
