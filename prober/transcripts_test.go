@@ -129,8 +129,9 @@ func TestReasoningTranscript(t *testing.T) {
 // A real capture (testdata/gpustack-qwen3-chat-reasoning.sse, see its .source):
 // qwen3 on GPUStack's llama.cpp backend, role chunk with "content": null, 66
 // reasoning_content deltas, 8 content deltas, a finish chunk, a usage chunk with
-// empty choices and no reasoning count, [DONE]. usage says 79 tokens (the parser
-// hides the think tags' tokens), so the split is the chunks' and N is usage's.
+// empty choices and no reasoning count, [DONE]. usage says 79 tokens, 5 more than
+// the chunks carry (tokens the parser sent no delta for, presumably the think
+// tags), so the split is the chunks' and N is usage's.
 func TestRealReasoningTranscript(t *testing.T) {
 	const gap = 2 * time.Millisecond
 	tr := loadTranscript(t, "gpustack-qwen3-chat-reasoning.sse")
