@@ -72,7 +72,7 @@ func TestTranscripts(t *testing.T) {
 }
 
 // A reasoning model's stream in vLLM's framing (testdata/vllm-chat-reasoning.sse
-// is synthetic: no captured engine transcript has reasoning_content): role-only
+// is synthetic: no vLLM capture with reasoning_content is at hand): role-only
 // chunk, three reasoning_content deltas, three content deltas, finish, usage.
 // vLLM's usage has no reasoning count, so the split comes from the chunks;
 // the same stream with the count in OpenAI's or SGLang's usage shape takes it
@@ -123,6 +123,50 @@ func TestReasoningTranscript(t *testing.T) {
 				t.Errorf("checks %+v: want ttft_answer met", res.Checks)
 			}
 		})
+	}
+}
+
+// A real capture (testdata/gpustack-qwen3-chat-reasoning.sse, see its .source):
+// qwen3 on GPUStack's llama.cpp backend, role chunk with "content": null, 66
+// reasoning_content deltas, 8 content deltas, a finish chunk, a usage chunk with
+// empty choices and no reasoning count, [DONE]. usage says 79 tokens, 5 more than
+// the chunks carry (tokens the parser sent no delta for, presumably the think
+// tags), so the split is the chunks' and N is usage's.
+func TestRealReasoningTranscript(t *testing.T) {
+	const gap = 2 * time.Millisecond
+	tr := loadTranscript(t, "gpustack-qwen3-chat-reasoning.sse")
+	if len(tr.events) != 78 {
+		t.Fatalf("%d events, want 78: the capture was not read whole", len(tr.events))
+	}
+	srv := replay(t, tr, gap)
+	s := testkit.Scenario()
+	s.OutputTokens = config.Distribution{Kind: config.DistFixed, Value: 128}
+	s.SLO.TTFTAnswer = config.Duration(time.Hour)
+	res := probeOnce(t, testkit.Target(srv.URL, config.APIChat), s)
+	if res.Outcome != OutcomeSuccess {
+		t.Fatalf("outcome %s: %s\n%s", res.Outcome, res.Error, logOf(res))
+	}
+	if res.OutputTokens != 79 || res.TokenSource != TokensFromUsage || res.PromptTokensReported != 21 {
+		t.Errorf("output tokens %d from %s, prompt %d; want 79 from usage, prompt 21", res.OutputTokens, res.TokenSource, res.PromptTokensReported)
+	}
+	if res.ReasoningTokens != 66 || res.AnswerTokens != 8 || res.ReasoningSource != TokensFromChunks || !res.Reasoned() {
+		t.Errorf("reasoning %d, answer %d from %q; want 66, 8 from chunks", res.ReasoningTokens, res.AnswerTokens, res.ReasoningSource)
+	}
+	// Event i is written after i+1 gaps and cannot be read sooner, however busy
+	// the machine: the first reasoning token (event 1) is at least 2 gaps in,
+	// the first answer token (event 67) at least 68. An answer token taken from
+	// a reasoning event would come about 66 gaps early.
+	if res.TTFT != res.TTFTReasoning || res.TTFTReasoning < 2*gap {
+		t.Errorf("TTFT %s, first reasoning token %s: want equal and at least %s", res.TTFT, res.TTFTReasoning, 2*gap)
+	}
+	if !(res.TTFTReasoning < res.TTFTAnswer) || res.TTFTAnswer < 68*gap {
+		t.Errorf("first answer token at %s (first reasoning token at %s): want later, and at least %s", res.TTFTAnswer, res.TTFTReasoning, 68*gap)
+	}
+	if res.Answer != "5 + 3 = 8." {
+		t.Errorf("answer %q, want %q: reasoning must not be part of it", res.Answer, "5 + 3 = 8.")
+	}
+	if len(res.Checks) != 1 || res.Checks[0].Objective != config.ObjectiveTTFTAnswer || !res.Checks[0].Met {
+		t.Errorf("checks %+v: want ttft_answer met", res.Checks)
 	}
 }
 

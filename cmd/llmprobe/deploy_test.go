@@ -16,7 +16,9 @@ import (
 
 // Every example configuration passes --config.check. Secret files the
 // examples mount under /etc/llmprobe/secrets are made in a temporary
-// directory, since the check reads every file a configuration names.
+// directory, since the check reads every file a configuration names; the
+// sample datasets and traces in examples/data go beside each copy, where
+// the examples' relative paths look for them.
 func TestExamplesAreValid(t *testing.T) {
 	files, _ := filepath.Glob("../../examples/*.yml")
 	if len(files) < 7 {
@@ -34,7 +36,11 @@ func TestExamplesAreValid(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		copyPath := filepath.Join(t.TempDir(), filepath.Base(f))
+		dir := t.TempDir()
+		if err := os.CopyFS(filepath.Join(dir, "data"), os.DirFS("../../examples/data")); err != nil {
+			t.Fatal(err)
+		}
+		copyPath := filepath.Join(dir, filepath.Base(f))
 		if err := os.WriteFile(copyPath, []byte(strings.ReplaceAll(string(data), "/etc/llmprobe/secrets", secrets)), 0o600); err != nil {
 			t.Fatal(err)
 		}
