@@ -36,11 +36,16 @@ func conversationRun(t *testing.T, cacheTokens int, mutate func(*sim.Config)) *r
 	s.Conversation = &config.Conversation{Turns: 3, FollowupTokens: config.Distribution{Kind: config.DistFixed, Value: 500}, ThinkTime: config.Duration(20 * time.Millisecond)}
 	b := burstOf(config.ArrivalConstant, 1, 0)
 	b.Requests = 4
-	rep, err := Runner{Client: c}.Run(context.Background(), b, []config.Scenario{s})
+	var last [2]int // progress counts requests, every turn
+	progress := func(done, total int) { last = [2]int{done, total} }
+	rep, err := Runner{Client: c, Progress: progress}.Run(context.Background(), b, []config.Scenario{s})
 	if err != nil {
 		t.Fatal(err)
 	}
 	accounted(t, rep)
+	if last[0] != rep.Requests || last[1] != 12 {
+		t.Errorf("progress ended at %d of %d, want %d sent of 12 planned", last[0], last[1], rep.Requests)
+	}
 	return rep
 }
 

@@ -246,7 +246,7 @@ func (r Runner) runRate(ctx context.Context, b config.Burst, scenarios []config.
 	var mu sync.Mutex
 	// total is what progress counts to: the plan's expected size until it
 	// turns out larger.
-	done, allTokens, total := 0, 0, expectedRequests(b, rate)/shares
+	done, allTokens, total := 0, 0, int(float64(expectedRequests(b, rate)/shares)*meanTurns(b, scenarios))
 	notSent := func(a Arrival) {
 		if !a.Warmup {
 			mu.Lock()
@@ -286,25 +286,20 @@ func (r Runner) runRate(ctx context.Context, b config.Burst, scenarios []config.
 		if !j.arrival.Warmup {
 			results = append(results, measured{j.n, res})
 		}
-		mu.Unlock()
-		if !j.arrival.Warmup && r.Observer != nil {
-			r.Observer.Observe(res)
-		}
-	}
-	progress := func() {
-		mu.Lock()
 		done++
 		if r.Progress != nil {
 			r.Progress(done, total)
 		}
 		mu.Unlock()
+		if !j.arrival.Warmup && r.Observer != nil {
+			r.Observer.Observe(res)
+		}
 	}
 	handle := func(j job) {
 		if sending.Err() != nil {
 			notSent(j.arrival) // stopped while it waited for the concurrency cap
 			return
 		}
-		defer progress()
 		sc := scenarios[j.arrival.Scenario]
 		req := prober.Request{Scenario: sc, Traffic: prober.TrafficBurst, Sched: start.Add(j.arrival.At), Released: j.released}
 		if sc.Conversation != nil {
@@ -376,7 +371,7 @@ func (r Runner) runRate(ctx context.Context, b config.Burst, scenarios []config.
 	defer clock.PreciseThread()()
 	timer := clock.NewTimer()
 	defer timer.Stop()
-	n := 0
+	n, requests := 0, 0
 	for a := range shardPlan(b, rate, r.Shard, trace) {
 		// A conversation's arrival plans all its turns.
 		if turns := scenarios[a.Scenario].TurnsOf(); a.Warmup {
@@ -384,8 +379,9 @@ func (r Runner) runRate(ctx context.Context, b config.Burst, scenarios []config.
 		} else {
 			out.Planned += turns
 		}
+		requests += scenarios[a.Scenario].TurnsOf()
 		mu.Lock()
-		total = max(total, n+1)
+		total = max(total, requests)
 		mu.Unlock()
 		if clock.Until(sending, start.Add(a.At), timer) {
 			release(job{n: a.Index, arrival: a, released: time.Now()})
@@ -424,6 +420,22 @@ func expectedRequests(b config.Burst, rate float64) int {
 	n := b.Warmup.Requests + b.Requests
 	n += int(rate * (b.Warmup.Duration.Std() + b.Duration.Std()).Seconds())
 	return n
+}
+
+// meanTurns is the requests an arrival of b's mix sends on average: 1
+// without conversations.
+func meanTurns(b config.Burst, scenarios []config.Scenario) float64 {
+	sum, weights := 0.0, 0.0
+	for i, ws := range b.Scenarios {
+		if i < len(scenarios) {
+			sum += ws.Weight * float64(scenarios[i].TurnsOf())
+			weights += ws.Weight
+		}
+	}
+	if weights == 0 {
+		return 1
+	}
+	return sum / weights
 }
 
 // stopReason says why sending stopped: the brake's verdict, or why ctx ended.
