@@ -2,6 +2,8 @@ package burst
 
 import (
 	"context"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -108,5 +110,59 @@ func TestConversationFailedTurnEndsSession(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("not sent = %+v, want 8 with reason %q", rep.NotSent, prober.ReasonEarlierTurnFailed)
+	}
+}
+
+type collect struct {
+	mu      sync.Mutex
+	results []*prober.Result
+}
+
+func (c *collect) Observe(r *prober.Result) {
+	c.mu.Lock()
+	c.results = append(c.results, r)
+	c.mu.Unlock()
+}
+
+// Sessions arrive open loop: a session starts at its planned time while
+// earlier sessions are still between their turns.
+func TestConversationSessionsOverlap(t *testing.T) {
+	srv, _ := testkit.StartSim(t, nil)
+	c, err := prober.NewClient(testkit.Target(srv.URL, config.APIChat))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	s := testkit.Scenario()
+	s.Conversation = &config.Conversation{Turns: 3, ThinkTime: config.Duration(200 * time.Millisecond)}
+	b := burstOf(config.ArrivalConstant, 20, 0)
+	b.Requests = 5
+	seen := &collect{}
+	rep, err := Runner{Client: c, Observer: seen}.Run(context.Background(), b, []config.Scenario{s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	accounted(t, rep)
+	var firsts, lasts []time.Time
+	for _, r := range seen.results {
+		switch r.Turn {
+		case 1:
+			firsts = append(firsts, r.Sched)
+		case 3:
+			lasts = append(lasts, r.Sched)
+		}
+	}
+	if len(firsts) != 5 || len(lasts) != 5 {
+		t.Fatalf("%d first and %d last turns, want 5 each", len(firsts), len(lasts))
+	}
+	slices.SortFunc(firsts, time.Time.Compare)
+	slices.SortFunc(lasts, time.Time.Compare)
+	// Every session started before the first one's last turn: all five
+	// were in flight at once, as their arrivals (50 ms apart) said.
+	if !firsts[4].Before(lasts[0]) {
+		t.Errorf("the last session started at +%s, after the first one's last turn at +%s: sessions ran one after another", firsts[4].Sub(firsts[0]), lasts[0].Sub(firsts[0]))
+	}
+	if gap := firsts[4].Sub(firsts[0]); gap != 200*time.Millisecond {
+		t.Errorf("sessions 1 and 5 were due %s apart, want their planned 200ms", gap)
 	}
 }
