@@ -1,6 +1,7 @@
 package burst
 
 import (
+	"encoding/binary"
 	"iter"
 	"math"
 	"math/rand/v2"
@@ -18,10 +19,30 @@ type Arrival struct {
 	// prompt's nonce, the same in a shard as in a single-process run.
 	Index int
 	// Input and Output are a trace's lengths; 0 means the scenario's
-	// distributions. PrefixKey is a Mooncake record's first block hash id
-	// plus one (0: none): arrivals with the same key share their first block.
+	// distributions.
 	Input, Output int32
-	PrefixKey     int64
+	// Blocks packs a Mooncake record's leading hash ids, 8 bytes each (a
+	// string keeps an Arrival comparable and cheap to copy); "" is none.
+	// Arrivals whose leading ids agree share those 512-token blocks.
+	Blocks string
+}
+
+// packBlocks packs hash ids for Arrival.Blocks.
+func packBlocks(ids []int64) string {
+	b := make([]byte, 0, 8*len(ids))
+	for _, id := range ids {
+		b = binary.LittleEndian.AppendUint64(b, uint64(id))
+	}
+	return string(b)
+}
+
+// BlockIDs unpacks the arrival's hash ids.
+func (a Arrival) BlockIDs() []uint64 {
+	ids := make([]uint64, len(a.Blocks)/8)
+	for i := range ids {
+		ids[i] = binary.LittleEndian.Uint64([]byte(a.Blocks[8*i : 8*i+8]))
+	}
+	return ids
 }
 
 // Plan yields a burst's arrival schedule at rate, one arrival at a time and

@@ -322,7 +322,7 @@ func (r Runner) runRate(ctx context.Context, b config.Burst, scenarios []config.
 		req.Prompt, req.MaxTokens = builders[j.arrival.Scenario].At(uint64(j.n))
 		if trace != nil {
 			tokens, output, prefix := traceLengths(j.arrival, sc, trace)
-			req.Prompt, req.MaxTokens = builders[j.arrival.Scenario].Sized(uint64(j.n), tokens, uint64(j.arrival.PrefixKey), prefix), output
+			req.Prompt, req.MaxTokens = builders[j.arrival.Scenario].Sized(uint64(j.n), tokens, j.arrival.BlockIDs(), prefix), output
 		}
 		record(j, send(j.n, req))
 	}

@@ -106,8 +106,8 @@ func tracePlan(b config.Burst, stats *traceStats) iter.Seq[Arrival] {
 		for x := range b.TraceCut(maxWarmup, maxMeasured).Arrivals(next) {
 			a := Arrival{At: x.At, Scenario: pick(), Warmup: x.Warmup, Index: index,
 				Input: clamp32(x.Input), Output: clamp32(x.Output)}
-			if x.Blocks > 0 && x.Prefix >= 0 && x.Prefix < math.MaxInt64 {
-				a.PrefixKey = x.Prefix + 1
+			if len(x.Blocks) > 0 {
+				a.Blocks = packBlocks(x.Blocks)
 			}
 			index++
 			if !yield(a) {
@@ -119,13 +119,10 @@ func tracePlan(b config.Burst, stats *traceStats) iter.Seq[Arrival] {
 
 func clamp32(n int) int32 { return int32(min(max(n, 0), math.MaxInt32)) }
 
-// MooncakeBlockTokens is the tokens one Mooncake hash id stands for.
-const MooncakeBlockTokens = 512
-
 // traceLengths is what a trace arrival sends under scenario s: the trace's
 // prompt and output lengths, each clamped to the scenario's maximum (what
 // the configuration's memory check sized the burst for) and to at least 1,
-// and the tokens of the shared first block.
+// and the tokens of its shared blocks.
 func traceLengths(a Arrival, s config.Scenario, stats *traceStats) (prompt, output, prefix int) {
 	prompt, output = int(a.Input), int(a.Output)
 	maxPrompt, maxOutput := s.PromptTokens.Maximum(), s.OutputTokens.Maximum()
@@ -138,9 +135,9 @@ func traceLengths(a Arrival, s config.Scenario, stats *traceStats) (prompt, outp
 		stats.add(func(o *report.TraceReplay) { o.ClampedOutput++ })
 	}
 	prompt, output = max(prompt, 1), max(output, 1)
-	if a.PrefixKey != 0 {
-		// The nonce and at least one token of the request's own follow it.
-		prefix = min(MooncakeBlockTokens, prompt-5)
+	if n := len(a.Blocks) / 8; n > 0 {
+		// The nonce and at least one token of the request's own follow them.
+		prefix = min(n*replay.BlockTokens, prompt-5)
 	}
 	return prompt, output, max(prefix, 0)
 }

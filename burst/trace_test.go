@@ -21,7 +21,9 @@ import (
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/testkit"
+	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/sim"
 )
 
 // traceBurst loads a one-burst configuration replaying file.
@@ -53,7 +55,7 @@ bursts:
 type traceRow struct {
 	at            time.Duration
 	input, output int
-	prefix        int64 // first hash id + 1, 0 for none
+	blocks        []int64 // hash ids, nil for none
 }
 
 // The trace files read here with the standard library alone, not the replay package.
@@ -103,9 +105,7 @@ func mooncakeRows(t *testing.T, path string) []traceRow {
 			t.Fatal(err)
 		}
 		r := traceRow{at: time.Duration(m.Timestamp * 1e6), input: m.In, output: m.Out}
-		if len(m.IDs) > 0 {
-			r.prefix = m.IDs[0] + 1
-		}
+		r.blocks = m.IDs
 		out = append(out, r)
 	}
 	return out
@@ -133,8 +133,11 @@ func TestTracePlanIsTheFile(t *testing.T) {
 			for i, a := range got {
 				w := rows[i]
 				want := Arrival{At: time.Duration(float64(w.at) / speedup), Warmup: i < 2, Index: i,
-					Input: int32(w.input), Output: int32(w.output), PrefixKey: w.prefix}
-				if a != want {
+					Input: int32(w.input), Output: int32(w.output)}
+				if len(w.blocks) > 0 {
+					want.Blocks = packBlocks(w.blocks)
+				}
+				if a != want || len(a.BlockIDs()) != len(w.blocks) {
 					t.Errorf("arrival %d: %+v, want %+v", i, a, want)
 				}
 			}
@@ -316,5 +319,40 @@ func TestTraceShardRunnersMerge(t *testing.T) {
 	merged.WriteText(&text)
 	if want := "trace ../replay/testdata/mooncake_sample.jsonl (mooncake, speedup 40): 8 records replayed; 1 prompts and 2 outputs clamped"; !strings.Contains(text.String(), want) {
 		t.Errorf("report text lacks %q:\n%s", want, text.String())
+	}
+}
+
+// Mooncake's hash ids name shared prefixes: replayed against an engine with
+// a prefix cache, a record finds cached exactly the blocks an earlier record
+// with the same leading ids sent, and one with new ids finds none.
+func TestTraceSharedBlocksHitTheCache(t *testing.T) {
+	srv, _ := testkit.StartSim(t, func(c *sim.Config) {
+		c.MaxBatch, c.MaxQueue, c.PrefixCacheTokens = 64, 1000, 1<<20
+		c.PrefillBase, c.PrefillPerToken, c.DecodeBase, c.DecodePerSeq = time.Millisecond, 0, time.Millisecond, 0
+	})
+	c, err := prober.NewClient(testkit.Target(srv.URL, config.APICompletions))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	b, scenarios := traceBurst(t, "../replay/testdata/mooncake_sample.jsonl", "    duration: 1h\n")
+	b.Arrival.Speedup = 20
+	run := Runner{Client: c}.runRate(context.Background(), b, scenarios, b.Rates()[0])
+	cached := map[int]int{}
+	for i, res := range run.Results {
+		if res.Outcome != prober.OutcomeSuccess || !res.CachedReported {
+			t.Fatalf("line %d: %s %s, cached tokens reported: %v", run.Index[i]+1, res.Outcome, res.Error, res.CachedReported)
+		}
+		cached[run.Index[i]+1] = res.CachedPromptTokens
+	}
+	// Lines 1 and 2 arrive together and share block 0: whichever the
+	// engine admitted second found it.
+	if first, second := min(cached[1], cached[2]), max(cached[1], cached[2]); first != 0 || second != 512 {
+		t.Errorf("lines 1 and 2 found %d and %d tokens cached, want 0 and 512 (block 0)", cached[1], cached[2])
+	}
+	for line, want := range map[int]int{3: 0, 4: 1024, 5: 0, 6: 1024, 7: 0, 8: 512} {
+		if cached[line] != want {
+			t.Errorf("line %d found %d tokens cached, want %d", line, cached[line], want)
+		}
 	}
 }

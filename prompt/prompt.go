@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/replay"
 )
 
 // Words that common BPE tokenizers (Llama, GPT, Qwen) encode as one token each
@@ -161,20 +162,38 @@ func (s *Session) Answered(answer string, tokens int) {
 func (s *Session) Turn() int { return s.turn }
 
 // Sized returns the n-th prompt at a length a trace gives, the same for the
-// same n. With prefixKey not 0, it starts with prefixTokens words drawn
-// from the key alone, so prompts with the same key share that prefix;
-// otherwise with the scenario's shared prefix where it fits.
-func (b *Builder) Sized(n uint64, tokens int, prefixKey uint64, prefixTokens int) Prompt {
+// same n. With blocks (a Mooncake record's hash ids) it starts with
+// prefixTokens words made block by block, each block's words from its id
+// alone, so prompts whose leading ids agree share exactly those blocks, as
+// the trace's requests did; otherwise with the scenario's shared prefix
+// where it fits.
+func (b *Builder) Sized(n uint64, tokens int, blocks []uint64, prefixTokens int) Prompt {
 	rng := rand.New(rand.NewPCG(b.seed^hashString(b.scenario.Name), n))
 	nonce := words(rng, nonceWords)
 	prefix, pn := "", 0
 	switch {
-	case prefixKey != 0 && prefixTokens > 0:
-		prefix, pn = words(rand.New(rand.NewPCG(prefixKey, 0xb10c)), prefixTokens), prefixTokens
+	case len(blocks) > 0 && prefixTokens > 0:
+		pn = min(prefixTokens, len(blocks)*replay.BlockTokens)
+		prefix = blockWords(blocks, pn)
 	case b.prefix != "" && b.scenario.SharedPrefixTokens < tokens:
 		prefix, pn = b.prefix, b.scenario.SharedPrefixTokens
 	}
 	return b.compose(rng, nonce, tokens, prefix, pn)
+}
+
+// blockWords makes n words from hash ids, replay.BlockTokens words an id.
+func blockWords(ids []uint64, n int) string {
+	var sb strings.Builder
+	sb.Grow(n * 7)
+	for _, id := range ids {
+		if n <= 0 {
+			break
+		}
+		k := min(n, replay.BlockTokens)
+		sb.WriteString(words(rand.New(rand.NewPCG(id, 0xb10c)), k))
+		n -= k
+	}
+	return sb.String()
 }
 
 // compose writes prefix (n words), the nonce, and words up to total.

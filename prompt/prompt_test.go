@@ -175,9 +175,9 @@ func TestEmpiricalSeeded(t *testing.T) {
 	}
 }
 
-// A trace's prompt has the trace's length; prompts with the same prefix
-// key share exactly prefixTokens leading words, and no more.
-func TestSizedSharesThePrefixKey(t *testing.T) {
+// A trace's prompt has the trace's length; prompts whose leading hash ids
+// agree share exactly those blocks (512 words each), and no more.
+func TestSizedSharesBlocks(t *testing.T) {
 	b := NewBuilder(testkit.Scenario(), 3)
 	words := func(p Prompt) []string { return strings.Fields(p.Text) }
 	common := func(x, y []string) int {
@@ -187,24 +187,32 @@ func TestSizedSharesThePrefixKey(t *testing.T) {
 		}
 		return n
 	}
-	a, a2, other := b.Sized(1, 900, 7, 512), b.Sized(2, 700, 7, 512), b.Sized(3, 900, 8, 512)
-	for _, p := range []Prompt{a, a2, other} {
+	// Mooncake's ids chain: [0 1 2] and [0 1 8] share two blocks, [0 3] one.
+	a, twoBlocks, oneBlock, other := b.Sized(1, 2000, []uint64{0, 1, 2}, 1536), b.Sized(2, 1800, []uint64{0, 1, 8}, 1536), b.Sized(3, 1100, []uint64{0, 3}, 1024), b.Sized(4, 2000, []uint64{4, 5, 6}, 1536)
+	for _, p := range []Prompt{a, twoBlocks, oneBlock, other} {
 		if n := len(words(p)); n != p.RequestedTokens {
 			t.Errorf("%d words, %d requested", n, p.RequestedTokens)
 		}
 	}
-	if a.RequestedTokens != 900 || a2.RequestedTokens != 700 {
-		t.Errorf("lengths %d and %d, want 900 and 700", a.RequestedTokens, a2.RequestedTokens)
+	if a.RequestedTokens != 2000 || twoBlocks.RequestedTokens != 1800 {
+		t.Errorf("lengths %d and %d, want 2000 and 1800", a.RequestedTokens, twoBlocks.RequestedTokens)
 	}
-	// Past 512 the nonce differs; a chance match of a word or two is allowed.
-	if n := common(words(a), words(a2)); n < 512 || n > 514 {
-		t.Errorf("same key: %d shared leading words, want 512", n)
+	// Past the shared blocks the words differ; a chance match of a word or two is allowed.
+	for _, tc := range []struct {
+		name string
+		p    Prompt
+		want int
+	}{{"two shared ids", twoBlocks, 1024}, {"one shared id", oneBlock, 512}, {"no shared id", other, 0}} {
+		if n := common(words(a), words(tc.p)); n < tc.want || n > tc.want+2 {
+			t.Errorf("%s: %d shared leading words, want %d", tc.name, n, tc.want)
+		}
 	}
-	if n := common(words(a), words(other)); n > 2 {
-		t.Errorf("different keys: %d shared leading words, want none", n)
+	// A short prompt shares part of its first block.
+	if p := b.Sized(5, 300, []uint64{0, 1}, 295); common(words(p), words(a)) < 295 || p.RequestedTokens != 300 {
+		t.Errorf("a 300-token prompt shares %d words of its first block, want 295", common(words(p), words(a)))
 	}
-	if p := b.Sized(1, 900, 0, 0); common(words(p), words(a)) > 2 || p.RequestedTokens != 900 {
-		t.Errorf("no key: %d words shared with a keyed prompt, %d tokens", common(words(p), words(a)), p.RequestedTokens)
+	if p := b.Sized(1, 900, nil, 0); common(words(p), words(a)) > 2 || p.RequestedTokens != 900 {
+		t.Errorf("no ids: %d words shared with a keyed prompt, %d tokens", common(words(p), words(a)), p.RequestedTokens)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -35,11 +36,19 @@ type Record struct {
 	At     time.Duration // since the trace's first record
 	Input  int           // prompt tokens
 	Output int           // output tokens
-	// Prefix is a Mooncake record's first block hash id and Blocks its
-	// count of hash ids; Blocks is 0 where the trace names none.
-	Prefix int64
-	Blocks int
+	// Blocks are a Mooncake record's first block hash ids, at most
+	// MaxBlocks of them; nil where the trace names none. Records whose
+	// leading ids agree share that prefix.
+	Blocks []int64
 }
+
+// BlockTokens is the tokens one Mooncake hash id stands for.
+const BlockTokens = 512
+
+// MaxBlocks bounds the hash ids a record keeps: prefixes are shared up to
+// 64 blocks of 512 tokens (32k tokens); the rest of a longer prompt is the
+// request's own. It keeps a planned request small however long its prompt.
+const MaxBlocks = 64
 
 // LineError is a record that cannot be read. Reading goes on after it.
 type LineError struct {
@@ -206,7 +215,7 @@ func (r *Reader) parse(text []byte) (Record, error) {
 		at = int64(*m.Timestamp * float64(time.Millisecond))
 		rec.Input, rec.Output = *m.InputLength, *m.OutputLength
 		if len(m.HashIDs) > 0 {
-			rec.Prefix, rec.Blocks = m.HashIDs[0], len(m.HashIDs)
+			rec.Blocks = slices.Clone(m.HashIDs[:min(len(m.HashIDs), MaxBlocks)]) // not the line's whole array
 		}
 	} else {
 		fields := strings.Split(string(text), ",")

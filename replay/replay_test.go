@@ -5,7 +5,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -49,7 +51,7 @@ func TestReadsAzure(t *testing.T) {
 		t.Fatalf("%d records, want 10", len(got))
 	}
 	for i, w := range want {
-		if got[i] != w {
+		if !reflect.DeepEqual(got[i], w) {
 			t.Errorf("record %d: got %+v, want %+v", i, got[i], w)
 		}
 	}
@@ -65,22 +67,39 @@ func TestReadsMooncake(t *testing.T) {
 		t.Fatalf("detected %q, want mooncake", format)
 	}
 	want := []Record{
-		{Line: 1, At: 0, Input: 1200, Output: 40, Prefix: 0, Blocks: 3},
-		{Line: 2, At: 0, Input: 700, Output: 12, Prefix: 0, Blocks: 2},
-		{Line: 3, At: ms(1520), Input: 2000, Output: 300, Prefix: 4, Blocks: 4},
-		{Line: 4, At: ms(3052), Input: 1100, Output: 9, Prefix: 0, Blocks: 3},
-		{Line: 5, At: ms(3500), Input: 300, Output: 150, Prefix: 9, Blocks: 1},
-		{Line: 6, At: ms(7001), Input: 5000, Output: 1, Prefix: 4, Blocks: 10},
+		{Line: 1, At: 0, Input: 1200, Output: 40, Blocks: []int64{0, 1, 2}},
+		{Line: 2, At: 0, Input: 700, Output: 12, Blocks: []int64{0, 3}},
+		{Line: 3, At: ms(1520), Input: 2000, Output: 300, Blocks: []int64{4, 5, 6, 7}},
+		{Line: 4, At: ms(3052), Input: 1100, Output: 9, Blocks: []int64{0, 1, 8}},
+		{Line: 5, At: ms(3500), Input: 300, Output: 150, Blocks: []int64{9}},
+		{Line: 6, At: ms(7001), Input: 5000, Output: 1, Blocks: []int64{4, 5, 10, 11, 12, 13, 14, 15, 16, 17}},
 		{Line: 7, At: ms(9999.5), Input: 64, Output: 64},
-		{Line: 8, At: ms(12000), Input: 800, Output: 20, Prefix: 0, Blocks: 2},
+		{Line: 8, At: ms(12000), Input: 800, Output: 20, Blocks: []int64{0, 18}},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("%d records, want %d", len(got), len(want))
 	}
 	for i := range want {
-		if got[i] != want[i] {
+		if !reflect.DeepEqual(got[i], want[i]) {
 			t.Errorf("record %d: got %+v, want %+v", i, got[i], want[i])
 		}
+	}
+}
+
+// A record keeps at most MaxBlocks hash ids, its leading ones.
+func TestMooncakeBlocksBounded(t *testing.T) {
+	ids := make([]string, 1000)
+	for i := range ids {
+		ids[i] = strconv.Itoa(i)
+	}
+	path := filepath.Join(t.TempDir(), "long.jsonl")
+	line := `{"timestamp": 0, "input_length": 512000, "output_length": 1, "hash_ids": [` + strings.Join(ids, ",") + "]}\n"
+	if err := os.WriteFile(path, []byte(line), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := readAll(t, path, "")
+	if len(got) != 1 || len(got[0].Blocks) != MaxBlocks || got[0].Blocks[MaxBlocks-1] != MaxBlocks-1 || cap(got[0].Blocks) != MaxBlocks {
+		t.Errorf("kept %d ids (cap %d), want the first %d", len(got[0].Blocks), cap(got[0].Blocks), MaxBlocks)
 	}
 }
 
