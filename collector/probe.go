@@ -408,6 +408,9 @@ func (p *Probe) record(s *series, r *prober.Result) {
 		prompt = r.PromptTokensRequested
 	}
 	s.plain[plainPrompt] += float64(prompt)
+	if r.CachedReported {
+		s.plain[plainCached] += float64(r.CachedPromptTokens)
+	}
 	s.plain[plainOutput] += float64(r.OutputTokens)
 	s.add(cellsSource, 1, now, string(r.TokenSource))
 	if r.Quality != nil {

@@ -26,6 +26,7 @@ const (
 	plainPrompt
 	plainOutput
 	plainGoodOutput
+	plainCached
 	plainSuccess
 	plainLast
 	numPlain
@@ -84,6 +85,7 @@ var seriesFamilies = func() []*seriesFamily {
 		{name: "requests_total", help: "Requests sent, by outcome.", typ: counter, kind: kindCells, index: cellsRequests, extra: []string{"outcome"}},
 		{name: "good_requests_total", help: "Requests that succeeded and met every objective of their scenario.", typ: counter, index: plainGood},
 		{name: "prompt_tokens_total", help: "Prompt tokens of successful requests, as the server reported them (requested count when it reported none).", typ: counter, index: plainPrompt},
+		{name: "prompt_cached_tokens_total", help: "Prompt tokens of successful requests that the engine's prefix cache served, as its usage reported them (prompt_tokens_details.cached_tokens); a request whose usage says nothing adds nothing.", typ: counter, index: plainCached},
 		{name: "output_tokens_total", help: "Output tokens of successful requests.", typ: counter, index: plainOutput},
 		{name: "good_output_tokens_total", help: "Output tokens of good requests.", typ: counter, index: plainGoodOutput},
 		{name: "slo_checks_total", help: "Objective checks per request; a failed request misses every objective.", typ: counter, kind: kindCells, index: cellsSLO, extra: []string{"objective", "result"}},

@@ -55,14 +55,17 @@ type Report struct {
 	// none was split (and in reports older than the split).
 	TTFTBreakdown *TTFTBreakdown `json:"ttft_breakdown,omitempty"`
 	// Turns is TTFT by turn of the conversation scenarios; absent without one.
-	Turns        []TurnSummary `json:"turns,omitempty"`
-	AchievedRate *float64      `json:"achieved_rate"`
-	Throughput   Throughput    `json:"throughput"`
-	Goodput      Goodput       `json:"goodput"`
-	Gates        []Gate        `json:"gates"`
-	Passed       bool          `json:"passed"`
-	Aborted      bool          `json:"aborted"`
-	AbortReason  string        `json:"abort_reason,omitempty"`
+	Turns []TurnSummary `json:"turns,omitempty"`
+	// PromptCache is what the engine's prefix cache served, where its usage
+	// says; absent where it never did.
+	PromptCache  *PromptCache `json:"prompt_cache,omitempty"`
+	AchievedRate *float64     `json:"achieved_rate"`
+	Throughput   Throughput   `json:"throughput"`
+	Goodput      Goodput      `json:"goodput"`
+	Gates        []Gate       `json:"gates"`
+	Passed       bool         `json:"passed"`
+	Aborted      bool         `json:"aborted"`
+	AbortReason  string       `json:"abort_reason,omitempty"`
 	// ClientSaturated is set when the client's own error (ErrorBound) passed
 	// a tenth of the tightest objective: the numbers describe the prober.
 	ClientSaturated bool `json:"client_saturated"`
@@ -368,6 +371,7 @@ func Build(b config.Burst, o Run, meta Meta) *Report {
 	}
 	r.TTFTBreakdown = newTTFTBreakdown(o.Results)
 	r.Turns = newTurns(o.Results)
+	r.PromptCache = newPromptCache(o.Results)
 	r.ErrorBound = newErrorBound(r.Latency["dispatch_delay"], o.Runtime, meta.Scenarios)
 	r.ClientSaturated = r.ErrorBound.Saturated()
 	r.gates(meta.Scenarios)

@@ -64,8 +64,8 @@ type ShardRequest struct {
 	Reason string `json:"reason,omitempty"`
 	Status int    `json:"status,omitempty"`
 	Error  string `json:"error,omitempty"`
-	// A conversation's turn, with its scenario and the prompt tokens the
-	// prefix cache served (nil: not reported), for the by-turn table.
+	// A conversation's turn with its scenario, for the by-turn table, and
+	// the prompt tokens the prefix cache served (nil: not reported).
 	Turn     int    `json:"turn,omitempty"`
 	Scenario string `json:"sc,omitempty"`
 	Cached   *int   `json:"cached,omitempty"`
@@ -102,9 +102,9 @@ func newShardPart(o Run) *ShardPart {
 		}
 		if res.Turn > 0 {
 			row.Turn, row.Scenario = res.Turn, res.Scenario
-			if res.CachedReported {
-				row.Cached = &res.CachedPromptTokens
-			}
+		}
+		if res.CachedReported {
+			row.Cached = &res.CachedPromptTokens
 		}
 		for _, c := range res.Checks {
 			if c.Met {

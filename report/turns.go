@@ -26,6 +26,44 @@ type TurnSummary struct {
 	CachedTokens *float64 `json:"cached_tokens_mean"`
 }
 
+// PromptCache is what the engine's prefix cache served the successful
+// requests whose usage said (prompt_tokens_details.cached_tokens).
+type PromptCache struct {
+	Requests     int     `json:"requests"` // successful requests whose usage reported it
+	PromptTokens int     `json:"prompt_tokens"`
+	CachedTokens int     `json:"cached_tokens"`
+	HitRatio     float64 `json:"hit_ratio"` // cached / prompt tokens
+}
+
+// newPromptCache sums the cache reports of results; nil without one.
+func newPromptCache(results []*prober.Result) *PromptCache {
+	var c PromptCache
+	for _, res := range results {
+		if res.Outcome == prober.OutcomeSuccess && res.CachedReported {
+			c.Requests++
+			c.PromptTokens += cmp.Or(res.PromptTokensReported, res.PromptTokensRequested)
+			c.CachedTokens += res.CachedPromptTokens
+		}
+	}
+	if c.Requests == 0 {
+		return nil
+	}
+	if c.PromptTokens > 0 {
+		c.HitRatio = float64(c.CachedTokens) / float64(c.PromptTokens)
+	}
+	return &c
+}
+
+// PromptCacheText says in one line what the engine's prefix cache served.
+func (r *Report) PromptCacheText() string {
+	c := r.PromptCache
+	if c == nil {
+		return "prefix cache: n/a (the engine's usage reported no cached prompt tokens; vLLM does with --enable-prompt-tokens-details)"
+	}
+	return fmt.Sprintf("prefix cache: %.1f%% of prompt tokens served from the engine's cache (%d of %d, its usage over %d of %d successful requests)",
+		100*c.HitRatio, c.CachedTokens, c.PromptTokens, c.Requests, r.Outcomes[prober.OutcomeSuccess])
+}
+
 // newTurns summarises the conversation turns among results by scenario and
 // turn; nil when there are none.
 func newTurns(results []*prober.Result) []TurnSummary {
@@ -93,8 +131,10 @@ func (*Report) TurnHeader() []string {
 	return []string{"scenario", "turn", "ok/sent", "TTFT p50", "p90", "p99", "prompt tokens", "cached tokens"}
 }
 
-// writeTurns writes the by-turn table of the text report, when there is one.
+// writeTurns writes the prefix cache line and the by-turn table of the
+// text report, when there is one.
 func (r *Report) writeTurns(out io.Writer) {
+	fmt.Fprintln(out, "\n"+r.PromptCacheText())
 	if len(r.Turns) == 0 {
 		return
 	}
@@ -107,8 +147,12 @@ func (r *Report) writeTurns(out io.Writer) {
 	_ = tw.Flush()
 }
 
-// markdownTurns writes the by-turn table in Markdown, when there is one.
+// markdownTurns writes the prefix cache line and the by-turn table in
+// Markdown, when there is one.
 func (r *Report) markdownTurns(b *strings.Builder) {
+	if r.PromptCache != nil {
+		b.WriteString("\n" + md(r.PromptCacheText()) + ".\n")
+	}
 	if len(r.Turns) == 0 {
 		return
 	}

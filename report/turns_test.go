@@ -77,14 +77,23 @@ func TestTurnsAndTheirShards(t *testing.T) {
 			}
 		}
 	}
+	want := &PromptCache{Requests: 3, PromptTokens: 400, CachedTokens: 96, HitRatio: 0.24}
+	if !reflect.DeepEqual(single.PromptCache, want) || !reflect.DeepEqual(merged.PromptCache, want) {
+		t.Errorf("prompt cache single %+v, merged %+v, want %+v", single.PromptCache, merged.PromptCache, want)
+	}
+	var text strings.Builder
+	single.WriteText(&text)
+	if line := "prefix cache: 24.0% of prompt tokens served from the engine's cache (96 of 400, its usage over 3 of 4 successful requests)"; !strings.Contains(text.String(), line) {
+		t.Errorf("the text report lacks %q:\n%s", line, text.String())
+	}
 	if !reflect.DeepEqual(single.Turns, merged.Turns) {
 		t.Errorf("merged turns differ from a single run's:\n%+v\n%+v", merged.Turns, single.Turns)
 	}
 	// Reports of bursts without conversations have no table.
-	var text strings.Builder
+	text.Reset()
 	plain := Build(b, Run{Rate: 1, Results: []*prober.Result{{Sched: origin, Outcome: prober.OutcomeSuccess, TTFT: time.Millisecond, OutputChunks: 1}}, NotSent: map[string]int{}, Start: origin, End: origin.Add(time.Second)}, Meta{})
 	plain.WriteText(&text)
-	if plain.Turns != nil || strings.Contains(text.String(), "by turn") {
+	if plain.Turns != nil || strings.Contains(text.String(), "by turn") || plain.PromptCache != nil || !strings.Contains(text.String(), "prefix cache: n/a") {
 		t.Errorf("a burst without conversations has a turn table: %+v", plain.Turns)
 	}
 }

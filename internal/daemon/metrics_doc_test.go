@@ -71,7 +71,15 @@ scenarios:
     output_tokens: 4
     slo: {ttft: 2s, tpot: 1s, e2e: 5s, stall: 1s}
     quality: {contains: " "}
-canary: {interval: 200ms}
+  - name: chat
+    prompt_tokens: 16
+    output_tokens: 4
+    conversation: {turns: 2}
+canary:
+  interval: 200ms
+  probes:
+    - {scenarios: [checked]}
+    - {scenarios: [chat], targets: [sim], interval: 1s}
 bursts:
   - name: quick
     target: sim
@@ -104,7 +112,8 @@ bursts:
 	lazy := []string{"llmprobe_quality_checks_total", "llmprobe_target_info", "llmprobe_token_count_source_total", "llmprobe_burst_regression_ratio", "llmprobe_burst_measurement_error_bound_seconds",
 		"llmprobe_request_failures_total", "llmprobe_target_tls_cert_expiry_timestamp_seconds",
 		"llmprobe_engine_latency_seconds", "llmprobe_engine_latency_mean_seconds",
-		"llmprobe_time_to_first_reasoning_token_seconds", "llmprobe_time_to_first_answer_token_seconds", "llmprobe_reasoning_output_tokens_total"}
+		"llmprobe_time_to_first_reasoning_token_seconds", "llmprobe_time_to_first_answer_token_seconds", "llmprobe_reasoning_output_tokens_total",
+		"llmprobe_conversation_ttft_seconds"}
 	var got map[string]registered
 	var missing []string
 	defer func() {

@@ -39,8 +39,9 @@ func TestReportPageShowsTurns(t *testing.T) {
 	withTurns := *old
 	withTurns.Turns = []report.TurnSummary{{Scenario: "chat", Turn: 2, Requests: 3, Succeeded: 2, TTFT: report.Summarize([]float64{0.05, 0.07}), PromptTokens: &prompt, CachedTokens: &cached},
 		{Scenario: "chat", Turn: 3, Requests: 1, TTFT: report.Summarize(nil)}}
+	withTurns.PromptCache = &report.PromptCache{Requests: 2, PromptTokens: 2000, CachedTokens: 500, HitRatio: 0.25}
 	page := render(t, &withTurns)
-	wantAll(t, "a report with turns", page, `<section id="turns">`, "<th>cached tokens</th>",
+	wantAll(t, "a report with turns", page, "prefix cache: 25.0% of prompt tokens served from the engine's cache (500 of 2000,", `<section id="turns">`, "<th>cached tokens</th>",
 		`<tr><td>chat</td><td class="num">2</td><td class="num">2/3</td><td class="num">60.0ms</td>`, `<td class="num">1168</td><td class="num">96</td></tr>`,
 		`<td class="num">0/1</td><td class="num">n/a</td>`)
 }
