@@ -44,7 +44,11 @@ func Converse(wait context.Context, first Request, session *prompt.Session, do f
 			res.Answer = truncate(res.Answer, answerPreview)
 		}
 		done(res)
-		if res.Outcome != OutcomeSuccess {
+		switch res.Outcome {
+		case OutcomeSuccess:
+		case OutcomeCancelled:
+			return turns - turn, "" // llmprobe stopped it: the caller knows why
+		default:
 			return turns - turn, ReasonEarlierTurnFailed
 		}
 	}

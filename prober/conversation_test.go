@@ -173,3 +173,19 @@ func TestCachedPromptTokens(t *testing.T) {
 		}
 	}
 }
+
+// A turn llmprobe itself cancelled (shutdown, a reload) did not fail: the
+// turns left carry the caller's reason, not the target's.
+func TestConverseCancelledTurn(t *testing.T) {
+	target, _ := recordBodies(t, config.APIChat)
+	c := newClient(t, target)
+	s := conversationScenario(3)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var got []*Result
+	left, why := Converse(context.Background(), Request{Scenario: s, Sched: time.Now()}, prompt.NewBuilder(s, 1).Session(1),
+		func(r Request) *Result { return c.Do(ctx, r) }, func(r *Result) { got = append(got, r) })
+	if len(got) != 1 || got[0].Outcome != OutcomeCancelled || left != 2 || why != "" {
+		t.Errorf("%d results (%v), %d left with reason %q: want one cancelled, 2 left, no reason", len(got), got[0].Outcome, left, why)
+	}
+}
