@@ -1,10 +1,13 @@
 package prompt
 
 import (
+	"encoding/json"
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"unsafe"
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/testkit"
@@ -17,7 +20,7 @@ func TestPromptLengthsAndNonce(t *testing.T) {
 	seen := map[string]bool{}
 	for range 200 {
 		p, maxTokens := b.Next()
-		if n := len(strings.Fields(p.Text)); n != 100 || p.RequestedTokens != 100 {
+		if n := len(strings.Fields(p.Text + p.Tail)); n != 100 || p.RequestedTokens != 100 {
 			t.Fatalf("prompt has %d words, requested %d; want 100", n, p.RequestedTokens)
 		}
 		if maxTokens != 6 {
@@ -37,7 +40,7 @@ func TestSharedPrefix(t *testing.T) {
 	s.SharedPrefixTokens = 32
 	a, _ := NewBuilder(s, 1).Next()
 	b, _ := NewBuilder(s, 2).Next()
-	wa, wb := strings.Fields(a.Text), strings.Fields(b.Text)
+	wa, wb := strings.Fields(a.Text+a.Tail), strings.Fields(b.Text+b.Tail)
 	if strings.Join(wa[:32], " ") != strings.Join(wb[:32], " ") {
 		t.Error("two builders of one scenario disagree on the shared prefix")
 	}
@@ -178,7 +181,7 @@ func TestEmpiricalSeeded(t *testing.T) {
 // key share exactly prefixTokens leading words, and no more.
 func TestSizedSharesThePrefixKey(t *testing.T) {
 	b := NewBuilder(testkit.Scenario(), 3)
-	words := func(p Prompt) []string { return strings.Fields(p.Text) }
+	words := func(p Prompt) []string { return strings.Fields(p.Text + p.Tail) }
 	common := func(x, y []string) int {
 		n := 0
 		for n < min(len(x), len(y)) && x[n] == y[n] {
@@ -204,5 +207,80 @@ func TestSizedSharesThePrefixKey(t *testing.T) {
 	}
 	if p := b.Sized(1, 900, 0, 0); common(words(p), words(a)) > 2 || p.RequestedTokens != 900 {
 		t.Errorf("no key: %d words shared with a keyed prompt, %d tokens", common(words(p), words(a)), p.RequestedTokens)
+	}
+}
+
+// Every long prompt of a builder ends with a slice of one body, not a copy:
+// its Tail points into the same memory whatever the request, the prompt is
+// nonce first, and Text is small.
+func TestLongPromptsShareTheBody(t *testing.T) {
+	s := testkit.Scenario()
+	s.PromptTokens = config.Distribution{Kind: config.DistUniform, Min: 16 << 10, Max: 128 << 10}
+	b := NewBuilder(s, 9)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	prompts := make([]Prompt, 16)
+	for i := range prompts {
+		wg.Go(func() {
+			p, _ := b.At(uint64(i))
+			mu.Lock()
+			prompts[i] = p
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	base := unsafe.StringData(prompts[0].Tail)
+	nonces := map[string]bool{}
+	for i, p := range prompts {
+		if unsafe.StringData(p.Tail) != base {
+			t.Errorf("prompt %d: its tail is not the builder's body", i)
+		}
+		if len(p.Text) > 64 || len(strings.Fields(p.Text)) != nonceWords {
+			t.Errorf("prompt %d: text %q, want the %d-word nonce alone", i, p.Text, nonceWords)
+		}
+		if n := len(strings.Fields(p.Text + p.Tail)); n != p.RequestedTokens || n < 16<<10 {
+			t.Errorf("prompt %d: %d words, %d requested", i, n, p.RequestedTokens)
+		}
+		nonces[p.Text] = true
+		if again, _ := b.At(uint64(i)); again != p {
+			t.Errorf("prompt %d: At is not the same prompt twice", i)
+		}
+	}
+	if len(nonces) != len(prompts) {
+		t.Errorf("%d distinct nonces in %d prompts", len(nonces), len(prompts))
+	}
+}
+
+// A body made longer starts with the same words, so a prompt does not
+// depend on the lengths asked for before it; every word ends where a slice
+// of that many words ends.
+func TestBodyGrowsDeterministically(t *testing.T) {
+	fresh := NewBuilder(testkit.Scenario(), 4)
+	used := NewBuilder(testkit.Scenario(), 4)
+	used.At(0)               // a body of the scenario's 16 words
+	used.Sized(1, 300, 0, 0) // past it: made longer
+	want := fresh.Sized(2, 5000, 0, 0)
+	if got := used.Sized(2, 5000, 0, 0); got != want {
+		t.Error("the prompt depends on the lengths asked for before it")
+	}
+	all := strings.Fields(want.Tail)
+	for _, n := range []int{1, 63, 64, 65, 127, 128, 129, 4000, len(all)} {
+		if got := strings.Fields(fresh.body.words(n)); !slices.Equal(got, all[:n]) {
+			t.Errorf("words(%d) is %d words, not the body's first %d", n, len(got), n)
+		}
+	}
+}
+
+// The body is written into a JSON request as it is: its words must need no
+// escaping, and each costs at most the 11 bytes the memory check charges.
+func TestVocabularyNeedsNoEscaping(t *testing.T) {
+	for _, w := range vocabulary {
+		q, _ := json.Marshal(w)
+		if string(q) != `"`+w+`"` || strings.ContainsFunc(w, func(r rune) bool { return r < 'a' || r > 'z' }) {
+			t.Errorf("word %q is not plain lowercase ASCII", w)
+		}
+		if len(w)+1 > 11 {
+			t.Errorf("word %q costs %d bytes with its space, past 11", w, len(w)+1)
+		}
 	}
 }
