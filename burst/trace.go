@@ -120,7 +120,7 @@ func tracePlan(b config.Burst, stats *traceStats) iter.Seq[Arrival] {
 func clamp32(n int) int32 { return int32(min(max(n, 0), math.MaxInt32)) }
 
 // MooncakeBlockTokens is the tokens one Mooncake hash id stands for.
-const MooncakeBlockTokens = 512
+const MooncakeBlockTokens = config.MooncakeBlockTokens
 
 // traceLengths is what a trace arrival sends under scenario s: the trace's
 // prompt and output lengths, each clamped to the scenario's maximum (what

@@ -10,6 +10,10 @@ import (
 	"github.com/llmprobe/llmprobe/replay"
 )
 
+// MooncakeBlockTokens is the tokens one Mooncake hash id stands for: a
+// trace prompt's keyed prefix is at most this long.
+const MooncakeBlockTokens = 512
+
 // validateTrace checks a trace burst and reads the part of its file the
 // burst replays, so that a bad line fails the load with its line number and
 // the planned-request bound is the trace's own count.
