@@ -64,6 +64,11 @@ const (
 	qualityKeepBytes = 64 << 10
 )
 
+// MaxInlineBody is the longest request body the prober sends as one buffer
+// (a copy of the prompt) with its headers; a longer one is written from
+// the prompt's pieces where they are, after the headers.
+const MaxInlineBody = 16 << 10
+
 // Footprint is what one run of a burst may hold at most.
 type Footprint struct {
 	Requests int   // planned, warmup and every sweep step included
@@ -201,7 +206,9 @@ func (s Scenario) streamBytes(trace bool) int64 {
 	if trace {
 		own = max(own, MooncakeBlockTokens)
 	}
-	return streamBytes + bytesPerWord*int64(min(own+nonceTokens, s.maxPromptTokens()))
+	n := int64(s.maxPromptTokens())
+	inline := min(MaxInlineBody, bytesPerWord*n) // a short prompt's body, one copy
+	return streamBytes + inline + bytesPerWord*min(int64(own+nonceTokens), n)
 }
 
 // bodyBytes is the body every synthetic prompt of s ends with: made once

@@ -4,7 +4,7 @@ import "testing"
 
 // A synthetic prompt's words past its nonce are one body per scenario: a
 // 128k-token scenario costs its body once and each request in flight its
-// nonce and buffers, so ten in flight fit the default limit, and one more
+// nonce and buffers (and at most a short body's copy), so ten in flight fit the default limit, and one more
 // request in flight costs no prompt.
 func TestLongPromptFootprint(t *testing.T) {
 	cfg, err := Parse([]byte(`
@@ -24,8 +24,8 @@ bursts:
 	if ten.Bytes > int64(DefaultLimits.MaxBurstMemory) {
 		t.Errorf("128k tokens × 10 in flight: %d bytes, past the default limit", ten.Bytes)
 	}
-	if d := eleven.Bytes - ten.Bytes; d != streamBytes+nonceTokens*bytesPerWord {
-		t.Errorf("one more in flight costs %d bytes, want its buffers and nonce (%d)", d, streamBytes+nonceTokens*bytesPerWord)
+	if want := int64(streamBytes + MaxInlineBody + nonceTokens*bytesPerWord); eleven.Bytes-ten.Bytes != want {
+		t.Errorf("one more in flight costs %d bytes, want its buffers, a short body and its nonce (%d)", eleven.Bytes-ten.Bytes, want)
 	}
 	const body = 131072*bytesPerWord + 131072/64*bodyMarkBytes
 	if ten.Bytes < body {

@@ -156,3 +156,25 @@ bursts:
 		t.Errorf("a 128k-token request allocates %d bytes, past the %d the footprint charges a request in flight", got, perRequest)
 	}
 }
+
+// A server that closes the connection while a long body is still being
+// written is a reset, as it is before a short body's headers are answered:
+// the transport may report the write that failed on the closed connection
+// rather than the read.
+func TestLongBodyCutIsAReset(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hijackClose(t, w, "")
+	}))
+	defer srv.Close()
+	s := testkit.Scenario()
+	s.PromptTokens = config.Distribution{Kind: config.DistFixed, Value: 128 << 10}
+	c := newClient(t, testkit.Target(srv.URL, config.APIChat))
+	builder := prompt.NewBuilder(s, 1)
+	for i := range 20 {
+		p, maxTokens := builder.At(uint64(i))
+		res := c.Do(context.Background(), Request{Scenario: s, Prompt: p, MaxTokens: maxTokens, Sched: time.Now()})
+		if res.Outcome != OutcomeConnectionError || res.Reason != reasonReset {
+			t.Fatalf("request %d: %s, %s (%s), want connection_error, %s", i, res.Outcome, res.Reason, res.Error, reasonReset)
+		}
+	}
+}

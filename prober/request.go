@@ -287,16 +287,31 @@ func (c *Client) requestBody(model string, r Request) (*requestBody, error) {
 	}
 	quoted, _ := json.Marshal(promptSentinel)
 	if i := bytes.Index(out, quoted); i >= 0 && bytes.Count(out, quoted) == 1 {
-		return &requestBody{
+		b := &requestBody{
 			head:    out[:i+1],
 			closing: out[i+len(quoted)-1:],
 			text:    escapeJSON(r.Prompt.Text),
 			tail:    escapeJSON(r.Prompt.Tail),
-		}, nil
+		}
+		return b.inline(), nil
 	}
 	// extra_body holds the sentinel too: marshalled whole, a copy.
 	out, err = json.Marshal(c.requestFields(model, r, r.Prompt.Text+r.Prompt.Tail))
 	return &requestBody{head: out}, err
+}
+
+// inline makes a short body one buffer again: net/http writes a body it
+// knows is in memory together with the headers, one write as a short
+// request always was, but flushes the headers first for any other reader.
+func (b *requestBody) inline() *requestBody {
+	if b.size() > config.MaxInlineBody {
+		return b
+	}
+	flat := make([]byte, 0, b.size())
+	flat = append(flat, b.head...)
+	flat = b.text.appendTo(flat)
+	flat = b.tail.appendTo(flat)
+	return &requestBody{head: append(flat, b.closing...)}
 }
 
 // size is the body's length in bytes, its Content-Length.
@@ -306,6 +321,9 @@ func (b *requestBody) size() int64 {
 
 // open reads the body from its start; each call reads it again (GetBody).
 func (b *requestBody) open() io.Reader {
+	if b.text.size()+b.tail.size()+len(b.closing) == 0 {
+		return bytes.NewReader(b.head) // inline: sent with the headers
+	}
 	return readOnly{io.MultiReader(bytes.NewReader(b.head), b.text.reader(), b.tail.reader(), bytes.NewReader(b.closing))}
 }
 
@@ -342,6 +360,13 @@ func (j jsonString) size() int {
 		return len(j.escaped)
 	}
 	return len(j.plain)
+}
+
+func (j jsonString) appendTo(b []byte) []byte {
+	if j.escaped != nil {
+		return append(b, j.escaped...)
+	}
+	return append(b, j.plain...)
 }
 
 func (j jsonString) reader() io.Reader {
