@@ -4,8 +4,11 @@
 // (its prefill cost per token made small, so a 128k-token prompt takes
 // milliseconds, not seconds, and its decode long enough that every slot
 // fills). It prints the gate's peak RSS (the kernel's ru_maxrss of the
-// exited process), the most requests the engine ran at once, and how the
-// requests ended. It builds nothing.
+// exited process) and its peak anonymous RSS (polled), the most requests
+// the engine ran at once, and how the requests ended. It builds nothing.
+// ru_maxrss counts the binary's own mapped pages too, which differ by a few
+// MiB with the page cache (a binary just written by go build maps more):
+// compare binaries copied fresh, or by RssAnon.
 //
 //	make build && go run ./bench/longctx -bin bin/llmprobe
 package main
@@ -86,10 +89,17 @@ func run(bin string, cfg sim.Config, tokens, concurrency, requests, output int) 
 	defer logFile.Close()
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 
-	// The engine's running count, polled: the most it ran at once.
-	var running atomic.Int64
+	// Polled: the most the engine ran at once, and the gate's anonymous
+	// memory (its heap and stacks; ru_maxrss also counts the binary's
+	// pages, which vary with the page cache by a few MiB).
+	var running, anon atomic.Int64
 	done := make(chan struct{})
+	polled := make(chan struct{})
+	if err := cmd.Start(); err != nil {
+		return err
+	}
 	go func() {
+		defer close(polled)
 		for {
 			select {
 			case <-done:
@@ -98,12 +108,16 @@ func run(bin string, cfg sim.Config, tokens, concurrency, requests, output int) 
 				if n, err := engineMetric(url, "vllm:num_requests_running"); err == nil && int64(n) > running.Load() {
 					running.Store(int64(n))
 				}
+				if kb, err := rssAnon(cmd.Process.Pid); err == nil && kb > anon.Load() {
+					anon.Store(kb)
+				}
 			}
 		}
 	}()
 	start := time.Now()
-	err = cmd.Run()
+	err = cmd.Wait()
 	close(done)
+	<-polled
 	code := cmd.ProcessState.ExitCode()
 	if err != nil && code != 1 { // 1: measured, a gate failed
 		log, _ := os.ReadFile(logFile.Name())
@@ -124,8 +138,8 @@ func run(bin string, cfg sim.Config, tokens, concurrency, requests, output int) 
 	}
 	fmt.Printf("llmprobe gate, %d requests of %d prompt tokens and %d output tokens, max_concurrency %d, engine prefill %s per token:\n",
 		requests, tokens, output, concurrency, cfg.PrefillPerToken)
-	fmt.Printf("  peak RSS %.1f MiB (ru_maxrss), %d running at once at the engine at most, outcomes %v, %.0f prompt tokens per request at the engine (the gate's preflight request included), %s, exit %d\n",
-		float64(ru.Maxrss)/1024, running.Load(), outcomes, promptTokens/float64(requests+1), time.Since(start).Round(100*time.Millisecond), code)
+	fmt.Printf("  peak RSS %.1f MiB (ru_maxrss), peak RssAnon %.1f MiB (polled), %d running at once at the engine at most, outcomes %v, %.0f prompt tokens per request at the engine (the gate's preflight request included), %s, exit %d\n",
+		float64(ru.Maxrss)/1024, float64(anon.Load())/1024, running.Load(), outcomes, promptTokens/float64(requests+1), time.Since(start).Round(100*time.Millisecond), code)
 	return nil
 }
 
@@ -144,6 +158,20 @@ func engineMetric(url, name string) (float64, error) {
 		}
 	}
 	return 0, fmt.Errorf("no %s on %s/metrics", name, url)
+}
+
+// rssAnon is RssAnon of /proc/PID/status, in kB.
+func rssAnon(pid int) (int64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.Lines(string(data)) {
+		if v, ok := strings.CutPrefix(line, "RssAnon:"); ok {
+			return strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("no RssAnon in /proc/%d/status", pid)
 }
 
 // outcomesOf is the report's measured requests by outcome.
