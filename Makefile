@@ -14,7 +14,7 @@ STATICCHECK_VERSION ?= v0.8.2
 # nvml.h marks many calls deprecated; the warnings drown real build output.
 export CGO_CFLAGS ?= -Wno-deprecated-declarations
 
-.PHONY: all build test lint run generate fmt-check vet staticcheck bench bench-rss
+.PHONY: all build test lint run generate fmt-check vet staticcheck bench bench-rss bench-longctx
 
 all: lint test build
 
@@ -55,3 +55,8 @@ bench:
 # ready (about 70 s).
 bench-rss: build
 	$(GO) run ./bench/rss -bin $(BIN)
+
+# The gate's peak RSS sending 128k-token prompts, 10 at once, to the sim in a
+# child process (about 20 s); docs/long-context.md quotes it.
+bench-longctx: build
+	$(GO) run ./bench/longctx -bin $(BIN)

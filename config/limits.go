@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/alecthomas/units"
+
+	"github.com/llmprobe/llmprobe/replay"
 )
 
 // Limits bound what one burst may make llmprobe hold in memory; a burst whose
@@ -55,11 +57,19 @@ const (
 const (
 	resultBytes      = 4 << 10 // a measured result with its log, checks and answer preview
 	bytesPerITL      = 8       // one inter-token latency per output token
-	bytesPerPrompt   = 3 * 11  // a token is a word of up to 10 bytes and a space; text, body and send buffer
+	bytesPerWord     = 11      // a synthetic token: a word of up to 10 bytes and its space
+	bytesPerPrompt   = 3 * 11  // a literal or dataset token: its text and the JSON-escaped copy, which escapes lengthen
+	nonceTokens      = 4       // the nonce before a synthetic prompt's own words
+	bodyMarkBytes    = 4       // a synthetic body's index: one int32 per 64 words
 	streamBytes      = 96 << 10
-	queuedBytes      = 96 // a released request waiting for a slot, with a trace's lengths
+	queuedBytes      = 96 // a released request waiting for a slot, with a trace's lengths (and ids: Footprint)
 	qualityKeepBytes = 64 << 10
 )
+
+// MaxInlineBody is the longest request body the prober sends as one buffer
+// (a copy of the prompt) with its headers; a longer one is written from
+// the prompt's pieces where they are, after the headers.
+const MaxInlineBody = 16 << 10
 
 // Footprint is what one run of a burst may hold at most.
 type Footprint struct {
@@ -139,23 +149,30 @@ func (b Burst) Rates() []float64 {
 }
 
 // Footprint is the most one run of b may hold: every measured result until
-// the report is written, and a prompt, a body and a connection's buffers for
-// each request in flight.
+// the report is written, each scenario's synthetic body once, and a
+// request's own prompt text, body and connection buffers for each request
+// in flight.
 func (c *Config) Footprint(b Burst) Footprint {
 	var f Footprint
 	scenarios := c.ScenariosOf(b)
+	trace := b.Arrival.Process == ArrivalTrace
 	perResult, perStream, turns := int64(0), int64(0), 1
 	for _, s := range scenarios {
 		perResult = max(perResult, s.resultBytes())
-		perStream = max(perStream, s.streamBytes())
+		perStream = max(perStream, s.streamBytes(trace))
 		turns = max(turns, s.TurnsOf())
+		f.Bytes += s.bodyBytes()
+	}
+	queued := int64(queuedBytes)
+	if trace {
+		queued += 8 * replay.MaxBlocks // a Mooncake record's hash ids ride with it
 	}
 	for _, rate := range b.Rates() {
 		w, m := b.PlannedRequests(rate)
 		// A conversation's arrival is a session of several requests.
 		f.Requests += (w + m) * turns
 		f.Measured += m * turns
-		f.Bytes += int64(m)*perResult + int64(w+m)*queuedBytes
+		f.Bytes += int64(m)*perResult + int64(w+m)*queued
 	}
 	f.Bytes += int64(min(b.MaxConcurrency, f.Requests)) * perStream
 	return f
@@ -171,7 +188,7 @@ func (c *Config) CanaryFootprint() (schedules int, rate float64, bytes int64) {
 		schedules++
 		rate += float64(s.TurnsOf()) / p.Interval.Seconds() // a conversation's tick sends its every turn
 		inFlight := int64(s.sessionSpan(t.Timeout.Std())/p.Interval) + 1
-		bytes += inFlight * (s.streamBytes() + s.resultBytes())
+		bytes += inFlight*(s.streamBytes(false)+s.resultBytes()) + s.bodyBytes()
 	}
 	return schedules, rate, bytes
 }
@@ -185,10 +202,32 @@ func (s Scenario) resultBytes() int64 {
 	return r * int64(s.TurnsOf()) // a session's arrival keeps one per turn
 }
 
-// streamBytes is the most one request of s in flight holds: its prompt,
-// body and connection buffers.
-func (s Scenario) streamBytes() int64 {
-	return streamBytes + bytesPerPrompt*int64(s.maxPromptTokens())
+// streamBytes is the most one request of s in flight holds: its own
+// prompt text, request body and connection buffers. A synthetic prompt's
+// own text is its shared prefix (or a trace's keyed prefix) and nonce; the
+// rest is a slice of the scenario's body, which bodyBytes counts once.
+func (s Scenario) streamBytes(trace bool) int64 {
+	if s.PromptDataset != nil || s.Prompt != "" || s.Conversation != nil {
+		// Held whole: a conversation's later turns carry its history.
+		return streamBytes + bytesPerPrompt*int64(s.maxPromptTokens())
+	}
+	own := s.SharedPrefixTokens
+	if trace {
+		own = max(own, replay.MaxBlocks*replay.BlockTokens) // a Mooncake record's blocks
+	}
+	n := int64(s.maxPromptTokens())
+	inline := min(MaxInlineBody, bytesPerWord*n) // a short prompt's body, one copy
+	return streamBytes + inline + bytesPerWord*min(int64(own+nonceTokens), n)
+}
+
+// bodyBytes is the body every synthetic prompt of s ends with: made once
+// per builder, that is per burst run and per canary schedule.
+func (s Scenario) bodyBytes() int64 {
+	if s.PromptDataset != nil || s.Prompt != "" {
+		return 0
+	}
+	n := int64(s.PromptTokens.Maximum())
+	return n*bytesPerWord + n/64*bodyMarkBytes
 }
 
 // maxPromptTokens is the longest prompt the scenario sends.

@@ -162,7 +162,10 @@ func classify(ctx context.Context, err error) (Outcome, string) {
 		return OutcomeConnectionError, reasonTLS
 	case strings.Contains(err.Error(), "stopped after") && strings.Contains(err.Error(), "redirects"):
 		return OutcomeConnectionError, reasonRedirect
-	case errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.EPIPE):
+	case errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.EPIPE),
+		// The transport closed the connection on the server's close while
+		// it still wrote a long body, and reports that write.
+		errors.Is(err, net.ErrClosed):
 		return OutcomeConnectionError, reasonReset
 	}
 	return OutcomeConnectionError, reasonOther

@@ -97,11 +97,14 @@ func (c *Client) do(ctx context.Context, r Request) *Result {
 		return res
 	}
 	tr := &tracer{sched: r.Sched}
-	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, tr.trace()), http.MethodPost, c.endpoint(), bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, tr.trace()), http.MethodPost, c.endpoint(), body.open())
 	if err != nil {
 		res.fail(OutcomeConnectionError, phaseRequest, reasonOther, err.Error())
 		return res
 	}
+	// Known length, not chunked; GetBody lets the transport send it again.
+	req.ContentLength = body.size()
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(body.open()), nil }
 	c.setHeaders(req)
 	res.RequestID = newRequestID()
 	res.TraceParent = traceParent(res.RequestID)
@@ -235,7 +238,8 @@ func (r *Result) logf(format string, args ...any) {
 	r.Log = append(r.Log, fmt.Sprintf("%7.1fms ", float64(time.Since(r.Sched).Microseconds())/1000)+fmt.Sprintf(format, args...))
 }
 
-func (c *Client) requestBody(model string, r Request) ([]byte, error) {
+// requestFields is the request's JSON object, with content as the prompt.
+func (c *Client) requestFields(model string, r Request, content string) map[string]any {
 	body := make(map[string]any, 8+len(c.target.ExtraBody))
 	maps.Copy(body, c.target.ExtraBody)
 	body["model"] = model
@@ -250,13 +254,13 @@ func (c *Client) requestBody(model string, r Request) ([]byte, error) {
 	streamOptions["include_usage"] = true
 	body["stream_options"] = streamOptions
 	if c.target.API == config.APICompletions {
-		body["prompt"] = completionsPrompt(r.Prompt)
+		body["prompt"] = completionsPrompt(r.Prompt.History, content)
 	} else {
 		messages := make([]map[string]string, 0, len(r.Prompt.History)+1)
 		for _, m := range r.Prompt.History {
 			messages = append(messages, map[string]string{"role": m.Role, "content": m.Content})
 		}
-		body["messages"] = append(messages, map[string]string{"role": "user", "content": r.Prompt.Text})
+		body["messages"] = append(messages, map[string]string{"role": "user", "content": content})
 	}
 	s := r.Scenario.Sampling
 	if s.Temperature != nil {
@@ -268,22 +272,132 @@ func (c *Client) requestBody(model string, r Request) ([]byte, error) {
 	if s.Seed != nil {
 		body["seed"] = *s.Seed
 	}
-	return json.Marshal(body)
+	return body
+}
+
+// promptSentinel stands for the prompt when the request is marshalled; the
+// body is then sent as the bytes around it with the prompt written between.
+const promptSentinel = "\x00llmprobe:prompt\x00"
+
+// requestBody is a request's JSON body in pieces: the marshalled request up
+// to the prompt's opening quote, the prompt's Text and Tail, and the rest.
+// A long prompt's Tail is the builder's shared body, sent from where it is:
+// the request holds no copy of it.
+type requestBody struct {
+	head, closing []byte
+	text, tail    jsonString
+}
+
+func (c *Client) requestBody(model string, r Request) (*requestBody, error) {
+	out, err := json.Marshal(c.requestFields(model, r, promptSentinel))
+	if err != nil {
+		return nil, err
+	}
+	quoted, _ := json.Marshal(promptSentinel)
+	if i := bytes.Index(out, quoted); i >= 0 && bytes.Count(out, quoted) == 1 {
+		b := &requestBody{
+			head:    out[:i+1],
+			closing: out[i+len(quoted)-1:],
+			text:    escapeJSON(r.Prompt.Text),
+			tail:    escapeJSON(r.Prompt.Tail),
+		}
+		return b.inline(), nil
+	}
+	// extra_body holds the sentinel too: marshalled whole, a copy.
+	out, err = json.Marshal(c.requestFields(model, r, r.Prompt.Text+r.Prompt.Tail))
+	return &requestBody{head: out}, err
+}
+
+// inline makes a short body one buffer again: net/http writes a body it
+// knows is in memory together with the headers, one write as a short
+// request always was, but flushes the headers first for any other reader.
+func (b *requestBody) inline() *requestBody {
+	if b.size() > config.MaxInlineBody {
+		return b
+	}
+	flat := make([]byte, 0, b.size())
+	flat = append(flat, b.head...)
+	flat = b.text.appendTo(flat)
+	flat = b.tail.appendTo(flat)
+	return &requestBody{head: append(flat, b.closing...)}
+}
+
+// size is the body's length in bytes, its Content-Length.
+func (b *requestBody) size() int64 {
+	return int64(len(b.head) + b.text.size() + b.tail.size() + len(b.closing))
+}
+
+// open reads the body from its start; each call reads it again (GetBody).
+func (b *requestBody) open() io.Reader {
+	if b.text.size()+b.tail.size()+len(b.closing) == 0 {
+		return bytes.NewReader(b.head) // inline: sent with the headers
+	}
+	return readOnly{io.MultiReader(bytes.NewReader(b.head), b.text.reader(), b.tail.reader(), bytes.NewReader(b.closing))}
+}
+
+// readOnly hides a MultiReader's WriteTo, which makes a 32 KiB buffer per
+// call: net/http calls it once more after Content-Length bytes, to see
+// that nothing is left.
+type readOnly struct{ io.Reader }
+
+// jsonString is a string as it is written inside a JSON string: itself when
+// nothing in it needs escaping (synthetic words never do), else escaped.
+type jsonString struct {
+	plain   string
+	escaped []byte
+}
+
+// escapeJSON escapes s as json.Marshal does, and copies it only when some
+// byte needs escaping: a control character, a quote or backslash, one of
+// the <>& that json.Marshal escapes for HTML, or any non-ASCII byte (invalid
+// UTF-8, U+2028 and U+2029 are escaped too; the rest is left to
+// json.Marshal). Text and Tail split between words, so escaping each alone
+// writes what escaping them together would.
+func escapeJSON(s string) jsonString {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always marshals
+			return jsonString{escaped: q[1 : len(q)-1]}
+		}
+	}
+	return jsonString{plain: s}
+}
+
+func (j jsonString) size() int {
+	if j.escaped != nil {
+		return len(j.escaped)
+	}
+	return len(j.plain)
+}
+
+func (j jsonString) appendTo(b []byte) []byte {
+	if j.escaped != nil {
+		return append(b, j.escaped...)
+	}
+	return append(b, j.plain...)
+}
+
+func (j jsonString) reader() io.Reader {
+	if j.escaped != nil {
+		return bytes.NewReader(j.escaped)
+	}
+	return strings.NewReader(j.plain)
 }
 
 // completionsPrompt is a conversation as one text for the completions API:
-// its messages in order, a blank line apart, so every turn's prompt starts
-// with the one before it and the prefix cache can serve it.
-func completionsPrompt(p prompt.Prompt) string {
-	if len(p.History) == 0 {
-		return p.Text
+// its earlier messages in order, a blank line apart, then the new one, so
+// every turn's prompt starts with the one before it and the prefix cache can
+// serve it.
+func completionsPrompt(history []prompt.Message, content string) string {
+	if len(history) == 0 {
+		return content
 	}
 	var sb strings.Builder
-	for _, m := range p.History {
+	for _, m := range history {
 		sb.WriteString(m.Content)
 		sb.WriteString("\n\n")
 	}
-	sb.WriteString(p.Text)
+	sb.WriteString(content)
 	return sb.String()
 }
 

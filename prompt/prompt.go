@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/replay"
@@ -31,9 +33,17 @@ month event church south north east west left right lower upper inside outside c
 middle open close start stop run walk read write speak hear listen watch learn teach
 build grow move`)
 
-// Prompt is one prompt to send.
+// Prompt is one prompt to send: Text followed by Tail, with nothing
+// between them, is the text the server sees.
 type Prompt struct {
-	Text            string
+	// Text is the request's own part: the shared prefix and the nonce of a
+	// synthetic prompt, all of a literal or dataset one.
+	Text string
+	// Tail is the rest of a synthetic prompt: a slice of its builder's
+	// body, the same memory for every request, so a long prompt costs a
+	// request a few bytes, not a copy. Plain ASCII words, each after a space,
+	// that need no escaping in JSON; empty for literal and dataset prompts.
+	Tail            string
 	RequestedTokens int
 	// Estimated says RequestedTokens was estimated from a given text (a
 	// literal or dataset prompt) rather than built to length; either way the
@@ -60,13 +70,15 @@ type Builder struct {
 	rng            *rand.Rand
 	prefix         string
 	prompt, output lengths
+	body           body
 }
 
 // NewBuilder seeds the builder. The shared prefix depends on the scenario
 // name alone, so every request of the scenario shares it (warm prefix cache).
 func NewBuilder(s config.Scenario, seed uint64) *Builder {
 	b := &Builder{scenario: s, seed: seed, rng: rand.New(rand.NewPCG(seed, hashString(s.Name))),
-		prompt: newLengths(s.PromptTokens), output: newLengths(s.OutputTokens)}
+		prompt: newLengths(s.PromptTokens), output: newLengths(s.OutputTokens),
+		body: body{seed: seed ^ hashString(s.Name), size: s.PromptTokens.Maximum()}}
 	if s.SharedPrefixTokens > 0 {
 		prefixRng := rand.New(rand.NewPCG(hashString(s.Name), 0x5eed))
 		b.prefix = words(prefixRng, s.SharedPrefixTokens)
@@ -137,7 +149,7 @@ func (s *Session) Next() (Prompt, int) {
 	s.turn++
 	if s.turn == 1 {
 		p, maxTokens := s.b.build(s.rng)
-		p.Turn, s.pending = 1, p.Text
+		p.Turn, s.pending = 1, p.Text+p.Tail // the history holds the whole message
 		s.tokens = p.RequestedTokens
 		return p, maxTokens
 	}
@@ -196,21 +208,85 @@ func blockWords(ids []uint64, n int) string {
 	return sb.String()
 }
 
-// compose writes prefix (n words), the nonce, and words up to total.
-func (*Builder) compose(rng *rand.Rand, nonce string, total int, prefix string, n int) Prompt {
-	var sb strings.Builder
+// compose makes prefix (n words) and the nonce the prompt's Text, and the
+// builder's body its Tail, up to total words. The nonce comes before the
+// body, so no two prompts share a cacheable prefix beyond the shared one.
+func (b *Builder) compose(rng *rand.Rand, nonce string, total int, prefix string, n int) Prompt {
 	if prefix == "" {
 		n = 0
 	}
-	sb.WriteString(prefix)
 	rest := max(total-n, 1)
 	if rest <= nonceWords {
-		sb.WriteString(words(rng, rest))
-	} else {
-		sb.WriteString(nonce)
-		sb.WriteString(words(rng, rest-nonceWords))
+		return Prompt{Text: strings.TrimPrefix(prefix+words(rng, rest), " "), RequestedTokens: n + rest}
 	}
-	return Prompt{Text: strings.TrimPrefix(sb.String(), " "), RequestedTokens: n + rest}
+	return Prompt{Text: strings.TrimPrefix(prefix+nonce, " "), Tail: b.body.words(rest - nonceWords), RequestedTokens: n + rest}
+}
+
+// body is the words every synthetic prompt of a builder ends with, made
+// once and sliced per request.
+type body struct {
+	seed uint64
+	size int // words to make at first: the scenario's longest prompt
+	mu   sync.Mutex
+	made atomic.Pointer[bodyText]
+}
+
+// bodyText is a body as made: immutable, so readers need no lock.
+type bodyText struct {
+	text string // " w1 w2 ...": each word after a space
+	n    int    // words in text
+	// marks[i] is where word (i+1)*markEvery ends: a slice's end is found
+	// by scanning fewer than markEvery words, with an index 16 times
+	// smaller than one offset per word.
+	marks []int32
+}
+
+const markEvery = 64
+
+// words is the body's first n words. The words come from one seeded
+// sequence, so a body made longer starts with the same words: a prompt
+// does not depend on which lengths were asked for before it.
+func (b *body) words(n int) string {
+	t := b.made.Load()
+	if t == nil || t.n < n {
+		b.mu.Lock()
+		if t = b.made.Load(); t == nil {
+			t = makeBody(b.seed, max(n, b.size))
+			b.made.Store(t)
+		} else if t.n < n {
+			// Past the scenario's longest: doubling keeps growth rare.
+			t = makeBody(b.seed, max(n, 2*t.n))
+			b.made.Store(t)
+		}
+		b.mu.Unlock()
+	}
+	end := 0
+	if k := n / markEvery; k > 0 {
+		end = int(t.marks[k-1])
+	}
+	for range n % markEvery {
+		j := strings.IndexByte(t.text[end+1:], ' ')
+		if j < 0 {
+			return t.text
+		}
+		end += 1 + j
+	}
+	return t.text[:end]
+}
+
+func makeBody(seed uint64, n int) *bodyText {
+	rng := rand.New(rand.NewPCG(seed, 0xb0d7))
+	var sb strings.Builder
+	sb.Grow(n * 7)
+	marks := make([]int32, 0, n/markEvery)
+	for i := 1; i <= n; i++ {
+		sb.WriteByte(' ')
+		sb.WriteString(vocabulary[rng.IntN(len(vocabulary))])
+		if i%markEvery == 0 {
+			marks = append(marks, int32(sb.Len()))
+		}
+	}
+	return &bodyText{text: sb.String(), n: n, marks: marks}
 }
 
 // lengths draws token lengths from one distribution.

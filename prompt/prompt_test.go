@@ -1,11 +1,14 @@
 package prompt
 
 import (
+	"encoding/json"
 	"math"
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"unsafe"
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/testkit"
@@ -18,7 +21,7 @@ func TestPromptLengthsAndNonce(t *testing.T) {
 	seen := map[string]bool{}
 	for range 200 {
 		p, maxTokens := b.Next()
-		if n := len(strings.Fields(p.Text)); n != 100 || p.RequestedTokens != 100 {
+		if n := len(strings.Fields(p.Text + p.Tail)); n != 100 || p.RequestedTokens != 100 {
 			t.Fatalf("prompt has %d words, requested %d; want 100", n, p.RequestedTokens)
 		}
 		if maxTokens != 6 {
@@ -38,7 +41,7 @@ func TestSharedPrefix(t *testing.T) {
 	s.SharedPrefixTokens = 32
 	a, _ := NewBuilder(s, 1).Next()
 	b, _ := NewBuilder(s, 2).Next()
-	wa, wb := strings.Fields(a.Text), strings.Fields(b.Text)
+	wa, wb := strings.Fields(a.Text+a.Tail), strings.Fields(b.Text+b.Tail)
 	if strings.Join(wa[:32], " ") != strings.Join(wb[:32], " ") {
 		t.Error("two builders of one scenario disagree on the shared prefix")
 	}
@@ -179,7 +182,7 @@ func TestEmpiricalSeeded(t *testing.T) {
 // agree share exactly those blocks (512 words each), and no more.
 func TestSizedSharesBlocks(t *testing.T) {
 	b := NewBuilder(testkit.Scenario(), 3)
-	words := func(p Prompt) []string { return strings.Fields(p.Text) }
+	words := func(p Prompt) []string { return strings.Fields(p.Text + p.Tail) }
 	common := func(x, y []string) int {
 		n := 0
 		for n < min(len(x), len(y)) && x[n] == y[n] {
@@ -244,7 +247,7 @@ func TestSessionTurns(t *testing.T) {
 		}
 	}
 	h := turns[2].History
-	if h[0].Role != "user" || h[0].Content != turns[0].Text || h[1].Role != "assistant" || h[1].Content != "answer x" || h[2].Content != turns[1].Text || h[3].Content != "answer xx" {
+	if h[0].Role != "user" || h[0].Content != turns[0].Text+turns[0].Tail || h[1].Role != "assistant" || h[1].Content != "answer x" || h[2].Content != turns[1].Text || h[3].Content != "answer xx" {
 		t.Errorf("turn 3's history = %+v", h)
 	}
 	// Requested tokens: the history's (prompts as requested, answers as counted) plus the new message.
@@ -260,5 +263,80 @@ func TestSessionTurns(t *testing.T) {
 	// An earlier turn's history is not changed by later answers.
 	if len(turns[1].History) != 2 {
 		t.Errorf("turn 2's history grew to %d messages after it was sent", len(turns[1].History))
+	}
+}
+
+// Every long prompt of a builder ends with a slice of one body, not a copy:
+// its Tail points into the same memory whatever the request, the prompt is
+// nonce first, and Text is small.
+func TestLongPromptsShareTheBody(t *testing.T) {
+	s := testkit.Scenario()
+	s.PromptTokens = config.Distribution{Kind: config.DistUniform, Min: 16 << 10, Max: 128 << 10}
+	b := NewBuilder(s, 9)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	prompts := make([]Prompt, 16)
+	for i := range prompts {
+		wg.Go(func() {
+			p, _ := b.At(uint64(i))
+			mu.Lock()
+			prompts[i] = p
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	base := unsafe.StringData(prompts[0].Tail)
+	nonces := map[string]bool{}
+	for i, p := range prompts {
+		if unsafe.StringData(p.Tail) != base {
+			t.Errorf("prompt %d: its tail is not the builder's body", i)
+		}
+		if len(p.Text) > 64 || len(strings.Fields(p.Text)) != nonceWords {
+			t.Errorf("prompt %d: text %q, want the %d-word nonce alone", i, p.Text, nonceWords)
+		}
+		if n := len(strings.Fields(p.Text + p.Tail)); n != p.RequestedTokens || n < 16<<10 {
+			t.Errorf("prompt %d: %d words, %d requested", i, n, p.RequestedTokens)
+		}
+		nonces[p.Text] = true
+		if again, _ := b.At(uint64(i)); !reflect.DeepEqual(again, p) {
+			t.Errorf("prompt %d: At is not the same prompt twice", i)
+		}
+	}
+	if len(nonces) != len(prompts) {
+		t.Errorf("%d distinct nonces in %d prompts", len(nonces), len(prompts))
+	}
+}
+
+// A body made longer starts with the same words, so a prompt does not
+// depend on the lengths asked for before it; every word ends where a slice
+// of that many words ends.
+func TestBodyGrowsDeterministically(t *testing.T) {
+	fresh := NewBuilder(testkit.Scenario(), 4)
+	used := NewBuilder(testkit.Scenario(), 4)
+	used.At(0)                 // a body of the scenario's 16 words
+	used.Sized(1, 300, nil, 0) // past it: made longer
+	want := fresh.Sized(2, 5000, nil, 0)
+	if got := used.Sized(2, 5000, nil, 0); !reflect.DeepEqual(got, want) {
+		t.Error("the prompt depends on the lengths asked for before it")
+	}
+	all := strings.Fields(want.Tail)
+	for _, n := range []int{1, 63, 64, 65, 127, 128, 129, 4000, len(all)} {
+		if got := strings.Fields(fresh.body.words(n)); !slices.Equal(got, all[:n]) {
+			t.Errorf("words(%d) is %d words, not the body's first %d", n, len(got), n)
+		}
+	}
+}
+
+// The body is written into a JSON request as it is: its words must need no
+// escaping, and each costs at most the 11 bytes the memory check charges.
+func TestVocabularyNeedsNoEscaping(t *testing.T) {
+	for _, w := range vocabulary {
+		q, _ := json.Marshal(w)
+		if string(q) != `"`+w+`"` || strings.ContainsFunc(w, func(r rune) bool { return r < 'a' || r > 'z' }) {
+			t.Errorf("word %q is not plain lowercase ASCII", w)
+		}
+		if len(w)+1 > 11 {
+			t.Errorf("word %q costs %d bytes with its space, past 11", w, len(w)+1)
+		}
 	}
 }

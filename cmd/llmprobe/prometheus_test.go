@@ -147,7 +147,15 @@ func TestDashboardsAndRulesAgainstPrometheus(t *testing.T) {
     output_tokens: 8
     slo: {ttft: 1s, tpot: 200ms, e2e: 5s, stall: 1s, target_ratio: 0.99}
     quality: {contains: " "}
-canary: {interval: 300ms}
+  - name: session
+    prompt_tokens: 32
+    output_tokens: 8
+    conversation: {turns: 2}
+canary:
+  interval: 300ms
+  probes:
+    - {scenarios: [chat]}
+    - {scenarios: [session], targets: [sim]}
 bursts:
   - name: e2e
     target: sim

@@ -1,0 +1,180 @@
+package prober
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/internal/testkit"
+	"github.com/llmprobe/llmprobe/prompt"
+)
+
+// The body sent in pieces is, byte for byte, what json.Marshal of the same
+// request with the whole prompt would send, with a known Content-Length:
+// for both APIs, with and without a Tail, with text that needs escaping,
+// extra_body, stream_options and sampling, and with an extra_body that
+// holds the sentinel (then marshalled whole).
+func TestBodyInPiecesIsTheMarshalledRequest(t *testing.T) {
+	type sent struct {
+		body          []byte
+		contentLength int64
+		chunked       bool
+	}
+	got := make(chan sent, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got <- sent{b, r.ContentLength, len(r.TransferEncoding) > 0}
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, `data: {"choices":[{"index":0,"delta":{"content":"ok"},"text":"ok","finish_reason":"stop"}]}`+"\n\ndata: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	long := testkit.Scenario()
+	long.PromptTokens = config.Distribution{Kind: config.DistFixed, Value: 20_000}
+	longPrompt, _ := prompt.NewBuilder(long, 1).At(3)
+	if longPrompt.Tail == "" {
+		t.Fatal("a synthetic long prompt has no tail")
+	}
+	temp, topP, seed := 0.5, 0.9, int64(42)
+	sampled := testkit.Scenario()
+	sampled.Sampling = config.Sampling{Temperature: &temp, TopP: &topP, Seed: &seed}
+	prompts := map[string]prompt.Prompt{
+		"tail":      longPrompt,
+		"no tail":   {Text: "ref: a b c d\nSay OK.", RequestedTokens: 8},
+		"escaped":   {Text: "ref:\n\"quoted\" <b>&</b> \\ é \u2028 \xff\t", Tail: " then plain words", RequestedTokens: 9},
+		"tail only": {Tail: " x <y>", RequestedTokens: 2},
+	}
+	extras := map[string]map[string]any{
+		"none":     nil,
+		"extra":    {"ignore_eos": true, "stream_options": map[string]any{"continuous_usage_stats": true}, "zz_last": []any{"a", 1.5}},
+		"sentinel": {"note": promptSentinel},
+	}
+	for _, api := range []config.API{config.APIChat, config.APICompletions} {
+		for extraName, extra := range extras {
+			target := testkit.Target(srv.URL, api)
+			target.ExtraBody = extra
+			c := newClient(t, target)
+			for name, p := range prompts {
+				r := Request{Scenario: sampled, Prompt: p, MaxTokens: 6, Sched: time.Now()}
+				if res := c.Do(context.Background(), r); res.Outcome != OutcomeSuccess {
+					t.Fatalf("%s/%s/%s: %s %s", api, extraName, name, res.Outcome, res.Error)
+				}
+				s := <-got
+				want, err := json.Marshal(c.requestFields("m", r, p.Text+p.Tail))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(s.body, want) {
+					t.Errorf("%s/%s/%s: sent\n%.300s\nwant\n%.300s", api, extraName, name, s.body, want)
+				}
+				if s.contentLength != int64(len(want)) || s.chunked {
+					t.Errorf("%s/%s/%s: Content-Length %d (chunked %v), want %d", api, extraName, name, s.contentLength, s.chunked, len(want))
+				}
+				var decoded map[string]any
+				if err := json.Unmarshal(s.body, &decoded); err != nil {
+					t.Fatalf("%s/%s/%s: %v", api, extraName, name, err)
+				}
+				content, _ := decoded["prompt"].(string)
+				if api == config.APIChat {
+					msgs, _ := decoded["messages"].([]any)
+					if len(msgs) == 1 {
+						content, _ = msgs[0].(map[string]any)["content"].(string)
+					}
+				}
+				if content != strings.ToValidUTF8(p.Text+p.Tail, "\ufffd") {
+					t.Errorf("%s/%s/%s: the server read another prompt (%d bytes, want %d)", api, extraName, name, len(content), len(p.Text+p.Tail))
+				}
+				if !reflect.DeepEqual(decoded["stream_options"], map[string]any{"include_usage": true, "continuous_usage_stats": true}) && extraName == "extra" {
+					t.Errorf("%s/%s/%s: stream_options %v", api, extraName, name, decoded["stream_options"])
+				}
+			}
+		}
+	}
+}
+
+// GetBody reads the whole body again, as a transport retrying the request would.
+func TestBodyGetBodyRereads(t *testing.T) {
+	c := newClient(t, testkit.Target("http://127.0.0.1:1", config.APIChat))
+	p, maxTokens := prompt.NewBuilder(testkit.Scenario(), 1).At(0)
+	b, err := c.requestBody("m", Request{Scenario: testkit.Scenario(), Prompt: p, MaxTokens: maxTokens})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _ := io.ReadAll(b.open())
+	second, _ := io.ReadAll(b.open())
+	if len(first) == 0 || !bytes.Equal(first, second) || int64(len(first)) != b.size() {
+		t.Errorf("reads of %d and %d bytes, size %d", len(first), len(second), b.size())
+	}
+}
+
+// A 128k-token request allocates less, client and server together, than the
+// configuration check charges a request in flight (its buffers and nonce):
+// a copy of the prompt (some 700 KB) anywhere on the way fails this.
+func TestLongRequestAllocatesLessThanItsFootprint(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, `data: {"choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"length"}]}`+"\n\ndata: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	cfg := testkit.Config(t, `
+targets: [{name: t, url: "`+srv.URL+`", model: m}]
+scenarios: [{name: s, prompt_tokens: 131072, output_tokens: 1}]
+bursts:
+  - {name: a, target: t, scenarios: [{scenario: s}], arrival: {rate: 1}, requests: 10, max_concurrency: 1}
+  - {name: b, target: t, scenarios: [{scenario: s}], arrival: {rate: 1}, requests: 10, max_concurrency: 2}
+`)
+	perRequest := cfg.Footprint(cfg.Bursts[1]).Bytes - cfg.Footprint(cfg.Bursts[0]).Bytes
+	s := cfg.Scenarios[0]
+	c := newClient(t, cfg.Targets[0])
+	builder := prompt.NewBuilder(s, 1)
+	send := func(n uint64) {
+		p, maxTokens := builder.At(n)
+		if res := c.Do(context.Background(), Request{Scenario: s, Prompt: p, MaxTokens: maxTokens, Sched: time.Now()}); res.Outcome != OutcomeSuccess {
+			t.Fatalf("%s: %s", res.Outcome, res.Error)
+		}
+	}
+	send(0) // the body, the connection
+	const n = 20
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for i := range n {
+		send(uint64(i + 1))
+	}
+	runtime.ReadMemStats(&after)
+	got := int64(after.TotalAlloc-before.TotalAlloc) / n
+	t.Logf("%d bytes allocated per 128k-token request; the footprint charges %d per request in flight", got, perRequest)
+	if got > perRequest {
+		t.Errorf("a 128k-token request allocates %d bytes, past the %d the footprint charges a request in flight", got, perRequest)
+	}
+}
+
+// A server that closes the connection while a long body is still being
+// written is a reset, as it is before a short body's headers are answered:
+// the transport may report the write that failed on the closed connection
+// rather than the read.
+func TestLongBodyCutIsAReset(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hijackClose(t, w, "")
+	}))
+	defer srv.Close()
+	s := testkit.Scenario()
+	s.PromptTokens = config.Distribution{Kind: config.DistFixed, Value: 128 << 10}
+	c := newClient(t, testkit.Target(srv.URL, config.APIChat))
+	builder := prompt.NewBuilder(s, 1)
+	for i := range 20 {
+		p, maxTokens := builder.At(uint64(i))
+		res := c.Do(context.Background(), Request{Scenario: s, Prompt: p, MaxTokens: maxTokens, Sched: time.Now()})
+		if res.Outcome != OutcomeConnectionError || res.Reason != reasonReset {
+			t.Fatalf("request %d: %s, %s (%s), want connection_error, %s", i, res.Outcome, res.Reason, res.Error, reasonReset)
+		}
+	}
+}
