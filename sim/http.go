@@ -131,26 +131,33 @@ func (req *generateRequest) promptTokens(chat bool) (int, error) {
 // countWords counts whitespace-separated words of a JSON string, list of
 // strings, or list of content parts.
 func countWords(raw json.RawMessage) int {
+	n := 0
+	eachText(raw, func(text string) { n += len(strings.Fields(text)) })
+	return n
+}
+
+// eachText calls fn with each text of a JSON string, list of strings, or
+// list of content parts, in order.
+func eachText(raw json.RawMessage, fn func(string)) {
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
-		return len(strings.Fields(s))
+		fn(s)
+		return
 	}
 	var list []json.RawMessage
-	if json.Unmarshal(raw, &list) == nil {
-		n := 0
-		for _, item := range list {
-			var part struct {
-				Text string `json:"text"`
-			}
-			if json.Unmarshal(item, &part) == nil && part.Text != "" {
-				n += len(strings.Fields(part.Text))
-				continue
-			}
-			n += countWords(item)
-		}
-		return n
+	if json.Unmarshal(raw, &list) != nil {
+		return
 	}
-	return 0
+	for _, item := range list {
+		var part struct {
+			Text string `json:"text"`
+		}
+		if json.Unmarshal(item, &part) == nil && part.Text != "" {
+			fn(part.Text)
+			continue
+		}
+		eachText(item, fn)
+	}
 }
 
 func (e *Engine) serveGenerate(w http.ResponseWriter, r *http.Request, chat bool) {

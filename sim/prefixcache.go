@@ -3,7 +3,9 @@ package sim
 import (
 	"container/list"
 	"encoding/json"
+	"hash"
 	"hash/fnv"
+	"io"
 	"strings"
 )
 
@@ -60,7 +62,7 @@ func (c *prefixCache) admit(hashes []uint64, n int) int {
 // tokens are, per message, its role and template tokens then its words; a
 // completion's, its words.
 func (req *generateRequest) promptBlocks(chat bool) []uint64 {
-	b := blockHasher{hashes: []uint64{}} // not nil: the usage then reports the cache
+	b := blockHasher{h: fnv.New64a(), hashes: []uint64{}} // not nil: the usage then reports the cache
 	if chat {
 		for _, m := range req.Messages {
 			b.add("<|" + m.Role + "|>")
@@ -75,54 +77,30 @@ func (req *generateRequest) promptBlocks(chat bool) []uint64 {
 	return b.hashes
 }
 
-// blockHasher hashes tokens in order, keeping the running hash at the end
-// of each full block.
+// blockHasher hashes tokens in order, one FNV-1a over all of them so far,
+// keeping its value at the end of each full block.
 type blockHasher struct {
-	h      uint64
+	h      hash.Hash64
 	n      int
 	hashes []uint64
 }
 
 func (b *blockHasher) add(token string) {
-	f := fnv.New64a()
-	var seed [8]byte
-	for i := range seed {
-		seed[i] = byte(b.h >> (8 * i))
-	}
-	_, _ = f.Write(seed[:])
-	_, _ = f.Write([]byte(token))
-	b.h = f.Sum64()
+	_, _ = io.WriteString(b.h, token)
+	_, _ = b.h.Write([]byte{0}) // tokens apart: "ab"+"c" is not "a"+"bc"
 	b.n++
 	if b.n%cacheBlock == 0 {
-		b.hashes = append(b.hashes, b.h)
+		b.hashes = append(b.hashes, b.h.Sum64())
 	}
 }
 
 // addText adds the words of a JSON string, list of strings or content parts.
 func (b *blockHasher) addText(raw json.RawMessage) {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		for _, w := range strings.Fields(s) {
+	eachText(raw, func(text string) {
+		for _, w := range strings.Fields(text) {
 			b.add(w)
 		}
-		return
-	}
-	var list []json.RawMessage
-	if json.Unmarshal(raw, &list) != nil {
-		return
-	}
-	for _, item := range list {
-		var part struct {
-			Text string `json:"text"`
-		}
-		if json.Unmarshal(item, &part) == nil && part.Text != "" {
-			for _, w := range strings.Fields(part.Text) {
-				b.add(w)
-			}
-			continue
-		}
-		b.addText(item)
-	}
+	})
 }
 
 // promptDetails is what the usage says of the prefix cache: nothing without
