@@ -373,13 +373,13 @@ func (r Runner) runRate(ctx context.Context, b config.Burst, scenarios []config.
 	defer timer.Stop()
 	n, requests := 0, 0
 	for a := range shardPlan(b, rate, r.Shard, trace) {
-		// A conversation's arrival plans all its turns.
-		if turns := scenarios[a.Scenario].TurnsOf(); a.Warmup {
+		turns := scenarios[a.Scenario].TurnsOf() // a conversation's arrival plans all its turns
+		if a.Warmup {
 			out.Warmup += turns
 		} else {
 			out.Planned += turns
 		}
-		requests += scenarios[a.Scenario].TurnsOf()
+		requests += turns
 		mu.Lock()
 		total = max(total, requests)
 		mu.Unlock()
