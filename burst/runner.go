@@ -4,24 +4,17 @@
 package burst
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
-	"slices"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/common/version"
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/enginemetrics"
-	"github.com/llmprobe/llmprobe/internal/clock"
 	"github.com/llmprobe/llmprobe/prober"
-	"github.com/llmprobe/llmprobe/prompt"
 	"github.com/llmprobe/llmprobe/report"
 )
 
@@ -211,204 +204,8 @@ func (r Runner) runMeasured(ctx context.Context, b config.Burst, scenarios []con
 // never a gap. When ctx ends (shutdown, a reload that removed the burst),
 // requests in flight are cancelled and count as cancelled.
 func (r Runner) runRate(ctx context.Context, b config.Burst, scenarios []config.Scenario, rate float64) report.Run {
-	builders := make([]*prompt.Builder, len(scenarios))
-	for i, s := range scenarios {
-		builders[i] = prompt.NewBuilder(s, b.Seed+uint64(i))
-	}
-	out := report.Run{Rate: rate, NotSent: map[string]int{}}
-	maxWarmup, maxMeasured := b.PlannedRequests(rate)
-	var trace *traceStats
-	if b.Arrival.Process == config.ArrivalTrace {
-		trace = &traceStats{}
-	}
-
-	// sending stops with the brake or ctx; requests in flight end with ctx only.
-	sending, stopSending := context.WithCancelCause(ctx)
-	defer stopSending(nil)
-	// A shard's brake sees its own share: sized to the rate that share arrives at.
-	shares := max(1, r.Shard.Count)
-	brake := newBrake(b.Brake, rate/float64(shares), func(reason string) { stopSending(errors.New(reason)) })
-	target := r.Client.Target().Name
-
-	type job struct {
-		n        int // the arrival's place in the plan
-		arrival  Arrival
-		released time.Time
-	}
-	type measured struct {
-		n   int
-		res *prober.Result
-	}
-	var results []measured
-	// Sized to the plan's bound: the dispatcher never blocks on a slow target.
-	queue := make(chan job, maxWarmup+maxMeasured)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	// total is what progress counts to: the plan's expected size until it
-	// turns out larger.
-	done, allTokens, total := 0, 0, int(float64(expectedRequests(b, rate)/shares)*meanTurns(b, scenarios))
-	notSent := func(a Arrival) {
-		if !a.Warmup {
-			mu.Lock()
-			out.NotSent[stopReason(sending)] += scenarios[a.Scenario].TurnsOf()
-			mu.Unlock()
-		}
-	}
-	start := r.Start
-	if start.IsZero() {
-		start = time.Now().Add(20 * time.Millisecond)
-	}
-	// Workers start as the load needs them, up to max_concurrency: an idle
-	// pool of that size would hold its stacks for nothing. free is idle
-	// workers minus released requests none has taken yet.
-	var free atomic.Int64
-	workers, maxWorkers := 0, min(b.MaxConcurrency, cap(queue))
-	// send sends one request of arrival j; id tells the brake its requests apart.
-	send := func(id int, req prober.Request) *prober.Result {
-		if t := tightest(req.Scenario); t > 0 {
-			brake.started(id, req.Sched.Add(t))
-		}
-		if r.InFlight != nil {
-			r.InFlight.Started(target, req.Scenario.Name, prober.TrafficBurst)
-		}
-		res := r.Client.Do(ctx, req)
-		if r.InFlight != nil {
-			r.InFlight.Finished(target, req.Scenario.Name, prober.TrafficBurst)
-		}
-		brake.finished(id, res)
-		return res
-	}
-	record := func(j job, res *prober.Result) {
-		mu.Lock()
-		if res.Outcome == prober.OutcomeSuccess {
-			allTokens += res.OutputTokens
-		}
-		if !j.arrival.Warmup {
-			results = append(results, measured{j.n, res})
-		}
-		done++
-		if r.Progress != nil {
-			r.Progress(done, total)
-		}
-		mu.Unlock()
-		if !j.arrival.Warmup && r.Observer != nil {
-			r.Observer.Observe(res)
-		}
-	}
-	handle := func(j job) {
-		if sending.Err() != nil {
-			notSent(j.arrival) // stopped while it waited for the concurrency cap
-			return
-		}
-		sc := scenarios[j.arrival.Scenario]
-		req := prober.Request{Scenario: sc, Traffic: prober.TrafficBurst, Sched: start.Add(j.arrival.At), Released: j.released}
-		if sc.Conversation != nil {
-			// The arrival is a session: its turns run here, one after another.
-			// Negative brake ids never meet an arrival's own.
-			sendTurn := func(req prober.Request) *prober.Result {
-				return send(-(j.n*config.MaxTurns + req.Prompt.Turn), req)
-			}
-			left, why := prober.Converse(sending, req, builders[j.arrival.Scenario].Session(uint64(j.n)), sendTurn, func(res *prober.Result) { record(j, res) })
-			if left > 0 && !j.arrival.Warmup {
-				if why == "" {
-					why = stopReason(sending)
-				}
-				mu.Lock()
-				out.NotSent[why] += left
-				mu.Unlock()
-			}
-			return
-		}
-		req.Prompt, req.MaxTokens = builders[j.arrival.Scenario].At(uint64(j.n))
-		if trace != nil {
-			tokens, output, prefix := traceLengths(j.arrival, sc, trace)
-			req.Prompt, req.MaxTokens = builders[j.arrival.Scenario].Sized(uint64(j.n), tokens, j.arrival.BlockIDs(), prefix), output
-		}
-		record(j, send(j.n, req))
-	}
-	worker := func() {
-		defer wg.Done()
-		for j := range queue {
-			handle(j)
-			free.Add(1)
-		}
-	}
-	release := func(j job) {
-		if free.Add(-1) < 0 && workers < maxWorkers {
-			free.Add(1) // the new worker takes this one
-			workers++
-			wg.Add(1)
-			go worker()
-		}
-		queue <- j
-	}
-	ticking := make(chan struct{})
-	tickDone := make(chan struct{})
-	go func() {
-		defer close(tickDone)
-		if !brake.enabled() {
-			return
-		}
-		tick := time.NewTicker(brake.tickEvery())
-		defer tick.Stop()
-		for {
-			select {
-			case <-ticking:
-				return
-			case <-tick.C:
-				brake.tick()
-			}
-		}
-	}()
-
-	// The dispatcher releases every request whose time has come, then waits
-	// for the next one on its own precise clock.
-	out.ID = report.NewID(b.Name, start)
-	// The dispatcher keeps its thread, whose timer slack PreciseThread cuts
-	// to a nanosecond for the run.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	defer clock.PreciseThread()()
-	timer := clock.NewTimer()
-	defer timer.Stop()
-	n, requests := 0, 0
-	for a := range shardPlan(b, rate, r.Shard, trace) {
-		turns := scenarios[a.Scenario].TurnsOf() // a conversation's arrival plans all its turns
-		if a.Warmup {
-			out.Warmup += turns
-		} else {
-			out.Planned += turns
-		}
-		requests += turns
-		mu.Lock()
-		total = max(total, requests)
-		mu.Unlock()
-		if clock.Until(sending, start.Add(a.At), timer) {
-			release(job{n: a.Index, arrival: a, released: time.Now()})
-		} else {
-			notSent(a) // never released
-		}
-		n++
-	}
-	close(queue)
-	wg.Wait()
-	close(ticking)
-	<-tickDone
-	if context.Cause(sending) != nil {
-		out.Aborted, out.AbortReason = true, stopReason(sending)
-	}
-
-	out.AllOutputTokens = allTokens
-	if trace != nil {
-		trace.out.Records = n  // this shard's share
-		out.Trace = &trace.out // every writer is done
-	}
-	slices.SortFunc(results, func(x, y measured) int { return cmp.Or(x.n-y.n, x.res.Turn-y.res.Turn) })
-	for _, m := range results {
-		out.Add(m.n, m.res)
-	}
-	out.Close(start)
-	return out
+	d := newDispatcher(ctx, r, b, scenarios, rate)
+	return d.run(shardPlan(b, rate, r.Shard, d.trace))
 }
 
 // expectedRequests is how many requests a run at rate plans on average.

@@ -1,0 +1,318 @@
+package burst
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"iter"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/internal/clock"
+	"github.com/llmprobe/llmprobe/prober"
+	"github.com/llmprobe/llmprobe/prompt"
+	"github.com/llmprobe/llmprobe/report"
+)
+
+// job is an arrival released to the workers, and when it was.
+type job struct {
+	arrival  Arrival
+	released time.Time
+}
+
+// measured is a measured result and its arrival's place in the plan.
+type measured struct {
+	n   int
+	res *prober.Result
+}
+
+// dispatcher sends one rate of a burst open loop, as runRate describes.
+// One goroutine walks the plan and releases each arrival at its time;
+// workers, started as the load needs them up to max_concurrency, send
+// what it released. The run's tallies, which both write, are under mu.
+type dispatcher struct {
+	r         Runner
+	scenarios []config.Scenario
+	builders  []*prompt.Builder
+	trace     *traceStats // nil unless the burst replays a trace
+	target    string
+	start     time.Time // the plan's offsets count from here
+	// ctx ends the requests in flight; sending, which the brake also
+	// ends, stops the sending. Both live as long as the run.
+	ctx         context.Context
+	sending     context.Context
+	stopSending context.CancelCauseFunc
+	brake       *brake
+
+	// queue is sized to the plan's bound: releasing never blocks on a
+	// slow target.
+	queue chan job
+	wg    sync.WaitGroup
+	// free is idle workers minus released jobs none has taken yet.
+	free       atomic.Int64
+	maxWorkers int
+	// Only the dispatching goroutine touches these.
+	workers  int
+	arrivals int // drawn from the plan: this shard's share
+	requests int // planned so far, every turn and warmup included
+
+	mu        sync.Mutex
+	out       report.Run // Planned, Warmup and NotSent so far
+	results   []measured
+	done      int // requests sent and answered, for progress
+	total     int // what progress counts to: the expected size until the plan turns out larger
+	allTokens int
+}
+
+// newDispatcher readies a run of b at rate; it sends nothing yet.
+func newDispatcher(ctx context.Context, r Runner, b config.Burst, scenarios []config.Scenario, rate float64) *dispatcher {
+	d := &dispatcher{r: r, scenarios: scenarios, target: r.Client.Target().Name, ctx: ctx}
+	d.builders = make([]*prompt.Builder, len(scenarios))
+	for i, s := range scenarios {
+		d.builders[i] = prompt.NewBuilder(s, b.Seed+uint64(i))
+	}
+	if b.Arrival.Process == config.ArrivalTrace {
+		d.trace = &traceStats{}
+	}
+	d.sending, d.stopSending = context.WithCancelCause(ctx)
+	// A shard's brake sees its own share: sized to the rate that share arrives at.
+	shares := max(1, r.Shard.Count)
+	d.brake = newBrake(b.Brake, rate/float64(shares), func(reason string) { d.stopSending(errors.New(reason)) })
+	maxWarmup, maxMeasured := b.PlannedRequests(rate)
+	d.queue = make(chan job, maxWarmup+maxMeasured)
+	d.maxWorkers = min(b.MaxConcurrency, cap(d.queue))
+	d.total = int(float64(expectedRequests(b, rate)/shares) * meanTurns(b, scenarios))
+	d.start = r.Start
+	if d.start.IsZero() {
+		d.start = time.Now().Add(20 * time.Millisecond)
+	}
+	d.out = report.Run{ID: report.NewID(b.Name, d.start), Rate: rate, NotSent: map[string]int{}}
+	return d
+}
+
+// run sends plan and gives what it measured.
+func (d *dispatcher) run(plan iter.Seq[Arrival]) report.Run {
+	defer d.stopSending(nil)
+	stopTicks := d.tickBrake()
+	d.dispatch(plan)
+	d.drain(stopTicks)
+	return d.result()
+}
+
+// tickBrake ticks the brake while the run lasts, so that requests in
+// flight past their objective count before they end; the returned function
+// stops the ticks.
+func (d *dispatcher) tickBrake() (stop func()) {
+	if !d.brake.enabled() {
+		return func() {}
+	}
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(d.brake.tickEvery())
+		defer tick.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-tick.C:
+				d.brake.tick()
+			}
+		}
+	}()
+	return func() { close(quit); <-done }
+}
+
+// dispatch draws the plan one arrival at a time and releases each at its
+// time. It keeps its thread, whose timer slack PreciseThread cuts to a
+// nanosecond while it runs.
+func (d *dispatcher) dispatch(plan iter.Seq[Arrival]) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	defer clock.PreciseThread()()
+	timer := clock.NewTimer()
+	defer timer.Stop()
+	for a := range plan {
+		d.count(a)
+		d.releaseAt(a, timer)
+	}
+}
+
+// count adds arrival a to the plan's tallies: a conversation's arrival
+// plans all its turns.
+func (d *dispatcher) count(a Arrival) {
+	turns := d.scenarios[a.Scenario].TurnsOf()
+	d.arrivals++
+	d.requests += turns
+	d.mu.Lock()
+	if a.Warmup {
+		d.out.Warmup += turns
+	} else {
+		d.out.Planned += turns
+	}
+	d.total = max(d.total, d.requests)
+	d.mu.Unlock()
+}
+
+// releaseAt waits on timer until a is due and releases it; when sending
+// stops first, a is never sent.
+func (d *dispatcher) releaseAt(a Arrival, timer *time.Timer) {
+	if !clock.Until(d.sending, d.start.Add(a.At), timer) {
+		d.notSent(a, d.scenarios[a.Scenario].TurnsOf(), stopReason(d.sending))
+		return
+	}
+	d.release(job{arrival: a, released: time.Now()})
+}
+
+// release hands j to the workers, starting one when none is idle and fewer
+// than max_concurrency run. Past that j waits in FIFO order, and the wait
+// counts in its latency.
+func (d *dispatcher) release(j job) {
+	if d.free.Add(-1) < 0 && d.workers < d.maxWorkers {
+		d.free.Add(1) // the new worker takes this one
+		d.workers++
+		d.wg.Add(1)
+		go d.work()
+	}
+	d.queue <- j
+}
+
+// work sends released jobs until the queue is closed and empty.
+func (d *dispatcher) work() {
+	defer d.wg.Done()
+	for j := range d.queue {
+		d.handle(j)
+		d.free.Add(1)
+	}
+}
+
+// handle sends j's arrival now that it has a slot: one request, or a
+// session's turns.
+func (d *dispatcher) handle(j job) {
+	a := j.arrival
+	if d.sending.Err() != nil {
+		// Stopped while it waited for the concurrency cap.
+		d.notSent(a, d.scenarios[a.Scenario].TurnsOf(), stopReason(d.sending))
+		return
+	}
+	req := d.request(j)
+	if req.Scenario.Conversation != nil {
+		d.converse(a, req)
+		return
+	}
+	d.record(a, d.send(a.Index, req))
+}
+
+// request is j's first request, due at its planned time. Its prompt is
+// built only now, so released requests waiting for a slot hold none; a
+// session's prompts come from the session.
+func (d *dispatcher) request(j job) prober.Request {
+	a := j.arrival
+	sc := d.scenarios[a.Scenario]
+	req := prober.Request{Scenario: sc, Traffic: prober.TrafficBurst, Sched: d.start.Add(a.At), Released: j.released}
+	switch {
+	case sc.Conversation != nil:
+	case d.trace != nil:
+		tokens, output, prefix := traceLengths(a, sc, d.trace)
+		req.Prompt, req.MaxTokens = d.builders[a.Scenario].Sized(uint64(a.Index), tokens, a.BlockIDs(), prefix), output
+	default:
+		req.Prompt, req.MaxTokens = d.builders[a.Scenario].At(uint64(a.Index))
+	}
+	return req
+}
+
+// converse runs arrival a's session from its first request: its turns one
+// after another, on this worker. The turns a failure or the stop leaves are
+// not sent.
+func (d *dispatcher) converse(a Arrival, first prober.Request) {
+	send := func(req prober.Request) *prober.Result {
+		// Negative brake ids never meet an arrival's own.
+		return d.send(-(a.Index*config.MaxTurns + req.Prompt.Turn), req)
+	}
+	record := func(res *prober.Result) { d.record(a, res) }
+	left, why := prober.Converse(d.sending, first, d.builders[a.Scenario].Session(uint64(a.Index)), send, record)
+	if left > 0 && why == "" {
+		why = stopReason(d.sending)
+	}
+	d.notSent(a, left, why)
+}
+
+// send sends one request, telling the brake and the in-flight count; id
+// tells the brake the run's requests apart.
+func (d *dispatcher) send(id int, req prober.Request) *prober.Result {
+	if t := tightest(req.Scenario); t > 0 {
+		d.brake.started(id, req.Sched.Add(t))
+	}
+	if d.r.InFlight != nil {
+		d.r.InFlight.Started(d.target, req.Scenario.Name, prober.TrafficBurst)
+	}
+	res := d.r.Client.Do(d.ctx, req)
+	if d.r.InFlight != nil {
+		d.r.InFlight.Finished(d.target, req.Scenario.Name, prober.TrafficBurst)
+	}
+	d.brake.finished(id, res)
+	return res
+}
+
+// record takes the result of a request of arrival a: its tokens and its
+// progress count, and a measured one's place in the run and the observer.
+func (d *dispatcher) record(a Arrival, res *prober.Result) {
+	d.mu.Lock()
+	if res.Outcome == prober.OutcomeSuccess {
+		d.allTokens += res.OutputTokens
+	}
+	if !a.Warmup {
+		d.results = append(d.results, measured{a.Index, res})
+	}
+	d.done++
+	if d.r.Progress != nil {
+		d.r.Progress(d.done, d.total)
+	}
+	d.mu.Unlock()
+	if !a.Warmup && d.r.Observer != nil {
+		d.r.Observer.Observe(res)
+	}
+}
+
+// notSent counts n requests of arrival a that were never sent, by reason;
+// warmup is not in the run.
+func (d *dispatcher) notSent(a Arrival, n int, reason string) {
+	if a.Warmup || n <= 0 {
+		return
+	}
+	d.mu.Lock()
+	d.out.NotSent[reason] += n
+	d.mu.Unlock()
+}
+
+// drain waits for the workers to end what was released (sent, or counted
+// as not sent once sending stopped), then stops the brake's ticks.
+func (d *dispatcher) drain(stopTicks func()) {
+	close(d.queue)
+	d.wg.Wait()
+	stopTicks()
+}
+
+// result is the run, once drained: why it stopped early, if it did, and its
+// measured results in plan order, a session's turns in turn order.
+func (d *dispatcher) result() report.Run {
+	out := d.out
+	if context.Cause(d.sending) != nil {
+		out.Aborted, out.AbortReason = true, stopReason(d.sending)
+	}
+	out.AllOutputTokens = d.allTokens
+	if d.trace != nil {
+		d.trace.out.Records = d.arrivals // this shard's share
+		out.Trace = &d.trace.out         // every writer is done
+	}
+	slices.SortFunc(d.results, func(x, y measured) int { return cmp.Or(x.n-y.n, x.res.Turn-y.res.Turn) })
+	for _, m := range d.results {
+		out.Add(m.n, m.res)
+	}
+	out.Close(d.start)
+	return out
+}
