@@ -10,6 +10,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/prober"
+	"github.com/llmprobe/llmprobe/prober/transport"
 )
 
 func withID(r *prober.Result, n int) *prober.Result {
@@ -26,7 +27,7 @@ func timelineResult() *prober.Result {
 		Target: "t", Scenario: "s", Model: "m", Traffic: prober.TrafficBurst, RequestID: "4bf92f3577b34da6a3ce929d0e0e4736",
 		Sched: time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC), DispatchDelay: ms(0.5), QueueWait: ms(20),
 		Outcome: prober.OutcomeSuccess, HTTPStatus: 200, Good: true,
-		Timings: prober.Timings{DNS: ms(1), Connect: ms(2), TLS: ms(3), FirstByte: ms(40), TTFB: ms(70)},
+		Timings: transport.Timings{DNS: ms(1), Connect: ms(2), TLS: ms(3), FirstByte: ms(40), TTFB: ms(70)},
 		TTFT:    ms(95), OutputChunks: 300, OutputTokens: 301, TokenSource: prober.TokensFromUsage,
 		Log: []string{"  0.5ms POST http://t/v1/chat/completions"},
 	}
@@ -80,7 +81,7 @@ func TestTimeline(t *testing.T) {
 
 	// A request refused before a token: no token rows, the failure at the end.
 	refused := &prober.Result{Outcome: prober.OutcomeRejected, HTTPStatus: 429, Phase: "headers", Reason: "http_status", Error: "HTTP 429",
-		DispatchDelay: time.Millisecond, Timings: prober.Timings{ConnReused: true, FirstByte: 4 * time.Millisecond, TTFB: 6 * time.Millisecond}, E2E: 7 * time.Millisecond}
+		DispatchDelay: time.Millisecond, Timings: transport.Timings{ConnReused: true, FirstByte: 4 * time.Millisecond, TTFB: 6 * time.Millisecond}, E2E: 7 * time.Millisecond}
 	tl = buildTimeline(refused)
 	last := tl.Events[len(tl.Events)-1]
 	if tl.Gaps.Count != 0 || !last.Bad || last.Name != "failed: rejected" || last.Note != "headers: http_status: HTTP 429" || last.At != 7*time.Millisecond {
