@@ -27,40 +27,40 @@ type Chart struct {
 	Width, Height            int
 	Left, Right, Top, Bottom float64 // the plot area
 	XTitle, YTitle           string
-	XTicks, YTicks           []Tick
-	Categories               []Tick // category names under bar groups
-	Bars                     []Bar
-	Series                   []Series
-	Legend                   []LegendEntry
+	XTicks, YTicks           []tick
+	Categories               []tick // category names under bar groups
+	Bars                     []bar
+	Series                   []series
+	Legend                   []legendEntry
 }
 
-// Tick is one tick of an axis: where, and its label.
-type Tick struct {
+// tick is one tick of an axis: where, and its label.
+type tick struct {
 	Pos  float64
 	Text string
 }
 
-// Bar is one bar, with its hover text.
-type Bar struct {
+// bar is one bar, with its hover text.
+type bar struct {
 	X, Y, W, H  float64
 	Fill, Title string
 }
 
-// Series is one set of points, in one color, joined or not.
-type Series struct {
+// series is one set of points, in one color, joined or not.
+type series struct {
 	Color  string
 	Line   bool // join the points
-	Points []Point
+	Points []point
 }
 
-// Point is one point, with its hover text.
-type Point struct {
+// point is one point, with its hover text.
+type point struct {
 	X, Y  float64
 	Title string
 }
 
-// LegendEntry is one color and what it stands for.
-type LegendEntry struct {
+// legendEntry is one color and what it stands for.
+type legendEntry struct {
 	X, Y         float64
 	Color, Label string
 }
@@ -107,7 +107,7 @@ func (c *Chart) yAxis(hi float64) func(float64) float64 {
 	ticks, top := niceTicks(hi, 5)
 	y := func(v float64) float64 { return c.Bottom - v/top*(c.Bottom-c.Top) }
 	for _, v := range ticks {
-		c.YTicks = append(c.YTicks, Tick{Pos: y(v), Text: tickText(v)})
+		c.YTicks = append(c.YTicks, tick{Pos: y(v), Text: tickText(v)})
 	}
 	return y
 }
@@ -117,7 +117,7 @@ func (c *Chart) xAxis(hi float64) func(float64) float64 {
 	ticks, top := niceTicks(hi, 6)
 	x := func(v float64) float64 { return c.Left + v/top*(c.Right-c.Left) }
 	for _, v := range ticks {
-		c.XTicks = append(c.XTicks, Tick{Pos: x(v), Text: tickText(v)})
+		c.XTicks = append(c.XTicks, tick{Pos: x(v), Text: tickText(v)})
 	}
 	return x
 }
@@ -126,7 +126,7 @@ func (c *Chart) xAxis(hi float64) func(float64) float64 {
 func (c *Chart) legend(colors, labels []string) {
 	x := c.Left
 	for i, l := range labels {
-		c.Legend = append(c.Legend, LegendEntry{X: x, Y: 24, Color: colors[i], Label: l})
+		c.Legend = append(c.Legend, legendEntry{X: x, Y: 24, Color: colors[i], Label: l})
 		x += 24 + 6.5*float64(len(l))
 	}
 }
@@ -149,17 +149,17 @@ func Percentiles(r *report.Report) *Chart {
 	c := newChart("chart percentiles", "latency percentiles of "+r.ID, "Latency percentiles", "metric", "latency (ms)")
 	y := c.yAxis(maxMS)
 	group := (c.Right - c.Left) / float64(len(metrics))
-	bar := group / float64(len(quantiles)+1)
+	width := group / float64(len(quantiles)+1)
 	for i, m := range metrics {
-		x0 := c.Left + float64(i)*group + bar/2
+		x0 := c.Left + float64(i)*group + width/2
 		for j, q := range quantiles {
 			v := 1000 * r.Latency[m].Quantile(q)
-			c.Bars = append(c.Bars, Bar{
-				X: x0 + float64(j)*bar, Y: y(v), W: bar - 2, H: c.Bottom - y(v),
+			c.Bars = append(c.Bars, bar{
+				X: x0 + float64(j)*width, Y: y(v), W: width - 2, H: c.Bottom - y(v),
 				Fill: chartColors[j], Title: fmt.Sprintf("%s %s %.1f ms", m, q, v),
 			})
 		}
-		c.Categories = append(c.Categories, Tick{Pos: c.Left + (float64(i)+0.5)*group, Text: m})
+		c.Categories = append(c.Categories, tick{Pos: c.Left + (float64(i)+0.5)*group, Text: m})
 	}
 	c.legend(chartColors, quantiles)
 	return c
@@ -177,11 +177,11 @@ func TTFT(r *report.Report) *Chart {
 	}
 	c := newChart("chart ttft-over-time", "TTFT over the burst", "TTFT over the burst", "time since the measured part began (s)", "TTFT (ms)")
 	x, y := c.xAxis(maxX), c.yAxis(maxY)
-	s := Series{Color: chartColors[0]}
+	s := series{Color: chartColors[0]}
 	for _, p := range r.TTFTSeries {
-		s.Points = append(s.Points, Point{X: x(p[0]), Y: y(1000 * p[1]), Title: fmt.Sprintf("+%.3f s: %.1f ms", p[0], 1000*p[1])})
+		s.Points = append(s.Points, point{X: x(p[0]), Y: y(1000 * p[1]), Title: fmt.Sprintf("+%.3f s: %.1f ms", p[0], 1000*p[1])})
 	}
-	c.Series = []Series{s}
+	c.Series = []series{s}
 	c.legend(chartColors[:1], []string{"TTFT of one successful request"})
 	return c
 }
@@ -201,14 +201,14 @@ func Sweep(r *report.Report) *Chart {
 	}
 	c := newChart("chart sweep", "achieved rate per offered rate", "Sweep: achieved rate per offered rate", "offered rate (req/s)", "achieved rate (req/s)")
 	x, y := c.xAxis(maxRate), c.yAxis(maxRate)
-	passed := Series{Color: chartColors[3]}
-	failed := Series{Color: chartColors[2]}
-	line := Series{Color: "#bbbbbb", Line: true}
+	passed := series{Color: chartColors[3]}
+	failed := series{Color: chartColors[2]}
+	line := series{Color: "#bbbbbb", Line: true}
 	for _, s := range r.Sweep {
 		if s.AchievedRate == nil {
 			continue // nothing measured at this step: no point to draw
 		}
-		p := Point{X: x(s.Rate), Y: y(*s.AchievedRate), Title: fmt.Sprintf("%.2f req/s offered: %.2f req/s achieved", s.Rate, *s.AchievedRate)}
+		p := point{X: x(s.Rate), Y: y(*s.AchievedRate), Title: fmt.Sprintf("%.2f req/s offered: %.2f req/s achieved", s.Rate, *s.AchievedRate)}
 		line.Points = append(line.Points, p)
 		if s.Passed {
 			passed.Points = append(passed.Points, p)
@@ -216,7 +216,7 @@ func Sweep(r *report.Report) *Chart {
 			failed.Points = append(failed.Points, p)
 		}
 	}
-	c.Series = []Series{line, passed, failed}
+	c.Series = []series{line, passed, failed}
 	c.legend([]string{chartColors[3], chartColors[2]}, []string{"step held the SLO", "step missed the SLO"})
 	return c
 }
