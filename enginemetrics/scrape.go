@@ -3,7 +3,6 @@
 package enginemetrics
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -12,7 +11,6 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
@@ -80,9 +78,9 @@ func (s Scraper) read(ctx context.Context) (map[string]*dto.MetricFamily, error)
 	if err != nil {
 		return nil, err
 	}
-	// The classic text format first: every engine serves it; OpenMetrics
-	// is read too, for a server that insists.
-	req.Header.Set("Accept", "text/plain;version=0.0.4;q=1,application/openmetrics-text;version=1.0.0;q=0.5,*/*;q=0.1")
+	// Only the text format: prometheus/common parses it, and every engine
+	// serves it.
+	req.Header.Set("Accept", textFormat)
 	req.Header.Set("User-Agent", "llmprobe/"+version.Version)
 	resp, err := s.Client.Do(req)
 	if err != nil {
@@ -97,6 +95,9 @@ func (s Scraper) read(ctx context.Context) (map[string]*dto.MetricFamily, error)
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		return nil, statusError(resp.StatusCode)
 	}
+	if err := refuseFormat(resp.Header.Get("Content-Type")); err != nil {
+		return nil, err
+	}
 	if resp.ContentLength > MaxPageBytes {
 		return nil, fmt.Errorf("page larger than %d MiB (%d bytes announced), not read", MaxPageBytes>>20, resp.ContentLength)
 	}
@@ -109,6 +110,9 @@ func (s Scraper) read(ctx context.Context) (map[string]*dto.MetricFamily, error)
 	}
 	return parse(body, resp.Header.Get("Content-Type"))
 }
+
+// textFormat is the Prometheus text format, the one format llmprobe asks for.
+const textFormat = "text/plain;version=0.0.4"
 
 func statusError(code int) error {
 	msg := fmt.Sprintf("HTTP %d %s", code, http.StatusText(code))
@@ -123,12 +127,19 @@ func statusError(code int) error {
 	return errors.New(msg)
 }
 
-// parse reads the text format, or OpenMetrics 1.0 made into it.
-func parse(body []byte, contentType string) (map[string]*dto.MetricFamily, error) {
-	mt, _, _ := mime.ParseMediaType(contentType)
-	if mt == "application/openmetrics-text" {
-		body = fromOpenMetrics(body)
+// refuseFormat refuses an OpenMetrics page, which an engine may send
+// whatever llmprobe asked for: prometheus/common, which reads the pages,
+// has no OpenMetrics parser. Any other Content-Type is read as text, and a
+// page that is not says what it seems to be.
+func refuseFormat(contentType string) error {
+	if mt, _, _ := mime.ParseMediaType(contentType); mt == "application/openmetrics-text" {
+		return fmt.Errorf("the engine answered in OpenMetrics (Content-Type %q) although llmprobe asked for %q: llmprobe reads engines' pages in the Prometheus text format only (prometheus/common has no OpenMetrics parser); let the engine serve the text format", contentType, textFormat)
 	}
+	return nil
+}
+
+// parse reads the text format, keeping the families llmprobe knows.
+func parse(body []byte, contentType string) (map[string]*dto.MetricFamily, error) {
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	all, err := parser.TextToMetricFamilies(bytes.NewReader(body))
 	if err != nil {
@@ -153,40 +164,4 @@ func looksLike(body []byte) string {
 		return "; it is an HTML page"
 	}
 	return ""
-}
-
-// fromOpenMetrics rewrites OpenMetrics 1.0 as the classic text format: no
-// # EOF, no exemplars, counters typed under their _total name, and types the
-// classic format lacks as untyped.
-func fromOpenMetrics(body []byte) []byte {
-	var out bytes.Buffer
-	sc := bufio.NewScanner(bytes.NewReader(body))
-	sc.Buffer(make([]byte, 64<<10), MaxPageBytes)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case line == "# EOF", strings.HasPrefix(line, "# HELP "), strings.HasPrefix(line, "# UNIT "):
-			continue
-		case strings.HasPrefix(line, "# TYPE "):
-			f := strings.Fields(line)
-			if len(f) == 4 {
-				switch f[3] {
-				case "counter":
-					if !strings.HasSuffix(f[2], "_total") {
-						f[2] += "_total"
-					}
-				case "info", "stateset", "unknown":
-					f[3] = "untyped"
-				}
-				line = strings.Join(f, " ")
-			}
-		default:
-			if i := strings.Index(line, " # {"); i >= 0 {
-				line = line[:i]
-			}
-		}
-		out.WriteString(line)
-		out.WriteByte('\n')
-	}
-	return out.Bytes()
 }

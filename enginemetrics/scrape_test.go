@@ -116,19 +116,17 @@ func TestScrapeRedactsAndParses(t *testing.T) {
 	}
 }
 
-// An engine that answers only in OpenMetrics (exemplars, # EOF, counters
-// typed without _total) is read too; client_golang writes the page.
-func TestScrapeOpenMetrics(t *testing.T) {
+// An engine that answers only in OpenMetrics (client_golang writes the
+// page, with an exemplar and # EOF) is refused with the reason, naming the
+// Content-Type it sent; llmprobe asked for the text format.
+func TestScrapeRefusesOpenMetrics(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "vllm:time_to_first_token_seconds", Help: "TTFT.", Buckets: []float64{0.1, 0.2, 0.5}}, []string{"model_name"})
-	c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "llamacpp:prompt_tokens_total", Help: "tokens"}, []string{"model_name"})
-	reg.MustRegister(h, c)
-	obs := h.WithLabelValues("m").(prometheus.ExemplarObserver)
-	for _, v := range []float64{0.05, 0.15, 0.15, 0.3} {
-		obs.ObserveWithExemplar(v, prometheus.Labels{"trace_id": "abc"})
-	}
-	c.WithLabelValues("m").Add(7)
+	reg.MustRegister(h)
+	h.WithLabelValues("m").(prometheus.ExemplarObserver).ObserveWithExemplar(0.15, prometheus.Labels{"trace_id": "abc"})
+	accept := make(chan string, 1)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		accept <- r.Header.Get("Accept")
 		mfs, err := reg.Gather()
 		if err != nil {
 			t.Error(err)
@@ -143,14 +141,15 @@ func TestScrapeOpenMetrics(t *testing.T) {
 	}))
 	defer srv.Close()
 	p := scrapeOf(srv.URL, time.Second).Scrape(context.Background())
-	if !p.OK() {
-		t.Fatal(p.Error)
+	if got := <-accept; got != "text/plain;version=0.0.4" {
+		t.Errorf("Accept %q, want the text format only", got)
 	}
-	mf := p.families["vllm:time_to_first_token_seconds"]
-	if mf == nil || mf.Metric[0].GetHistogram().GetSampleCount() != 4 {
-		t.Fatalf("histogram %v", mf)
+	if p.OK() || p.families != nil {
+		t.Fatalf("an OpenMetrics page was read: %+v", p)
 	}
-	if v := counterSum(p.families["llamacpp:prompt_tokens_total"]); v == nil || *v != 7 {
-		t.Errorf("counter %v", v)
+	for _, want := range []string{`Content-Type "application/openmetrics-text; version=1.0.0; charset=utf-8"`, "Prometheus text format only", "no OpenMetrics parser"} {
+		if !strings.Contains(p.Error, want) {
+			t.Errorf("error %q does not say %q", p.Error, want)
+		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/llmprobe/llmprobe/prober/openai"
 )
 
 // Components of TTFT, the bounded `component` label. Consecutive stretches of
@@ -78,7 +80,7 @@ func parseEngineMillis(obj map[string]json.RawMessage, key string) (time.Duratio
 	}
 	var ms float64
 	if err := json.Unmarshal(raw, &ms); err != nil {
-		return 0, false, fmt.Errorf("%s is not a number: %s", key, truncate(string(raw), 32))
+		return 0, false, fmt.Errorf("%s is not a number: %s", key, openai.Truncate(string(raw), 32))
 	}
 	if math.IsNaN(ms) || ms < 0 || ms > maxEngineMillis {
 		return 0, false, fmt.Errorf("%s %v ms is out of range [0, %d]", key, ms, maxEngineMillis)
@@ -90,7 +92,7 @@ func parseEngineMillis(obj map[string]json.RawMessage, key string) (time.Duratio
 func parseVLLMMetrics(raw json.RawMessage) (*EngineTimings, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
-		return nil, fmt.Errorf("metrics is not an object: %s", truncate(string(raw), 64))
+		return nil, fmt.Errorf("metrics is not an object: %s", openai.Truncate(string(raw), 64))
 	}
 	t := &EngineTimings{Source: EngineTimingsVLLM, CachedPromptTokens: -1}
 	var err error
@@ -112,7 +114,7 @@ func parseVLLMMetrics(raw json.RawMessage) (*EngineTimings, error) {
 func parseLlamaTimings(raw json.RawMessage) (*EngineTimings, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
-		return nil, fmt.Errorf("timings is not an object: %s", truncate(string(raw), 64))
+		return nil, fmt.Errorf("timings is not an object: %s", openai.Truncate(string(raw), 64))
 	}
 	t := &EngineTimings{Source: EngineTimingsLlamaCPP, CachedPromptTokens: -1}
 	var err error

@@ -12,6 +12,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/testkit"
+	"github.com/llmprobe/llmprobe/prober/transport"
 	"github.com/llmprobe/llmprobe/prompt"
 	"github.com/llmprobe/llmprobe/sim"
 )
@@ -45,23 +46,23 @@ func TestSplitTTFT(t *testing.T) {
 		want   string // components in order
 		expect map[string]time.Duration
 	}{
-		{"no engine timings", Result{TTFT: ms(100), DispatchDelay: ms(1), Timings: Timings{Wrote: ms(3)}},
+		{"no engine timings", Result{TTFT: ms(100), DispatchDelay: ms(1), Timings: transport.Timings{Wrote: ms(3)}},
 			"dispatch,connect,server_other", map[string]time.Duration{"dispatch": ms(1), "connect": ms(2), "server_other": ms(97)}},
-		{"vLLM metrics", Result{TTFT: ms(100), DispatchDelay: ms(1), Timings: Timings{Wrote: ms(3)}, Engine: vllm(40, 50)},
+		{"vLLM metrics", Result{TTFT: ms(100), DispatchDelay: ms(1), Timings: transport.Timings{Wrote: ms(3)}, Engine: vllm(40, 50)},
 			"dispatch,connect,engine_queue,engine_prefill,network", map[string]time.Duration{"engine_queue": ms(40), "engine_prefill": ms(50), "network": ms(7)}},
-		{"burst cap wait", Result{TTFT: ms(100), DispatchDelay: ms(1), QueueWait: ms(20), queued: true, Timings: Timings{Wrote: ms(22)}, Engine: vllm(10, 50)},
+		{"burst cap wait", Result{TTFT: ms(100), DispatchDelay: ms(1), QueueWait: ms(20), queued: true, Timings: transport.Timings{Wrote: ms(22)}, Engine: vllm(10, 50)},
 			"dispatch,client_queue,connect,engine_queue,engine_prefill,network", map[string]time.Duration{"client_queue": ms(20), "connect": ms(1), "network": ms(18)}},
-		{"llama.cpp: prefill only", Result{TTFT: ms(100), Timings: Timings{Wrote: ms(1)}, Engine: &EngineTimings{Source: EngineTimingsLlamaCPP, Prefill: ms(30), HasPrefill: true}},
+		{"llama.cpp: prefill only", Result{TTFT: ms(100), Timings: transport.Timings{Wrote: ms(1)}, Engine: &EngineTimings{Source: EngineTimingsLlamaCPP, Prefill: ms(30), HasPrefill: true}},
 			"dispatch,connect,engine_prefill,server_other", map[string]time.Duration{"engine_prefill": ms(30), "server_other": ms(69)}},
-		{"engine a little over the client's wait: rounding, trimmed", Result{TTFT: ms(100), DispatchDelay: ms(10), Timings: Timings{Wrote: ms(10)}, Engine: vllm(40, 50.5)},
+		{"engine a little over the client's wait: rounding, trimmed", Result{TTFT: ms(100), DispatchDelay: ms(10), Timings: transport.Timings{Wrote: ms(10)}, Engine: vllm(40, 50.5)},
 			"dispatch,connect,engine_queue,engine_prefill,network", map[string]time.Duration{"connect": 0, "engine_queue": ms(40), "engine_prefill": ms(50), "network": 0}},
-		{"engine far over the client's wait: not used", Result{TTFT: ms(100), Timings: Timings{Wrote: ms(10)}, Engine: vllm(80, 50)},
+		{"engine far over the client's wait: not used", Result{TTFT: ms(100), Timings: transport.Timings{Wrote: ms(10)}, Engine: vllm(80, 50)},
 			"dispatch,connect,server_other", map[string]time.Duration{"server_other": ms(90)}},
-		{"write stamp late: the engine's figures cap connect", Result{TTFT: ms(100), DispatchDelay: ms(2), Timings: Timings{Wrote: ms(20)}, Engine: vllm(40, 50)},
+		{"write stamp late: the engine's figures cap connect", Result{TTFT: ms(100), DispatchDelay: ms(2), Timings: transport.Timings{Wrote: ms(20)}, Engine: vllm(40, 50)},
 			"dispatch,connect,engine_queue,engine_prefill,network", map[string]time.Duration{"connect": ms(8), "engine_queue": ms(40), "engine_prefill": ms(50), "network": 0}},
 		{"no write seen: the server side starts at sending", Result{TTFT: ms(100), DispatchDelay: ms(5)},
 			"dispatch,connect,server_other", map[string]time.Duration{"connect": 0, "server_other": ms(95)}},
-		{"instants out of order are clamped", Result{TTFT: ms(10), DispatchDelay: ms(12), Timings: Timings{Wrote: ms(11)}},
+		{"instants out of order are clamped", Result{TTFT: ms(10), DispatchDelay: ms(12), Timings: transport.Timings{Wrote: ms(11)}},
 			"dispatch,connect,server_other", map[string]time.Duration{"dispatch": ms(10), "connect": 0, "server_other": 0}},
 	}
 	for _, tc := range cases {

@@ -5,14 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
+	"time"
 
-	promconfig "github.com/prometheus/common/config"
+	"github.com/prometheus/common/version"
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/redact"
+	"github.com/llmprobe/llmprobe/prober/openai"
+	"github.com/llmprobe/llmprobe/prober/targetinfo"
+	"github.com/llmprobe/llmprobe/prober/transport"
 )
 
 // Client probes one target. It is safe for concurrent use.
@@ -26,30 +29,14 @@ type Client struct {
 	secretFiles bool
 
 	mu   sync.Mutex
-	info TargetInfo
+	info targetinfo.Info
 }
 
-// NewClient builds the HTTP client from the target's http_client_config.
-// Requests to the target's own host carry its credentials and headers; a
-// redirect elsewhere (when follow_redirects allows one) carries neither, only
-// the headers' plain values.
+// NewClient builds the client of target t (see transport.NewClient).
 func NewClient(t config.Target) (*Client, error) {
-	u, err := url.Parse(t.URL)
+	hc, err := transport.NewClient(t)
 	if err != nil {
-		return nil, fmt.Errorf("target %q: %w", t.Name, err)
-	}
-	own, err := roundTripper(t.HTTPClientConfig, t.Name)
-	if err != nil {
-		return nil, fmt.Errorf("target %q: %w", t.Name, err)
-	}
-	other, err := roundTripper(withoutCredentials(t.HTTPClientConfig), t.Name)
-	if err != nil {
-		return nil, fmt.Errorf("target %q: %w", t.Name, err)
-	}
-	// No client-wide timeout: streams must not be cut by one; each request carries its own deadline.
-	hc := &http.Client{Transport: &hostGuard{host: u.Host, own: own, other: other}}
-	if !t.HTTPClientConfig.FollowRedirects {
-		hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+		return nil, err
 	}
 	base := strings.TrimSuffix(strings.TrimSuffix(t.URL, "/"), "/v1")
 	c := &Client{target: t, http: hc, base: base, redact: redact.New(), secretFiles: len(t.CredentialFiles()) > 0}
@@ -69,7 +56,7 @@ func (c *Client) scrub(res *Result) {
 	}
 	res.Error, res.Body, res.Answer = c.redactText(res.Error), c.redactText(res.Body), c.redactText(res.Answer)
 	if res.answerLimit > 0 {
-		res.Answer = truncate(res.Answer, res.answerLimit)
+		res.Answer = openai.Truncate(res.Answer, res.answerLimit)
 	}
 	for i, l := range res.Log {
 		res.Log[i] = c.redactText(l)
@@ -95,12 +82,7 @@ func (c *Client) Target() config.Target { return c.target }
 // Close releases idle connections.
 func (c *Client) Close() { c.http.CloseIdleConnections() }
 
-func (c *Client) endpoint() string {
-	if c.target.API == config.APICompletions {
-		return c.base + "/v1/completions"
-	}
-	return c.base + "/v1/chat/completions"
-}
+func (c *Client) endpoint() string { return c.base + openai.Path(c.target.API) }
 
 // Model returns the configured model, or the one discovered from /v1/models.
 func (c *Client) Model() string {
@@ -123,7 +105,7 @@ func (c *Client) resolveModel(ctx context.Context) (string, error) {
 	if m := c.Model(); m != "" {
 		return m, nil
 	}
-	models, _, _, err := c.listModels(ctx)
+	models, err := c.server().Models(ctx)
 	if err != nil {
 		return "", fmt.Errorf("model discovery: %w", err)
 	}
@@ -134,65 +116,36 @@ func (c *Client) resolveModel(ctx context.Context) (string, error) {
 	return models[0], nil
 }
 
+var userAgent = "llmprobe/" + version.Version
+
 func (c *Client) setHeaders(req *http.Request) {
 	req.Header.Set("User-Agent", userAgent)
 }
 
-// roundTripper is prometheus/common's transport for cfg, http_headers included.
-func roundTripper(cfg promconfig.HTTPClientConfig, name string) (http.RoundTripper, error) {
-	headers := cfg.HTTPHeaders
-	cfg.HTTPHeaders = nil // added last, so no other layer sees them first
-	rt, err := promconfig.NewRoundTripperFromConfig(cfg, "llmprobe_"+name)
-	if err != nil || headers == nil {
-		return rt, err
-	}
-	return promconfig.NewHeadersRoundTripper(headers, rt), nil
+// Info returns the last targetinfo.Info read.
+func (c *Client) Info() targetinfo.Info {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.info
 }
 
-// withoutCredentials is cfg for hosts other than the target's: no
-// authentication of any kind, and of http_headers only the plain values.
-func withoutCredentials(cfg promconfig.HTTPClientConfig) promconfig.HTTPClientConfig {
-	cfg.BasicAuth, cfg.Authorization, cfg.OAuth2 = nil, nil, nil
-	cfg.BearerToken, cfg.BearerTokenFile = "", ""
-	cfg.ProxyConnectHeader = nil
-	if cfg.HTTPHeaders != nil {
-		values := promconfig.Headers{Headers: map[string]promconfig.Header{}}
-		for name, h := range cfg.HTTPHeaders.Headers {
-			if len(h.Values) > 0 {
-				values.Headers[name] = promconfig.Header{Values: h.Values}
-			}
-		}
-		cfg.HTTPHeaders = &values
+// RefreshInfo reads /v1/models and the engine's version endpoint. When
+// /v1/models fails, the last known facts stay, with the reason beside them.
+func (c *Client) RefreshInfo(ctx context.Context) targetinfo.Info {
+	ctx, cancel := context.WithTimeout(ctx, min(c.target.Timeout.Std(), 10*time.Second))
+	defer cancel()
+	info := c.server().Read(ctx)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if info.ModelsError != "" {
+		c.info.ModelsError, c.info.ModelsStatus = info.ModelsError, info.ModelsStatus
+	} else {
+		c.info = info
 	}
-	return cfg
+	return c.info
 }
 
-// hostGuard sends a request through own while every hop of its redirect
-// chain stayed on the target's host (host and port), and through other once
-// any hop left it.
-type hostGuard struct {
-	host       string
-	own, other http.RoundTripper
-}
-
-func (g *hostGuard) RoundTrip(req *http.Request) (*http.Response, error) {
-	for r := req; r != nil; {
-		if !strings.EqualFold(r.URL.Host, g.host) {
-			return g.other.RoundTrip(req)
-		}
-		if r.Response == nil {
-			break
-		}
-		r = r.Response.Request
-	}
-	return g.own.RoundTrip(req)
-}
-
-// CloseIdleConnections closes both transports' idle connections.
-func (g *hostGuard) CloseIdleConnections() {
-	for _, rt := range []http.RoundTripper{g.own, g.other} {
-		if c, ok := rt.(interface{ CloseIdleConnections() }); ok {
-			c.CloseIdleConnections()
-		}
-	}
+// server is the target as targetinfo asks it.
+func (c *Client) server() targetinfo.Server {
+	return targetinfo.Server{HTTP: c.http, Base: c.base, Redact: c.redact}
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/clock"
+	"github.com/llmprobe/llmprobe/prober/openai"
 	"github.com/llmprobe/llmprobe/prompt"
 )
 
@@ -41,7 +42,7 @@ func Converse(wait context.Context, first Request, session *prompt.Session, do f
 		session.Answered(res.Answer, res.OutputTokens)
 		if req.Scenario.Quality == nil {
 			// The whole answer was kept for the next turn only.
-			res.Answer = truncate(res.Answer, answerPreview)
+			res.Answer = openai.Truncate(res.Answer, answerPreview)
 		}
 		done(res)
 		switch res.Outcome {

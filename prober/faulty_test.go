@@ -16,6 +16,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/testkit"
+	"github.com/llmprobe/llmprobe/prober/transport"
 )
 
 func TestMain(m *testing.M) {
@@ -59,19 +60,19 @@ func TestFaultyServers(t *testing.T) {
 		{"429 with Retry-After", func(t *testing.T, w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Retry-After", "7")
 			http.Error(w, `{"error":{"message":"queue full"}}`, http.StatusTooManyRequests)
-		}, 0, OutcomeRejected, phaseHeaders, reasonHTTPStatus, "HTTP 429 Too Many Requests, Retry-After 7: queue full"},
+		}, 0, OutcomeRejected, transport.PhaseHeaders, reasonHTTPStatus, "HTTP 429 Too Many Requests, Retry-After 7: queue full"},
 		{"503", func(t *testing.T, w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(http.StatusServiceUnavailable)
-		}, 0, OutcomeRejected, phaseHeaders, reasonHTTPStatus, "HTTP 503"},
+		}, 0, OutcomeRejected, transport.PhaseHeaders, reasonHTTPStatus, "HTTP 503"},
 		{"500 with a body", func(t *testing.T, w http.ResponseWriter, r *http.Request) {
 			http.Error(w, `{"error":"boom"}`, http.StatusInternalServerError)
-		}, 0, OutcomeHTTPError, phaseHeaders, reasonHTTPStatus, "HTTP 500 Internal Server Error: boom"},
+		}, 0, OutcomeHTTPError, transport.PhaseHeaders, reasonHTTPStatus, "HTTP 500 Internal Server Error: boom"},
 		{"404 wrong model", func(t *testing.T, w http.ResponseWriter, r *http.Request) {
 			http.Error(w, `{"message":"model not found"}`, http.StatusNotFound)
-		}, 0, OutcomeHTTPError, phaseHeaders, reasonHTTPStatus, "model not found"},
+		}, 0, OutcomeHTTPError, transport.PhaseHeaders, reasonHTTPStatus, "model not found"},
 		{"reset before headers", func(t *testing.T, w http.ResponseWriter, r *http.Request) {
 			hijackClose(t, w, "")
-		}, 0, OutcomeConnectionError, phaseHeaders, reasonReset, "EOF"},
+		}, 0, OutcomeConnectionError, transport.PhaseHeaders, transport.ReasonReset, "EOF"},
 		{"reset mid-stream", func(t *testing.T, w http.ResponseWriter, r *http.Request) {
 			hijackClose(t, w, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"+
 				fmt.Sprintf("%x\r\n%s\r\n", len(okChunk), okChunk))
@@ -89,16 +90,16 @@ func TestFaultyServers(t *testing.T) {
 				case <-time.After(50 * time.Millisecond):
 				}
 			}
-		}, 300 * time.Millisecond, OutcomeTimeout, phaseStream, reasonDeadline, "output tokens in"},
+		}, 300 * time.Millisecond, OutcomeTimeout, phaseStream, transport.ReasonDeadline, "output tokens in"},
 		{"headers then silence", func(t *testing.T, w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			w.WriteHeader(http.StatusOK)
 			w.(http.Flusher).Flush()
 			drainAndWait(r)
-		}, 300 * time.Millisecond, OutcomeTimeout, phaseStream, reasonDeadline, "0 output tokens in"},
+		}, 300 * time.Millisecond, OutcomeTimeout, phaseStream, transport.ReasonDeadline, "0 output tokens in"},
 		{"silence before headers", func(t *testing.T, w http.ResponseWriter, r *http.Request) {
 			drainAndWait(r)
-		}, 300 * time.Millisecond, OutcomeTimeout, phaseHeaders, reasonDeadline, "deadline"},
+		}, 300 * time.Millisecond, OutcomeTimeout, transport.PhaseHeaders, transport.ReasonDeadline, "deadline"},
 		{"malformed JSON chunk", func(t *testing.T, w http.ResponseWriter, r *http.Request) {
 			okStream(w, 2)
 			fmt.Fprint(w, "data: {\"choices\": [\n\n")
@@ -123,7 +124,7 @@ func TestFaultyServers(t *testing.T) {
 		{"not an event stream", func(t *testing.T, w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
 			fmt.Fprint(w, `{"choices":[{"text":"hi"}]}`)
-		}, 0, OutcomeStreamError, phaseHeaders, reasonNotEventStream, "not text/event-stream"},
+		}, 0, OutcomeStreamError, transport.PhaseHeaders, reasonNotEventStream, "not text/event-stream"},
 		{"empty choices forever", func(t *testing.T, w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			for range 20 {
@@ -195,10 +196,10 @@ func TestTransportFailures(t *testing.T) {
 		phase, reason string
 		errHas        string
 	}{
-		{"refused", refusedURL, OutcomeConnectionError, phaseConnect, reasonRefused, "connection refused"},
-		{"no such host", "http://llmprobe-test.invalid:8000", OutcomeConnectionError, phaseDNS, reasonDNS, "no such host"},
-		{"untrusted certificate", tlsSrv.URL, OutcomeConnectionError, phaseTLS, reasonTLS, "certificate"},
-		{"redirect loop", loop.URL, OutcomeConnectionError, phaseHeaders, reasonRedirect, "redirects"},
+		{"refused", refusedURL, OutcomeConnectionError, transport.PhaseConnect, transport.ReasonRefused, "connection refused"},
+		{"no such host", "http://llmprobe-test.invalid:8000", OutcomeConnectionError, transport.PhaseDNS, transport.ReasonDNS, "no such host"},
+		{"untrusted certificate", tlsSrv.URL, OutcomeConnectionError, transport.PhaseTLS, transport.ReasonTLS, "certificate"},
+		{"redirect loop", loop.URL, OutcomeConnectionError, transport.PhaseHeaders, transport.ReasonRedirect, "redirects"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

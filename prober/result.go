@@ -4,6 +4,8 @@ package prober
 
 import (
 	"time"
+
+	"github.com/llmprobe/llmprobe/prober/transport"
 )
 
 // Outcome classifies how a request ended; it is the `outcome` label.
@@ -71,7 +73,7 @@ type Result struct {
 	Phase, Reason string
 	Error         string
 	Body          string
-	Timings       Timings
+	Timings       transport.Timings
 
 	TTFT time.Duration // 0 when no output token arrived
 	E2E  time.Duration

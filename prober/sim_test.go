@@ -147,27 +147,12 @@ func TestTargetInfoFromSim(t *testing.T) {
 	target.Model = ""
 	c := newClient(t, target)
 	info := c.RefreshInfo(t.Context())
-	if info.Engine != engineSim || info.EngineVersion != "0.1.0" || c.Model() != "m" {
+	if info.Engine != "llmprobe-sim" || info.EngineVersion != "0.1.0" || c.Model() != "m" {
 		t.Errorf("info = %+v, model %q", info, c.Model())
 	}
 	e.SetVersion("0.2.0")
 	if info := c.RefreshInfo(t.Context()); info.EngineVersion != "0.2.0" {
 		t.Errorf("after the upgrade: %+v", info)
-	}
-}
-
-// The sim posing as each engine family is recognised as that engine, the
-// way the real one would be (TGI only by its /info).
-func TestTargetInfoFromSimFamilies(t *testing.T) {
-	want := map[string]string{sim.EngineVLLM: engineVLLM, sim.EngineSGLang: engineSGLang, sim.EngineTGI: engineTGI, sim.EngineLlamaCPP: engineLlamaCPP}
-	for _, family := range sim.Engines {
-		t.Run(family, func(t *testing.T) {
-			srv, _ := testkit.StartSim(t, func(c *sim.Config) { c.Engine, c.Version = family, "9.8.7" })
-			info := newClient(t, testkit.Target(srv.URL, config.APIChat)).RefreshInfo(t.Context())
-			if info.Engine != want[family] || info.EngineVersion != "9.8.7" {
-				t.Errorf("engine %q %q, want %q 9.8.7", info.Engine, info.EngineVersion, want[family])
-			}
-		})
 	}
 }
 

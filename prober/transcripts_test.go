@@ -3,7 +3,6 @@ package prober
 import (
 	"bufio"
 	"bytes"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -218,9 +217,9 @@ func TestTargetInfoTranscripts(t *testing.T) {
 		engine, version, model string
 	}{
 		// llama.cpp: owned_by and the Server header say so; /version is a 404 and the header carries no build.
-		{"llamacpp", map[string]string{"/v1/models": "llamacpp-models.http"}, engineLlamaCPP, "", "tiny"},
+		{"llamacpp", map[string]string{"/v1/models": "llamacpp-models.http"}, "llamacpp", "", "tiny"},
 		// Ollama: owned_by "library", the version from /api/version.
-		{"ollama", map[string]string{"/v1/models": "ollama-models.http", "/api/version": "ollama-version.http"}, engineOllama, "0.0.0", "tiny:latest"},
+		{"ollama", map[string]string{"/v1/models": "ollama-models.http", "/api/version": "ollama-version.http"}, "ollama", "0.0.0", "tiny:latest"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -235,38 +234,6 @@ func TestTargetInfoTranscripts(t *testing.T) {
 	}
 }
 
-// Each engine's version endpoint, asked first for the engine owned_by names.
-func TestEngineVersionEndpoints(t *testing.T) {
-	cases := []struct {
-		ownedBy, path, body, engine, version string
-	}{
-		{"vllm", "/version", `{"version":"0.11.2"}`, engineVLLM, "0.11.2"},
-		{"sglang", "/get_server_info", `{"version":"0.5.4","tp_size":1}`, engineSGLang, "0.5.4"},
-		{"tgi", "/info", `{"model_id":"m","version":"3.3.6"}`, engineTGI, "3.3.6"},
-		{"llamacpp", "/props", `{"build_info":"b6915-a1b2c3d","total_slots":4}`, engineLlamaCPP, "b6915-a1b2c3d"},
-		{"library", "/api/version", `{"version":"0.12.3"}`, engineOllama, "0.12.3"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.engine, func(t *testing.T) {
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				switch r.URL.Path {
-				case "/v1/models":
-					fmt.Fprintf(w, `{"data":[{"id":"m","owned_by":%q}]}`, tc.ownedBy)
-				case tc.path:
-					fmt.Fprint(w, tc.body)
-				default:
-					http.NotFound(w, r)
-				}
-			}))
-			defer srv.Close()
-			info := newClient(t, testkit.Target(srv.URL, config.APIChat)).RefreshInfo(t.Context())
-			if info.Engine != tc.engine || info.EngineVersion != tc.version {
-				t.Errorf("engine %q %q, want %q %q", info.Engine, info.EngineVersion, tc.engine, tc.version)
-			}
-		})
-	}
-}
-
 // A target that stops answering keeps the engine and version it last
 // confirmed, with the reason beside them.
 func TestTargetInfoKeptWhileDown(t *testing.T) {
@@ -275,7 +242,7 @@ func TestTargetInfoKeptWhileDown(t *testing.T) {
 	up := c.RefreshInfo(t.Context())
 	srv.Close()
 	down := c.RefreshInfo(t.Context())
-	if down.Engine != engineSim || down.EngineVersion != up.EngineVersion || !down.Confirmed.Equal(up.Confirmed) || !strings.Contains(down.ModelsError, "connection refused") {
+	if down.Engine != "llmprobe-sim" || down.EngineVersion != up.EngineVersion || !down.Confirmed.Equal(up.Confirmed) || !strings.Contains(down.ModelsError, "connection refused") {
 		t.Errorf("after the target went down: %+v (before: %+v)", down, up)
 	}
 }

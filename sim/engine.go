@@ -12,7 +12,22 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/llmprobe/llmprobe/sim/internal/persona"
 )
+
+// Engine families the sim can pose as: their metric names on /metrics and
+// the way each identifies itself (owned_by, Server header, version endpoint).
+const (
+	EngineVLLM     = persona.VLLM
+	EngineSGLang   = persona.SGLang
+	EngineTGI      = persona.TGI
+	EngineLlamaCPP = persona.LlamaCPP
+)
+
+// Engines lists the families Config.Engine accepts besides "" (the sim's own
+// identity, with vLLM's metric names).
+var Engines = persona.Families
 
 // Config sets the engine's capacity, costs and faults.
 type Config struct {
@@ -102,7 +117,7 @@ func (c *Config) validate() error {
 type Engine struct {
 	cfg Config
 	reg *prometheus.Registry
-	m   *engineMetrics
+	m   *persona.Metrics
 
 	mu       sync.Mutex
 	faults   Faults
@@ -143,6 +158,13 @@ type sequence struct {
 	out chan struct{}
 }
 
+// course is the sequence as its family's metrics and timings read it. The
+// scheduler writes the times before it hands over the token they belong
+// to, so reading them after the last token is safe.
+func (s *sequence) course() persona.Request {
+	return persona.Request{PromptTokens: s.promptTokens, Generated: s.generated, Arrived: s.arrived, Admitted: s.admitted, First: s.first, Last: s.last}
+}
+
 // New validates cfg and starts the scheduler.
 func New(cfg Config) (*Engine, error) {
 	if err := cfg.validate(); err != nil {
@@ -158,7 +180,7 @@ func New(cfg Config) (*Engine, error) {
 		stop:    make(chan struct{}),
 		done:    make(chan struct{}),
 	}
-	e.m = newEngineMetrics(e)
+	e.m = persona.NewMetrics(e.reg, cfg.Engine, cfg.Model, cfg.MaxBatch, e.load)
 	if cfg.TruthStamps {
 		e.truth = &truthLog{stamps: map[string][]int64{}}
 	}
@@ -205,6 +227,12 @@ func (e *Engine) currentVersion() string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.version
+}
+
+// load is what runs and waits now, for the family's gauges.
+func (e *Engine) load() persona.Load {
+	s := e.Stats()
+	return persona.Load{Running: s.Running, Waiting: s.Waiting}
 }
 
 // Stats returns a snapshot of the engine's counters.
@@ -309,7 +337,7 @@ func (e *Engine) loop() {
 		end := time.Now()
 		for _, s := range admitted {
 			s.admitted = stepStart
-			e.m.admitted(s)
+			e.m.Admitted(s.course())
 		}
 		e.running = append(e.running, admitted...)
 		kept := e.running[:0]
@@ -326,7 +354,7 @@ func (e *Engine) loop() {
 
 // emit gives s its next token; it reports whether s is still running.
 func (e *Engine) emit(s *sequence, now time.Time) bool {
-	e.m.token(s, now)
+	e.m.Token(s.course(), now)
 	if s.generated == 0 {
 		s.first = now
 	}
@@ -338,7 +366,7 @@ func (e *Engine) emit(s *sequence, now time.Time) bool {
 	}
 	close(s.out)
 	e.stats.Completed++
-	e.m.finished(s, now)
+	e.m.Finished(s.course(), now)
 	return false
 }
 

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/llmprobe/llmprobe/sim/internal/persona"
 )
 
 // Handler serves the OpenAI-compatible API, the family's version endpoint,
@@ -19,14 +21,14 @@ func (e *Engine) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { e.serveGenerate(w, r, false) })
 	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { e.serveGenerate(w, r, true) })
-	id := e.identity()
+	id := persona.IdentityOf(e.cfg.Engine, e.cfg.Model)
 	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []map[string]any{{
-			"id": e.cfg.Model, "object": "model", "created": 0, "owned_by": id.ownedBy, "max_model_len": 32768,
+			"id": e.cfg.Model, "object": "model", "created": 0, "owned_by": id.OwnedBy, "max_model_len": 32768,
 		}}})
 	})
-	mux.HandleFunc("GET "+id.versionPath, func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, id.version(e.currentVersion()))
+	mux.HandleFunc("GET "+id.VersionPath, func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, id.Version(e.currentVersion()))
 	})
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {})
 	if e.truth != nil {
@@ -49,43 +51,11 @@ func (e *Engine) Handler() http.Handler {
 		writeJSON(w, http.StatusOK, e.Faults())
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if server := id.server(e.currentVersion()); server != "" {
+		if server := id.Server(e.currentVersion()); server != "" {
 			w.Header().Set("Server", server)
 		}
 		mux.ServeHTTP(w, r)
 	})
-}
-
-// identity is how an engine family says what it is: /v1/models' owned_by, the
-// Server header and its version endpoint, as the real engines answer.
-type identity struct {
-	ownedBy     string
-	server      func(version string) string
-	versionPath string
-	version     func(version string) any
-}
-
-func (e *Engine) identity() identity {
-	uvicorn := func(string) string { return "uvicorn" }
-	versionOnly := func(v string) any { return map[string]string{"version": v} }
-	switch e.cfg.Engine {
-	case EngineVLLM:
-		return identity{ownedBy: "vllm", server: uvicorn, versionPath: "/version", version: versionOnly}
-	case EngineSGLang:
-		return identity{ownedBy: "sglang", server: uvicorn, versionPath: "/get_server_info", version: func(v string) any {
-			return map[string]any{"model_path": e.cfg.Model, "version": v}
-		}}
-	case EngineTGI:
-		// TGI's router names the model as its owner and sends no Server header.
-		return identity{ownedBy: e.cfg.Model, server: func(string) string { return "" }, versionPath: "/info", version: func(v string) any {
-			return map[string]any{"model_id": e.cfg.Model, "router": "text-generation-router", "version": v}
-		}}
-	case EngineLlamaCPP:
-		return identity{ownedBy: "llamacpp", server: func(string) string { return "llama.cpp" }, versionPath: "/props", version: func(v string) any {
-			return map[string]any{"build_info": v, "model_path": e.cfg.Model}
-		}}
-	}
-	return identity{ownedBy: "llmprobe-sim", server: func(v string) string { return "llmprobe-sim/" + v }, versionPath: "/version", version: versionOnly}
 }
 
 type generateRequest struct {
@@ -275,7 +245,7 @@ func waitToken(ctx context.Context, s *sequence) bool {
 	}
 }
 
-func (e *Engine) respondWhole(w http.ResponseWriter, ctx context.Context, s *sequence, chat bool, id string, words []string, timings timingsKind) {
+func (e *Engine) respondWhole(w http.ResponseWriter, ctx context.Context, s *sequence, chat bool, id string, words []string, timings persona.TimingsKind) {
 	for range s.maxTokens {
 		if !waitToken(ctx, s) {
 			return
@@ -293,65 +263,18 @@ func (e *Engine) respondWhole(w http.ResponseWriter, ctx context.Context, s *seq
 	}
 	body := map[string]any{"id": id, "object": object, "created": time.Now().Unix(), "model": e.cfg.Model, "choices": []any{choice}, "usage": usage}
 	switch timings {
-	case timingsVLLM:
-		body["metrics"] = requestMetricsOf(s)
-	case timingsLlamaCPP:
-		body["timings"] = llamaTimingsOf(s)
+	case persona.TimingsVLLM:
+		body["metrics"] = persona.RequestMetricsOf(s.course())
+	case persona.TimingsLlamaCPP:
+		body["timings"] = persona.LlamaTimingsOf(s.course())
 	}
 	writeJSON(w, http.StatusOK, body)
 }
 
-// timingsKind is which per-request timings object a response carries.
-type timingsKind int
-
-const (
-	timingsNone timingsKind = iota
-	timingsVLLM
-	timingsLlamaCPP
-)
-
-// timingsFor says which timings a request's response carries: llama.cpp
-// always sends its own; vLLM only when started with per-request metrics and
-// asked with include_metrics.
-func (e *Engine) timingsFor(req *generateRequest) timingsKind {
-	switch {
-	case e.cfg.Engine == EngineLlamaCPP:
-		return timingsLlamaCPP
-	case e.cfg.PerRequestMetrics && req.IncludeMetrics:
-		return timingsVLLM
-	}
-	return timingsNone
+// timingsFor says which timings object a request's response carries.
+func (e *Engine) timingsFor(req *generateRequest) persona.TimingsKind {
+	return persona.TimingsFor(e.cfg.Engine, e.cfg.PerRequestMetrics, req.IncludeMetrics)
 }
-
-// requestMetrics is vLLM's per-request metrics object: the wait to be
-// scheduled, scheduling to the first token, first to last token.
-type requestMetrics struct {
-	QueueTimeMs        float64 `json:"queue_time_ms"`
-	TimeToFirstTokenMs float64 `json:"time_to_first_token_ms"`
-	GenerationTimeMs   float64 `json:"generation_time_ms"`
-}
-
-// llamaTimings is the part of llama.cpp's timings object the sim fills.
-type llamaTimings struct {
-	CacheN      int     `json:"cache_n"`
-	PromptN     int     `json:"prompt_n"`
-	PromptMs    float64 `json:"prompt_ms"`
-	PredictedN  int     `json:"predicted_n"`
-	PredictedMs float64 `json:"predicted_ms"`
-}
-
-// The sequence's times are written by the scheduler before it hands over
-// the token they belong to, so reading them after the last token is safe.
-func requestMetricsOf(s *sequence) *requestMetrics {
-	return &requestMetrics{QueueTimeMs: millis(s.admitted.Sub(s.arrived)), TimeToFirstTokenMs: millis(s.first.Sub(s.admitted)), GenerationTimeMs: millis(s.last.Sub(s.first))}
-}
-
-func llamaTimingsOf(s *sequence) *llamaTimings {
-	return &llamaTimings{PromptN: s.promptTokens, PromptMs: millis(s.first.Sub(s.admitted)), PredictedN: s.generated, PredictedMs: millis(s.last.Sub(s.first))}
-}
-
-// millis is d in milliseconds with nanosecond resolution, as engines write it.
-func millis(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
 
 type usageJSON struct {
 	PromptTokens     int `json:"prompt_tokens"`

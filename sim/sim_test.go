@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/llmprobe/llmprobe/sim/internal/persona"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -459,9 +461,9 @@ func TestEngineFamilies(t *testing.T) {
 // first step's cost, queue the wait behind a full batch.
 func TestPerRequestTimings(t *testing.T) {
 	type timed struct {
-		Metrics *requestMetrics `json:"metrics"`
-		Timings *llamaTimings   `json:"timings"`
-		Usage   *usageJSON      `json:"usage"`
+		Metrics *persona.RequestMetrics `json:"metrics"`
+		Timings *persona.LlamaTimings   `json:"timings"`
+		Usage   *usageJSON              `json:"usage"`
 	}
 	last := func(s streamed) (timed, int) {
 		var out timed

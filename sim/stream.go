@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/llmprobe/llmprobe/sim/internal/persona"
 )
 
 // streamWriter writes one response as server-sent events, in the framing of
@@ -22,7 +24,7 @@ type streamWriter struct {
 	includeUsage         bool
 	continuous           bool
 	stalled, malformedIn bool
-	timings              timingsKind
+	timings              persona.TimingsKind
 	// seq is the request's sequence: its cached prompt tokens, known once
 	// it was admitted (before its first token).
 	seq *sequence
@@ -40,14 +42,14 @@ type chunkChoice struct {
 }
 
 type chunk struct {
-	ID      string          `json:"id"`
-	Object  string          `json:"object"`
-	Created int64           `json:"created"`
-	Model   string          `json:"model"`
-	Choices []chunkChoice   `json:"choices"`
-	Usage   *usageJSON      `json:"usage,omitempty"`
-	Metrics *requestMetrics `json:"metrics,omitempty"`
-	Timings *llamaTimings   `json:"timings,omitempty"`
+	ID      string                  `json:"id"`
+	Object  string                  `json:"object"`
+	Created int64                   `json:"created"`
+	Model   string                  `json:"model"`
+	Choices []chunkChoice           `json:"choices"`
+	Usage   *usageJSON              `json:"usage,omitempty"`
+	Metrics *persona.RequestMetrics `json:"metrics,omitempty"`
+	Timings *persona.LlamaTimings   `json:"timings,omitempty"`
 }
 
 func (st *streamWriter) run(ctx context.Context, s *sequence) {
@@ -155,10 +157,10 @@ func (st *streamWriter) afterChunk(ctx context.Context, sent int) bool {
 // include_usage; llama.cpp's timings on the last chunk, always.
 func (st *streamWriter) withTimings(c *chunk, s *sequence) {
 	switch {
-	case st.timings == timingsVLLM && c.Usage != nil && st.includeUsage:
-		c.Metrics = requestMetricsOf(s)
-	case st.timings == timingsLlamaCPP:
-		c.Timings = llamaTimingsOf(s)
+	case st.timings == persona.TimingsVLLM && c.Usage != nil && st.includeUsage:
+		c.Metrics = persona.RequestMetricsOf(s.course())
+	case st.timings == persona.TimingsLlamaCPP:
+		c.Timings = persona.LlamaTimingsOf(s.course())
 	}
 }
 

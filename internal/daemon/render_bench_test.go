@@ -16,6 +16,7 @@ import (
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober"
+	"github.com/llmprobe/llmprobe/prober/transport"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/sim"
 )
@@ -88,7 +89,7 @@ func renderResult(rng *rand.Rand, target string, sc config.Scenario, scIndex int
 		r.Outcome, r.HTTPStatus = prober.OutcomeSuccess, 200
 	}
 	if r.HTTPStatus != 0 {
-		r.Timings = prober.Timings{FirstByte: logn(0.005, 0.5), ConnReused: rng.IntN(10) > 0}
+		r.Timings = transport.Timings{FirstByte: logn(0.005, 0.5), ConnReused: rng.IntN(10) > 0}
 		r.Timings.TTFB = r.DispatchDelay + r.Timings.FirstByte
 	}
 	if r.Outcome == prober.OutcomeSuccess {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-kit/log/level"
 
+	"github.com/llmprobe/llmprobe/internal/web/chart"
 	"github.com/llmprobe/llmprobe/report"
 )
 
@@ -21,7 +22,7 @@ type burstRow struct {
 	Verdict   verdict
 	LoadError string
 	IDs       []string
-	Charts    []*chart
+	Charts    []*chart.Chart
 	// LastUpgrade is the burst's last upgrade run when a later run is newest.
 	LastUpgrade *report.Report
 }
@@ -72,7 +73,7 @@ func (s *Site) burstsPage(w http.ResponseWriter, _ *http.Request) {
 				if rep.Upgrade == nil {
 					row.LastUpgrade = s.lastUpgradeOf(name, ids[0])
 				}
-				for _, c := range []*chart{percentileChart(rep), ttftChart(rep)} {
+				for _, c := range []*chart.Chart{chart.Percentiles(rep), chart.TTFT(rep)} {
 					if c != nil {
 						row.Charts = append(row.Charts, c)
 					}

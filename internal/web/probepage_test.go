@@ -10,88 +10,12 @@ import (
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/prober"
+	"github.com/llmprobe/llmprobe/prober/transport"
 )
 
 func withID(r *prober.Result, n int) *prober.Result {
 	r.RequestID = fmt.Sprintf("%032x", n)
 	return r
-}
-
-// The ring of any traffic keeps the last `requests` results by request id,
-// canary and burst, bounded in slots and in its index; the oldest go.
-func TestHistoryRequestRing(t *testing.T) {
-	h := newHistory(2, 2, 3)
-	for i := 1; i <= 4; i++ {
-		r := withID(result("a", "s", prober.OutcomeSuccess, true), i)
-		r.Traffic = prober.TrafficBurst
-		h.observeRequest(r)
-	}
-	for i := 1; i <= 4; i++ {
-		e, ok := h.byRequestID(fmt.Sprintf("%032x", i))
-		if ok != (i > 1) {
-			t.Errorf("request %d found %v, want %v: the ring keeps the last 3", i, ok, i > 1)
-		}
-		if ok && e.RequestID != fmt.Sprintf("%032x", i) {
-			t.Errorf("request %d found %s", i, e.RequestID)
-		}
-	}
-	if len(h.snapshot()) != 0 {
-		t.Error("burst requests reached the canary pairs of the landing page")
-	}
-	// Probe numbers of burst requests work too.
-	if e, ok := h.get(4); !ok || e.RequestID != fmt.Sprintf("%032x", 4) {
-		t.Errorf("get(4) = %v, %v", e, ok)
-	}
-	if n, oldest := h.holding(); n != 3 || oldest.IsZero() {
-		t.Errorf("holding %d, oldest %v; want 3", n, oldest)
-	}
-
-	// A canary result goes to its pair and to the ring; a canary pair
-	// keeps its results after the ring lets them go.
-	h.observe(withID(result("c", "s", prober.OutcomeTimeout, false), 100))
-	for i := 5; i <= 8; i++ {
-		r := withID(result("a", "s", prober.OutcomeSuccess, true), i)
-		r.Traffic = prober.TrafficBurst
-		h.observeRequest(r)
-	}
-	if _, ok := h.byRequestID(fmt.Sprintf("%032x", 100)); !ok {
-		t.Error("a canary failure its pair still keeps is not found by id")
-	}
-	if len(h.byID.ids) != 3 || len(h.byID.ring) != 3 || cap(h.byID.ring) > 4 {
-		t.Errorf("index %d, ring %d (cap %d) after 9 results: want 3", len(h.byID.ids), len(h.byID.ring), cap(h.byID.ring))
-	}
-
-	// Forgetting a canary pair drops it from the ring too; burst results stay.
-	h.observe(withID(result("c", "s", prober.OutcomeSuccess, true), 101))
-	h.forget(func(target, _ string) bool { return target != "c" })
-	if _, ok := h.byRequestID(fmt.Sprintf("%032x", 101)); ok {
-		t.Error("a forgotten pair's result is still found by id")
-	}
-	if _, ok := h.byRequestID(fmt.Sprintf("%032x", 8)); !ok {
-		t.Error("forget dropped a burst result")
-	}
-	// A long answer (a quality check keeps 64 KiB) is cut to its preview
-	// in the ring; the canary pair keeps it whole.
-	long := withID(result("a", "s", prober.OutcomeSuccess, true), 200)
-	long.Answer = strings.Repeat("é", 40<<10)
-	long.Traffic = prober.TrafficBurst
-	h.observeRequest(long)
-	if e, ok := h.byRequestID(long.RequestID); !ok || len(e.Answer) > ringAnswerBytes+len("…") || !strings.HasPrefix(long.Answer, strings.TrimSuffix(e.Answer, "…")) {
-		t.Errorf("the ring keeps %d bytes of a long answer, want its %d-byte preview, cut on a rune", len(e.Answer), ringAnswerBytes)
-	}
-	canary := withID(result("a", "s", prober.OutcomeSuccess, true), 201)
-	canary.Answer = long.Answer
-	h.observe(canary)
-	if e, _ := h.byRequestID(canary.RequestID); e.Answer != long.Answer {
-		t.Error("a canary's page lost its answer while its pair keeps it")
-	}
-
-	// With no ring at all, nothing is kept by id and nothing panics.
-	h0 := newHistory(1, 1, 0)
-	h0.observeRequest(withID(result("a", "s", prober.OutcomeSuccess, true), 1))
-	if _, ok := h0.byRequestID(fmt.Sprintf("%032x", 1)); ok {
-		t.Error("a ring of size 0 kept a result")
-	}
 }
 
 // timelineResult is a streamed request with every phase recorded: a burst
@@ -103,7 +27,7 @@ func timelineResult() *prober.Result {
 		Target: "t", Scenario: "s", Model: "m", Traffic: prober.TrafficBurst, RequestID: "4bf92f3577b34da6a3ce929d0e0e4736",
 		Sched: time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC), DispatchDelay: ms(0.5), QueueWait: ms(20),
 		Outcome: prober.OutcomeSuccess, HTTPStatus: 200, Good: true,
-		Timings: prober.Timings{DNS: ms(1), Connect: ms(2), TLS: ms(3), FirstByte: ms(40), TTFB: ms(70)},
+		Timings: transport.Timings{DNS: ms(1), Connect: ms(2), TLS: ms(3), FirstByte: ms(40), TTFB: ms(70)},
 		TTFT:    ms(95), OutputChunks: 300, OutputTokens: 301, TokenSource: prober.TokensFromUsage,
 		Log: []string{"  0.5ms POST http://t/v1/chat/completions"},
 	}
@@ -157,7 +81,7 @@ func TestTimeline(t *testing.T) {
 
 	// A request refused before a token: no token rows, the failure at the end.
 	refused := &prober.Result{Outcome: prober.OutcomeRejected, HTTPStatus: 429, Phase: "headers", Reason: "http_status", Error: "HTTP 429",
-		DispatchDelay: time.Millisecond, Timings: prober.Timings{ConnReused: true, FirstByte: 4 * time.Millisecond, TTFB: 6 * time.Millisecond}, E2E: 7 * time.Millisecond}
+		DispatchDelay: time.Millisecond, Timings: transport.Timings{ConnReused: true, FirstByte: 4 * time.Millisecond, TTFB: 6 * time.Millisecond}, E2E: 7 * time.Millisecond}
 	tl = buildTimeline(refused)
 	last := tl.Events[len(tl.Events)-1]
 	if tl.Gaps.Count != 0 || !last.Bad || last.Name != "failed: rejected" || last.Note != "headers: http_status: HTTP 429" || last.At != 7*time.Millisecond {

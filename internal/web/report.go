@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/internal/web/chart"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
 )
@@ -42,7 +43,7 @@ type reportView struct {
 	Breakdown      []breakdownRow
 	Outcomes       []outcomeRow
 	RegressionRows []regressionRow
-	Charts         []*chart
+	Charts         []*chart.Chart
 	Config         string
 	EngineView     engineView
 }
@@ -251,7 +252,7 @@ func newReportView(r *report.Report, linked bool) reportView {
 		Latency: latencyRows(r), Bound: newBoundRow(r.ErrorBound), Breakdown: breakdownRows(r.TTFTBreakdown), Outcomes: outcomeRows(r), RegressionRows: regressionRows(r.Regression),
 		EngineView: newEngineView(r.EngineMetrics),
 	}
-	for _, c := range []*chart{percentileChart(r), ttftChart(r), sweepChart(r)} {
+	for _, c := range []*chart.Chart{chart.Percentiles(r), chart.TTFT(r), chart.Sweep(r)} {
 		if c != nil {
 			v.Charts = append(v.Charts, c)
 		}

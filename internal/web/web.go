@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/common/version"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/internal/web/history"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/target"
@@ -101,7 +102,7 @@ type Options struct {
 // Observe.
 type Site struct {
 	opts    Options
-	history *history
+	history *history.History
 
 	mu    sync.Mutex
 	pairs map[[2]string]bool // configured canary pairs; nil before Configure
@@ -126,7 +127,7 @@ func New(opts Options) *Site {
 	if opts.Schedules == nil {
 		opts.Schedules = func() []config.Pair { return nil }
 	}
-	return &Site{opts: opts, history: newHistory(opts.Recent, opts.Failures, opts.Requests), lastSuccess: map[string]time.Time{}}
+	return &Site{opts: opts, history: history.New(opts.Recent, opts.Failures, opts.Requests), lastSuccess: map[string]time.Time{}}
 }
 
 // Register adds the pages to mux: /, /probe, /bursts, /bursts/<id> (HTML),
@@ -147,13 +148,13 @@ func (s *Site) Observe(r *prober.Result) {
 		return // llmprobe stopped it: nothing to show about the target
 	}
 	if r.Traffic == prober.TrafficBurst {
-		s.history.observeRequest(r)
+		s.history.ObserveRequest(r)
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.pairs == nil || s.pairs[[2]string{r.Target, r.Scenario}] {
-		s.history.observe(r)
+		s.history.Observe(r)
 		s.noteSuccess(r)
 	}
 }
@@ -185,7 +186,7 @@ func (s *Site) Configure(cfg *config.Config) {
 			delete(s.lastSuccess, name)
 		}
 	}
-	s.history.forget(func(t, sc string) bool { return pairs[[2]string{t, sc}] })
+	s.history.Forget(func(t, sc string) bool { return pairs[[2]string{t, sc}] })
 }
 
 // render writes a page whole, or a 500 that says why: never half a page
@@ -215,7 +216,7 @@ type targetRow struct {
 // pairRow is one canary schedule, or a pair that has results and no
 // schedule any more (a burst's target, say).
 type pairRow struct {
-	pairEntries
+	history.Pair
 	Interval time.Duration
 }
 
@@ -233,16 +234,16 @@ func (s *Site) landingPage(w http.ResponseWriter, _ *http.Request) {
 	pairs := map[[2]string]*pairRow{}
 	var rows []*pairRow
 	for _, p := range s.opts.Schedules() {
-		row := &pairRow{pairEntries: pairEntries{Target: p.Target, Scenario: p.Scenario}, Interval: p.Interval}
+		row := &pairRow{Pair: history.Pair{Target: p.Target, Scenario: p.Scenario}, Interval: p.Interval}
 		pairs[[2]string{p.Target, p.Scenario}] = row
 		rows = append(rows, row)
 	}
-	for _, h := range s.history.snapshot() {
+	for _, h := range s.history.Snapshot() {
 		if row := pairs[[2]string{h.Target, h.Scenario}]; row != nil {
-			row.pairEntries = h
+			row.Pair = h
 			continue
 		}
-		rows = append(rows, &pairRow{pairEntries: h})
+		rows = append(rows, &pairRow{Pair: h})
 	}
 	ver := version.Version
 	if ver == "" {
@@ -265,7 +266,7 @@ func (s *Site) landingPage(w http.ResponseWriter, _ *http.Request) {
 // probeView is what probe.html shows: the result and what is derived
 // from it, one field per section that needs one.
 type probeView struct {
-	*entry
+	*history.Entry
 	Timeline timeline
 	Split    []splitRow
 }
@@ -284,7 +285,7 @@ type probeMissing struct {
 func (s *Site) probePage(w http.ResponseWriter, r *http.Request) {
 	raw := r.URL.Query().Get("id")
 	var (
-		e  *entry
+		e  *history.Entry
 		ok bool
 	)
 	// A request id is 32 digits long, a probe number at most 20.
@@ -293,22 +294,23 @@ func (s *Site) probePage(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case byRequestID:
 		raw = strings.ToLower(raw)
-		e, ok = s.history.byRequestID(raw)
+		e, ok = s.history.ByRequestID(raw)
 	case err == nil:
-		e, ok = s.history.get(n)
+		e, ok = s.history.Get(n)
 	default:
 		http.Error(w, "id must be a probe number or a request id (32 hex digits, the X-Request-Id and an exemplar's trace_id)", http.StatusBadRequest)
 		return
 	}
 	if !ok {
-		held, oldest := s.history.holding()
+		held, oldest := s.history.Holding()
+		recent, failures, requests := s.history.Bounds()
 		s.renderStatus(w, http.StatusNotFound, "probe-missing.html", probeMissing{
-			ID: raw, ByRequestID: byRequestID, Recent: s.history.recent, Failures: s.history.failures, Requests: s.history.requests,
+			ID: raw, ByRequestID: byRequestID, Recent: recent, Failures: failures, Requests: requests,
 			Held: held, Oldest: oldest,
 		})
 		return
 	}
-	s.render(w, "probe.html", probeView{entry: e, Timeline: buildTimeline(e.Result), Split: splitRows(e.Result)})
+	s.render(w, "probe.html", probeView{Entry: e, Timeline: buildTimeline(e.Result), Split: splitRows(e.Result)})
 }
 
 // isRequestID reports whether id has the shape of llmprobe's request ids:

@@ -1,4 +1,7 @@
-package web
+// Package chart lays out a burst report's charts (latency percentiles, TTFT
+// over time, a sweep's achieved rates) as SVG geometry: axes with ticks and
+// units, bars, points and a legend, which the pages' templates draw.
+package chart
 
 import (
 	"fmt"
@@ -8,8 +11,8 @@ import (
 	"github.com/llmprobe/llmprobe/report"
 )
 
-// Chart geometry is computed here; templates/charts.html draws it as inline
-// SVG: axes with tick labels and units, a legend for every series.
+// Chart geometry is computed here; internal/web/templates/charts.html draws
+// it as inline SVG: axes with tick labels and units, a legend for every series.
 const (
 	chartWidth, chartHeight = 600, 280
 	// The plot area's margins: room for tick labels, axis titles and the legend.
@@ -18,47 +21,52 @@ const (
 
 var chartColors = []string{"#4e79a7", "#f28e2b", "#e15759", "#76b7b2"}
 
-// chart is one SVG chart: a plot area, two axes, bars or points, a legend.
-type chart struct {
+// Chart is one SVG chart: a plot area, two axes, bars or points, a legend.
+type Chart struct {
 	Class, Label, Title      string
 	Width, Height            int
 	Left, Right, Top, Bottom float64 // the plot area
 	XTitle, YTitle           string
 	XTicks, YTicks           []tick
 	Categories               []tick // category names under bar groups
-	Bars                     []chartBar
-	Series                   []chartSeries
-	Legend                   []chartLegend
+	Bars                     []bar
+	Series                   []series
+	Legend                   []legendEntry
 }
 
+// tick is one tick of an axis: where, and its label.
 type tick struct {
 	Pos  float64
 	Text string
 }
 
-type chartBar struct {
+// bar is one bar, with its hover text.
+type bar struct {
 	X, Y, W, H  float64
 	Fill, Title string
 }
 
-type chartSeries struct {
+// series is one set of points, in one color, joined or not.
+type series struct {
 	Color  string
 	Line   bool // join the points
-	Points []chartPoint
+	Points []point
 }
 
-type chartPoint struct {
+// point is one point, with its hover text.
+type point struct {
 	X, Y  float64
 	Title string
 }
 
-type chartLegend struct {
+// legendEntry is one color and what it stands for.
+type legendEntry struct {
 	X, Y         float64
 	Color, Label string
 }
 
-func newChart(class, label, title, xTitle, yTitle string) *chart {
-	return &chart{
+func newChart(class, label, title, xTitle, yTitle string) *Chart {
+	return &Chart{
 		Class: class, Label: label, Title: title, Width: chartWidth, Height: chartHeight,
 		Left: marginLeft, Right: chartWidth - marginRight, Top: marginTop, Bottom: chartHeight - marginBottom,
 		XTitle: xTitle, YTitle: yTitle,
@@ -95,7 +103,7 @@ func tickText(v float64) string {
 }
 
 // yAxis sets the y ticks for values up to hi and returns the mapping to pixels.
-func (c *chart) yAxis(hi float64) func(float64) float64 {
+func (c *Chart) yAxis(hi float64) func(float64) float64 {
 	ticks, top := niceTicks(hi, 5)
 	y := func(v float64) float64 { return c.Bottom - v/top*(c.Bottom-c.Top) }
 	for _, v := range ticks {
@@ -105,7 +113,7 @@ func (c *chart) yAxis(hi float64) func(float64) float64 {
 }
 
 // xAxis sets the x ticks for values up to hi and returns the mapping to pixels.
-func (c *chart) xAxis(hi float64) func(float64) float64 {
+func (c *Chart) xAxis(hi float64) func(float64) float64 {
 	ticks, top := niceTicks(hi, 6)
 	x := func(v float64) float64 { return c.Left + v/top*(c.Right-c.Left) }
 	for _, v := range ticks {
@@ -115,17 +123,17 @@ func (c *chart) xAxis(hi float64) func(float64) float64 {
 }
 
 // legend lays the entries out in a row above the plot area.
-func (c *chart) legend(colors, labels []string) {
+func (c *Chart) legend(colors, labels []string) {
 	x := c.Left
 	for i, l := range labels {
-		c.Legend = append(c.Legend, chartLegend{X: x, Y: 24, Color: colors[i], Label: l})
+		c.Legend = append(c.Legend, legendEntry{X: x, Y: 24, Color: colors[i], Label: l})
 		x += 24 + 6.5*float64(len(l))
 	}
 }
 
-// percentileChart draws p50, p90 and p99 of each latency metric that has
+// Percentiles draws p50, p90 and p99 of each latency metric that has
 // samples as grouped bars, in milliseconds; nil when none has any.
-func percentileChart(r *report.Report) *chart {
+func Percentiles(r *report.Report) *Chart {
 	quantiles := []string{"p50", "p90", "p99"}
 	var metrics []string
 	maxMS := 0.0
@@ -141,13 +149,13 @@ func percentileChart(r *report.Report) *chart {
 	c := newChart("chart percentiles", "latency percentiles of "+r.ID, "Latency percentiles", "metric", "latency (ms)")
 	y := c.yAxis(maxMS)
 	group := (c.Right - c.Left) / float64(len(metrics))
-	bar := group / float64(len(quantiles)+1)
+	width := group / float64(len(quantiles)+1)
 	for i, m := range metrics {
-		x0 := c.Left + float64(i)*group + bar/2
+		x0 := c.Left + float64(i)*group + width/2
 		for j, q := range quantiles {
 			v := 1000 * r.Latency[m].Quantile(q)
-			c.Bars = append(c.Bars, chartBar{
-				X: x0 + float64(j)*bar, Y: y(v), W: bar - 2, H: c.Bottom - y(v),
+			c.Bars = append(c.Bars, bar{
+				X: x0 + float64(j)*width, Y: y(v), W: width - 2, H: c.Bottom - y(v),
 				Fill: chartColors[j], Title: fmt.Sprintf("%s %s %.1f ms", m, q, v),
 			})
 		}
@@ -157,9 +165,9 @@ func percentileChart(r *report.Report) *chart {
 	return c
 }
 
-// ttftChart plots each measured request's TTFT (ms) against when it was due
+// TTFT plots each measured request's TTFT (ms) against when it was due
 // (seconds after the measured part began); nil without samples.
-func ttftChart(r *report.Report) *chart {
+func TTFT(r *report.Report) *Chart {
 	if len(r.TTFTSeries) == 0 {
 		return nil
 	}
@@ -169,18 +177,18 @@ func ttftChart(r *report.Report) *chart {
 	}
 	c := newChart("chart ttft-over-time", "TTFT over the burst", "TTFT over the burst", "time since the measured part began (s)", "TTFT (ms)")
 	x, y := c.xAxis(maxX), c.yAxis(maxY)
-	s := chartSeries{Color: chartColors[0]}
+	s := series{Color: chartColors[0]}
 	for _, p := range r.TTFTSeries {
-		s.Points = append(s.Points, chartPoint{X: x(p[0]), Y: y(1000 * p[1]), Title: fmt.Sprintf("+%.3f s: %.1f ms", p[0], 1000*p[1])})
+		s.Points = append(s.Points, point{X: x(p[0]), Y: y(1000 * p[1]), Title: fmt.Sprintf("+%.3f s: %.1f ms", p[0], 1000*p[1])})
 	}
-	c.Series = []chartSeries{s}
+	c.Series = []series{s}
 	c.legend(chartColors[:1], []string{"TTFT of one successful request"})
 	return c
 }
 
-// sweepChart plots each step's achieved rate and TTFT p99 against the
+// Sweep plots each step's achieved rate and TTFT p99 against the
 // offered rate; nil for a burst that did not sweep.
-func sweepChart(r *report.Report) *chart {
+func Sweep(r *report.Report) *Chart {
 	if len(r.Sweep) == 0 {
 		return nil
 	}
@@ -193,14 +201,14 @@ func sweepChart(r *report.Report) *chart {
 	}
 	c := newChart("chart sweep", "achieved rate per offered rate", "Sweep: achieved rate per offered rate", "offered rate (req/s)", "achieved rate (req/s)")
 	x, y := c.xAxis(maxRate), c.yAxis(maxRate)
-	passed := chartSeries{Color: chartColors[3]}
-	failed := chartSeries{Color: chartColors[2]}
-	line := chartSeries{Color: "#bbbbbb", Line: true}
+	passed := series{Color: chartColors[3]}
+	failed := series{Color: chartColors[2]}
+	line := series{Color: "#bbbbbb", Line: true}
 	for _, s := range r.Sweep {
 		if s.AchievedRate == nil {
 			continue // nothing measured at this step: no point to draw
 		}
-		p := chartPoint{X: x(s.Rate), Y: y(*s.AchievedRate), Title: fmt.Sprintf("%.2f req/s offered: %.2f req/s achieved", s.Rate, *s.AchievedRate)}
+		p := point{X: x(s.Rate), Y: y(*s.AchievedRate), Title: fmt.Sprintf("%.2f req/s offered: %.2f req/s achieved", s.Rate, *s.AchievedRate)}
 		line.Points = append(line.Points, p)
 		if s.Passed {
 			passed.Points = append(passed.Points, p)
@@ -208,7 +216,7 @@ func sweepChart(r *report.Report) *chart {
 			failed.Points = append(failed.Points, p)
 		}
 	}
-	c.Series = []chartSeries{line, passed, failed}
+	c.Series = []series{line, passed, failed}
 	c.legend([]string{chartColors[3], chartColors[2]}, []string{"step held the SLO", "step missed the SLO"})
 	return c
 }

@@ -1,4 +1,7 @@
-package web
+// Package history keeps the recent probes of each (target, scenario), its
+// failures apart, and the last requests of any traffic by request id, each
+// bounded, for the pages that show them.
+package history
 
 import (
 	"sort"
@@ -9,12 +12,12 @@ import (
 	"github.com/llmprobe/llmprobe/prober"
 )
 
-// history keeps the recent results of each (target, scenario), bounded, for
+// History keeps the recent results of each (target, scenario), bounded, for
 // the landing page. Failures are kept in a ring of their own, so a burst of
 // successes never pushes the last failure out of sight. Apart from them it
 // keeps the last `requests` results of any traffic, canary and burst, found
 // by request id: the id an exemplar carries.
-type history struct {
+type History struct {
 	recent, failures, requests int
 
 	mu    sync.Mutex
@@ -24,29 +27,29 @@ type history struct {
 }
 
 type pairHistory struct {
-	recent, failed []*entry
+	recent, failed []*Entry
 }
 
-// entry is one result in the history, with an id for its detail page.
-type entry struct {
+// Entry is one result in the history, with an id for its detail page.
+type Entry struct {
 	ID uint64
 	*prober.Result
 }
 
-// newHistory keeps the last `recent` results and the last `failures`
+// New keeps the last `recent` results and the last `failures`
 // failures (or misses) per pair, and the last `requests` of any pair or
 // traffic by request id.
-func newHistory(recent, failures, requests int) *history {
-	return &history{recent: max(recent, 0), failures: max(failures, 0), requests: max(requests, 0),
-		pairs: map[[2]string]*pairHistory{}, byID: requestRing{ids: map[string]*entry{}}}
+func New(recent, failures, requests int) *History {
+	return &History{recent: max(recent, 0), failures: max(failures, 0), requests: max(requests, 0),
+		pairs: map[[2]string]*pairHistory{}, byID: requestRing{ids: map[string]*Entry{}}}
 }
 
-// observe keeps a canary result in its pair's rings and by its id.
-func (h *history) observe(r *prober.Result) {
+// Observe keeps a canary result in its pair's rings and by its id.
+func (h *History) Observe(r *prober.Result) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.seq++
-	e := &entry{ID: h.seq, Result: r}
+	e := &Entry{ID: h.seq, Result: r}
 	h.byID.push(ringEntry(e), h.requests)
 	k := [2]string{r.Target, r.Scenario}
 	ph := h.pairs[k]
@@ -60,13 +63,13 @@ func (h *history) observe(r *prober.Result) {
 	}
 }
 
-// observeRequest keeps a result only by its id: burst requests, which
+// ObserveRequest keeps a result only by its id: burst requests, which
 // would crowd the landing page's canary rings.
-func (h *history) observeRequest(r *prober.Result) {
+func (h *History) ObserveRequest(r *prober.Result) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.seq++
-	h.byID.push(ringEntry(&entry{ID: h.seq, Result: r}), h.requests)
+	h.byID.push(ringEntry(&Entry{ID: h.seq, Result: r}), h.requests)
 }
 
 // ringAnswerBytes is the answer a result in the ring of any traffic keeps:
@@ -77,7 +80,7 @@ const ringAnswerBytes = 256
 // ringEntry is e as the ring of any traffic keeps it: the answer cut to
 // its preview, so a result costs at most ~4 KiB and 8 bytes per output
 // token (config.Footprint's figure). The rest is shared, never changed.
-func ringEntry(e *entry) *entry {
+func ringEntry(e *Entry) *Entry {
 	if len(e.Answer) <= ringAnswerBytes {
 		return e
 	}
@@ -87,18 +90,18 @@ func ringEntry(e *entry) *entry {
 		cut--
 	}
 	r.Answer = r.Answer[:cut] + "…" // a new string: the long one is let go
-	return &entry{ID: e.ID, Result: &r}
+	return &Entry{ID: e.ID, Result: &r}
 }
 
 // requestRing is the last results of any traffic, oldest at head once
 // full, indexed by request id.
 type requestRing struct {
-	ring []*entry
+	ring []*Entry
 	head int
-	ids  map[string]*entry
+	ids  map[string]*Entry
 }
 
-func (q *requestRing) push(e *entry, size int) {
+func (q *requestRing) push(e *Entry, size int) {
 	if size == 0 {
 		return
 	}
@@ -118,12 +121,12 @@ func (q *requestRing) push(e *entry, size int) {
 }
 
 // oldestFirst returns the kept entries, oldest first.
-func (q *requestRing) oldestFirst() []*entry {
-	return append(append([]*entry(nil), q.ring[q.head:]...), q.ring[:q.head]...)
+func (q *requestRing) oldestFirst() []*Entry {
+	return append(append([]*Entry(nil), q.ring[q.head:]...), q.ring[:q.head]...)
 }
 
 // keep drops the entries keep says no to.
-func (q *requestRing) keep(keep func(*entry) bool) {
+func (q *requestRing) keep(keep func(*Entry) bool) {
 	all := q.oldestFirst()
 	q.ring, q.head = q.ring[:0], 0
 	clear(q.ids)
@@ -140,7 +143,7 @@ func (q *requestRing) keep(keep func(*entry) bool) {
 
 // pushBounded appends e and drops the oldest beyond limit, reusing the
 // slice's array so a long-running pair allocates nothing new.
-func pushBounded(s []*entry, e *entry, limit int) []*entry {
+func pushBounded(s []*Entry, e *Entry, limit int) []*Entry {
 	s = append(s, e)
 	if len(s) > limit {
 		n := copy(s, s[len(s)-limit:])
@@ -150,19 +153,19 @@ func pushBounded(s []*entry, e *entry, limit int) []*entry {
 	return s
 }
 
-// pairEntries is one pair's entries, newest first.
-type pairEntries struct {
+// Pair is one pair's entries, newest first.
+type Pair struct {
 	Target, Scenario string
-	Recent, Failures []*entry
+	Recent, Failures []*Entry
 }
 
-// snapshot returns every pair's history, sorted by target then scenario.
-func (h *history) snapshot() []pairEntries {
+// Snapshot returns every pair's history, sorted by target then scenario.
+func (h *History) Snapshot() []Pair {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	out := make([]pairEntries, 0, len(h.pairs))
+	out := make([]Pair, 0, len(h.pairs))
 	for k, ph := range h.pairs {
-		out = append(out, pairEntries{Target: k[0], Scenario: k[1], Recent: newestFirst(ph.recent), Failures: newestFirst(ph.failed)})
+		out = append(out, Pair{Target: k[0], Scenario: k[1], Recent: newestFirst(ph.recent), Failures: newestFirst(ph.failed)})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Target != out[j].Target {
@@ -173,26 +176,20 @@ func (h *history) snapshot() []pairEntries {
 	return out
 }
 
-func newestFirst(s []*entry) []*entry {
-	out := make([]*entry, len(s))
+func newestFirst(s []*Entry) []*Entry {
+	out := make([]*Entry, len(s))
 	for i, e := range s {
 		out[len(s)-1-i] = e
 	}
 	return out
 }
 
-// get returns the entry with the given id, if still kept.
-func (h *history) get(id uint64) (*entry, bool) {
+// Get returns the entry with the given id, if still kept.
+func (h *History) Get(id uint64) (*Entry, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for _, ph := range h.pairs {
-		for _, s := range [][]*entry{ph.recent, ph.failed} {
-			for _, e := range s {
-				if e.ID == id {
-					return e, true
-				}
-			}
-		}
+	if e := h.inPairs(func(e *Entry) bool { return e.ID == id }); e != nil {
+		return e, true
 	}
 	for _, e := range h.byID.ring {
 		if e.ID == id {
@@ -202,28 +199,37 @@ func (h *history) get(id uint64) (*entry, bool) {
 	return nil, false
 }
 
-// byRequestID returns the entry of the request with the X-Request-Id id,
+// ByRequestID returns the entry of the request with the X-Request-Id id,
 // if still kept: in the ring of any traffic, or in a canary pair's.
-func (h *history) byRequestID(id string) (*entry, bool) {
+func (h *History) ByRequestID(id string) (*Entry, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	// The pairs first: they keep a canary's whole answer.
-	for _, ph := range h.pairs {
-		for _, s := range [][]*entry{ph.recent, ph.failed} {
-			for _, e := range s {
-				if e.RequestID == id {
-					return e, true
-				}
-			}
-		}
+	if e := h.inPairs(func(e *Entry) bool { return e.RequestID == id }); e != nil {
+		return e, true
 	}
 	e, ok := h.byID.ids[id]
 	return e, ok
 }
 
-// holding says what the ring of any traffic holds: how many results
+// inPairs returns the first entry of a canary pair that match accepts, or
+// nil. Called with mu held.
+func (h *History) inPairs(match func(*Entry) bool) *Entry {
+	for _, ph := range h.pairs {
+		for _, s := range [][]*Entry{ph.recent, ph.failed} {
+			for _, e := range s {
+				if match(e) {
+					return e
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// Holding says what the ring of any traffic holds: how many results
 // (of at most h.requests) and when the oldest was due.
-func (h *history) holding() (n int, oldest time.Time) {
+func (h *History) Holding() (n int, oldest time.Time) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if len(h.byID.ring) > 0 {
@@ -232,9 +238,9 @@ func (h *history) holding() (n int, oldest time.Time) {
 	return len(h.byID.ring), oldest
 }
 
-// forget drops the canary pairs keep says no to, also from the ring of
+// Forget drops the canary pairs keep says no to, also from the ring of
 // any traffic; burst results stay there until pushed out.
-func (h *history) forget(keep func(target, scenario string) bool) {
+func (h *History) Forget(keep func(target, scenario string) bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for k := range h.pairs {
@@ -242,5 +248,11 @@ func (h *history) forget(keep func(target, scenario string) bool) {
 			delete(h.pairs, k)
 		}
 	}
-	h.byID.keep(func(e *entry) bool { return e.Traffic == prober.TrafficBurst || keep(e.Target, e.Scenario) })
+	h.byID.keep(func(e *Entry) bool { return e.Traffic == prober.TrafficBurst || keep(e.Target, e.Scenario) })
+}
+
+// Bounds are what the history keeps at most: results per pair, failures
+// per pair, and requests of any traffic by id.
+func (h *History) Bounds() (recent, failures, requests int) {
+	return h.recent, h.failures, h.requests
 }

@@ -1,4 +1,4 @@
-package sim
+package persona
 
 import (
 	"sync"
@@ -6,19 +6,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 )
-
-// Engine families the sim can pose as: their metric names on /metrics and
-// the way each identifies itself (owned_by, Server header, version endpoint).
-const (
-	EngineVLLM     = "vllm"
-	EngineSGLang   = "sglang"
-	EngineTGI      = "tgi"
-	EngineLlamaCPP = "llamacpp"
-)
-
-// Engines lists the families Config.Engine accepts besides "" (the sim's own
-// identity, with vLLM's metric names).
-var Engines = []string{EngineVLLM, EngineSGLang, EngineTGI, EngineLlamaCPP}
 
 // observer is a prometheus.Observer, or nothing where the family has no such metric.
 type observer func(float64)
@@ -29,9 +16,9 @@ func (o observer) observe(v float64) {
 	}
 }
 
-// engineMetrics are the server-side metrics, named as the configured family
-// names them, so dashboards can put the engine's view next to llmprobe's.
-type engineMetrics struct {
+// Metrics are the server-side metrics, named as the family names them, so
+// dashboards can put the engine's view next to llmprobe's.
+type Metrics struct {
 	ttft, itl, e2e, queueTime observer
 	prefill                   func(promptTokens int, seconds float64) // admission to first token
 	tpot                      observer                                // per request: mean time per output token after the first
@@ -65,27 +52,33 @@ func (t *throughput) rate() float64 {
 	return t.tokens / t.second
 }
 
-// registrar registers one family's metrics with fixed labels.
+// registrar registers one family's metrics with fixed labels; its gauges
+// read the engine's load.
 type registrar struct {
-	e      *Engine
-	labels prometheus.Labels
+	reg      prometheus.Registerer
+	labels   prometheus.Labels
+	load     func() Load
+	maxBatch int
 }
 
 func (r registrar) hist(name, help string, buckets []float64) observer {
 	h := prometheus.NewHistogram(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets, ConstLabels: r.labels})
-	r.e.reg.MustRegister(h)
+	r.reg.MustRegister(h)
 	return h.Observe
 }
 
 func (r registrar) counter(name, help string) prometheus.Counter {
 	c := prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: r.labels})
-	r.e.reg.MustRegister(c)
+	r.reg.MustRegister(c)
 	return c
 }
 
-func (r registrar) gauge(name, help string, f func(Stats) float64) {
-	r.e.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help, ConstLabels: r.labels}, func() float64 { return f(r.e.Stats()) }))
+func (r registrar) gauge(name, help string, f func(Load) float64) {
+	r.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help, ConstLabels: r.labels}, func() float64 { return f(r.load()) }))
 }
+
+// usage is the share of the batch that runs, the families' cache usage.
+func (r registrar) usage(l Load) float64 { return float64(l.Running) / float64(r.maxBatch) }
 
 var (
 	tokenBuckets   = []float64{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000}
@@ -94,20 +87,27 @@ var (
 	requestBuckets = []float64{0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480, 960, 1920, 7680}
 )
 
-func newEngineMetrics(e *Engine) *engineMetrics {
-	switch e.cfg.Engine {
-	case EngineSGLang:
-		return sglangMetrics(e)
-	case EngineTGI:
-		return tgiMetrics(e)
-	case EngineLlamaCPP:
-		return llamacppMetrics(e)
+// Load is what the engine runs and queues now, for the families' gauges.
+type Load struct{ Running, Waiting int }
+
+// NewMetrics registers the family's metrics (vLLM's for any other family)
+// with reg; their gauges read load, a batch of at most maxBatch.
+func NewMetrics(reg prometheus.Registerer, family, model string, maxBatch int, load func() Load) *Metrics {
+	r := registrar{reg: reg, load: load, maxBatch: maxBatch}
+	switch family {
+	case SGLang:
+		r.labels = prometheus.Labels{"model_name": model}
+		return sglangMetrics(r)
+	case TGI:
+		return tgiMetrics(r)
+	case LlamaCPP:
+		return llamacppMetrics(r)
 	}
-	return vllmMetrics(e)
+	r.labels = prometheus.Labels{"model_name": model, "engine": "0"}
+	return vllmMetrics(r)
 }
 
-func vllmMetrics(e *Engine) *engineMetrics {
-	r := registrar{e, prometheus.Labels{"model_name": e.cfg.Model, "engine": "0"}}
+func vllmMetrics(r registrar) *Metrics {
 	promptTotal := r.counter("vllm:prompt_tokens_total", "Number of prefill tokens processed.")
 	generationTotal := r.counter("vllm:generation_tokens_total", "Number of generation tokens processed.")
 	promptHist := r.hist("vllm:request_prompt_tokens", "Number of prefill tokens processed.", tokenBuckets)
@@ -115,13 +115,11 @@ func vllmMetrics(e *Engine) *engineMetrics {
 	success := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "vllm:request_success_total", Help: "Count of successfully processed requests.", ConstLabels: r.labels,
 	}, []string{"finished_reason"})
-	e.reg.MustRegister(success)
-	r.gauge("vllm:num_requests_running", "Number of requests in model execution batches.", func(s Stats) float64 { return float64(s.Running) })
-	r.gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.", func(s Stats) float64 { return float64(s.Waiting) })
-	r.gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", func(s Stats) float64 {
-		return float64(s.Running) / float64(e.cfg.MaxBatch)
-	})
-	return &engineMetrics{
+	r.reg.MustRegister(success)
+	r.gauge("vllm:num_requests_running", "Number of requests in model execution batches.", func(l Load) float64 { return float64(l.Running) })
+	r.gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.", func(l Load) float64 { return float64(l.Waiting) })
+	r.gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", r.usage)
+	return &Metrics{
 		ttft:          r.hist("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", ttftBuckets),
 		itl:           r.hist("vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", tokenGapBucket),
 		e2e:           r.hist("vllm:e2e_request_latency_seconds", "Histogram of end to end request latency in seconds.", requestBuckets),
@@ -137,18 +135,17 @@ func vllmMetrics(e *Engine) *engineMetrics {
 }
 
 // sglangMetrics are SGLang's names (docs/references/production_metrics.md).
-func sglangMetrics(e *Engine) *engineMetrics {
-	r := registrar{e, prometheus.Labels{"model_name": e.cfg.Model}}
+func sglangMetrics(r registrar) *Metrics {
 	promptTotal := r.counter("sglang:prompt_tokens_total", "Number of prefill tokens processed.")
 	generationTotal := r.counter("sglang:generation_tokens_total", "Number of generation tokens processed.")
 	requests := r.counter("sglang:num_requests_total", "Number of requests processed.")
 	gen := &throughput{}
-	r.gauge("sglang:num_running_reqs", "The number of running requests.", func(s Stats) float64 { return float64(s.Running) })
-	r.gauge("sglang:num_queue_reqs", "The number of requests in the waiting queue.", func(s Stats) float64 { return float64(s.Waiting) })
-	r.gauge("sglang:token_usage", "The token usage.", func(s Stats) float64 { return float64(s.Running) / float64(e.cfg.MaxBatch) })
-	r.gauge("sglang:gen_throughput", "The generate throughput (token/s).", func(Stats) float64 { return gen.rate() })
+	r.gauge("sglang:num_running_reqs", "The number of running requests.", func(l Load) float64 { return float64(l.Running) })
+	r.gauge("sglang:num_queue_reqs", "The number of requests in the waiting queue.", func(l Load) float64 { return float64(l.Waiting) })
+	r.gauge("sglang:token_usage", "The token usage.", r.usage)
+	r.gauge("sglang:gen_throughput", "The generate throughput (token/s).", func(Load) float64 { return gen.rate() })
 	itl := r.hist("sglang:time_per_output_token_seconds", "Histogram of time per output token in seconds.", tokenGapBucket)
-	return &engineMetrics{
+	return &Metrics{
 		ttft:         r.hist("sglang:time_to_first_token_seconds", "Histogram of time to first token in seconds.", ttftBuckets),
 		itl:          func(v float64) { itl(v); gen.add(1, v) },
 		e2e:          r.hist("sglang:e2e_request_latency_seconds", "Histogram of End-to-end request latency in seconds", requestBuckets),
@@ -161,13 +158,12 @@ func sglangMetrics(e *Engine) *engineMetrics {
 
 // tgiMetrics are Text Generation Inference's names (docs/source/reference/metrics.md):
 // unlabelled, durations in seconds without a unit suffix, and no TTFT histogram.
-func tgiMetrics(e *Engine) *engineMetrics {
-	r := registrar{e, nil}
+func tgiMetrics(r registrar) *Metrics {
 	count := r.counter("tgi_request_count", "Total number of requests.")
 	success := r.counter("tgi_request_success", "Number of successful requests.")
-	r.gauge("tgi_queue_size", "Current queue size.", func(s Stats) float64 { return float64(s.Waiting) })
-	r.gauge("tgi_batch_current_size", "Current batch size.", func(s Stats) float64 { return float64(s.Running) })
-	return &engineMetrics{
+	r.gauge("tgi_queue_size", "Current queue size.", func(l Load) float64 { return float64(l.Waiting) })
+	r.gauge("tgi_batch_current_size", "Current batch size.", func(l Load) float64 { return float64(l.Running) })
+	return &Metrics{
 		e2e:          r.hist("tgi_request_duration", "Total time spent processing the request (e2e latency).", requestBuckets),
 		queueTime:    r.hist("tgi_request_queue_duration", "Time spent in the queue per request.", requestBuckets),
 		tpot:         r.hist("tgi_request_mean_time_per_token_duration", "Mean time per token per request (inter-token latency).", tokenGapBucket),
@@ -179,18 +175,17 @@ func tgiMetrics(e *Engine) *engineMetrics {
 
 // llamacppMetrics are llama.cpp server's names (its /metrics with --metrics):
 // counters and averages, no histograms.
-func llamacppMetrics(e *Engine) *engineMetrics {
-	r := registrar{e, nil}
+func llamacppMetrics(r registrar) *Metrics {
 	prompt, gen := &throughput{}, &throughput{}
 	promptTokens := r.counter("llamacpp:prompt_tokens_total", "Number of prompt tokens processed, excluding cached tokens")
 	promptSeconds := r.counter("llamacpp:prompt_seconds_total", "Total time spent processing prompts")
 	predicted := r.counter("llamacpp:tokens_predicted_total", "Number of generation tokens processed")
 	predictedSeconds := r.counter("llamacpp:tokens_predicted_seconds_total", "Total time spent generating tokens")
-	r.gauge("llamacpp:prompt_tokens_seconds", "Average prompt throughput in tokens/s", func(Stats) float64 { return prompt.rate() })
-	r.gauge("llamacpp:predicted_tokens_seconds", "Average generation throughput in tokens/s", func(Stats) float64 { return gen.rate() })
-	r.gauge("llamacpp:requests_processing", "Number of requests processing", func(s Stats) float64 { return float64(s.Running) })
-	r.gauge("llamacpp:requests_deferred", "Number of requests deferred", func(s Stats) float64 { return float64(s.Waiting) })
-	return &engineMetrics{
+	r.gauge("llamacpp:prompt_tokens_seconds", "Average prompt throughput in tokens/s", func(Load) float64 { return prompt.rate() })
+	r.gauge("llamacpp:predicted_tokens_seconds", "Average generation throughput in tokens/s", func(Load) float64 { return gen.rate() })
+	r.gauge("llamacpp:requests_processing", "Number of requests processing", func(l Load) float64 { return float64(l.Running) })
+	r.gauge("llamacpp:requests_deferred", "Number of requests deferred", func(l Load) float64 { return float64(l.Waiting) })
+	return &Metrics{
 		prefill: func(tokens int, seconds float64) {
 			promptTokens.Add(float64(tokens))
 			promptSeconds.Add(seconds)
@@ -201,33 +196,34 @@ func llamacppMetrics(e *Engine) *engineMetrics {
 	}
 }
 
-// admitted records a sequence entering the batch.
-func (m *engineMetrics) admitted(s *sequence) {
-	m.queueTime.observe(s.admitted.Sub(s.arrived).Seconds())
+// Admitted records a request entering the batch.
+func (m *Metrics) Admitted(r Request) {
+	m.queueTime.observe(r.Admitted.Sub(r.Arrived).Seconds())
 }
 
-// token records a sequence's next token, before it is counted.
-func (m *engineMetrics) token(s *sequence, now time.Time) {
-	if s.generated == 0 {
-		m.ttft.observe(now.Sub(s.arrived).Seconds())
+// Token records a request's next token at now, before it is counted.
+func (m *Metrics) Token(r Request, now time.Time) {
+	if r.Generated == 0 {
+		m.ttft.observe(now.Sub(r.Arrived).Seconds())
 		if m.prefill != nil {
-			m.prefill(s.promptTokens, now.Sub(s.admitted).Seconds())
+			m.prefill(r.PromptTokens, now.Sub(r.Admitted).Seconds())
 		}
 		return
 	}
-	m.itl.observe(now.Sub(s.last).Seconds())
+	m.itl.observe(now.Sub(r.Last).Seconds())
 }
 
-func (m *engineMetrics) finished(s *sequence, now time.Time) {
-	m.e2e.observe(now.Sub(s.arrived).Seconds())
-	m.prefillTime.observe(s.first.Sub(s.admitted).Seconds())
-	m.decodeTime.observe(now.Sub(s.first).Seconds())
-	m.inferenceTime.observe(now.Sub(s.admitted).Seconds())
-	if s.generated > 1 {
-		m.tpot.observe(now.Sub(s.first).Seconds() / float64(s.generated-1))
+// Finished records a request whose last token came at now.
+func (m *Metrics) Finished(r Request, now time.Time) {
+	m.e2e.observe(now.Sub(r.Arrived).Seconds())
+	m.prefillTime.observe(r.First.Sub(r.Admitted).Seconds())
+	m.decodeTime.observe(now.Sub(r.First).Seconds())
+	m.inferenceTime.observe(now.Sub(r.Admitted).Seconds())
+	if r.Generated > 1 {
+		m.tpot.observe(now.Sub(r.First).Seconds() / float64(r.Generated-1))
 	}
-	m.promptTokens.observe(float64(s.promptTokens))
-	m.outputs.observe(float64(s.generated))
+	m.promptTokens.observe(float64(r.PromptTokens))
+	m.outputs.observe(float64(r.Generated))
 	if m.success != nil {
 		m.success()
 	}

@@ -1,4 +1,7 @@
-package prober
+// Package targetinfo asks an OpenAI-compatible server what it is: the models
+// /v1/models lists, its engine and the engine's version, each sanitised and
+// bounded, since they become label values.
+package targetinfo
 
 import (
 	"cmp"
@@ -13,9 +16,10 @@ import (
 	"time"
 
 	"github.com/prometheus/common/version"
-)
 
-var userAgent = "llmprobe/" + version.Version
+	"github.com/llmprobe/llmprobe/internal/redact"
+	"github.com/llmprobe/llmprobe/prober/openai"
+)
 
 // Engines that target_info can name (docs/metrics.md lists them); anything else is "unknown", so the label stays bounded.
 const (
@@ -30,9 +34,9 @@ const (
 	engineUnknown  = "unknown"
 )
 
-// TargetInfo is what a target says about itself. Every string is sanitised and
+// Info is what a target says about itself. Every string is sanitised and
 // bounded, because it becomes a label value.
-type TargetInfo struct {
+type Info struct {
 	Models        []string
 	Engine        string
 	EngineVersion string
@@ -47,41 +51,45 @@ type TargetInfo struct {
 	ModelsStatus int
 }
 
-// Info returns the last TargetInfo read.
-func (c *Client) Info() TargetInfo {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.info
+// Server is one target as targetinfo asks it.
+type Server struct {
+	// HTTP is the target's client: its TLS, proxy and credentials.
+	HTTP *http.Client
+	// Base is the server's root, without /v1.
+	Base string
+	// Redact masks the target's secrets in what the target sends back.
+	Redact *redact.Redactor
 }
 
 const maxInfoBody = 1 << 20
 
-// statusError is an info endpoint answering with a status other than 200.
-type statusError struct {
-	path    string
-	status  int
-	excerpt string
+var userAgent = "llmprobe/" + version.Version
+
+// StatusError is an info endpoint answering with a status other than 200.
+type StatusError struct {
+	Path   string
+	Status int
+	// Excerpt is the server's message, masked and bounded.
+	Excerpt string
 }
 
-func (e *statusError) Error() string {
-	msg := fmt.Sprintf("GET %s: HTTP %d %s", e.path, e.status, http.StatusText(e.status))
-	if e.excerpt != "" {
-		msg += ": " + e.excerpt
+func (e *StatusError) Error() string {
+	msg := fmt.Sprintf("GET %s: HTTP %d %s", e.Path, e.Status, http.StatusText(e.Status))
+	if e.Excerpt != "" {
+		msg += ": " + e.Excerpt
 	}
 	return msg
 }
 
-type modelList struct {
-	Data []struct {
-		ID      string `json:"id"`
-		OwnedBy string `json:"owned_by"`
-	} `json:"data"`
+// Models reads /v1/models: the ids it lists (at most 16, sanitised).
+func (s Server) Models(ctx context.Context) ([]string, error) {
+	models, _, _, err := s.listModels(ctx)
+	return models, err
 }
 
-// listModels reads /v1/models.
-func (c *Client) listModels(ctx context.Context) (models []string, ownedBy string, hdr http.Header, err error) {
-	var list modelList
-	hdr, err = c.getJSON(ctx, "/v1/models", &list)
+func (s Server) listModels(ctx context.Context) (models []string, ownedBy string, hdr http.Header, err error) {
+	var list openai.ModelList
+	hdr, err = s.getJSON(ctx, "/v1/models", &list)
 	for _, m := range list.Data {
 		if id := sanitizeLabel(m.ID, 128); id != "" && len(models) < 16 {
 			models = append(models, id)
@@ -93,42 +101,35 @@ func (c *Client) listModels(ctx context.Context) (models []string, ownedBy strin
 	return models, ownedBy, hdr, err
 }
 
-// RefreshInfo reads /v1/models and the engine's version endpoint. When
-// /v1/models fails, the last known facts stay, with the reason beside them.
-func (c *Client) RefreshInfo(ctx context.Context) TargetInfo {
-	ctx, cancel := context.WithTimeout(ctx, min(c.target.Timeout.Std(), 10*time.Second))
-	defer cancel()
-	models, ownedBy, hdr, err := c.listModels(ctx)
+// Read reads /v1/models and the engine's version endpoint. When
+// /v1/models fails, the Info it returns holds only why (ModelsError and
+// ModelsStatus), for the caller to set beside what it knew.
+func (s Server) Read(ctx context.Context) Info {
+	models, ownedBy, hdr, err := s.listModels(ctx)
 	if err != nil {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		c.info.ModelsError, c.info.ModelsStatus = c.redactText(err.Error()), 0
-		var se *statusError
-		if errors.As(err, &se) {
-			c.info.ModelsStatus = se.status
+		failed := Info{ModelsError: s.Redact.String(err.Error())}
+		if se, ok := errors.AsType[*StatusError](err); ok {
+			failed.ModelsStatus = se.Status
 		}
-		return c.info
+		return failed
 	}
-	info := TargetInfo{Models: models, Confirmed: time.Now()}
+	info := Info{Models: models, Confirmed: time.Now()}
 	if hdr != nil {
 		info.Server = sanitizeLabel(hdr.Get("Server"), 64)
 	}
 	info.Engine = detectEngine(ownedBy, info.Server)
-	info.EngineVersion = c.engineVersion(ctx, &info)
+	info.EngineVersion = s.engineVersion(ctx, &info)
 	// What the target says becomes labels and page text: it may echo a secret.
-	info.Server, info.EngineVersion = c.redactText(info.Server), c.redactText(info.EngineVersion)
+	info.Server, info.EngineVersion = s.Redact.String(info.Server), s.Redact.String(info.EngineVersion)
 	for i, m := range info.Models {
-		info.Models[i] = c.redactText(m)
+		info.Models[i] = s.Redact.String(m)
 	}
-	c.mu.Lock()
-	c.info = info
-	c.mu.Unlock()
 	return info
 }
 
 // engineVersion asks the engine's version endpoint (the likely one first for
 // an unknown engine) and falls back to the Server header's "name/version".
-func (c *Client) engineVersion(ctx context.Context, info *TargetInfo) string {
+func (s Server) engineVersion(ctx context.Context, info *Info) string {
 	for _, path := range versionPaths(info.Engine) {
 		var v struct {
 			Version   string `json:"version"`
@@ -136,7 +137,7 @@ func (c *Client) engineVersion(ctx context.Context, info *TargetInfo) string {
 			BuildInfo string `json:"build_info"` // llama.cpp /props
 			Router    string `json:"router"`     // TGI /info: "text-generation-router"
 		}
-		vh, err := c.getJSON(ctx, path, &v)
+		vh, err := s.getJSON(ctx, path, &v)
 		if err != nil {
 			continue
 		}
@@ -205,21 +206,21 @@ func detectEngine(ownedBy, server string) string {
 	return engineUnknown
 }
 
-func (c *Client) getJSON(ctx context.Context, path string, v any) (http.Header, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)
+func (s Server) getJSON(ctx context.Context, path string, v any) (http.Header, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.Base+path, nil)
 	if err != nil {
 		return nil, err
 	}
-	c.setHeaders(req)
-	resp, err := c.http.Do(req)
+	req.Header.Set("User-Agent", userAgent)
+	resp, err := s.HTTP.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("GET %s: %w", path, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		msg, _ := c.readErrorBody(resp.Body)
+		msg, _ := openai.ReadError(resp.Body, s.Redact)
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxInfoBody))
-		return resp.Header, &statusError{path: path, status: resp.StatusCode, excerpt: msg}
+		return resp.Header, &StatusError{Path: path, Status: resp.StatusCode, Excerpt: msg}
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, maxInfoBody)).Decode(v); err != nil {
 		return resp.Header, fmt.Errorf("GET %s: %w", path, err)

@@ -1,0 +1,195 @@
+package openai
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"maps"
+	"strings"
+
+	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/prompt"
+)
+
+// Request is what a streamed request asks for.
+type Request struct {
+	API       config.API
+	Model     string
+	MaxTokens int
+	// History is a conversation's earlier messages; Text and Tail are the
+	// new one. Tail is sent from where it is: the body holds no copy of it.
+	History    []prompt.Message
+	Text, Tail string
+	Sampling   config.Sampling
+	// Extra is the target's extra_body, beneath the fields llmprobe sets.
+	Extra map[string]any
+}
+
+// fields is the request's JSON object, with content as the prompt.
+func (r Request) fields(content string) map[string]any {
+	body := make(map[string]any, 8+len(r.Extra))
+	maps.Copy(body, r.Extra)
+	body["model"] = r.Model
+	body["stream"] = true
+	body["max_tokens"] = r.MaxTokens
+	// include_usage gives exact token counts; extra_body may add engine options
+	// such as vLLM's continuous_usage_stats.
+	streamOptions := map[string]any{}
+	if extra, ok := r.Extra["stream_options"].(map[string]any); ok {
+		maps.Copy(streamOptions, extra)
+	}
+	streamOptions["include_usage"] = true
+	body["stream_options"] = streamOptions
+	if r.API == config.APICompletions {
+		body["prompt"] = completionsPrompt(r.History, content)
+	} else {
+		messages := make([]map[string]string, 0, len(r.History)+1)
+		for _, m := range r.History {
+			messages = append(messages, map[string]string{"role": m.Role, "content": m.Content})
+		}
+		body["messages"] = append(messages, map[string]string{"role": "user", "content": content})
+	}
+	s := r.Sampling
+	if s.Temperature != nil {
+		body["temperature"] = *s.Temperature
+	}
+	if s.TopP != nil {
+		body["top_p"] = *s.TopP
+	}
+	if s.Seed != nil {
+		body["seed"] = *s.Seed
+	}
+	return body
+}
+
+// promptSentinel stands for the prompt when the request is marshalled; the
+// body is then sent as the bytes around it with the prompt written between.
+const promptSentinel = "\x00llmprobe:prompt\x00"
+
+// Body is a request's JSON body in pieces: the marshalled request up to the
+// prompt's opening quote, the prompt's Text and Tail, and the rest. A long
+// prompt's Tail is the builder's shared body, sent from where it is: the
+// request holds no copy of it.
+type Body struct {
+	head, closing []byte
+	text, tail    jsonString
+}
+
+// NewBody is r's body: byte for byte what json.Marshal of the request with
+// the whole prompt would write.
+func NewBody(r Request) (*Body, error) {
+	out, err := json.Marshal(r.fields(promptSentinel))
+	if err != nil {
+		return nil, err
+	}
+	// The sentinel as it is written inside a JSON string: where the prompt
+	// goes, whether it is the whole string (a message's content) or its end
+	// (a completions prompt after a conversation's history).
+	quoted, _ := json.Marshal(promptSentinel)
+	escaped := quoted[1 : len(quoted)-1]
+	if i := bytes.Index(out, escaped); i >= 0 && bytes.Count(out, escaped) == 1 {
+		b := &Body{
+			head:    out[:i],
+			closing: out[i+len(escaped):],
+			text:    escapeJSON(r.Text),
+			tail:    escapeJSON(r.Tail),
+		}
+		return b.inline(), nil
+	}
+	// extra_body holds the sentinel too: marshalled whole, a copy.
+	out, err = json.Marshal(r.fields(r.Text + r.Tail))
+	return &Body{head: out}, err
+}
+
+// inline makes a short body one buffer again: net/http writes a body it
+// knows is in memory together with the headers, one write as a short
+// request always was, but flushes the headers first for any other reader.
+func (b *Body) inline() *Body {
+	if b.Size() > config.MaxInlineBody {
+		return b
+	}
+	flat := make([]byte, 0, b.Size())
+	flat = append(flat, b.head...)
+	flat = b.text.appendTo(flat)
+	flat = b.tail.appendTo(flat)
+	return &Body{head: append(flat, b.closing...)}
+}
+
+// Size is the body's length in bytes, its Content-Length.
+func (b *Body) Size() int64 {
+	return int64(len(b.head) + b.text.size() + b.tail.size() + len(b.closing))
+}
+
+// Open reads the body from its start; each call reads it again (GetBody).
+func (b *Body) Open() io.Reader {
+	if b.text.size()+b.tail.size()+len(b.closing) == 0 {
+		return bytes.NewReader(b.head) // inline: sent with the headers
+	}
+	return readOnly{io.MultiReader(bytes.NewReader(b.head), b.text.reader(), b.tail.reader(), bytes.NewReader(b.closing))}
+}
+
+// readOnly hides a MultiReader's WriteTo, which makes a 32 KiB buffer per
+// call: net/http calls it once more after Content-Length bytes, to see
+// that nothing is left.
+type readOnly struct{ io.Reader }
+
+// jsonString is a string as it is written inside a JSON string: itself when
+// nothing in it needs escaping (synthetic words never do), else escaped.
+type jsonString struct {
+	plain   string
+	escaped []byte
+}
+
+// escapeJSON escapes s as json.Marshal does, and copies it only when some
+// byte needs escaping: a control character, a quote or backslash, one of
+// the <>& that json.Marshal escapes for HTML, or any non-ASCII byte (invalid
+// UTF-8, U+2028 and U+2029 are escaped too; the rest is left to
+// json.Marshal). Text and Tail split between words, so escaping each alone
+// writes what escaping them together would.
+func escapeJSON(s string) jsonString {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always marshals
+			return jsonString{escaped: q[1 : len(q)-1]}
+		}
+	}
+	return jsonString{plain: s}
+}
+
+func (j jsonString) size() int {
+	if j.escaped != nil {
+		return len(j.escaped)
+	}
+	return len(j.plain)
+}
+
+func (j jsonString) appendTo(b []byte) []byte {
+	if j.escaped != nil {
+		return append(b, j.escaped...)
+	}
+	return append(b, j.plain...)
+}
+
+func (j jsonString) reader() io.Reader {
+	if j.escaped != nil {
+		return bytes.NewReader(j.escaped)
+	}
+	return strings.NewReader(j.plain)
+}
+
+// completionsPrompt is a conversation as one text for the completions API:
+// its earlier messages in order, a blank line apart, then the new one, so
+// every turn's prompt starts with the one before it and the prefix cache can
+// serve it.
+func completionsPrompt(history []prompt.Message, content string) string {
+	if len(history) == 0 {
+		return content
+	}
+	var sb strings.Builder
+	for _, m := range history {
+		sb.WriteString(m.Content)
+		sb.WriteString("\n\n")
+	}
+	sb.WriteString(content)
+	return sb.String()
+}

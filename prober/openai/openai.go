@@ -1,0 +1,136 @@
+// Package openai is the wire format of the OpenAI-compatible APIs llmprobe
+// measures: a streamed request's body, written around a long prompt without
+// copying it, the chunks of its answer, the model list and error bodies.
+package openai
+
+import (
+	"encoding/json"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/internal/redact"
+)
+
+// Path is the API's endpoint under the server's root.
+func Path(api config.API) string {
+	if api == config.APICompletions {
+		return "/v1/completions"
+	}
+	return "/v1/chat/completions"
+}
+
+// ModelList is /v1/models' answer.
+type ModelList struct {
+	Data []struct {
+		ID      string `json:"id"`
+		OwnedBy string `json:"owned_by"`
+	} `json:"data"`
+}
+
+// Chunk is the part of a streamed completions or chat chunk llmprobe reads.
+type Chunk struct {
+	Choices []struct {
+		Text  string `json:"text"`
+		Delta struct {
+			Content          string            `json:"content"`
+			ReasoningContent string            `json:"reasoning_content"`
+			Reasoning        string            `json:"reasoning"`
+			ToolCalls        []json.RawMessage `json:"tool_calls"`
+		} `json:"delta"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *Usage          `json:"usage"`
+	Error json.RawMessage `json:"error"`
+	// The engine's own timings of the request: vLLM's `metrics` (with
+	// --enable-per-request-metrics and include_metrics), llama.cpp's
+	// `timings`. Raw, so a garbage value is ignored, never fatal.
+	Metrics json.RawMessage `json:"metrics"`
+	Timings json.RawMessage `json:"timings"`
+}
+
+// Usage is a chunk's token counts.
+type Usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	// Reasoning tokens among the completion tokens: OpenAI's shape, and
+	// SGLang's top-level field (0 there when the model did not reason).
+	CompletionTokensDetails *struct {
+		ReasoningTokens int `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
+	ReasoningTokens int `json:"reasoning_tokens"`
+	// Prompt tokens the engine's prefix cache served (vLLM with
+	// --enable-prompt-tokens-details, SGLang, OpenAI); nil when not reported.
+	PromptTokensDetails *struct {
+		CachedTokens *int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+}
+
+// Reasoning is the reasoning token count the usage reports, 0 for none.
+func (u Usage) Reasoning() int {
+	if d := u.CompletionTokensDetails; d != nil && d.ReasoningTokens > 0 {
+		return d.ReasoningTokens
+	}
+	return max(u.ReasoningTokens, 0)
+}
+
+// Bounds of what a failed answer's body makes llmprobe hold.
+const (
+	maxErrorBody   = 4 << 10 // read of a failed response, for its message
+	maxBodyExcerpt = 512     // of which a failure keeps this much
+	maxMessage     = 256
+)
+
+// ReadError reads a failed answer's body, bounded, and returns the server's
+// error message (from the usual JSON shapes, else the text) and an excerpt
+// of its first bytes, both printable. The target's secrets are masked
+// before anything is cut, so no cut leaves half of one.
+func ReadError(r io.Reader, red *redact.Redactor) (msg, excerpt string) {
+	b, _ := io.ReadAll(io.LimitReader(r, maxErrorBody))
+	b = red.Bytes(b)
+	excerpt = printable(Truncate(string(b), maxBodyExcerpt))
+	var e struct {
+		Error   json.RawMessage `json:"error"`
+		Message string          `json:"message"`
+	}
+	if json.Unmarshal(b, &e) == nil {
+		var obj struct {
+			Message string `json:"message"`
+		}
+		// Decoded, an escaped secret is itself again: masked once more.
+		if json.Unmarshal(e.Error, &obj) == nil && obj.Message != "" {
+			return printable(Truncate(red.String(obj.Message), maxMessage)), excerpt
+		}
+		var s string
+		if json.Unmarshal(e.Error, &s) == nil && s != "" {
+			return printable(Truncate(red.String(s), maxMessage)), excerpt
+		}
+		if e.Message != "" {
+			return printable(Truncate(red.String(e.Message), maxMessage)), excerpt
+		}
+	}
+	return printable(Truncate(strings.TrimSpace(string(b)), maxMessage)), excerpt
+}
+
+// printable replaces control characters (a body may be binary) so the text
+// is safe in a log line and a page.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\t' || (r >= 0x20 && r != 0x7f && r != utf8.RuneError) {
+			return r
+		}
+		return '.'
+	}, s)
+}
+
+// Truncate cuts s to at most n bytes without splitting a UTF-8 sequence.
+func Truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
+}

@@ -1,0 +1,304 @@
+package prober
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/llmprobe/llmprobe/internal/sse"
+	"github.com/llmprobe/llmprobe/prober/openai"
+	"github.com/llmprobe/llmprobe/prober/transport"
+)
+
+// streamState is what readStream tracks between chunks.
+type streamState struct {
+	chunkAt     []time.Duration // arrival of each output chunk, from t_sched
+	chunkTokens []int           // tokens per output chunk from running usage, when the engine sends it
+	exactCounts bool
+	lastUsage   openai.Usage
+	answer      strings.Builder
+	answerLimit int
+	maxChunks   int
+	done        bool
+	engineBad   bool // an engine timings object was garbage (logged once)
+	// Output chunks by kind; a chunk with both kinds counts in both.
+	reasoningChunks, answerChunks int
+}
+
+func (c *Client) readStream(ctx context.Context, body io.Reader, r Request, res *Result) {
+	st := &streamState{exactCounts: true, answerLimit: answerPreview, maxChunks: maxOutputChunks(r.MaxTokens)}
+	if r.Scenario.Quality != nil || r.Prompt.Turn > 0 {
+		st.answerLimit = maxAnswerBytes // checked, or sent back in the next turn
+	}
+	events := sse.NewReader(body, maxLineBytes)
+	var chunk openai.Chunk
+	var reason string
+	var streamErr error
+	for {
+		ev, err := events.Next()
+		now := time.Now()
+		if err != nil {
+			switch {
+			case errors.Is(err, io.EOF) && !events.Partial():
+			case errors.Is(err, io.EOF):
+				reason, streamErr = reasonStreamCut, errors.New("stream ended inside an event")
+			case errors.Is(err, sse.ErrLineTooLong):
+				reason, streamErr = reasonLineTooLong, fmt.Errorf("%w (limit %d bytes)", err, maxLineBytes)
+			default:
+				reason, streamErr = reasonStreamCut, err
+			}
+			res.E2E = now.Sub(r.Sched)
+			break
+		}
+		if ev.Name == "error" {
+			reason, streamErr = reasonErrorInStream, fmt.Errorf("error event: %s", openai.Truncate(string(ev.Data), 256))
+			res.E2E = now.Sub(r.Sched)
+			break
+		}
+		if bytes.Equal(bytes.TrimSpace(ev.Data), []byte("[DONE]")) {
+			st.done = true
+			res.E2E = now.Sub(r.Sched)
+			// Read to the end of the body, so the connection can be reused.
+			_, _ = io.Copy(io.Discard, io.LimitReader(body, maxDrain))
+			break
+		}
+		chunk = openai.Chunk{}
+		if err := json.Unmarshal(ev.Data, &chunk); err != nil {
+			reason, streamErr = reasonMalformed, fmt.Errorf("malformed chunk: %v: %s", err, openai.Truncate(string(ev.Data), 128))
+			res.E2E = now.Sub(r.Sched)
+			break
+		}
+		if len(chunk.Error) > 0 && !bytes.Equal(chunk.Error, []byte("null")) {
+			reason, streamErr = reasonErrorInStream, fmt.Errorf("error in stream: %s", openai.Truncate(string(chunk.Error), 256))
+			res.E2E = now.Sub(r.Sched)
+			break
+		}
+		st.observe(&chunk, now.Sub(r.Sched), res)
+		if len(st.chunkAt) > st.maxChunks {
+			// A server that ignores max_tokens would stream without end: stop reading.
+			reason, streamErr = reasonMaxTokens, fmt.Errorf("more than %d output chunks for max_tokens %d: the server does not honour max_tokens", st.maxChunks, r.MaxTokens)
+			res.E2E = now.Sub(r.Sched)
+			break
+		}
+	}
+	st.finish(res)
+	res.splitTTFT()
+	if len(res.TTFTParts) > 0 {
+		res.logf("ttft split: %s", res.TTFTSplitText())
+	}
+	switch {
+	case streamErr != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
+		res.fail(OutcomeTimeout, phaseStream, transport.ReasonDeadline, fmt.Sprintf("deadline after %s, %d output tokens in: %v", res.E2E.Round(time.Millisecond), res.OutputChunks, streamErr))
+	case streamErr != nil && ctx.Err() != nil:
+		res.fail(OutcomeCancelled, phaseStream, transport.ReasonCancelled, streamErr.Error())
+	case streamErr != nil:
+		res.fail(OutcomeStreamError, phaseStream, reason, streamErr.Error())
+	case !st.done && res.FinishReason == "":
+		res.fail(OutcomeStreamError, phaseStream, reasonNoFinish, "stream ended with neither finish_reason nor [DONE]")
+	case res.OutputChunks == 0:
+		res.fail(OutcomeStreamError, phaseStream, reasonNoOutput, fmt.Sprintf("the stream ended without an output token (finish_reason %q, %d completion tokens in usage)", res.FinishReason, st.lastUsage.CompletionTokens))
+	case r.MaxTokens > 0 && st.lastUsage.CompletionTokens > r.MaxTokens:
+		res.fail(OutcomeStreamError, phaseStream, reasonMaxTokens, fmt.Sprintf("usage reports %d completion tokens for max_tokens %d", st.lastUsage.CompletionTokens, r.MaxTokens))
+	default:
+		res.Outcome = OutcomeSuccess
+		if !st.done {
+			res.logf("no [DONE] line; finish_reason %q ends the stream", res.FinishReason)
+		}
+	}
+}
+
+// maxOutputChunks is how many output chunks a request may stream before the
+// server counts as ignoring max_tokens: a chunk carries at least one token,
+// and the margin allows for engines that split a token's bytes.
+func maxOutputChunks(maxTokens int) int {
+	if maxTokens <= 0 {
+		return math.MaxInt
+	}
+	return 2*maxTokens + 16
+}
+
+// observe takes one parsed chunk that arrived at offset at.
+func (st *streamState) observe(chunk *openai.Chunk, at time.Duration, res *Result) {
+	prevCompletion := st.lastUsage.CompletionTokens
+	if u := chunk.Usage; u != nil && (u.CompletionTokens > 0 || u.PromptTokens > 0) {
+		// Zeroed usage objects (Ollama sends one on every chunk) say nothing.
+		st.lastUsage = *u
+	}
+	st.engineTimings(chunk, res)
+	reasoning, answer := false, false
+	for i := range chunk.Choices {
+		ch := &chunk.Choices[i]
+		d := &ch.Delta
+		if d.ReasoningContent != "" || d.Reasoning != "" {
+			reasoning = true
+		}
+		if ch.Text != "" || d.Content != "" || len(d.ToolCalls) > 0 {
+			answer = true
+		}
+		st.keepAnswer(ch.Text)
+		st.keepAnswer(d.Content)
+		if ch.FinishReason != "" {
+			res.FinishReason = openai.Truncate(ch.FinishReason, 32)
+		}
+	}
+	if !reasoning && !answer {
+		return
+	}
+	if len(st.chunkAt) == 0 {
+		res.TTFT = at
+		res.logf("first token")
+	}
+	if reasoning {
+		if st.reasoningChunks == 0 {
+			res.TTFTReasoning = at
+		}
+		st.reasoningChunks++
+	}
+	if answer {
+		if st.answerChunks == 0 {
+			res.TTFTAnswer = at
+			if st.reasoningChunks > 0 {
+				res.logf("first answer token after %d reasoning chunks", st.reasoningChunks)
+			}
+		}
+		st.answerChunks++
+	}
+	st.chunkAt = append(st.chunkAt, at)
+	// Running usage (vLLM continuous_usage_stats) tells how many tokens this chunk carried.
+	if n := st.lastUsage.CompletionTokens - prevCompletion; chunk.Usage != nil && n > 0 {
+		st.chunkTokens = append(st.chunkTokens, n)
+	} else {
+		st.exactCounts = false
+	}
+}
+
+// engineTimings keeps the last timings object the engine sent; one that is
+// garbage is logged once and leaves what was read before.
+func (st *streamState) engineTimings(chunk *openai.Chunk, res *Result) {
+	for _, o := range []struct {
+		raw   json.RawMessage
+		parse func(json.RawMessage) (*EngineTimings, error)
+	}{{chunk.Metrics, parseVLLMMetrics}, {chunk.Timings, parseLlamaTimings}} {
+		if len(o.raw) == 0 || bytes.Equal(bytes.TrimSpace(o.raw), []byte("null")) {
+			continue
+		}
+		t, err := o.parse(o.raw)
+		if err != nil && !st.engineBad {
+			st.engineBad = true
+			res.logf("engine timings partly ignored: %v", err)
+		}
+		if t != nil && (t.HasQueue || t.HasPrefill || t.HasDecode) {
+			res.Engine = t
+		}
+	}
+}
+
+// keepAnswer keeps the answer's start, and a margin past the limit: scrub
+// masks secrets before it cuts the answer to the limit, so no cut leaves
+// half of a secret behind.
+func (st *streamState) keepAnswer(s string) {
+	limit := st.answerLimit + answerMargin
+	if s == "" || st.answer.Len() >= limit {
+		return
+	}
+	st.answer.WriteString(openai.Truncate(s, limit-st.answer.Len()))
+}
+
+// finish derives token counts, TPOT and per-token ITL once the stream ended.
+func (st *streamState) finish(res *Result) {
+	res.OutputChunks = len(st.chunkAt)
+	res.Answer, res.answerLimit = st.answer.String(), st.answerLimit
+	res.PromptTokensReported = st.lastUsage.PromptTokens
+	if d := st.lastUsage.PromptTokensDetails; d != nil && d.CachedTokens != nil && *d.CachedTokens >= 0 && *d.CachedTokens <= st.lastUsage.PromptTokens {
+		res.CachedPromptTokens, res.CachedReported = *d.CachedTokens, true
+	}
+	if st.lastUsage.CompletionTokens > 0 {
+		res.OutputTokens, res.TokenSource = st.lastUsage.CompletionTokens, TokensFromUsage
+	} else {
+		res.OutputTokens, res.TokenSource = res.OutputChunks, TokensFromChunks
+		if res.OutputChunks > 0 {
+			res.logf("no usage from the server: %d output tokens counted from chunks", res.OutputChunks)
+		}
+	}
+	if st.lastUsage.CompletionTokens > 0 {
+		res.logf("usage: prompt_tokens=%d completion_tokens=%d", st.lastUsage.PromptTokens, st.lastUsage.CompletionTokens)
+		if res.CachedReported {
+			res.logf("usage: %d prompt tokens from the engine's prefix cache", res.CachedPromptTokens)
+		}
+	}
+	st.splitReasoning(res)
+	if res.OutputChunks == 0 {
+		return
+	}
+	if res.OutputTokens > 1 {
+		res.TPOT = (res.E2E - res.TTFT) / time.Duration(res.OutputTokens-1)
+	}
+	res.ITL = perTokenITL(st.chunkAt, st.chunkTokens, st.exactCounts, res.OutputTokens)
+	for i := 1; i < len(st.chunkAt); i++ {
+		res.MaxGap = max(res.MaxGap, st.chunkAt[i]-st.chunkAt[i-1])
+	}
+}
+
+// splitReasoning splits the output tokens into reasoning and answer: by the
+// server's usage when it reports reasoning tokens, else one token per chunk
+// of each kind.
+func (st *streamState) splitReasoning(res *Result) {
+	if n := st.lastUsage.Reasoning(); n > 0 && res.TokenSource == TokensFromUsage {
+		res.ReasoningTokens, res.AnswerTokens, res.ReasoningSource = n, max(res.OutputTokens-n, 0), TokensFromUsage
+	} else if st.reasoningChunks > 0 {
+		res.ReasoningTokens, res.AnswerTokens, res.ReasoningSource = st.reasoningChunks, st.answerChunks, TokensFromChunks
+	} else {
+		return
+	}
+	res.logf("reasoning: %d reasoning and %d answer tokens (%s)", res.ReasoningTokens, res.AnswerTokens, res.ReasoningSource)
+}
+
+// perTokenITL splits each gap between output chunks over the tokens the later
+// chunk carried, so engines that send several tokens per chunk don't inflate
+// ITL. Exact per-chunk counts come from running usage; otherwise the tokens
+// after the first chunk are spread evenly over the later chunks, carrying the
+// fractional remainder so the sample count adds up.
+func perTokenITL(at []time.Duration, tokens []int, exact bool, total int) []time.Duration {
+	if len(at) < 2 {
+		return nil
+	}
+	gaps := len(at) - 1
+	var out []time.Duration
+	if exact && len(tokens) == len(at) {
+		n := 0
+		for _, k := range tokens[1:] {
+			n += k
+		}
+		out = make([]time.Duration, 0, n)
+		for i := 1; i < len(at); i++ {
+			k := tokens[i]
+			for range k {
+				out = append(out, (at[i]-at[i-1])/time.Duration(k))
+			}
+		}
+		return out
+	}
+	later := max(total-1, gaps) // at least one token per later chunk
+	perChunk := float64(later) / float64(gaps)
+	out = make([]time.Duration, 0, later)
+	carry := 0.0
+	for i := 1; i < len(at); i++ {
+		carry += perChunk
+		k := int(carry + 1e-9)
+		carry -= float64(k)
+		if k < 1 {
+			continue
+		}
+		gap := at[i] - at[i-1]
+		for range k {
+			out = append(out, gap/time.Duration(k))
+		}
+	}
+	return out
+}
