@@ -27,6 +27,7 @@ import (
 	"github.com/llmprobe/llmprobe/burst"
 	"github.com/llmprobe/llmprobe/canary"
 	"github.com/llmprobe/llmprobe/collector"
+	"github.com/llmprobe/llmprobe/collector/gpu"
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/redact"
 	"github.com/llmprobe/llmprobe/internal/web"
@@ -79,7 +80,7 @@ type Daemon struct {
 	burster *burst.Scheduler
 	probe   *collector.Probe
 	bursts  *collector.Bursts
-	gpu     *collector.GPU
+	gpu     *gpu.Collector
 	store   *report.Store
 	site    *web.Site
 
@@ -150,7 +151,7 @@ func New(opts Options) *Daemon {
 	// exemplars carry.
 	runner := burst.Runner{Store: d.store, Observer: observers{d.probe, d.targets, d.site}, InFlight: d.probe}
 	if opts.GPU {
-		d.gpu = collector.NewGPU(opts.Logger, opts.GPUTimeout)
+		d.gpu = gpu.New(opts.Logger, opts.GPUTimeout)
 		runner.GPU = d.gpu
 		d.reg.MustRegister(d.gpu)
 	}
