@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	stdlog "log"
 	"log/slog"
 	"net/http"
 	"os"
@@ -20,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/common/version"
 	toolkit "github.com/prometheus/exporter-toolkit/web"
 	sloggokit "github.com/tjhop/slog-gokit"
@@ -59,6 +61,10 @@ type Options struct {
 	GPU             bool
 	GPUTimeout      time.Duration
 	Shard           config.Shard
+	// NativeHistogramsOnly drops the probe histograms' classic buckets
+	// (--no-metrics.classic-buckets), for Prometheus servers that ingest
+	// native histograms.
+	NativeHistogramsOnly bool
 }
 
 // Daemon is llmprobe serving: canaries, bursts, metrics and pages.
@@ -72,8 +78,8 @@ type Daemon struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	reg     *prometheus.Registry // every collector but the probe's
-	metrics *collector.Exposition
+	reg     *prometheus.Registry // every collector
+	metrics http.Handler
 	safe    *config.SafeConfig
 	targets *target.Set
 	canary  *canary.Scheduler
@@ -134,7 +140,7 @@ func New(opts Options) *Daemon {
 		cancel:  cancel,
 		reg:     prometheus.NewRegistry(),
 		targets: target.NewSet(opts.Logger),
-		probe:   collector.NewProbe(),
+		probe:   collector.NewProbe(!opts.NativeHistogramsOnly),
 		bursts:  collector.NewBursts(),
 		store:   report.NewStore(opts.StoragePath, secrets),
 		reloads: make(chan chan error),
@@ -161,9 +167,14 @@ func New(opts Options) *Daemon {
 		versioncollector.NewCollector("llmprobe"),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		collector.NewTargets(d.targets), collector.NewEngine(d.targets), d.bursts,
+		collector.NewTargets(d.targets), collector.NewEngine(d.targets), d.bursts, d.probe,
 	)
-	d.metrics = collector.NewExposition(d.reg, d.probe)
+	// promhttp negotiates the format (text, OpenMetrics with exemplars,
+	// protobuf with native histograms) and gzip.
+	d.metrics = promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{
+		EnableOpenMetrics: true, ErrorHandling: promhttp.ContinueOnError,
+		ErrorLog: stdlog.New(log.NewStdlibAdapter(level.Error(opts.Logger)), "", 0),
+	})
 	return d
 }
 
