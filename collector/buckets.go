@@ -18,11 +18,11 @@ const (
 	nativeMinReset   = time.Hour
 )
 
-// Grid is the classic buckets of a histogram family before thresholds join
-// it: Bounds, and Step, the ratio between neighbours where SLOs live.
-type Grid struct {
-	Bounds []float64
-	Step   float64
+// grid is the classic buckets of a histogram family before thresholds join
+// it: bounds, and step, the ratio between neighbours where SLOs live.
+type grid struct {
+	bounds []float64
+	step   float64
 }
 
 // Renard series (ISO 3): R10 has ten steps a decade (~26% each), R5 five (~58%).
@@ -37,16 +37,16 @@ var (
 // resolution everywhere.
 var (
 	// TTFT and the first answer token: R10 from 50 ms to 2.5 s.
-	TTFTGrid = Grid{join(renard(r10, 0.05, 2.5), []float64{5, 10}), math.Pow(10, 0.1)}
+	ttftGrid = grid{join(renard(r10, 0.05, 2.5), []float64{5, 10}), math.Pow(10, 0.1)}
 	// TPOT: R10 from 10 to 200 ms.
-	TPOTGrid = Grid{join(renard(r10, 0.01, 0.2), []float64{0.5}), math.Pow(10, 0.1)}
+	tpotGrid = grid{join(renard(r10, 0.01, 0.2), []float64{0.5}), math.Pow(10, 0.1)}
 	// ITL, one sample per token: R5 from 4 ms to 0.63 s.
-	ITLGrid = Grid{join(renard(r5, 0.004, 0.63), []float64{2.5}), math.Pow(10, 0.2)}
+	itlGrid = grid{join(renard(r5, 0.004, 0.63), []float64{2.5}), math.Pow(10, 0.2)}
 	// E2E: decades in 1-2.5-5 steps, as vLLM's server-side buckets go.
-	E2EGrid = Grid{[]float64{1, 2.5, 5, 10, 25, 50, 100}, 2.5}
+	e2eGrid = grid{[]float64{1, 2.5, 5, 10, 25, 50, 100}, 2.5}
 	// Dispatch delay, the prober's own lateness: an order of magnitude is
 	// what a rule asks; the native histogram has the rest.
-	DispatchGrid = Grid{[]float64{0.001, 0.01, 0.1}, 10}
+	dispatchGrid = grid{[]float64{0.001, 0.01, 0.1}, 10}
 )
 
 // renard returns the numbers of series in [lo, hi], parsed from their
@@ -73,15 +73,15 @@ func join(parts ...[]float64) []float64 {
 	return slices.Compact(out)
 }
 
-// WithThresholds returns the grid's bounds with every threshold among them,
+// withThresholds returns the grid's bounds with every threshold among them,
 // so that _bucket{le="<threshold>"} counts the requests that met it
 // exactly. A threshold within half a step of a grid point that is no
 // threshold yet takes that point's place; any other is added. So
 // thresholds rarely grow the page, and the grid keeps its resolution.
-func (g Grid) WithThresholds(thresholds []float64) []float64 {
-	out := slices.Clone(g.Bounds)
+func (g grid) withThresholds(thresholds []float64) []float64 {
+	out := slices.Clone(g.bounds)
 	taken := make([]bool, len(out)) // a threshold holds this place
-	half := math.Log(g.Step) / 2
+	half := math.Log(g.step) / 2
 	var rest []float64
 	for _, t := range thresholds {
 		if i := slices.Index(out, t); i >= 0 {
@@ -131,14 +131,14 @@ func layoutFor(cfg *config.Config, classic bool) layout {
 		}
 		return out
 	}
-	l[histTTFT] = TTFTGrid.WithThresholds(thresholds(config.ObjectiveTTFT))
+	l[histTTFT] = ttftGrid.withThresholds(thresholds(config.ObjectiveTTFT))
 	// A token gap's objective is stall (the longest gap allowed); TPOT's
 	// thresholds are a request's mean, on TPOT's histogram.
-	l[histITL] = ITLGrid.WithThresholds(thresholds(config.ObjectiveStall))
-	l[histTPOT] = TPOTGrid.WithThresholds(thresholds(config.ObjectiveTPOT))
-	l[histE2E] = E2EGrid.WithThresholds(thresholds(config.ObjectiveE2E))
-	l[histDispatch] = DispatchGrid.Bounds
+	l[histITL] = itlGrid.withThresholds(thresholds(config.ObjectiveStall))
+	l[histTPOT] = tpotGrid.withThresholds(thresholds(config.ObjectiveTPOT))
+	l[histE2E] = e2eGrid.withThresholds(thresholds(config.ObjectiveE2E))
+	l[histDispatch] = dispatchGrid.bounds
 	// Reasoning takes long: the first answer token's objective is often past TTFT's.
-	l[histTTFTAnswer] = TTFTGrid.WithThresholds(thresholds(config.ObjectiveTTFTAnswer))
+	l[histTTFTAnswer] = ttftGrid.withThresholds(thresholds(config.ObjectiveTTFTAnswer))
 	return l
 }

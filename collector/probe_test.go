@@ -210,15 +210,15 @@ llmprobe_in_flight_requests{scenario="s",target="a",traffic="canary"} 1
 func TestBucketResolutionWhereSLOsLive(t *testing.T) {
 	for _, c := range []struct {
 		name     string
-		grid     Grid
+		grid     grid
 		lo, hi   float64
 		maxRatio float64
 	}{
-		{"ttft", TTFTGrid, 0.05, 2.5, 1.29},
-		{"tpot", TPOTGrid, 0.01, 0.2, 1.29},
-		{"itl", ITLGrid, 0.004, 0.63, 1.6},
+		{"ttft", ttftGrid, 0.05, 2.5, 1.29},
+		{"tpot", tpotGrid, 0.01, 0.2, 1.29},
+		{"itl", itlGrid, 0.004, 0.63, 1.6},
 	} {
-		b := c.grid.Bounds
+		b := c.grid.bounds
 		if !containsFloat(b, c.lo) || !containsFloat(b, c.hi) {
 			t.Errorf("%s buckets %v do not start at %g and end at %g", c.name, b, c.lo, c.hi)
 		}
@@ -240,7 +240,7 @@ func TestBucketResolutionWhereSLOsLive(t *testing.T) {
 // A threshold takes the place of the grid point within half a step that
 // no threshold holds yet, else it is added; one on a grid point keeps it.
 func TestThresholdsJoinTheGrid(t *testing.T) {
-	grid := Grid{[]float64{0.1, 0.2, 0.4, 0.8, 10}, 2}
+	grid := grid{[]float64{0.1, 0.2, 0.4, 0.8, 10}, 2}
 	for _, c := range []struct {
 		thresholds, want []float64
 	}{
@@ -252,7 +252,7 @@ func TestThresholdsJoinTheGrid(t *testing.T) {
 		{[]float64{3}, []float64{0.1, 0.2, 0.4, 0.8, 3, 10}},                 // in a coarse tail: added
 		{[]float64{0.001, 60}, []float64{0.001, 0.1, 0.2, 0.4, 0.8, 10, 60}}, // outside: added
 	} {
-		if got := grid.WithThresholds(c.thresholds); !slices.Equal(got, c.want) {
+		if got := grid.withThresholds(c.thresholds); !slices.Equal(got, c.want) {
 			t.Errorf("thresholds %v: %v, want %v", c.thresholds, got, c.want)
 		}
 	}
