@@ -1,13 +1,13 @@
-// Package collector exposes llmprobe's measurements as Prometheus metrics.
+// Package collector exposes llmprobe's measurements as Prometheus metrics
+// through client_golang collectors.
 package collector
 
 import (
-	"cmp"
-	"math"
 	"slices"
 	"strconv"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -17,60 +17,99 @@ import (
 
 const namespace = "llmprobe"
 
-// Default classic buckets. Where latency SLOs live (TTFT 50 ms – 2 s, ITL
-// and TPOT 5 – 200 ms) they follow the R20 preferred numbers, 12–14% apart, so
-// histogram_quantile's interpolation stays within a few percent of the exact
-// percentile; outside, vLLM's server-side boundaries, so client and server
-// histograms line up on one dashboard. Configured thresholds are added as
-// boundaries (layoutFor).
-var (
-	TTFTBuckets = join([]float64{0.001, 0.005, 0.01, 0.02, 0.03, 0.04}, preferred(0.05, 2), []float64{2.5, 5, 7.5, 10, 20, 40, 80, 160, 640, 2560})
-	ITLBuckets  = join([]float64{0.001, 0.0025}, preferred(0.005, 0.2), []float64{0.25, 0.3, 0.4, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80})
-	E2EBuckets  = []float64{0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480, 960, 1920, 7680}
-	// Dispatch delay is the prober's own lateness: microseconds matter.
-	DispatchBuckets = []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
-)
-
-// r20 is the Renard R20 series (ISO 3): twenty steps a decade, each ~12%.
-var r20 = []string{"1", "1.12", "1.25", "1.4", "1.6", "1.8", "2", "2.24", "2.5", "2.8", "3.15", "3.55", "4", "4.5", "5", "5.6", "6.3", "7.1", "8", "9"}
-
-// preferred returns the R20 numbers in [lo, hi], parsed from their decimal
-// text so that bucket labels read le="0.112", not a float's rounding error.
-func preferred(lo, hi float64) []float64 {
-	var out []float64
-	for exp := int(math.Floor(math.Log10(lo))); ; exp++ {
-		for _, m := range r20 {
-			v, _ := strconv.ParseFloat(m+"e"+strconv.Itoa(exp), 64)
-			if v > hi*(1+1e-9) {
-				return out
-			}
-			if v >= lo*(1-1e-9) {
-				out = append(out, v)
-			}
-		}
-	}
-}
-
-func join(parts ...[]float64) []float64 {
-	out := slices.Concat(parts...)
-	slices.Sort(out)
-	return slices.Compact(out)
-}
-
 var probeLabels = []string{"target", "model", "scenario", "traffic"}
 
-// Probe holds the probe metrics of the metric contract: per (target, model,
-// scenario, traffic) a series (series.go), and the configuration's gauges.
-// Histograms are rebuilt when the set of configured SLO thresholds changes,
-// because classic buckets must include every threshold.
-type Probe struct {
-	now func() time.Time // the clock of created timestamps and native-histogram resets
+// The per-series families by index: counters, last-request gauges and
+// histograms.
+const (
+	ctrRequests = iota
+	ctrGood
+	ctrPrompt
+	ctrCached
+	ctrOutput
+	ctrGoodOutput
+	ctrSLO
+	ctrQuality
+	ctrSource
+	ctrFailures
+	ctrReasoning
+	numCounters
+)
 
-	mu     sync.RWMutex
-	series map[[4]string]*series
-	order  []*series // sorted by label values: the order scrapes list them in
-	layout bucketLayout
-	hist   [numHists]histLayout
+const (
+	gaugeLast = iota
+	gaugeComponent
+	numGauges
+)
+
+const (
+	histTTFT = iota
+	histTTFB
+	histITL
+	histTPOT
+	histE2E
+	histDispatch
+	histTTFTAnswer
+	histTurn
+	numHists
+)
+
+// family is one per-series family: its name under the namespace, its help,
+// and its labels beside the probe's.
+type family struct {
+	name, help string
+	extra      []string
+}
+
+func (f family) labels() []string { return slices.Concat(probeLabels, f.extra) }
+
+var counterFamilies = [numCounters]family{
+	ctrRequests:   {"requests_total", "Requests sent, by outcome.", []string{"outcome"}},
+	ctrGood:       {"good_requests_total", "Requests that succeeded and met every objective of their scenario.", nil},
+	ctrPrompt:     {"prompt_tokens_total", "Prompt tokens of successful requests, as the server reported them (requested count when it reported none).", nil},
+	ctrCached:     {"prompt_cached_tokens_total", "Prompt tokens of successful requests that the engine's prefix cache served, as its usage reported them (prompt_tokens_details.cached_tokens); absent until a request's usage says.", nil},
+	ctrOutput:     {"output_tokens_total", "Output tokens of successful requests.", nil},
+	ctrGoodOutput: {"good_output_tokens_total", "Output tokens of good requests.", nil},
+	ctrSLO:        {"slo_checks_total", "Objective checks per request; a failed request misses every objective.", []string{"objective", "result"}},
+	ctrQuality:    {"quality_checks_total", "Answer quality checks of successful requests.", []string{"result"}},
+	ctrSource:     {"token_count_source_total", "Successful requests by where their output token count came from: usage (server) or chunks (fallback).", []string{"source"}},
+	ctrFailures:   {"request_failures_total", "Failed requests by where they failed (phase) and why (reason).", []string{"phase", "reason"}},
+	// Only requests that reasoned create it: a model without reasoning adds no series.
+	ctrReasoning: {"reasoning_output_tokens_total", "Output tokens of successful requests that reasoned, by kind: reasoning or answer.", []string{"kind"}},
+}
+
+var gaugeFamilies = [numGauges]family{
+	gaugeLast: {"probe_last_timestamp_seconds", "When the last request of this series was due.", nil},
+	gaugeComponent: {"probe_ttft_component_seconds", "The TTFT of this series' last successful request that had a split, in consecutive parts that add up to it (component: dispatch, client_queue, connect, engine_queue, engine_prefill, network, server_other; the engine's own timings where it reports them).",
+		[]string{"component"}},
+}
+
+var histFamilies = [numHists]family{
+	histTTFT:     {"time_to_first_token_seconds", "Time from when a request was due to its first output token.", nil},
+	histTTFB:     {"time_to_first_byte_seconds", "Time from when a request was due to the first byte of its response.", nil},
+	histITL:      {"inter_token_latency_seconds", "Gap between output tokens, split over the tokens of each chunk.", nil},
+	histTPOT:     {"time_per_output_token_seconds", "(E2E - TTFT) / (output tokens - 1) per request.", nil},
+	histE2E:      {"request_duration_seconds", "Time from when a successful request was due to the end of its stream.", nil},
+	histDispatch: {"dispatch_delay_seconds", "How late the prober sent a request after it was due.", nil},
+	// Only requests that reasoned create it.
+	histTTFTAnswer: {"time_to_first_answer_token_seconds", "Time from when a successful request that reasoned was due to its first answer token (content, text or tool_calls).", nil},
+	// Only conversation scenarios create it; turn is bounded by config.MaxTurns.
+	histTurn: {"conversation_ttft_seconds", "TTFT of a conversation's successful requests by turn: from turn 2 on, a working prefix cache serves the history and TTFT falls.", []string{"turn"}},
+}
+
+// Probe holds the probe metrics of the metric contract, per (target, model,
+// scenario, traffic), and the configuration's gauges. A histogram family's
+// classic buckets hold every configured threshold of its objective, so the
+// family is built anew when they change.
+type Probe struct {
+	classic bool // false: native histograms only
+
+	mu       sync.RWMutex
+	counters [numCounters]*prometheus.CounterVec
+	gauges   [numGauges]*prometheus.GaugeVec
+	hists    [numHists]*prometheus.HistogramVec
+	layout   layout
+	series   map[[4]string]bool // the label sets that have series
 
 	connections *prometheus.CounterVec
 	objective   *prometheus.GaugeVec
@@ -92,14 +131,16 @@ type inFlightKey struct{ target, scenario, traffic string }
 
 var inFlightDesc = prometheus.NewDesc(namespace+"_in_flight_requests", "Requests sent and not yet finished.", []string{"target", "scenario", "traffic"}, nil)
 
-// NewProbe returns the probe metrics with default buckets.
-func NewProbe() *Probe {
+// NewProbe returns the probe metrics. Without classic buckets every
+// histogram is native only: for Prometheus servers that ingest native
+// histograms, a fraction of the series.
+func NewProbe(classicBuckets bool) *Probe {
 	gauge := func(name, help string, labels ...string) *prometheus.GaugeVec {
 		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: name, Help: help}, labels)
 	}
 	p := &Probe{
-		now:    time.Now,
-		series: map[[4]string]*series{},
+		classic: classicBuckets,
+		series:  map[[4]string]bool{},
 		connections: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "target_connections_total",
 			Help: "Requests by whether they opened a new connection or reused one (reused=\"true\")."}, []string{"target", "reused"}),
 		objective:   gauge("slo_objective_seconds", "Configured threshold of each objective.", "scenario", "objective"),
@@ -110,107 +151,93 @@ func NewProbe() *Probe {
 		objectives:  map[string][]string{},
 		configured:  map[[2]string]bool{},
 	}
-	p.setLayout(layoutFor(nil))
+	for i, f := range counterFamilies {
+		p.counters[i] = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: f.name, Help: f.help}, f.labels())
+	}
+	for i, f := range gaugeFamilies {
+		p.gauges[i] = gauge(f.name, f.help, f.labels()...)
+	}
+	p.layout = layoutFor(nil, classicBuckets)
+	for i := range p.hists {
+		p.hists[i] = p.newHistogram(i)
+	}
 	return p
 }
 
-// bucketLayout is the classic buckets of each histogram for a configuration.
-type bucketLayout struct {
-	ttft, itl, tpot, e2e []float64
-	ttftAnswer           []float64
+// newHistogram builds histogram family i with the current layout's buckets.
+func (p *Probe) newHistogram(i int) *prometheus.HistogramVec {
+	f := histFamilies[i]
+	return prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: namespace, Name: f.name, Help: f.help,
+		Buckets:                         p.layout[i], // none: native only
+		NativeHistogramBucketFactor:     nativeFactor,
+		NativeHistogramMaxBucketNumber:  nativeMaxBuckets,
+		NativeHistogramMinResetDuration: nativeMinReset,
+	}, f.labels())
 }
 
-func layoutFor(cfg *config.Config) bucketLayout {
-	with := func(base []float64, objectives ...string) []float64 {
-		out := slices.Clone(base)
-		if cfg != nil {
-			for _, o := range objectives {
-				out = append(out, cfg.Thresholds(o)...)
-			}
-		}
-		slices.Sort(out)
-		return slices.Compact(out)
+// vecs are the per-series families; the caller holds p.mu.
+func (p *Probe) vecs() []*prometheus.MetricVec {
+	out := make([]*prometheus.MetricVec, 0, numCounters+numGauges+numHists)
+	for _, v := range p.counters {
+		out = append(out, v.MetricVec)
 	}
-	return bucketLayout{
-		ttft: with(TTFTBuckets, config.ObjectiveTTFT),
-		itl:  with(ITLBuckets, config.ObjectiveTPOT, config.ObjectiveStall),
-		tpot: with(ITLBuckets, config.ObjectiveTPOT),
-		e2e:  with(E2EBuckets, config.ObjectiveE2E),
-		// Reasoning takes long: the first answer token's objective is often past TTFT's.
-		ttftAnswer: with(TTFTBuckets, config.ObjectiveTTFTAnswer),
+	for _, v := range p.gauges {
+		out = append(out, v.MetricVec)
+	}
+	for _, v := range p.hists {
+		out = append(out, v.MetricVec)
+	}
+	return out
+}
+
+// Describe implements prometheus.Collector.
+func (p *Probe) Describe(ch chan<- *prometheus.Desc) {
+	ch <- inFlightDesc
+	for _, c := range []prometheus.Collector{p.connections, p.objective, p.interval, p.targetRatio} {
+		c.Describe(ch)
+	}
+	p.mu.RLock()
+	vecs := p.vecs()
+	p.mu.RUnlock()
+	for _, v := range vecs {
+		v.Describe(ch)
 	}
 }
-
-func (l bucketLayout) equal(o bucketLayout) bool {
-	return slices.Equal(l.ttft, o.ttft) && slices.Equal(l.itl, o.itl) && slices.Equal(l.tpot, o.tpot) && slices.Equal(l.e2e, o.e2e) && slices.Equal(l.ttftAnswer, o.ttftAnswer)
-}
-
-// setLayout takes new buckets; the caller holds p.mu or owns p.
-func (p *Probe) setLayout(l bucketLayout) {
-	p.layout = l
-	p.hist = [numHists]histLayout{
-		histTTFT: newHistLayout(l.ttft), histTTFB: newHistLayout(l.ttft), histITL: newHistLayout(l.itl),
-		histTPOT: newHistLayout(l.tpot), histE2E: newHistLayout(l.e2e), histDispatch: newHistLayout(DispatchBuckets),
-		histTTFTReasoning: newHistLayout(l.ttft), histTTFTAnswer: newHistLayout(l.ttftAnswer),
-	}
-}
-
-// Describe sends nothing: the histograms' buckets change with the config,
-// so this is an unchecked collector.
-func (p *Probe) Describe(chan<- *prometheus.Desc) {}
 
 // Collect implements prometheus.Collector.
 func (p *Probe) Collect(ch chan<- prometheus.Metric) {
-	p.collectConfig(ch)
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	now := p.now()
-	var batch []prometheus.Metric
-	for _, f := range seriesFamilies {
-		for _, s := range p.order {
-			// Sent after the series' lock is let go: a slow gatherer must
-			// not hold up its results.
-			batch = s.metrics(batch[:0], f, &p.hist, now)
-			for _, m := range batch {
-				ch <- m
-			}
-		}
+	for _, c := range []prometheus.Collector{p.connections, p.objective, p.interval, p.targetRatio} {
+		c.Collect(ch)
 	}
-}
-
-// collectConfig sends the metrics that are not per series: the
-// configuration's gauges, connections per target and requests in flight.
-func (p *Probe) collectConfig(ch chan<- prometheus.Metric) {
-	p.connections.Collect(ch)
-	p.objective.Collect(ch)
-	p.targetRatio.Collect(ch)
-	p.interval.Collect(ch)
+	// Sent after the lock is let go: a slow gatherer must not hold up
+	// results or a reload.
 	p.mu.RLock()
-	defer p.mu.RUnlock()
+	vecs := p.vecs()
+	inFlight := make([]prometheus.Metric, 0, len(p.inFlight))
 	for k, n := range p.inFlight {
-		ch <- prometheus.MustNewConstMetric(inFlightDesc, prometheus.GaugeValue, float64(n), k.target, k.scenario, k.traffic)
+		inFlight = append(inFlight, prometheus.MustNewConstMetric(inFlightDesc, prometheus.GaugeValue, float64(n), k.target, k.scenario, k.traffic))
+	}
+	p.mu.RUnlock()
+	for _, m := range inFlight {
+		ch <- m
+	}
+	for _, v := range vecs {
+		v.Collect(ch)
 	}
 }
-
-// probeConfig is the part of the probe metrics Exposition gathers through
-// client_golang in every format.
-type probeConfig struct{ p *Probe }
-
-func (c probeConfig) Describe(chan<- *prometheus.Desc)    {}
-func (c probeConfig) Collect(ch chan<- prometheus.Metric) { c.p.collectConfig(ch) }
 
 // Configure applies a configuration: SLO gauges, histogram buckets, and
 // removal of series for targets and scenarios no longer configured.
 func (p *Probe) Configure(cfg *config.Config) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if l := layoutFor(cfg); !l.equal(p.layout) {
-		// Changing buckets resets the histograms; rate() sees a counter reset.
-		p.setLayout(l)
-		for _, s := range p.order {
-			s.mu.Lock()
-			s.hists, s.turns = [numHists]*histogram{}, labelledHists{}
-			s.mu.Unlock()
+	l := layoutFor(cfg, p.classic)
+	for i := range l {
+		if !slices.Equal(l[i], p.layout[i]) {
+			// New buckets start the family again; rate() sees a counter reset.
+			p.layout[i] = l[i]
+			p.hists[i] = p.newHistogram(i)
 		}
 	}
 	p.objectives = map[string][]string{}
@@ -236,7 +263,11 @@ func (p *Probe) Configure(cfg *config.Config) {
 			p.targetRatio.WithLabelValues(s.Name, o.Name).Set(s.SLO.TargetRatio)
 		}
 	}
-	p.deleteLocked(func(key [4]string) bool { return !p.targets[key[0]] || !p.scenarios[key[2]] })
+	for key := range p.series {
+		if !p.targets[key[0]] || !p.scenarios[key[2]] {
+			p.dropLocked(prometheus.Labels{"target": key[0], "model": key[1], "scenario": key[2], "traffic": key[3]})
+		}
+	}
 	for target := range p.modelOf {
 		if !p.targets[target] {
 			delete(p.modelOf, target)
@@ -249,15 +280,18 @@ func (p *Probe) Configure(cfg *config.Config) {
 	}
 }
 
-// deleteLocked removes the series whose key matches; the caller holds p.mu.
-func (p *Probe) deleteLocked(match func(key [4]string) bool) {
-	p.order = slices.DeleteFunc(p.order, func(s *series) bool {
-		if !match(s.key) {
-			return false
+// dropLocked removes every series whose labels include match; the caller
+// holds p.mu.
+func (p *Probe) dropLocked(match prometheus.Labels) {
+	for _, v := range p.vecs() {
+		v.DeletePartialMatch(match)
+	}
+	for key := range p.series {
+		if (match["target"] == "" || key[0] == match["target"]) && (match["model"] == "" || key[1] == match["model"]) &&
+			(match["scenario"] == "" || key[2] == match["scenario"]) && (match["traffic"] == "" || key[3] == match["traffic"]) {
+			delete(p.series, key)
 		}
-		delete(p.series, s.key)
-		return true
-	})
+	}
 }
 
 // Started implements prober.InFlight.
@@ -287,14 +321,14 @@ func (p *Probe) Observe(r *prober.Result) {
 	}
 	key := [4]string{r.Target, r.Model, r.Scenario, r.Traffic}
 	p.mu.RLock()
-	if s := p.series[key]; s != nil {
-		p.record(s, r)
+	if p.series[key] {
+		p.record(key, r)
 		p.mu.RUnlock()
 		return
 	}
 	p.mu.RUnlock()
-	// A new series: the first result is recorded under the write lock, so
-	// no scrape sees the series before it.
+	// A new series: created and first recorded under the write lock, so no
+	// scrape sees it half made.
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.targets != nil && (!p.targets[r.Target] || !p.scenarios[r.Scenario]) {
@@ -302,126 +336,189 @@ func (p *Probe) Observe(r *prober.Result) {
 	}
 	if old, ok := p.modelOf[r.Target]; ok && old != r.Model {
 		// The target now serves another model: drop the old model's series.
-		p.deleteLocked(func(k [4]string) bool { return k[0] == r.Target && k[1] == old })
+		p.dropLocked(prometheus.Labels{"target": r.Target, "model": old})
 	}
 	p.modelOf[r.Target] = r.Model
-	s := p.series[key]
-	if s == nil {
-		s = p.newSeriesLocked(key)
+	if !p.series[key] {
+		p.newSeriesLocked(key)
 	}
-	p.record(s, r)
+	p.record(key, r)
 }
 
 // newSeriesLocked creates a label set's counters at zero, so rate() and
 // ratios work from the first request on. The caller holds p.mu.
-func (p *Probe) newSeriesLocked(key [4]string) *series {
-	now := p.now()
-	s := newSeries(key, now)
+func (p *Probe) newSeriesLocked(key [4]string) {
+	s := sample{p: p, labels: key}
 	for _, o := range prober.Outcomes {
-		s.add(cellsRequests, 0, now, string(o))
+		s.count(ctrRequests, 0, string(o))
 	}
 	for _, o := range p.objectives[key[2]] {
-		s.add(cellsSLO, 0, now, o, "met")
-		s.add(cellsSLO, 0, now, o, "missed")
+		s.count(ctrSLO, 0, o, "met")
+		s.count(ctrSLO, 0, o, "missed")
 	}
-	p.series[key] = s
-	i, _ := slices.BinarySearchFunc(p.order, s, func(a, b *series) int {
-		// Label name order: model, scenario, target, traffic.
-		for _, j := range []int{1, 2, 0, 3} {
-			if c := cmp.Compare(a.key[j], b.key[j]); c != 0 {
-				return c
-			}
-		}
-		return 0
-	})
-	p.order = slices.Insert(p.order, i, s)
-	return s
+	for _, c := range []int{ctrGood, ctrPrompt, ctrOutput, ctrGoodOutput} {
+		s.count(c, 0)
+	}
+	p.series[key] = true
+}
+
+// exemplarLabel names an exemplar's id: the probe's request id, which is
+// also the trace id of the request's traceparent (Grafana's usual name).
+const exemplarLabel = "trace_id"
+
+// exemplarID is id if it can be an exemplar's label value (client_golang
+// panics otherwise: UTF-8, at most 128 runes with the label's name), else
+// "": the observation is counted without an exemplar.
+func exemplarID(id string) string {
+	if len(id) > prometheus.ExemplarMaxRunes-len(exemplarLabel) || !utf8.ValidString(id) {
+		return ""
+	}
+	return id
 }
 
 // record adds a result to its series; the caller holds p.mu.
-func (p *Probe) record(s *series, r *prober.Result) {
+func (p *Probe) record(key [4]string, r *prober.Result) {
 	if r.Timings.TTFB > 0 {
 		p.connections.WithLabelValues(r.Target, strconv.FormatBool(r.Timings.ConnReused)).Inc()
 	}
-	now := p.now()
+	s := sample{p: p, labels: key}
 	// Every observation of the request carries its id as the exemplar, so
 	// a point on a latency panel opens the request's page.
-	id := exemplarID(r.RequestID)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	hist := func(k int, d time.Duration) {
-		h := s.hists[k]
-		if h == nil {
-			h = newHistogram(p.hist[k].bounds, now)
-			s.hists[k] = h
-		}
-		h.observe(d.Seconds(), p.hist[k].bounds, now, id)
+	if id := exemplarID(r.RequestID); id != "" {
+		s.exemplar = prometheus.Labels{exemplarLabel: id}
 	}
-	s.add(cellsRequests, 1, now, string(r.Outcome))
+	s.count(ctrRequests, 1, string(r.Outcome))
 	if r.HTTPStatus != 0 || r.Outcome == prober.OutcomeSuccess {
-		hist(histDispatch, r.DispatchDelay)
+		s.observe(histDispatch, r.DispatchDelay)
 	}
-	s.plain[plainLast] = float64(r.Sched.UnixNano()) / 1e9
+	s.set(gaugeLast, float64(r.Sched.UnixNano())/1e9)
 	if r.Timings.TTFB > 0 {
-		hist(histTTFB, r.Timings.TTFB)
+		s.observe(histTTFB, r.Timings.TTFB)
 	}
 	for _, c := range r.Checks {
 		res := "missed"
 		if c.Met {
 			res = "met"
 		}
-		s.add(cellsSLO, 1, now, c.Objective, res)
+		s.count(ctrSLO, 1, c.Objective, res)
 	}
 	if r.Outcome != prober.OutcomeSuccess {
-		s.plain[plainSuccess] = 0
-		s.add(cellsFailures, 1, now, r.Phase, r.Reason)
+		s.count(ctrFailures, 1, r.Phase, r.Reason)
 		return
 	}
-	s.plain[plainSuccess] = 1
 	if r.FirstTokenSeen() {
-		hist(histTTFT, r.TTFT)
-		s.observeComponents(r.TTFTParts, now, id)
+		s.observe(histTTFT, r.TTFT)
+		s.components(r.TTFTParts)
 		if r.Turn >= 1 && r.Turn <= config.MaxTurns {
-			bounds := p.hist[histTTFT].bounds
-			s.turns.at(s, r.Turn-1, config.MaxTurns, "turn", strconv.Itoa(r.Turn), bounds, now).observe(r.TTFT.Seconds(), bounds, now, id)
+			s.observeWith(histTurn, []string{strconv.Itoa(r.Turn)}, r.TTFT)
 		}
 	}
-	hist(histE2E, r.E2E)
+	s.observe(histE2E, r.E2E)
 	if r.OutputTokens > 1 && r.FirstTokenSeen() {
-		hist(histTPOT, r.TPOT)
+		s.observe(histTPOT, r.TPOT)
 	}
-	for _, d := range r.ITL {
-		hist(histITL, d)
-	}
+	s.gaps(r.ITL)
 	if r.Reasoned() {
-		if r.TTFTReasoning > 0 {
-			hist(histTTFTReasoning, r.TTFTReasoning)
-		}
 		if r.TTFTAnswer > 0 {
-			hist(histTTFTAnswer, r.TTFTAnswer)
+			s.observe(histTTFTAnswer, r.TTFTAnswer)
 		}
-		s.add(cellsReasoning, float64(r.ReasoningTokens), now, "reasoning")
-		s.add(cellsReasoning, float64(r.AnswerTokens), now, "answer")
+		s.count(ctrReasoning, float64(r.ReasoningTokens), "reasoning")
+		s.count(ctrReasoning, float64(r.AnswerTokens), "answer")
 	}
+	s.counts(r)
+}
+
+// sample writes one request's figures into its series' families.
+type sample struct {
+	p        *Probe
+	labels   [4]string
+	exemplar prometheus.Labels // nil without a usable request id
+}
+
+func (s sample) values(extra []string) []string {
+	return append(s.labels[:len(s.labels):len(s.labels)], extra...)
+}
+
+func (s sample) count(c int, v float64, extra ...string) {
+	s.p.counters[c].WithLabelValues(s.values(extra)...).Add(v)
+}
+
+func (s sample) set(g int, v float64) { s.p.gauges[g].WithLabelValues(s.labels[:]...).Set(v) }
+
+// observe records each of ds into histogram h of the series.
+func (s sample) observe(h int, ds ...time.Duration) { s.observeWith(h, nil, ds...) }
+
+// observeWith records each of ds into the series of histogram h with the
+// extra label values.
+func (s sample) observeWith(h int, extra []string, ds ...time.Duration) {
+	o := s.p.hists[h].WithLabelValues(s.values(extra)...)
+	e, ok := o.(prometheus.ExemplarObserver)
+	for _, d := range ds {
+		if ok && s.exemplar != nil {
+			e.ObserveWithExemplar(d.Seconds(), s.exemplar)
+		} else {
+			o.Observe(d.Seconds())
+		}
+	}
+}
+
+// gaps records a request's token gaps. Only the longest carries the
+// exemplar: it is the one a slow point on the ITL panel asks for, and an
+// exemplar costs microseconds (client_golang builds it, and the native
+// histogram's set of ten is kept spread by value) where a request has
+// hundreds of gaps.
+func (s sample) gaps(ds []time.Duration) {
+	if len(ds) == 0 {
+		return
+	}
+	longest := slices.Index(ds, slices.Max(ds))
+	o := s.p.hists[histITL].WithLabelValues(s.labels[:]...)
+	for i, d := range ds {
+		if i != longest {
+			o.Observe(d.Seconds())
+		}
+	}
+	s.observe(histITL, ds[longest])
+}
+
+// components makes parts the series' TTFT split: a component the request
+// did not have goes, so the gauges add up to one request's TTFT.
+func (s sample) components(parts []prober.TTFTPart) {
+	if len(parts) == 0 {
+		return
+	}
+	g := s.p.gauges[gaugeComponent]
+	for _, c := range prober.Components { // bounded: only the components the prober defines
+		i := slices.IndexFunc(parts, func(p prober.TTFTPart) bool { return p.Component == c })
+		if i < 0 {
+			g.DeleteLabelValues(s.values([]string{c})...)
+			continue
+		}
+		g.WithLabelValues(s.values([]string{c})...).Set(parts[i].D.Seconds())
+	}
+}
+
+// counts adds a successful request's tokens and checks.
+func (s sample) counts(r *prober.Result) {
 	prompt := r.PromptTokensReported
 	if prompt == 0 {
 		prompt = r.PromptTokensRequested
 	}
-	s.plain[plainPrompt] += float64(prompt)
+	s.count(ctrPrompt, float64(prompt))
 	if r.CachedReported {
-		s.plain[plainCached] += float64(r.CachedPromptTokens)
+		s.count(ctrCached, float64(r.CachedPromptTokens))
 	}
-	s.plain[plainOutput] += float64(r.OutputTokens)
-	s.add(cellsSource, 1, now, string(r.TokenSource))
+	s.count(ctrOutput, float64(r.OutputTokens))
+	s.count(ctrSource, 1, string(r.TokenSource))
 	if r.Quality != nil {
 		res := "failed"
 		if r.Quality.Passed {
 			res = "passed"
 		}
-		s.add(cellsQuality, 1, now, res)
+		s.count(ctrQuality, 1, res)
 	}
 	if r.Good {
-		s.plain[plainGood]++
-		s.plain[plainGoodOutput] += float64(r.OutputTokens)
+		s.count(ctrGood, 1)
+		s.count(ctrGoodOutput, float64(r.OutputTokens))
 	}
 }

@@ -1,6 +1,8 @@
 package collector
 
 import (
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -50,7 +52,7 @@ func histogramOf(t *testing.T, reg *prometheus.Registry, name string, labels map
 }
 
 func TestBucketsIncludeThresholdsAndNative(t *testing.T) {
-	p := NewProbe()
+	p := NewProbe(true)
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(p)
 	p.Configure(testConfig(t, "300ms"))
@@ -58,8 +60,8 @@ func TestBucketsIncludeThresholdsAndNative(t *testing.T) {
 
 	h := histogramOf(t, reg, "llmprobe_time_to_first_token_seconds", map[string]string{"target": "a"})
 	bounds := upperBounds(h)
-	if !containsFloat(bounds, 0.3) || !containsFloat(bounds, 0.001) || !containsFloat(bounds, 2560) {
-		t.Errorf("TTFT buckets %v lack the 300ms threshold or vLLM's range", bounds)
+	if !containsFloat(bounds, 0.3) || !containsFloat(bounds, 0.05) || !containsFloat(bounds, 10) {
+		t.Errorf("TTFT buckets %v lack the 300ms threshold or the grid's range", bounds)
 	}
 	if h.GetSchema() == 0 && len(h.GetPositiveSpan()) == 0 {
 		t.Errorf("no native histogram part: schema %d spans %v", h.GetSchema(), h.GetPositiveSpan())
@@ -68,17 +70,22 @@ func TestBucketsIncludeThresholdsAndNative(t *testing.T) {
 	if itl.GetSampleCount() != 2 {
 		t.Errorf("ITL samples = %d, want one per token gap", itl.GetSampleCount())
 	}
-	itlBounds := upperBounds(itl)
-	if !containsFloat(itlBounds, 0.042) || !containsFloat(itlBounds, 3) {
-		t.Errorf("ITL buckets %v lack the tpot and stall thresholds", itlBounds)
+	if b := upperBounds(itl); !containsFloat(b, 3) {
+		t.Errorf("ITL buckets %v lack the stall threshold", b)
+	}
+	if b := upperBounds(histogramOf(t, reg, "llmprobe_time_per_output_token_seconds", map[string]string{"target": "a"})); !containsFloat(b, 0.042) {
+		t.Errorf("TPOT buckets %v lack the tpot threshold", b)
 	}
 
-	// A new threshold rebuilds the buckets.
+	// A new threshold rebuilds the buckets, and that histogram starts again.
 	p.Configure(testConfig(t, "333ms"))
 	p.Observe(successResult("a"))
-	bounds = upperBounds(histogramOf(t, reg, "llmprobe_time_to_first_token_seconds", map[string]string{"target": "a"}))
-	if !containsFloat(bounds, 0.333) || containsFloat(bounds, 0.3) {
-		t.Errorf("buckets after reload = %v", bounds)
+	h = histogramOf(t, reg, "llmprobe_time_to_first_token_seconds", map[string]string{"target": "a"})
+	if bounds = upperBounds(h); !containsFloat(bounds, 0.333) || containsFloat(bounds, 0.3) || h.GetSampleCount() != 1 {
+		t.Errorf("after reload: buckets %v, %d samples", bounds, h.GetSampleCount())
+	}
+	if itl := histogramOf(t, reg, "llmprobe_inter_token_latency_seconds", map[string]string{"target": "a"}); itl.GetSampleCount() != 4 {
+		t.Errorf("ITL samples after a reload that kept its buckets = %d, want 4", itl.GetSampleCount())
 	}
 }
 
@@ -100,7 +107,7 @@ func containsFloat(s []float64, v float64) bool {
 }
 
 func TestCountersAndSLOChecks(t *testing.T) {
-	p := NewProbe()
+	p := NewProbe(true)
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(p)
 	p.Configure(testConfig(t, "300ms"))
@@ -135,13 +142,16 @@ llmprobe_prompt_tokens_total{model="m",scenario="s",target="a",traffic="canary"}
 llmprobe_slo_target_ratio{objective="stall",scenario="s"} 0.95
 llmprobe_slo_target_ratio{objective="tpot",scenario="s"} 0.95
 llmprobe_slo_target_ratio{objective="ttft",scenario="s"} 0.95
-# HELP llmprobe_probe_success Whether the last request of this series succeeded.
-# TYPE llmprobe_probe_success gauge
-llmprobe_probe_success{model="m",scenario="s",target="a",traffic="canary"} 0
+# HELP llmprobe_probe_last_timestamp_seconds When the last request of this series was due.
+# TYPE llmprobe_probe_last_timestamp_seconds gauge
+llmprobe_probe_last_timestamp_seconds{model="m",scenario="s",target="a",traffic="canary"} 1001
+# HELP llmprobe_good_requests_total Requests that succeeded and met every objective of their scenario.
+# TYPE llmprobe_good_requests_total counter
+llmprobe_good_requests_total{model="m",scenario="s",target="a",traffic="canary"} 0
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
 		"llmprobe_requests_total", "llmprobe_slo_checks_total", "llmprobe_prompt_tokens_total",
-		"llmprobe_slo_target_ratio", "llmprobe_probe_success"); err != nil {
+		"llmprobe_slo_target_ratio", "llmprobe_probe_last_timestamp_seconds", "llmprobe_good_requests_total", "llmprobe_prompt_cached_tokens_total"); err != nil {
 		t.Error(err)
 	}
 	// Rejected requests never reach latency histograms: overload must not look fast.
@@ -151,7 +161,7 @@ llmprobe_probe_success{model="m",scenario="s",target="a",traffic="canary"} 0
 }
 
 func TestRemovedTargetAndChangedModelSeriesGo(t *testing.T) {
-	p := NewProbe()
+	p := NewProbe(true)
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(p)
 	cfg := testConfig(t, "300ms")
@@ -178,7 +188,7 @@ func TestRemovedTargetAndChangedModelSeriesGo(t *testing.T) {
 }
 
 func TestInFlight(t *testing.T) {
-	p := NewProbe()
+	p := NewProbe(true)
 	p.Configure(testConfig(t, "1s"))
 	p.Started("a", "s", "canary")
 	p.Started("a", "s", "canary")
@@ -193,32 +203,57 @@ llmprobe_in_flight_requests{scenario="s",target="a",traffic="canary"} 1
 	}
 }
 
-// Where SLOs live the buckets are close enough that histogram_quantile's
-// linear interpolation cannot be off by more than one step (15%), and the
-// boundaries print as the decimals they are.
+// Where SLOs live the grids are R10 (R5 for ITL, one sample per token):
+// neighbours at most one step apart, so histogram_quantile's linear
+// interpolation cannot be off by more than that step, and the boundaries
+// print as the decimals they are.
 func TestBucketResolutionWhereSLOsLive(t *testing.T) {
 	for _, c := range []struct {
-		name    string
-		buckets []float64
-		lo, hi  float64
+		name     string
+		grid     grid
+		lo, hi   float64
+		maxRatio float64
 	}{
-		{"ttft", TTFTBuckets, 0.05, 2},
-		{"itl", ITLBuckets, 0.005, 0.2},
+		{"ttft", ttftGrid, 0.05, 2.5, 1.29},
+		{"tpot", tpotGrid, 0.01, 0.2, 1.29},
+		{"itl", itlGrid, 0.004, 0.63, 1.6},
 	} {
-		if !containsFloat(c.buckets, c.lo) || !containsFloat(c.buckets, c.hi) {
-			t.Errorf("%s buckets %v do not start at %g and end at %g", c.name, c.buckets, c.lo, c.hi)
+		b := c.grid.bounds
+		if !containsFloat(b, c.lo) || !containsFloat(b, c.hi) {
+			t.Errorf("%s buckets %v do not start at %g and end at %g", c.name, b, c.lo, c.hi)
 		}
-		for i := 1; i < len(c.buckets); i++ {
-			prev, b := c.buckets[i-1], c.buckets[i]
-			if b <= prev {
-				t.Errorf("%s buckets are not increasing at %g, %g", c.name, prev, b)
+		for i := 1; i < len(b); i++ {
+			prev, v := b[i-1], b[i]
+			if v <= prev {
+				t.Errorf("%s buckets are not increasing at %g, %g", c.name, prev, v)
 			}
-			if prev >= c.lo && b <= c.hi && b/prev > 1.15 {
-				t.Errorf("%s buckets %g and %g are %.0f%% apart, want at most 15%%", c.name, prev, b, 100*(b/prev-1))
+			if prev >= c.lo && v <= c.hi && v/prev > c.maxRatio {
+				t.Errorf("%s buckets %g and %g are %.0f%% apart, want at most %.0f%%", c.name, prev, v, 100*(v/prev-1), 100*(c.maxRatio-1))
 			}
-			if s := strconv.FormatFloat(b, 'g', -1, 64); len(s) > 7 {
+			if s := strconv.FormatFloat(v, 'g', -1, 64); len(s) > 7 {
 				t.Errorf("%s bucket %s is not a short decimal", c.name, s)
 			}
+		}
+	}
+}
+
+// A threshold takes the place of the grid point within half a step that
+// no threshold holds yet, else it is added; one on a grid point keeps it.
+func TestThresholdsJoinTheGrid(t *testing.T) {
+	grid := grid{[]float64{0.1, 0.2, 0.4, 0.8, 10}, 2}
+	for _, c := range []struct {
+		thresholds, want []float64
+	}{
+		{nil, []float64{0.1, 0.2, 0.4, 0.8, 10}},
+		{[]float64{0.4}, []float64{0.1, 0.2, 0.4, 0.8, 10}},
+		{[]float64{0.25}, []float64{0.1, 0.25, 0.4, 0.8, 10}},                // replaces 0.2
+		{[]float64{0.25, 0.22}, []float64{0.1, 0.22, 0.25, 0.4, 0.8, 10}},    // 0.2 taken: the second is added
+		{[]float64{0.3, 0.3, 0.2}, []float64{0.1, 0.2, 0.3, 0.8, 10}},        // 0.2 is a threshold already; 0.3 takes 0.4
+		{[]float64{3}, []float64{0.1, 0.2, 0.4, 0.8, 3, 10}},                 // in a coarse tail: added
+		{[]float64{0.001, 60}, []float64{0.001, 0.1, 0.2, 0.4, 0.8, 10, 60}}, // outside: added
+	} {
+		if got := grid.withThresholds(c.thresholds); !slices.Equal(got, c.want) {
+			t.Errorf("thresholds %v: %v, want %v", c.thresholds, got, c.want)
 		}
 	}
 }
@@ -227,7 +262,7 @@ func TestBucketResolutionWhereSLOsLive(t *testing.T) {
 // requests reasoned has none of their lines, so a scenario without a
 // reasoning model leaves the page as it was.
 func TestReasoningSeries(t *testing.T) {
-	p := NewProbe()
+	p := NewProbe(true)
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(p)
 	cfg, err := config.Parse([]byte(`targets: [{name: a, url: "http://x:1"}, {name: b, url: "http://y:1"}]
@@ -259,31 +294,32 @@ llmprobe_reasoning_output_tokens_total{kind="reasoning",model="m",scenario="s",t
 	if answer.GetSampleCount() != 2 || answer.GetSampleSum() != 6 || !containsFloat(upperBounds(answer), 4) {
 		t.Errorf("answer histogram: %d samples, sum %g, buckets %v; want 2, 6 and the 4s threshold", answer.GetSampleCount(), answer.GetSampleSum(), upperBounds(answer))
 	}
-	if h := histogramOf(t, reg, "llmprobe_time_to_first_reasoning_token_seconds", map[string]string{"target": "b"}); h.GetSampleCount() != 2 {
-		t.Errorf("reasoning histogram: %d samples, want 2", h.GetSampleCount())
+	// The first reasoning token is the first output token: TTFT's.
+	if h := histogramOf(t, reg, "llmprobe_time_to_first_token_seconds", map[string]string{"target": "b"}); h.GetSampleCount() != 2 {
+		t.Errorf("TTFT of the requests that reasoned: %d samples, want 2", h.GetSampleCount())
 	}
-	for _, name := range []string{"llmprobe_time_to_first_answer_token_seconds", "llmprobe_time_to_first_reasoning_token_seconds", "llmprobe_reasoning_output_tokens_total"} {
+	for _, name := range []string{"llmprobe_time_to_first_answer_token_seconds", "llmprobe_reasoning_output_tokens_total"} {
 		if m := findMetric(t, reg, name, map[string]string{"target": "a"}); m != nil {
 			t.Errorf("%s has a series for target a, which never reasoned", name)
 		}
 	}
 	// The page of a probe without reasoning names none of the families.
-	plain := NewProbe()
+	plain := NewProbe(true)
 	plain.Configure(cfg)
 	plain.Observe(successResult("a"))
 	for _, accept := range []string{"", acceptOpenMetrics} {
-		_, page := get(t, NewExposition(prometheus.NewRegistry(), plain), accept, "", "")
-		if strings.Contains(page, "reasoning") || strings.Contains(page, "answer_token") {
+		if page := scrape(t, plain, accept); strings.Contains(page, "reasoning") || strings.Contains(page, "answer_token") {
 			t.Errorf("a page without reasoning has reasoning lines:\n%s", page)
 		}
 	}
 }
 
 // A conversation's successful requests land in the turn series by turn,
-// with the TTFT buckets and thresholds; a turn past config.MaxTurns (never
-// configured) and a request of no conversation make no series.
+// native histograms only (32 turns of classic buckets would be most of a
+// page); a turn past config.MaxTurns (never configured) and a request of no
+// conversation make no series.
 func TestConversationTurnSeries(t *testing.T) {
-	p := NewProbe()
+	p := NewProbe(true)
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(p)
 	cfg, err := config.Parse([]byte(`targets: [{name: a, url: "http://x:1"}]
@@ -306,13 +342,41 @@ scenarios:
 	p.Observe(failed)
 	for turn, want := range map[string]uint64{"1": 1, "2": 2} {
 		h := histogramOf(t, reg, "llmprobe_conversation_ttft_seconds", map[string]string{"turn": turn})
-		if h.GetSampleCount() != want || !containsFloat(upperBounds(h), 0.333) {
-			t.Errorf("turn %s: %d samples, buckets %v; want %d and the 333ms threshold", turn, h.GetSampleCount(), upperBounds(h), want)
+		if h.GetSampleCount() != want || len(upperBounds(h)) != 0 || len(h.GetPositiveSpan()) == 0 {
+			t.Errorf("turn %s: %d samples, buckets %v, native spans %v; want %d, no classic buckets, a native histogram", turn, h.GetSampleCount(), upperBounds(h), h.GetPositiveSpan(), want)
 		}
 	}
 	for _, turn := range []string{"0", "3", "33"} {
 		if m := findMetric(t, reg, "llmprobe_conversation_ttft_seconds", map[string]string{"turn": turn}); m != nil {
 			t.Errorf("turn %s has a series", turn)
 		}
+	}
+}
+
+// BenchmarkObserve records one successful 128-token request, with a request
+// id (its exemplars) and without: the prober's cost per result.
+//
+//	go test -run '^$' -bench Observe -benchmem ./collector/
+func BenchmarkObserve(b *testing.B) {
+	cfg, err := config.Parse([]byte(`targets: [{name: a, url: "http://x:1"}]
+scenarios: [{name: s, slo: {ttft: 300ms, tpot: 42ms}}]
+`), "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, id := range []string{"", "0af7651916cd43dd8448eb211c80319c"} {
+		b.Run(fmt.Sprintf("exemplars=%v", id != ""), func(b *testing.B) {
+			p := NewProbe(true)
+			p.Configure(cfg)
+			r := successResult("a")
+			r.RequestID = id
+			r.ITL = make([]time.Duration, 127)
+			for i := range r.ITL {
+				r.ITL[i] = time.Duration(10+i%40) * time.Millisecond
+			}
+			for b.Loop() {
+				p.Observe(r)
+			}
+		})
 	}
 }

@@ -226,9 +226,27 @@ func withProbeVariables(b *dashboard.DashboardBuilder) *dashboard.DashboardBuild
 
 func row(title string) *dashboard.RowBuilder { return dashboard.NewRowBuilder(title) }
 
-// quantile is histogram_quantile(phi) of metric's classic buckets by the labels in by.
+// quantile is histogram_quantile(phi) of an llmprobe histogram by the
+// labels in by: from its native histogram where Prometheus ingests them,
+// else from its classic buckets, so the panel works with either and with
+// --no-metrics.classic-buckets.
 func quantile(phi, metric, sel, by string) string {
+	return `(histogram_quantile(` + phi + `, sum by (` + by + `) (rate(` + metric + `{` + sel + `}[$__rate_interval])))` +
+		` or ` + classicQuantile(phi, metric, sel, by) + `)`
+}
+
+// classicQuantile is histogram_quantile(phi) of metric's classic buckets by
+// the labels in by: the engines' histograms have no native part.
+func classicQuantile(phi, metric, sel, by string) string {
 	return `histogram_quantile(` + phi + `, sum by (` + by + `, le) (rate(` + metric + `_bucket{` + sel + `}[$__rate_interval])))`
+}
+
+// distribution is an llmprobe histogram summed over the selected series,
+// for a heatmap: the native histogram where Prometheus has it, else the
+// classic buckets by le.
+func distribution(metric, sel string) string {
+	native := `sum(rate(` + metric + `{` + sel + `}[$__rate_interval]))`
+	return native + ` or (sum by (le) (rate(` + metric + `_bucket{` + sel + `}[$__rate_interval])) unless on () ` + native + `)`
 }
 
 // quantiles draws p50, p90 and p99 of a histogram metric, and the

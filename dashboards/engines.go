@@ -48,7 +48,7 @@ const llmprobeCanary = `traffic="canary", ` + engineSel
 // ttftVersusLLMProbe puts an engine's TTFT histogram next to llmprobe's.
 func ttftVersusLLMProbe(name, metric string) panelSpec {
 	return panelSpec{name + " TTFT p99: engine vs llmprobe", name + "'s TTFT histogram (from arrival at the server) next to llmprobe's canary TTFT (from when the request was due): the gap is network, queueing in front of the engine and the prober.", unitSeconds, []Query{
-		q(quantile("0.99", metric, engineSel, "target"), "{{target}} engine p99"),
+		q(classicQuantile("0.99", metric, engineSel, "target"), "{{target}} engine p99"),
 		q(quantile("0.99", "llmprobe_time_to_first_token_seconds", llmprobeCanary, "target"), "{{target}} llmprobe p99"),
 	}}
 }
@@ -78,11 +78,11 @@ var families = []family{
 		running: gaugeByTarget("tgi_batch_current_size"), waiting: gaugeByTarget("tgi_queue_size"),
 		generated: sumRate("tgi_request_generated_tokens_sum"), prompt: sumRate("tgi_request_input_length_sum"),
 		latency: panelSpec{"TGI queue time p99 and llmprobe TTFT p99", "TGI exports no TTFT: its queue time per request (tgi_request_queue_duration) next to llmprobe's canary TTFT, which contains it.", unitSeconds, []Query{
-			q(quantile("0.99", "tgi_request_queue_duration", engineSel, "target"), "{{target}} engine queue p99"),
+			q(classicQuantile("0.99", "tgi_request_queue_duration", engineSel, "target"), "{{target}} engine queue p99"),
 			q(quantile("0.99", "llmprobe_time_to_first_token_seconds", llmprobeCanary, "target"), "{{target}} llmprobe TTFT p99"),
 		}},
 		second: panelSpec{"TGI time per token p99: engine vs llmprobe", "TGI's mean time per token of each request (tgi_request_mean_time_per_token_duration) next to llmprobe's canary TPOT.", unitSeconds, []Query{
-			q(quantile("0.99", "tgi_request_mean_time_per_token_duration", engineSel, "target"), "{{target}} engine p99"),
+			q(classicQuantile("0.99", "tgi_request_mean_time_per_token_duration", engineSel, "target"), "{{target}} engine p99"),
 			q(quantile("0.99", "llmprobe_time_per_output_token_seconds", llmprobeCanary, "target"), "{{target}} llmprobe TPOT p99"),
 		}},
 	},

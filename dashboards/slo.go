@@ -111,19 +111,21 @@ func latency() *dashboard.DashboardBuilder {
 			quantiles("llmprobe_time_per_output_token_seconds", canarySel, "target, scenario")...), "tpot", 3)).
 		WithPanel(withObjective(timeSeries("End-to-end latency", "From when the request was due to the end of its stream; the dashed red line is the e2e objective.", unitSeconds,
 			quantiles("llmprobe_request_duration_seconds", canarySel, "target, scenario")...), "e2e", 3)).
-		WithPanel(heatmapPanel("TTFT heatmap", "Distribution of canary TTFT over time; an exemplar opens its request's page on llmprobe.", unitSeconds,
-			withExemplars(q(`sum by (le) (rate(llmprobe_time_to_first_token_seconds_bucket{`+canarySel+`}[$__rate_interval]))`, "{{le}}")))).
-		WithPanel(heatmapPanel("ITL heatmap", "Distribution of canary inter-token latency over time; an exemplar opens its request's page on llmprobe.", unitSeconds,
-			withExemplars(q(`sum by (le) (rate(llmprobe_inter_token_latency_seconds_bucket{`+canarySel+`}[$__rate_interval]))`, "{{le}}")))).
+		WithPanel(heatmapPanel("TTFT heatmap", "Distribution of canary TTFT over time (the native histogram where Prometheus ingests them, else the classic buckets); an exemplar opens its request's page on llmprobe.", unitSeconds,
+			withExemplars(q(distribution("llmprobe_time_to_first_token_seconds", canarySel), "{{le}}")))).
+		WithPanel(heatmapPanel("ITL heatmap", "Distribution of canary inter-token latency over time (the native histogram where Prometheus ingests them, else the classic buckets); an exemplar opens its request's page on llmprobe.", unitSeconds,
+			withExemplars(q(distribution("llmprobe_inter_token_latency_seconds", canarySel), "{{le}}")))).
 		WithRow(row("Where TTFT went (canary)")).
-		WithPanel(timeSeries("TTFT by component, mean", "Each TTFT component's mean per request, stacked: the top is the mean TTFT. engine_queue and engine_prefill are the engine's own figures (vLLM with per-request metrics, llama.cpp's prefill); network is what is left of the server side then; server_other is the server side an engine did not split. docs/troubleshooting.md walks through it.", unitSeconds,
-			q(`sum by (component) (rate(llmprobe_ttft_component_seconds_sum{`+canarySel+`}[$__rate_interval])) / ignoring (component) group_left () sum(rate(llmprobe_time_to_first_token_seconds_count{`+canarySel+`}[$__rate_interval]))`, "{{component}}")).
+		WithPanel(timeSeries("TTFT by component, mean", "Each TTFT component of the series' last split request, averaged over the window and the selected series, stacked: the top is about the mean TTFT. engine_queue and engine_prefill are the engine's own figures (vLLM with per-request metrics, llama.cpp's prefill); network is what is left of the server side then; server_other is the server side an engine did not split. docs/troubleshooting.md walks through it; a burst report has each request's exact split.", unitSeconds,
+			q(`avg by (component) (avg_over_time(llmprobe_probe_ttft_component_seconds{`+canarySel+`}[$__rate_interval]))`, "{{component}}")).
 			Stacking(common.NewStackingConfigBuilder().Mode(common.StackingModeNormal)).FillOpacity(40)).
-		WithPanel(timeSeries("TTFT component p99", "Each component's own p99 over the requests that had it (they do not add up: the slowest requests differ per component).", unitSeconds,
-			q(quantile("0.99", "llmprobe_ttft_component_seconds", canarySel, "component"), "{{component}} p99"))).
+		WithPanel(timeSeries("TTFT component, worst", "Each component's largest value over the window of any selected series (they do not add up: the slowest requests differ per component).", unitSeconds,
+			q(`max by (component) (max_over_time(llmprobe_probe_ttft_component_seconds{`+canarySel+`}[$__rate_interval]))`, "{{component}} max"))).
 		WithRow(row("Conversations (canary)")).
-		WithPanel(timeSeries("TTFT p50 by turn", "Conversation scenarios only (docs/conversations.md): from turn 2 the prefix cache serves the history, so a turn's TTFT at or below turn 1's although its prompt is longer says caching works; turns climbing with the history say it does not.", unitSeconds,
-			q(quantile("0.5", "llmprobe_conversation_ttft_seconds", canarySel, "target, scenario, turn"), "{{target}} {{scenario}} turn {{turn}}")).Span(24)).
+		WithPanel(timeSeries("TTFT by turn", "Conversation scenarios only (docs/conversations.md): p50 TTFT per turn from the native histogram (the turns have no classic buckets), the mean where Prometheus does not ingest native histograms. From turn 2 the prefix cache serves the history, so a turn's TTFT at or below turn 1's although its prompt is longer says caching works; turns climbing with the history say it does not.", unitSeconds,
+			q(`histogram_quantile(0.5, sum by (target, scenario, turn) (rate(llmprobe_conversation_ttft_seconds{`+canarySel+`}[$__rate_interval])))`+
+				` or sum by (target, scenario, turn) (rate(llmprobe_conversation_ttft_seconds_sum{`+canarySel+`}[$__rate_interval])) / sum by (target, scenario, turn) (rate(llmprobe_conversation_ttft_seconds_count{`+canarySel+`}[$__rate_interval]))`,
+				"{{target}} {{scenario}} turn {{turn}}")).Span(24)).
 		WithRow(row("Prober and outcomes")).
 		WithPanel(timeSeries("Dispatch delay p99", "How late llmprobe sent requests after they were due; above 5 ms a burst describes the prober. An exemplar opens its request's page on llmprobe.", unitSeconds,
 			withExemplars(q(quantile("0.99", "llmprobe_dispatch_delay_seconds", probeSel, "traffic"), "{{traffic}} p99"))).

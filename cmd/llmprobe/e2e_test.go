@@ -231,3 +231,31 @@ func TestEndToEndEmbeddedDemo(t *testing.T) {
 		t.Errorf("probe page (%d) lacks the probe log:\n%s", code, page)
 	}
 }
+
+// --no-metrics.classic-buckets leaves the probe histograms native only: the
+// text format has their +Inf bucket, _sum and _count, and nothing else.
+func TestNoClassicBuckets(t *testing.T) {
+	d := startDaemon(t, "--no-metrics.classic-buckets")
+	var fams map[string]*dtoFamily
+	d.waitFor(t, "TTFT observations for target sim", func() bool {
+		fams = d.metrics(t)
+		v, ok := sampleValue(fams, "llmprobe_time_to_first_token_seconds_count", map[string]string{"target": "sim", "traffic": "canary"})
+		return ok && v > 0
+	})
+	buckets := 0
+	for _, f := range fams {
+		for _, s := range f.Samples {
+			name := string(s.Metric[model.MetricNameLabel])
+			if !strings.HasPrefix(name, "llmprobe_") || !strings.HasSuffix(name, "_bucket") {
+				continue
+			}
+			buckets++
+			if le := s.Metric["le"]; le != "+Inf" {
+				t.Errorf("%s has a classic bucket le=%q", s.Metric, le)
+			}
+		}
+	}
+	if buckets == 0 {
+		t.Error("no +Inf buckets on the page")
+	}
+}

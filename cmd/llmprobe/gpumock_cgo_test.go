@@ -15,7 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/llmprobe/llmprobe/collector"
+	"github.com/llmprobe/llmprobe/collector/gpu"
 )
 
 // mockGPUExporter serves llmprobe's GPU collector over go-nvml's 8-GPU DGX
@@ -61,7 +61,7 @@ func mockGPUExporter(t *testing.T) string {
 			FreeFunc: func() nvml.Return { return nvml.SUCCESS },
 		}, nvml.SUCCESS
 	}
-	g := collector.NewGPUWithLibrary(h, log.NewNopLogger(), 2*time.Second)
+	g := gpu.NewWithLibrary(h, log.NewNopLogger(), 2*time.Second)
 	g.Start()
 	events <- nvml.EventData{Device: h.Devices[0], EventType: nvml.EventTypeXidCriticalError, EventData: 79}
 	reg := prometheus.NewRegistry()

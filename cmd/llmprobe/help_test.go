@@ -15,7 +15,7 @@ func TestHelpShowsTheDefaultCommandsFlags(t *testing.T) {
 	}{
 		{[]string{"--help"}, []string{
 			"--log.level=info", "Commands:", "gate", "Flags of serve, the default command:",
-			"--config.file=CONFIG.FILE", "--web.listen-address=:9479", `--storage.path="data"`, "--collector.gpu.timeout=2s", `--shard="0/1"`,
+			"--config.file=CONFIG.FILE", "--web.listen-address=:9479", `--storage.path="data"`, "--collector.gpu.timeout=2s", `--shard="0/1"`, "--[no-]metrics.classic-buckets",
 		}},
 		{[]string{"gate", "--help"}, []string{
 			"usage: llmprobe gate", "--burst=BURST", "--target.url", "--target.model", "--rate", "--duration", "--output.junit", "--output.markdown",

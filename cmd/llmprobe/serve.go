@@ -37,6 +37,7 @@ type serveCommand struct {
 	gpu           *bool
 	gpuTimeout    *time.Duration
 	shard         *string
+	classic       *bool
 }
 
 func newServeCommand(app *kingpin.Application) *serveCommand {
@@ -54,6 +55,8 @@ func newServeCommand(app *kingpin.Application) *serveCommand {
 		gpu:         cmd.Flag("collector.gpu", "Export the node's GPUs through NVML (--no-collector.gpu to turn off).").Default("true").Bool(),
 		gpuTimeout:  cmd.Flag("collector.gpu.timeout", "Longest a scrape waits on NVML.").Default("2s").Duration(),
 		shard:       cmd.Flag("shard", "Probe only this replica's share of the targets, i/N (0-based), by a stable hash of the target name.").Default("0/1").String(),
+		classic: cmd.Flag("metrics.classic-buckets", "Give the probe histograms classic buckets beside their native ones; --no-metrics.classic-buckets leaves native histograms only, for a Prometheus that ingests them (about a quarter of the series).").
+			Default("true").Bool(),
 	}
 	c.webFlags = kingpinflag.AddFlags(cmd, defaultListenAddress)
 	return c
@@ -92,7 +95,7 @@ func (c *serveCommand) run(logger log.Logger, webLogger *slog.Logger, secrets *r
 	d := daemon.New(daemon.Options{
 		Logger: logger, WebLogger: webLogger, Secrets: secrets, Web: c.webFlags, TelemetryPath: *c.telemetryPath,
 		ConfigFile: *c.configFile, HistoryRecent: *c.historyRecent, HistoryFailures: *c.historyFailed, HistoryRequests: *c.historyReqs,
-		StoragePath: *c.storagePath, GPU: *c.gpu, GPUTimeout: *c.gpuTimeout, Shard: shard,
+		StoragePath: *c.storagePath, GPU: *c.gpu, GPUTimeout: *c.gpuTimeout, Shard: shard, NativeHistogramsOnly: !*c.classic,
 	})
 	if err := d.Run(ctx); err != nil {
 		level.Error(logger).Log("msg", "llmprobe stopped", "err", err)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	stdlog "log"
 	"log/slog"
 	"net/http"
 	"os"
@@ -20,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/common/version"
 	toolkit "github.com/prometheus/exporter-toolkit/web"
 	sloggokit "github.com/tjhop/slog-gokit"
@@ -27,6 +29,7 @@ import (
 	"github.com/llmprobe/llmprobe/burst"
 	"github.com/llmprobe/llmprobe/canary"
 	"github.com/llmprobe/llmprobe/collector"
+	"github.com/llmprobe/llmprobe/collector/gpu"
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/redact"
 	"github.com/llmprobe/llmprobe/internal/web"
@@ -58,6 +61,10 @@ type Options struct {
 	GPU             bool
 	GPUTimeout      time.Duration
 	Shard           config.Shard
+	// NativeHistogramsOnly drops the probe histograms' classic buckets
+	// (--no-metrics.classic-buckets), for Prometheus servers that ingest
+	// native histograms.
+	NativeHistogramsOnly bool
 }
 
 // Daemon is llmprobe serving: canaries, bursts, metrics and pages.
@@ -71,15 +78,15 @@ type Daemon struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	reg     *prometheus.Registry // every collector but the probe's
-	metrics *collector.Exposition
+	reg     *prometheus.Registry // every collector
+	metrics http.Handler
 	safe    *config.SafeConfig
 	targets *target.Set
 	canary  *canary.Scheduler
 	burster *burst.Scheduler
 	probe   *collector.Probe
 	bursts  *collector.Bursts
-	gpu     *collector.GPU
+	gpu     *gpu.Collector
 	store   *report.Store
 	site    *web.Site
 
@@ -133,7 +140,7 @@ func New(opts Options) *Daemon {
 		cancel:  cancel,
 		reg:     prometheus.NewRegistry(),
 		targets: target.NewSet(opts.Logger),
-		probe:   collector.NewProbe(),
+		probe:   collector.NewProbe(!opts.NativeHistogramsOnly),
 		bursts:  collector.NewBursts(),
 		store:   report.NewStore(opts.StoragePath, secrets),
 		reloads: make(chan chan error),
@@ -150,7 +157,7 @@ func New(opts Options) *Daemon {
 	// exemplars carry.
 	runner := burst.Runner{Store: d.store, Observer: observers{d.probe, d.targets, d.site}, InFlight: d.probe}
 	if opts.GPU {
-		d.gpu = collector.NewGPU(opts.Logger, opts.GPUTimeout)
+		d.gpu = gpu.New(opts.Logger, opts.GPUTimeout)
 		runner.GPU = d.gpu
 		d.reg.MustRegister(d.gpu)
 	}
@@ -160,9 +167,14 @@ func New(opts Options) *Daemon {
 		versioncollector.NewCollector("llmprobe"),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		collector.NewTargets(d.targets), collector.NewEngine(d.targets), d.bursts,
+		collector.NewTargets(d.targets), collector.NewEngine(d.targets), d.bursts, d.probe,
 	)
-	d.metrics = collector.NewExposition(d.reg, d.probe)
+	// promhttp negotiates the format (text, OpenMetrics with exemplars,
+	// protobuf with native histograms) and gzip.
+	d.metrics = promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{
+		EnableOpenMetrics: true, ErrorHandling: promhttp.ContinueOnError,
+		ErrorLog: stdlog.New(log.NewStdlibAdapter(level.Error(opts.Logger)), "", 0),
+	})
 	return d
 }
 

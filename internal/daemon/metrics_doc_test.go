@@ -38,10 +38,12 @@ func TestMetricContract(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// A reasoning model, for the reasoning series.
+	// A reasoning model, for the reasoning series, with a prefix cache its
+	// usage reports, for the cached prompt tokens.
 	srv, _ := testkit.StartSim(t, func(c *sim.Config) {
 		c.PrefillBase, c.DecodeBase = 5*time.Millisecond, 2*time.Millisecond
 		c.Faults.ReasoningTokens = 1
+		c.PrefixCacheTokens = 4096
 	})
 	// A stored previous report, so the new burst has a regression verdict.
 	storage := t.TempDir()
@@ -112,8 +114,8 @@ bursts:
 	lazy := []string{"llmprobe_quality_checks_total", "llmprobe_target_info", "llmprobe_token_count_source_total", "llmprobe_burst_regression_ratio", "llmprobe_burst_measurement_error_bound_seconds",
 		"llmprobe_request_failures_total", "llmprobe_target_tls_cert_expiry_timestamp_seconds",
 		"llmprobe_engine_latency_seconds", "llmprobe_engine_latency_mean_seconds",
-		"llmprobe_time_to_first_reasoning_token_seconds", "llmprobe_time_to_first_answer_token_seconds", "llmprobe_reasoning_output_tokens_total",
-		"llmprobe_conversation_ttft_seconds"}
+		"llmprobe_time_to_first_answer_token_seconds", "llmprobe_reasoning_output_tokens_total",
+		"llmprobe_conversation_ttft_seconds", "llmprobe_probe_ttft_component_seconds", "llmprobe_prompt_cached_tokens_total"}
 	var got map[string]registered
 	var missing []string
 	defer func() {
@@ -122,7 +124,7 @@ bursts:
 		}
 	}()
 	testkit.WaitUntil(t, "every lazily created series (the last missing ones are logged)", 20*time.Second, func() bool {
-		got = gather(t, d.metrics)
+		got = gather(t, d.reg)
 		missing = missing[:0]
 		for _, name := range lazy {
 			if _, ok := got[name]; !ok {

@@ -191,6 +191,12 @@ func probeMetrics(res *prober.Result, elapsed time.Duration) prometheus.Collecto
 	if res.FirstTokenSeen() {
 		gauge("llmprobe_probe_time_to_first_token_seconds", "Time from the request to its first output token.", res.TTFT.Seconds())
 	}
+	if success && res.FirstTokenSeen() {
+		// As /metrics has them per series: blackbox_exporter's phases, for TTFT.
+		for _, p := range res.TTFTParts {
+			gauge("llmprobe_probe_ttft_component_seconds", "The request's TTFT in consecutive parts that add up to it.", p.D.Seconds(), "component", p.Component)
+		}
+	}
 	if success {
 		gauge("llmprobe_probe_request_duration_seconds", "Time from the request to the end of its stream.", res.E2E.Seconds())
 		gauge("llmprobe_probe_output_tokens", "Output tokens of the answer.", float64(res.OutputTokens))

@@ -21,8 +21,10 @@ import (
 	"github.com/llmprobe/llmprobe/sim"
 )
 
-// The scale issue's /metrics figure: 10 targets × 5 scenarios × 4
-// objectives, canary and burst traffic, every histogram populated.
+// The pages of the render benchmark and the series budget: 10 targets × 5
+// scenarios of canaries with three objectives each (the budget's page),
+// and the scale issue's heavier one, with a fourth objective (stall) and
+// burst traffic on every pair; every histogram populated.
 const (
 	renderTargets   = 10
 	renderScenarios = 5
@@ -34,10 +36,17 @@ const (
 
 var renderScenarioNames = []string{"chat-short", "chat-long-prompt", "code-completion", "summarize", "reasoning"}
 
-// renderConfig is the configuration of the render benchmark: every
-// scenario has its own four thresholds, as real ones do, so each adds
-// boundaries to the buckets; each target has a burst over every scenario.
-func renderConfig(url string) string {
+// renderSetup is which page to build.
+type renderSetup struct {
+	stall  bool // a fourth objective
+	bursts bool // a burst per target over every scenario, and its traffic
+	opts   Options
+}
+
+// renderConfig is the configuration of a render setup: every scenario has
+// its own thresholds, as real ones do, so each adds boundaries to the
+// buckets.
+func renderConfig(url string, setup renderSetup) string {
 	var b strings.Builder
 	b.WriteString("targets:\n")
 	for i := range renderTargets {
@@ -45,11 +54,17 @@ func renderConfig(url string) string {
 	}
 	b.WriteString("scenarios:\n")
 	for i, name := range renderScenarioNames {
-		fmt.Fprintf(&b, "  - name: %s\n    slo: {ttft: %dms, tpot: %dms, e2e: %ds, stall: %dms, target_ratio: 0.99}\n",
-			name, 300+100*i, 30+5*i, 5+5*i, 800+100*i)
+		fmt.Fprintf(&b, "  - name: %s\n    slo: {ttft: %dms, tpot: %dms, e2e: %ds", name, 300+100*i, 30+5*i, 5+5*i)
+		if setup.stall {
+			fmt.Fprintf(&b, ", stall: %dms", 800+100*i)
+		}
+		b.WriteString(", target_ratio: 0.99}\n")
 		if i == 0 {
 			b.WriteString("    quality: {contains: \" \"}\n")
 		}
+	}
+	if !setup.bursts {
+		return b.String()
 	}
 	b.WriteString("bursts:\n")
 	for i := range renderTargets {
@@ -123,11 +138,13 @@ func renderResult(rng *rand.Rand, target string, sc config.Scenario, scIndex int
 // daemon's own registry and handler, its collectors fed the way canaries
 // and bursts feed them, its targets' info confirmed by a real simulated
 // engine. No schedule runs, so nothing changes between renders.
-func renderDaemon(b *testing.B) http.Handler {
+func renderDaemon(b testing.TB, setup renderSetup) http.Handler {
 	b.Helper()
 	srv, _ := testkit.StartSim(b, func(c *sim.Config) { c.Model = renderModel })
-	cfg := testkit.Config(b, renderConfig(srv.URL))
-	d := New(Options{StoragePath: b.TempDir(), HistoryRecent: 20, HistoryFailures: 20, GPU: true, GPUTimeout: time.Second})
+	cfg := testkit.Config(b, renderConfig(srv.URL, setup))
+	opts := setup.opts
+	opts.StoragePath, opts.HistoryRecent, opts.HistoryFailures, opts.GPU, opts.GPUTimeout = b.TempDir(), 20, 20, true, time.Second
+	d := New(opts)
 	b.Cleanup(d.stop)
 	if d.gpu != nil {
 		d.gpu.Start()
@@ -151,10 +168,14 @@ func renderDaemon(b *testing.B) http.Handler {
 	rng := rand.New(rand.NewPCG(1, 2))
 	feed := observers{d.probe, d.targets}
 	start := time.Unix(1_700_000_000, 0)
+	traffics := []string{prober.TrafficCanary}
+	if setup.bursts {
+		traffics = append(traffics, prober.TrafficBurst)
+	}
 	for ti, t := range cfg.Targets {
 		var runs [2][]*prober.Result // the previous and the last burst
 		for si, sc := range cfg.Scenarios {
-			for _, traffic := range []string{prober.TrafficCanary, prober.TrafficBurst} {
+			for _, traffic := range traffics {
 				d.probe.Started(t.Name, sc.Name, traffic)
 				d.probe.Finished(t.Name, sc.Name, traffic)
 				for i := range renderResults {
@@ -166,7 +187,10 @@ func renderDaemon(b *testing.B) http.Handler {
 				}
 			}
 		}
-		br, _ := cfg.Burst(fmt.Sprintf("load-prod-vllm-%d", ti))
+		br, ok := cfg.Burst(fmt.Sprintf("load-prod-vllm-%d", ti))
+		if !ok {
+			continue
+		}
 		meta := report.Meta{Model: renderModel, Engine: "llmprobe-sim", Scenarios: cfg.Scenarios}
 		var prev *report.Report
 		for i, results := range runs {
@@ -191,69 +215,82 @@ func (w *countingWriter) Header() http.Header         { return w.header }
 func (w *countingWriter) WriteHeader(int)             {}
 func (w *countingWriter) Write(p []byte) (int, error) { w.n += len(p); return len(p), nil }
 
-// BenchmarkMetricsRender renders the daemon's whole /metrics page for 10
-// targets × 5 scenarios × 4 objectives with canary and burst traffic, in
-// each format a scraper may ask for. bytes/render is the body as sent
-// (compressed where gzip was asked for); series is the page's sample lines.
+// BenchmarkMetricsRender renders the daemon's whole /metrics page in each
+// format a scraper may ask for: the budget's page (10 targets × 5
+// scenarios of canaries, three objectives), the same with
+// --no-metrics.classic-buckets, and the scale issue's page (four
+// objectives, canary and burst traffic). bytes/render is the body as sent
+// (compressed where gzip was asked for); series is what Prometheus stores
+// of the page (budget_test.go counts them).
 //
 //	go test -run '^$' -bench MetricsRender -benchmem ./internal/daemon/
 func BenchmarkMetricsRender(b *testing.B) {
-	h := renderDaemon(b)
-	for _, f := range []struct {
-		name, accept, encoding string
+	for _, page := range []struct {
+		name  string
+		setup renderSetup
 	}{
-		{"text", "", ""},
-		// Prometheus' default scrape_protocols: OpenMetrics first.
-		{"openmetrics", "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1", ""},
-		{"openmetrics-gzip", "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1", "gzip"},
-		{"protobuf", "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited", ""},
+		{"canary", renderSetup{}},
+		{"canary-native-only", renderSetup{opts: Options{NativeHistogramsOnly: true}}},
+		{"canary+burst", renderSetup{stall: true, bursts: true}},
 	} {
-		b.Run(f.name, func(b *testing.B) {
-			req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
-			if f.accept != "" {
-				req.Header.Set("Accept", f.accept)
-			}
-			if f.encoding != "" {
-				req.Header.Set("Accept-Encoding", f.encoding)
-			}
-			// One render to check it and count its series.
-			rec := httptest.NewRecorder()
-			h.ServeHTTP(rec, req)
-			if rec.Code != http.StatusOK {
-				b.Fatalf("GET /metrics: %d %s", rec.Code, rec.Body)
-			}
-			body := rec.Body.Bytes()
-			if rec.Header().Get("Content-Encoding") == "gzip" {
-				zr, err := gzip.NewReader(bytes.NewReader(body))
-				if err != nil {
-					b.Fatal(err)
-				}
-				if body, err = io.ReadAll(zr); err != nil {
-					b.Fatal(err)
-				}
-			}
-			if !bytes.Contains(body, []byte("llmprobe_time_to_first_token_seconds")) {
-				b.Fatalf("/metrics (%s) lacks the TTFT histogram", rec.Header().Get("Content-Type"))
-			}
-			series := 0
-			if !strings.Contains(f.name, "protobuf") {
-				for line := range bytes.Lines(body) {
-					if len(line) > 0 && line[0] != '#' {
-						series++
-					}
-				}
-			}
-
-			w := &countingWriter{header: http.Header{}}
-			for b.Loop() {
-				w.n = 0
-				clear(w.header)
-				h.ServeHTTP(w, req)
-			}
-			b.ReportMetric(float64(w.n), "bytes/render")
-			if series > 0 {
-				b.ReportMetric(float64(series), "series")
+		b.Run(page.name, func(b *testing.B) {
+			h := renderDaemon(b, page.setup)
+			series := countSeries(scrapeFamilies(b, h), page.setup.opts.NativeHistogramsOnly).total
+			for _, f := range []struct {
+				name, accept, encoding string
+			}{
+				{"text", "", ""},
+				// Prometheus' default scrape_protocols: OpenMetrics first.
+				{"openmetrics", acceptOpenMetrics, ""},
+				{"openmetrics-gzip", acceptOpenMetrics, "gzip"},
+				{"protobuf", acceptProtobuf, ""},
+			} {
+				b.Run(f.name, func(b *testing.B) { benchRender(b, h, f.accept, f.encoding, series) })
 			}
 		})
 	}
+}
+
+// The Accept headers of Prometheus' default scrape protocols (OpenMetrics
+// first) and of a scrape for native histograms.
+const (
+	acceptOpenMetrics = "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
+	acceptProtobuf    = "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited"
+)
+
+func benchRender(b *testing.B, h http.Handler, accept, encoding string, series int) {
+	req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	if encoding != "" {
+		req.Header.Set("Accept-Encoding", encoding)
+	}
+	// One render to check it.
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		b.Fatalf("GET /metrics: %d %s", rec.Code, rec.Body)
+	}
+	body := rec.Body.Bytes()
+	if rec.Header().Get("Content-Encoding") == "gzip" {
+		zr, err := gzip.NewReader(bytes.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if body, err = io.ReadAll(zr); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if !bytes.Contains(body, []byte("llmprobe_time_to_first_token_seconds")) {
+		b.Fatalf("/metrics (%s) lacks the TTFT histogram", rec.Header().Get("Content-Type"))
+	}
+	w := &countingWriter{header: http.Header{}}
+	for b.Loop() {
+		w.n = 0
+		clear(w.header)
+		h.ServeHTTP(w, req)
+	}
+	b.ReportMetric(float64(w.n), "bytes/render")
+	b.ReportMetric(float64(series), "series")
 }

@@ -1,15 +1,15 @@
 package daemon
 
 import (
+	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober"
@@ -18,8 +18,9 @@ import (
 
 // The TTFT split as the daemon exports it, canary and burst, against the
 // sim reporting its queue and prefill as vLLM does: per series the
-// components' sums add up to TTFT's sum, each component is observed once per
-// request at most, and every request carried the engine's split.
+// component gauges are the engine's split of one request (no server_other
+// left), and they add up to that request's TTFT, which the TTFT native
+// histogram's exemplars hold (it keeps the last ten observations' values).
 func TestTTFTComponentsAddUpOnMetrics(t *testing.T) {
 	srv, _ := testkit.StartSim(t, func(c *sim.Config) { c.PrefillBase, c.DecodeBase = 20*time.Millisecond, 2*time.Millisecond })
 	dir := t.TempDir()
@@ -38,24 +39,6 @@ bursts:
     schedule: {on_start: true}
 `)
 	d := startDaemon(t, Options{ConfigFile: path, StoragePath: filepath.Join(dir, "data"), HistoryRecent: 5, HistoryFailures: 5})
-	var fams map[string]*dto.MetricFamily
-	testkit.WaitUntil(t, "canary and burst TTFT components", 30*time.Second, func() bool {
-		_, page := d.get("/metrics")
-		parser := expfmt.NewTextParser(model.UTF8Validation)
-		var err error
-		fams, err = parser.TextToMetricFamilies(strings.NewReader(page))
-		if err != nil {
-			t.Fatal(err)
-		}
-		n := 0
-		for _, m := range fams["llmprobe_time_to_first_token_seconds"].GetMetric() {
-			if m.GetHistogram().GetSampleCount() >= 3 {
-				n++
-			}
-		}
-		return n == 2 // canary and burst
-	})
-	ttft := map[string]*dto.Histogram{}
 	key := func(m *dto.Metric) string {
 		var k []string
 		for _, l := range m.GetLabel() {
@@ -65,38 +48,52 @@ bursts:
 		}
 		return strings.Join(k, ",")
 	}
-	for _, m := range fams["llmprobe_time_to_first_token_seconds"].GetMetric() {
-		ttft[key(m)] = m.GetHistogram()
-	}
-	sums, counts := map[string]float64{}, map[string]map[string]uint64{}
-	for _, m := range fams["llmprobe_ttft_component_seconds"].GetMetric() {
-		k := key(m)
-		sums[k] += m.GetHistogram().GetSampleSum()
-		if counts[k] == nil {
-			counts[k] = map[string]uint64{}
+	var problems []string
+	defer func() {
+		if t.Failed() {
+			t.Log(problems)
 		}
-		for _, l := range m.GetLabel() {
-			if l.GetName() == "component" {
-				counts[k][l.GetValue()] = m.GetHistogram().GetSampleCount()
+	}()
+	// A scrape can fall between a request's TTFT and its split: wait for
+	// one that has both of the same requests.
+	testkit.WaitUntil(t, "canary and burst TTFT components adding up (the last problems are logged)", 30*time.Second, func() bool {
+		fams := map[string]*dto.MetricFamily{}
+		for _, f := range scrapeFamilies(t, d.routes()) {
+			fams[f.GetName()] = f
+		}
+		ttfts := map[string][]float64{} // series -> the values of its exemplars
+		for _, m := range fams["llmprobe_time_to_first_token_seconds"].GetMetric() {
+			for _, e := range m.GetHistogram().GetExemplars() {
+				ttfts[key(m)] = append(ttfts[key(m)], e.GetValue())
 			}
 		}
-	}
-	for k, h := range ttft {
-		if math.Abs(sums[k]-h.GetSampleSum()) > 1e-6 {
-			t.Errorf("%s: components add up to %gs, TTFT's sum is %gs", k, sums[k], h.GetSampleSum())
-		}
-		n := h.GetSampleCount()
-		want := []string{prober.ComponentDispatch, prober.ComponentConnect, prober.ComponentEngineQueue, prober.ComponentEnginePrefill, prober.ComponentNetwork}
-		if strings.Contains(k, "traffic=burst") {
-			want = append(want, prober.ComponentClientQueue)
-		}
-		for _, c := range want {
-			if counts[k][c] != n {
-				t.Errorf("%s: %s observed %d times, TTFT %d", k, c, counts[k][c], n)
+		sums, parts := map[string]float64{}, map[string][]string{}
+		for _, m := range fams["llmprobe_probe_ttft_component_seconds"].GetMetric() {
+			sums[key(m)] += m.GetGauge().GetValue()
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "component" {
+					parts[key(m)] = append(parts[key(m)], l.GetValue())
+				}
 			}
 		}
-		if got := counts[k][prober.ComponentServerOther]; got != 0 {
-			t.Errorf("%s: %d requests without the engine's split", k, got)
+		problems = problems[:0]
+		if len(ttfts) != 2 {
+			problems = append(problems, fmt.Sprintf("TTFT of %d series, want canary and burst", len(ttfts)))
 		}
-	}
+		for k, values := range ttfts {
+			want := []string{prober.ComponentDispatch, prober.ComponentConnect, prober.ComponentEngineQueue, prober.ComponentEnginePrefill, prober.ComponentNetwork}
+			if strings.Contains(k, "traffic=burst") {
+				want = append(want, prober.ComponentClientQueue)
+			}
+			slices.Sort(want)
+			slices.Sort(parts[k])
+			if !slices.Equal(parts[k], want) {
+				problems = append(problems, fmt.Sprintf("%s: components %v, want %v", k, parts[k], want))
+			}
+			if !slices.ContainsFunc(values, func(v float64) bool { return math.Abs(v-sums[k]) < 1e-6 }) {
+				problems = append(problems, fmt.Sprintf("%s: components add up to %gs, no recent TTFT (%v)", k, sums[k], values))
+			}
+		}
+		return len(problems) == 0
+	})
 }

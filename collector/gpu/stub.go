@@ -1,6 +1,6 @@
 //go:build !(linux && cgo)
 
-package collector
+package gpu
 
 import (
 	"time"
@@ -12,36 +12,36 @@ import (
 	"github.com/llmprobe/llmprobe/report"
 )
 
-// GPU is the stand-in of a build without cgo (or not for Linux): NVML cannot
+// Collector is the stand-in of a build without cgo (or not for Linux): NVML cannot
 // be loaded, so the collector only says so.
-type GPU struct {
+type Collector struct {
 	logger log.Logger
 }
 
-// NewGPU returns the stand-in.
-func NewGPU(logger log.Logger, _ time.Duration) *GPU { return &GPU{logger: logger} }
+// New returns the stand-in.
+func New(logger log.Logger, _ time.Duration) *Collector { return &Collector{logger: logger} }
 
 // Start logs once that GPU metrics are unavailable.
-func (g *GPU) Start() {
+func (g *Collector) Start() {
 	level.Info(g.logger).Log("msg", "GPU metrics unavailable: this llmprobe was built without cgo; build with CGO_ENABLED=1 on Linux for NVML")
 }
 
 // Stop does nothing.
-func (g *GPU) Stop() {}
+func (g *Collector) Stop() {}
 
 // Describe implements prometheus.Collector.
-func (g *GPU) Describe(ch chan<- *prometheus.Desc) {
+func (g *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- collectorSuccessDesc
 	ch <- collectorDurationDesc
 }
 
 // Collect reports the collector as failing.
-func (g *GPU) Collect(ch chan<- prometheus.Metric) {
+func (g *Collector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(collectorDurationDesc, prometheus.GaugeValue, 0, "gpu")
 	ch <- prometheus.MustNewConstMetric(collectorSuccessDesc, prometheus.GaugeValue, 0, "gpu")
 }
 
 // BeginBurst has no GPU facts to give.
-func (g *GPU) BeginBurst() func(outputTokens int) *report.GPUFacts {
+func (g *Collector) BeginBurst() func(outputTokens int) *report.GPUFacts {
 	return func(int) *report.GPUFacts { return nil }
 }

@@ -1,6 +1,6 @@
 //go:build linux && cgo
 
-package collector
+package gpu
 
 import (
 	"context"
@@ -18,10 +18,10 @@ import (
 	"github.com/llmprobe/llmprobe/report"
 )
 
-// GPU exports the node's GPUs through NVML. NVML that cannot be loaded (no
+// Collector exports the node's GPUs through NVML. NVML that cannot be loaded (no
 // driver, no GPU, a container without the library) is logged once and
 // reported as llmprobe_collector_success{collector="gpu"} 0 on every scrape.
-type GPU struct {
+type Collector struct {
 	lib     nvml.Interface
 	logger  log.Logger
 	timeout time.Duration
@@ -37,18 +37,18 @@ type GPU struct {
 	done     chan struct{}
 }
 
-// NewGPU uses the system's NVML library.
-func NewGPU(logger log.Logger, timeout time.Duration) *GPU {
-	return newGPU(nvml.New(), logger, timeout)
+// New uses the system's NVML library.
+func New(logger log.Logger, timeout time.Duration) *Collector {
+	return newCollector(nvml.New(), logger, timeout)
 }
 
-func newGPU(lib nvml.Interface, logger log.Logger, timeout time.Duration) *GPU {
-	return &GPU{lib: lib, logger: logger, timeout: timeout, xid: map[string]map[string]uint64{}, xidLast: map[string]time.Time{}, gpuIndex: map[string]string{}}
+func newCollector(lib nvml.Interface, logger log.Logger, timeout time.Duration) *Collector {
+	return &Collector{lib: lib, logger: logger, timeout: timeout, xid: map[string]map[string]uint64{}, xidLast: map[string]time.Time{}, gpuIndex: map[string]string{}}
 }
 
 // Start initialises NVML and starts the XID listener. Failure is not an
 // error to the caller: the collector reports it.
-func (g *GPU) Start() {
+func (g *Collector) Start() {
 	ret := g.lib.Init()
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -67,7 +67,7 @@ func (g *GPU) Start() {
 }
 
 // Stop ends the XID listener and shuts NVML down.
-func (g *GPU) Stop() {
+func (g *Collector) Stop() {
 	g.mu.Lock()
 	ready, cancel, done := g.ready, g.cancel, g.done
 	g.mu.Unlock()
@@ -80,7 +80,7 @@ func (g *GPU) Stop() {
 }
 
 // Describe implements prometheus.Collector.
-func (g *GPU) Describe(ch chan<- *prometheus.Desc) {
+func (g *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- collectorSuccessDesc
 	ch <- collectorDurationDesc
 	for _, d := range gpuDescs {
@@ -90,14 +90,14 @@ func (g *GPU) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect reads every GPU, waiting at most the timeout: a hung NVML call
 // costs one scrape its GPU metrics, never the whole scrape.
-func (g *GPU) Collect(ch chan<- prometheus.Metric) {
+func (g *Collector) Collect(ch chan<- prometheus.Metric) {
 	start := time.Now()
 	ok := g.collectBounded(ch)
 	ch <- prometheus.MustNewConstMetric(collectorDurationDesc, prometheus.GaugeValue, time.Since(start).Seconds(), "gpu")
 	ch <- prometheus.MustNewConstMetric(collectorSuccessDesc, prometheus.GaugeValue, boolValue(ok), "gpu")
 }
 
-func (g *GPU) collectBounded(ch chan<- prometheus.Metric) bool {
+func (g *Collector) collectBounded(ch chan<- prometheus.Metric) bool {
 	g.mu.Lock()
 	if !g.ready {
 		g.mu.Unlock()
@@ -170,7 +170,7 @@ var clocksEventReasons = []struct {
 
 // scrape reads every device; it carries on past a failing field and returns
 // the errors joined.
-func (g *GPU) scrape(emit func(prometheus.Metric)) error {
+func (g *Collector) scrape(emit func(prometheus.Metric)) error {
 	var errs []error
 	fail := func(err error) {
 		if err != nil {
@@ -209,7 +209,7 @@ func (g *GPU) scrape(emit func(prometheus.Metric)) error {
 	return errors.Join(errs...)
 }
 
-func (g *GPU) scrapeDevice(emit func(prometheus.Metric), idx string, dev nvml.Device, driver, cuda string) error {
+func (g *Collector) scrapeDevice(emit func(prometheus.Metric), idx string, dev nvml.Device, driver, cuda string) error {
 	uuid, ret := dev.GetUUID()
 	if _, err := nvmlErr("uuid", ret); err != nil {
 		return err
@@ -303,7 +303,7 @@ func (g *GPU) scrapeDevice(emit func(prometheus.Metric), idx string, dev nvml.De
 	return errors.Join(errs...)
 }
 
-func (g *GPU) scrapeMIG(gauge func(*prometheus.Desc, float64, ...string), idx string, dev nvml.Device) error {
+func (g *Collector) scrapeMIG(gauge func(*prometheus.Desc, float64, ...string), idx string, dev nvml.Device) error {
 	current, _, ret := dev.GetMigMode()
 	if ok, err := nvmlErr("gpu "+idx+" mig mode", ret); !ok || current != nvml.DEVICE_MIG_ENABLE {
 		return err
@@ -341,7 +341,7 @@ func pciBusID(p nvml.PciInfo) string {
 
 // listenXID counts XID critical errors from an NVML event set, in its own
 // goroutine, so scrapes never wait on events.
-func (g *GPU) listenXID(ctx context.Context) {
+func (g *Collector) listenXID(ctx context.Context) {
 	defer close(g.done)
 	set, ret := g.lib.EventSetCreate()
 	if ret != nvml.SUCCESS {
@@ -399,7 +399,7 @@ func (g *GPU) listenXID(ctx context.Context) {
 // BeginBurst reads the GPUs' energy counters and samples power and
 // temperature until the returned function is called with the burst's output
 // tokens; that function returns the burst's GPU facts, or nil without NVML.
-func (g *GPU) BeginBurst() func(outputTokens int) *report.GPUFacts {
+func (g *Collector) BeginBurst() func(outputTokens int) *report.GPUFacts {
 	g.mu.Lock()
 	ready := g.ready
 	g.mu.Unlock()
@@ -471,7 +471,7 @@ func (g *GPU) BeginBurst() func(outputTokens int) *report.GPUFacts {
 	}
 }
 
-func (g *GPU) devices() []nvml.Device {
+func (g *Collector) devices() []nvml.Device {
 	count, ret := g.lib.DeviceGetCount()
 	if ret != nvml.SUCCESS {
 		return nil

@@ -1,6 +1,6 @@
 //go:build linux && cgo
 
-package collector
+package gpu
 
 import (
 	"bytes"
@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/llmprobe/llmprobe/internal/metricdoc"
 	"github.com/llmprobe/llmprobe/internal/testkit"
@@ -87,30 +88,44 @@ func newH100(t testing.TB) *h100 {
 
 func (h *h100) device(i int) *server.Device { return h.Devices[i].(*server.Device) }
 
-func startGPU(t testing.TB, lib nvml.Interface, logger log.Logger, timeout time.Duration) *GPU {
+func startGPU(t testing.TB, lib nvml.Interface, logger log.Logger, timeout time.Duration) *Collector {
 	t.Helper()
 	if logger == nil {
 		logger = log.NewNopLogger()
 	}
-	g := newGPU(lib, logger, timeout)
+	g := newCollector(lib, logger, timeout)
 	g.Start()
 	t.Cleanup(g.Stop)
 	return g
 }
 
+// value is the first series of name from g whose labels include labels.
 func value(t *testing.T, g prometheus.Collector, name string, labels map[string]string) (float64, bool) {
 	t.Helper()
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(g)
-	m := findMetric(t, reg, name, labels)
-	switch {
-	case m == nil:
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(fams, func(f *dto.MetricFamily) bool { return f.GetName() == name })
+	if i < 0 {
 		return 0, false
-	case m.Gauge != nil:
-		return m.GetGauge().GetValue(), true
-	default:
+	}
+	for _, m := range fams[i].GetMetric() {
+		match := true
+		for k, v := range labels {
+			match = match && slices.ContainsFunc(m.GetLabel(), func(lp *dto.LabelPair) bool { return lp.GetName() == k && lp.GetValue() == v })
+		}
+		if !match {
+			continue
+		}
+		if m.Gauge != nil {
+			return m.GetGauge().GetValue(), true
+		}
 		return m.GetCounter().GetValue(), true
 	}
+	return 0, false
 }
 
 // Every metric's value and unit: mW to W, mJ to J, MHz to Hz, KB/s to B/s, percent to ratio.
@@ -350,7 +365,7 @@ func BenchmarkGPUScrape(b *testing.B) {
 // The GPU series hold to the metric contract of docs/metrics.md: type and
 // label names, as NVML's H100 mock produces them.
 func TestGPUMetricContract(t *testing.T) {
-	contract, err := metricdoc.Read("../docs/metrics.md")
+	contract, err := metricdoc.Read("../../docs/metrics.md")
 	if err != nil {
 		t.Fatal(err)
 	}
