@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/stats"
 )
 
 // Judge compares the report with prev, its baseline (the previous report of
@@ -158,7 +159,7 @@ func (r *Report) regress(prev *Report) {
 	pvalues := map[string]float64{}
 	for _, m := range []string{"ttft", "tpot"} {
 		if len(r.Samples[m]) > 1 && len(prev.Samples[m]) > 1 {
-			pvalues[m] = mannWhitney(r.Samples[m], prev.Samples[m])
+			pvalues[m] = stats.MannWhitney(r.Samples[m], prev.Samples[m])
 		}
 	}
 	for _, m := range config.BurstMetrics {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/llmprobe/llmprobe/stats"
 )
 
 // Facts are what a target said it runs: engine, engine version and the
@@ -130,7 +132,7 @@ func (r *Report) judgeUpgrade(prev *Report) {
 			if m.Ratio != nil {
 				c.Change = figure(*m.Ratio-1, true)
 			}
-			if lb, ok := ratioLowerBound(r.Samples[m.Metric], prev.Samples[m.Metric], quantileLevel[m.Quantile]); ok {
+			if lb, ok := stats.RatioLowerBound(r.Samples[m.Metric], prev.Samples[m.Metric], quantileLevel[m.Quantile]); ok {
 				c.AtLeast = figure(lb-1, true)
 			}
 			c.Regression = c.Significant && c.Change != nil && c.AtLeast != nil && *c.AtLeast > u.MaxIncrease
