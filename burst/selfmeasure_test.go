@@ -12,6 +12,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/render"
 )
 
 // The runtime's histograms as TailOf reads them: bucket i holds
@@ -82,9 +83,9 @@ func TestBoundAtLowRate(t *testing.T) {
 		t.Errorf("limit %g from %q, want 0.1 from the TTFT objective", e.Limit, e.Objective)
 	}
 	if rep.ClientSaturated {
-		t.Errorf("30 requests at 10/s saturated the client: %s", rep.SaturationDetail())
+		t.Errorf("30 requests at 10/s saturated the client: %s", render.PageOf(rep).SaturationDetail)
 	}
-	t.Log(rep.BoundText())
+	t.Log(render.PageOf(rep).BoundText)
 }
 
 // A prober that cannot keep up is caught: on one P shared with CPU-bound
@@ -116,9 +117,9 @@ func TestSaturatedClientIsDetected(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !rep.ClientSaturated || rep.ErrorBound == nil || rep.ErrorBound.P99 == nil {
-		t.Fatalf("a starved client was not called saturated: %s; %s", rep.SaturationDetail(), rep.BoundText())
+		t.Fatalf("a starved client was not called saturated: %s; %s", render.PageOf(rep).SaturationDetail, render.PageOf(rep).BoundText)
 	}
-	t.Log(rep.BoundText())
+	t.Log(render.PageOf(rep).BoundText)
 }
 
 // busy burns CPU in a call the runtime can preempt even without

@@ -23,6 +23,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/render"
 	"github.com/llmprobe/llmprobe/sim"
 )
 
@@ -316,7 +317,7 @@ func TestTraceShardRunnersMerge(t *testing.T) {
 		t.Errorf("merged trace facts %+v, one runner's %+v (8 records)", merged.Trace, whole.Trace)
 	}
 	var text strings.Builder
-	merged.WriteText(&text)
+	render.Text(&text, merged)
 	if want := "trace ../replay/testdata/mooncake_sample.jsonl (mooncake, speedup 40): 8 records replayed; 1 prompts and 2 outputs clamped"; !strings.Contains(text.String(), want) {
 		t.Errorf("report text lacks %q:\n%s", want, text.String())
 	}

@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
@@ -152,67 +151,4 @@ func maxFigure(a, b *float64) *float64 {
 		return a
 	}
 	return b
-}
-
-// SaturationDetail says what client_saturated was decided from, for the
-// gate table, the checks and the HTML page. A report written before the
-// bound existed was decided by a fixed dispatch delay threshold.
-func (r *Report) SaturationDetail() string {
-	var shards []string
-	if r.Merged != nil {
-		for _, s := range r.Merged.Shards {
-			if s.ClientSaturated {
-				shards = append(shards, fmt.Sprintf("%d/%d", s.Index, len(r.Merged.Shards)))
-			}
-		}
-	}
-	if len(shards) > 0 {
-		return fmt.Sprintf("shard %s saturated by its own error bound", strings.Join(shards, ", "))
-	}
-	e := r.ErrorBound
-	if e == nil {
-		d := r.Latency["dispatch_delay"]
-		return fmt.Sprintf("dispatch delay p99 %s (a report without an error bound)", delay(figure(d.P99, d.Count > 0)))
-	}
-	what, v := "error bound p99", e.P99
-	if v == nil {
-		what, v = "dispatch delay p99 (read side not sampled)", e.DispatchDelay.P99
-	}
-	cmp := "≤"
-	if e.Saturated() {
-		cmp = ">"
-	}
-	return fmt.Sprintf("%s %s %s %s, a tenth of the tightest objective (%s)", what, delay(v), cmp, delay(&e.Limit), e.Objective)
-}
-
-// BoundText spells out the bound and its parts in one line, "n/a" where
-// the report has none.
-func (r *Report) BoundText() string {
-	e := r.ErrorBound
-	if e == nil {
-		return "client error bound n/a (the report predates it)"
-	}
-	s := fmt.Sprintf("client error bound p99 %s max %s = dispatch delay (p99 %s, max %s)",
-		delay(e.P99), delay(e.Max), delay(e.DispatchDelay.P99), delay(e.DispatchDelay.Max))
-	if rt := e.Runtime; rt != nil {
-		s += fmt.Sprintf(" + scheduling latency (p99 %s, max %s, n=%d) + GC pauses (p99 %s, max %s, n=%d) + self-probe read delay (p99 %s, max %s, n=%d)",
-			delay(rt.SchedLatency.P99), delay(rt.SchedLatency.Max), rt.SchedLatency.Count,
-			delay(rt.GCPause.P99), delay(rt.GCPause.Max), rt.GCPause.Count,
-			delay(rt.ReadDelay.P99), delay(rt.ReadDelay.Max), rt.ReadDelay.Count)
-	} else {
-		s += " + read side n/a (not sampled)"
-	}
-	return s
-}
-
-// delay formats a client delay in milliseconds, in microseconds below one
-// so that a short one does not read as 0; "n/a" without samples.
-func delay(seconds *float64) string {
-	switch {
-	case seconds == nil:
-		return "n/a"
-	case *seconds < 1e-3:
-		return fmt.Sprintf("%.1fµs", 1e6**seconds)
-	}
-	return fmt.Sprintf("%.2fms", 1e3**seconds)
 }

@@ -25,11 +25,11 @@ func (r *Report) Judge(prev *Report) {
 		// its end. Its share's SLO gates are shown, not judged, and it is
 		// never compared with a baseline: the merged report is.
 		prev = nil
-		r.RegressionSkipped = r.Shard.label() + " of a split burst: the merged report (llmprobe report merge) is compared with a baseline"
+		r.RegressionSkipped = r.Shard.String() + " of a split burst: the merged report (llmprobe report merge) is compared with a baseline"
 		for i := range r.Gates {
 			if g := &r.Gates[i]; !g.Skipped {
 				g.Passed, g.Skipped = true, true
-				g.Detail = fmt.Sprintf("not judged on %s's share (the merged report is): %s", r.Shard.label(), g.Detail)
+				g.Detail = fmt.Sprintf("not judged on %s's share (the merged report is): %s", r.Shard.String(), g.Detail)
 			}
 		}
 	}
@@ -65,7 +65,7 @@ func (r *Report) Judge(prev *Report) {
 func (r *Report) differsFrom(prev *Report) string {
 	var d []string
 	if prev.Shard != nil {
-		d = append(d, fmt.Sprintf("it is %s of a split burst, not the whole burst", prev.Shard.label()))
+		d = append(d, fmt.Sprintf("it is %s of a split burst, not the whole burst", prev.Shard.String()))
 	}
 	if prev.Target != r.Target {
 		d = append(d, fmt.Sprintf("target %q, this run %q", prev.Target, r.Target))

@@ -69,7 +69,7 @@ func Merge(parts []Part, baseline *Report) (*Report, error) {
 		}
 		if r.Aborted {
 			run.Aborted = true
-			aborts = append(aborts, r.Shard.label()+": "+r.AbortReason)
+			aborts = append(aborts, r.Shard.String()+": "+r.AbortReason)
 		}
 		if t := r.Trace; t != nil {
 			if run.Trace == nil {
@@ -85,7 +85,7 @@ func Merge(parts []Part, baseline *Report) (*Report, error) {
 		}
 		for _, q := range r.Shard.Requests {
 			if q.N%r.Shard.Count != r.Shard.Index {
-				return nil, fmt.Errorf("%s: request n=%d is not %s's (its share is n %% %d == %d): the file was altered", p.Name, q.N, r.Shard.label(), r.Shard.Count, r.Shard.Index)
+				return nil, fmt.Errorf("%s: request n=%d is not %s's (its share is n %% %d == %d): the file was altered", p.Name, q.N, r.Shard.String(), r.Shard.Count, r.Shard.Index)
 			}
 			all = append(all, indexed{q.N, q.result(start)})
 		}
@@ -94,7 +94,7 @@ func Merge(parts []Part, baseline *Report) (*Report, error) {
 		}
 		itlKept, itlTotal = itlKept+len(r.Shard.ITL), itlTotal+r.Shard.ITLCount
 		if len(r.Shard.ITL) < r.Shard.ITLCount {
-			thinned = append(thinned, fmt.Sprintf("%s kept %d of %d", r.Shard.label(), len(r.Shard.ITL), r.Shard.ITLCount))
+			thinned = append(thinned, fmt.Sprintf("%s kept %d of %d", r.Shard.String(), len(r.Shard.ITL), r.Shard.ITLCount))
 		}
 		merged.Shards = append(merged.Shards, MergedShard{Index: r.Shard.Index, ID: r.ID, Host: r.Host, Requests: r.Requests,
 			Aborted: r.Aborted, ClientSaturated: r.ClientSaturated})

@@ -12,6 +12,8 @@ import (
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/internal/reporttest"
+	"github.com/llmprobe/llmprobe/report/render"
 )
 
 // splitRun deals run's requests to n shards round robin by their place in
@@ -203,12 +205,12 @@ func maxTime(a, b time.Time) time.Time {
 // the union of their requests: every summary, count, rate, gate and
 // verdict, bit for bit, and the regression against a baseline too.
 func TestMergeIsExact(t *testing.T) {
-	b, s := goldenBurst()
+	b, s := reporttest.GoldenBurst()
 	s.SLO.TPOT = config.Duration(7 * time.Millisecond)
 	meta := func(v string) report.Meta {
 		return report.Meta{Model: "m", Engine: "llmprobe-sim", EngineVersion: v, Version: "test", Host: "host", Scenarios: []config.Scenario{s}}
 	}
-	before, after := fixture(t, upgrade[0].file), fixture(t, upgrade[1].file)
+	before, after := reporttest.Fixture(t, reporttest.Upgrade[0].File), reporttest.Fixture(t, reporttest.Upgrade[1].File)
 	baseline := report.Build(b, before.Run, meta(before.EngineVersion))
 	baseline.Judge(nil)
 	for _, tc := range []struct {
@@ -267,9 +269,9 @@ func TestMergeIsExact(t *testing.T) {
 // A saturated shard's client makes the merged report's client saturated,
 // and the warning names the shard.
 func TestMergeSaturatedShard(t *testing.T) {
-	b, s := goldenBurst()
+	b, s := reporttest.GoldenBurst()
 	meta := report.Meta{Model: "m", Scenarios: []config.Scenario{s}}
-	run := fixture(t, upgrade[0].file).Run
+	run := reporttest.Fixture(t, reporttest.Upgrade[0].File).Run
 	parts := shardParts(t, b, meta, splitRun(run, 3, run.Start))
 	parts[1].Report.ClientSaturated = true
 	merged, err := report.Merge(parts, nil)
@@ -277,7 +279,7 @@ func TestMergeSaturatedShard(t *testing.T) {
 		t.Fatal(err)
 	}
 	var detail string
-	for _, c := range merged.Checks() {
+	for _, c := range render.Checks(merged) {
 		if c.Name == "client_saturation" {
 			detail = string(c.Status) + ": " + c.Detail
 		}
@@ -290,9 +292,9 @@ func TestMergeSaturatedShard(t *testing.T) {
 // Merge refuses what is not every shard of one run of one burst, naming
 // the file.
 func TestMergeRefuses(t *testing.T) {
-	b, s := goldenBurst()
+	b, s := reporttest.GoldenBurst()
 	meta := report.Meta{Model: "m", Scenarios: []config.Scenario{s}}
-	run := fixture(t, upgrade[0].file).Run
+	run := reporttest.Fixture(t, reporttest.Upgrade[0].File).Run
 	fresh := func() []report.Part { return shardParts(t, b, meta, splitRun(run, 3, run.Start)) }
 	whole := report.Build(b, run, meta)
 	for _, tc := range []struct {

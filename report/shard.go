@@ -194,5 +194,5 @@ type MergedShard struct {
 	ClientSaturated bool   `json:"client_saturated,omitempty"`
 }
 
-// label is "shard 1/3".
-func (p *ShardPart) label() string { return fmt.Sprintf("shard %d/%d", p.Index, p.Count) }
+// String is "shard 1/3".
+func (p *ShardPart) String() string { return fmt.Sprintf("shard %d/%d", p.Index, p.Count) }

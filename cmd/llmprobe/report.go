@@ -14,6 +14,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/internal/web"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/render"
 )
 
 type reportShowCommand struct {
@@ -70,7 +71,7 @@ func (c *reportMergeCommand) run(stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "llmprobe report merge: %v\n", err)
 		return 2
 	}
-	merged.WriteText(stdout)
+	render.Text(stdout, merged)
 	if err := report.WriteJSON(*c.output, merged, nil); err != nil {
 		fmt.Fprintf(stderr, "llmprobe report merge: writing %s: %v\n", *c.output, err)
 		return 3

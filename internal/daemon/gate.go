@@ -20,6 +20,7 @@ import (
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/prompt"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/render"
 )
 
 // GateOptions are the flags of `llmprobe gate`.
@@ -111,7 +112,7 @@ func Gate(ctx context.Context, o GateOptions) int {
 		why := fmt.Sprintf("preflight request to target %s (%s) failed, the burst was not sent: %s: %s", t.Name, t.URL, res.Outcome, res.FailureText())
 		fmt.Fprintf(o.Stderr, "llmprobe gate: %s\n", why)
 		stub := &report.Report{Burst: b.Name, Target: t.Name, Model: t.Model, Overrides: overrides}
-		o.writeCI(stub, secrets, report.Check{Name: "preflight", Status: report.StatusError, Detail: why})
+		o.writeCI(stub, secrets, render.Check{Name: "preflight", Status: render.StatusError, Detail: why})
 		return GateUnmeasured
 	}
 	fmt.Fprintf(o.Stderr, "preflight: target %s answered, first token after %s\n", t.Name, res.TTFT.Round(time.Millisecond))
@@ -157,12 +158,12 @@ func Gate(ctx context.Context, o GateOptions) int {
 	}
 	rep, saveErr := runner.Run(ctx, b, scenarios)
 	prog.finish()
-	rep.WriteText(o.Stdout)
+	render.Text(o.Stdout, rep)
 	code := GatePassed
-	var problems []report.Check
+	var problems []render.Check
 	fail := func(name, why string) {
 		fmt.Fprintf(o.Stderr, "llmprobe gate: %s\n", why)
-		problems = append(problems, report.Check{Name: name, Status: report.StatusError, Detail: why})
+		problems = append(problems, render.Check{Name: name, Status: render.StatusError, Detail: why})
 		code = GateUnmeasured
 	}
 	switch {
@@ -189,16 +190,16 @@ func Gate(ctx context.Context, o GateOptions) int {
 
 // writeCI writes the JUnit and Markdown files that were asked for; false if
 // one could not be written.
-func (o GateOptions) writeCI(rep *report.Report, secrets *redact.Redactor, extra ...report.Check) bool {
+func (o GateOptions) writeCI(rep *report.Report, secrets *redact.Redactor, extra ...render.Check) bool {
 	ok := true
 	for _, f := range []struct {
 		path   string
-		render func(io.Writer, ...report.Check) error
-	}{{o.JUnit, rep.WriteJUnit}, {o.Markdown, rep.WriteMarkdown}} {
+		render func(io.Writer, *report.Report, ...render.Check) error
+	}{{o.JUnit, render.JUnit}, {o.Markdown, render.Markdown}} {
 		if f.path == "" {
 			continue
 		}
-		err := report.WriteFile(f.path, secrets, func(w io.Writer) error { return f.render(w, extra...) })
+		err := report.WriteFile(f.path, secrets, func(w io.Writer) error { return f.render(w, rep, extra...) })
 		if err != nil {
 			fmt.Fprintf(o.Stderr, "llmprobe gate: writing %s: %v\n", f.path, err)
 			ok = false

@@ -11,6 +11,7 @@ import (
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
+	reportrender "github.com/llmprobe/llmprobe/report/render"
 )
 
 // WriteReport writes one burst report as a complete HTML page that needs
@@ -35,6 +36,7 @@ func writeReport(w io.Writer, r *report.Report, linked bool) error {
 // reportView is a report with every figure formatted for reading.
 type reportView struct {
 	*report.Report
+	reportrender.Page
 	Linked         bool
 	Verdict        verdict
 	Latency        []latencyRow
@@ -247,7 +249,7 @@ func deref(v *float64) float64 {
 
 func newReportView(r *report.Report, linked bool) reportView {
 	v := reportView{
-		Report: r, Linked: linked, Verdict: burstVerdict(r),
+		Report: r, Page: reportrender.PageOf(r), Linked: linked, Verdict: burstVerdict(r),
 		Latency: latencyRows(r), Bound: newBoundRow(r.ErrorBound), Breakdown: breakdownRows(r.TTFTBreakdown), Outcomes: outcomeRows(r), RegressionRows: regressionRows(r.Regression),
 		EngineView: newEngineView(r.EngineMetrics),
 	}
