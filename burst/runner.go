@@ -23,6 +23,7 @@ import (
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/prompt"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/store"
 )
 
 // Runner runs bursts against one target. The zero value of every field but
@@ -31,7 +32,7 @@ type Runner struct {
 	Client *prober.Client
 	// Store holds the previous report, for the regression verdict, and keeps
 	// the new one; nil keeps none.
-	Store *report.Store
+	Store *store.Store
 	// Baseline, when set, is compared with instead of the previous report.
 	Baseline *report.Report
 	GPU      GPU             // nil where llmprobe runs without GPUs

@@ -17,6 +17,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/store"
 	"github.com/llmprobe/llmprobe/sim"
 )
 
@@ -245,7 +246,7 @@ func (f *inFlight) Finished(string, string, string) { f.n.Add(-1) }
 func TestShutdownCountsInFlightAndSaves(t *testing.T) {
 	c := clientOf(t, hangAfterHeaders(t).URL, 30*time.Second)
 	b := burstOf(config.ArrivalConstant, 10, 10*time.Second)
-	store := report.NewStore(t.TempDir(), nil)
+	store := store.New(t.TempDir(), nil)
 	flying := &inFlight{}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	go func() {

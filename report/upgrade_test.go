@@ -26,23 +26,3 @@ func TestUpgradeAcrossModelChange(t *testing.T) {
 		t.Errorf("a baseline of another model was used: %q", r.RegressionSkipped)
 	}
 }
-
-func TestStoreLatestFrom(t *testing.T) {
-	s := report.NewStore(t.TempDir(), nil)
-	for _, r := range []*report.Report{
-		reporttest.UpgradeRun("b-20200101T000000Z", "0.11.0", nil, nil),
-		reporttest.UpgradeRun("b-20200102T000000Z", "0.11.0", nil, nil),
-		reporttest.UpgradeRun("b-20200103T000000Z", "0.12.0", nil, nil),
-	} {
-		if err := s.Save(r, 10); err != nil {
-			t.Fatal(err)
-		}
-	}
-	got, err := s.LatestFrom("b", report.Facts{Engine: "vllm", Version: "0.11.0", Model: "m"})
-	if err != nil || got == nil || got.ID != "b-20200102T000000Z" {
-		t.Errorf("LatestFrom 0.11.0 = %v, %v; want b-20200102T000000Z", got, err)
-	}
-	if got, err := s.LatestFrom("b", report.Facts{Engine: "vllm", Version: "0.10.0", Model: "m"}); got != nil || err != nil {
-		t.Errorf("LatestFrom 0.10.0 = %v, %v; want none", got, err)
-	}
-}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/store"
 )
 
 func gateConfig(t *testing.T, url, ttft string) string {
@@ -65,7 +66,7 @@ func TestGateExitCodes(t *testing.T) {
 	if err != nil || json.Unmarshal(b, &rep) != nil || rep.Requests != 20 || !rep.Passed {
 		t.Fatalf("report %s: %v %+v", output, err, rep)
 	}
-	if list, _ := report.NewStore(storage, nil).List(); len(list["release"]) != 1 {
+	if list, _ := store.New(storage, nil).List(); len(list["release"]) != 1 {
 		t.Errorf("stored reports: %v", list)
 	}
 
@@ -135,7 +136,7 @@ func TestRestartRestoresBurstGauges(t *testing.T) {
 	if code != 200 || !strings.Contains(page, `class="chart percentiles"`) {
 		t.Errorf("/bursts (%d) lacks the chart:\n%s", code, page)
 	}
-	list, _ := report.NewStore(storage, nil).List()
+	list, _ := store.New(storage, nil).List()
 	if code, body := d.get("/bursts/" + list["release"][0] + ".json"); code != 200 || !strings.Contains(body, `"burst": "release"`) {
 		t.Errorf("report JSON: %d %s", code, body)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/store"
 )
 
 const okChunk = `data: {"choices":[{"index":0,"text":" tok","finish_reason":null}]}` + "\n\n"
@@ -210,7 +211,7 @@ bursts:
 			storage := t.TempDir()
 			d := startDaemon(t, Options{ConfigFile: path, StoragePath: storage, HistoryRecent: 5, HistoryFailures: 5,
 				Logger: level.NewFilter(log.NewLogfmtLogger(logs), level.AllowInfo())})
-			store := report.NewStore(storage, nil)
+			store := store.New(storage, nil)
 			var rep *report.Report
 			testkit.WaitUntil(t, "the burst's report and the target-down line", 20*time.Second, func() bool {
 				rep, _ = store.Latest("catalogue")
@@ -291,7 +292,7 @@ bursts:
 	if err := d.Reload(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	store := report.NewStore(storage, nil)
+	store := store.New(storage, nil)
 	testkit.WaitUntil(t, "the removed burst's report", 10*time.Second, func() bool {
 		rep, _ := store.Latest("removed")
 		return rep != nil

@@ -2,11 +2,8 @@ package daemon
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -21,6 +18,7 @@ import (
 	"github.com/llmprobe/llmprobe/prompt"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/render"
+	"github.com/llmprobe/llmprobe/report/store"
 )
 
 // GateOptions are the flags of `llmprobe gate`.
@@ -93,7 +91,7 @@ func Gate(ctx context.Context, o GateOptions) int {
 	}
 	var baseline *report.Report
 	if o.Baseline != "" {
-		if baseline, err = readReport(o.Baseline); err != nil {
+		if baseline, err = store.Read(o.Baseline); err != nil {
 			fmt.Fprintf(o.Stderr, "llmprobe gate: --baseline: %v\n", err)
 			return GateError
 		}
@@ -140,7 +138,7 @@ func Gate(ctx context.Context, o GateOptions) int {
 	prog := &progress{w: o.Stderr, name: b.Name, terminal: o.Terminal, every: o.ProgressInterval, start: time.Now()}
 	runner := burst.Runner{
 		Client:    client,
-		Store:     report.NewStore(o.StoragePath, secrets),
+		Store:     store.New(o.StoragePath, secrets),
 		Baseline:  baseline,
 		Progress:  prog.update,
 		Overrides: overrides,
@@ -178,7 +176,7 @@ func Gate(ctx context.Context, o GateOptions) int {
 		fail("report_stored", fmt.Sprintf("the report was not stored in %s: %v", o.StoragePath, saveErr))
 	}
 	if o.Output != "" {
-		if err := report.WriteJSON(o.Output, rep, secrets); err != nil {
+		if err := store.WriteJSON(o.Output, rep, secrets); err != nil {
 			fail("report_written", fmt.Sprintf("writing %s: %v", o.Output, err))
 		}
 	}
@@ -199,7 +197,7 @@ func (o GateOptions) writeCI(rep *report.Report, secrets *redact.Redactor, extra
 		if f.path == "" {
 			continue
 		}
-		err := report.WriteFile(f.path, secrets, func(w io.Writer) error { return f.render(w, rep, extra...) })
+		err := store.WriteFile(f.path, secrets, func(w io.Writer) error { return f.render(w, rep, extra...) })
 		if err != nil {
 			fmt.Fprintf(o.Stderr, "llmprobe gate: writing %s: %v\n", f.path, err)
 			ok = false
@@ -287,22 +285,6 @@ func topFailure(rep *report.Report) string {
 	}
 	f := rep.Failures[0]
 	return f.Phase + ": " + f.Reason + ": " + f.Example
-}
-
-// readReport loads a report JSON file, as `llmprobe gate --output` writes it.
-func readReport(path string) (*report.Report, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var r report.Report
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("%s is not a report: %w", path, err)
-	}
-	if r.ID == "" {
-		return nil, errors.New(path + " is not a report: it has no id")
-	}
-	return &r, nil
 }
 
 // Bounds on --burst.start.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/store"
 	"github.com/llmprobe/llmprobe/target"
 )
 
@@ -54,7 +55,7 @@ func TestLastUpgradeStaysOnBursts(t *testing.T) {
 	upgraded.Judge(before)
 	later := recordedReport(t)
 	later.ID, later.Burst, later.Upgrade = "up-20261103T000000Z", "up", nil
-	store := report.NewStore(t.TempDir(), nil)
+	store := store.New(t.TempDir(), nil)
 	for _, r := range []*report.Report{before, upgraded, later} {
 		if err := store.Save(r, 5); err != nil {
 			t.Fatal(err)
