@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -348,5 +350,24 @@ func TestGateUsageErrors(t *testing.T) {
 		if strings.Contains(string(out), "hunter22") {
 			t.Errorf("%v: the output shows the password:\n%s", tc.args, out)
 		}
+	}
+}
+
+// The gate against each way a target breaks (the daemon's failure catalogue
+// runs the same targets): not measured, and it says why.
+func TestGateFailureCatalogue(t *testing.T) {
+	for _, tc := range testkit.Faults() {
+		t.Run(tc.Name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "llmprobe.yml")
+			if err := os.WriteFile(path, []byte(testkit.FaultConfig(tc, tc.URL(t))), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			var stdout, stderr bytes.Buffer
+			code := gate(context.Background(), gateOptions{ConfigFile: path, Burst: "catalogue", StoragePath: t.TempDir(), Stdout: &stdout, Stderr: &stderr})
+			if code != gateUnmeasured || !strings.Contains(stderr.String(), "target faulty") || !strings.Contains(stderr.String(), tc.Reason) || !strings.Contains(stderr.String(), tc.In) {
+				t.Errorf("gate: exit %d, want %d, saying target faulty, %s and %q:\n%s%s", code, gateUnmeasured, tc.Reason, tc.In, stderr.String(), stdout.String())
+			}
+		})
 	}
 }
