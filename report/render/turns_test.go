@@ -10,6 +10,7 @@ import (
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/render"
+	"github.com/llmprobe/llmprobe/report/shard"
 )
 
 // The by-turn table: by scenario and turn, successful requests' TTFT and
@@ -27,16 +28,15 @@ func TestTurnsAndTheirShards(t *testing.T) {
 		}
 		return r
 	}
-	var parts []report.Part
+	var parts []shard.Part
 	var all []*prober.Result
-	for shard := range 2 {
-		run := report.Run{Rate: 1, Planned: 4, Shard: config.Shard{Index: shard, Count: 2}, Origin: origin, NotSent: map[string]int{}}
-		session := shard
+	for session := range 2 { // shard i runs session i
+		run := report.Run{Rate: 1, Planned: 4, Shard: config.Shard{Index: session, Count: 2}, Origin: origin, NotSent: map[string]int{}}
 		results := []*prober.Result{
 			turnResult(session, 1, prober.OutcomeSuccess, 200*time.Millisecond, 0),
 			turnResult(session, 2, prober.OutcomeSuccess, 50*time.Millisecond, 96),
 		}
-		if shard == 1 {
+		if session == 1 {
 			results[1].CachedReported = false // this server said nothing of its cache
 			results = append(results, turnResult(session, 3, prober.OutcomeCancelled, 0, -1))
 		} else {
@@ -47,10 +47,10 @@ func TestTurnsAndTheirShards(t *testing.T) {
 		}
 		all = append(all, results...)
 		run.Start, run.End = results[0].Sched, results[len(results)-1].Sched.Add(time.Second)
-		parts = append(parts, report.Part{Name: "s" + string(rune('0'+shard)), Report: report.Build(b, run, report.Meta{})})
+		parts = append(parts, shard.Part{Name: "s" + string(rune('0'+session)), Report: report.Build(b, run, report.Meta{})})
 	}
 	single := report.Build(b, report.Run{Rate: 1, Planned: 8, Results: all, NotSent: map[string]int{}, Start: origin, End: origin.Add(3 * time.Second)}, report.Meta{})
-	merged, err := report.Merge(parts, nil)
+	merged, err := shard.Merge(parts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -137,3 +137,26 @@ func Spread(n int, base, step float64) []float64 {
 	}
 	return out
 }
+
+// ShardRuns are the two shards' runs of a burst of six requests split
+// over two replicas, each successful request with eight ITL samples.
+func ShardRuns(origin time.Time) (config.Burst, []report.Run) {
+	b := config.DefaultBurst
+	b.Name, b.Target, b.Requests = "b", "t", 6
+	var runs []report.Run
+	for shard := range 2 {
+		run := report.Run{Rate: 1, Planned: 3, Shard: config.Shard{Index: shard, Count: 2}, Origin: origin, NotSent: map[string]int{}}
+		for i := range 3 {
+			n := 2*i + shard
+			res := &prober.Result{Sched: origin.Add(time.Duration(n) * time.Second), Outcome: prober.OutcomeSuccess, OutputTokens: 9, OutputChunks: 9,
+				TTFT: 10 * time.Millisecond, E2E: 90 * time.Millisecond, TPOT: 10 * time.Millisecond}
+			for k := range 8 {
+				res.ITL = append(res.ITL, time.Duration(n*8+k)*time.Millisecond)
+			}
+			run.Results, run.Index = append(run.Results, res), append(run.Index, n)
+		}
+		run.Start, run.End = run.Results[0].Sched, run.Results[2].Sched.Add(90*time.Millisecond)
+		runs = append(runs, run)
+	}
+	return b, runs
+}
