@@ -24,6 +24,7 @@ import (
 	"github.com/llmprobe/llmprobe/prompt"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/store"
+	"github.com/llmprobe/llmprobe/report/verdict"
 )
 
 // Runner runs bursts against one target. The zero value of every field but
@@ -91,7 +92,7 @@ func (r Runner) Run(ctx context.Context, b config.Burst, scenarios []config.Scen
 	if r.From != nil {
 		rep.ExpectUpgrade(*r.From, r.MaxIncrease)
 	}
-	rep.Judge(previous)
+	verdict.Judge(rep, previous, b.MaxRegression)
 	if r.Store != nil {
 		// Saved even when the burst was cut short: a stopped burst is a result.
 		return rep, errors.Join(loadErr, r.Store.Save(rep, b.Keep))

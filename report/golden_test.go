@@ -18,6 +18,7 @@ import (
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/internal/reporttest"
+	"github.com/llmprobe/llmprobe/report/verdict"
 	"github.com/llmprobe/llmprobe/sim"
 )
 
@@ -99,9 +100,9 @@ func TestReportGolden(t *testing.T) {
 		return report.Meta{Model: "m", Engine: "llmprobe-sim", EngineVersion: engineVersion, Version: "test", Host: "host", Scenarios: []config.Scenario{s}}
 	}
 	prev := report.Build(b, before.Run, meta(before.EngineVersion))
-	prev.Judge(nil)
+	verdict.Judge(prev, nil, b.MaxRegression)
 	rep := report.Build(b, after.Run, meta(after.EngineVersion))
-	rep.Judge(prev)
+	verdict.Judge(rep, prev, b.MaxRegression)
 
 	got, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {

@@ -1,6 +1,6 @@
-// Package report builds, judges and stores burst reports: exact summaries,
-// failures with their reasons, gates, the regression against a baseline, and
-// the one verdict.
+// Package report is the burst report's model, and Build, which makes one
+// from a run's measured requests: exact summaries, failures with their
+// reasons, where TTFT went, the client's error bound and the SLO gates.
 package report
 
 import (
@@ -97,8 +97,6 @@ type Report struct {
 	Shard  *ShardPart `json:"shard,omitempty"`
 	Merged *Merged    `json:"merged,omitempty"`
 
-	// maxRegression is the burst's max_regression, for Judge.
-	maxRegression []config.MaxRegression
 	// engineScrapes are the run's engine pages, for AttachEngineMetrics.
 	engineScrapes *EngineScrapes
 }
@@ -265,11 +263,9 @@ type Meta struct {
 const (
 	maxSeriesPoints = 2000
 	maxSamples      = 5000
-	// significanceLevel is the p-value under which a change counts as real.
-	significanceLevel = 0.05
 )
 
-// Build turns a run into a report; Judge then gives its verdict.
+// Build turns a run into a report; verdict.Judge then gives its verdict.
 func Build(b config.Burst, o Run, meta Meta) *Report {
 	r := &Report{
 		ID:    o.ID,
@@ -280,7 +276,7 @@ func Build(b config.Burst, o Run, meta Meta) *Report {
 		PlannedRequests: o.Planned, Requests: len(o.Results), AllOutputTokens: o.AllOutputTokens,
 		Outcomes: map[prober.Outcome]int{}, TokenSources: map[prober.TokenSource]int{},
 		Latency: map[string]Summary{}, Aborted: o.Aborted, AbortReason: o.AbortReason,
-		Samples: map[string][]float64{}, maxRegression: b.MaxRegression,
+		Samples:       map[string][]float64{},
 		engineScrapes: o.Engine,
 	}
 	if r.ID == "" {

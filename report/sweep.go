@@ -38,8 +38,8 @@ func (s *Sweep) Add(run Run) bool {
 // Report is the highest passing step's report, carrying every step and the
 // rate it held as max_rate_under_slo; with no step passing, the first
 // step's. Its error bound is the worst of every step's, and its client was
-// saturated if any step's was: the knee rests on every step. Judge gives
-// its verdict.
+// saturated if any step's was: the knee rests on every step. verdict.Judge
+// gives its verdict.
 func (s *Sweep) Report() *Report {
 	best := -1
 	for i, st := range s.steps {

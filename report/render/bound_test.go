@@ -13,6 +13,7 @@ import (
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/internal/reporttest"
 	"github.com/llmprobe/llmprobe/report/render"
+	"github.com/llmprobe/llmprobe/report/verdict"
 )
 
 // The bound travels through the JSON report and shows in every output; a
@@ -23,7 +24,7 @@ func TestErrorBoundInReportAndOutputs(t *testing.T) {
 	rt := &report.RuntimeDelays{SchedLatency: report.Tail{Count: 812, P99: reporttest.F(0.000384), Max: reporttest.F(0.003072)}, GCPause: report.Tail{Count: 3, P99: reporttest.F(0.000229376), Max: reporttest.F(0.000229376)}}
 	run := report.Run{Rate: 10, Start: start, End: start.Add(3 * time.Second), Planned: 30, Results: reporttest.Results(scenarios[0], start, 30, 20*time.Microsecond), Runtime: rt}
 	rep := report.Build(b, run, report.Meta{Scenarios: scenarios})
-	rep.Judge(nil)
+	verdict.Judge(rep, nil, b.MaxRegression)
 	if rep.ClientSaturated || rep.ErrorBound == nil || rep.ErrorBound.P99 == nil {
 		t.Fatalf("saturated %v, bound %+v", rep.ClientSaturated, rep.ErrorBound)
 	}
@@ -86,7 +87,7 @@ func TestSaturatedRunWarns(t *testing.T) {
 	start := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	rt := &report.RuntimeDelays{SchedLatency: report.Tail{Count: 90, P99: reporttest.F(0.024576), Max: reporttest.F(0.04096)}}
 	rep := report.Build(b, report.Run{Rate: 10, Start: start, End: start.Add(3 * time.Second), Planned: 30, Results: reporttest.Results(scenarios[0], start, 30, 3*time.Millisecond), Runtime: rt}, report.Meta{Scenarios: scenarios})
-	rep.Judge(nil)
+	verdict.Judge(rep, nil, b.MaxRegression)
 	if !rep.ClientSaturated {
 		t.Fatalf("not saturated: %s", render.PageOf(rep).SaturationDetail)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/verdict"
 )
 
 // Part is one shard's report given to Merge; Name (its file) is what errors
@@ -71,7 +72,7 @@ func Merge(parts []Part, baseline *report.Report) (*report.Report, error) {
 	if baseline == nil {
 		rep.RegressionSkipped = "no baseline given (llmprobe report merge --baseline FILE)"
 	}
-	rep.Judge(baseline)
+	verdict.Judge(rep, baseline, b.MaxRegression)
 	return rep, nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/llmprobe/llmprobe/report/internal/reporttest"
 	"github.com/llmprobe/llmprobe/report/render"
 	"github.com/llmprobe/llmprobe/report/shard"
+	"github.com/llmprobe/llmprobe/report/verdict"
 )
 
 // splitRun deals run's requests to n shards round robin by their place in
@@ -58,7 +59,7 @@ func shardParts(t *testing.T, b config.Burst, meta report.Meta, runs []report.Ru
 	parts := make([]shard.Part, len(runs))
 	for i, run := range runs {
 		rep := report.Build(b, run, meta)
-		rep.Judge(nil)
+		verdict.Judge(rep, nil, b.MaxRegression)
 		raw, err := json.Marshal(rep)
 		if err != nil {
 			t.Fatal(err)
@@ -213,7 +214,7 @@ func TestMergeIsExact(t *testing.T) {
 	}
 	before, after := reporttest.Fixture(t, reporttest.Upgrade[0].File), reporttest.Fixture(t, reporttest.Upgrade[1].File)
 	baseline := report.Build(b, before.Run, meta(before.EngineVersion))
-	baseline.Judge(nil)
+	verdict.Judge(baseline, nil, b.MaxRegression)
 	for _, tc := range []struct {
 		name     string
 		run      report.Run
@@ -229,7 +230,7 @@ func TestMergeIsExact(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			whole := report.Build(b, tc.run, meta(tc.version))
-			whole.Judge(tc.baseline)
+			verdict.Judge(whole, tc.baseline, b.MaxRegression)
 			origin := tc.run.Start.Add(-time.Second) // the warmup came first
 			parts := shardParts(t, b, meta(tc.version), splitRun(tc.run, tc.shards, origin))
 			merged, err := shard.Merge(parts, tc.baseline)
@@ -342,7 +343,7 @@ func TestMergeRefuses(t *testing.T) {
 	}
 	// A shard's report is no baseline for a whole burst.
 	rep := report.Build(b, run, meta)
-	rep.Judge(fresh()[0].Report)
+	verdict.Judge(rep, fresh()[0].Report, b.MaxRegression)
 	if rep.Regression != nil || !strings.Contains(rep.RegressionSkipped, "it is shard 0/3 of a split burst, not the whole burst") {
 		t.Errorf("a shard as baseline: regression %v, skipped %q", rep.Regression, rep.RegressionSkipped)
 	}

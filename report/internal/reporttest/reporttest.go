@@ -14,6 +14,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/verdict"
 )
 
 // Recorded is one real burst against the simulated engine, kept so that the
@@ -113,9 +114,9 @@ func GoldenPair(t testing.TB) (before, after *report.Report) {
 	}
 	fb, fa := Fixture(t, Upgrade[0].File), Fixture(t, Upgrade[1].File)
 	before = report.Build(b, fb.Run, meta(fb.EngineVersion))
-	before.Judge(nil)
+	verdict.Judge(before, nil, b.MaxRegression)
 	after = report.Build(b, fa.Run, meta(fa.EngineVersion))
-	after.Judge(before)
+	verdict.Judge(after, before, b.MaxRegression)
 	return before, after
 }
 

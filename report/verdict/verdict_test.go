@@ -1,4 +1,4 @@
-package report_test
+package verdict_test
 
 import (
 	"strings"
@@ -7,6 +7,7 @@ import (
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/internal/reporttest"
+	"github.com/llmprobe/llmprobe/report/verdict"
 )
 
 // A run overridden on the command line is no baseline for a configured
@@ -17,7 +18,7 @@ func TestOverriddenRunsAreNotCompared(t *testing.T) {
 	fa := reporttest.Fixture(t, "run-after.json")
 	rep := report.Build(b, fa.Run, report.Meta{Model: "m", Scenarios: []config.Scenario{s}})
 	rep.Overrides = []string{"--rate=50"}
-	rep.Judge(before)
+	verdict.Judge(rep, before, b.MaxRegression)
 	if rep.Regression != nil || !strings.Contains(rep.RegressionSkipped, `overrides "", this run "--rate=50"`) {
 		t.Errorf("regression %+v, skipped %q", rep.Regression, rep.RegressionSkipped)
 	}
