@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/stats"
 )
 
 func f(v float64) *float64 { return &v }
@@ -49,17 +50,17 @@ func TestSaturationLimit(t *testing.T) {
 func TestClientSaturatedDecision(t *testing.T) {
 	ttft100 := []config.Scenario{scenarioWith("a", config.SLO{TTFT: config.Duration(millis(100))})} // limit 10 ms
 	dispatch := func(p99, max float64) Summary { return Summary{Count: 30, P99: p99, Max: max} }
-	rt := func(sched, gc float64) *RuntimeDelays {
-		r := &RuntimeDelays{SchedLatency: Tail{Count: 500, P99: f(sched), Max: f(4 * sched)}}
+	rt := func(sched, gc float64) *stats.RuntimeDelays {
+		r := &stats.RuntimeDelays{SchedLatency: stats.Tail{Count: 500, P99: f(sched), Max: f(4 * sched)}}
 		if gc > 0 {
-			r.GCPause = Tail{Count: 2, P99: f(gc), Max: f(gc)}
+			r.GCPause = stats.Tail{Count: 2, P99: f(gc), Max: f(gc)}
 		}
 		return r
 	}
 	for _, tc := range []struct {
 		name      string
 		dispatch  Summary
-		runtime   *RuntimeDelays
+		runtime   *stats.RuntimeDelays
 		scenarios []config.Scenario
 		p99       *float64 // the bound's, nil for n/a
 		saturated bool
@@ -73,7 +74,7 @@ func TestClientSaturatedDecision(t *testing.T) {
 		{"read side not sampled: the dispatch delay decides", dispatch(0.011, 0.02), nil, ttft100, nil, true},
 		{"read side not sampled, dispatch within", dispatch(0.001, 0.002), nil, ttft100, nil, false},
 		{"nothing measured, read side quiet", Summary{}, rt(0.0002, 0), ttft100, f(0.0002), false},
-		{"nothing sampled at all", Summary{}, &RuntimeDelays{}, ttft100, nil, false},
+		{"nothing sampled at all", Summary{}, &stats.RuntimeDelays{}, ttft100, nil, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newErrorBound(tc.dispatch, tc.runtime, tc.scenarios)

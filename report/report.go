@@ -11,6 +11,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/prober"
+	"github.com/llmprobe/llmprobe/stats"
 )
 
 // Report is the saved result of one burst (or sweep). It carries everything
@@ -70,8 +71,8 @@ type Report struct {
 	// a tenth of the tightest objective: the numbers describe the prober.
 	ClientSaturated bool `json:"client_saturated"`
 	// ErrorBound is null in reports written before llmprobe measured it.
-	ErrorBound *ErrorBound `json:"error_bound,omitempty"`
-	Regression *Regression `json:"regression,omitempty"`
+	ErrorBound *stats.ErrorBound `json:"error_bound,omitempty"`
+	Regression *Regression       `json:"regression,omitempty"`
 	// Trace is what a trace replay changed or left out; nil for other processes.
 	Trace *TraceReplay `json:"trace,omitempty"`
 	// RegressionSkipped says why there is no regression verdict.
@@ -206,7 +207,7 @@ type Run struct {
 	AbortReason string
 	// Runtime is the client's read side during the run; nil where it was
 	// not sampled.
-	Runtime *RuntimeDelays
+	Runtime *stats.RuntimeDelays
 	// Shard, when its Count is above 1, says the run was one replica's
 	// share of a split burst whose arrival offsets count from Origin.
 	Shard  config.Shard

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/stats"
 )
 
 // Sweep gathers the steps of a rate sweep, decides whether each held the
@@ -61,9 +62,9 @@ func (s *Sweep) Report() *Report {
 	rep.Sweep = s.steps
 	rep.AllOutputTokens = s.tokens
 	if len(s.reports) > 0 {
-		var worst *ErrorBound
+		var worst *stats.ErrorBound
 		for _, step := range s.reports {
-			worst = worseBound(worst, step.ErrorBound)
+			worst = stats.WorseBound(worst, step.ErrorBound)
 			rep.ClientSaturated = rep.ClientSaturated || step.ClientSaturated
 		}
 		rep.ErrorBound = worst

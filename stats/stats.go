@@ -1,5 +1,6 @@
-// Package stats computes the exact statistics llmprobe's figures and
-// verdicts rest on: quantiles, the rank test and bootstrap bounds.
+// Package stats computes the statistics llmprobe's figures and verdicts
+// rest on: exact quantiles, the rank test, bootstrap bounds, and the bound
+// on the error the client itself added.
 package stats
 
 import (

@@ -12,6 +12,7 @@ import (
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
 	reportrender "github.com/llmprobe/llmprobe/report/render"
+	"github.com/llmprobe/llmprobe/stats"
 )
 
 // WriteReport writes one burst report as a complete HTML page that needs
@@ -144,7 +145,7 @@ func breakdownRows(b *report.TTFTBreakdown) []breakdownRow {
 // its p99 and max, "n/a" each where the report has none.
 type boundRow struct{ P99, Max string }
 
-func newBoundRow(e *report.ErrorBound) boundRow {
+func newBoundRow(e *stats.ErrorBound) boundRow {
 	if e == nil {
 		return boundRow{"n/a", "n/a"}
 	}

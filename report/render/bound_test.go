@@ -14,6 +14,7 @@ import (
 	"github.com/llmprobe/llmprobe/report/internal/reporttest"
 	"github.com/llmprobe/llmprobe/report/render"
 	"github.com/llmprobe/llmprobe/report/verdict"
+	"github.com/llmprobe/llmprobe/stats"
 )
 
 // The bound travels through the JSON report and shows in every output; a
@@ -21,7 +22,7 @@ import (
 func TestErrorBoundInReportAndOutputs(t *testing.T) {
 	b, scenarios := reporttest.Burst()
 	start := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	rt := &report.RuntimeDelays{SchedLatency: report.Tail{Count: 812, P99: reporttest.F(0.000384), Max: reporttest.F(0.003072)}, GCPause: report.Tail{Count: 3, P99: reporttest.F(0.000229376), Max: reporttest.F(0.000229376)}}
+	rt := &stats.RuntimeDelays{SchedLatency: stats.Tail{Count: 812, P99: reporttest.F(0.000384), Max: reporttest.F(0.003072)}, GCPause: stats.Tail{Count: 3, P99: reporttest.F(0.000229376), Max: reporttest.F(0.000229376)}}
 	run := report.Run{Rate: 10, Start: start, End: start.Add(3 * time.Second), Planned: 30, Results: reporttest.Results(scenarios[0], start, 30, 20*time.Microsecond), Runtime: rt}
 	rep := report.Build(b, run, report.Meta{Scenarios: scenarios})
 	verdict.Judge(rep, nil, b.MaxRegression)
@@ -85,7 +86,7 @@ func TestErrorBoundInReportAndOutputs(t *testing.T) {
 func TestSaturatedRunWarns(t *testing.T) {
 	b, scenarios := reporttest.Burst()
 	start := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	rt := &report.RuntimeDelays{SchedLatency: report.Tail{Count: 90, P99: reporttest.F(0.024576), Max: reporttest.F(0.04096)}}
+	rt := &stats.RuntimeDelays{SchedLatency: stats.Tail{Count: 90, P99: reporttest.F(0.024576), Max: reporttest.F(0.04096)}}
 	rep := report.Build(b, report.Run{Rate: 10, Start: start, End: start.Add(3 * time.Second), Planned: 30, Results: reporttest.Results(scenarios[0], start, 30, 3*time.Millisecond), Runtime: rt}, report.Meta{Scenarios: scenarios})
 	verdict.Judge(rep, nil, b.MaxRegression)
 	if !rep.ClientSaturated {
@@ -115,8 +116,8 @@ func TestSweepBoundIsTheWorstStep(t *testing.T) {
 	b.Sweep = &config.Sweep{Rates: []float64{5, 10}}
 	start := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	sweep := report.NewSweep(b, report.Meta{Scenarios: scenarios})
-	quiet := &report.RuntimeDelays{SchedLatency: report.Tail{Count: 100, P99: reporttest.F(0.0002), Max: reporttest.F(0.001)}}
-	busy := &report.RuntimeDelays{SchedLatency: report.Tail{Count: 100, P99: reporttest.F(0.02), Max: reporttest.F(0.05)}, GCPause: report.Tail{Count: 1, P99: reporttest.F(0.001), Max: reporttest.F(0.001)}}
+	quiet := &stats.RuntimeDelays{SchedLatency: stats.Tail{Count: 100, P99: reporttest.F(0.0002), Max: reporttest.F(0.001)}}
+	busy := &stats.RuntimeDelays{SchedLatency: stats.Tail{Count: 100, P99: reporttest.F(0.02), Max: reporttest.F(0.05)}, GCPause: stats.Tail{Count: 1, P99: reporttest.F(0.001), Max: reporttest.F(0.001)}}
 	if !sweep.Add(report.Run{Rate: 5, Start: start, End: start.Add(3 * time.Second), Planned: 30, Results: reporttest.Results(scenarios[0], start, 30, 0), Runtime: quiet}) {
 		t.Fatal("the quiet step did not pass")
 	}
