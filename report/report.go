@@ -289,83 +289,18 @@ func Build(b config.Burst, o Run, meta Meta) *Report {
 	r.NotSent = notSent(o.NotSent)
 	r.Trace = o.Trace
 	r.Failures, r.FailedSamples = failures(o.Results, o.Start)
-	dur := o.End.Sub(o.Start).Seconds()
-	r.DurationSeconds = dur
-	samples := map[string][]float64{}
-	met := map[string]int{}
-	checked := map[string]int{}
-	var prompt, output, goodOut, good, judged, arrivals int
-	var lastSched time.Time
+	r.DurationSeconds = o.End.Sub(o.Start).Seconds()
+	t := tally{samples: map[string][]float64{}, met: map[string]int{}, checked: map[string]int{}}
 	for _, res := range o.Results {
-		r.Outcomes[res.Outcome]++
-		if res.Outcome == prober.OutcomeCancelled {
-			continue // llmprobe stopped it: it says nothing about the target
-		}
-		judged++
-		samples["dispatch_delay"] = append(samples["dispatch_delay"], res.DispatchDelay.Seconds())
-		// The rate is of arrivals: a conversation's later turns are no arrival.
-		if res.Turn <= 1 {
-			arrivals++
-			if res.Sched.After(lastSched) {
-				lastSched = res.Sched
-			}
-		}
-		for _, c := range res.Checks {
-			checked[c.Objective]++
-			if c.Met {
-				met[c.Objective]++
-			}
-		}
-		if res.Outcome != prober.OutcomeSuccess {
-			continue
-		}
-		r.TokenSources[res.TokenSource]++
-		if res.FirstTokenSeen() {
-			samples["ttft"] = append(samples["ttft"], res.TTFT.Seconds())
-			if len(r.TTFTSeries) < maxSeriesPoints {
-				r.TTFTSeries = append(r.TTFTSeries, [2]float64{round6(res.Sched.Sub(o.Start).Seconds()), round6(res.TTFT.Seconds())})
-			}
-		}
-		if res.Reasoned() && res.TTFTAnswer > 0 {
-			samples["ttft_answer"] = append(samples["ttft_answer"], res.TTFTAnswer.Seconds())
-		}
-		if res.OutputTokens > 1 && res.FirstTokenSeen() {
-			samples["tpot"] = append(samples["tpot"], res.TPOT.Seconds())
-		}
-		for _, d := range res.ITL {
-			samples["itl"] = append(samples["itl"], d.Seconds())
-		}
-		samples["e2e"] = append(samples["e2e"], res.E2E.Seconds())
-		p := res.PromptTokensReported
-		if p == 0 {
-			p = res.PromptTokensRequested
-		}
-		prompt += p
-		output += res.OutputTokens
-		if res.Good {
-			good++
-			goodOut += res.OutputTokens
-		}
+		t.add(r, res, o.Start)
 	}
 	for _, m := range []string{"ttft", "tpot"} {
-		r.Samples[m] = thin(samples[m], maxSamples)
+		r.Samples[m] = thin(t.samples[m], maxSamples)
 	}
 	for _, m := range config.BurstMetrics {
-		r.Latency[m] = Summarize(samples[m])
+		r.Latency[m] = Summarize(t.samples[m])
 	}
-	if dur > 0 {
-		perSecond := func(n int) *float64 { return figure(float64(n)/dur, true) }
-		r.Throughput = Throughput{Requests: perSecond(r.Outcomes[prober.OutcomeSuccess]), PromptTokens: perSecond(prompt), OutputTokens: perSecond(output), TotalTokens: perSecond(prompt + output)}
-		r.Goodput.Requests, r.Goodput.OutputTokens = perSecond(good), perSecond(goodOut)
-	}
-	if span := lastSched.Sub(o.Start).Seconds(); span > 0 && arrivals > 1 {
-		r.AchievedRate = figure(float64(arrivals-1)/span, true)
-	}
-	r.Goodput.Ratio = figure(float64(good)/float64(judged), judged > 0)
-	r.Goodput.PerObjective = map[string]float64{}
-	for obj, n := range checked {
-		r.Goodput.PerObjective[obj] = float64(met[obj]) / float64(n)
-	}
+	t.rates(r, o.Start)
 	r.TTFTBreakdown = newTTFTBreakdown(o.Results)
 	r.Turns = newTurns(o.Results)
 	r.PromptCache = newPromptCache(o.Results)
@@ -376,6 +311,86 @@ func Build(b config.Burst, o Run, meta Meta) *Report {
 		r.Shard = newShardPart(o)
 	}
 	return r
+}
+
+// tally adds up a run's results as Build reads them: the samples of each
+// latency, tokens, arrivals, and the requests that met each objective.
+type tally struct {
+	samples                                         map[string][]float64
+	met, checked                                    map[string]int
+	prompt, output, goodOut, good, judged, arrivals int
+	lastSched                                       time.Time
+}
+
+// add counts one result, and its outcome, token source and TTFT point in r.
+func (t *tally) add(r *Report, res *prober.Result, start time.Time) {
+	r.Outcomes[res.Outcome]++
+	if res.Outcome == prober.OutcomeCancelled {
+		return // llmprobe stopped it: it says nothing about the target
+	}
+	t.judged++
+	t.samples["dispatch_delay"] = append(t.samples["dispatch_delay"], res.DispatchDelay.Seconds())
+	// The rate is of arrivals: a conversation's later turns are no arrival.
+	if res.Turn <= 1 {
+		t.arrivals++
+		if res.Sched.After(t.lastSched) {
+			t.lastSched = res.Sched
+		}
+	}
+	for _, c := range res.Checks {
+		t.checked[c.Objective]++
+		if c.Met {
+			t.met[c.Objective]++
+		}
+	}
+	if res.Outcome != prober.OutcomeSuccess {
+		return
+	}
+	r.TokenSources[res.TokenSource]++
+	if res.FirstTokenSeen() {
+		t.samples["ttft"] = append(t.samples["ttft"], res.TTFT.Seconds())
+		if len(r.TTFTSeries) < maxSeriesPoints {
+			r.TTFTSeries = append(r.TTFTSeries, [2]float64{round6(res.Sched.Sub(start).Seconds()), round6(res.TTFT.Seconds())})
+		}
+	}
+	if res.Reasoned() && res.TTFTAnswer > 0 {
+		t.samples["ttft_answer"] = append(t.samples["ttft_answer"], res.TTFTAnswer.Seconds())
+	}
+	if res.OutputTokens > 1 && res.FirstTokenSeen() {
+		t.samples["tpot"] = append(t.samples["tpot"], res.TPOT.Seconds())
+	}
+	for _, d := range res.ITL {
+		t.samples["itl"] = append(t.samples["itl"], d.Seconds())
+	}
+	t.samples["e2e"] = append(t.samples["e2e"], res.E2E.Seconds())
+	p := res.PromptTokensReported
+	if p == 0 {
+		p = res.PromptTokensRequested
+	}
+	t.prompt += p
+	t.output += res.OutputTokens
+	if res.Good {
+		t.good++
+		t.goodOut += res.OutputTokens
+	}
+}
+
+// rates sets r's throughput, goodput and achieved rate from the tally, over
+// the measured part's span from start.
+func (t *tally) rates(r *Report, start time.Time) {
+	if dur := r.DurationSeconds; dur > 0 {
+		perSecond := func(n int) *float64 { return figure(float64(n)/dur, true) }
+		r.Throughput = Throughput{Requests: perSecond(r.Outcomes[prober.OutcomeSuccess]), PromptTokens: perSecond(t.prompt), OutputTokens: perSecond(t.output), TotalTokens: perSecond(t.prompt + t.output)}
+		r.Goodput.Requests, r.Goodput.OutputTokens = perSecond(t.good), perSecond(t.goodOut)
+	}
+	if span := t.lastSched.Sub(start).Seconds(); span > 0 && t.arrivals > 1 {
+		r.AchievedRate = figure(float64(t.arrivals-1)/span, true)
+	}
+	r.Goodput.Ratio = figure(float64(t.good)/float64(t.judged), t.judged > 0)
+	r.Goodput.PerObjective = map[string]float64{}
+	for obj, n := range t.checked {
+		r.Goodput.PerObjective[obj] = float64(t.met[obj]) / float64(n)
+	}
 }
 
 // figure is v, or nil (n/a) when it has no samples behind it.
