@@ -79,16 +79,69 @@ func FaultServer(t testing.TB, fault http.HandlerFunc) *httptest.Server {
 // Faults is the failure catalogue: every way a target breaks that the
 // prober tells apart.
 func Faults() []Fault {
-	refused := func(t *testing.T) string {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ln.Close()
-		return "http://" + ln.Addr().String()
+	return append(answerFaults(), streamFaults()...)
+}
+
+// refusedURL is the URL of a port nothing listens on.
+func refusedURL(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
 	}
+	ln.Close()
+	return "http://" + ln.Addr().String()
+}
+
+// answerFaults break a request before its first token: no connection, no
+// trust, no end of redirects, an error status.
+func answerFaults() []Fault {
 	return []Fault{
-		{"refused", refused, false, "connection_error", "connect", "connection_refused", "connection refused"},
+		{"refused", refusedURL, false, "connection_error", "connect", "connection_refused", "connection refused"},
+		{"429 with Retry-After", func(t *testing.T) string {
+			return FaultServer(t, func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Retry-After", "7")
+				http.Error(w, `{"error":{"message":"queue full"}}`, http.StatusTooManyRequests)
+			}).URL
+		}, false, "rejected", "headers", "http_status", "HTTP 429 Too Many Requests, Retry-After 7: queue full"},
+		{"503 with Retry-After", func(t *testing.T) string {
+			return FaultServer(t, func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Retry-After", "30")
+				http.Error(w, `{"error":{"message":"draining"}}`, http.StatusServiceUnavailable)
+			}).URL
+		}, false, "rejected", "headers", "http_status", "HTTP 503 Service Unavailable, Retry-After 30: draining"},
+		{"500 with a body", func(t *testing.T) string {
+			return FaultServer(t, func(w http.ResponseWriter, r *http.Request) {
+				http.Error(w, `{"error":{"message":"CUDA out of memory"}}`, http.StatusInternalServerError)
+			}).URL
+		}, false, "http_error", "headers", "http_status", "HTTP 500 Internal Server Error: CUDA out of memory"},
+		{"TLS failure", func(t *testing.T) string {
+			srv := httptest.NewUnstartedServer(http.NotFoundHandler())
+			srv.Config.ErrorLog = stdlog.New(io.Discard, "", 0)
+			srv.StartTLS() // a certificate no one trusts
+			t.Cleanup(srv.Close)
+			return srv.URL
+		}, false, "connection_error", "tls", "tls_error", "certificate"},
+		{"redirect loop", func(t *testing.T) string {
+			var srv *httptest.Server
+			srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				http.Redirect(w, r, srv.URL+r.URL.Path, http.StatusTemporaryRedirect)
+			}))
+			t.Cleanup(srv.Close)
+			return srv.URL
+		}, false, "connection_error", "headers", "redirect_loop", "redirects"},
+		{"401 on discovery", func(t *testing.T) string {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				http.Error(w, `{"error":{"message":"invalid API key"}}`, http.StatusUnauthorized)
+			}))
+			t.Cleanup(srv.Close)
+			return srv.URL
+		}, true, "http_error", "discovery", "http_status", "GET /v1/models: HTTP 401 Unauthorized: invalid API key"},
+	}
+}
+
+// streamFaults break the answer's stream.
+func streamFaults() []Fault {
+	return []Fault{
 		{"reset mid-stream", func(t *testing.T) string {
 			return FaultServer(t, func(w http.ResponseWriter, r *http.Request) {
 				conn, buf, err := w.(http.Hijacker).Hijack()
@@ -117,23 +170,6 @@ func Faults() []Fault {
 				}
 			}).URL
 		}, false, "timeout", "stream", "deadline", "output tokens in"},
-		{"429 with Retry-After", func(t *testing.T) string {
-			return FaultServer(t, func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("Retry-After", "7")
-				http.Error(w, `{"error":{"message":"queue full"}}`, http.StatusTooManyRequests)
-			}).URL
-		}, false, "rejected", "headers", "http_status", "HTTP 429 Too Many Requests, Retry-After 7: queue full"},
-		{"503 with Retry-After", func(t *testing.T) string {
-			return FaultServer(t, func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("Retry-After", "30")
-				http.Error(w, `{"error":{"message":"draining"}}`, http.StatusServiceUnavailable)
-			}).URL
-		}, false, "rejected", "headers", "http_status", "HTTP 503 Service Unavailable, Retry-After 30: draining"},
-		{"500 with a body", func(t *testing.T) string {
-			return FaultServer(t, func(w http.ResponseWriter, r *http.Request) {
-				http.Error(w, `{"error":{"message":"CUDA out of memory"}}`, http.StatusInternalServerError)
-			}).URL
-		}, false, "http_error", "headers", "http_status", "HTTP 500 Internal Server Error: CUDA out of memory"},
 		{"empty choices forever", func(t *testing.T) string {
 			return FaultServer(t, func(w http.ResponseWriter, r *http.Request) {
 				EventStream(w)
@@ -168,27 +204,5 @@ func Faults() []Fault {
 				}
 			}).URL
 		}, false, "stream_error", "stream", "max_tokens_exceeded", "does not honour max_tokens"},
-		{"TLS failure", func(t *testing.T) string {
-			srv := httptest.NewUnstartedServer(http.NotFoundHandler())
-			srv.Config.ErrorLog = stdlog.New(io.Discard, "", 0)
-			srv.StartTLS() // a certificate no one trusts
-			t.Cleanup(srv.Close)
-			return srv.URL
-		}, false, "connection_error", "tls", "tls_error", "certificate"},
-		{"redirect loop", func(t *testing.T) string {
-			var srv *httptest.Server
-			srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				http.Redirect(w, r, srv.URL+r.URL.Path, http.StatusTemporaryRedirect)
-			}))
-			t.Cleanup(srv.Close)
-			return srv.URL
-		}, false, "connection_error", "headers", "redirect_loop", "redirects"},
-		{"401 on discovery", func(t *testing.T) string {
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				http.Error(w, `{"error":{"message":"invalid API key"}}`, http.StatusUnauthorized)
-			}))
-			t.Cleanup(srv.Close)
-			return srv.URL
-		}, true, "http_error", "discovery", "http_status", "GET /v1/models: HTTP 401 Unauthorized: invalid API key"},
 	}
 }
