@@ -19,6 +19,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/render"
 	"github.com/llmprobe/llmprobe/sim"
 )
 
@@ -116,11 +117,11 @@ func TestBurstReportsEngineMetrics(t *testing.T) {
 		t.Errorf("%d ttft comparison rows, want mean p50 p90 p99", rows)
 	}
 	var text, md, junit bytes.Buffer
-	rep.WriteText(&text)
-	if err := rep.WriteMarkdown(&md); err != nil {
+	render.Text(&text, rep)
+	if err := render.Markdown(&md, rep); err != nil {
 		t.Fatal(err)
 	}
-	if err := rep.WriteJUnit(&junit); err != nil {
+	if err := render.JUnit(&junit, rep); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(junit.String(), `<property name="engine_metrics" value="vllm from `) || !strings.Contains(junit.String(), "client − server") {
@@ -199,7 +200,7 @@ func TestEngineMetricsFailuresNeverFailTheBurst(t *testing.T) {
 			}
 			e := rep.EngineMetrics
 			if e == nil || !strings.Contains(e.Error, c.want) {
-				t.Fatalf("engine metrics error %q, want %q", e.EngineSummary(), c.want)
+				t.Fatalf("engine metrics error %q, want %q", render.EngineSummary(e), c.want)
 			}
 			for _, f := range e.Figures {
 				if f.NA == "" || f.Mean != nil {
@@ -207,7 +208,7 @@ func TestEngineMetricsFailuresNeverFailTheBurst(t *testing.T) {
 				}
 			}
 			var text bytes.Buffer
-			rep.WriteText(&text)
+			render.Text(&text, rep)
 			if !strings.Contains(text.String(), "n/a: ") || !strings.Contains(text.String(), c.want) {
 				t.Errorf("text report lacks the reason %q:\n%s", c.want, text.String())
 			}
@@ -218,7 +219,7 @@ func TestEngineMetricsFailuresNeverFailTheBurst(t *testing.T) {
 // An old report, or one for a target without engine_metrics, says n/a.
 func TestNoEngineMetricsSaysNA(t *testing.T) {
 	var text bytes.Buffer
-	(&report.Report{}).WriteText(&text)
+	render.Text(&text, &report.Report{})
 	if !strings.Contains(text.String(), "engine metrics (server-wide, all clients): n/a: no engine metrics in this report") {
 		t.Errorf("text:\n%s", text.String())
 	}
@@ -236,7 +237,7 @@ func TestEngineQueueShareGrowsWithLoad(t *testing.T) {
 		rep := runAt(t, c, burstOf(config.ArrivalConstant, rate, 2*time.Second))
 		e := rep.EngineMetrics
 		if e == nil || e.Error != "" {
-			t.Fatalf("at %g/s: %s", rate, e.EngineSummary())
+			t.Fatalf("at %g/s: %s", rate, render.EngineSummary(e))
 		}
 		ttft, _ := e.Lookup("ttft")
 		queue, _ := e.Lookup("queue")
@@ -271,7 +272,7 @@ func TestSweepStepsHaveTheirOwnEngineWindow(t *testing.T) {
 	}
 	e := rep.EngineMetrics
 	if e == nil || e.Error != "" {
-		t.Fatalf("engine metrics: %s", e.EngineSummary())
+		t.Fatalf("engine metrics: %s", render.EngineSummary(e))
 	}
 	if f, _ := e.Lookup("e2e"); f.Count == nil || *f.Count != 4 {
 		t.Errorf("the best step's window counted %v requests, want its 4", f.Count)
@@ -308,6 +309,6 @@ func TestEngineReadKeepsAShardOnTime(t *testing.T) {
 		t.Errorf("dispatch delay %+v: the engine read made the shard late", d)
 	}
 	if e := rep.EngineMetrics; e == nil || !strings.Contains(e.Error, "the scrape before failed: timeout") {
-		t.Errorf("engine metrics: %s", e.EngineSummary())
+		t.Errorf("engine metrics: %s", render.EngineSummary(e))
 	}
 }

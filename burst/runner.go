@@ -17,6 +17,8 @@ import (
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/prober/targetinfo"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/store"
+	"github.com/llmprobe/llmprobe/report/verdict"
 )
 
 // Runner runs bursts against one target. The zero value of every field but
@@ -25,7 +27,7 @@ type Runner struct {
 	Client *prober.Client
 	// Store holds the previous report, for the regression verdict, and keeps
 	// the new one; nil keeps none.
-	Store *report.Store
+	Store *store.Store
 	// Baseline, when set, is compared with instead of the previous report.
 	Baseline *report.Report
 	GPU      GPU             // nil where llmprobe runs without GPUs
@@ -84,7 +86,7 @@ func (r Runner) Run(ctx context.Context, b config.Burst, scenarios []config.Scen
 	if r.From != nil {
 		rep.ExpectUpgrade(*r.From, r.MaxIncrease)
 	}
-	rep.Judge(previous)
+	verdict.Judge(rep, previous, b.MaxRegression)
 	if r.Store != nil {
 		// Saved even when the burst was cut short: a stopped burst is a result.
 		return rep, errors.Join(loadErr, r.Store.Save(rep, b.Keep))

@@ -17,6 +17,8 @@ import (
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/store"
+	"github.com/llmprobe/llmprobe/report/verdict"
 	"github.com/llmprobe/llmprobe/sim"
 )
 
@@ -140,7 +142,7 @@ func TestSafetyBrake(t *testing.T) {
 		t.Errorf("the burst ran %s of its 20s", stopped.Sub(start))
 	}
 	rep := report.Build(b, out, report.Meta{})
-	rep.Judge(nil)
+	verdict.Judge(rep, nil, b.MaxRegression)
 	if rep.Passed || !rep.Aborted {
 		t.Error("an aborted burst passed")
 	}
@@ -245,7 +247,7 @@ func (f *inFlight) Finished(string, string, string) { f.n.Add(-1) }
 func TestShutdownCountsInFlightAndSaves(t *testing.T) {
 	c := clientOf(t, hangAfterHeaders(t).URL, 30*time.Second)
 	b := burstOf(config.ArrivalConstant, 10, 10*time.Second)
-	store := report.NewStore(t.TempDir(), nil)
+	store := store.New(t.TempDir(), nil)
 	flying := &inFlight{}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	go func() {

@@ -10,7 +10,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/stats"
 )
 
 // The runtime's histograms behind the read side of a run's error bound:
@@ -42,17 +42,17 @@ func startSelfMeasure() selfMeasure {
 
 // done gives the run's scheduling latencies and GC pauses, or nil where
 // this runtime lacks either histogram.
-func (s selfMeasure) done() *report.RuntimeDelays {
+func (s selfMeasure) done() *stats.RuntimeDelays {
 	end := readRuntime()
 	read := s.probe.stop()
-	var tails [2]report.Tail
+	var tails [2]stats.Tail
 	for i := range tails {
 		if s.start[i].Value.Kind() != metrics.KindFloat64Histogram || end[i].Value.Kind() != metrics.KindFloat64Histogram {
 			return nil
 		}
 		tails[i] = TailOf(s.start[i].Value.Float64Histogram(), end[i].Value.Float64Histogram())
 	}
-	return &report.RuntimeDelays{SchedLatency: tails[0], GCPause: tails[1], ReadDelay: read}
+	return &stats.RuntimeDelays{SchedLatency: tails[0], GCPause: tails[1], ReadDelay: read}
 }
 
 // TailOf is the p99 (nearest rank) and max of the samples a cumulative
@@ -60,7 +60,7 @@ func (s selfMeasure) done() *report.RuntimeDelays {
 // bucket, so never under the truth. A sample in the open top bucket counts
 // as its finite lower edge (about 39 hours for the runtime's histograms),
 // which passes any objective. Without new samples both are null.
-func TailOf(before, after *metrics.Float64Histogram) report.Tail {
+func TailOf(before, after *metrics.Float64Histogram) stats.Tail {
 	delta := make([]uint64, len(after.Counts))
 	var total uint64
 	for i, c := range after.Counts {
@@ -74,7 +74,7 @@ func TailOf(before, after *metrics.Float64Histogram) report.Tail {
 		}
 	}
 	if total == 0 {
-		return report.Tail{}
+		return stats.Tail{}
 	}
 	// Bucket i holds [Buckets[i], Buckets[i+1]).
 	upper := func(i int) *float64 {
@@ -84,7 +84,7 @@ func TailOf(before, after *metrics.Float64Histogram) report.Tail {
 		}
 		return &v
 	}
-	t := report.Tail{Count: total}
+	t := stats.Tail{Count: total}
 	rank := uint64(math.Ceil(0.99 * float64(total)))
 	var seen uint64
 	for i, c := range delta {
@@ -113,7 +113,7 @@ const selfProbePeriod = 2 * time.Millisecond
 // burst of chunks, GC: whatever delays a token's read delays this one.
 type selfProbe struct {
 	cancel context.CancelFunc
-	done   chan report.Tail
+	done   chan stats.Tail
 }
 
 // selfProbeBuckets are the probe's histogram bounds: 1 µs to about 17 s,
@@ -130,22 +130,22 @@ var selfProbeBuckets = func() []float64 {
 // records nothing, and its part of the bound is n/a.
 func startSelfProbe() *selfProbe {
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &selfProbe{cancel: cancel, done: make(chan report.Tail, 1)}
+	p := &selfProbe{cancel: cancel, done: make(chan stats.Tail, 1)}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		p.done <- report.Tail{}
+		p.done <- stats.Tail{}
 		return p
 	}
 	defer ln.Close()
 	w, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {
-		p.done <- report.Tail{}
+		p.done <- stats.Tail{}
 		return p
 	}
 	r, err := ln.Accept()
 	if err != nil {
 		w.Close()
-		p.done <- report.Tail{}
+		p.done <- stats.Tail{}
 		return p
 	}
 	h := &metrics.Float64Histogram{Buckets: selfProbeBuckets, Counts: make([]uint64, len(selfProbeBuckets)-1)}
@@ -189,7 +189,7 @@ func startSelfProbe() *selfProbe {
 }
 
 // stop ends the probe and gives what it saw.
-func (p *selfProbe) stop() report.Tail {
+func (p *selfProbe) stop() stats.Tail {
 	p.cancel()
 	return <-p.done
 }

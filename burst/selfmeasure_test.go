@@ -11,7 +11,8 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/render"
+	"github.com/llmprobe/llmprobe/stats"
 )
 
 // The runtime's histograms as TailOf reads them: bucket i holds
@@ -29,15 +30,15 @@ func TestTailOf(t *testing.T) {
 	for _, tc := range []struct {
 		name          string
 		before, after *metrics.Float64Histogram
-		want          report.Tail
+		want          stats.Tail
 	}{
-		{"nothing new is n/a, not 0", hist(0, 5, 2), hist(0, 5, 2), report.Tail{}},
-		{"one sample: its bucket's upper bound", hist(), hist(0, 0, 1), report.Tail{Count: 1, P99: f(0.002), Max: f(0.002)}},
-		{"only the run's samples count", hist(0, 1000, 0, 0, 7), hist(0, 1099, 0, 0, 8), report.Tail{Count: 100, P99: f(0.001), Max: f(0.008)}},
-		{"p99 is the nearest rank", hist(), hist(0, 98, 0, 2), report.Tail{Count: 100, P99: f(0.004), Max: f(0.004)}},
-		{"zero-length waits", hist(), hist(0, 3), report.Tail{Count: 3, P99: f(0.001), Max: f(0.001)}},
-		{"the open top bucket counts as its lower edge", hist(), hist(0, 1, 0, 0, 0, 0, 1), report.Tail{Count: 2, P99: f(140737.488355328), Max: f(140737.488355328)}},
-		{"a count that seems to fall adds nothing", hist(0, 10, 5), hist(0, 12, 3), report.Tail{Count: 2, P99: f(0.001), Max: f(0.001)}},
+		{"nothing new is n/a, not 0", hist(0, 5, 2), hist(0, 5, 2), stats.Tail{}},
+		{"one sample: its bucket's upper bound", hist(), hist(0, 0, 1), stats.Tail{Count: 1, P99: f(0.002), Max: f(0.002)}},
+		{"only the run's samples count", hist(0, 1000, 0, 0, 7), hist(0, 1099, 0, 0, 8), stats.Tail{Count: 100, P99: f(0.001), Max: f(0.008)}},
+		{"p99 is the nearest rank", hist(), hist(0, 98, 0, 2), stats.Tail{Count: 100, P99: f(0.004), Max: f(0.004)}},
+		{"zero-length waits", hist(), hist(0, 3), stats.Tail{Count: 3, P99: f(0.001), Max: f(0.001)}},
+		{"the open top bucket counts as its lower edge", hist(), hist(0, 1, 0, 0, 0, 0, 1), stats.Tail{Count: 2, P99: f(140737.488355328), Max: f(140737.488355328)}},
+		{"a count that seems to fall adds nothing", hist(0, 10, 5), hist(0, 12, 3), stats.Tail{Count: 2, P99: f(0.001), Max: f(0.001)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := TailOf(tc.before, tc.after)
@@ -82,9 +83,9 @@ func TestBoundAtLowRate(t *testing.T) {
 		t.Errorf("limit %g from %q, want 0.1 from the TTFT objective", e.Limit, e.Objective)
 	}
 	if rep.ClientSaturated {
-		t.Errorf("30 requests at 10/s saturated the client: %s", rep.SaturationDetail())
+		t.Errorf("30 requests at 10/s saturated the client: %s", render.PageOf(rep).SaturationDetail)
 	}
-	t.Log(rep.BoundText())
+	t.Log(render.PageOf(rep).BoundText)
 }
 
 // A prober that cannot keep up is caught: on one P shared with CPU-bound
@@ -116,9 +117,9 @@ func TestSaturatedClientIsDetected(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !rep.ClientSaturated || rep.ErrorBound == nil || rep.ErrorBound.P99 == nil {
-		t.Fatalf("a starved client was not called saturated: %s; %s", rep.SaturationDetail(), rep.BoundText())
+		t.Fatalf("a starved client was not called saturated: %s; %s", render.PageOf(rep).SaturationDetail, render.PageOf(rep).BoundText)
 	}
-	t.Log(rep.BoundText())
+	t.Log(render.PageOf(rep).BoundText)
 }
 
 // busy burns CPU in a call the runtime can preempt even without

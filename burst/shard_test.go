@@ -15,7 +15,7 @@ import (
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober"
-	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/shard"
 	"github.com/llmprobe/llmprobe/sim"
 )
 
@@ -126,7 +126,7 @@ func TestShardRunnersSendTheWholeBurst(t *testing.T) {
 	alone := sent()
 
 	start := time.Now().Add(300 * time.Millisecond)
-	parts := make([]report.Part, 3)
+	parts := make([]shard.Part, 3)
 	var wg sync.WaitGroup
 	for i := range 3 {
 		wg.Add(1)
@@ -136,7 +136,7 @@ func TestShardRunnersSendTheWholeBurst(t *testing.T) {
 			if err != nil {
 				t.Error(err)
 			}
-			parts[i] = report.Part{Name: rep.ID, Report: rep}
+			parts[i] = shard.Part{Name: rep.ID, Report: rep}
 		}()
 	}
 	wg.Wait()
@@ -154,7 +154,7 @@ func TestShardRunnersSendTheWholeBurst(t *testing.T) {
 			}
 		}
 	}
-	merged, err := report.Merge(parts, nil)
+	merged, err := shard.Merge(parts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,8 @@ import (
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/render"
+	"github.com/llmprobe/llmprobe/report/shard"
 	"github.com/llmprobe/llmprobe/sim"
 )
 
@@ -291,7 +293,7 @@ func TestTraceShardRunnersMerge(t *testing.T) {
 	}
 	alone := sent()
 	start := time.Now().Add(300 * time.Millisecond)
-	parts := make([]report.Part, 2)
+	parts := make([]shard.Part, 2)
 	var wg sync.WaitGroup
 	for i := range 2 {
 		wg.Add(1)
@@ -301,14 +303,14 @@ func TestTraceShardRunnersMerge(t *testing.T) {
 			if err != nil {
 				t.Error(err)
 			}
-			parts[i] = report.Part{Name: rep.ID, Report: rep}
+			parts[i] = shard.Part{Name: rep.ID, Report: rep}
 		}()
 	}
 	wg.Wait()
 	if split := sent(); !slices.EqualFunc(split, alone, bytes.Equal) {
 		t.Errorf("the shards sent %d requests, one runner %d, and they differ", len(split), len(alone))
 	}
-	merged, err := report.Merge(parts, nil)
+	merged, err := shard.Merge(parts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -316,7 +318,7 @@ func TestTraceShardRunnersMerge(t *testing.T) {
 		t.Errorf("merged trace facts %+v, one runner's %+v (8 records)", merged.Trace, whole.Trace)
 	}
 	var text strings.Builder
-	merged.WriteText(&text)
+	render.Text(&text, merged)
 	if want := "trace ../replay/testdata/mooncake_sample.jsonl (mooncake, speedup 40): 8 records replayed; 1 prompts and 2 outputs clamped"; !strings.Contains(text.String(), want) {
 		t.Errorf("report text lacks %q:\n%s", want, text.String())
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/prober/targetinfo"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/store"
 	"github.com/llmprobe/llmprobe/target"
 )
 
@@ -140,7 +141,7 @@ func TestUpgradeBurstAgainstSim(t *testing.T) {
 	targets := target.NewSet(log.NewNopLogger())
 	defer targets.Stop()
 	done := make(reports, 4)
-	s := NewScheduler(context.Background(), log.NewNopLogger(), Runner{Store: report.NewStore(t.TempDir(), nil)}, done)
+	s := NewScheduler(context.Background(), log.NewNopLogger(), Runner{Store: store.New(t.TempDir(), nil)}, done)
 	defer s.Stop()
 	targets.OnInfo(s.TargetInfo)
 	cfg := upgradeConfig(t, srv.URL, "1s")

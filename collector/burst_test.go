@@ -9,6 +9,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/stats"
 )
 
 // The error bound is exported per burst as p99 and max, lint-clean; a
@@ -17,8 +18,8 @@ import (
 func TestBurstErrorBound(t *testing.T) {
 	p99, maxBound := 0.0006, 0.0033
 	bursts := NewBursts()
-	bursts.Finished(&report.Report{Burst: "measured", ClientSaturated: true, ErrorBound: &report.ErrorBound{P99: &p99, Max: &maxBound, Limit: 0.0001}}, nil)
-	bursts.Finished(&report.Report{Burst: "unsampled", ErrorBound: &report.ErrorBound{Limit: 0.01}}, nil)
+	bursts.Finished(&report.Report{Burst: "measured", ClientSaturated: true, ErrorBound: &stats.ErrorBound{P99: &p99, Max: &maxBound, Limit: 0.0001}}, nil)
+	bursts.Finished(&report.Report{Burst: "unsampled", ErrorBound: &stats.ErrorBound{Limit: 0.01}}, nil)
 	bursts.Restore(&report.Report{Burst: "old"})
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(bursts)

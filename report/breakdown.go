@@ -1,10 +1,6 @@
 package report
 
 import (
-	"fmt"
-	"io"
-	"text/tabwriter"
-
 	"github.com/llmprobe/llmprobe/prober"
 )
 
@@ -64,36 +60,4 @@ func newTTFTBreakdown(results []*prober.Result) *TTFTBreakdown {
 		b.Components = append(b.Components, ComponentSummary{Component: c, Summary: Summarize(samples[c]), Share: share})
 	}
 	return b
-}
-
-// EngineTimingsText says which requests carried the engine's own timings:
-// "412 of 420 (vllm_metrics 412)", or why the server side is not split.
-func (b *TTFTBreakdown) EngineTimingsText() string {
-	n := 0
-	var by string
-	for src, k := range b.EngineTimings {
-		n += k
-		by += fmt.Sprintf(" %s %d", src, k)
-	}
-	if n == 0 {
-		return fmt.Sprintf("none of %d requests: the engine reported no per-request timings, so the server side is one part (server_other); vLLM reports them when started with --enable-per-request-metrics and asked with extra_body include_metrics: true", b.Requests)
-	}
-	return fmt.Sprintf("%d of %d requests (%s)", n, b.Requests, by[1:])
-}
-
-// writeBreakdown writes the TTFT split table of the text report.
-func (r *Report) writeBreakdown(out io.Writer) {
-	b := r.TTFTBreakdown
-	if b == nil {
-		fmt.Fprintln(out, "\nTTFT split: n/a (no successful request was split)")
-		return
-	}
-	fmt.Fprintf(out, "\nTTFT split over %d requests; engine timings from %s\n", b.Requests, b.EngineTimingsText())
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "component\tsamples\tp50\tp90\tp99\tmean\tshare\t")
-	for _, c := range b.Components {
-		s := c.Summary
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%.1f%%\t\n", c.Component, s.Count, ms(s, s.P50), ms(s, s.P90), ms(s, s.P99), ms(s, s.Mean), 100*c.Share)
-	}
-	_ = tw.Flush()
 }

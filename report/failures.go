@@ -34,10 +34,12 @@ type FailedRequest struct {
 	Log     []string       `json:"log"`
 }
 
-// Bounds on the failures a report keeps.
+// Bounds on the failures a report keeps: the kinds of failure, and the
+// failed requests kept whole (MaxFailedSamples, which a merged report
+// picks from its shards' too).
 const (
 	maxFailureGroups = 10
-	maxFailedSamples = 10
+	MaxFailedSamples = 10
 )
 
 // failures groups the failed results by (outcome, phase, reason, status),
@@ -76,8 +78,8 @@ func failures(results []*prober.Result, start time.Time) ([]FailureGroup, []Fail
 		out = out[:maxFailureGroups]
 	}
 	var samples []FailedRequest
-	for i := range min(len(failed), maxFailedSamples) {
-		r := failed[i*len(failed)/min(len(failed), maxFailedSamples)]
+	for i := range min(len(failed), MaxFailedSamples) {
+		r := failed[i*len(failed)/min(len(failed), MaxFailedSamples)]
 		samples = append(samples, FailedRequest{
 			At: round6(r.Sched.Sub(start).Seconds()), Outcome: r.Outcome, Phase: r.Phase, Reason: r.Reason,
 			Status: r.HTTPStatus, Error: r.Error, Body: r.Body, Log: r.Log,

@@ -17,6 +17,8 @@ import (
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/internal/reporttest"
+	"github.com/llmprobe/llmprobe/report/verdict"
 	"github.com/llmprobe/llmprobe/sim"
 )
 
@@ -24,38 +26,6 @@ var (
 	update = flag.Bool("update", false, "rewrite testdata/report.golden.json from the recorded runs")
 	record = flag.Bool("record", false, "run the golden bursts against the simulated engine again, rewrite testdata/run-*.json and the golden report; check the numbers before committing")
 )
-
-// recorded is one real burst against the simulated engine, kept so that the
-// golden report is built from measured requests, byte for byte.
-type recorded struct {
-	EngineVersion string     `json:"engine_version"`
-	Run           report.Run `json:"run"`
-}
-
-// The drill the product exists for: the same burst before and after an
-// engine upgrade that made prefill 20 ms slower and started shedding load.
-var upgrade = []struct {
-	file, version string
-	prefill       time.Duration
-	errorRate     float64
-}{
-	{"run-before.json", "0.11.0", 40 * time.Millisecond, 0},
-	{"run-after.json", "0.12.0", 60 * time.Millisecond, 0.1},
-}
-
-func goldenBurst() (config.Burst, config.Scenario) {
-	b := config.DefaultBurst
-	b.Name, b.Target = "b", "t"
-	b.Scenarios = []config.WeightedScenario{{Scenario: "s", Weight: 1}}
-	b.Arrival = config.Arrival{Process: config.ArrivalPoisson, Rate: 10, Burstiness: 1}
-	b.Requests = 20
-	b.Warmup = config.Warmup{Requests: 2}
-	b.MaxRegression = []config.MaxRegression{{Metric: "ttft", Quantile: "p99", MaxIncrease: 0.2, Significant: true}}
-	s := testkit.Scenario()
-	s.OutputTokens = config.Distribution{Kind: config.DistFixed, Value: 5}
-	s.SLO = config.SLO{TTFT: config.Duration(100 * time.Millisecond), TargetRatio: 0.9}
-	return b, s
-}
 
 // observed keeps a burst's measured results.
 type observed struct {
@@ -74,7 +44,7 @@ const decodeStep = 10 * time.Millisecond
 
 // recordRun runs the golden burst against a sim with the given prefill
 // cost and 503 rate.
-func recordRun(t *testing.T, version string, prefill time.Duration, errorRate float64) recorded {
+func recordRun(t *testing.T, version string, prefill time.Duration, errorRate float64) reporttest.Recorded {
 	srv, _ := testkit.StartSim(t, func(c *sim.Config) {
 		c.Version, c.Seed = version, 7
 		c.PrefillBase, c.PrefillPerToken, c.DecodeBase, c.DecodePerSeq = prefill, 0, decodeStep, 0
@@ -85,7 +55,7 @@ func recordRun(t *testing.T, version string, prefill time.Duration, errorRate fl
 		t.Fatal(err)
 	}
 	defer client.Close()
-	b, s := goldenBurst()
+	b, s := reporttest.GoldenBurst()
 	seen := &observed{}
 	rep, err := burst.Runner{Client: client, Observer: seen}.Run(context.Background(), b, []config.Scenario{s})
 	if err != nil {
@@ -97,24 +67,11 @@ func recordRun(t *testing.T, version string, prefill time.Duration, errorRate fl
 			r.Log = nil // the report keeps the timelines of failed requests only
 		}
 	}
-	return recorded{EngineVersion: rep.EngineVersion, Run: report.Run{
+	return reporttest.Recorded{EngineVersion: rep.EngineVersion, Run: report.Run{
 		Rate: rep.Rate, Start: rep.Start, End: rep.End, Planned: rep.PlannedRequests, Warmup: rep.WarmupRequests,
 		AllOutputTokens: rep.AllOutputTokens, Results: seen.results, Aborted: rep.Aborted, AbortReason: rep.AbortReason,
 		Runtime: rep.ErrorBound.Runtime,
 	}}
-}
-
-func fixture(t *testing.T, file string) recorded {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("testdata", file))
-	if err != nil {
-		t.Fatalf("%v (record it: go test ./report -run ReportGolden -record)", err)
-	}
-	var r recorded
-	if err := json.Unmarshal(raw, &r); err != nil {
-		t.Fatalf("%s: %v", file, err)
-	}
-	return r
 }
 
 func writeJSON(t *testing.T, path string, v any) {
@@ -133,19 +90,19 @@ func writeJSON(t *testing.T, path string, v any) {
 // the bytes, the test spells out the facts a reader checks in it.
 func TestReportGolden(t *testing.T) {
 	if *record {
-		for _, u := range upgrade {
-			writeJSON(t, filepath.Join("testdata", u.file), recordRun(t, u.version, u.prefill, u.errorRate))
+		for _, u := range reporttest.Upgrade {
+			writeJSON(t, filepath.Join("testdata", u.File), recordRun(t, u.Version, u.Prefill, u.ErrorRate))
 		}
 	}
-	before, after := fixture(t, upgrade[0].file), fixture(t, upgrade[1].file)
-	b, s := goldenBurst()
+	before, after := reporttest.Fixture(t, reporttest.Upgrade[0].File), reporttest.Fixture(t, reporttest.Upgrade[1].File)
+	b, s := reporttest.GoldenBurst()
 	meta := func(engineVersion string) report.Meta {
 		return report.Meta{Model: "m", Engine: "llmprobe-sim", EngineVersion: engineVersion, Version: "test", Host: "host", Scenarios: []config.Scenario{s}}
 	}
 	prev := report.Build(b, before.Run, meta(before.EngineVersion))
-	prev.Judge(nil)
+	verdict.Judge(prev, nil, b.MaxRegression)
 	rep := report.Build(b, after.Run, meta(after.EngineVersion))
-	rep.Judge(prev)
+	verdict.Judge(rep, prev, b.MaxRegression)
 
 	got, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
@@ -168,7 +125,7 @@ func TestReportGolden(t *testing.T) {
 		rep     *report.Report
 		run     report.Run
 		prefill time.Duration
-	}{{"before", prev, before.Run, upgrade[0].prefill}, {"after", rep, after.Run, upgrade[1].prefill}} {
+	}{{"before", prev, before.Run, reporttest.Upgrade[0].Prefill}, {"after", rep, after.Run, reporttest.Upgrade[1].Prefill}} {
 		r := tc.rep
 		if r.PlannedRequests != 20 || r.Requests != 20 || r.WarmupRequests != 2 || r.Aborted {
 			t.Errorf("%s: planned %d, measured %d, warmup %d, aborted %v", tc.name, r.PlannedRequests, r.Requests, r.WarmupRequests, r.Aborted)

@@ -1,6 +1,6 @@
-// Package report builds, judges and stores burst reports: exact summaries,
-// failures with their reasons, gates, the regression against a baseline, and
-// the one verdict.
+// Package report is the burst report's model, and Build, which makes one
+// from a run's measured requests: exact summaries, failures with their
+// reasons, where TTFT went, the client's error bound and the SLO gates.
 package report
 
 import (
@@ -11,6 +11,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/prober"
+	"github.com/llmprobe/llmprobe/stats"
 )
 
 // Report is the saved result of one burst (or sweep). It carries everything
@@ -70,8 +71,8 @@ type Report struct {
 	// a tenth of the tightest objective: the numbers describe the prober.
 	ClientSaturated bool `json:"client_saturated"`
 	// ErrorBound is null in reports written before llmprobe measured it.
-	ErrorBound *ErrorBound `json:"error_bound,omitempty"`
-	Regression *Regression `json:"regression,omitempty"`
+	ErrorBound *stats.ErrorBound `json:"error_bound,omitempty"`
+	Regression *Regression       `json:"regression,omitempty"`
 	// Trace is what a trace replay changed or left out; nil for other processes.
 	Trace *TraceReplay `json:"trace,omitempty"`
 	// RegressionSkipped says why there is no regression verdict.
@@ -97,8 +98,6 @@ type Report struct {
 	Shard  *ShardPart `json:"shard,omitempty"`
 	Merged *Merged    `json:"merged,omitempty"`
 
-	// maxRegression is the burst's max_regression, for Judge.
-	maxRegression []config.MaxRegression
 	// engineScrapes are the run's engine pages, for AttachEngineMetrics.
 	engineScrapes *EngineScrapes
 }
@@ -208,7 +207,7 @@ type Run struct {
 	AbortReason string
 	// Runtime is the client's read side during the run; nil where it was
 	// not sampled.
-	Runtime *RuntimeDelays
+	Runtime *stats.RuntimeDelays
 	// Shard, when its Count is above 1, says the run was one replica's
 	// share of a split burst whose arrival offsets count from Origin.
 	Shard  config.Shard
@@ -265,11 +264,9 @@ type Meta struct {
 const (
 	maxSeriesPoints = 2000
 	maxSamples      = 5000
-	// significanceLevel is the p-value under which a change counts as real.
-	significanceLevel = 0.05
 )
 
-// Build turns a run into a report; Judge then gives its verdict.
+// Build turns a run into a report; verdict.Judge then gives its verdict.
 func Build(b config.Burst, o Run, meta Meta) *Report {
 	r := &Report{
 		ID:    o.ID,
@@ -280,7 +277,7 @@ func Build(b config.Burst, o Run, meta Meta) *Report {
 		PlannedRequests: o.Planned, Requests: len(o.Results), AllOutputTokens: o.AllOutputTokens,
 		Outcomes: map[prober.Outcome]int{}, TokenSources: map[prober.TokenSource]int{},
 		Latency: map[string]Summary{}, Aborted: o.Aborted, AbortReason: o.AbortReason,
-		Samples: map[string][]float64{}, maxRegression: b.MaxRegression,
+		Samples:       map[string][]float64{},
 		engineScrapes: o.Engine,
 	}
 	if r.ID == "" {
@@ -292,83 +289,18 @@ func Build(b config.Burst, o Run, meta Meta) *Report {
 	r.NotSent = notSent(o.NotSent)
 	r.Trace = o.Trace
 	r.Failures, r.FailedSamples = failures(o.Results, o.Start)
-	dur := o.End.Sub(o.Start).Seconds()
-	r.DurationSeconds = dur
-	samples := map[string][]float64{}
-	met := map[string]int{}
-	checked := map[string]int{}
-	var prompt, output, goodOut, good, judged, arrivals int
-	var lastSched time.Time
+	r.DurationSeconds = o.End.Sub(o.Start).Seconds()
+	t := tally{samples: map[string][]float64{}, met: map[string]int{}, checked: map[string]int{}}
 	for _, res := range o.Results {
-		r.Outcomes[res.Outcome]++
-		if res.Outcome == prober.OutcomeCancelled {
-			continue // llmprobe stopped it: it says nothing about the target
-		}
-		judged++
-		samples["dispatch_delay"] = append(samples["dispatch_delay"], res.DispatchDelay.Seconds())
-		// The rate is of arrivals: a conversation's later turns are no arrival.
-		if res.Turn <= 1 {
-			arrivals++
-			if res.Sched.After(lastSched) {
-				lastSched = res.Sched
-			}
-		}
-		for _, c := range res.Checks {
-			checked[c.Objective]++
-			if c.Met {
-				met[c.Objective]++
-			}
-		}
-		if res.Outcome != prober.OutcomeSuccess {
-			continue
-		}
-		r.TokenSources[res.TokenSource]++
-		if res.FirstTokenSeen() {
-			samples["ttft"] = append(samples["ttft"], res.TTFT.Seconds())
-			if len(r.TTFTSeries) < maxSeriesPoints {
-				r.TTFTSeries = append(r.TTFTSeries, [2]float64{round6(res.Sched.Sub(o.Start).Seconds()), round6(res.TTFT.Seconds())})
-			}
-		}
-		if res.Reasoned() && res.TTFTAnswer > 0 {
-			samples["ttft_answer"] = append(samples["ttft_answer"], res.TTFTAnswer.Seconds())
-		}
-		if res.OutputTokens > 1 && res.FirstTokenSeen() {
-			samples["tpot"] = append(samples["tpot"], res.TPOT.Seconds())
-		}
-		for _, d := range res.ITL {
-			samples["itl"] = append(samples["itl"], d.Seconds())
-		}
-		samples["e2e"] = append(samples["e2e"], res.E2E.Seconds())
-		p := res.PromptTokensReported
-		if p == 0 {
-			p = res.PromptTokensRequested
-		}
-		prompt += p
-		output += res.OutputTokens
-		if res.Good {
-			good++
-			goodOut += res.OutputTokens
-		}
+		t.add(r, res, o.Start)
 	}
 	for _, m := range []string{"ttft", "tpot"} {
-		r.Samples[m] = thin(samples[m], maxSamples)
+		r.Samples[m] = thin(t.samples[m], maxSamples)
 	}
 	for _, m := range config.BurstMetrics {
-		r.Latency[m] = Summarize(samples[m])
+		r.Latency[m] = Summarize(t.samples[m])
 	}
-	if dur > 0 {
-		perSecond := func(n int) *float64 { return figure(float64(n)/dur, true) }
-		r.Throughput = Throughput{Requests: perSecond(r.Outcomes[prober.OutcomeSuccess]), PromptTokens: perSecond(prompt), OutputTokens: perSecond(output), TotalTokens: perSecond(prompt + output)}
-		r.Goodput.Requests, r.Goodput.OutputTokens = perSecond(good), perSecond(goodOut)
-	}
-	if span := lastSched.Sub(o.Start).Seconds(); span > 0 && arrivals > 1 {
-		r.AchievedRate = figure(float64(arrivals-1)/span, true)
-	}
-	r.Goodput.Ratio = figure(float64(good)/float64(judged), judged > 0)
-	r.Goodput.PerObjective = map[string]float64{}
-	for obj, n := range checked {
-		r.Goodput.PerObjective[obj] = float64(met[obj]) / float64(n)
-	}
+	t.rates(r, o.Start)
 	r.TTFTBreakdown = newTTFTBreakdown(o.Results)
 	r.Turns = newTurns(o.Results)
 	r.PromptCache = newPromptCache(o.Results)
@@ -379,6 +311,86 @@ func Build(b config.Burst, o Run, meta Meta) *Report {
 		r.Shard = newShardPart(o)
 	}
 	return r
+}
+
+// tally adds up a run's results as Build reads them: the samples of each
+// latency, tokens, arrivals, and the requests that met each objective.
+type tally struct {
+	samples                                         map[string][]float64
+	met, checked                                    map[string]int
+	prompt, output, goodOut, good, judged, arrivals int
+	lastSched                                       time.Time
+}
+
+// add counts one result, and its outcome, token source and TTFT point in r.
+func (t *tally) add(r *Report, res *prober.Result, start time.Time) {
+	r.Outcomes[res.Outcome]++
+	if res.Outcome == prober.OutcomeCancelled {
+		return // llmprobe stopped it: it says nothing about the target
+	}
+	t.judged++
+	t.samples["dispatch_delay"] = append(t.samples["dispatch_delay"], res.DispatchDelay.Seconds())
+	// The rate is of arrivals: a conversation's later turns are no arrival.
+	if res.Turn <= 1 {
+		t.arrivals++
+		if res.Sched.After(t.lastSched) {
+			t.lastSched = res.Sched
+		}
+	}
+	for _, c := range res.Checks {
+		t.checked[c.Objective]++
+		if c.Met {
+			t.met[c.Objective]++
+		}
+	}
+	if res.Outcome != prober.OutcomeSuccess {
+		return
+	}
+	r.TokenSources[res.TokenSource]++
+	if res.FirstTokenSeen() {
+		t.samples["ttft"] = append(t.samples["ttft"], res.TTFT.Seconds())
+		if len(r.TTFTSeries) < maxSeriesPoints {
+			r.TTFTSeries = append(r.TTFTSeries, [2]float64{round6(res.Sched.Sub(start).Seconds()), round6(res.TTFT.Seconds())})
+		}
+	}
+	if res.Reasoned() && res.TTFTAnswer > 0 {
+		t.samples["ttft_answer"] = append(t.samples["ttft_answer"], res.TTFTAnswer.Seconds())
+	}
+	if res.OutputTokens > 1 && res.FirstTokenSeen() {
+		t.samples["tpot"] = append(t.samples["tpot"], res.TPOT.Seconds())
+	}
+	for _, d := range res.ITL {
+		t.samples["itl"] = append(t.samples["itl"], d.Seconds())
+	}
+	t.samples["e2e"] = append(t.samples["e2e"], res.E2E.Seconds())
+	p := res.PromptTokensReported
+	if p == 0 {
+		p = res.PromptTokensRequested
+	}
+	t.prompt += p
+	t.output += res.OutputTokens
+	if res.Good {
+		t.good++
+		t.goodOut += res.OutputTokens
+	}
+}
+
+// rates sets r's throughput, goodput and achieved rate from the tally, over
+// the measured part's span from start.
+func (t *tally) rates(r *Report, start time.Time) {
+	if dur := r.DurationSeconds; dur > 0 {
+		perSecond := func(n int) *float64 { return figure(float64(n)/dur, true) }
+		r.Throughput = Throughput{Requests: perSecond(r.Outcomes[prober.OutcomeSuccess]), PromptTokens: perSecond(t.prompt), OutputTokens: perSecond(t.output), TotalTokens: perSecond(t.prompt + t.output)}
+		r.Goodput.Requests, r.Goodput.OutputTokens = perSecond(t.good), perSecond(t.goodOut)
+	}
+	if span := t.lastSched.Sub(start).Seconds(); span > 0 && t.arrivals > 1 {
+		r.AchievedRate = figure(float64(t.arrivals-1)/span, true)
+	}
+	r.Goodput.Ratio = figure(float64(t.good)/float64(t.judged), t.judged > 0)
+	r.Goodput.PerObjective = map[string]float64{}
+	for obj, n := range t.checked {
+		r.Goodput.PerObjective[obj] = float64(t.met[obj]) / float64(n)
+	}
 }
 
 // figure is v, or nil (n/a) when it has no samples behind it.

@@ -144,37 +144,6 @@ func newShardPart(o Run) *ShardPart {
 	return p
 }
 
-// result rebuilds what Build reads of the row's request.
-func (q ShardRequest) result(start time.Time) *prober.Result {
-	res := &prober.Result{
-		Sched: start.Add(time.Duration(q.At)), Outcome: q.Outcome, DispatchDelay: time.Duration(q.Dispatch), E2E: time.Duration(q.E2E),
-		TPOT: time.Duration(q.TPOT), OutputTokens: q.Output, PromptTokensReported: q.Prompt, TokenSource: q.Source, Good: q.Good,
-		Turn: q.Turn, Scenario: q.Scenario,
-		Phase: q.Phase, Reason: q.Reason, HTTPStatus: q.Status, Error: q.Error,
-	}
-	if q.TTFT != nil {
-		res.TTFT, res.OutputChunks = time.Duration(*q.TTFT), 1
-	}
-	for _, c := range prober.Components {
-		if d, ok := q.Parts[c]; ok {
-			res.TTFTParts = append(res.TTFTParts, prober.TTFTPart{Component: c, D: time.Duration(d)})
-		}
-	}
-	if q.Engine != "" {
-		res.Engine = &prober.EngineTimings{Source: q.Engine}
-	}
-	if q.Cached != nil {
-		res.CachedPromptTokens, res.CachedReported = *q.Cached, true
-	}
-	for _, o := range q.Met {
-		res.Checks = append(res.Checks, prober.Check{Objective: o, Met: true})
-	}
-	for _, o := range q.Missed {
-		res.Checks = append(res.Checks, prober.Check{Objective: o})
-	}
-	return res
-}
-
 // Merged says a report was merged from the reports of a burst's shards.
 type Merged struct {
 	// Start is the instant the shards' arrival offsets counted from.
@@ -194,5 +163,5 @@ type MergedShard struct {
 	ClientSaturated bool   `json:"client_saturated,omitempty"`
 }
 
-// label is "shard 1/3".
-func (p *ShardPart) label() string { return fmt.Sprintf("shard %d/%d", p.Index, p.Count) }
+// String is "shard 1/3".
+func (p *ShardPart) String() string { return fmt.Sprintf("shard %d/%d", p.Index, p.Count) }

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/stats"
 )
 
 // Sweep gathers the steps of a rate sweep, decides whether each held the
@@ -38,8 +39,8 @@ func (s *Sweep) Add(run Run) bool {
 // Report is the highest passing step's report, carrying every step and the
 // rate it held as max_rate_under_slo; with no step passing, the first
 // step's. Its error bound is the worst of every step's, and its client was
-// saturated if any step's was: the knee rests on every step. Judge gives
-// its verdict.
+// saturated if any step's was: the knee rests on every step. verdict.Judge
+// gives its verdict.
 func (s *Sweep) Report() *Report {
 	best := -1
 	for i, st := range s.steps {
@@ -61,9 +62,9 @@ func (s *Sweep) Report() *Report {
 	rep.Sweep = s.steps
 	rep.AllOutputTokens = s.tokens
 	if len(s.reports) > 0 {
-		var worst *ErrorBound
+		var worst *stats.ErrorBound
 		for _, step := range s.reports {
-			worst = worseBound(worst, step.ErrorBound)
+			worst = stats.WorseBound(worst, step.ErrorBound)
 			rep.ClientSaturated = rep.ClientSaturated || step.ClientSaturated
 		}
 		rep.ErrorBound = worst

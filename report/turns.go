@@ -2,11 +2,8 @@ package report
 
 import (
 	"cmp"
-	"fmt"
-	"io"
 	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/llmprobe/llmprobe/prober"
 )
@@ -52,16 +49,6 @@ func newPromptCache(results []*prober.Result) *PromptCache {
 		c.HitRatio = float64(c.CachedTokens) / float64(c.PromptTokens)
 	}
 	return &c
-}
-
-// PromptCacheText says in one line what the engine's prefix cache served.
-func (r *Report) PromptCacheText() string {
-	c := r.PromptCache
-	if c == nil {
-		return "prefix cache: n/a (the engine's usage reported no cached prompt tokens; vLLM does with --enable-prompt-tokens-details)"
-	}
-	return fmt.Sprintf("prefix cache: %.1f%% of prompt tokens served from the engine's cache (%d of %d, its usage over %d of %d successful requests)",
-		100*c.HitRatio, c.CachedTokens, c.PromptTokens, c.Requests, r.Outcomes[prober.OutcomeSuccess])
 }
 
 // newTurns summarises the conversation turns among results by scenario and
@@ -112,55 +99,4 @@ func newTurns(results []*prober.Result) []TurnSummary {
 	}
 	slices.SortFunc(out, func(x, y TurnSummary) int { return cmp.Or(strings.Compare(x.Scenario, y.Scenario), x.Turn-y.Turn) })
 	return out
-}
-
-// TurnRows are the by-turn table's cells, formatted for reading (n/a where
-// no figure), shared by the text, Markdown and HTML reports.
-func (r *Report) TurnRows() [][]string {
-	rows := make([][]string, 0, len(r.Turns))
-	for _, t := range r.Turns {
-		s := t.TTFT
-		rows = append(rows, []string{t.Scenario, fmt.Sprint(t.Turn), fmt.Sprintf("%d/%d", t.Succeeded, t.Requests),
-			ms(s, s.P50), ms(s, s.P90), ms(s, s.P99), na(t.PromptTokens, "%.0f", 1), na(t.CachedTokens, "%.0f", 1)})
-	}
-	return rows
-}
-
-// TurnHeader names TurnRows' columns.
-func (*Report) TurnHeader() []string {
-	return []string{"scenario", "turn", "ok/sent", "TTFT p50", "p90", "p99", "prompt tokens", "cached tokens"}
-}
-
-// writeTurns writes the prefix cache line and the by-turn table of the
-// text report, when there is one.
-func (r *Report) writeTurns(out io.Writer) {
-	fmt.Fprintln(out, "\n"+r.PromptCacheText())
-	if len(r.Turns) == 0 {
-		return
-	}
-	fmt.Fprintln(out, "\nConversations, TTFT by turn (the prefix cache serves the history from turn 2):")
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, strings.Join(r.TurnHeader(), "\t")+"\t")
-	for _, row := range r.TurnRows() {
-		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
-	}
-	_ = tw.Flush()
-}
-
-// markdownTurns writes the prefix cache line and the by-turn table in
-// Markdown, when there is one.
-func (r *Report) markdownTurns(b *strings.Builder) {
-	if r.PromptCache != nil {
-		b.WriteString("\n" + md(r.PromptCacheText()) + ".\n")
-	}
-	if len(r.Turns) == 0 {
-		return
-	}
-	b.WriteString("\nConversations, TTFT by turn:\n\n| " + strings.Join(r.TurnHeader(), " | ") + " |\n|---|--:|--:|--:|--:|--:|--:|--:|\n")
-	for _, row := range r.TurnRows() {
-		for i := range row {
-			row[i] = md(row[i])
-		}
-		b.WriteString("| " + strings.Join(row, " | ") + " |\n")
-	}
 }

@@ -15,7 +15,6 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"net/http"
@@ -29,6 +28,8 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/bench/internal/simchild"
+	"github.com/llmprobe/llmprobe/prober"
+	"github.com/llmprobe/llmprobe/report/store"
 	"github.com/llmprobe/llmprobe/sim"
 )
 
@@ -175,15 +176,9 @@ func rssAnon(pid int) (int64, error) {
 }
 
 // outcomesOf is the report's measured requests by outcome.
-func outcomesOf(file string) (map[string]int, error) {
-	data, err := os.ReadFile(file)
+func outcomesOf(file string) (map[prober.Outcome]int, error) {
+	r, err := store.Read(file)
 	if err != nil {
-		return nil, err
-	}
-	var r struct {
-		Outcomes map[string]int `json:"outcomes"`
-	}
-	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, err
 	}
 	return r.Outcomes, nil

@@ -15,6 +15,7 @@ import (
 	"github.com/llmprobe/llmprobe/dashboards"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/store"
 )
 
 // The engine-upgrade drill, end to end: a real llmprobe probes a sim (the
@@ -216,7 +217,7 @@ scrape_configs:
     static_configs: [{targets: [%q]}]
 `, rules, strings.TrimPrefix(am, "http://"), strings.TrimPrefix(d.base, "http://")))
 
-	store := report.NewStore(storage, nil)
+	store := store.New(storage, nil)
 	testkit.WaitUntil(t, "the on_start run's report", 30*time.Second, func() bool {
 		r, _ := store.Latest(drillBurst)
 		return r != nil

@@ -12,7 +12,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/internal/daemon"
 )
 
 type gateCommand struct {
@@ -73,13 +72,13 @@ func (c *gateCommand) run() int {
 	shard, err := config.ParseShard(*c.shard)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "llmprobe gate: --burst.shard: %v\n", err)
-		return 2
+		return gateError
 	}
 	var start time.Time
 	if *c.start != "" {
 		if start, err = time.Parse(time.RFC3339Nano, *c.start); err != nil {
 			fmt.Fprintf(os.Stderr, "llmprobe gate: --burst.start: %q is not an RFC 3339 time like 2026-06-01T12:00:00Z\n", *c.start)
-			return 2
+			return gateError
 		}
 	}
 	o := config.Override{URL: *c.targetURL, Model: *c.model}
@@ -89,7 +88,7 @@ func (c *gateCommand) run() int {
 	if c.durationSet {
 		o.Duration = c.duration
 	}
-	return daemon.Gate(ctx, daemon.GateOptions{
+	return gate(ctx, gateOptions{
 		ConfigFile: *c.configFile, Burst: *c.burst, Override: o,
 		Output: *c.output, JUnit: *c.junit, Markdown: *c.markdown,
 		StoragePath: *c.storagePath, Baseline: *c.baseline, GPU: *c.gpu,

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/store"
 )
 
 func gateConfig(t *testing.T, url, ttft string) string {
@@ -65,7 +68,7 @@ func TestGateExitCodes(t *testing.T) {
 	if err != nil || json.Unmarshal(b, &rep) != nil || rep.Requests != 20 || !rep.Passed {
 		t.Fatalf("report %s: %v %+v", output, err, rep)
 	}
-	if list, _ := report.NewStore(storage, nil).List(); len(list["release"]) != 1 {
+	if list, _ := store.New(storage, nil).List(); len(list["release"]) != 1 {
 		t.Errorf("stored reports: %v", list)
 	}
 
@@ -135,7 +138,7 @@ func TestRestartRestoresBurstGauges(t *testing.T) {
 	if code != 200 || !strings.Contains(page, `class="chart percentiles"`) {
 		t.Errorf("/bursts (%d) lacks the chart:\n%s", code, page)
 	}
-	list, _ := report.NewStore(storage, nil).List()
+	list, _ := store.New(storage, nil).List()
 	if code, body := d.get("/bursts/" + list["release"][0] + ".json"); code != 200 || !strings.Contains(body, `"burst": "release"`) {
 		t.Errorf("report JSON: %d %s", code, body)
 	}
@@ -347,5 +350,24 @@ func TestGateUsageErrors(t *testing.T) {
 		if strings.Contains(string(out), "hunter22") {
 			t.Errorf("%v: the output shows the password:\n%s", tc.args, out)
 		}
+	}
+}
+
+// The gate against each way a target breaks (the daemon's failure catalogue
+// runs the same targets): not measured, and it says why.
+func TestGateFailureCatalogue(t *testing.T) {
+	for _, tc := range testkit.Faults() {
+		t.Run(tc.Name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "llmprobe.yml")
+			if err := os.WriteFile(path, []byte(testkit.FaultConfig(tc, tc.URL(t))), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			var stdout, stderr bytes.Buffer
+			code := gate(context.Background(), gateOptions{ConfigFile: path, Burst: "catalogue", StoragePath: t.TempDir(), Stdout: &stdout, Stderr: &stderr})
+			if code != gateUnmeasured || !strings.Contains(stderr.String(), "target faulty") || !strings.Contains(stderr.String(), tc.Reason) || !strings.Contains(stderr.String(), tc.In) {
+				t.Errorf("gate: exit %d, want %d, saying target faulty, %s and %q:\n%s%s", code, gateUnmeasured, tc.Reason, tc.In, stderr.String(), stdout.String())
+			}
+		})
 	}
 }

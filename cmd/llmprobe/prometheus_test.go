@@ -19,6 +19,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/dashboards"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/store"
 	"github.com/llmprobe/llmprobe/sim"
 )
 
@@ -106,7 +107,7 @@ func TestDashboardsAndRulesAgainstPrometheus(t *testing.T) {
 		engines[engine] = familySim(t, engine)
 	}
 	storage := t.TempDir()
-	store := report.NewStore(storage, nil)
+	store := store.New(storage, nil)
 	// A stored earlier run, so the burst has a regression verdict to export.
 	// A baseline of the same target, model and scenario mix.
 	previous := &report.Report{ID: "e2e-20200101T000000Z", Burst: "e2e", Target: "sim", Model: "sim-model",

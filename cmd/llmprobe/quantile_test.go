@@ -16,6 +16,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/store"
 )
 
 // startPrometheus runs a real Prometheus scraping job=llmprobe at target
@@ -120,7 +121,7 @@ bursts:
 
 	var rep *report.Report
 	testkit.WaitUntil(t, "the burst's report", 90*time.Second, func() bool {
-		rep, _ = report.NewStore(storage, nil).Latest("p99")
+		rep, _ = store.New(storage, nil).Latest("p99")
 		return rep != nil
 	})
 	exact := rep.Latency["ttft"]

@@ -2,8 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +12,9 @@ import (
 
 	"github.com/llmprobe/llmprobe/internal/web"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/render"
+	"github.com/llmprobe/llmprobe/report/shard"
+	"github.com/llmprobe/llmprobe/report/store"
 )
 
 type reportShowCommand struct {
@@ -48,30 +49,30 @@ func newReportCommands(app *kingpin.Application) (*reportShowCommand, *reportMer
 }
 
 func (c *reportMergeCommand) run(stdout, stderr io.Writer) int {
-	parts := make([]report.Part, 0, len(*c.files))
+	parts := make([]shard.Part, 0, len(*c.files))
 	for _, f := range *c.files {
-		rep, err := readReport(f)
+		rep, err := store.Read(f)
 		if err != nil {
 			fmt.Fprintf(stderr, "llmprobe report merge: %v\n", err)
 			return 2
 		}
-		parts = append(parts, report.Part{Name: f, Report: rep})
+		parts = append(parts, shard.Part{Name: f, Report: rep})
 	}
 	var baseline *report.Report
 	if *c.baseline != "" {
 		var err error
-		if baseline, err = readReport(*c.baseline); err != nil {
+		if baseline, err = store.Read(*c.baseline); err != nil {
 			fmt.Fprintf(stderr, "llmprobe report merge: --baseline: %v\n", err)
 			return 2
 		}
 	}
-	merged, err := report.Merge(parts, baseline)
+	merged, err := shard.Merge(parts, baseline)
 	if err != nil {
 		fmt.Fprintf(stderr, "llmprobe report merge: %v\n", err)
 		return 2
 	}
-	merged.WriteText(stdout)
-	if err := report.WriteJSON(*c.output, merged, nil); err != nil {
+	render.Text(stdout, merged)
+	if err := store.WriteJSON(*c.output, merged, nil); err != nil {
 		fmt.Fprintf(stderr, "llmprobe report merge: writing %s: %v\n", *c.output, err)
 		return 3
 	}
@@ -86,7 +87,7 @@ func (c *reportMergeCommand) run(stdout, stderr io.Writer) int {
 }
 
 func (c *reportShowCommand) run(stdout, stderr io.Writer) int {
-	rep, err := readReport(*c.file)
+	rep, err := store.Read(*c.file)
 	if err != nil {
 		fmt.Fprintf(stderr, "llmprobe report show: %v\n", err)
 		return 2
@@ -109,24 +110,4 @@ func (c *reportShowCommand) run(stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stdout, out)
 	return 0
-}
-
-// readReport reads a report file and says plainly what is wrong with one
-// that is not a report.
-func readReport(path string) (*report.Report, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%s does not exist; give a report file, as `llmprobe gate --output` writes it or one under the storage path (data/<burst>/<id>.json)", path)
-	}
-	if err != nil {
-		return nil, err
-	}
-	var rep report.Report
-	if err := json.Unmarshal(b, &rep); err != nil {
-		return nil, fmt.Errorf("%s is not a burst report: %v", path, err)
-	}
-	if rep.ID == "" || rep.Burst == "" {
-		return nil, fmt.Errorf("%s is not a burst report: it has no \"id\" or no \"burst\"", path)
-	}
-	return &rep, nil
 }

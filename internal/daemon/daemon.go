@@ -34,7 +34,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/redact"
 	"github.com/llmprobe/llmprobe/internal/web"
 	"github.com/llmprobe/llmprobe/prober"
-	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/store"
 	"github.com/llmprobe/llmprobe/target"
 )
 
@@ -87,7 +87,7 @@ type Daemon struct {
 	probe   *collector.Probe
 	bursts  *collector.Bursts
 	gpu     *gpu.Collector
-	store   *report.Store
+	store   *store.Store
 	site    *web.Site
 
 	demo      []byte // the demo configuration, once its engine listens
@@ -142,7 +142,7 @@ func New(opts Options) *Daemon {
 		targets: target.NewSet(opts.Logger),
 		probe:   collector.NewProbe(!opts.NativeHistogramsOnly),
 		bursts:  collector.NewBursts(),
-		store:   report.NewStore(opts.StoragePath, secrets),
+		store:   store.New(opts.StoragePath, secrets),
 		reloads: make(chan chan error),
 		stopped: make(chan struct{}),
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/metricdoc"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/store"
 	"github.com/llmprobe/llmprobe/sim"
 )
 
@@ -51,7 +52,7 @@ func TestMetricContract(t *testing.T) {
 	previous := &report.Report{ID: "quick-20200101T000000Z", Burst: "quick", Target: "sim", Model: "m",
 		Config:  map[string]any{"scenarios": []any{map[string]any{"scenario": "checked", "weight": 1}}},
 		Latency: map[string]report.Summary{"ttft": {Count: 1, P50: 0.1, P99: 0.1}}}
-	if err := report.NewStore(storage, nil).Save(previous, 5); err != nil {
+	if err := store.New(storage, nil).Save(previous, 5); err != nil {
 		t.Fatal(err)
 	}
 	// A target behind TLS, for the certificate's expiry, and a dead one, for failures.

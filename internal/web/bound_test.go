@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/stats"
 )
 
 func render(t *testing.T, r *report.Report) string {
@@ -33,9 +34,9 @@ func TestReportPageShowsTheErrorBound(t *testing.T) {
 	p99, maxBound, sched, gc, dispatch := 0.0276, 0.0415, 0.0246, 0.0001, 0.003
 	measured := *old
 	measured.ClientSaturated = true
-	measured.ErrorBound = &report.ErrorBound{P99: &p99, Max: &maxBound, Limit: 0.01, Objective: "ttft 100ms of scenario s",
-		DispatchDelay: report.Tail{Count: 20, P99: &dispatch, Max: &dispatch},
-		Runtime:       &report.RuntimeDelays{SchedLatency: report.Tail{Count: 90, P99: &sched, Max: &sched}, GCPause: report.Tail{Count: 1, P99: &gc, Max: &gc}}}
+	measured.ErrorBound = &stats.ErrorBound{P99: &p99, Max: &maxBound, Limit: 0.01, Objective: "ttft 100ms of scenario s",
+		DispatchDelay: stats.Tail{Count: 20, P99: &dispatch, Max: &dispatch},
+		Runtime:       &stats.RuntimeDelays{SchedLatency: stats.Tail{Count: 90, P99: &sched, Max: &sched}, GCPause: stats.Tail{Count: 1, P99: &gc, Max: &gc}}}
 	measured.Sweep = []report.SweepStep{{Rate: 10, ErrorBoundP99: &p99, ClientSaturated: true}, {Rate: 20}}
 	page = render(t, &measured)
 	wantAll(t, "a saturated report", page,

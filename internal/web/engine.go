@@ -6,6 +6,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/enginemetrics"
 	"github.com/llmprobe/llmprobe/report"
+	reportrender "github.com/llmprobe/llmprobe/report/render"
 )
 
 // engineView is a report's engine section formatted for reading; every
@@ -34,7 +35,7 @@ type engineCompareRow struct {
 }
 
 func newEngineView(e *report.EngineMetrics) engineView {
-	v := engineView{Summary: e.EngineSummary()}
+	v := engineView{Summary: reportrender.EngineSummary(e)}
 	if e == nil {
 		return v
 	}
@@ -83,7 +84,7 @@ func newEngineView(e *report.EngineMetrics) engineView {
 	for _, c := range e.ClientVsServer {
 		row := engineCompareRow{Metric: c.Metric, Quantile: c.Quantile, NA: c.NA,
 			Client: msFigure(deref(c.Client), c.Client != nil), Server: msFigure(deref(c.Server), c.Server != nil),
-			Bucket: c.Bucket(), Difference: "n/a"}
+			Bucket: reportrender.Bucket(c), Difference: "n/a"}
 		if c.Difference != nil {
 			row.Difference = fmt.Sprintf("%+.1f ms", 1000**c.Difference)
 		}

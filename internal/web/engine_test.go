@@ -14,6 +14,7 @@ import (
 	"github.com/llmprobe/llmprobe/enginemetrics"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/store"
 	"github.com/llmprobe/llmprobe/target"
 )
 
@@ -113,7 +114,7 @@ scenarios: [{name: s}]
 	defer targets.Stop()
 	targets.Apply(context.Background(), cfg)
 	mux := http.NewServeMux()
-	New(Options{Targets: targets, Store: report.NewStore("", nil), TelemetryPath: "/metrics"}).Register(mux)
+	New(Options{Targets: targets, Store: store.New("", nil), TelemetryPath: "/metrics"}).Register(mux)
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	testkit.WaitUntil(t, "the landing page to show the failed engine read", 5*time.Second, func() bool {

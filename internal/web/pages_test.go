@@ -18,6 +18,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/store"
 	"github.com/llmprobe/llmprobe/target"
 )
 
@@ -53,9 +54,9 @@ func unmeasuredReport() *report.Report {
 }
 
 // pagesOver serves the pages over a real store holding reports.
-func pagesOver(t *testing.T, reports ...*report.Report) (*httptest.Server, *report.Store) {
+func pagesOver(t *testing.T, reports ...*report.Report) (*httptest.Server, *store.Store) {
 	t.Helper()
-	store := report.NewStore(t.TempDir(), nil)
+	store := store.New(t.TempDir(), nil)
 	for _, r := range reports {
 		if err := store.Save(r, 5); err != nil {
 			t.Fatal(err)

@@ -12,6 +12,8 @@ import (
 	"github.com/llmprobe/llmprobe/internal/web/chart"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
+	reportrender "github.com/llmprobe/llmprobe/report/render"
+	"github.com/llmprobe/llmprobe/stats"
 )
 
 // WriteReport writes one burst report as a complete HTML page that needs
@@ -36,6 +38,7 @@ func writeReport(w io.Writer, r *report.Report, linked bool) error {
 // reportView is a report with every figure formatted for reading.
 type reportView struct {
 	*report.Report
+	reportrender.Page
 	Linked         bool
 	Verdict        verdict
 	Latency        []latencyRow
@@ -143,7 +146,7 @@ func breakdownRows(b *report.TTFTBreakdown) []breakdownRow {
 // its p99 and max, "n/a" each where the report has none.
 type boundRow struct{ P99, Max string }
 
-func newBoundRow(e *report.ErrorBound) boundRow {
+func newBoundRow(e *stats.ErrorBound) boundRow {
 	if e == nil {
 		return boundRow{"n/a", "n/a"}
 	}
@@ -248,7 +251,7 @@ func deref(v *float64) float64 {
 
 func newReportView(r *report.Report, linked bool) reportView {
 	v := reportView{
-		Report: r, Linked: linked, Verdict: burstVerdict(r),
+		Report: r, Page: reportrender.PageOf(r), Linked: linked, Verdict: burstVerdict(r),
 		Latency: latencyRows(r), Bound: newBoundRow(r.ErrorBound), Breakdown: breakdownRows(r.TTFTBreakdown), Outcomes: outcomeRows(r), RegressionRows: regressionRows(r.Regression),
 		EngineView: newEngineView(r.EngineMetrics),
 	}

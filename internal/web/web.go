@@ -20,7 +20,7 @@ import (
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/web/history"
 	"github.com/llmprobe/llmprobe/prober"
-	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/store"
 	"github.com/llmprobe/llmprobe/target"
 )
 
@@ -89,7 +89,7 @@ type Options struct {
 	Targets *target.Set
 	// Schedules lists the canary schedules that run; nil shows none.
 	Schedules     func() []config.Pair
-	Store         *report.Store
+	Store         *store.Store
 	TelemetryPath string
 	// Recent and Failures bound the probes kept per target and scenario.
 	Recent, Failures int

@@ -15,6 +15,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/store"
 	"github.com/llmprobe/llmprobe/target"
 )
 
@@ -42,7 +43,7 @@ canary: {interval: 15s}
 	targets := target.NewSet(log.NewNopLogger())
 	defer targets.Stop()
 	targets.Apply(context.Background(), cfg)
-	store := report.NewStore(t.TempDir(), nil)
+	store := store.New(t.TempDir(), nil)
 	site := New(Options{
 		Targets: targets, Store: store, TelemetryPath: "/metrics", Recent: 5, Failures: 5,
 		Schedules: func() []config.Pair { return cfg.CanaryPairs() },

@@ -1,4 +1,4 @@
-package report
+package render_test
 
 import (
 	"reflect"
@@ -8,6 +8,9 @@ import (
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/prober"
+	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/render"
+	"github.com/llmprobe/llmprobe/report/shard"
 )
 
 // The by-turn table: by scenario and turn, successful requests' TTFT and
@@ -25,16 +28,15 @@ func TestTurnsAndTheirShards(t *testing.T) {
 		}
 		return r
 	}
-	var parts []Part
+	var parts []shard.Part
 	var all []*prober.Result
-	for shard := range 2 {
-		run := Run{Rate: 1, Planned: 4, Shard: config.Shard{Index: shard, Count: 2}, Origin: origin, NotSent: map[string]int{}}
-		session := shard
+	for session := range 2 { // shard i runs session i
+		run := report.Run{Rate: 1, Planned: 4, Shard: config.Shard{Index: session, Count: 2}, Origin: origin, NotSent: map[string]int{}}
 		results := []*prober.Result{
 			turnResult(session, 1, prober.OutcomeSuccess, 200*time.Millisecond, 0),
 			turnResult(session, 2, prober.OutcomeSuccess, 50*time.Millisecond, 96),
 		}
-		if shard == 1 {
+		if session == 1 {
 			results[1].CachedReported = false // this server said nothing of its cache
 			results = append(results, turnResult(session, 3, prober.OutcomeCancelled, 0, -1))
 		} else {
@@ -45,14 +47,14 @@ func TestTurnsAndTheirShards(t *testing.T) {
 		}
 		all = append(all, results...)
 		run.Start, run.End = results[0].Sched, results[len(results)-1].Sched.Add(time.Second)
-		parts = append(parts, Part{Name: "s" + string(rune('0'+shard)), Report: Build(b, run, Meta{})})
+		parts = append(parts, shard.Part{Name: "s" + string(rune('0'+session)), Report: report.Build(b, run, report.Meta{})})
 	}
-	single := Build(b, Run{Rate: 1, Planned: 8, Results: all, NotSent: map[string]int{}, Start: origin, End: origin.Add(3 * time.Second)}, Meta{})
-	merged, err := Merge(parts, nil)
+	single := report.Build(b, report.Run{Rate: 1, Planned: 8, Results: all, NotSent: map[string]int{}, Start: origin, End: origin.Add(3 * time.Second)}, report.Meta{})
+	merged, err := shard.Merge(parts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, rep := range map[string]*Report{"single": single, "merged": merged} {
+	for name, rep := range map[string]*report.Report{"single": single, "merged": merged} {
 		if len(rep.Turns) != 3 {
 			t.Fatalf("%s: %d turn rows, want 3: %+v", name, len(rep.Turns), rep.Turns)
 		}
@@ -67,8 +69,8 @@ func TestTurnsAndTheirShards(t *testing.T) {
 			t.Errorf("%s: turn 3 = %+v, want 1 sent (the cancelled one left out), none successful, figures n/a", name, three)
 		}
 		var text, md strings.Builder
-		rep.WriteText(&text)
-		if err := rep.WriteMarkdown(&md); err != nil {
+		render.Text(&text, rep)
+		if err := render.Markdown(&md, rep); err != nil {
 			t.Fatal(err)
 		}
 		for _, out := range []string{text.String(), md.String()} {
@@ -77,12 +79,12 @@ func TestTurnsAndTheirShards(t *testing.T) {
 			}
 		}
 	}
-	want := &PromptCache{Requests: 3, PromptTokens: 400, CachedTokens: 96, HitRatio: 0.24}
+	want := &report.PromptCache{Requests: 3, PromptTokens: 400, CachedTokens: 96, HitRatio: 0.24}
 	if !reflect.DeepEqual(single.PromptCache, want) || !reflect.DeepEqual(merged.PromptCache, want) {
 		t.Errorf("prompt cache single %+v, merged %+v, want %+v", single.PromptCache, merged.PromptCache, want)
 	}
 	var text strings.Builder
-	single.WriteText(&text)
+	render.Text(&text, single)
 	if line := "prefix cache: 24.0% of prompt tokens served from the engine's cache (96 of 400, its usage over 3 of 4 successful requests)"; !strings.Contains(text.String(), line) {
 		t.Errorf("the text report lacks %q:\n%s", line, text.String())
 	}
@@ -91,8 +93,8 @@ func TestTurnsAndTheirShards(t *testing.T) {
 	}
 	// Reports of bursts without conversations have no table.
 	text.Reset()
-	plain := Build(b, Run{Rate: 1, Results: []*prober.Result{{Sched: origin, Outcome: prober.OutcomeSuccess, TTFT: time.Millisecond, OutputChunks: 1}}, NotSent: map[string]int{}, Start: origin, End: origin.Add(time.Second)}, Meta{})
-	plain.WriteText(&text)
+	plain := report.Build(b, report.Run{Rate: 1, Results: []*prober.Result{{Sched: origin, Outcome: prober.OutcomeSuccess, TTFT: time.Millisecond, OutputChunks: 1}}, NotSent: map[string]int{}, Start: origin, End: origin.Add(time.Second)}, report.Meta{})
+	render.Text(&text, plain)
 	if plain.Turns != nil || strings.Contains(text.String(), "by turn") || plain.PromptCache != nil || !strings.Contains(text.String(), "prefix cache: n/a") {
 		t.Errorf("a burst without conversations has a turn table: %+v", plain.Turns)
 	}

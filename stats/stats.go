@@ -1,80 +1,27 @@
-package report
+// Package stats computes the statistics llmprobe's figures and verdicts
+// rest on: exact quantiles, the rank test, bootstrap bounds, and the bound
+// on the error the client itself added.
+package stats
 
 import (
-	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"slices"
 )
 
-// Summary holds exact statistics of a sample, in seconds. Without samples
-// every figure is n/a: JSON null, not 0.
-type Summary struct {
-	Count int     `json:"count"`
-	Mean  float64 `json:"mean"`
-	Min   float64 `json:"min"`
-	Max   float64 `json:"max"`
-	P50   float64 `json:"p50"`
-	P90   float64 `json:"p90"`
-	P95   float64 `json:"p95"`
-	P99   float64 `json:"p99"`
-	P999  float64 `json:"p99.9"`
-}
-
-// MarshalJSON writes null figures for an empty sample.
-func (s Summary) MarshalJSON() ([]byte, error) {
-	type plain Summary
-	if s.Count > 0 {
-		return json.Marshal(plain(s))
-	}
-	return []byte(`{"count":0,"mean":null,"min":null,"max":null,"p50":null,"p90":null,"p95":null,"p99":null,"p99.9":null}`), nil
-}
-
-// Summarize computes exact percentiles (linear interpolation between closest
-// ranks). It sorts xs in place.
-func Summarize(xs []float64) Summary {
-	if len(xs) == 0 {
-		return Summary{}
-	}
-	slices.Sort(xs)
-	sum := 0.0
-	for _, x := range xs {
-		sum += x
-	}
-	return Summary{
-		Count: len(xs), Mean: sum / float64(len(xs)), Min: xs[0], Max: xs[len(xs)-1],
-		P50: quantile(xs, 0.5), P90: quantile(xs, 0.9), P95: quantile(xs, 0.95), P99: quantile(xs, 0.99), P999: quantile(xs, 0.999),
-	}
-}
-
-// Quantile returns the named quantile (p50, p90, p95, p99, p99.9).
-func (s Summary) Quantile(name string) float64 {
-	switch name {
-	case "p50":
-		return s.P50
-	case "p90":
-		return s.P90
-	case "p95":
-		return s.P95
-	case "p99":
-		return s.P99
-	case "p99.9":
-		return s.P999
-	}
-	return math.NaN()
-}
-
-func quantile(sorted []float64, q float64) float64 {
+// Quantile is the q-quantile of sorted, by linear interpolation between
+// the closest ranks: exact, no estimate from buckets.
+func Quantile(sorted []float64, q float64) float64 {
 	pos := q * float64(len(sorted)-1)
 	lo := int(math.Floor(pos))
 	hi := min(lo+1, len(sorted)-1)
 	return sorted[lo] + (sorted[hi]-sorted[lo])*(pos-float64(lo))
 }
 
-// mannWhitney returns the two-sided p-value of the Mann-Whitney U test that
+// MannWhitney returns the two-sided p-value of the Mann-Whitney U test that
 // a and b come from the same distribution (normal approximation with tie
 // correction; fine for the sample sizes of a burst).
-func mannWhitney(a, b []float64) float64 {
+func MannWhitney(a, b []float64) float64 {
 	n1, n2 := float64(len(a)), float64(len(b))
 	if n1 < 2 || n2 < 2 {
 		return 1
@@ -128,20 +75,20 @@ func mannWhitney(a, b []float64) float64 {
 	return math.Erfc(z / math.Sqrt2)
 }
 
-// Bootstrap settings of ratioLowerBound: resamples drawn, and the seed that
+// Bootstrap settings of RatioLowerBound: resamples drawn, and the seed that
 // makes a report's bound the same every time it is judged.
 const (
 	bootstrapResamples = 1000
 	bootstrapSeed      = 0x5eed
 )
 
-// ratioLowerBound is the one-sided 95 % lower confidence bound of
+// RatioLowerBound is the one-sided 95 % lower confidence bound of
 // cur's q-quantile over prev's, by bootstrap: each side resampled with
 // replacement, the ratio taken 1000 times, its 5th percentile returned. A
 // quantile moved by a few outliers gets a low bound; one the whole sample
 // moved keeps its ratio. ok is false without two samples a side or with a
 // baseline quantile at 0.
-func ratioLowerBound(cur, prev []float64, q float64) (bound float64, ok bool) {
+func RatioLowerBound(cur, prev []float64, q float64) (bound float64, ok bool) {
 	if len(cur) < 2 || len(prev) < 2 {
 		return 0, false
 	}
@@ -157,11 +104,11 @@ func ratioLowerBound(cur, prev []float64, q float64) (bound float64, ok bool) {
 		ratios = append(ratios, resampledQuantile(a, countsA, q, rng)/qb)
 	}
 	slices.Sort(ratios)
-	return quantile(ratios, 0.05), true
+	return Quantile(ratios, 0.05), true
 }
 
 // resampledQuantile draws len(sorted) values of sorted with replacement
-// and returns the q-quantile of the draw, as Summarize computes it: the
+// and returns the q-quantile of the draw, as Quantile computes it: the
 // draw is kept as counts per sorted index, so no sort is needed.
 func resampledQuantile(sorted []float64, counts []int, q float64, rng *rand.Rand) float64 {
 	clear(counts)

@@ -1,4 +1,4 @@
-package report
+package render
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/llmprobe/llmprobe/report"
 )
 
 // JUnit XML, as CI systems read it: one suite for the burst, one test case
@@ -57,12 +59,12 @@ type (
 	}
 )
 
-// WriteJUnit writes the report as JUnit XML: a test suite for the burst
+// JUnit writes the report as JUnit XML: a test suite for the burst
 // with the report's facts as properties, a test case per check (Checks),
 // and the text report as the suite's output. extra are checks the caller
 // adds, such as the error that the target could not be measured; a report
 // with no measurement at all may carry only its burst and target.
-func (r *Report) WriteJUnit(w io.Writer, extra ...Check) error {
+func JUnit(w io.Writer, r *report.Report, extra ...Check) error {
 	seconds := fmt.Sprintf("%.3f", r.DurationSeconds)
 	s := junitSuite{junitCounts: junitCounts{Name: r.Burst, Time: seconds}, Hostname: r.Host}
 	if !r.Start.IsZero() {
@@ -82,11 +84,11 @@ func (r *Report) WriteJUnit(w io.Writer, extra ...Check) error {
 		}
 	}
 	if r.EngineMetrics != nil {
-		s.Properties = append(s.Properties, junitProperty{"engine_metrics", r.EngineMetrics.EngineSummary()})
+		s.Properties = append(s.Properties, junitProperty{"engine_metrics", EngineSummary(r.EngineMetrics)})
 	}
 	checks := extra
 	if r.ID != "" {
-		checks = append(checks, r.Checks()...)
+		checks = append(checks, Checks(r)...)
 	}
 	for _, c := range checks {
 		tc := junitCase{Name: c.Name, Classname: "llmprobe.gate." + r.Burst, Time: "0"}
@@ -111,7 +113,7 @@ func (r *Report) WriteJUnit(w io.Writer, extra ...Check) error {
 	s.Tests = len(s.Cases)
 	if r.ID != "" {
 		var text bytes.Buffer
-		r.WriteText(&text)
+		Text(&text, r)
 		s.SystemOut = cdata(text.String())
 	}
 	counts := s.junitCounts

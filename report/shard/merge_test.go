@@ -1,4 +1,4 @@
-package report_test
+package shard_test
 
 import (
 	"encoding/json"
@@ -12,6 +12,10 @@ import (
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/internal/reporttest"
+	"github.com/llmprobe/llmprobe/report/render"
+	"github.com/llmprobe/llmprobe/report/shard"
+	"github.com/llmprobe/llmprobe/report/verdict"
 )
 
 // splitRun deals run's requests to n shards round robin by their place in
@@ -50,12 +54,12 @@ func splitRun(run report.Run, n int, origin time.Time) []report.Run {
 
 // shardParts builds and judges each shard's report, and reads it back from
 // JSON as `llmprobe report merge` does.
-func shardParts(t *testing.T, b config.Burst, meta report.Meta, runs []report.Run) []report.Part {
+func shardParts(t *testing.T, b config.Burst, meta report.Meta, runs []report.Run) []shard.Part {
 	t.Helper()
-	parts := make([]report.Part, len(runs))
+	parts := make([]shard.Part, len(runs))
 	for i, run := range runs {
 		rep := report.Build(b, run, meta)
-		rep.Judge(nil)
+		verdict.Judge(rep, nil, b.MaxRegression)
 		raw, err := json.Marshal(rep)
 		if err != nil {
 			t.Fatal(err)
@@ -64,7 +68,7 @@ func shardParts(t *testing.T, b config.Burst, meta report.Meta, runs []report.Ru
 		if err := json.Unmarshal(raw, &back); err != nil {
 			t.Fatal(err)
 		}
-		parts[i] = report.Part{Name: fmt.Sprintf("shard-%d.json", i), Report: &back}
+		parts[i] = shard.Part{Name: fmt.Sprintf("shard-%d.json", i), Report: &back}
 	}
 	return parts
 }
@@ -203,14 +207,14 @@ func maxTime(a, b time.Time) time.Time {
 // the union of their requests: every summary, count, rate, gate and
 // verdict, bit for bit, and the regression against a baseline too.
 func TestMergeIsExact(t *testing.T) {
-	b, s := goldenBurst()
+	b, s := reporttest.GoldenBurst()
 	s.SLO.TPOT = config.Duration(7 * time.Millisecond)
 	meta := func(v string) report.Meta {
 		return report.Meta{Model: "m", Engine: "llmprobe-sim", EngineVersion: v, Version: "test", Host: "host", Scenarios: []config.Scenario{s}}
 	}
-	before, after := fixture(t, upgrade[0].file), fixture(t, upgrade[1].file)
+	before, after := reporttest.Fixture(t, reporttest.Upgrade[0].File), reporttest.Fixture(t, reporttest.Upgrade[1].File)
 	baseline := report.Build(b, before.Run, meta(before.EngineVersion))
-	baseline.Judge(nil)
+	verdict.Judge(baseline, nil, b.MaxRegression)
 	for _, tc := range []struct {
 		name     string
 		run      report.Run
@@ -226,10 +230,10 @@ func TestMergeIsExact(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			whole := report.Build(b, tc.run, meta(tc.version))
-			whole.Judge(tc.baseline)
+			verdict.Judge(whole, tc.baseline, b.MaxRegression)
 			origin := tc.run.Start.Add(-time.Second) // the warmup came first
 			parts := shardParts(t, b, meta(tc.version), splitRun(tc.run, tc.shards, origin))
-			merged, err := report.Merge(parts, tc.baseline)
+			merged, err := shard.Merge(parts, tc.baseline)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -267,17 +271,17 @@ func TestMergeIsExact(t *testing.T) {
 // A saturated shard's client makes the merged report's client saturated,
 // and the warning names the shard.
 func TestMergeSaturatedShard(t *testing.T) {
-	b, s := goldenBurst()
+	b, s := reporttest.GoldenBurst()
 	meta := report.Meta{Model: "m", Scenarios: []config.Scenario{s}}
-	run := fixture(t, upgrade[0].file).Run
+	run := reporttest.Fixture(t, reporttest.Upgrade[0].File).Run
 	parts := shardParts(t, b, meta, splitRun(run, 3, run.Start))
 	parts[1].Report.ClientSaturated = true
-	merged, err := report.Merge(parts, nil)
+	merged, err := shard.Merge(parts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var detail string
-	for _, c := range merged.Checks() {
+	for _, c := range render.Checks(merged) {
 		if c.Name == "client_saturation" {
 			detail = string(c.Status) + ": " + c.Detail
 		}
@@ -290,60 +294,80 @@ func TestMergeSaturatedShard(t *testing.T) {
 // Merge refuses what is not every shard of one run of one burst, naming
 // the file.
 func TestMergeRefuses(t *testing.T) {
-	b, s := goldenBurst()
+	b, s := reporttest.GoldenBurst()
 	meta := report.Meta{Model: "m", Scenarios: []config.Scenario{s}}
-	run := fixture(t, upgrade[0].file).Run
-	fresh := func() []report.Part { return shardParts(t, b, meta, splitRun(run, 3, run.Start)) }
+	run := reporttest.Fixture(t, reporttest.Upgrade[0].File).Run
+	fresh := func() []shard.Part { return shardParts(t, b, meta, splitRun(run, 3, run.Start)) }
 	whole := report.Build(b, run, meta)
 	for _, tc := range []struct {
 		name  string
-		parts func() []report.Part
+		parts func() []shard.Part
 		want  string
 	}{
-		{"missing shard", func() []report.Part { p := fresh(); return []report.Part{p[0], p[2]} },
+		{"missing shard", func() []shard.Part { p := fresh(); return []shard.Part{p[0], p[2]} },
 			"burst b was split over 3 shards; missing shard 1/3 (given: 0/3 shard-0.json, 2/3 shard-2.json)"},
-		{"duplicate index", func() []report.Part { p := fresh(); p[2].Report.Shard.Index = 0; return p },
+		{"duplicate index", func() []shard.Part { p := fresh(); p[2].Report.Shard.Index = 0; return p },
 			"shard-0.json and shard-2.json are both shard 0/3"},
-		{"another seed", func() []report.Part { p := fresh(); p[1].Report.Seed = 99; return p },
+		{"another seed", func() []shard.Part { p := fresh(); p[1].Report.Seed = 99; return p },
 			"shard-1.json has seed 99 but shard-0.json has 1: not shards of one run of one burst"},
-		{"another start", func() []report.Part {
+		{"another start", func() []shard.Part {
 			p := fresh()
 			p[2].Report.Shard.Start = p[2].Report.Shard.Start.Add(time.Second)
 			return p
 		},
 			"shard-2.json has start"},
-		{"another shard count", func() []report.Part { p := fresh(); p[1].Report.Shard.Count = 4; return p },
+		{"another shard count", func() []shard.Part { p := fresh(); p[1].Report.Shard.Count = 4; return p },
 			"shard-1.json has shard count 4 but shard-0.json has 3"},
-		{"another configuration", func() []report.Part { p := fresh(); p[1].Report.Config["max_concurrency"] = 3; return p },
+		{"another configuration", func() []shard.Part { p := fresh(); p[1].Report.Config["max_concurrency"] = 3; return p },
 			"shard-1.json ran burst b with another configuration than shard-0.json"},
-		{"a whole report", func() []report.Part { return append(fresh(), report.Part{Name: "whole.json", Report: whole}) },
+		{"a whole report", func() []shard.Part { return append(fresh(), shard.Part{Name: "whole.json", Report: whole}) },
 			`whole.json is not a shard's report: it has no "shard" section`},
-		{"an altered row", func() []report.Part { p := fresh(); p[1].Report.Shard.Requests[0].N = 3; return p },
+		{"an altered row", func() []shard.Part { p := fresh(); p[1].Report.Shard.Requests[0].N = 3; return p },
 			"shard-1.json: request n=3 is not shard 1/3's"},
-		{"nothing", func() []report.Part { return nil }, "no shard reports to merge"},
+		{"nothing", func() []shard.Part { return nil }, "no shard reports to merge"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := report.Merge(tc.parts(), nil)
+			_, err := shard.Merge(tc.parts(), nil)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %v, want %q", err, tc.want)
 			}
 		})
 	}
 	// A merged report is not a shard, and says so.
-	merged, err := report.Merge(fresh(), nil)
+	merged, err := shard.Merge(fresh(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := report.Merge([]report.Part{{Name: "merged.json", Report: merged}}, nil); err == nil || !strings.Contains(err.Error(), "merged.json is already a merged report") {
+	if _, err := shard.Merge([]shard.Part{{Name: "merged.json", Report: merged}}, nil); err == nil || !strings.Contains(err.Error(), "merged.json is already a merged report") {
 		t.Errorf("merging a merged report: %v", err)
 	}
 	// A shard's report is no baseline for a whole burst.
 	rep := report.Build(b, run, meta)
-	rep.Judge(fresh()[0].Report)
+	verdict.Judge(rep, fresh()[0].Report, b.MaxRegression)
 	if rep.Regression != nil || !strings.Contains(rep.RegressionSkipped, "it is shard 0/3 of a split burst, not the whole burst") {
 		t.Errorf("a shard as baseline: regression %v, skipped %q", rep.Regression, rep.RegressionSkipped)
 	}
 	if !reflect.DeepEqual(rep.Config, whole.Config) {
 		t.Error("Build is not deterministic")
+	}
+}
+
+// A merged report whose shards kept a subset of their ITL samples takes
+// its ITL figures from the subsets, and says so.
+func TestMergeSaysITLIsApproximate(t *testing.T) {
+	b, runs := reporttest.ShardRuns(time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC))
+	var parts []shard.Part
+	for i, run := range runs {
+		rep := report.Build(b, run, report.Meta{})
+		rep.Shard.ITL = rep.Shard.ITL[:10] // as a shard past a bound of 10 keeps them
+		parts = append(parts, shard.Part{Name: fmt.Sprintf("s%d", i), Report: rep})
+	}
+	merged, err := shard.Merge(parts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "itl: figures from 20 of 48 samples (shard 0/2 kept 10 of 24, shard 1/2 kept 10 of 24; a shard keeps at most 10)"
+	if merged.Latency["itl"].Count != 20 || len(merged.Merged.Approximate) != 1 || merged.Merged.Approximate[0] != want {
+		t.Errorf("merged itl %+v, approximate %q", merged.Latency["itl"], merged.Merged.Approximate)
 	}
 }

@@ -1,4 +1,7 @@
-package report
+// Package render writes burst reports for people and CI systems: the table
+// `llmprobe gate` prints, a Markdown step summary, JUnit XML, and the words
+// the HTML page shows.
+package render
 
 import (
 	"fmt"
@@ -9,6 +12,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/report"
 )
 
 // na formats a figure, or "n/a" without one.
@@ -20,7 +24,7 @@ func na(v *float64, format string, scale float64) string {
 }
 
 // ms formats one of s's figures in milliseconds, or "n/a" without samples.
-func ms(s Summary, v float64) string {
+func ms(s report.Summary, v float64) string {
 	if s.Count == 0 {
 		return "n/a"
 	}
@@ -29,7 +33,7 @@ func ms(s Summary, v float64) string {
 
 // outcomeCounts lists how the planned requests ended: success=18,
 // not_sent=2 (brake).
-func (r *Report) outcomeCounts() []string {
+func outcomeCounts(r *report.Report) []string {
 	out := make([]string, 0, len(r.Outcomes)+len(r.NotSent))
 	for o, n := range r.Outcomes {
 		out = append(out, fmt.Sprintf("%s=%d", o, n))
@@ -41,18 +45,18 @@ func (r *Report) outcomeCounts() []string {
 	return out
 }
 
-// WriteText writes the report as the human table `llmprobe gate` prints:
+// Text writes the report as the human table `llmprobe gate` prints:
 // what was measured, how every planned request ended and why the failed
 // ones failed, the latencies, the gates and the verdict.
-func (r *Report) WriteText(out io.Writer) {
+func Text(out io.Writer, r *report.Report) {
 	fmt.Fprintf(out, "burst %s  target %s  model %s  engine %s %s  report %s\n", r.Burst, r.Target, r.Model, r.Engine, r.EngineVersion, r.ID)
 	if len(r.Overrides) > 0 {
 		fmt.Fprintf(out, "overridden for this run: %s\n", strings.Join(r.Overrides, " "))
 	}
-	r.writeSplit(out)
+	writeSplit(out, r)
 	fmt.Fprintf(out, "rate %.2f/s planned, %s/s achieved  %d of %d planned requests sent (+%d warmup)  %.1fs\n",
 		r.Rate, na(r.AchievedRate, "%.2f", 1), r.Requests, r.PlannedRequests, r.WarmupRequests, r.DurationSeconds)
-	fmt.Fprintf(out, "outcomes %s\n", strings.Join(r.outcomeCounts(), " "))
+	fmt.Fprintf(out, "outcomes %s\n", strings.Join(outcomeCounts(r), " "))
 	if t := r.Trace; t != nil {
 		fmt.Fprintf(out, "trace %s (%s, speedup %g): %d records replayed; %d prompts and %d outputs clamped to the scenario's maxima; %d lines skipped\n",
 			t.File, t.Format, t.Speedup, t.Records, t.ClampedPrompt, t.ClampedOutput, t.SkippedLines)
@@ -79,12 +83,21 @@ func (r *Report) WriteText(out io.Writer) {
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", m, s.Count, ms(s, s.P50), ms(s, s.P90), ms(s, s.P95), ms(s, s.P99), ms(s, s.P999), ms(s, s.Mean), ms(s, s.Max))
 	}
 	_ = tw.Flush()
-	fmt.Fprintln(out, r.BoundText())
-	r.writeBreakdown(out)
-	r.writeTurns(out)
+	fmt.Fprintln(out, boundText(r))
+	writeBreakdown(out, r)
+	writeTurns(out, r)
 	fmt.Fprintf(out, "\nthroughput %s req/s, %s output tok/s; goodput %s req/s, %s output tok/s, ratio %s\n",
 		na(r.Throughput.Requests, "%.2f", 1), na(r.Throughput.OutputTokens, "%.1f", 1),
 		na(r.Goodput.Requests, "%.2f", 1), na(r.Goodput.OutputTokens, "%.1f", 1), na(r.Goodput.Ratio, "%.1f%%", 100))
+	writeSweep(out, r)
+	writeRegression(out, r)
+	writeEngine(out, r)
+	writeUpgrade(out, r)
+	writeVerdict(out, r)
+}
+
+// writeSweep writes a sweep's steps and the rate it held.
+func writeSweep(out io.Writer, r *report.Report) {
 	for _, s := range r.Sweep {
 		verdict := "pass"
 		if !s.Passed {
@@ -99,9 +112,11 @@ func (r *Report) WriteText(out io.Writer) {
 	if r.MaxRateUnderSLO != nil {
 		fmt.Fprintf(out, "max rate under SLO: %.2f/s\n", *r.MaxRateUnderSLO)
 	}
-	r.writeRegression(out)
-	r.writeEngine(out)
-	r.writeUpgrade(out)
+}
+
+// writeVerdict writes the gates, what else failed the run, the GPUs, the
+// client's saturation and the verdict.
+func writeVerdict(out io.Writer, r *report.Report) {
 	fmt.Fprintln(out)
 	for _, g := range r.Gates {
 		verdict := "PASS"
@@ -119,15 +134,15 @@ func (r *Report) WriteText(out io.Writer) {
 	if r.Requests == 0 {
 		fmt.Fprintln(out, "FAIL  no request was measured")
 	}
-	r.writeGPU(out)
+	writeGPU(out, r)
 	if r.ClientSaturated {
-		fmt.Fprintf(out, "WARN  client saturated: %s; these numbers describe the prober\n", r.SaturationDetail())
+		fmt.Fprintf(out, "WARN  client saturated: %s; these numbers describe the prober\n", saturationDetail(r))
 	} else {
-		fmt.Fprintf(out, "PASS  client not saturated: %s\n", r.SaturationDetail())
+		fmt.Fprintf(out, "PASS  client not saturated: %s\n", saturationDetail(r))
 	}
 	switch {
 	case r.Passed && r.Shard != nil:
-		fmt.Fprintf(out, "gate: passed (%s measured its share and ran to its end; the merged report is the burst's verdict)\n", r.Shard.label())
+		fmt.Fprintf(out, "gate: passed (%s measured its share and ran to its end; the merged report is the burst's verdict)\n", r.Shard)
 	case r.Passed:
 		fmt.Fprintln(out, "gate: passed")
 	default:
@@ -136,10 +151,10 @@ func (r *Report) WriteText(out io.Writer) {
 }
 
 // writeSplit says what a shard's or a merged report is part of.
-func (r *Report) writeSplit(out io.Writer) {
+func writeSplit(out io.Writer, r *report.Report) {
 	if p := r.Shard; p != nil {
 		fmt.Fprintf(out, "%s of a split burst (its share of the %g/s: %.4g/s), offsets from %s, seed %d: %s\n",
-			p.label(), r.Rate, r.Rate/float64(p.Count), p.Start.Format(time.RFC3339Nano), r.Seed, p.PerShard)
+			p, r.Rate, r.Rate/float64(p.Count), p.Start.Format(time.RFC3339Nano), r.Seed, p.PerShard)
 	}
 	if m := r.Merged; m != nil {
 		ids := make([]string, len(m.Shards))
@@ -153,7 +168,7 @@ func (r *Report) writeSplit(out io.Writer) {
 	}
 }
 
-func (r *Report) writeRegression(out io.Writer) {
+func writeRegression(out io.Writer, r *report.Report) {
 	g := r.Regression
 	if g == nil {
 		if r.RegressionSkipped != "" {
@@ -182,7 +197,7 @@ func (r *Report) writeRegression(out io.Writer) {
 }
 
 // writeUpgrade states an upgrade run's change and verdict.
-func (r *Report) writeUpgrade(out io.Writer) {
+func writeUpgrade(out io.Writer, r *report.Report) {
 	u := r.Upgrade
 	if u == nil {
 		return
@@ -194,7 +209,7 @@ func (r *Report) writeUpgrade(out io.Writer) {
 	fmt.Fprintf(out, "upgrade (%s): %s\n", baseline, u.Summary)
 }
 
-func (r *Report) writeGPU(out io.Writer) {
+func writeGPU(out io.Writer, r *report.Report) {
 	g := r.GPU
 	if g == nil {
 		return
@@ -210,4 +225,37 @@ func (r *Report) writeGPU(out io.Writer) {
 		fmt.Fprintf(out, ", max %.0f °C", *g.MaxTemperatureCelsius)
 	}
 	fmt.Fprintln(out)
+}
+
+// writeBreakdown writes the TTFT split table.
+func writeBreakdown(out io.Writer, r *report.Report) {
+	b := r.TTFTBreakdown
+	if b == nil {
+		fmt.Fprintln(out, "\nTTFT split: n/a (no successful request was split)")
+		return
+	}
+	fmt.Fprintf(out, "\nTTFT split over %d requests; engine timings from %s\n", b.Requests, engineTimingsText(b))
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "component\tsamples\tp50\tp90\tp99\tmean\tshare\t")
+	for _, c := range b.Components {
+		s := c.Summary
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%.1f%%\t\n", c.Component, s.Count, ms(s, s.P50), ms(s, s.P90), ms(s, s.P99), ms(s, s.Mean), 100*c.Share)
+	}
+	_ = tw.Flush()
+}
+
+// writeTurns writes the prefix cache line and the by-turn table, when
+// there is one.
+func writeTurns(out io.Writer, r *report.Report) {
+	fmt.Fprintln(out, "\n"+promptCacheText(r))
+	if len(r.Turns) == 0 {
+		return
+	}
+	fmt.Fprintln(out, "\nConversations, TTFT by turn (the prefix cache serves the history from turn 2):")
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, strings.Join(turnHeader(), "\t")+"\t")
+	for _, row := range turnRows(r) {
+		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+	}
+	_ = tw.Flush()
 }

@@ -1,37 +1,18 @@
-package report_test
+package render_test
 
 import (
 	"bytes"
 	"encoding/xml"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	junit "github.com/joshdk/go-junit"
 
-	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/internal/redact"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/internal/reporttest"
+	"github.com/llmprobe/llmprobe/report/render"
 )
-
-// goldenPair is the golden drill's two reports: before the upgrade (passed)
-// and after it (failed on TTFT, the regression and the shed requests).
-func goldenPair(t *testing.T) (before, after *report.Report) {
-	t.Helper()
-	b, s := goldenBurst()
-	meta := func(v string) report.Meta {
-		return report.Meta{Model: "m", Engine: "llmprobe-sim", EngineVersion: v, Version: "test", Host: "host", Scenarios: []config.Scenario{s}}
-	}
-	fb, fa := fixture(t, "run-before.json"), fixture(t, "run-after.json")
-	before = report.Build(b, fb.Run, meta(fb.EngineVersion))
-	before.Judge(nil)
-	after = report.Build(b, fa.Run, meta(fa.EngineVersion))
-	after.Judge(before)
-	return before, after
-}
 
 // What a CI system's reader sees, read with encoding/xml on its own terms.
 type readSuites struct {
@@ -64,11 +45,11 @@ type readSuites struct {
 
 // A check fails exactly where the verdict failed, and says why.
 func TestChecksFollowTheVerdict(t *testing.T) {
-	before, after := goldenPair(t)
+	before, after := reporttest.GoldenPair(t)
 	for _, r := range []*report.Report{before, after} {
 		failed := 0
-		for _, c := range r.Checks() {
-			if c.Status == report.StatusFailed {
+		for _, c := range render.Checks(r) {
+			if c.Status == render.StatusFailed {
 				failed++
 				if c.Detail == "" {
 					t.Errorf("%s failed without a reason", c.Name)
@@ -76,16 +57,16 @@ func TestChecksFollowTheVerdict(t *testing.T) {
 			}
 		}
 		if (failed == 0) != r.Passed {
-			t.Errorf("report passed=%v with %d failed checks: %+v", r.Passed, failed, r.Checks())
+			t.Errorf("report passed=%v with %d failed checks: %+v", r.Passed, failed, render.Checks(r))
 		}
 	}
 }
 
 func TestJUnitIsReadByJUnitParsers(t *testing.T) {
-	_, after := goldenPair(t)
+	_, after := reporttest.GoldenPair(t)
 	after.Overrides = []string{"--rate=10"}
 	var buf bytes.Buffer
-	if err := after.WriteJUnit(&buf); err != nil {
+	if err := render.JUnit(&buf, after); err != nil {
 		t.Fatal(err)
 	}
 	var doc readSuites
@@ -122,7 +103,7 @@ func TestJUnitIsReadByJUnitParsers(t *testing.T) {
 		t.Fatalf("go-junit: %v, %d suites", err, len(suites))
 	}
 	js := suites[0]
-	if js.Name != "b" || js.Properties["report_id"] != after.ID || js.Totals.Failed != len(failures) || js.Totals.Error != 0 || js.Totals.Tests != len(after.Checks()) {
+	if js.Name != "b" || js.Properties["report_id"] != after.ID || js.Totals.Failed != len(failures) || js.Totals.Error != 0 || js.Totals.Tests != len(render.Checks(after)) {
 		t.Errorf("go-junit read %q, properties %v, totals %+v", js.Name, js.Properties, js.Totals)
 	}
 	for _, tc := range js.Tests {
@@ -134,7 +115,7 @@ func TestJUnitIsReadByJUnitParsers(t *testing.T) {
 	// A run that measured nothing: an error, with the reason, and no table.
 	stub := &report.Report{Burst: "b", Target: "t"}
 	buf.Reset()
-	if err := stub.WriteJUnit(&buf, report.Check{Name: "preflight", Status: report.StatusError, Detail: "connection refused"}); err != nil {
+	if err := render.JUnit(&buf, stub, render.Check{Name: "preflight", Status: render.StatusError, Detail: "connection refused"}); err != nil {
 		t.Fatal(err)
 	}
 	suites, err = junit.Ingest(buf.Bytes())
@@ -144,7 +125,7 @@ func TestJUnitIsReadByJUnitParsers(t *testing.T) {
 
 	// Text from the network cannot break the document.
 	buf.Reset()
-	if err := stub.WriteJUnit(&buf, report.Check{Name: "odd", Status: report.StatusWarning, Detail: "a ]]> b \x01 c <d/>"}); err != nil {
+	if err := render.JUnit(&buf, stub, render.Check{Name: "odd", Status: render.StatusWarning, Detail: "a ]]> b \x01 c <d/>"}); err != nil {
 		t.Fatal(err)
 	}
 	doc = readSuites{}
@@ -154,9 +135,9 @@ func TestJUnitIsReadByJUnitParsers(t *testing.T) {
 }
 
 func TestMarkdownSummary(t *testing.T) {
-	before, after := goldenPair(t)
+	before, after := reporttest.GoldenPair(t)
 	var buf bytes.Buffer
-	if err := before.WriteMarkdown(&buf); err != nil {
+	if err := render.Markdown(&buf, before); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"## ✅ llmprobe gate: burst `b` passed", "| ✅ | slo_ttft |", "| ttft | 20 |", fmt.Sprintf("Goodput %.1f%% of requests", 100**before.Goodput.Ratio)} {
@@ -165,7 +146,7 @@ func TestMarkdownSummary(t *testing.T) {
 		}
 	}
 	buf.Reset()
-	if err := after.WriteMarkdown(&buf); err != nil {
+	if err := render.Markdown(&buf, after); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"## ❌ llmprobe gate: burst `b` failed", "| ❌ | regression_ttft_p99 |", "engine llmprobe-sim 0.12.0", "Most frequent failure:"} {
@@ -186,39 +167,10 @@ func TestMarkdownSummary(t *testing.T) {
 
 	stub := &report.Report{Burst: "b", Target: "t"}
 	buf.Reset()
-	if err := stub.WriteMarkdown(&buf, report.Check{Name: "preflight", Status: report.StatusError, Detail: "dial: connection | refused"}); err != nil {
+	if err := render.Markdown(&buf, stub, render.Check{Name: "preflight", Status: render.StatusError, Detail: "dial: connection | refused"}); err != nil {
 		t.Fatal(err)
 	}
 	if got := buf.String(); !strings.Contains(got, "not measured") || !strings.Contains(got, `connection \| refused`) || strings.Contains(got, "p50") {
 		t.Errorf("unmeasured summary:\n%s", got)
-	}
-}
-
-// Files are written whole, with secrets masked.
-func TestWriteFileMasksSecrets(t *testing.T) {
-	secrets := redact.New()
-	secrets.Add([]string{"s3cr3t-token"})
-	path := filepath.Join(t.TempDir(), "summary.md")
-	stub := &report.Report{Burst: "b", Target: "t"}
-	err := report.WriteFile(path, secrets, func(w io.Writer) error {
-		return stub.WriteMarkdown(w, report.Check{Name: "preflight", Status: report.StatusError, Detail: "401: bad token s3cr3t-token"})
-	})
-	b, rerr := os.ReadFile(path)
-	if err != nil || rerr != nil || strings.Contains(string(b), "s3cr3t-token") || !strings.Contains(string(b), redact.Mask) {
-		t.Errorf("%v %v:\n%s", err, rerr, b)
-	}
-}
-
-// A run overridden on the command line is no baseline for a configured
-// run, nor the other way round.
-func TestOverriddenRunsAreNotCompared(t *testing.T) {
-	before, _ := goldenPair(t)
-	b, s := goldenBurst()
-	fa := fixture(t, "run-after.json")
-	rep := report.Build(b, fa.Run, report.Meta{Model: "m", Scenarios: []config.Scenario{s}})
-	rep.Overrides = []string{"--rate=50"}
-	rep.Judge(before)
-	if rep.Regression != nil || !strings.Contains(rep.RegressionSkipped, `overrides "", this run "--rate=50"`) {
-		t.Errorf("regression %+v, skipped %q", rep.Regression, rep.RegressionSkipped)
 	}
 }

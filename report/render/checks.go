@@ -1,12 +1,9 @@
-package report
+package render
 
 import (
-	"bytes"
 	"fmt"
-	"io"
-	"path/filepath"
 
-	"github.com/llmprobe/llmprobe/internal/redact"
+	"github.com/llmprobe/llmprobe/report"
 )
 
 // Status of one check of a run.
@@ -32,7 +29,7 @@ type Check struct {
 // ran to its end (the brake did not stop it), each gate, the sweep's knee,
 // and, as warnings, a saturated client and an upgrade run's regression. A
 // check fails exactly where Judge failed the run.
-func (r *Report) Checks() []Check {
+func Checks(r *report.Report) []Check {
 	var out []Check
 	if r.Requests == 0 {
 		out = append(out, Check{"measured", StatusFailed, fmt.Sprintf("no request was measured (%d planned)", r.PlannedRequests)})
@@ -72,26 +69,9 @@ func (r *Report) Checks() []Check {
 		out = append(out, Check{"upgrade", st, u.Summary})
 	}
 	if r.ClientSaturated {
-		out = append(out, Check{"client_saturation", StatusWarning, r.SaturationDetail() + ": these numbers describe the prober, not the target"})
+		out = append(out, Check{"client_saturation", StatusWarning, saturationDetail(r) + ": these numbers describe the prober, not the target"})
 	} else {
-		out = append(out, Check{"client_saturation", StatusPassed, r.SaturationDetail() + ": the prober kept up"})
+		out = append(out, Check{"client_saturation", StatusPassed, saturationDetail(r) + ": the prober kept up"})
 	}
 	return out
-}
-
-// WriteFile writes what render makes to path atomically, with secrets
-// masked in the whole text (nil secrets masks nothing).
-func WriteFile(path string, secrets *redact.Redactor, render func(io.Writer) error) error {
-	var buf bytes.Buffer
-	if err := render(&buf); err != nil {
-		return err
-	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return err
-	}
-	return writeAtomic(filepath.Dir(abs), filepath.Base(abs), func(w io.Writer) error {
-		_, err := w.Write(secrets.Bytes(buf.Bytes()))
-		return err
-	})
 }

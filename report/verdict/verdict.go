@@ -1,34 +1,41 @@
-package report
+// Package verdict judges a burst's report: against a baseline (the
+// regression, an engine upgrade's verdict, the max_regression gates) and
+// as a whole, the one place that decides whether a burst passed.
+package verdict
 
 import (
 	"fmt"
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/stats"
 )
 
-// Judge compares the report with prev, its baseline (the previous report of
-// the same burst, or a chosen one; nil if there is none), adds the
+// significanceLevel is the p-value under which a change counts as real.
+const significanceLevel = 0.05
+
+// Judge compares report r with prev, its baseline (the previous report of
+// the same burst, or a chosen one; nil if there is none), adds the burst's
 // max_regression gates, and gives the verdict. It is the one place that
 // decides whether a burst passed: it ran to its end, measured at least one
 // request, passed every gate, and, if it swept rates, held the SLO at one of
 // them. A baseline of another target, model or scenario mix is no baseline:
 // RegressionSkipped says what differs (a caller may set it beforehand to say
 // why there is no prev). Call it once per report.
-func (r *Report) Judge(prev *Report) {
+func Judge(r, prev *report.Report, maxRegression []config.MaxRegression) {
 	if r.Shard != nil {
 		// A shard is a part: it passes when it measured its share and ran to
 		// its end. Its share's SLO gates are shown, not judged, and it is
 		// never compared with a baseline: the merged report is.
 		prev = nil
-		r.RegressionSkipped = r.Shard.label() + " of a split burst: the merged report (llmprobe report merge) is compared with a baseline"
+		r.RegressionSkipped = r.Shard.String() + " of a split burst: the merged report (llmprobe report merge) is compared with a baseline"
 		for i := range r.Gates {
 			if g := &r.Gates[i]; !g.Skipped {
 				g.Passed, g.Skipped = true, true
-				g.Detail = fmt.Sprintf("not judged on %s's share (the merged report is): %s", r.Shard.label(), g.Detail)
+				g.Detail = fmt.Sprintf("not judged on %s's share (the merged report is): %s", r.Shard.String(), g.Detail)
 			}
 		}
 	}
@@ -36,22 +43,22 @@ func (r *Report) Judge(prev *Report) {
 	case prev == nil && r.RegressionSkipped == "":
 		r.RegressionSkipped = "no previous report of burst " + r.Burst
 	case prev != nil:
-		if differs := r.differsFrom(prev); differs != "" {
+		if differs := differsFrom(r, prev); differs != "" {
 			r.RegressionSkipped = fmt.Sprintf("the baseline %s is not comparable: %s", prev.ID, differs)
 			prev = nil
 		} else {
 			r.RegressionSkipped = ""
-			r.regress(prev)
+			regress(r, prev, maxRegression)
 		}
 	}
 	if prev == nil {
-		for _, mr := range r.maxRegression {
-			r.Gates = append(r.Gates, Gate{Name: regressionGateName(mr), Threshold: mr.MaxIncrease, Passed: true, Skipped: true,
+		for _, mr := range maxRegression {
+			r.Gates = append(r.Gates, report.Gate{Name: regressionGateName(mr), Threshold: mr.MaxIncrease, Passed: true, Skipped: true,
 				Detail: "skipped: " + r.RegressionSkipped})
 		}
 	}
 	if r.Upgrade != nil {
-		r.judgeUpgrade(prev)
+		judgeUpgrade(r, prev)
 	}
 	r.Passed = !r.Aborted && r.Requests > 0 && (r.Sweep == nil || r.MaxRateUnderSLO != nil)
 	for _, g := range r.Gates {
@@ -61,10 +68,10 @@ func (r *Report) Judge(prev *Report) {
 
 // differsFrom says how prev measured something else: another target, model
 // or scenario mix; "" when it is a fair baseline.
-func (r *Report) differsFrom(prev *Report) string {
+func differsFrom(r, prev *report.Report) string {
 	var d []string
 	if prev.Shard != nil {
-		d = append(d, fmt.Sprintf("it is %s of a split burst, not the whole burst", prev.Shard.label()))
+		d = append(d, fmt.Sprintf("it is %s of a split burst, not the whole burst", prev.Shard.String()))
 	}
 	if prev.Target != r.Target {
 		d = append(d, fmt.Sprintf("target %q, this run %q", prev.Target, r.Target))
@@ -103,62 +110,28 @@ func mixOf(cfg map[string]any) string {
 	return strings.Join(parts, " ")
 }
 
-// gates: per objective, the share of requests meeting it against the
-// strictest target ratio among the burst's scenarios that set it.
-func (r *Report) gates(scenarios []config.Scenario) {
-	target := map[string]float64{}
-	lo, hi := map[string]time.Duration{}, map[string]time.Duration{}
-	for _, s := range scenarios {
-		for _, o := range s.SLO.Objectives() {
-			if s.SLO.TargetRatio > target[o.Name] {
-				target[o.Name] = s.SLO.TargetRatio
-			}
-			if l, ok := lo[o.Name]; !ok || o.Threshold < l {
-				lo[o.Name] = o.Threshold
-			}
-			hi[o.Name] = max(hi[o.Name], o.Threshold)
-		}
-	}
-	names := make([]string, 0, len(target))
-	for n := range target {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		limit := lo[n].String()
-		if hi[n] != lo[n] {
-			// Each request is held to its own scenario's threshold.
-			limit = fmt.Sprintf("its scenario's threshold (%s to %s)", lo[n], hi[n])
-		}
-		v, ok := r.Goodput.PerObjective[n]
-		if !ok {
-			r.Gates = append(r.Gates, Gate{Name: "slo_" + n, Threshold: target[n],
-				Detail: fmt.Sprintf("n/a: no request was measured against %s <= %s; the target is %.2f%%", n, limit, 100*target[n])})
-			continue
-		}
-		r.Gates = append(r.Gates, Gate{
-			Name: "slo_" + n, Threshold: target[n], Value: figure(v, true), Passed: v >= target[n],
-			Detail: fmt.Sprintf("%.2f%% of requests met %s <= %s; the target is %.2f%%", 100*v, n, limit, 100*target[n]),
-		})
-	}
-}
-
 func regressionGateName(mr config.MaxRegression) string {
 	return fmt.Sprintf("regression_%s_%s", mr.Metric, mr.Quantile)
 }
 
 // quantileOf is a summary's quantile, or nil without samples.
-func quantileOf(s Summary, q string) *float64 { return figure(s.Quantile(q), s.Count > 0) }
+func quantileOf(s report.Summary, q string) *float64 {
+	if s.Count == 0 {
+		return nil
+	}
+	v := s.Quantile(q)
+	return &v
+}
 
 // regress compares p50 and p99 with the baseline, tests TTFT and TPOT
 // samples for a significant change, and applies max_regression gates.
-func (r *Report) regress(prev *Report) {
-	reg := &Regression{PreviousID: prev.ID, PreviousEngineVersion: prev.EngineVersion,
+func regress(r, prev *report.Report, maxRegression []config.MaxRegression) {
+	reg := &report.Regression{PreviousID: prev.ID, PreviousEngineVersion: prev.EngineVersion,
 		EngineVersionChanged: prev.EngineVersion != "" && r.EngineVersion != "" && prev.EngineVersion != r.EngineVersion}
 	pvalues := map[string]float64{}
 	for _, m := range []string{"ttft", "tpot"} {
 		if len(r.Samples[m]) > 1 && len(prev.Samples[m]) > 1 {
-			pvalues[m] = mannWhitney(r.Samples[m], prev.Samples[m])
+			pvalues[m] = stats.MannWhitney(r.Samples[m], prev.Samples[m])
 		}
 	}
 	for _, m := range config.BurstMetrics {
@@ -167,7 +140,7 @@ func (r *Report) regress(prev *Report) {
 			if cur == nil && old == nil && m == "ttft_answer" {
 				continue // neither run reasoned: nothing to compare, nothing to list
 			}
-			rm := RegressionMetric{Metric: m, Quantile: q, Previous: old, Current: cur, Ratio: ratio(cur, old)}
+			rm := report.RegressionMetric{Metric: m, Quantile: q, Previous: old, Current: cur, Ratio: ratio(cur, old)}
 			if p, ok := pvalues[m]; ok {
 				rm.PValue = &p
 				rm.Significant = p < significanceLevel
@@ -176,8 +149,8 @@ func (r *Report) regress(prev *Report) {
 		}
 	}
 	r.Regression = reg
-	for _, mr := range r.maxRegression {
-		g := Gate{Name: regressionGateName(mr), Threshold: mr.MaxIncrease}
+	for _, mr := range maxRegression {
+		g := report.Gate{Name: regressionGateName(mr), Threshold: mr.MaxIncrease}
 		cur, old := quantileOf(r.Latency[mr.Metric], mr.Quantile), quantileOf(prev.Latency[mr.Metric], mr.Quantile)
 		rt := ratio(cur, old)
 		switch {
@@ -208,5 +181,6 @@ func ratio(cur, old *float64) *float64 {
 	if cur == nil || old == nil || *old <= 0 {
 		return nil
 	}
-	return figure(*cur / *old, true)
+	v := *cur / *old
+	return &v
 }

@@ -1,4 +1,4 @@
-package report
+package render_test
 
 import (
 	"bytes"
@@ -10,26 +10,30 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/prober"
+	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/internal/reporttest"
+	"github.com/llmprobe/llmprobe/report/render"
+	"github.com/llmprobe/llmprobe/report/verdict"
 )
 
 // The report summarises each component over the requests that had it, and
 // the shares of the whole TTFT add up to 1; the text report prints the
 // table, and a report without a split says n/a.
 func TestTTFTBreakdownInReport(t *testing.T) {
-	b, scenarios := boundBurst()
+	b, scenarios := reporttest.Burst()
 	start := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
-	res := results(scenarios[0], start, 10, 0)
+	res := reporttest.Results(scenarios[0], start, 10, 0)
 	for i, r := range res {
 		// 50 ms TTFT: 1 ms connect, then either the engine's split or none.
 		if i < 6 {
 			r.Engine = &prober.EngineTimings{Source: prober.EngineTimingsVLLM}
-			r.TTFTParts = []prober.TTFTPart{{Component: prober.ComponentDispatch, D: 0}, {Component: prober.ComponentConnect, D: millis(1)},
-				{Component: prober.ComponentEngineQueue, D: millis(10)}, {Component: prober.ComponentEnginePrefill, D: millis(38)}, {Component: prober.ComponentNetwork, D: millis(1)}}
+			r.TTFTParts = []prober.TTFTPart{{Component: prober.ComponentDispatch, D: 0}, {Component: prober.ComponentConnect, D: reporttest.Millis(1)},
+				{Component: prober.ComponentEngineQueue, D: reporttest.Millis(10)}, {Component: prober.ComponentEnginePrefill, D: reporttest.Millis(38)}, {Component: prober.ComponentNetwork, D: reporttest.Millis(1)}}
 		} else {
-			r.TTFTParts = []prober.TTFTPart{{Component: prober.ComponentDispatch, D: 0}, {Component: prober.ComponentConnect, D: millis(1)}, {Component: prober.ComponentServerOther, D: millis(49)}}
+			r.TTFTParts = []prober.TTFTPart{{Component: prober.ComponentDispatch, D: 0}, {Component: prober.ComponentConnect, D: reporttest.Millis(1)}, {Component: prober.ComponentServerOther, D: reporttest.Millis(49)}}
 		}
 	}
-	rep := Build(b, Run{Rate: 10, Start: start, End: start.Add(time.Second), Planned: 10, Results: res}, Meta{Scenarios: scenarios})
+	rep := report.Build(b, report.Run{Rate: 10, Start: start, End: start.Add(time.Second), Planned: 10, Results: res}, report.Meta{Scenarios: scenarios})
 	bd := rep.TTFTBreakdown
 	if bd == nil || bd.Requests != 10 || bd.EngineTimings[prober.EngineTimingsVLLM] != 6 {
 		t.Fatalf("breakdown %+v", bd)
@@ -60,12 +64,12 @@ func TestTTFTBreakdownInReport(t *testing.T) {
 	}
 
 	raw, _ := json.Marshal(rep)
-	var back Report
+	var back report.Report
 	if err := json.Unmarshal(raw, &back); err != nil {
 		t.Fatal(err)
 	}
 	var text bytes.Buffer
-	back.WriteText(&text)
+	render.Text(&text, &back)
 	for _, want := range []string{"TTFT split over 10 requests; engine timings from 6 of 10 requests (vllm_metrics 6)", "engine_queue", "10.0ms", "server_other"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text report lacks %q:\n%s", want, text.String())
@@ -76,9 +80,9 @@ func TestTTFTBreakdownInReport(t *testing.T) {
 	for _, r := range res {
 		r.TTFTParts, r.Engine = nil, nil
 	}
-	rep = Build(b, Run{Rate: 10, Start: start, End: start.Add(time.Second), Planned: 10, Results: res}, Meta{Scenarios: scenarios})
+	rep = report.Build(b, report.Run{Rate: 10, Start: start, End: start.Add(time.Second), Planned: 10, Results: res}, report.Meta{Scenarios: scenarios})
 	text.Reset()
-	rep.WriteText(&text)
+	render.Text(&text, rep)
 	if rep.TTFTBreakdown != nil || !strings.Contains(text.String(), "TTFT split: n/a") {
 		t.Errorf("breakdown %+v; text:\n%s", rep.TTFTBreakdown, text.String())
 	}
@@ -89,8 +93,8 @@ func TestTTFTBreakdownInReport(t *testing.T) {
 
 // Without engine timings the table says why the server side is one part.
 func TestBreakdownWithoutEngineTimingsSaysWhy(t *testing.T) {
-	b := &TTFTBreakdown{Requests: 3, EngineTimings: map[string]int{}}
-	if got := b.EngineTimingsText(); !strings.Contains(got, "none of 3 requests") || !strings.Contains(got, "--enable-per-request-metrics") {
+	b := &report.TTFTBreakdown{Requests: 3, EngineTimings: map[string]int{}}
+	if got := render.PageOf(&report.Report{TTFTBreakdown: b}).EngineTimingsText; !strings.Contains(got, "none of 3 requests") || !strings.Contains(got, "--enable-per-request-metrics") {
 		t.Errorf("%q", got)
 	}
 }
@@ -99,14 +103,14 @@ func TestBreakdownWithoutEngineTimingsSaysWhy(t *testing.T) {
 // that reasoned; a burst without reasoning says n/a and lists no regression
 // of it.
 func TestAnswerTTFTInReport(t *testing.T) {
-	b, scenarios := boundBurst()
+	b, scenarios := reporttest.Burst()
 	start := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
-	plain := Build(b, Run{Rate: 10, Start: start, End: start.Add(time.Second), Planned: 10, Results: results(scenarios[0], start, 10, 0)}, Meta{Scenarios: scenarios})
-	res := results(scenarios[0], start, 10, 0)
+	plain := report.Build(b, report.Run{Rate: 10, Start: start, End: start.Add(time.Second), Planned: 10, Results: reporttest.Results(scenarios[0], start, 10, 0)}, report.Meta{Scenarios: scenarios})
+	res := reporttest.Results(scenarios[0], start, 10, 0)
 	for i, r := range res[:4] {
-		r.ReasoningTokens, r.AnswerTokens, r.TTFTReasoning, r.TTFTAnswer = 5, 3, r.TTFT, millis(float64(100*(i+1)))
+		r.ReasoningTokens, r.AnswerTokens, r.TTFTReasoning, r.TTFTAnswer = 5, 3, r.TTFT, reporttest.Millis(float64(100*(i+1)))
 	}
-	rep := Build(b, Run{Rate: 10, Start: start, End: start.Add(time.Second), Planned: 10, Results: res}, Meta{Scenarios: scenarios})
+	rep := report.Build(b, report.Run{Rate: 10, Start: start, End: start.Add(time.Second), Planned: 10, Results: res}, report.Meta{Scenarios: scenarios})
 	if s := rep.Latency["ttft_answer"]; s.Count != 4 || math.Abs(s.Max-0.4) > 1e-9 {
 		t.Errorf("ttft_answer %+v: want the 4 requests that reasoned, max 400ms", s)
 	}
@@ -114,17 +118,17 @@ func TestAnswerTTFTInReport(t *testing.T) {
 		t.Errorf("ttft_answer without reasoning %+v, want n/a", s)
 	}
 	var text bytes.Buffer
-	plain.WriteText(&text)
+	render.Text(&text, plain)
 	if !regexp.MustCompile(`ttft_answer +0 +n/a`).MatchString(text.String()) {
 		t.Errorf("text report without reasoning lacks 'ttft_answer 0 n/a':\n%s", text.String())
 	}
-	plain.Judge(plain)
+	verdict.Judge(plain, plain, b.MaxRegression)
 	for _, m := range plain.Regression.Metrics {
 		if m.Metric == "ttft_answer" {
 			t.Errorf("regression lists ttft_answer though neither run reasoned: %+v", m)
 		}
 	}
-	rep.Judge(plain)
+	verdict.Judge(rep, plain, b.MaxRegression)
 	n := 0
 	for _, m := range rep.Regression.Metrics {
 		if m.Metric == "ttft_answer" {

@@ -1,11 +1,11 @@
-package report
+// Package store keeps burst reports as files: written atomically with
+// secrets masked, a number kept per burst, and read back by the one reader.
+package store
 
 import (
 	"cmp"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/llmprobe/llmprobe/internal/redact"
+	"github.com/llmprobe/llmprobe/report"
 )
 
 // Store keeps burst reports as JSON files, dir/<burst>/<id>.json, each
@@ -25,16 +26,16 @@ type Store struct {
 	mu      sync.Mutex
 }
 
-// NewStore uses dir; an empty dir keeps nothing. Every report it writes
-// passes through secrets (nil masks nothing).
-func NewStore(dir string, secrets *redact.Redactor) *Store {
+// New keeps reports in dir; an empty dir keeps nothing. Every report it
+// writes passes through secrets (nil masks nothing).
+func New(dir string, secrets *redact.Redactor) *Store {
 	return &Store{dir: dir, secrets: secrets}
 }
 
 var safeIDRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]*$`)
 
 // Save writes the report and removes the oldest beyond keep.
-func (s *Store) Save(r *Report, keep int) error {
+func (s *Store) Save(r *report.Report, keep int) error {
 	if s.dir == "" {
 		return nil
 	}
@@ -47,7 +48,7 @@ func (s *Store) Save(r *Report, keep int) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	if err := writeAtomic(dir, r.ID+".json", r.encoder(s.secrets)); err != nil {
+	if err := writeAtomic(dir, r.ID+".json", encoder(r, s.secrets)); err != nil {
 		return err
 	}
 	ids, err := s.ids(r.Burst)
@@ -61,67 +62,6 @@ func (s *Store) Save(r *Report, keep int) error {
 		ids = ids[1:]
 	}
 	return nil
-}
-
-// WriteJSON writes the report to path as indented JSON, atomically.
-// Secrets are masked as in the store.
-func WriteJSON(path string, r *Report, secrets *redact.Redactor) error {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return err
-	}
-	return writeAtomic(filepath.Dir(abs), filepath.Base(abs), r.encoder(secrets))
-}
-
-// encoder writes r as indented JSON, masked whole: the encoder makes one Write.
-// A shard's report, an input to `llmprobe report merge` with a row per
-// request, is written compact: indented, its rows would take three times
-// the room.
-func (r *Report) encoder(secrets *redact.Redactor) func(io.Writer) error {
-	return func(w io.Writer) error {
-		marshal := func(v any) ([]byte, error) { return json.MarshalIndent(v, "", "  ") }
-		if r.Shard != nil {
-			marshal = json.Marshal
-		}
-		b, err := marshal(r)
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(append(secrets.Bytes(b), '\n'))
-		return err
-	}
-}
-
-// writeAtomic writes dir/name through a temporary file in the same folder.
-func writeAtomic(dir, name string, write func(io.Writer) error) (err error) {
-	tmp, err := os.CreateTemp(dir, "."+name+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err = write(tmp); err != nil {
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp.Name(), filepath.Join(dir, name)); err != nil {
-		return err
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 // ids lists a burst's report ids, oldest first (ids end in a sortable UTC time).
@@ -175,24 +115,16 @@ func (s *Store) List() (map[string][]string, error) {
 }
 
 // Load reads the report with the given id.
-func (s *Store) Load(id string) (*Report, error) {
-	burst, _, err := ParseID(id)
+func (s *Store) Load(id string) (*report.Report, error) {
+	burst, _, err := report.ParseID(id)
 	if err != nil || s.dir == "" || !safeIDRe.MatchString(burst) || !safeIDRe.MatchString(id) {
 		return nil, os.ErrNotExist
 	}
-	b, err := os.ReadFile(filepath.Join(s.dir, burst, id+".json"))
-	if err != nil {
-		return nil, err
-	}
-	var r Report
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("report %s/%s: %w", burst, id, err)
-	}
-	return &r, nil
+	return Read(filepath.Join(s.dir, burst, id+".json"))
 }
 
 // Latest returns a burst's newest report, or nil.
-func (s *Store) Latest(burst string) (*Report, error) {
+func (s *Store) Latest(burst string) (*report.Report, error) {
 	if s.dir == "" {
 		return nil, nil
 	}
@@ -205,19 +137,19 @@ func (s *Store) Latest(burst string) (*Report, error) {
 
 // LatestFrom returns a burst's newest report that measured the given facts
 // (engine, version and model), or nil: the baseline of an upgrade run.
-func (s *Store) LatestFrom(burst string, f Facts) (*Report, error) {
-	return s.latestWhere(burst, func(r *Report) bool { return FactsOf(r) == f && r.Shard == nil })
+func (s *Store) LatestFrom(burst string, f report.Facts) (*report.Report, error) {
+	return s.latestWhere(burst, func(r *report.Report) bool { return report.FactsOf(r) == f && r.Shard == nil })
 }
 
 // LatestUpgrade returns a burst's newest upgrade run's report, or nil.
-func (s *Store) LatestUpgrade(burst string) (*Report, error) {
-	return s.latestWhere(burst, func(r *Report) bool { return r.Upgrade != nil })
+func (s *Store) LatestUpgrade(burst string) (*report.Report, error) {
+	return s.latestWhere(burst, func(r *report.Report) bool { return r.Upgrade != nil })
 }
 
 // latestWhere returns a burst's newest report that ok accepts. It reads
 // back at most the reports the store keeps of the burst; an unreadable one
 // is passed over, and its error returned if none is accepted.
-func (s *Store) latestWhere(burst string, ok func(*Report) bool) (*Report, error) {
+func (s *Store) latestWhere(burst string, ok func(*report.Report) bool) (*report.Report, error) {
 	if s.dir == "" {
 		return nil, nil
 	}

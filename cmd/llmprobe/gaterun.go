@@ -1,0 +1,330 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-kit/log"
+
+	"github.com/llmprobe/llmprobe/burst"
+	"github.com/llmprobe/llmprobe/collector/gpu"
+	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/internal/redact"
+	"github.com/llmprobe/llmprobe/prober"
+	"github.com/llmprobe/llmprobe/prompt"
+	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/render"
+	"github.com/llmprobe/llmprobe/report/store"
+)
+
+// gateOptions are the flags of `llmprobe gate`.
+type gateOptions struct {
+	ConfigFile, Burst string
+	// Override changes the burst or its target for this run.
+	Override config.Override
+	// Output, if set, receives the report JSON too; JUnit and Markdown the
+	// report as JUnit XML and as a CI step summary, written whatever the
+	// exit code once the burst is known.
+	Output, JUnit, Markdown string
+	StoragePath             string
+	// Baseline, if set, is the report file to compare with instead of the
+	// burst's previous report.
+	Baseline string
+	GPU      bool
+	// Shard runs only this replica's share of the burst (--burst.shard=i/N),
+	// its offsets counted from Start (--burst.start), which every shard
+	// must share; zero Start starts now.
+	Shard config.Shard
+	Start time.Time
+	// Stdout gets the report table, Stderr progress and errors. Terminal
+	// says Stderr is one: progress rewrites one line there, elsewhere it
+	// prints a line every ProgressInterval.
+	Stdout, Stderr   io.Writer
+	Terminal         bool
+	ProgressInterval time.Duration
+}
+
+// Exit codes of `llmprobe gate`, the contract with release pipelines.
+const (
+	gatePassed     = 0
+	gateFailed     = 1 // the target was measured and failed a gate
+	gateError      = 2 // a usage or configuration error
+	gateUnmeasured = 3 // the target could not be measured, or the report not written
+)
+
+// gateRun is one run of `llmprobe gate`: the options and what its steps
+// found out before the burst.
+type gateRun struct {
+	gateOptions
+	cfg       *config.Config
+	burst     config.Burst
+	overrides []string
+	secrets   *redact.Redactor
+	baseline  *report.Report
+}
+
+// gate runs one burst (or its sweep) now, prints its table, stores its
+// report, and returns the exit code. A preflight request goes first: a
+// target that cannot answer it is not measured at all, and the gate says why.
+func gate(ctx context.Context, o gateOptions) int {
+	g := &gateRun{gateOptions: o}
+	if !g.load() {
+		return gateError
+	}
+	t, _ := g.cfg.Target(g.burst.Target)
+	client, err := prober.NewClient(t)
+	if err != nil {
+		fmt.Fprintln(g.Stderr, err)
+		return gateError
+	}
+	defer client.Close()
+	scenarios := g.cfg.ScenariosOf(g.burst)
+	if !g.preflight(ctx, client, t, scenarios[0]) {
+		return gateUnmeasured
+	}
+	if g.ProgressInterval <= 0 {
+		g.ProgressInterval = 5 * time.Second
+	}
+	if code := g.waitForStart(ctx); code != gatePassed {
+		return code
+	}
+	rep, saveErr := g.measure(ctx, client, scenarios)
+	return g.verdict(ctx, t, rep, saveErr)
+}
+
+// load reads the configuration and the baseline, applies the overrides and
+// checks the split; false (a usage error, said on Stderr) stops the gate.
+// From here on Stdout and Stderr mask the configuration's secrets.
+func (g *gateRun) load() bool {
+	cfg, err := config.LoadFile(g.ConfigFile)
+	if err != nil {
+		fmt.Fprintln(g.Stderr, err)
+		return false
+	}
+	g.secrets = redact.New()
+	g.secrets.Add(redact.Secrets(cfg))
+	g.Stdout, g.Stderr = g.secrets.Writer(g.Stdout), g.secrets.Writer(g.Stderr)
+	b, err := cfg.LookupBurst(g.Burst)
+	if err != nil {
+		fmt.Fprintf(g.Stderr, "llmprobe gate: %v\n", err)
+		return false
+	}
+	g.overrides = g.Override.Flags()
+	if len(g.overrides) > 0 {
+		if cfg, err = cfg.Overridden(b.Name, g.Override); err != nil {
+			fmt.Fprintf(g.Stderr, "llmprobe gate: %v\n", err)
+			return false
+		}
+		if b.Sweep != nil && g.Override.Rate != nil {
+			fmt.Fprintf(g.Stderr, "llmprobe gate: --rate replaces the sweep of burst %s (%s): one run at %g/s\n", b.Name, rateList(b.Rates()), *g.Override.Rate)
+		}
+		b, _ = cfg.Burst(b.Name)
+		fmt.Fprintf(g.Stderr, "llmprobe gate: overridden for this run: %s\n", strings.Join(g.overrides, " "))
+	}
+	g.cfg, g.burst = cfg, b
+	if err := g.checkSplit(b, time.Now()); err != nil {
+		fmt.Fprintf(g.Stderr, "llmprobe gate: %v\n", err)
+		return false
+	}
+	if g.Baseline != "" {
+		if g.baseline, err = store.Read(g.Baseline); err != nil {
+			fmt.Fprintf(g.Stderr, "llmprobe gate: --baseline: %v\n", err)
+			return false
+		}
+	}
+	return true
+}
+
+// preflight sends one request of the burst's first scenario, measured like
+// any other, before the burst is sent; false when the target could not
+// answer it, which the gate says and writes to its CI files.
+func (g *gateRun) preflight(ctx context.Context, c *prober.Client, t config.Target, s config.Scenario) bool {
+	p, maxTokens := prompt.NewBuilder(s, g.burst.Seed^0x9e3779b97f4a7c15).Next()
+	res := c.Do(ctx, prober.Request{Scenario: s, Traffic: prober.TrafficBurst, Prompt: p, MaxTokens: maxTokens, Sched: time.Now()})
+	if res.Outcome != prober.OutcomeSuccess {
+		why := fmt.Sprintf("preflight request to target %s (%s) failed, the burst was not sent: %s: %s", t.Name, t.URL, res.Outcome, res.FailureText())
+		fmt.Fprintf(g.Stderr, "llmprobe gate: %s\n", why)
+		stub := &report.Report{Burst: g.burst.Name, Target: t.Name, Model: t.Model, Overrides: g.overrides}
+		g.writeCI(stub, render.Check{Name: "preflight", Status: render.StatusError, Detail: why})
+		return false
+	}
+	fmt.Fprintf(g.Stderr, "preflight: target %s answered, first token after %s\n", t.Name, res.TTFT.Round(time.Millisecond))
+	return true
+}
+
+// waitForStart waits for --burst.start, checked again first: the preflight
+// took time, and a late shard's share would not line up with the others'.
+func (g *gateRun) waitForStart(ctx context.Context) int {
+	if g.Start.IsZero() {
+		return gatePassed
+	}
+	b := g.burst
+	if err := g.checkSplit(b, time.Now()); err != nil {
+		fmt.Fprintf(g.Stderr, "llmprobe gate: %v\n", err)
+		return gateError
+	}
+	what := "burst " + b.Name
+	if g.Shard.Count > 1 {
+		what = fmt.Sprintf("shard %d/%d of burst %s", g.Shard.Index, g.Shard.Count, b.Name)
+	}
+	fmt.Fprintf(g.Stderr, "llmprobe gate: %s starts at %s (in %s)\n", what, g.Start.UTC().Format(time.RFC3339Nano), time.Until(g.Start).Round(time.Millisecond))
+	if !waitUntil(ctx, g.Start.Add(-startLead)) {
+		fmt.Fprintf(g.Stderr, "llmprobe gate: %v before the burst started\n", context.Cause(ctx))
+		return gateUnmeasured
+	}
+	return gatePassed
+}
+
+// measure runs the burst with progress on Stderr, the node's GPUs read
+// where asked, and the report stored where there is a storage path.
+func (g *gateRun) measure(ctx context.Context, client *prober.Client, scenarios []config.Scenario) (*report.Report, error) {
+	prog := &progress{w: g.Stderr, name: g.burst.Name, terminal: g.Terminal, every: g.ProgressInterval, start: time.Now()}
+	runner := burst.Runner{
+		Client:    client,
+		Baseline:  g.baseline,
+		Progress:  prog.update,
+		Overrides: g.overrides,
+		Shard:     g.Shard,
+		Start:     g.Start,
+	}
+	if g.StoragePath != "" {
+		runner.Store = store.New(g.StoragePath, g.secrets)
+	}
+	if g.GPU {
+		gpus := gpu.New(log.NewNopLogger(), 2*time.Second)
+		gpus.Start()
+		defer gpus.Stop()
+		runner.GPU = gpus
+	}
+	rep, saveErr := runner.Run(ctx, g.burst, scenarios)
+	prog.finish()
+	return rep, saveErr
+}
+
+// verdict prints the report's table, writes its files, and gives the exit
+// code: what the report says, unless the target could not be measured, the
+// burst was interrupted or a file could not be written.
+func (g *gateRun) verdict(ctx context.Context, t config.Target, rep *report.Report, saveErr error) int {
+	render.Text(g.Stdout, rep)
+	code := gatePassed
+	var problems []render.Check
+	fail := func(name, why string) {
+		fmt.Fprintf(g.Stderr, "llmprobe gate: %s\n", why)
+		problems = append(problems, render.Check{Name: name, Status: render.StatusError, Detail: why})
+		code = gateUnmeasured
+	}
+	switch {
+	case unmeasured(rep) != "":
+		fail("measurable", fmt.Sprintf("target %s could not be measured: %s", t.Name, unmeasured(rep)))
+	case ctx.Err() != nil:
+		fail("interrupted", rep.AbortReason)
+	case !rep.Passed:
+		code = gateFailed
+	}
+	if saveErr != nil {
+		fail("report_stored", fmt.Sprintf("the report was not stored in %s: %v", g.StoragePath, saveErr))
+	}
+	if g.Output != "" {
+		if err := store.WriteJSON(g.Output, rep, g.secrets); err != nil {
+			fail("report_written", fmt.Sprintf("writing %s: %v", g.Output, err))
+		}
+	}
+	if !g.writeCI(rep, problems...) {
+		code = gateUnmeasured
+	}
+	return code
+}
+
+// writeCI writes the JUnit and Markdown files that were asked for; false if
+// one could not be written.
+func (g *gateRun) writeCI(rep *report.Report, extra ...render.Check) bool {
+	ok := true
+	for _, f := range []struct {
+		path   string
+		render func(io.Writer, *report.Report, ...render.Check) error
+	}{{g.JUnit, render.JUnit}, {g.Markdown, render.Markdown}} {
+		if f.path == "" {
+			continue
+		}
+		err := store.WriteFile(f.path, g.secrets, func(w io.Writer) error { return f.render(w, rep, extra...) })
+		if err != nil {
+			fmt.Fprintf(g.Stderr, "llmprobe gate: writing %s: %v\n", f.path, err)
+			ok = false
+		}
+	}
+	return ok
+}
+
+func rateList(rates []float64) string {
+	s := make([]string, len(rates))
+	for i, r := range rates {
+		s[i] = strconv.FormatFloat(r, 'g', -1, 64)
+	}
+	return strings.Join(s, ", ") + "/s"
+}
+
+// unmeasured says why a run measured nothing of the target ("" when it did):
+// no request was sent, or none got an answer.
+func unmeasured(rep *report.Report) string {
+	switch {
+	case rep.Requests == 0:
+		return "no request was sent"
+	case rep.Outcomes[prober.OutcomeConnectionError] == rep.Requests:
+		return fmt.Sprintf("every request failed to connect (%s)", topFailure(rep))
+	}
+	return ""
+}
+
+func topFailure(rep *report.Report) string {
+	if len(rep.Failures) == 0 {
+		return "no reason recorded"
+	}
+	f := rep.Failures[0]
+	return f.Phase + ": " + f.Reason + ": " + f.Example
+}
+
+// Bounds on --burst.start.
+const (
+	// maxStartAhead is how far ahead a start may be: further is a mistake
+	// (a date for another day) that would hold the replicas idle.
+	maxStartAhead = time.Hour
+	// startLead is how long before the start the runner takes over from
+	// the wait, to be ready for the first arrival.
+	startLead = 500 * time.Millisecond
+)
+
+// checkSplit checks --burst.shard and --burst.start against burst b at now.
+func (o gateOptions) checkSplit(b config.Burst, now time.Time) error {
+	split := o.Shard.Count > 1
+	switch {
+	case !split && o.Start.IsZero():
+		return nil
+	case split && o.Start.IsZero():
+		return fmt.Errorf("--burst.shard=%d/%d needs --burst.start: every shard counts its share of the schedule from that one instant (RFC 3339, like %s), or the shares do not make up one burst",
+			o.Shard.Index, o.Shard.Count, now.Add(2*time.Minute).UTC().Format(time.RFC3339))
+	case b.Sweep != nil:
+		return fmt.Errorf("--burst.shard and --burst.start run one rate, and burst %s sweeps rates (%s), each step judged before the next: give --rate too", b.Name, rateList(b.Rates()))
+	case !o.Start.After(now):
+		return fmt.Errorf("--burst.start=%s passed %s ago, before this run was ready to send: a late shard's share would not line up with the others'; give every replica a start far enough ahead to be scheduled and to pull its image",
+			o.Start.UTC().Format(time.RFC3339Nano), now.Sub(o.Start).Round(time.Millisecond))
+	case o.Start.Sub(now) > maxStartAhead:
+		return fmt.Errorf("--burst.start=%s is %s ahead, more than %s: is it the right day and time zone?", o.Start.Format(time.RFC3339), o.Start.Sub(now).Round(time.Second), maxStartAhead)
+	}
+	return nil
+}
+
+// waitUntil waits until t, or until ctx ends: then it reports false.
+func waitUntil(ctx context.Context, t time.Time) bool {
+	timer := time.NewTimer(time.Until(t))
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-timer.C:
+		return true
+	}
+}

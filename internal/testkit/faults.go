@@ -1,0 +1,208 @@
+package testkit
+
+import (
+	"fmt"
+	"io"
+	stdlog "log"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Fault is one way a target breaks, and what the prober says of it: the
+// failure catalogue that the daemon's and the gate's tests both run.
+type Fault struct {
+	Name string
+	// URL starts the broken target for the test and returns its URL.
+	URL func(t *testing.T) string
+	// Discover leaves the model out of the configuration: /v1/models finds it.
+	Discover bool
+	// Outcome, Phase and Reason are what its requests end with; In is a
+	// piece of their error text.
+	Outcome, Phase, Reason, In string
+}
+
+// FaultConfig is a configuration of target "faulty" at url with a 1 s
+// timeout, and burst "catalogue" of six requests against it.
+func FaultConfig(f Fault, url string) string {
+	model := "\n    model: m"
+	if f.Discover {
+		model = ""
+	}
+	return fmt.Sprintf(`targets:
+  - name: faulty
+    url: %q%s
+    api: completions
+    timeout: 1s
+scenarios:
+  - {name: s, prompt_tokens: 8, output_tokens: 4, slo: {ttft: 500ms, target_ratio: 0.9}}
+canary: {interval: 200ms}
+bursts:
+  - {name: catalogue, target: faulty, scenarios: [{scenario: s}], arrival: {process: constant, rate: 20}, requests: 6, schedule: {on_start: true}}
+`, url, model)
+}
+
+// okChunk is one completions chunk of one token.
+const okChunk = `data: {"choices":[{"index":0,"text":" tok","finish_reason":null}]}` + "\n\n"
+
+// EventStream starts an answer of server-sent events.
+func EventStream(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	w.(http.Flusher).Flush()
+}
+
+// WaitForClient reads the request and holds the answer until the client
+// gives up.
+func WaitForClient(r *http.Request) {
+	_, _ = io.Copy(io.Discard, r.Body)
+	<-r.Context().Done()
+}
+
+// FaultServer answers /v1/models like an engine, and every other request
+// with the fault.
+func FaultServer(t testing.TB, fault http.HandlerFunc) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/models" {
+			fmt.Fprint(w, `{"object":"list","data":[{"id":"m","owned_by":"vllm"}]}`)
+			return
+		}
+		fault(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// Faults is the failure catalogue: every way a target breaks that the
+// prober tells apart.
+func Faults() []Fault {
+	return append(answerFaults(), streamFaults()...)
+}
+
+// refusedURL is the URL of a port nothing listens on.
+func refusedURL(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.Close()
+	return "http://" + ln.Addr().String()
+}
+
+// answerFaults break a request before its first token: no connection, no
+// trust, no end of redirects, an error status.
+func answerFaults() []Fault {
+	return []Fault{
+		{"refused", refusedURL, false, "connection_error", "connect", "connection_refused", "connection refused"},
+		{"429 with Retry-After", func(t *testing.T) string {
+			return FaultServer(t, func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Retry-After", "7")
+				http.Error(w, `{"error":{"message":"queue full"}}`, http.StatusTooManyRequests)
+			}).URL
+		}, false, "rejected", "headers", "http_status", "HTTP 429 Too Many Requests, Retry-After 7: queue full"},
+		{"503 with Retry-After", func(t *testing.T) string {
+			return FaultServer(t, func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Retry-After", "30")
+				http.Error(w, `{"error":{"message":"draining"}}`, http.StatusServiceUnavailable)
+			}).URL
+		}, false, "rejected", "headers", "http_status", "HTTP 503 Service Unavailable, Retry-After 30: draining"},
+		{"500 with a body", func(t *testing.T) string {
+			return FaultServer(t, func(w http.ResponseWriter, r *http.Request) {
+				http.Error(w, `{"error":{"message":"CUDA out of memory"}}`, http.StatusInternalServerError)
+			}).URL
+		}, false, "http_error", "headers", "http_status", "HTTP 500 Internal Server Error: CUDA out of memory"},
+		{"TLS failure", func(t *testing.T) string {
+			srv := httptest.NewUnstartedServer(http.NotFoundHandler())
+			srv.Config.ErrorLog = stdlog.New(io.Discard, "", 0)
+			srv.StartTLS() // a certificate no one trusts
+			t.Cleanup(srv.Close)
+			return srv.URL
+		}, false, "connection_error", "tls", "tls_error", "certificate"},
+		{"redirect loop", func(t *testing.T) string {
+			var srv *httptest.Server
+			srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				http.Redirect(w, r, srv.URL+r.URL.Path, http.StatusTemporaryRedirect)
+			}))
+			t.Cleanup(srv.Close)
+			return srv.URL
+		}, false, "connection_error", "headers", "redirect_loop", "redirects"},
+		{"401 on discovery", func(t *testing.T) string {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				http.Error(w, `{"error":{"message":"invalid API key"}}`, http.StatusUnauthorized)
+			}))
+			t.Cleanup(srv.Close)
+			return srv.URL
+		}, true, "http_error", "discovery", "http_status", "GET /v1/models: HTTP 401 Unauthorized: invalid API key"},
+	}
+}
+
+// streamFaults break the answer's stream.
+func streamFaults() []Fault {
+	return []Fault{
+		{"reset mid-stream", func(t *testing.T) string {
+			return FaultServer(t, func(w http.ResponseWriter, r *http.Request) {
+				conn, buf, err := w.(http.Hijacker).Hijack()
+				if err != nil {
+					return
+				}
+				fmt.Fprintf(buf, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n", len(okChunk), okChunk)
+				_ = buf.Flush()
+				_ = conn.Close()
+			}).URL
+		}, false, "stream_error", "stream", "stream_cut", "unexpected EOF"},
+		{"headers then silence", func(t *testing.T) string {
+			return FaultServer(t, func(w http.ResponseWriter, r *http.Request) { EventStream(w); WaitForClient(r) }).URL
+		}, false, "timeout", "stream", "deadline", "0 output tokens in"},
+		{"slow drip", func(t *testing.T) string {
+			return FaultServer(t, func(w http.ResponseWriter, r *http.Request) {
+				EventStream(w)
+				for {
+					fmt.Fprint(w, okChunk)
+					w.(http.Flusher).Flush()
+					select {
+					case <-r.Context().Done():
+						return
+					case <-time.After(400 * time.Millisecond):
+					}
+				}
+			}).URL
+		}, false, "timeout", "stream", "deadline", "output tokens in"},
+		{"empty choices forever", func(t *testing.T) string {
+			return FaultServer(t, func(w http.ResponseWriter, r *http.Request) {
+				EventStream(w)
+				for range 50 {
+					fmt.Fprint(w, "data: {\"choices\":[]}\n\n")
+				}
+				fmt.Fprint(w, `data: {"choices":[{"index":0,"text":"","finish_reason":"stop"}]}`+"\n\ndata: [DONE]\n\n")
+			}).URL
+		}, false, "stream_error", "stream", "no_output", "without an output token"},
+		{"no [DONE]", func(t *testing.T) string {
+			return FaultServer(t, func(w http.ResponseWriter, r *http.Request) { EventStream(w); fmt.Fprint(w, okChunk+okChunk) }).URL
+		}, false, "stream_error", "stream", "no_finish", "neither finish_reason nor [DONE]"},
+		{"malformed JSON", func(t *testing.T) string {
+			return FaultServer(t, func(w http.ResponseWriter, r *http.Request) {
+				EventStream(w)
+				fmt.Fprint(w, okChunk+"data: {\"choices\": [\n\n")
+			}).URL
+		}, false, "stream_error", "stream", "malformed_chunk", "malformed chunk"},
+		{"a 1 MiB line", func(t *testing.T) string {
+			return FaultServer(t, func(w http.ResponseWriter, r *http.Request) {
+				EventStream(w)
+				fmt.Fprint(w, okChunk+"data: "+strings.Repeat("x", 1<<20+10)+"\n\n")
+			}).URL
+		}, false, "stream_error", "stream", "line_too_long", "too long"},
+		{"tokens beyond max_tokens", func(t *testing.T) string {
+			return FaultServer(t, func(w http.ResponseWriter, r *http.Request) {
+				EventStream(w)
+				for range 20000 {
+					if _, err := fmt.Fprint(w, okChunk); err != nil {
+						return
+					}
+				}
+			}).URL
+		}, false, "stream_error", "stream", "max_tokens_exceeded", "does not honour max_tokens"},
+	}
+}

@@ -1,0 +1,4 @@
+package report
+
+// MaxShardITL lets tests lower the bound on a shard's ITL samples.
+var MaxShardITL = &maxShardITL

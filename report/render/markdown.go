@@ -1,0 +1,137 @@
+package render
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/report"
+)
+
+var statusMark = map[Status]string{
+	StatusPassed: "✅", StatusFailed: "❌", StatusSkipped: "⏭️", StatusWarning: "⚠️", StatusError: "💥",
+}
+
+// Markdown writes the report as a CI step summary (GitHub's
+// $GITHUB_STEP_SUMMARY): a heading with the verdict, a table of checks,
+// the latency percentiles and the goodput; no links, so it reads the same
+// anywhere. extra are the caller's checks, as for JUnit.
+func Markdown(w io.Writer, r *report.Report, extra ...Check) error {
+	var b strings.Builder
+	checks := extra
+	if r.ID != "" {
+		checks = append(checks, Checks(r)...)
+	}
+	verdict, mark := "passed", "✅"
+	for _, c := range checks {
+		switch {
+		case c.Status == StatusError:
+			verdict, mark = "not measured", "💥"
+		case c.Status == StatusFailed && verdict == "passed":
+			verdict, mark = "failed", "❌"
+		}
+	}
+	if r.ID != "" && !r.Passed && verdict == "passed" {
+		verdict, mark = "failed", "❌" // Judge is the one verdict
+	}
+	fmt.Fprintf(&b, "## %s llmprobe gate: burst `%s` %s\n\n", mark, md(r.Burst), verdict)
+	markdownHead(&b, r)
+	b.WriteString("\n| | check | detail |\n|---|---|---|\n")
+	for _, c := range checks {
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", statusMark[c.Status], md(c.Name), md(c.Detail))
+	}
+	if r.ID != "" {
+		markdownFigures(&b, r)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// markdownHead says what was measured, an upgrade run's verdict and the
+// run's overrides.
+func markdownHead(b *strings.Builder, r *report.Report) {
+	fmt.Fprintf(b, "Target `%s`", md(r.Target))
+	if r.Model != "" {
+		fmt.Fprintf(b, ", model `%s`", md(r.Model))
+	}
+	if r.Engine != "" {
+		fmt.Fprintf(b, ", engine %s %s", md(r.Engine), md(r.EngineVersion))
+	}
+	if r.ID != "" {
+		fmt.Fprintf(b, "; report `%s`: %d of %d planned requests at %.2f/s planned, %s/s achieved, in %.1f s",
+			r.ID, r.Requests, r.PlannedRequests, r.Rate, na(r.AchievedRate, "%.2f", 1), r.DurationSeconds)
+	}
+	b.WriteString(".\n")
+	if u := r.Upgrade; u != nil {
+		mark := "✅"
+		switch {
+		case u.Regressed:
+			mark = "❌"
+		case u.BaselineID == "":
+			mark = "⏭️"
+		}
+		fmt.Fprintf(b, "\n%s **Upgrade**: %s", mark, md(u.Summary))
+		if u.BaselineID != "" {
+			fmt.Fprintf(b, " (baseline `%s`)", md(u.BaselineID))
+		}
+		b.WriteString(".\n")
+	}
+	if len(r.Overrides) > 0 {
+		fmt.Fprintf(b, "\nOverridden for this run: `%s`\n", md(strings.Join(r.Overrides, " ")))
+	}
+}
+
+// markdownFigures writes what a measured run measured: the latencies, the
+// client's error bound, the TTFT split, the turns, goodput and outcomes,
+// the engine's view and the most frequent failure.
+func markdownFigures(b *strings.Builder, r *report.Report) {
+	b.WriteString("\n| metric | samples | p50 | p90 | p99 | p99.9 | max |\n|---|--:|--:|--:|--:|--:|--:|\n")
+	for _, m := range config.BurstMetrics {
+		s := r.Latency[m]
+		fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s | %s |\n", m, s.Count, ms(s, s.P50), ms(s, s.P90), ms(s, s.P99), ms(s, s.P999), ms(s, s.Max))
+	}
+	fmt.Fprintf(b, "\n%s.\n", md(boundText(r)))
+	if bd := r.TTFTBreakdown; bd != nil {
+		fmt.Fprintf(b, "\nWhere TTFT went (%d requests; engine timings from %s):\n\n| component | p50 | p90 | p99 | share |\n|---|--:|--:|--:|--:|\n", bd.Requests, md(engineTimingsText(bd)))
+		for _, c := range bd.Components {
+			s := c.Summary
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %.1f%% |\n", c.Component, ms(s, s.P50), ms(s, s.P90), ms(s, s.P99), 100*c.Share)
+		}
+	}
+	markdownTurns(b, r)
+	fmt.Fprintf(b, "\nGoodput %s of requests (%s req/s, %s output tok/s); throughput %s req/s, %s output tok/s.",
+		na(r.Goodput.Ratio, "%.1f%%", 100), na(r.Goodput.Requests, "%.2f", 1), na(r.Goodput.OutputTokens, "%.1f", 1),
+		na(r.Throughput.Requests, "%.2f", 1), na(r.Throughput.OutputTokens, "%.1f", 1))
+	if r.MaxRateUnderSLO != nil {
+		fmt.Fprintf(b, " Max rate under SLO: %.2f/s.", *r.MaxRateUnderSLO)
+	}
+	fmt.Fprintf(b, "\nOutcomes: %s.\n", md(strings.Join(outcomeCounts(r), ", ")))
+	markdownEngine(b, r)
+	if len(r.Failures) > 0 {
+		f := r.Failures[0]
+		fmt.Fprintf(b, "Most frequent failure: %d × %s in %s (%s): %s\n", f.Count, md(string(f.Outcome)), md(f.Phase), md(f.Reason), md(f.Example))
+	}
+}
+
+// markdownTurns writes the prefix cache line and the by-turn table, when
+// there is one.
+func markdownTurns(b *strings.Builder, r *report.Report) {
+	if r.PromptCache != nil {
+		b.WriteString("\n" + md(promptCacheText(r)) + ".\n")
+	}
+	if len(r.Turns) == 0 {
+		return
+	}
+	b.WriteString("\nConversations, TTFT by turn:\n\n| " + strings.Join(turnHeader(), " | ") + " |\n|---|--:|--:|--:|--:|--:|--:|--:|\n")
+	for _, row := range turnRows(r) {
+		for i := range row {
+			row[i] = md(row[i])
+		}
+		b.WriteString("| " + strings.Join(row, " | ") + " |\n")
+	}
+}
+
+// md makes text from configurations and targets safe inside a table cell
+// or code span: no line breaks, pipes, backticks or HTML.
+var md = strings.NewReplacer("\r", " ", "\n", " ", "|", `\|`, "`", "'", "<", "&lt;", ">", "&gt;").Replace
