@@ -231,7 +231,7 @@ func regressionRows(g *report.Regression) []regressionRow {
 			row.Worse = *m.Ratio > 1
 		}
 		if m.PValue != nil {
-			row.PValue = fmt.Sprintf("%.3g", *m.PValue)
+			row.PValue = pValue(m.PValue)
 			row.Test = "no significant change (p ≥ 0.05)"
 			if m.Significant {
 				row.Test = "significant change (p < 0.05)"

@@ -35,6 +35,17 @@ func TestUpgradeOnPages(t *testing.T) {
 	_, page := testkit.Get(srv.URL + "/bursts/" + after.ID)
 	page = html.UnescapeString(page)
 	wantAll(t, "the upgrade run's report page", page, `id="upgrade"`, after.Upgrade.Summary, "0.0.9", before.ID, `<table class="upgrade">`)
+	// Each change's p-value as a number, never a pointer's address.
+	upgrade := page[strings.Index(page, `<table class="upgrade">`):]
+	upgrade = upgrade[:strings.Index(upgrade, "</table>")]
+	for _, c := range after.Upgrade.Changes {
+		if cell := `<td class="num">` + pValue(c.PValue) + `</td>`; c.PValue != nil && !strings.Contains(upgrade, cell) {
+			t.Errorf("the upgrade table lacks %s's p-value %s", c.Metric, cell)
+		}
+	}
+	if strings.Contains(page, "%!") {
+		t.Errorf("the page has a formatting error: %s", page[strings.Index(page, "%!"):][:60])
+	}
 	if !strings.Contains(after.Upgrade.Summary, "→") {
 		t.Errorf("summary %q names no change", after.Upgrade.Summary)
 	}

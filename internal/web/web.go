@@ -38,20 +38,21 @@ var pageFuncs = template.FuncMap{
 	"ms0": func(d time.Duration) string {
 		return strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 1, 64) + " ms"
 	},
-	"ago":   func(t time.Time) string { return time.Since(t).Round(time.Second).String() + " ago" },
-	"since": func(t time.Time) string { return time.Since(t).Round(time.Second).String() },
-	"ok":    func(r *prober.Result) bool { return r.Outcome == prober.OutcomeSuccess && r.Good },
-	"pct":   func(v any) string { return figure(v, 100, 1, "%") },
-	"msOf":  func(v any) string { return figure(v, 1000, 1, " ms") },
-	"num":   func(v any) string { return figure(v, 1, 2, "") },
-	"every": func(d time.Duration) string { return d.String() },
-	"fig":   figure,
-	"f1":    func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
-	"mid":   func(a, b float64) float64 { return (a + b) / 2 },
-	"plus":  func(a, b float64) float64 { return a + b },
-	"utc":   func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.000 UTC") },
-	"gpus":  gpuNames,
-	"orNA":  func(v, none string) string { return cmp.Or(v, none) },
+	"ago":    func(t time.Time) string { return time.Since(t).Round(time.Second).String() + " ago" },
+	"since":  func(t time.Time) string { return time.Since(t).Round(time.Second).String() },
+	"ok":     func(r *prober.Result) bool { return r.Outcome == prober.OutcomeSuccess && r.Good },
+	"pct":    func(v any) string { return figure(v, 100, 1, "%") },
+	"msOf":   func(v any) string { return figure(v, 1000, 1, " ms") },
+	"num":    func(v any) string { return figure(v, 1, 2, "") },
+	"every":  func(d time.Duration) string { return d.String() },
+	"pvalue": pValue,
+	"fig":    figure,
+	"f1":     func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
+	"mid":    func(a, b float64) float64 { return (a + b) / 2 },
+	"plus":   func(a, b float64) float64 { return a + b },
+	"utc":    func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.000 UTC") },
+	"gpus":   gpuNames,
+	"orNA":   func(v, none string) string { return cmp.Or(v, none) },
 	"tokens": func(r *prober.Result) string {
 		switch {
 		case r.TokenSource != "":
@@ -61,6 +62,14 @@ var pageFuncs = template.FuncMap{
 		}
 		return "n/a"
 	},
+}
+
+// pValue formats a test's p-value, or "n/a" where no test ran.
+func pValue(p *float64) string {
+	if p == nil {
+		return "n/a"
+	}
+	return strconv.FormatFloat(*p, 'g', 3, 64)
 }
 
 // figure formats a report's number (float64 or *float64) scaled, or "n/a"
