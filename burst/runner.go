@@ -23,6 +23,7 @@ import (
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/prompt"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/shard"
 )
 
 // Runner runs bursts against one target. The zero value of every field but
@@ -45,7 +46,7 @@ type Runner struct {
 	// share alone. Start is the instant the plan's offsets count from, the
 	// same in every shard so that their shares make up one schedule; zero
 	// starts now. Neither goes with a sweep.
-	Shard config.Shard
+	Shard shard.Shard
 	Start time.Time
 
 	// From, when set, makes the run the upgrade run of an engine change

@@ -4,6 +4,7 @@ import (
 	"iter"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/shard"
 )
 
 // ShardPlan is shard s's share of Plan(b, rate): arrival n of the whole
@@ -18,17 +19,17 @@ import (
 // shard's own gaps are only smoother than the union's (for Poisson, sums of
 // N gaps), which is easier on its client. A zero Shard, or one of one, is the
 // whole plan.
-func ShardPlan(b config.Burst, rate float64, s config.Shard) iter.Seq[Arrival] {
+func ShardPlan(b config.Burst, rate float64, s shard.Shard) iter.Seq[Arrival] {
 	return shardPlan(b, rate, s, nil)
 }
 
-func shardPlan(b config.Burst, rate float64, s config.Shard, stats *traceStats) iter.Seq[Arrival] {
+func shardPlan(b config.Burst, rate float64, s shard.Shard, stats *traceStats) iter.Seq[Arrival] {
 	if s.Count <= 1 {
 		return plan(b, rate, stats)
 	}
 	return func(yield func(Arrival) bool) {
 		for a := range plan(b, rate, stats) {
-			if a.Index%s.Count == s.Index && !yield(a) {
+			if s.Takes(a.Index) && !yield(a) {
 				return
 			}
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/shard"
 	"github.com/llmprobe/llmprobe/sim"
 )
 
@@ -40,7 +41,7 @@ func TestShardPlansMakeUpThePlan(t *testing.T) {
 		whole := slices.Collect(Plan(b, 40))
 		var union []Arrival
 		for i := range tc.shards {
-			share := slices.Collect(ShardPlan(b, 40, config.Shard{Index: i, Count: tc.shards}))
+			share := slices.Collect(ShardPlan(b, 40, shard.Shard{Index: i, Count: tc.shards}))
 			if n := len(whole) / tc.shards; len(share) < n || len(share) > n+1 {
 				t.Errorf("%s, shard %d/%d: %d of %d arrivals", tc.process, i, tc.shards, len(share), len(whole))
 			}
@@ -66,7 +67,7 @@ func TestShardPlansMakeUpThePlan(t *testing.T) {
 	}
 	// The zero shard is the whole plan.
 	b := testBurst(config.ArrivalPoisson, 40, 1)
-	if !slices.Equal(slices.Collect(ShardPlan(b, 40, config.Shard{})), slices.Collect(Plan(b, 40))) {
+	if !slices.Equal(slices.Collect(ShardPlan(b, 40, shard.Shard{})), slices.Collect(Plan(b, 40))) {
 		t.Error("the zero shard is not the plan")
 	}
 }
@@ -132,7 +133,7 @@ func TestShardRunnersSendTheWholeBurst(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rep, err := Runner{Client: c, Shard: config.Shard{Index: i, Count: 3}, Start: start}.Run(context.Background(), b, scenarios)
+			rep, err := Runner{Client: c, Shard: shard.Shard{Index: i, Count: 3}, Start: start}.Run(context.Background(), b, scenarios)
 			if err != nil {
 				t.Error(err)
 			}

@@ -23,6 +23,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/shard"
 	"github.com/llmprobe/llmprobe/sim"
 )
 
@@ -168,7 +169,7 @@ func TestTraceShards(t *testing.T) {
 	whole := slices.Collect(Plan(b, 0))
 	var union []Arrival
 	for i := range 3 {
-		union = append(union, slices.Collect(ShardPlan(b, 0, config.Shard{Index: i, Count: 3}))...)
+		union = append(union, slices.Collect(ShardPlan(b, 0, shard.Shard{Index: i, Count: 3}))...)
 	}
 	slices.SortFunc(union, func(x, y Arrival) int { return x.Index - y.Index })
 	if !slices.Equal(union, whole) {
@@ -297,7 +298,7 @@ func TestTraceShardRunnersMerge(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rep, err := Runner{Client: c, Shard: config.Shard{Index: i, Count: 2}, Start: start}.Run(context.Background(), b, scenarios)
+			rep, err := Runner{Client: c, Shard: shard.Shard{Index: i, Count: 2}, Start: start}.Run(context.Background(), b, scenarios)
 			if err != nil {
 				t.Error(err)
 			}

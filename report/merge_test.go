@@ -12,6 +12,7 @@ import (
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/shard"
 )
 
 // splitRun deals run's requests to n shards round robin by their place in
@@ -21,7 +22,7 @@ import (
 func splitRun(run report.Run, n int, origin time.Time) []report.Run {
 	shards := make([]report.Run, n)
 	for i := range shards {
-		shards[i] = report.Run{Rate: run.Rate, NotSent: map[string]int{}, Shard: config.Shard{Index: i, Count: n}, Origin: origin}
+		shards[i] = report.Run{Rate: run.Rate, NotSent: map[string]int{}, Shard: shard.Shard{Index: i, Count: n}, Origin: origin}
 	}
 	for i, res := range run.Results {
 		shards[i%n].Add(i, res)

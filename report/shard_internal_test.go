@@ -7,6 +7,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/prober"
+	"github.com/llmprobe/llmprobe/shard"
 )
 
 // Past its bound a shard keeps an evenly spaced subset of its ITL samples,
@@ -19,10 +20,10 @@ func TestShardITLBound(t *testing.T) {
 	b := config.DefaultBurst
 	b.Name, b.Target, b.Requests = "b", "t", 6
 	var parts []Part
-	for shard := range 2 {
-		run := Run{Rate: 1, Planned: 3, Shard: config.Shard{Index: shard, Count: 2}, Origin: origin, NotSent: map[string]int{}}
+	for sh := range 2 {
+		run := Run{Rate: 1, Planned: 3, Shard: shard.Shard{Index: sh, Count: 2}, Origin: origin, NotSent: map[string]int{}}
 		for i := range 3 {
-			n := 2*i + shard
+			n := 2*i + sh
 			res := &prober.Result{Sched: origin.Add(time.Duration(n) * time.Second), Outcome: prober.OutcomeSuccess, OutputTokens: 9, OutputChunks: 9,
 				TTFT: 10 * time.Millisecond, E2E: 90 * time.Millisecond, TPOT: 10 * time.Millisecond}
 			for k := range 8 {
@@ -33,9 +34,9 @@ func TestShardITLBound(t *testing.T) {
 		run.Start, run.End = run.Results[0].Sched, run.Results[2].Sched.Add(90*time.Millisecond)
 		rep := Build(b, run, Meta{})
 		if rep.Shard.ITLCount != 24 || len(rep.Shard.ITL) != 10 || rep.Latency["itl"].Count != 24 {
-			t.Fatalf("shard %d kept %d of %d ITL samples, its own summary has %d", shard, len(rep.Shard.ITL), rep.Shard.ITLCount, rep.Latency["itl"].Count)
+			t.Fatalf("shard %d kept %d of %d ITL samples, its own summary has %d", sh, len(rep.Shard.ITL), rep.Shard.ITLCount, rep.Latency["itl"].Count)
 		}
-		parts = append(parts, Part{Name: "s" + string(rune('0'+shard)), Report: rep})
+		parts = append(parts, Part{Name: "s" + string(rune('0'+sh)), Report: rep})
 	}
 	merged, err := Merge(parts, nil)
 	if err != nil {

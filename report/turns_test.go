@@ -8,6 +8,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/prober"
+	"github.com/llmprobe/llmprobe/shard"
 )
 
 // The by-turn table: by scenario and turn, successful requests' TTFT and
@@ -27,14 +28,14 @@ func TestTurnsAndTheirShards(t *testing.T) {
 	}
 	var parts []Part
 	var all []*prober.Result
-	for shard := range 2 {
-		run := Run{Rate: 1, Planned: 4, Shard: config.Shard{Index: shard, Count: 2}, Origin: origin, NotSent: map[string]int{}}
-		session := shard
+	for sh := range 2 {
+		run := Run{Rate: 1, Planned: 4, Shard: shard.Shard{Index: sh, Count: 2}, Origin: origin, NotSent: map[string]int{}}
+		session := sh
 		results := []*prober.Result{
 			turnResult(session, 1, prober.OutcomeSuccess, 200*time.Millisecond, 0),
 			turnResult(session, 2, prober.OutcomeSuccess, 50*time.Millisecond, 96),
 		}
-		if shard == 1 {
+		if sh == 1 {
 			results[1].CachedReported = false // this server said nothing of its cache
 			results = append(results, turnResult(session, 3, prober.OutcomeCancelled, 0, -1))
 		} else {
@@ -45,7 +46,7 @@ func TestTurnsAndTheirShards(t *testing.T) {
 		}
 		all = append(all, results...)
 		run.Start, run.End = results[0].Sched, results[len(results)-1].Sched.Add(time.Second)
-		parts = append(parts, Part{Name: "s" + string(rune('0'+shard)), Report: Build(b, run, Meta{})})
+		parts = append(parts, Part{Name: "s" + string(rune('0'+sh)), Report: Build(b, run, Meta{})})
 	}
 	single := Build(b, Run{Rate: 1, Planned: 8, Results: all, NotSent: map[string]int{}, Start: origin, End: origin.Add(3 * time.Second)}, Meta{})
 	merged, err := Merge(parts, nil)

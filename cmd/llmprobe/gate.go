@@ -13,6 +13,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/daemon"
+	"github.com/llmprobe/llmprobe/shard"
 )
 
 type gateCommand struct {
@@ -70,7 +71,7 @@ func (c *gateCommand) run() int {
 		case <-ctx.Done():
 		}
 	}()
-	shard, err := config.ParseShard(*c.shard)
+	shard, err := shard.Parse(*c.shard)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "llmprobe gate: --burst.shard: %v\n", err)
 		return 2

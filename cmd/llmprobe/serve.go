@@ -18,6 +18,7 @@ import (
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/daemon"
 	"github.com/llmprobe/llmprobe/internal/redact"
+	"github.com/llmprobe/llmprobe/shard"
 )
 
 // maxHistoryRequests bounds --history.requests: at most about 240 MiB of
@@ -82,7 +83,7 @@ func (c *serveCommand) run(logger log.Logger, webLogger *slog.Logger, secrets *r
 		fmt.Fprintf(os.Stderr, "llmprobe: --history.requests: %d is out of range 0 to %d\n", n, maxHistoryRequests)
 		return 2
 	}
-	shard, err := config.ParseShard(*c.shard)
+	shard, err := shard.Parse(*c.shard)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "llmprobe: --shard: %v\n", err)
 		return 2

@@ -32,6 +32,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/web"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/shard"
 	"github.com/llmprobe/llmprobe/target"
 )
 
@@ -57,7 +58,7 @@ type Options struct {
 	StoragePath     string
 	GPU             bool
 	GPUTimeout      time.Duration
-	Shard           config.Shard
+	Shard           shard.Shard
 }
 
 // Daemon is llmprobe serving: canaries, bursts, metrics and pages.
@@ -122,7 +123,7 @@ func New(opts Options) *Daemon {
 		opts.Web = &toolkit.FlagConfig{WebListenAddresses: &addrs, WebSystemdSocket: &systemd, WebConfigFile: &webConfig}
 	}
 	if opts.Shard.Count == 0 {
-		opts.Shard = config.Shard{Index: 0, Count: 1}
+		opts.Shard = shard.Shard{Index: 0, Count: 1}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &Daemon{
@@ -305,7 +306,7 @@ func (d *Daemon) reload() error {
 	if changed {
 		cfg := d.safe.Get()
 		level.Info(d.logger).Log("msg", "configuration loaded", "targets", len(cfg.Targets), "scenarios", len(cfg.Scenarios),
-			"shard", fmt.Sprintf("%d/%d", d.opts.Shard.Index, d.opts.Shard.Count), "targets_in_shard", len(cfg.ForShard(d.opts.Shard).Targets))
+			"shard", fmt.Sprintf("%d/%d", d.opts.Shard.Index, d.opts.Shard.Count), "targets_in_shard", len(d.opts.Shard.Filter(cfg).Targets))
 	}
 	return nil
 }
@@ -330,7 +331,7 @@ func (d *Daemon) load() (*config.Config, error) {
 // apply makes a configuration take effect; SafeConfig calls it before the
 // configuration becomes the one /config shows.
 func (d *Daemon) apply(full *config.Config) {
-	cfg := full.ForShard(d.opts.Shard)
+	cfg := d.opts.Shard.Filter(full)
 	clients := d.targets.Apply(d.ctx, cfg)
 	d.probe.Configure(cfg)
 	d.canary.Apply(cfg, clients)

@@ -20,6 +20,7 @@ import (
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/prompt"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/shard"
 )
 
 // GateOptions are the flags of `llmprobe gate`.
@@ -39,7 +40,7 @@ type GateOptions struct {
 	// Shard runs only this replica's share of the burst (--burst.shard=i/N),
 	// its offsets counted from Start (--burst.start), which every shard
 	// must share; zero Start starts now.
-	Shard config.Shard
+	Shard shard.Shard
 	Start time.Time
 	// Stdout gets the report table, Stderr progress and errors. Terminal
 	// says Stderr is one: progress rewrites one line there, elsewhere it
