@@ -252,3 +252,33 @@ func TestEngineMetricsURL(t *testing.T) {
 		t.Error("a target without engine_metrics has a URL for them")
 	}
 }
+
+// A check's problems come out located like config's own, after them and
+// in one error; a check sees what was found before it, and what it
+// completes is in the loaded configuration.
+func TestChecks(t *testing.T) {
+	yml := "targets: [{name: a, url: 'http://x:1'}]\nscenarios:\n  - name: s\n    prompt_tokens: 0\n  - name: t\n"
+	var seen []string
+	late := func(c *Config, found []*FieldError) []*FieldError {
+		for _, fe := range found {
+			seen = append(seen, fe.Path)
+		}
+		return []*FieldError{{Path: "scenarios[1].name", Msg: "refused by a check"}}
+	}
+	_, err := Parse([]byte(yml), "c.yml", late)
+	want := "c.yml:4: scenarios[0].prompt_tokens.value: 0 must be within [1, 1048576] tokens\nc.yml:5: scenarios[1].name: refused by a check"
+	if err == nil || err.Error() != want {
+		t.Fatalf("error:\n%v\nwant:\n%s", err, want)
+	}
+	if len(seen) != 1 || seen[0] != "scenarios[0].prompt_tokens.value" {
+		t.Errorf("the check saw %v, want config's one problem", seen)
+	}
+	complete := func(c *Config, found []*FieldError) []*FieldError {
+		c.Scenarios[0].Prompt = "completed"
+		return nil
+	}
+	cfg, err := Parse([]byte("targets: [{name: a, url: 'http://x:1'}]\nscenarios: [{name: s}]\n"), "c.yml", complete)
+	if err != nil || cfg.Scenarios[0].Prompt != "completed" {
+		t.Fatalf("a completing check: %v, prompt %q", err, cfg.Scenarios[0].Prompt)
+	}
+}
