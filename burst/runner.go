@@ -1,4 +1,4 @@
-// Package burst runs scheduled open-loop bursts: the arrival plan, the
+// Package burst runs scheduled open-loop bursts: the
 // runner with its concurrency cap and safety brake, rate sweeps, and the
 // scheduler that starts each burst on time.
 package burst
@@ -17,6 +17,7 @@ import (
 
 	"github.com/prometheus/common/version"
 
+	"github.com/llmprobe/llmprobe/burst/plan"
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/enginemetrics"
 	"github.com/llmprobe/llmprobe/internal/clock"
@@ -42,7 +43,7 @@ type Runner struct {
 	// Overrides, recorded in the report, say how the run differs from the configuration.
 	Overrides []string
 	// Shard, when its Count is above 1, runs only this replica's share of
-	// the burst (ShardPlan); max_concurrency and the brake then apply to the
+	// the burst (plan.Share); max_concurrency and the brake then apply to the
 	// share alone. Start is the instant the plan's offsets count from, the
 	// same in every shard so that their shares make up one schedule; zero
 	// starts now. Neither goes with a sweep.
@@ -133,7 +134,7 @@ func (r Runner) baseline(burst string) (*report.Report, string, error) {
 func (r Runner) measure(ctx context.Context, b config.Burst, scenarios []config.Scenario, meta report.Meta) *report.Report {
 	eng := r.engine(ctx)
 	if b.Sweep == nil {
-		run := eng.around(ctx, func() report.Run { return r.runMeasured(ctx, b, scenarios, b.Rates()[0]) })
+		run := eng.around(ctx, func() report.Run { return r.runMeasured(ctx, b, scenarios, plan.Rates(b)[0]) })
 		run.Shard, run.Origin = r.Shard, r.Start
 		if run.Origin.IsZero() {
 			run.Origin = run.Start // a shard needs a shared Start to be merged; never year 1
@@ -141,7 +142,7 @@ func (r Runner) measure(ctx context.Context, b config.Burst, scenarios []config.
 		return report.Build(b, run, meta)
 	}
 	sweep := report.NewSweep(b, meta)
-	for _, rate := range b.Rates() {
+	for _, rate := range plan.Rates(b) {
 		if ctx.Err() != nil || !sweep.Add(eng.around(ctx, func() report.Run { return r.runMeasured(ctx, b, scenarios, rate) })) {
 			break
 		}
@@ -217,7 +218,7 @@ func (r Runner) runRate(ctx context.Context, b config.Burst, scenarios []config.
 		builders[i] = prompt.NewBuilder(s, b.Seed+uint64(i))
 	}
 	out := report.Run{Rate: rate, NotSent: map[string]int{}}
-	maxWarmup, maxMeasured := b.PlannedRequests(rate)
+	maxWarmup, maxMeasured := plan.Requests(b, rate)
 	var trace *traceStats
 	if b.Arrival.Process == config.ArrivalTrace {
 		trace = &traceStats{}
@@ -233,7 +234,7 @@ func (r Runner) runRate(ctx context.Context, b config.Burst, scenarios []config.
 
 	type job struct {
 		n        int // the arrival's place in the plan
-		arrival  Arrival
+		arrival  plan.Arrival
 		released time.Time
 	}
 	type measured struct {
@@ -248,7 +249,7 @@ func (r Runner) runRate(ctx context.Context, b config.Burst, scenarios []config.
 	// total is what progress counts to: the plan's expected size until it
 	// turns out larger.
 	done, allTokens, total := 0, 0, int(float64(expectedRequests(b, rate)/shares)*meanTurns(b, scenarios))
-	notSent := func(a Arrival) {
+	notSent := func(a plan.Arrival) {
 		if !a.Warmup {
 			mu.Lock()
 			out.NotSent[stopReason(sending)] += scenarios[a.Scenario].TurnsOf()
@@ -414,8 +415,8 @@ func (r Runner) runRate(ctx context.Context, b config.Burst, scenarios []config.
 
 // expectedRequests is how many requests a run at rate plans on average.
 func expectedRequests(b config.Burst, rate float64) int {
-	if b.Arrival.Trace() != nil {
-		w, m := b.PlannedRequests(rate) // the trace's own count
+	if b.Arrival.Trace != nil {
+		w, m := plan.Requests(b, rate) // the trace's own count
 		return w + m
 	}
 	n := b.Warmup.Requests + b.Requests

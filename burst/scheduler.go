@@ -11,6 +11,7 @@ import (
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
 
+	"github.com/llmprobe/llmprobe/burst/plan"
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
@@ -231,7 +232,7 @@ func (s *Scheduler) logRun(rep *report.Report, saveErr error) {
 // runLength is about how long a run of b lasts, sweep steps included.
 func runLength(b config.Burst) time.Duration {
 	var total time.Duration
-	for _, rate := range b.Rates() {
+	for _, rate := range plan.Rates(b) {
 		total += b.Warmup.Duration.Std() + b.Duration.Std()
 		if rate > 0 {
 			total += time.Duration(float64(b.Warmup.Requests+b.Requests) / rate * float64(time.Second))

@@ -48,7 +48,8 @@ type WeightedScenario struct {
 
 // Arrival is the arrival process: constant, poisson, or gamma with burstiness
 // (1 is Poisson; below 1 burstier, above 1 smoother), or trace, which
-// replays File's arrival times divided by Speedup and its lengths.
+// replays File's arrival times divided by Speedup (1 when left out) and its
+// lengths.
 type Arrival struct {
 	Process    string  `yaml:"process,omitempty"`
 	Rate       float64 `yaml:"rate,omitempty"`
@@ -56,8 +57,9 @@ type Arrival struct {
 	File       string  `yaml:"file,omitempty"`
 	Format     string  `yaml:"format,omitempty"` // azure or mooncake; empty detects it
 	Speedup    float64 `yaml:"speedup,omitempty"`
-	// scan is what the load found in the part of File the burst replays.
-	scan *TraceScan
+	// Trace is what the load found in the part of File the burst replays
+	// (burst/plan's check reads it); nil for other processes.
+	Trace *TraceScan `yaml:"-"`
 }
 
 // TraceScan is the part of a trace a burst replays, as read when the
@@ -67,18 +69,6 @@ type TraceScan struct {
 	Warmup, Measured int           // records in each part
 	Span             time.Duration // first to last replayed arrival, after speedup
 	Rate             float64       // mean arrivals per second of the replayed part
-}
-
-// Trace is the load-time scan of a trace burst; nil for other processes or
-// before validation.
-func (a Arrival) Trace() *TraceScan { return a.scan }
-
-// SpeedupOrOne is Speedup, 1 when unset.
-func (a Arrival) SpeedupOrOne() float64 {
-	if a.Speedup == 0 {
-		return 1
-	}
-	return a.Speedup
 }
 
 // Warmup requests are sent but left out of the results.
@@ -250,24 +240,27 @@ func (b *Burst) validate(path string, cfg *Config, seen map[string]string, errs 
 	}
 	if b.Arrival.Process == ArrivalTrace {
 		b.validateTrace(path, cfg, errs)
+		if b.Arrival.Speedup == 0 {
+			b.Arrival.Speedup = 1
+		}
 	} else if b.Arrival.File != "" || b.Arrival.Format != "" || b.Arrival.Speedup != 0 {
 		errs.add(path+".arrival", "file, format and speedup go with process: trace only")
 	}
 	if b.Sweep == nil && b.Arrival.Process != ArrivalTrace {
-		errs.within(path+".arrival.rate", b.Arrival.Rate, minRate, maxRate, "requests per second")
+		errs.within(path+".arrival.rate", b.Arrival.Rate, minRate, MaxRate, "requests per second")
 	}
 	if (b.Duration != 0) == (b.Requests != 0) {
 		errs.add(path, "set exactly one of duration and requests")
 	}
 	if b.Requests != 0 {
-		errs.intWithin(path+".requests", b.Requests, 1, maxPlannedCeiling, "")
+		errs.intWithin(path+".requests", b.Requests, 1, MaxPlannedCeiling, "")
 	}
 	errs.durationWithin(path+".duration", b.Duration, time.Second, 24*time.Hour, true)
 	if b.Warmup.Duration != 0 && b.Warmup.Requests != 0 {
 		errs.add(path+".warmup", "set at most one of duration and requests")
 	}
 	errs.durationWithin(path+".warmup.duration", b.Warmup.Duration, time.Second, time.Hour, true)
-	errs.intWithin(path+".warmup.requests", b.Warmup.Requests, 0, maxPlannedCeiling, "")
+	errs.intWithin(path+".warmup.requests", b.Warmup.Requests, 0, MaxPlannedCeiling, "")
 	errs.intWithin(path+".max_concurrency", b.MaxConcurrency, 1, maxConcurrency, "")
 	errs.intWithin(path+".keep", b.Keep, 1, 1000, "reports")
 	s := b.Schedule
@@ -303,20 +296,20 @@ func (b *Burst) validate(path string, cfg *Config, seen map[string]string, errs 
 		if (len(sw.Rates) > 0) == (sw.Auto != nil) {
 			errs.add(path+".sweep", "set exactly one of rates and auto")
 		}
-		if len(sw.Rates) > maxSweepSteps {
-			errs.add(path+".sweep.rates", "%d rates must be at most %d", len(sw.Rates), maxSweepSteps)
+		if len(sw.Rates) > MaxSweepSteps {
+			errs.add(path+".sweep.rates", "%d rates must be at most %d", len(sw.Rates), MaxSweepSteps)
 		}
 		for i, r := range sw.Rates {
-			errs.within(fmt.Sprintf("%s.sweep.rates[%d]", path, i), r, minRate, maxRate, "requests per second")
+			errs.within(fmt.Sprintf("%s.sweep.rates[%d]", path, i), r, minRate, MaxRate, "requests per second")
 		}
 		if a := sw.Auto; a != nil {
-			ok := errs.within(path+".sweep.auto.start", a.Start, minRate, maxRate, "requests per second")
-			ok = errs.within(path+".sweep.auto.max", a.Max, minRate, maxRate, "requests per second") && ok
-			ok = errs.within(path+".sweep.auto.step", a.Step, minRate, maxRate, "requests per second") && ok
+			ok := errs.within(path+".sweep.auto.start", a.Start, minRate, MaxRate, "requests per second")
+			ok = errs.within(path+".sweep.auto.max", a.Max, minRate, MaxRate, "requests per second") && ok
+			ok = errs.within(path+".sweep.auto.step", a.Step, minRate, MaxRate, "requests per second") && ok
 			if ok && a.Max < a.Start {
 				errs.add(path+".sweep.auto.max", "%g must be at least start (%g)", a.Max, a.Start)
-			} else if ok && (a.Max-a.Start)/a.Step >= maxSweepSteps {
-				errs.add(path+".sweep.auto.step", "%g makes %.0f steps from %g to %g; at most %d are allowed", a.Step, math.Floor((a.Max-a.Start)/a.Step)+1, a.Start, a.Max, maxSweepSteps)
+			} else if ok && (a.Max-a.Start)/a.Step >= MaxSweepSteps {
+				errs.add(path+".sweep.auto.step", "%g makes %.0f steps from %g to %g; at most %d are allowed", a.Step, math.Floor((a.Max-a.Start)/a.Step)+1, a.Start, a.Max, MaxSweepSteps)
 			}
 			if !(a.TargetRatio >= 0 && a.TargetRatio < 1) {
 				errs.add(path+".sweep.auto.target_ratio", "%g must be within [0, 1)", a.TargetRatio)

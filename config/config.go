@@ -88,6 +88,28 @@ type Scenario struct {
 	Conversation *Conversation `yaml:"conversation,omitempty"`
 }
 
+// DatasetShareGPT is the one dataset format: JSONL of ShareGPT conversations.
+const DatasetShareGPT = "sharegpt"
+
+// PromptDataset draws a scenario's prompts from a file of real conversations.
+type PromptDataset struct {
+	// File is read at load (by prompt's check); a relative path is
+	// relative to the configuration file.
+	File   string `yaml:"file"`
+	Format string `yaml:"format,omitempty"`
+	// Prompts are the file's first human turns, one per conversation. They
+	// are compared by Equal, so a reload sees a changed file.
+	Prompts []DatasetPrompt `yaml:"-"`
+}
+
+// DatasetPrompt is one prompt from a dataset.
+type DatasetPrompt struct {
+	Text string
+	Line int // in the file
+	// Tokens is an estimate (prompt.EstimateTokens); the server's usage counts them.
+	Tokens int
+}
+
 // Distribution is a token-length distribution. A bare integer means fixed.
 type Distribution struct {
 	Kind  string  `yaml:"distribution,omitempty"`

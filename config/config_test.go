@@ -1,7 +1,6 @@
 package config
 
 import (
-	"bufio"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,46 +10,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
-
-// Each bad file's first line is "# want: <error>", with $FILE standing for the
-// file's path; the loader's error must contain it.
-func TestBadConfigs(t *testing.T) {
-	files, err := filepath.Glob("testdata/bad_*.yml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) < 10 {
-		t.Fatalf("want at least ten bad files, have %d", len(files))
-	}
-	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) {
-			want := wantLine(t, f)
-			_, err := LoadFile(f)
-			if err == nil {
-				t.Fatalf("loaded without error, want %q", want)
-			}
-			if !strings.Contains(err.Error(), want) {
-				t.Fatalf("error:\n  %v\nwant it to contain:\n  %s", err, want)
-			}
-		})
-	}
-}
-
-func wantLine(t *testing.T, path string) string {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Scan()
-	line, ok := strings.CutPrefix(sc.Text(), "# want: ")
-	if !ok {
-		t.Fatalf("%s: first line must be '# want: <error>'", path)
-	}
-	return strings.ReplaceAll(line, "$FILE", path)
-}
 
 func TestGoodConfig(t *testing.T) {
 	cfg, err := LoadFile("testdata/good.yml")

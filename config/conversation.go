@@ -22,9 +22,6 @@ type Conversation struct {
 const (
 	MaxTurns     = 32
 	maxThinkTime = 10 * time.Minute
-	// turnTemplateTokens is what a chat template adds around one message,
-	// estimated generously (real templates add 3 to 8).
-	turnTemplateTokens = 8
 )
 
 // TurnsOf is how many requests one session of s sends: 1 for a scenario
@@ -44,17 +41,6 @@ func (c *Conversation) Followup(s Scenario) Distribution {
 	return c.FollowupTokens
 }
 
-// conversationTokens is the longest prompt a session sends: its last turn,
-// with every earlier message and answer.
-func (s Scenario) conversationTokens(first int) int {
-	c := s.Conversation
-	if c == nil {
-		return first
-	}
-	later := c.Followup(s).Maximum() + s.OutputTokens.Maximum() + 2*turnTemplateTokens
-	return first + (c.Turns-1)*later
-}
-
 func (c *Conversation) validate(path string, s *Scenario, errs *errList) {
 	errs.intWithin(path+".turns", c.Turns, 2, MaxTurns, "")
 	errs.durationWithin(path+".think_time", c.ThinkTime, 0, maxThinkTime, false)
@@ -67,14 +53,4 @@ func (c *Conversation) validate(path string, s *Scenario, errs *errList) {
 	if c.FollowupTokens.Kind != "" {
 		c.FollowupTokens.validate(path+".followup_tokens", errs)
 	}
-}
-
-// sessionSpan bounds how long one session of s lasts against target t:
-// every turn to its timeout, and the think times between them.
-func (s Scenario) sessionSpan(timeout time.Duration) time.Duration {
-	if s.Conversation == nil {
-		return timeout
-	}
-	n := time.Duration(s.Conversation.Turns)
-	return n*timeout + (n-1)*s.Conversation.ThinkTime.Std()
 }

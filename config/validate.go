@@ -38,7 +38,6 @@ func (c *Config) validate() errList {
 	for i := range c.Scenarios {
 		c.Scenarios[i].validate(fmt.Sprintf("scenarios[%d]", i), seen, &errs)
 	}
-	c.loadDatasets(&errs)
 	c.Canary.validate(c, &errs)
 	seen = map[string]string{}
 	for i := range c.Bursts {
@@ -49,10 +48,6 @@ func (c *Config) validate() errList {
 		c.Probe.validateTemplate(&errs)
 	}
 	c.checkFiles(&errs)
-	if len(errs) == 0 {
-		// Sizes mean something only once every field is in range.
-		c.checkFootprints(&errs)
-	}
 	return errs
 }
 
@@ -322,6 +317,18 @@ func (d *Distribution) validateEmpirical(path string, errs *errList) {
 		errs.add(path+".values", "and %d more bad pairs", bad-maxPairErrors)
 	case bad == 0 && math.IsInf(sum, 0):
 		errs.add(path+".values", "the weights sum past the largest number; scale them down")
+	}
+}
+
+func (d *PromptDataset) validate(path string, errs *errList) {
+	if d.Format == "" {
+		d.Format = DatasetShareGPT
+	}
+	if d.Format != DatasetShareGPT {
+		errs.add(path+".format", "%q must be %q", d.Format, DatasetShareGPT)
+	}
+	if d.File == "" {
+		errs.add(path+".file", "is required")
 	}
 }
 

@@ -109,7 +109,7 @@ func (b *Builder) build(rng *rand.Rand) (Prompt, int) {
 		// and the quality check see what a user wrote.
 		p := d.Prompts[rng.IntN(len(d.Prompts))]
 		head := "ref:" + nonce + "\n"
-		return Prompt{Text: head + p.Text, RequestedTokens: config.EstimateTokens(head) + p.Tokens, Estimated: true}, maxTokens
+		return Prompt{Text: head + p.Text, RequestedTokens: EstimateTokens(head) + p.Tokens, Estimated: true}, maxTokens
 	}
 	if b.scenario.Prompt != "" {
 		text := "ref:" + nonce + "\n" + b.scenario.Prompt

@@ -28,6 +28,7 @@ import (
 	"github.com/llmprobe/llmprobe/canary"
 	"github.com/llmprobe/llmprobe/collector"
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/internal/load"
 	"github.com/llmprobe/llmprobe/internal/redact"
 	"github.com/llmprobe/llmprobe/internal/web"
 	"github.com/llmprobe/llmprobe/prober"
@@ -318,9 +319,9 @@ func (d *Daemon) load() (*config.Config, error) {
 	var cfg *config.Config
 	var err error
 	if d.opts.ConfigFile == "" {
-		cfg, err = config.Parse(d.demo, "embedded demo config")
+		cfg, err = load.Parse(d.demo, "embedded demo config")
 	} else {
-		cfg, err = config.LoadFile(d.opts.ConfigFile)
+		cfg, err = load.File(d.opts.ConfigFile)
 	}
 	if err == nil {
 		d.secrets.Add(redact.Secrets(cfg))

@@ -14,8 +14,10 @@ import (
 	"github.com/go-kit/log"
 
 	"github.com/llmprobe/llmprobe/burst"
+	"github.com/llmprobe/llmprobe/burst/plan"
 	"github.com/llmprobe/llmprobe/collector"
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/internal/load"
 	"github.com/llmprobe/llmprobe/internal/redact"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/prompt"
@@ -62,7 +64,7 @@ const (
 // report, and returns the exit code. A preflight request goes first: a
 // target that cannot answer it is not measured at all, and the gate says why.
 func Gate(ctx context.Context, o GateOptions) int {
-	cfg, err := config.LoadFile(o.ConfigFile)
+	cfg, err := load.File(o.ConfigFile)
 	if err != nil {
 		fmt.Fprintln(o.Stderr, err)
 		return GateError
@@ -77,12 +79,12 @@ func Gate(ctx context.Context, o GateOptions) int {
 	}
 	overrides := o.Override.Flags()
 	if len(overrides) > 0 {
-		if cfg, err = cfg.Overridden(b.Name, o.Override); err != nil {
+		if cfg, err = load.Overridden(cfg, b.Name, o.Override); err != nil {
 			fmt.Fprintf(o.Stderr, "llmprobe gate: %v\n", err)
 			return GateError
 		}
 		if b.Sweep != nil && o.Override.Rate != nil {
-			fmt.Fprintf(o.Stderr, "llmprobe gate: --rate replaces the sweep of burst %s (%s): one run at %g/s\n", b.Name, rateList(b.Rates()), *o.Override.Rate)
+			fmt.Fprintf(o.Stderr, "llmprobe gate: --rate replaces the sweep of burst %s (%s): one run at %g/s\n", b.Name, rateList(plan.Rates(b)), *o.Override.Rate)
 		}
 		b, _ = cfg.Burst(b.Name)
 		fmt.Fprintf(o.Stderr, "llmprobe gate: overridden for this run: %s\n", strings.Join(overrides, " "))
@@ -325,7 +327,7 @@ func (o GateOptions) checkSplit(b config.Burst, now time.Time) error {
 		return fmt.Errorf("--burst.shard=%d/%d needs --burst.start: every shard counts its share of the schedule from that one instant (RFC 3339, like %s), or the shares do not make up one burst",
 			o.Shard.Index, o.Shard.Count, now.Add(2*time.Minute).UTC().Format(time.RFC3339))
 	case b.Sweep != nil:
-		return fmt.Errorf("--burst.shard and --burst.start run one rate, and burst %s sweeps rates (%s), each step judged before the next: give --rate too", b.Name, rateList(b.Rates()))
+		return fmt.Errorf("--burst.shard and --burst.start run one rate, and burst %s sweeps rates (%s), each step judged before the next: give --rate too", b.Name, rateList(plan.Rates(b)))
 	case !o.Start.After(now):
 		return fmt.Errorf("--burst.start=%s passed %s ago, before this run was ready to send: a late shard's share would not line up with the others'; give every replica a start far enough ahead to be scheduled and to pull its image",
 			o.Start.UTC().Format(time.RFC3339Nano), now.Sub(o.Start).Round(time.Millisecond))
