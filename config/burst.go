@@ -5,7 +5,6 @@ import (
 	"math"
 	"regexp"
 	"slices"
-	"strconv"
 	"time"
 )
 
@@ -77,7 +76,8 @@ type Warmup struct {
 	Requests int      `yaml:"requests,omitempty"`
 }
 
-// BurstSchedule says when a burst runs on its own.
+// BurstSchedule says when a burst runs on its own; a burst with none runs
+// only by `llmprobe gate`.
 type BurstSchedule struct {
 	Every   Duration `yaml:"every,omitempty"`
 	Jitter  Duration `yaml:"jitter,omitempty"`
@@ -105,12 +105,6 @@ func (e *EngineChange) UnmarshalYAML(unmarshal func(any) error) error {
 	*e = DefaultEngineChange
 	type plain EngineChange
 	return unmarshal((*plain)(e))
-}
-
-// Scheduled says whether the burst runs on its own (otherwise only by
-// `llmprobe gate`).
-func (s BurstSchedule) Scheduled() bool {
-	return s.Every > 0 || len(s.At) > 0 || s.OnStart || s.OnEngineChange != nil
 }
 
 // Brake aborts a burst that hurts the target: over the last Window, a ratio
@@ -195,19 +189,6 @@ func (c *Config) ScenariosOf(b Burst) []Scenario {
 }
 
 var timeOfDayRe = regexp.MustCompile(`^([01]\d|2[0-3]):([0-5]\d)$`)
-
-// TimesOfDay parses At into offsets from midnight UTC.
-func (s BurstSchedule) TimesOfDay() []time.Duration {
-	var out []time.Duration
-	for _, at := range s.At {
-		if m := timeOfDayRe.FindStringSubmatch(at); m != nil {
-			h, _ := strconv.Atoi(m[1])
-			mi, _ := strconv.Atoi(m[2])
-			out = append(out, time.Duration(h)*time.Hour+time.Duration(mi)*time.Minute)
-		}
-	}
-	return out
-}
 
 func (b *Burst) validate(path string, cfg *Config, seen map[string]string, errs *errList) {
 	checkName(path, b.Name, "burst", seen, errs)

@@ -317,17 +317,3 @@ func (c *Config) Thresholds(objective string) []float64 {
 	}
 	return out
 }
-
-func (d Distribution) String() string {
-	switch d.Kind {
-	case DistUniform:
-		return fmt.Sprintf("uniform(%d,%d)", d.Min, d.Max)
-	case DistLognormal:
-		return fmt.Sprintf("lognormal(mean=%g,sigma=%g,min=%d,max=%d)", d.Mean, d.Sigma, d.Min, d.Max)
-	case DistEmpirical:
-		// Up to 10,000 pairs: the count and range, not the list.
-		return fmt.Sprintf("empirical(%d values, %d-%d)", len(d.Values), d.Minimum(), d.Maximum())
-	default:
-		return fmt.Sprintf("%d", d.Value)
-	}
-}

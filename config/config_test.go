@@ -241,3 +241,21 @@ func TestChecks(t *testing.T) {
 		t.Fatalf("a completing check: %v, prompt %q", err, cfg.Scenarios[0].Prompt)
 	}
 }
+
+// Limits left out keep their defaults, whether the block is absent, empty
+// or sets some of them.
+func TestLimitsDefaults(t *testing.T) {
+	for _, block := range []string{"", "limits:\n", "limits: {}\n", "limits: {max_prompt_tokens: 20}\n"} {
+		cfg, err := Parse([]byte("targets: [{name: a, url: 'http://x:1'}]\nscenarios: [{name: s, prompt_tokens: 8}]\n"+block), "c.yml")
+		if err != nil {
+			t.Fatalf("%q: %v", block, err)
+		}
+		want := DefaultLimits
+		if block != "" && strings.Contains(block, "20") {
+			want.MaxPromptTokens = 20
+		}
+		if cfg.Limits != want {
+			t.Errorf("%q: limits %+v, want %+v", block, cfg.Limits, want)
+		}
+	}
+}

@@ -12,7 +12,7 @@ type Conversation struct {
 	// report dimension, so it also bounds their cardinality.
 	Turns int `yaml:"turns"`
 	// FollowupTokens is the length of each user message after the first
-	// (which is prompt_tokens long); unset, it is prompt_tokens.
+	// (which is prompt_tokens long); unset, the load makes it prompt_tokens.
 	FollowupTokens Distribution `yaml:"followup_tokens,omitempty"`
 	// ThinkTime is the pause between an answer and the next user message.
 	ThinkTime Duration `yaml:"think_time,omitempty"`
@@ -33,14 +33,6 @@ func (s Scenario) TurnsOf() int {
 	return s.Conversation.Turns
 }
 
-// Followup is the length distribution of user messages after the first.
-func (c *Conversation) Followup(s Scenario) Distribution {
-	if c.FollowupTokens.Kind == "" {
-		return s.PromptTokens
-	}
-	return c.FollowupTokens
-}
-
 func (c *Conversation) validate(path string, s *Scenario, errs *errList) {
 	errs.intWithin(path+".turns", c.Turns, 2, MaxTurns, "")
 	errs.durationWithin(path+".think_time", c.ThinkTime, 0, maxThinkTime, false)
@@ -52,5 +44,7 @@ func (c *Conversation) validate(path string, s *Scenario, errs *errList) {
 	}
 	if c.FollowupTokens.Kind != "" {
 		c.FollowupTokens.validate(path+".followup_tokens", errs)
+	} else {
+		c.FollowupTokens = s.PromptTokens
 	}
 }

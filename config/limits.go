@@ -54,13 +54,6 @@ const (
 // the prompt's pieces where they are, after the headers.
 const MaxInlineBody = 16 << 10
 
-// UnmarshalYAML applies defaults.
-func (l *Limits) UnmarshalYAML(unmarshal func(any) error) error {
-	*l = DefaultLimits
-	type plain Limits
-	return unmarshal((*plain)(l))
-}
-
 func (l *Limits) validate(errs *errList) {
 	errs.intWithin("limits.max_planned_requests", l.MaxPlannedRequests, 1, MaxPlannedCeiling, "requests")
 	errs.intWithin("limits.max_prompt_tokens", l.MaxPromptTokens, 1, maxTokens, "tokens")

@@ -212,7 +212,9 @@ func (d Distribution) Maximum() int {
 		if d.Max > 0 {
 			return d.Max
 		}
-		return d.LognormalMax()
+		// Without max it stops at lognormalMaxFactor times its mean, so
+		// no draw from its tail is unbounded.
+		return int(min(math.Ceil(d.Mean*lognormalMaxFactor), maxTokens))
 	case DistEmpirical:
 		_, hi := d.empiricalRange()
 		return hi
@@ -235,15 +237,6 @@ func (d Distribution) empiricalRange() (lo, hi int) {
 		hi = max(hi, v)
 	}
 	return lo, hi
-}
-
-// LognormalMax is where a lognormal without max stops: lognormalMaxFactor
-// times its mean, so no draw from its tail can be unbounded.
-func (d Distribution) LognormalMax() int {
-	if d.Max > 0 {
-		return d.Max
-	}
-	return int(min(math.Ceil(d.Mean*lognormalMaxFactor), maxTokens))
 }
 
 func (d *Distribution) validate(path string, errs *errList) {

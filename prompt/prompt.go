@@ -124,7 +124,7 @@ func (b *Builder) build(rng *rand.Rand) (Prompt, int) {
 func (b *Builder) Session(n uint64) *Session {
 	s := &Session{b: b, rng: rand.New(rand.NewPCG(b.seed^hashString(b.scenario.Name), n))}
 	if c := b.scenario.Conversation; c != nil {
-		s.followup = newLengths(c.Followup(b.scenario))
+		s.followup = newLengths(c.FollowupTokens)
 	}
 	return s
 }
@@ -330,7 +330,7 @@ func (l *lengths) draw(rng *rand.Rand) int {
 		mu := math.Log(d.Mean) - d.Sigma*d.Sigma/2
 		x := math.Exp(mu + d.Sigma*rng.NormFloat64())
 		// Clamped before the conversion: the tail may overflow an int.
-		return int(math.Round(max(min(x, float64(d.LognormalMax())), float64(max(d.Min, 1)))))
+		return int(math.Round(max(min(x, float64(d.Maximum())), float64(max(d.Min, 1)))))
 	default:
 		return d.Value
 	}

@@ -210,7 +210,7 @@ func conversationTokens(s config.Scenario, first int) int {
 	if c == nil {
 		return first
 	}
-	later := c.Followup(s).Maximum() + s.OutputTokens.Maximum() + 2*turnTemplateTokens
+	later := c.FollowupTokens.Maximum() + s.OutputTokens.Maximum() + 2*turnTemplateTokens
 	return first + (c.Turns-1)*later
 }
 
