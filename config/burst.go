@@ -244,70 +244,85 @@ func (b *Burst) validate(path string, cfg *Config, seen map[string]string, errs 
 	errs.intWithin(path+".warmup.requests", b.Warmup.Requests, 0, MaxPlannedCeiling, "")
 	errs.intWithin(path+".max_concurrency", b.MaxConcurrency, 1, maxConcurrency, "")
 	errs.intWithin(path+".keep", b.Keep, 1, 1000, "reports")
-	s := b.Schedule
-	errs.durationWithin(path+".schedule.every", s.Every, time.Second, 30*24*time.Hour, true)
+	b.Schedule.validate(path+".schedule", errs)
+	b.Brake.validate(path+".brake", errs)
+	if sw := b.Sweep; sw != nil {
+		sw.validate(path+".sweep", errs)
+	}
+	for i, r := range b.MaxRegression {
+		r.validate(fmt.Sprintf("%s.max_regression[%d]", path, i), errs)
+	}
+}
+
+func (s *BurstSchedule) validate(path string, errs *errList) {
+	errs.durationWithin(path+".every", s.Every, time.Second, 30*24*time.Hour, true)
 	if s.Jitter < 0 || (s.Every > 0 && s.Jitter >= s.Every) {
-		errs.add(path+".schedule.jitter", "%s must be at least 0s and less than every", s.Jitter)
+		errs.add(path+".jitter", "%s must be at least 0s and less than every", s.Jitter)
 	}
 	if s.Every > 0 && len(s.At) > 0 {
-		errs.add(path+".schedule", "set every or at, not both")
+		errs.add(path, "set every or at, not both")
 	}
 	for i, at := range s.At {
 		if !timeOfDayRe.MatchString(at) {
-			errs.add(fmt.Sprintf("%s.schedule.at[%d]", path, i), "%q must be a UTC time of day like 02:30", at)
+			errs.add(fmt.Sprintf("%s.at[%d]", path, i), "%q must be a UTC time of day like 02:30", at)
 		}
 	}
 	if ec := s.OnEngineChange; ec != nil {
-		errs.durationWithin(path+".schedule.on_engine_change.settle", ec.Settle, time.Second, 24*time.Hour, false)
-		errs.above(path+".schedule.on_engine_change.max_increase", ec.MaxIncrease, 0, 100, "(0.1 means +10%)")
+		errs.durationWithin(path+".on_engine_change.settle", ec.Settle, time.Second, 24*time.Hour, false)
+		errs.above(path+".on_engine_change.max_increase", ec.MaxIncrease, 0, 100, "(0.1 means +10%)")
 	}
-	br := b.Brake
+}
+
+func (br *Brake) validate(path string, errs *errList) {
 	for _, r := range []struct {
 		name string
 		v    float64
 	}{{"max_error_ratio", br.MaxErrorRatio}, {"max_reject_ratio", br.MaxRejectRatio}, {"max_slo_miss_ratio", br.MaxSLOMissRatio}} {
-		errs.within(path+".brake."+r.name, r.v, 0, 1, "")
+		errs.within(path+"."+r.name, r.v, 0, 1, "")
 	}
 	if (br.MaxErrorRatio > 0 || br.MaxRejectRatio > 0 || br.MaxSLOMissRatio > 0) && br.Window == 0 {
-		errs.add(path+".brake.window", "is required when a brake ratio is set")
+		errs.add(path+".window", "is required when a brake ratio is set")
 	}
-	errs.durationWithin(path+".brake.window", br.Window, time.Second, time.Hour, true)
-	errs.intWithin(path+".brake.min_samples", br.MinSamples, 0, 1_000_000, "(0 sizes it to the rate)")
-	if sw := b.Sweep; sw != nil {
-		if (len(sw.Rates) > 0) == (sw.Auto != nil) {
-			errs.add(path+".sweep", "set exactly one of rates and auto")
-		}
-		if len(sw.Rates) > MaxSweepSteps {
-			errs.add(path+".sweep.rates", "%d rates must be at most %d", len(sw.Rates), MaxSweepSteps)
-		}
-		for i, r := range sw.Rates {
-			errs.within(fmt.Sprintf("%s.sweep.rates[%d]", path, i), r, minRate, MaxRate, "requests per second")
-		}
-		if a := sw.Auto; a != nil {
-			ok := errs.within(path+".sweep.auto.start", a.Start, minRate, MaxRate, "requests per second")
-			ok = errs.within(path+".sweep.auto.max", a.Max, minRate, MaxRate, "requests per second") && ok
-			ok = errs.within(path+".sweep.auto.step", a.Step, minRate, MaxRate, "requests per second") && ok
-			if ok && a.Max < a.Start {
-				errs.add(path+".sweep.auto.max", "%g must be at least start (%g)", a.Max, a.Start)
-			} else if ok && (a.Max-a.Start)/a.Step >= MaxSweepSteps {
-				errs.add(path+".sweep.auto.step", "%g makes %.0f steps from %g to %g; at most %d are allowed", a.Step, math.Floor((a.Max-a.Start)/a.Step)+1, a.Start, a.Max, MaxSweepSteps)
-			}
-			if !(a.TargetRatio >= 0 && a.TargetRatio < 1) {
-				errs.add(path+".sweep.auto.target_ratio", "%g must be within [0, 1)", a.TargetRatio)
-			}
-		}
+	errs.durationWithin(path+".window", br.Window, time.Second, time.Hour, true)
+	errs.intWithin(path+".min_samples", br.MinSamples, 0, 1_000_000, "(0 sizes it to the rate)")
+}
+
+func (sw *Sweep) validate(path string, errs *errList) {
+	if (len(sw.Rates) > 0) == (sw.Auto != nil) {
+		errs.add(path, "set exactly one of rates and auto")
 	}
-	for i, r := range b.MaxRegression {
-		p := fmt.Sprintf("%s.max_regression[%d]", path, i)
-		if !slices.Contains(BurstMetrics, r.Metric) {
-			errs.add(p+".metric", "%q must be one of %v", r.Metric, BurstMetrics)
-		}
-		if !slices.Contains(BurstQuantiles, r.Quantile) {
-			errs.add(p+".quantile", "%q must be one of %v", r.Quantile, BurstQuantiles)
-		}
-		if r.Significant && r.Metric != "ttft" && r.Metric != "tpot" {
-			errs.add(p+".significant", "the significance test runs on ttft and tpot samples only")
-		}
-		errs.above(p+".max_increase", r.MaxIncrease, 0, 100, "(0.2 means +20%)")
+	if len(sw.Rates) > MaxSweepSteps {
+		errs.add(path+".rates", "%d rates must be at most %d", len(sw.Rates), MaxSweepSteps)
 	}
+	for i, r := range sw.Rates {
+		errs.within(fmt.Sprintf("%s.rates[%d]", path, i), r, minRate, MaxRate, "requests per second")
+	}
+	a := sw.Auto
+	if a == nil {
+		return
+	}
+	ok := errs.within(path+".auto.start", a.Start, minRate, MaxRate, "requests per second")
+	ok = errs.within(path+".auto.max", a.Max, minRate, MaxRate, "requests per second") && ok
+	ok = errs.within(path+".auto.step", a.Step, minRate, MaxRate, "requests per second") && ok
+	if ok && a.Max < a.Start {
+		errs.add(path+".auto.max", "%g must be at least start (%g)", a.Max, a.Start)
+	} else if ok && (a.Max-a.Start)/a.Step >= MaxSweepSteps {
+		errs.add(path+".auto.step", "%g makes %.0f steps from %g to %g; at most %d are allowed", a.Step, math.Floor((a.Max-a.Start)/a.Step)+1, a.Start, a.Max, MaxSweepSteps)
+	}
+	if !(a.TargetRatio >= 0 && a.TargetRatio < 1) {
+		errs.add(path+".auto.target_ratio", "%g must be within [0, 1)", a.TargetRatio)
+	}
+}
+
+func (r MaxRegression) validate(path string, errs *errList) {
+	if !slices.Contains(BurstMetrics, r.Metric) {
+		errs.add(path+".metric", "%q must be one of %v", r.Metric, BurstMetrics)
+	}
+	if !slices.Contains(BurstQuantiles, r.Quantile) {
+		errs.add(path+".quantile", "%q must be one of %v", r.Quantile, BurstQuantiles)
+	}
+	if r.Significant && r.Metric != "ttft" && r.Metric != "tpot" {
+		errs.add(path+".significant", "the significance test runs on ttft and tpot samples only")
+	}
+	errs.above(path+".max_increase", r.MaxIncrease, 0, 100, "(0.2 means +20%)")
 }
