@@ -165,7 +165,7 @@ func (r Runner) engine(ctx context.Context) *engineReads {
 	if t.EngineMetrics == nil {
 		return nil
 	}
-	s := &enginemetrics.Scraper{Client: r.Client.HTTPClient(), URL: t.EngineMetricsURL(), Timeout: t.EngineMetrics.Timeout.Std(), Redact: r.Client.Redact}
+	s := &enginemetrics.Scraper{Client: r.Client.HTTPClient(), URL: enginemetrics.URL(t), Timeout: t.EngineMetrics.Timeout.Std(), Redact: r.Client.Redact}
 	before := *s
 	if !r.Start.IsZero() {
 		// A shard starts at a fixed instant: the read must not make it late.

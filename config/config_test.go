@@ -20,12 +20,11 @@ func TestGoodConfig(t *testing.T) {
 	if a.API != APIChat || a.Timeout.Std() != 30*time.Second || a.InfoInterval.Std() != 5*time.Minute {
 		t.Errorf("target vllm-a = %+v", a)
 	}
-	if e := a.EngineMetrics; e == nil || e.Family != EngineFamilyVLLM || e.Interval.Std() != 30*time.Second || e.Timeout.Std() != 5*time.Second ||
-		a.EngineMetricsURL() != "http://127.0.0.1:8000/metrics" {
-		t.Errorf("vllm-a engine_metrics = %+v (url %s)", e, a.EngineMetricsURL())
+	if e := a.EngineMetrics; e == nil || e.Family != EngineFamilyVLLM || e.Interval.Std() != 30*time.Second || e.Timeout.Std() != 5*time.Second {
+		t.Errorf("vllm-a engine_metrics = %+v", e)
 	}
 	l, _ := cfg.Target("llamacpp")
-	if e := l.EngineMetrics; e == nil || e.Family != EngineFamilyAuto || e.Interval.Std() != time.Minute || l.EngineMetricsURL() != "http://127.0.0.1:8080/metrics" {
+	if e := l.EngineMetrics; e == nil || e.Family != EngineFamilyAuto || e.Interval.Std() != time.Minute {
 		t.Errorf("llamacpp engine_metrics defaults not applied: %+v", e)
 	}
 	if l.API != APICompletions || l.Timeout.Std() != time.Minute || !l.HTTPClientConfig.FollowRedirects {
@@ -142,28 +141,6 @@ func TestReloadKeepsOldConfigOnError(t *testing.T) {
 	}
 }
 
-func TestRelativeFilesResolvedAgainstConfigDir(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "c.yml")
-	data := "targets:\n  - name: a\n    url: http://x:1\n    http_client_config:\n      authorization:\n        credentials_file: token.txt\nscenarios:\n  - name: s\n"
-	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := LoadFile(path); err == nil || !strings.Contains(err.Error(), "c.yml:6: targets[0].http_client_config.authorization.credentials_file: cannot be read: "+filepath.Join(dir, "token.txt")+": no such file or directory") {
-		t.Fatalf("a missing credentials file: %v", err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "token.txt"), []byte("sk-token\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := LoadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := cfg.Targets[0].HTTPClientConfig.Authorization.CredentialsFile; got != filepath.Join(dir, "token.txt") {
-		t.Errorf("credentials_file = %q", got)
-	}
-}
-
 // One reload at a time: a second Reload does not load while the first is
 // still loading, so an older file can never be applied after a newer one.
 func TestReloadsAreSerialized(t *testing.T) {
@@ -192,24 +169,6 @@ func TestReloadsAreSerialized(t *testing.T) {
 	close(release)
 	<-done
 	<-secondLoaded
-}
-
-func TestEngineMetricsURL(t *testing.T) {
-	for _, c := range []struct {
-		target, family, url, want string
-	}{
-		{"http://h:8000/v1", EngineFamilyAuto, "", "http://h:8000/metrics"},
-		{"http://h:8000/", EngineFamilyTRTLLM, "", "http://h:8000/prometheus/metrics"},
-		{"http://h:8000", EngineFamilyVLLM, "http://h:9000/metrics", "http://h:9000/metrics"},
-	} {
-		tg := Target{URL: c.target, EngineMetrics: &EngineMetrics{Family: c.family, URL: c.url}}
-		if got := tg.EngineMetricsURL(); got != c.want {
-			t.Errorf("%s %s %s: %s, want %s", c.target, c.family, c.url, got, c.want)
-		}
-	}
-	if (Target{URL: "http://h"}).EngineMetricsURL() != "" {
-		t.Error("a target without engine_metrics has a URL for them")
-	}
 }
 
 // A check's problems come out located like config's own, after them and

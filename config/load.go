@@ -130,40 +130,11 @@ func decodeError(idx *yamlerr.Index, filename string, root *yaml.Node, err error
 	}
 	// Errors from library validators (http_client_config) carry no line: find the
 	// target whose block fails on its own.
-	if doc := docMapping(root); doc != nil {
-		if targets := mapValue(doc, "targets"); targets != nil && targets.Kind == yaml.SequenceNode {
-			for i, tn := range targets.Content {
-				var t Target
-				if terr := tn.Decode(&t); terr != nil {
-					path := fmt.Sprintf("targets[%d]", i)
-					if hn := mapValue(tn, "http_client_config"); hn != nil {
-						path += ".http_client_config"
-					}
-					return fmt.Errorf("%s:%d: %s: %v", filename, idx.Line(path), path, terr)
-				}
-			}
-		}
+	decodeTarget := func(n *yaml.Node) error { var t Target; return n.Decode(&t) }
+	if ierr := idx.ItemError(filename, root, "targets", "http_client_config", decodeTarget); ierr != nil {
+		return ierr
 	}
 	return fmt.Errorf("%s: %w", filename, err)
-}
-
-func docMapping(root *yaml.Node) *yaml.Node {
-	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 && root.Content[0].Kind == yaml.MappingNode {
-		return root.Content[0]
-	}
-	return nil
-}
-
-func mapValue(m *yaml.Node, key string) *yaml.Node {
-	if m.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			return m.Content[i+1]
-		}
-	}
-	return nil
 }
 
 // moved names keys that left for another place.

@@ -47,7 +47,7 @@ func (c *Config) validate() errList {
 	if c.Probe != nil {
 		c.Probe.validateTemplate(&errs)
 	}
-	c.checkFiles(&errs)
+
 	return errs
 }
 

@@ -52,7 +52,7 @@ func NewClient(t config.Target) (*Client, error) {
 		hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	}
 	base := strings.TrimSuffix(strings.TrimSuffix(t.URL, "/"), "/v1")
-	c := &Client{target: t, http: hc, base: base, redact: redact.New(), secretFiles: len(t.CredentialFiles()) > 0}
+	c := &Client{target: t, http: hc, base: base, redact: redact.New(), secretFiles: len(redact.CredentialFiles(t)) > 0}
 	c.redact.Add(redact.TargetSecrets(t))
 	return c, nil
 }

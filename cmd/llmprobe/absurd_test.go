@@ -17,7 +17,7 @@ import (
 var absurdConfigs = []string{
 	"config/bad_rate_tiny", "config/bad_rate_nan", "config/bad_burstiness", "burst/plan/bad_planned_requests", "config/bad_sweep_max",
 	"burst/plan/bad_prompt_tokens", "burst/plan/bad_burst_memory", "config/bad_temperature", "config/bad_target_ratio_nan",
-	"config/bad_extra_body_json", "config/bad_extra_body_inf", "config/bad_second_document", "config/bad_ca_file",
+	"config/bad_extra_body_json", "config/bad_extra_body_inf", "config/bad_second_document", "target/bad_ca_file",
 	"burst/plan/bad_canary_rate", "burst/plan/bad_canary_memory",
 }
 

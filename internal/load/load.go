@@ -1,18 +1,20 @@
 // Package load reads a configuration whole: config's decoding and
 // validation, then the checks of the packages that read what it names
-// (prompt's datasets, burst/plan's traces) and bound what it may cost
-// (burst/plan's limits), every problem with its file and line.
+// (prompt's datasets, burst/plan's traces, the files target's clients
+// read) and bound what it may cost (burst/plan's limits), every problem
+// with its file and line.
 package load
 
 import (
 	"github.com/llmprobe/llmprobe/burst/plan"
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/prompt"
+	"github.com/llmprobe/llmprobe/target"
 )
 
 // checks run in this order: the bounds need the datasets' prompts and the
 // traces' counts.
-var checks = []config.Check{prompt.CheckDatasets, plan.CheckTraces, plan.CheckBounds}
+var checks = []config.Check{prompt.CheckDatasets, plan.CheckTraces, target.CheckFiles, plan.CheckBounds}
 
 // File reads and checks a configuration file; files it names are read
 // relative to its directory.

@@ -14,7 +14,7 @@ import (
 // whole load with the message its own package's test holds it to: the
 // checks compose without hiding or changing one another's errors.
 func TestBadConfigs(t *testing.T) {
-	for _, dir := range []string{"config", "burst/plan", "prompt"} {
+	for _, dir := range []string{"config", "burst/plan", "prompt", "target"} {
 		t.Run(dir, func(t *testing.T) {
 			t.Chdir(filepath.Join("../..", dir)) // the paths in the messages are relative to it
 			testkit.BadConfigs(t, "testdata/bad_*.yml", func(path string) error {
