@@ -1,5 +1,6 @@
 // Package prompt makes the prompts llmprobe sends: synthetic ones of drawn
-// lengths or ones from a dataset, each with a nonce against prefix caching.
+// lengths or ones from a dataset it reads when the configuration loads,
+// each with a nonce against prefix caching.
 package prompt
 
 import (
