@@ -248,7 +248,7 @@ func (r Runner) runRate(ctx context.Context, b config.Burst, scenarios []config.
 	var mu sync.Mutex
 	// total is what progress counts to: the plan's expected size until it
 	// turns out larger.
-	done, allTokens, total := 0, 0, int(float64(expectedRequests(b, rate)/shares)*meanTurns(b, scenarios))
+	done, allTokens, total := 0, 0, int(float64(plan.MeanArrivals(b, rate)/shares)*plan.MeanTurns(b, scenarios))
 	notSent := func(a plan.Arrival) {
 		if !a.Warmup {
 			mu.Lock()
@@ -323,7 +323,7 @@ func (r Runner) runRate(ctx context.Context, b config.Burst, scenarios []config.
 		}
 		req.Prompt, req.MaxTokens = builders[j.arrival.Scenario].At(uint64(j.n))
 		if trace != nil {
-			tokens, output, prefix := traceLengths(j.arrival, sc, trace)
+			tokens, output, prefix := plan.TraceLengths(j.arrival, sc, trace)
 			req.Prompt, req.MaxTokens = builders[j.arrival.Scenario].Sized(uint64(j.n), tokens, j.arrival.BlockIDs(), prefix), output
 		}
 		record(j, send(j.n, req))
@@ -374,7 +374,7 @@ func (r Runner) runRate(ctx context.Context, b config.Burst, scenarios []config.
 	timer := clock.NewTimer()
 	defer timer.Stop()
 	n, requests := 0, 0
-	for a := range shardPlan(b, rate, r.Shard, trace) {
+	for a := range plan.Share(b, rate, r.Shard, trace) {
 		turns := scenarios[a.Scenario].TurnsOf() // a conversation's arrival plans all its turns
 		if a.Warmup {
 			out.Warmup += turns
@@ -411,33 +411,6 @@ func (r Runner) runRate(ctx context.Context, b config.Burst, scenarios []config.
 	}
 	out.Close(start)
 	return out
-}
-
-// expectedRequests is how many requests a run at rate plans on average.
-func expectedRequests(b config.Burst, rate float64) int {
-	if b.Arrival.Trace != nil {
-		w, m := plan.Requests(b, rate) // the trace's own count
-		return w + m
-	}
-	n := b.Warmup.Requests + b.Requests
-	n += int(rate * (b.Warmup.Duration.Std() + b.Duration.Std()).Seconds())
-	return n
-}
-
-// meanTurns is the requests an arrival of b's mix sends on average: 1
-// without conversations.
-func meanTurns(b config.Burst, scenarios []config.Scenario) float64 {
-	sum, weights := 0.0, 0.0
-	for i, ws := range b.Scenarios {
-		if i < len(scenarios) {
-			sum += ws.Weight * float64(scenarios[i].TurnsOf())
-			weights += ws.Weight
-		}
-	}
-	if weights == 0 {
-		return 1
-	}
-	return sum / weights
 }
 
 // stopReason says why sending stopped: the brake's verdict, or why ctx ended.

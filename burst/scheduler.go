@@ -68,7 +68,7 @@ func (s *Scheduler) Apply(cfg *config.Config, clients map[string]*prober.Client)
 	s.applyWatches(cfg, clients)
 	want := map[string]*burstLoop{}
 	for _, b := range cfg.Bursts {
-		if !scheduled(b.Schedule) {
+		if sc := b.Schedule; sc.Every == 0 && len(sc.At) == 0 && !sc.OnStart && sc.OnEngineChange == nil {
 			continue // run only by `llmprobe gate`
 		}
 		client := clients[b.Target]
@@ -241,24 +241,6 @@ func runLength(b config.Burst) time.Duration {
 	return total
 }
 
-// scheduled says whether a burst runs on its own (otherwise only by
-// `llmprobe gate`).
-func scheduled(s config.BurstSchedule) bool {
-	return s.Every > 0 || len(s.At) > 0 || s.OnStart || s.OnEngineChange != nil
-}
-
-// timesOfDay parses validated times of day (HH:MM, UTC) into offsets from
-// midnight.
-func timesOfDay(at []string) []time.Duration {
-	var out []time.Duration
-	for _, a := range at {
-		if t, err := time.Parse("15:04", a); err == nil {
-			out = append(out, time.Duration(t.Hour())*time.Hour+time.Duration(t.Minute())*time.Minute)
-		}
-	}
-	return out
-}
-
 // nextBurstTime is the wait until the next run: every (plus jitter), or the
 // next configured time of day (UTC); -1 when the burst has no schedule left.
 func nextBurstTime(s config.BurstSchedule, now time.Time, rng *rand.Rand) time.Duration {
@@ -269,15 +251,14 @@ func nextBurstTime(s config.BurstSchedule, now time.Time, rng *rand.Rand) time.D
 		}
 		return wait
 	}
-	times := timesOfDay(s.At)
-	if len(times) == 0 {
-		return -1
-	}
 	now = now.UTC()
-	midnight := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
 	best := time.Duration(-1)
-	for _, t := range times {
-		at := midnight.Add(t)
+	for _, hhmm := range s.At { // validated: HH:MM, UTC
+		t, err := time.Parse("15:04", hhmm)
+		if err != nil {
+			continue
+		}
+		at := time.Date(now.Year(), now.Month(), now.Day(), t.Hour(), t.Minute(), 0, 0, time.UTC)
 		if !at.After(now) {
 			at = at.Add(24 * time.Hour)
 		}

@@ -61,6 +61,34 @@ func Requests(b config.Burst, rate float64) (warmup, measured int) {
 	return warmup, measured
 }
 
+// MeanArrivals is how many arrivals a run of b at rate plans on average:
+// a trace's own count, or the requests and durations at the mean rate.
+func MeanArrivals(b config.Burst, rate float64) int {
+	if b.Arrival.Trace != nil {
+		w, m := Requests(b, rate) // the trace's own count
+		return w + m
+	}
+	n := b.Warmup.Requests + b.Requests
+	n += int(rate * (b.Warmup.Duration.Std() + b.Duration.Std()).Seconds())
+	return n
+}
+
+// MeanTurns is the requests an arrival of b's mix sends on average, its
+// scenarios in the order of b.Scenarios: 1 without conversations.
+func MeanTurns(b config.Burst, scenarios []config.Scenario) float64 {
+	sum, weights := 0.0, 0.0
+	for i, ws := range b.Scenarios {
+		if i < len(scenarios) {
+			sum += ws.Weight * float64(scenarios[i].TurnsOf())
+			weights += ws.Weight
+		}
+	}
+	if weights == 0 {
+		return 1
+	}
+	return sum / weights
+}
+
 // Rates lists the rates one run of b sends at: its own, or its sweep's
 // steps, lowest first.
 func Rates(b config.Burst) []float64 {

@@ -85,3 +85,64 @@ bursts:
 		t.Errorf("%v, want %q", err, want)
 	}
 }
+
+// A run's expected size: arrivals at the mean rate (a trace's own count),
+// each sending its scenario's turns, weighted by the mix.
+func TestMeans(t *testing.T) {
+	b := config.DefaultBurst
+	b.Scenarios = []config.WeightedScenario{{Scenario: "one", Weight: 3}, {Scenario: "talk", Weight: 1}}
+	b.Warmup.Requests, b.Duration = 5, config.Duration(10*time.Second)
+	if n := MeanArrivals(b, 4); n != 45 {
+		t.Errorf("5 warmup requests and 10 s at 4/s: %d arrivals, want 45", n)
+	}
+	one, talk := config.Scenario{Name: "one"}, config.Scenario{Name: "talk", Conversation: &config.Conversation{Turns: 5}}
+	if m := MeanTurns(b, []config.Scenario{one, talk}); m != 2 {
+		t.Errorf("3:1 of one turn and five: %g turns an arrival, want 2", m)
+	}
+	if m := MeanTurns(config.Burst{}, nil); m != 1 {
+		t.Errorf("an empty mix: %g turns, want 1", m)
+	}
+	b.Arrival = config.Arrival{Process: config.ArrivalTrace, Trace: &config.TraceScan{Warmup: 2, Measured: 7}}
+	if n := MeanArrivals(b, 4); n != 9 {
+		t.Errorf("a trace of 2 + 7 records: %d arrivals, want 9", n)
+	}
+}
+
+type clamps struct{ prompt, output int }
+
+func (c *clamps) Replaying(string, string, float64) {}
+func (c *clamps) Skipped(error)                     {}
+func (c *clamps) Stopped(error)                     {}
+func (c *clamps) Clamped(prompt, output bool) {
+	if prompt {
+		c.prompt++
+	}
+	if output {
+		c.output++
+	}
+}
+
+// A trace arrival asks for its own lengths within the scenario's maxima,
+// at least 1 each, and its shared blocks leave room for the nonce.
+func TestTraceLengths(t *testing.T) {
+	s := config.Scenario{PromptTokens: config.Distribution{Kind: config.DistFixed, Value: 2000}, OutputTokens: config.Distribution{Kind: config.DistFixed, Value: 100}}
+	var c clamps
+	for _, tc := range []struct {
+		a                      Arrival
+		prompt, output, prefix int
+	}{
+		{Arrival{Input: 700, Output: 20}, 700, 20, 0},
+		{Arrival{Input: 5000, Output: 500}, 2000, 100, 0},
+		{Arrival{Input: 0, Output: 0}, 1, 1, 0},
+		{Arrival{Input: 1100, Output: 5, Blocks: packBlocks([]int64{7, 8})}, 1100, 5, 1024},
+		{Arrival{Input: 600, Output: 5, Blocks: packBlocks([]int64{7, 8})}, 600, 5, 595},
+	} {
+		p, o, x := TraceLengths(tc.a, s, &c)
+		if p != tc.prompt || o != tc.output || x != tc.prefix {
+			t.Errorf("%+v: %d, %d, prefix %d; want %d, %d, %d", tc.a, p, o, x, tc.prompt, tc.output, tc.prefix)
+		}
+	}
+	if c != (clamps{1, 1}) {
+		t.Errorf("clamps told: %+v, want one prompt and one output", c)
+	}
+}

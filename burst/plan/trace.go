@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -15,13 +16,16 @@ import (
 	"github.com/llmprobe/llmprobe/replay"
 )
 
-// A Replay hears what a trace plan reads besides the arrivals it yields,
-// for the report: the file's format once it is open, each line it skips,
-// and why it stopped before the file's end.
+// A Replay hears, for the report, what a trace plan reads besides the
+// arrivals it yields (what it replays, each line it skips, why it stopped
+// before the file's end) and which of an arrival's lengths TraceLengths
+// clamped.
 type Replay interface {
-	Opened(format string)
+	// Replaying comes first: the format is "" when the file cannot be opened.
+	Replaying(file, format string, speedup float64)
 	Skipped(line error)
 	Stopped(err error)
+	Clamped(prompt, output bool)
 }
 
 // readAhead is how many records a replay reads ahead of the dispatcher.
@@ -39,13 +43,15 @@ func tracePlan(b config.Burst, events Replay) iter.Seq[Arrival] {
 		events = quiet{}
 	}
 	return func(yield func(Arrival) bool) {
+		speedup := cmp.Or(b.Arrival.Speedup, 1)
 		r, err := replay.Open(b.Arrival.File, b.Arrival.Format)
 		if err != nil {
+			events.Replaying(b.Arrival.File, "", speedup)
 			events.Stopped(err)
 			return
 		}
 		defer r.Close()
-		events.Opened(r.Format())
+		events.Replaying(b.Arrival.File, r.Format(), speedup)
 		read := func() (replay.Record, bool) {
 			for {
 				rec, err := r.Next()
@@ -111,9 +117,35 @@ func tracePlan(b config.Burst, events Replay) iter.Seq[Arrival] {
 // quiet is a Replay that tells no one.
 type quiet struct{}
 
-func (quiet) Opened(string) {}
-func (quiet) Skipped(error) {}
-func (quiet) Stopped(error) {}
+func (quiet) Replaying(string, string, float64) {}
+func (quiet) Skipped(error)                     {}
+func (quiet) Stopped(error)                     {}
+func (quiet) Clamped(bool, bool)                {}
+
+// TraceLengths is what trace arrival a sends under scenario s: the trace's
+// prompt and output lengths, each clamped to the scenario's maximum (what
+// the bounds sized the burst for) and to at least 1, and the tokens of its
+// shared blocks; a clamp is told to events, if not nil.
+func TraceLengths(a Arrival, s config.Scenario, events Replay) (prompt, output, prefix int) {
+	prompt, output = int(a.Input), int(a.Output)
+	maxPrompt, maxOutput := s.PromptTokens.Maximum(), s.OutputTokens.Maximum()
+	clampedPrompt, clampedOutput := prompt > maxPrompt, output > maxOutput
+	if clampedPrompt {
+		prompt = maxPrompt
+	}
+	if clampedOutput {
+		output = maxOutput
+	}
+	if (clampedPrompt || clampedOutput) && events != nil {
+		events.Clamped(clampedPrompt, clampedOutput)
+	}
+	prompt, output = max(prompt, 1), max(output, 1)
+	if n := len(a.Blocks) / 8; n > 0 {
+		// The nonce and at least one token of the request's own follow them.
+		prefix = min(n*replay.BlockTokens, prompt-5)
+	}
+	return prompt, output, max(prefix, 0)
+}
 
 func clamp32(n int) int32 { return int32(min(max(n, 0), math.MaxInt32)) }
 
