@@ -134,7 +134,8 @@ func TestConversationSessionsOverlap(t *testing.T) {
 	}
 	t.Cleanup(c.Close)
 	s := testkit.Scenario()
-	s.Conversation = &config.Conversation{Turns: 3, ThinkTime: config.Duration(200 * time.Millisecond)}
+	// Follow-ups as long as the first message, as the load fills them in.
+	s.Conversation = &config.Conversation{Turns: 3, FollowupTokens: s.PromptTokens, ThinkTime: config.Duration(200 * time.Millisecond)}
 	b := burstOf(config.ArrivalConstant, 20, 0)
 	b.Requests = 5
 	seen := &collect{}

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/llmprobe/llmprobe/burst/plan"
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/clock"
 	"github.com/llmprobe/llmprobe/prober"
@@ -20,7 +21,7 @@ import (
 
 // job is an arrival released to the workers, and when it was.
 type job struct {
-	arrival  Arrival
+	arrival  plan.Arrival
 	released time.Time
 }
 
@@ -82,10 +83,10 @@ func newDispatcher(ctx context.Context, r Runner, b config.Burst, scenarios []co
 	// A shard's brake sees its own share: sized to the rate that share arrives at.
 	shares := max(1, r.Shard.Count)
 	d.brake = newBrake(b.Brake, rate/float64(shares), func(reason string) { d.stopSending(errors.New(reason)) })
-	maxWarmup, maxMeasured := b.PlannedRequests(rate)
+	maxWarmup, maxMeasured := plan.Requests(b, rate)
 	d.queue = make(chan job, maxWarmup+maxMeasured)
 	d.maxWorkers = min(b.MaxConcurrency, cap(d.queue))
-	d.total = int(float64(expectedRequests(b, rate)/shares) * meanTurns(b, scenarios))
+	d.total = int(float64(plan.MeanArrivals(b, rate)/shares) * plan.MeanTurns(b, scenarios))
 	d.start = r.Start
 	if d.start.IsZero() {
 		d.start = time.Now().Add(20 * time.Millisecond)
@@ -95,10 +96,10 @@ func newDispatcher(ctx context.Context, r Runner, b config.Burst, scenarios []co
 }
 
 // run sends plan and gives what it measured.
-func (d *dispatcher) run(plan iter.Seq[Arrival]) report.Run {
+func (d *dispatcher) run(arrivals iter.Seq[plan.Arrival]) report.Run {
 	defer d.stopSending(nil)
 	stopTicks := d.tickBrake()
-	d.dispatch(plan)
+	d.dispatch(arrivals)
 	d.drain(stopTicks)
 	return d.result()
 }
@@ -130,13 +131,13 @@ func (d *dispatcher) tickBrake() (stop func()) {
 // dispatch draws the plan one arrival at a time and releases each at its
 // time. It keeps its thread, whose timer slack PreciseThread cuts to a
 // nanosecond while it runs.
-func (d *dispatcher) dispatch(plan iter.Seq[Arrival]) {
+func (d *dispatcher) dispatch(arrivals iter.Seq[plan.Arrival]) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	defer clock.PreciseThread()()
 	timer := clock.NewTimer()
 	defer timer.Stop()
-	for a := range plan {
+	for a := range arrivals {
 		d.count(a)
 		d.releaseAt(a, timer)
 	}
@@ -144,7 +145,7 @@ func (d *dispatcher) dispatch(plan iter.Seq[Arrival]) {
 
 // count adds arrival a to the plan's tallies: a conversation's arrival
 // plans all its turns.
-func (d *dispatcher) count(a Arrival) {
+func (d *dispatcher) count(a plan.Arrival) {
 	turns := d.scenarios[a.Scenario].TurnsOf()
 	d.arrivals++
 	d.requests += turns
@@ -160,7 +161,7 @@ func (d *dispatcher) count(a Arrival) {
 
 // releaseAt waits on timer until a is due and releases it; when sending
 // stops first, a is never sent.
-func (d *dispatcher) releaseAt(a Arrival, timer *time.Timer) {
+func (d *dispatcher) releaseAt(a plan.Arrival, timer *time.Timer) {
 	if !clock.Until(d.sending, d.start.Add(a.At), timer) {
 		d.notSent(a, d.scenarios[a.Scenario].TurnsOf(), stopReason(d.sending))
 		return
@@ -217,7 +218,7 @@ func (d *dispatcher) request(j job) prober.Request {
 	switch {
 	case sc.Conversation != nil:
 	case d.trace != nil:
-		tokens, output, prefix := traceLengths(a, sc, d.trace)
+		tokens, output, prefix := plan.TraceLengths(a, sc, d.trace)
 		req.Prompt, req.MaxTokens = d.builders[a.Scenario].Sized(uint64(a.Index), tokens, a.BlockIDs(), prefix), output
 	default:
 		req.Prompt, req.MaxTokens = d.builders[a.Scenario].At(uint64(a.Index))
@@ -228,7 +229,7 @@ func (d *dispatcher) request(j job) prober.Request {
 // converse runs arrival a's session from its first request: its turns one
 // after another, on this worker. The turns a failure or the stop leaves are
 // not sent.
-func (d *dispatcher) converse(a Arrival, first prober.Request) {
+func (d *dispatcher) converse(a plan.Arrival, first prober.Request) {
 	send := func(req prober.Request) *prober.Result {
 		// Negative brake ids never meet an arrival's own.
 		return d.send(-(a.Index*config.MaxTurns + req.Prompt.Turn), req)
@@ -260,7 +261,7 @@ func (d *dispatcher) send(id int, req prober.Request) *prober.Result {
 
 // record takes the result of a request of arrival a: its tokens and its
 // progress count, and a measured one's place in the run and the observer.
-func (d *dispatcher) record(a Arrival, res *prober.Result) {
+func (d *dispatcher) record(a plan.Arrival, res *prober.Result) {
 	d.mu.Lock()
 	if res.Outcome == prober.OutcomeSuccess {
 		d.allTokens += res.OutputTokens
@@ -280,7 +281,7 @@ func (d *dispatcher) record(a Arrival, res *prober.Result) {
 
 // notSent counts n requests of arrival a that were never sent, by reason;
 // warmup is not in the run.
-func (d *dispatcher) notSent(a Arrival, n int, reason string) {
+func (d *dispatcher) notSent(a plan.Arrival, n int, reason string) {
 	if a.Warmup || n <= 0 {
 		return
 	}

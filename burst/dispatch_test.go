@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmprobe/llmprobe/burst/plan"
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/clock"
 	"github.com/llmprobe/llmprobe/internal/testkit"
@@ -74,17 +75,17 @@ func newTestDispatcher(t *testing.T, ctx context.Context, r Runner, b config.Bur
 }
 
 func TestDispatcherCount(t *testing.T) {
-	single, session := Arrival{Scenario: 0}, Arrival{Scenario: 1}
-	warm := func(a Arrival) Arrival { a.Warmup = true; return a }
+	single, session := plan.Arrival{Scenario: 0}, plan.Arrival{Scenario: 1}
+	warm := func(a plan.Arrival) plan.Arrival { a.Warmup = true; return a }
 	for _, tc := range []struct {
 		name                   string
-		arrivals               []Arrival
+		arrivals               []plan.Arrival
 		planned, warmup, total int
 	}{
-		{"one request", []Arrival{single}, 1, 0, 2},
-		{"a session plans its turns", []Arrival{session}, 3, 0, 3},
-		{"warmup apart, the total grows", []Arrival{warm(single), session, single}, 4, 1, 5},
-		{"a warmup session", []Arrival{warm(session)}, 0, 3, 3},
+		{"one request", []plan.Arrival{single}, 1, 0, 2},
+		{"a session plans its turns", []plan.Arrival{session}, 3, 0, 3},
+		{"warmup apart, the total grows", []plan.Arrival{warm(single), session, single}, 4, 1, 5},
+		{"a warmup session", []plan.Arrival{warm(session)}, 0, 3, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, _ := fastSim(t, 0)
@@ -106,15 +107,15 @@ func TestDispatcherCount(t *testing.T) {
 func TestDispatcherNotSent(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		a      Arrival
+		a      plan.Arrival
 		n      int
 		reason string
 		want   map[string]int
 	}{
-		{"a measured request", Arrival{}, 1, "cancelled", map[string]int{"cancelled": 1}},
-		{"a session's turns left", Arrival{Scenario: 1}, 2, prober.ReasonEarlierTurnFailed, map[string]int{prober.ReasonEarlierTurnFailed: 2}},
-		{"warmup is not in the run", Arrival{Warmup: true}, 1, "cancelled", map[string]int{}},
-		{"nothing left adds no reason", Arrival{Scenario: 1}, 0, "cancelled", map[string]int{}},
+		{"a measured request", plan.Arrival{}, 1, "cancelled", map[string]int{"cancelled": 1}},
+		{"a session's turns left", plan.Arrival{Scenario: 1}, 2, prober.ReasonEarlierTurnFailed, map[string]int{prober.ReasonEarlierTurnFailed: 2}},
+		{"warmup is not in the run", plan.Arrival{Warmup: true}, 1, "cancelled", map[string]int{}},
+		{"nothing left adds no reason", plan.Arrival{Scenario: 1}, 0, "cancelled", map[string]int{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, _ := fastSim(t, 0)
@@ -134,19 +135,19 @@ func TestDispatcherReleaseAt(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		stop    func(parent context.CancelCauseFunc, d *dispatcher)
-		a       Arrival
+		a       plan.Arrival
 		want    map[string]int
 		release bool
 	}{
-		{"due", nil, Arrival{At: time.Millisecond, Index: 4}, map[string]int{}, true},
+		{"due", nil, plan.Arrival{At: time.Millisecond, Index: 4}, map[string]int{}, true},
 		{"braked", func(_ context.CancelCauseFunc, d *dispatcher) { d.stopSending(errors.New("safety brake: test")) },
-			Arrival{Scenario: 1}, map[string]int{"safety brake: test": 3}, false},
+			plan.Arrival{Scenario: 1}, map[string]int{"safety brake: test": 3}, false},
 		{"shut down", func(parent context.CancelCauseFunc, _ *dispatcher) { parent(errors.New("llmprobe is shutting down")) },
-			Arrival{}, map[string]int{"llmprobe is shutting down": 1}, false},
+			plan.Arrival{}, map[string]int{"llmprobe is shutting down": 1}, false},
 		{"cancelled", func(parent context.CancelCauseFunc, _ *dispatcher) { parent(nil) },
-			Arrival{}, map[string]int{"cancelled": 1}, false},
+			plan.Arrival{}, map[string]int{"cancelled": 1}, false},
 		{"a stopped warmup is not in the run", func(parent context.CancelCauseFunc, _ *dispatcher) { parent(nil) },
-			Arrival{Warmup: true}, map[string]int{}, false},
+			plan.Arrival{Warmup: true}, map[string]int{}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, _ := fastSim(t, 0)
@@ -201,7 +202,7 @@ func TestDispatcherReleaseStartsWorkersUpToTheCap(t *testing.T) {
 			b.MaxConcurrency, b.Requests = tc.cap, tc.jobs
 			d := newTestDispatcher(t, ctx, Runner{Client: c}, b)
 			for i := range tc.jobs {
-				d.release(job{arrival: Arrival{Index: i}, released: time.Now()})
+				d.release(job{arrival: plan.Arrival{Index: i}, released: time.Now()})
 			}
 			sending := min(tc.cap, tc.jobs)
 			for range sending {
@@ -239,13 +240,13 @@ func TestDispatcherRequest(t *testing.T) {
 	released := time.Now()
 	for _, tc := range []struct {
 		name  string
-		a     Arrival
+		a     plan.Arrival
 		trace bool
 		want  func(b *prompt.Builder) (prompt.Prompt, int)
 	}{
-		{"synthetic", Arrival{At: time.Second, Index: 7}, false, func(b *prompt.Builder) (prompt.Prompt, int) { return b.At(7) }},
-		{"a session's", Arrival{At: time.Second, Scenario: 1, Index: 7}, false, func(*prompt.Builder) (prompt.Prompt, int) { return prompt.Prompt{}, 0 }},
-		{"a trace's, clamped", Arrival{Index: 3, Input: 1 << 20, Output: 2}, true, func(b *prompt.Builder) (prompt.Prompt, int) {
+		{"synthetic", plan.Arrival{At: time.Second, Index: 7}, false, func(b *prompt.Builder) (prompt.Prompt, int) { return b.At(7) }},
+		{"a session's", plan.Arrival{At: time.Second, Scenario: 1, Index: 7}, false, func(*prompt.Builder) (prompt.Prompt, int) { return prompt.Prompt{}, 0 }},
+		{"a trace's, clamped", plan.Arrival{Index: 3, Input: 1 << 20, Output: 2}, true, func(b *prompt.Builder) (prompt.Prompt, int) {
 			return b.Sized(3, burstScenario().PromptTokens.Maximum(), nil, 0), 2
 		}},
 	} {
@@ -280,19 +281,19 @@ func TestDispatcherHandle(t *testing.T) {
 	)
 	for _, tc := range []struct {
 		name      string
-		a         Arrival
+		a         plan.Arrival
 		errorRate float64
 		stop      string // when the brake fires, if it does
 		completed int    // requests the server got
 		results   int    // measured
 		notSent   map[string]int
 	}{
-		{"one request", Arrival{}, 0, "", 1, 1, map[string]int{}},
-		{"a session", Arrival{Scenario: 1}, 0, "", 3, 3, map[string]int{}},
-		{"a failed turn ends its session", Arrival{Scenario: 1}, 1, "", 1, 1, map[string]int{prober.ReasonEarlierTurnFailed: 2}},
-		{"a warmup session is sent, not measured", Arrival{Scenario: 1, Warmup: true}, 1, "", 1, 0, map[string]int{}},
-		{"stopped " + queued, Arrival{Scenario: 1}, 0, queued, 0, 0, map[string]int{"safety brake: test": 3}},
-		{"stopped between turns", Arrival{Scenario: 1}, 0, between, 1, 1, map[string]int{"safety brake: test": 2}},
+		{"one request", plan.Arrival{}, 0, "", 1, 1, map[string]int{}},
+		{"a session", plan.Arrival{Scenario: 1}, 0, "", 3, 3, map[string]int{}},
+		{"a failed turn ends its session", plan.Arrival{Scenario: 1}, 1, "", 1, 1, map[string]int{prober.ReasonEarlierTurnFailed: 2}},
+		{"a warmup session is sent, not measured", plan.Arrival{Scenario: 1, Warmup: true}, 1, "", 1, 0, map[string]int{}},
+		{"stopped " + queued, plan.Arrival{Scenario: 1}, 0, queued, 0, 0, map[string]int{"safety brake: test": 3}},
+		{"stopped between turns", plan.Arrival{Scenario: 1}, 0, between, 1, 1, map[string]int{"safety brake: test": 2}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, posts := fastSim(t, tc.errorRate)
@@ -357,7 +358,7 @@ func TestDispatcherSend(t *testing.T) {
 			b := mixBurst()
 			b.Brake = config.Brake{Window: config.Duration(time.Minute), MinSamples: 1, MaxErrorRatio: 0.5}
 			d := newTestDispatcher(t, context.Background(), Runner{Client: c, InFlight: log}, b)
-			req := d.request(job{arrival: Arrival{Index: 2}, released: time.Now()})
+			req := d.request(job{arrival: plan.Arrival{Index: 2}, released: time.Now()})
 			res := d.send(2, req)
 			if res.Outcome != tc.outcome {
 				t.Fatalf("outcome %s (%s), want %s", res.Outcome, res.Error, tc.outcome)
@@ -381,13 +382,13 @@ func TestDispatcherSend(t *testing.T) {
 func TestDispatcherRecord(t *testing.T) {
 	for _, tc := range []struct {
 		name                       string
-		a                          Arrival
+		a                          plan.Arrival
 		res                        prober.Result
 		results, tokens, observers int
 	}{
-		{"measured", Arrival{Index: 5}, prober.Result{Outcome: prober.OutcomeSuccess, OutputTokens: 7}, 1, 7, 1},
-		{"warmup", Arrival{Index: 5, Warmup: true}, prober.Result{Outcome: prober.OutcomeSuccess, OutputTokens: 7}, 0, 7, 0},
-		{"a failure's tokens", Arrival{Index: 5}, prober.Result{Outcome: prober.OutcomeStreamError, OutputTokens: 7}, 1, 0, 1},
+		{"measured", plan.Arrival{Index: 5}, prober.Result{Outcome: prober.OutcomeSuccess, OutputTokens: 7}, 1, 7, 1},
+		{"warmup", plan.Arrival{Index: 5, Warmup: true}, prober.Result{Outcome: prober.OutcomeSuccess, OutputTokens: 7}, 0, 7, 0},
+		{"a failure's tokens", plan.Arrival{Index: 5}, prober.Result{Outcome: prober.OutcomeStreamError, OutputTokens: 7}, 1, 0, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, _ := fastSim(t, 0)
@@ -452,13 +453,13 @@ func TestDispatcherResult(t *testing.T) {
 				d.trace = &traceStats{}
 			}
 			at := func(s time.Duration) time.Time { return d.start.Add(s * time.Second) }
-			for _, a := range []Arrival{{Index: 3}, {Index: 1, Scenario: 1}, {Index: 0, Warmup: true}} {
+			for _, a := range []plan.Arrival{{Index: 3}, {Index: 1, Scenario: 1}, {Index: 0, Warmup: true}} {
 				d.count(a)
 			}
-			d.record(Arrival{Index: 3}, &prober.Result{Turn: 1, Sched: at(3), E2E: time.Second, Outcome: prober.OutcomeSuccess, OutputTokens: 2})
-			d.record(Arrival{Index: 1}, &prober.Result{Turn: 2, Sched: at(2), E2E: time.Second, Outcome: prober.OutcomeSuccess, OutputTokens: 3})
-			d.record(Arrival{Index: 1}, &prober.Result{Turn: 1, Sched: at(1), E2E: time.Second, Outcome: prober.OutcomeSuccess, OutputTokens: 5})
-			d.record(Arrival{Index: 0, Warmup: true}, &prober.Result{Turn: 1, Outcome: prober.OutcomeSuccess, OutputTokens: 11})
+			d.record(plan.Arrival{Index: 3}, &prober.Result{Turn: 1, Sched: at(3), E2E: time.Second, Outcome: prober.OutcomeSuccess, OutputTokens: 2})
+			d.record(plan.Arrival{Index: 1}, &prober.Result{Turn: 2, Sched: at(2), E2E: time.Second, Outcome: prober.OutcomeSuccess, OutputTokens: 3})
+			d.record(plan.Arrival{Index: 1}, &prober.Result{Turn: 1, Sched: at(1), E2E: time.Second, Outcome: prober.OutcomeSuccess, OutputTokens: 5})
+			d.record(plan.Arrival{Index: 0, Warmup: true}, &prober.Result{Turn: 1, Outcome: prober.OutcomeSuccess, OutputTokens: 11})
 			if tc.stop != nil {
 				d.stopSending(tc.stop)
 			}

@@ -6,13 +6,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmprobe/llmprobe/burst/plan"
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/sim"
 )
 
-// The memory config.Footprint charges a burst is an upper bound of what its
+// The memory plan.BurstFootprint charges a burst is an upper bound of what its
 // results hold: every measured result, walked to its last string and slice,
 // fits the per-request share of the footprint, successes and failures alike.
 func TestFootprintBounds(t *testing.T) {
@@ -36,7 +37,7 @@ func TestFootprintBounds(t *testing.T) {
 	// What one more measured request adds to the footprint.
 	more := b
 	more.Requests *= 2
-	perResult := (cfg.Footprint(more).Bytes - cfg.Footprint(b).Bytes) / int64(b.Requests)
+	perResult := (plan.BurstFootprint(cfg, more).Bytes - plan.BurstFootprint(cfg, b).Bytes) / int64(b.Requests)
 
 	for name, faults := range map[string]sim.Faults{"successes": {}, "failures": {ErrorRate: 1, ErrorStatus: 500}} {
 		if err := e.SetFaults(faults); err != nil {

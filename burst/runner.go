@@ -1,4 +1,4 @@
-// Package burst runs scheduled open-loop bursts: the arrival plan, the
+// Package burst runs scheduled open-loop bursts: the
 // runner with its concurrency cap and safety brake, rate sweeps, and the
 // scheduler that starts each burst on time.
 package burst
@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/common/version"
 
+	"github.com/llmprobe/llmprobe/burst/plan"
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/enginemetrics"
 	"github.com/llmprobe/llmprobe/prober"
@@ -19,6 +20,7 @@ import (
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/store"
 	"github.com/llmprobe/llmprobe/report/verdict"
+	"github.com/llmprobe/llmprobe/shard"
 )
 
 // Runner runs bursts against one target. The zero value of every field but
@@ -37,11 +39,11 @@ type Runner struct {
 	// Overrides, recorded in the report, say how the run differs from the configuration.
 	Overrides []string
 	// Shard, when its Count is above 1, runs only this replica's share of
-	// the burst (ShardPlan); max_concurrency and the brake then apply to the
+	// the burst (plan.Share); max_concurrency and the brake then apply to the
 	// share alone. Start is the instant the plan's offsets count from, the
 	// same in every shard so that their shares make up one schedule; zero
 	// starts now. Neither goes with a sweep.
-	Shard config.Shard
+	Shard shard.Shard
 	Start time.Time
 
 	// From, when set, makes the run the upgrade run of an engine change
@@ -128,7 +130,7 @@ func (r Runner) baseline(burst string) (*report.Report, string, error) {
 func (r Runner) measure(ctx context.Context, b config.Burst, scenarios []config.Scenario, meta report.Meta) *report.Report {
 	eng := r.engine(ctx)
 	if b.Sweep == nil {
-		run := eng.around(ctx, func() report.Run { return r.runMeasured(ctx, b, scenarios, b.Rates()[0]) })
+		run := eng.around(ctx, func() report.Run { return r.runMeasured(ctx, b, scenarios, plan.Rates(b)[0]) })
 		run.Shard, run.Origin = r.Shard, r.Start
 		if run.Origin.IsZero() {
 			run.Origin = run.Start // a shard needs a shared Start to be merged; never year 1
@@ -136,7 +138,7 @@ func (r Runner) measure(ctx context.Context, b config.Burst, scenarios []config.
 		return report.Build(b, run, meta)
 	}
 	sweep := report.NewSweep(b, meta)
-	for _, rate := range b.Rates() {
+	for _, rate := range plan.Rates(b) {
 		if ctx.Err() != nil || !sweep.Add(eng.around(ctx, func() report.Run { return r.runMeasured(ctx, b, scenarios, rate) })) {
 			break
 		}
@@ -159,7 +161,7 @@ func (r Runner) engine(ctx context.Context) *engineReads {
 	if t.EngineMetrics == nil {
 		return nil
 	}
-	s := &enginemetrics.Scraper{Client: r.Client.HTTPClient(), URL: t.EngineMetricsURL(), Timeout: t.EngineMetrics.Timeout.Std(), Redact: r.Client.Redact}
+	s := &enginemetrics.Scraper{Client: r.Client.HTTPClient(), URL: enginemetrics.URL(t), Timeout: t.EngineMetrics.Timeout.Std(), Redact: r.Client.Redact}
 	before := *s
 	if !r.Start.IsZero() {
 		// A shard starts at a fixed instant: the read must not make it late.
@@ -208,34 +210,7 @@ func (r Runner) runMeasured(ctx context.Context, b config.Burst, scenarios []con
 // requests in flight are cancelled and count as cancelled.
 func (r Runner) runRate(ctx context.Context, b config.Burst, scenarios []config.Scenario, rate float64) report.Run {
 	d := newDispatcher(ctx, r, b, scenarios, rate)
-	return d.run(shardPlan(b, rate, r.Shard, d.trace))
-}
-
-// expectedRequests is how many requests a run at rate plans on average.
-func expectedRequests(b config.Burst, rate float64) int {
-	if b.Arrival.Trace() != nil {
-		w, m := b.PlannedRequests(rate) // the trace's own count
-		return w + m
-	}
-	n := b.Warmup.Requests + b.Requests
-	n += int(rate * (b.Warmup.Duration.Std() + b.Duration.Std()).Seconds())
-	return n
-}
-
-// meanTurns is the requests an arrival of b's mix sends on average: 1
-// without conversations.
-func meanTurns(b config.Burst, scenarios []config.Scenario) float64 {
-	sum, weights := 0.0, 0.0
-	for i, ws := range b.Scenarios {
-		if i < len(scenarios) {
-			sum += ws.Weight * float64(scenarios[i].TurnsOf())
-			weights += ws.Weight
-		}
-	}
-	if weights == 0 {
-		return 1
-	}
-	return sum / weights
+	return d.run(plan.Share(b, rate, r.Shard, d.trace))
 }
 
 // stopReason says why sending stopped: the brake's verdict, or why ctx ended.

@@ -11,6 +11,7 @@ import (
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
 
+	"github.com/llmprobe/llmprobe/burst/plan"
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
@@ -67,7 +68,7 @@ func (s *Scheduler) Apply(cfg *config.Config, clients map[string]*prober.Client)
 	s.applyWatches(cfg, clients)
 	want := map[string]*burstLoop{}
 	for _, b := range cfg.Bursts {
-		if !b.Schedule.Scheduled() {
+		if sc := b.Schedule; sc.Every == 0 && len(sc.At) == 0 && !sc.OnStart && sc.OnEngineChange == nil {
 			continue // run only by `llmprobe gate`
 		}
 		client := clients[b.Target]
@@ -231,7 +232,7 @@ func (s *Scheduler) logRun(rep *report.Report, saveErr error) {
 // runLength is about how long a run of b lasts, sweep steps included.
 func runLength(b config.Burst) time.Duration {
 	var total time.Duration
-	for _, rate := range b.Rates() {
+	for _, rate := range plan.Rates(b) {
 		total += b.Warmup.Duration.Std() + b.Duration.Std()
 		if rate > 0 {
 			total += time.Duration(float64(b.Warmup.Requests+b.Requests) / rate * float64(time.Second))
@@ -250,15 +251,14 @@ func nextBurstTime(s config.BurstSchedule, now time.Time, rng *rand.Rand) time.D
 		}
 		return wait
 	}
-	times := s.TimesOfDay()
-	if len(times) == 0 {
-		return -1
-	}
 	now = now.UTC()
-	midnight := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
 	best := time.Duration(-1)
-	for _, t := range times {
-		at := midnight.Add(t)
+	for _, hhmm := range s.At { // validated: HH:MM, UTC
+		t, err := time.Parse("15:04", hhmm)
+		if err != nil {
+			continue
+		}
+		at := time.Date(now.Year(), now.Month(), now.Day(), t.Hour(), t.Minute(), 0, 0, time.UTC)
 		if !at.After(now) {
 			at = at.Add(24 * time.Hour)
 		}

@@ -2,7 +2,6 @@ package burst
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"io"
 	"net/http"
@@ -12,64 +11,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmprobe/llmprobe/burst/plan"
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober"
-	"github.com/llmprobe/llmprobe/report/shard"
+	"github.com/llmprobe/llmprobe/report/merge"
+	"github.com/llmprobe/llmprobe/shard"
 	"github.com/llmprobe/llmprobe/sim"
 )
-
-// The shards of a split burst make up exactly the single-process plan:
-// every arrival once, at the same offset, with the same scenario, warmup
-// thinned like the rest; each shard gets its share to within one.
-func TestShardPlansMakeUpThePlan(t *testing.T) {
-	for _, tc := range []struct {
-		process    string
-		burstiness float64
-		shards     int
-	}{
-		{config.ArrivalPoisson, 1, 3},
-		{config.ArrivalConstant, 1, 2},
-		{config.ArrivalGamma, 0.25, 5},
-		{config.ArrivalPoisson, 1, 1},
-	} {
-		b := testBurst(tc.process, 40, tc.burstiness)
-		b.Requests, b.Duration = 0, config.Duration(20*time.Second)
-		b.Warmup = config.Warmup{Duration: config.Duration(2 * time.Second)}
-		b.Scenarios = []config.WeightedScenario{{Scenario: "a", Weight: 3}, {Scenario: "b", Weight: 1}}
-		whole := slices.Collect(Plan(b, 40))
-		var union []Arrival
-		for i := range tc.shards {
-			share := slices.Collect(ShardPlan(b, 40, config.Shard{Index: i, Count: tc.shards}))
-			if n := len(whole) / tc.shards; len(share) < n || len(share) > n+1 {
-				t.Errorf("%s, shard %d/%d: %d of %d arrivals", tc.process, i, tc.shards, len(share), len(whole))
-			}
-			for _, a := range share {
-				if a.Index%tc.shards != i {
-					t.Fatalf("%s: shard %d/%d has arrival %d", tc.process, i, tc.shards, a.Index)
-				}
-			}
-			union = append(union, share...)
-		}
-		slices.SortFunc(union, func(x, y Arrival) int { return cmp.Compare(x.Index, y.Index) })
-		if !slices.Equal(union, whole) {
-			t.Errorf("%s over %d shards: the union is not the plan", tc.process, tc.shards)
-		}
-		for i, a := range whole {
-			if a.Index != i {
-				t.Fatalf("arrival %d has index %d", i, a.Index)
-			}
-		}
-		if !slices.ContainsFunc(whole, func(a Arrival) bool { return a.Warmup }) {
-			t.Error("the plan has no warmup")
-		}
-	}
-	// The zero shard is the whole plan.
-	b := testBurst(config.ArrivalPoisson, 40, 1)
-	if !slices.Equal(slices.Collect(ShardPlan(b, 40, config.Shard{})), slices.Collect(Plan(b, 40))) {
-		t.Error("the zero shard is not the plan")
-	}
-}
 
 // recordingSim is the simulated engine behind a server that keeps the body
 // of every completion request it gets.
@@ -126,17 +75,17 @@ func TestShardRunnersSendTheWholeBurst(t *testing.T) {
 	alone := sent()
 
 	start := time.Now().Add(300 * time.Millisecond)
-	parts := make([]shard.Part, 3)
+	parts := make([]merge.Part, 3)
 	var wg sync.WaitGroup
 	for i := range 3 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rep, err := Runner{Client: c, Shard: config.Shard{Index: i, Count: 3}, Start: start}.Run(context.Background(), b, scenarios)
+			rep, err := Runner{Client: c, Shard: shard.Shard{Index: i, Count: 3}, Start: start}.Run(context.Background(), b, scenarios)
 			if err != nil {
 				t.Error(err)
 			}
-			parts[i] = shard.Part{Name: rep.ID, Report: rep}
+			parts[i] = merge.Part{Name: rep.ID, Report: rep}
 		}()
 	}
 	wg.Wait()
@@ -144,7 +93,7 @@ func TestShardRunnersSendTheWholeBurst(t *testing.T) {
 		t.Errorf("the shards sent %d requests, one runner %d, and they differ", len(split), len(alone))
 	}
 	planned := map[int]time.Duration{}
-	for a := range Plan(b, 30) {
+	for a := range plan.Arrivals(b, 30) {
 		planned[a.Index] = a.At
 	}
 	for _, p := range parts {
@@ -154,7 +103,7 @@ func TestShardRunnersSendTheWholeBurst(t *testing.T) {
 			}
 		}
 	}
-	merged, err := shard.Merge(parts, nil)
+	merged, err := merge.Shards(parts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

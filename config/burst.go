@@ -5,7 +5,6 @@ import (
 	"math"
 	"regexp"
 	"slices"
-	"strconv"
 	"time"
 )
 
@@ -48,7 +47,8 @@ type WeightedScenario struct {
 
 // Arrival is the arrival process: constant, poisson, or gamma with burstiness
 // (1 is Poisson; below 1 burstier, above 1 smoother), or trace, which
-// replays File's arrival times divided by Speedup and its lengths.
+// replays File's arrival times divided by Speedup (1 when left out) and its
+// lengths.
 type Arrival struct {
 	Process    string  `yaml:"process,omitempty"`
 	Rate       float64 `yaml:"rate,omitempty"`
@@ -56,8 +56,9 @@ type Arrival struct {
 	File       string  `yaml:"file,omitempty"`
 	Format     string  `yaml:"format,omitempty"` // azure or mooncake; empty detects it
 	Speedup    float64 `yaml:"speedup,omitempty"`
-	// scan is what the load found in the part of File the burst replays.
-	scan *TraceScan
+	// Trace is what the load found in the part of File the burst replays
+	// (burst/plan's check reads it); nil for other processes.
+	Trace *TraceScan `yaml:"-"`
 }
 
 // TraceScan is the part of a trace a burst replays, as read when the
@@ -69,25 +70,14 @@ type TraceScan struct {
 	Rate             float64       // mean arrivals per second of the replayed part
 }
 
-// Trace is the load-time scan of a trace burst; nil for other processes or
-// before validation.
-func (a Arrival) Trace() *TraceScan { return a.scan }
-
-// SpeedupOrOne is Speedup, 1 when unset.
-func (a Arrival) SpeedupOrOne() float64 {
-	if a.Speedup == 0 {
-		return 1
-	}
-	return a.Speedup
-}
-
 // Warmup requests are sent but left out of the results.
 type Warmup struct {
 	Duration Duration `yaml:"duration,omitempty"`
 	Requests int      `yaml:"requests,omitempty"`
 }
 
-// BurstSchedule says when a burst runs on its own.
+// BurstSchedule says when a burst runs on its own; a burst with none runs
+// only by `llmprobe gate`.
 type BurstSchedule struct {
 	Every   Duration `yaml:"every,omitempty"`
 	Jitter  Duration `yaml:"jitter,omitempty"`
@@ -115,12 +105,6 @@ func (e *EngineChange) UnmarshalYAML(unmarshal func(any) error) error {
 	*e = DefaultEngineChange
 	type plain EngineChange
 	return unmarshal((*plain)(e))
-}
-
-// Scheduled says whether the burst runs on its own (otherwise only by
-// `llmprobe gate`).
-func (s BurstSchedule) Scheduled() bool {
-	return s.Every > 0 || len(s.At) > 0 || s.OnStart || s.OnEngineChange != nil
 }
 
 // Brake aborts a burst that hurts the target: over the last Window, a ratio
@@ -206,19 +190,6 @@ func (c *Config) ScenariosOf(b Burst) []Scenario {
 
 var timeOfDayRe = regexp.MustCompile(`^([01]\d|2[0-3]):([0-5]\d)$`)
 
-// TimesOfDay parses At into offsets from midnight UTC.
-func (s BurstSchedule) TimesOfDay() []time.Duration {
-	var out []time.Duration
-	for _, at := range s.At {
-		if m := timeOfDayRe.FindStringSubmatch(at); m != nil {
-			h, _ := strconv.Atoi(m[1])
-			mi, _ := strconv.Atoi(m[2])
-			out = append(out, time.Duration(h)*time.Hour+time.Duration(mi)*time.Minute)
-		}
-	}
-	return out
-}
-
 func (b *Burst) validate(path string, cfg *Config, seen map[string]string, errs *errList) {
 	checkName(path, b.Name, "burst", seen, errs)
 	if b.Target == "" {
@@ -250,90 +221,108 @@ func (b *Burst) validate(path string, cfg *Config, seen map[string]string, errs 
 	}
 	if b.Arrival.Process == ArrivalTrace {
 		b.validateTrace(path, cfg, errs)
+		if b.Arrival.Speedup == 0 {
+			b.Arrival.Speedup = 1
+		}
 	} else if b.Arrival.File != "" || b.Arrival.Format != "" || b.Arrival.Speedup != 0 {
 		errs.add(path+".arrival", "file, format and speedup go with process: trace only")
 	}
 	if b.Sweep == nil && b.Arrival.Process != ArrivalTrace {
-		errs.within(path+".arrival.rate", b.Arrival.Rate, minRate, maxRate, "requests per second")
+		errs.within(path+".arrival.rate", b.Arrival.Rate, minRate, MaxRate, "requests per second")
 	}
 	if (b.Duration != 0) == (b.Requests != 0) {
 		errs.add(path, "set exactly one of duration and requests")
 	}
 	if b.Requests != 0 {
-		errs.intWithin(path+".requests", b.Requests, 1, maxPlannedCeiling, "")
+		errs.intWithin(path+".requests", b.Requests, 1, MaxPlannedCeiling, "")
 	}
 	errs.durationWithin(path+".duration", b.Duration, time.Second, 24*time.Hour, true)
 	if b.Warmup.Duration != 0 && b.Warmup.Requests != 0 {
 		errs.add(path+".warmup", "set at most one of duration and requests")
 	}
 	errs.durationWithin(path+".warmup.duration", b.Warmup.Duration, time.Second, time.Hour, true)
-	errs.intWithin(path+".warmup.requests", b.Warmup.Requests, 0, maxPlannedCeiling, "")
+	errs.intWithin(path+".warmup.requests", b.Warmup.Requests, 0, MaxPlannedCeiling, "")
 	errs.intWithin(path+".max_concurrency", b.MaxConcurrency, 1, maxConcurrency, "")
 	errs.intWithin(path+".keep", b.Keep, 1, 1000, "reports")
-	s := b.Schedule
-	errs.durationWithin(path+".schedule.every", s.Every, time.Second, 30*24*time.Hour, true)
+	b.Schedule.validate(path+".schedule", errs)
+	b.Brake.validate(path+".brake", errs)
+	if sw := b.Sweep; sw != nil {
+		sw.validate(path+".sweep", errs)
+	}
+	for i, r := range b.MaxRegression {
+		r.validate(fmt.Sprintf("%s.max_regression[%d]", path, i), errs)
+	}
+}
+
+func (s *BurstSchedule) validate(path string, errs *errList) {
+	errs.durationWithin(path+".every", s.Every, time.Second, 30*24*time.Hour, true)
 	if s.Jitter < 0 || (s.Every > 0 && s.Jitter >= s.Every) {
-		errs.add(path+".schedule.jitter", "%s must be at least 0s and less than every", s.Jitter)
+		errs.add(path+".jitter", "%s must be at least 0s and less than every", s.Jitter)
 	}
 	if s.Every > 0 && len(s.At) > 0 {
-		errs.add(path+".schedule", "set every or at, not both")
+		errs.add(path, "set every or at, not both")
 	}
 	for i, at := range s.At {
 		if !timeOfDayRe.MatchString(at) {
-			errs.add(fmt.Sprintf("%s.schedule.at[%d]", path, i), "%q must be a UTC time of day like 02:30", at)
+			errs.add(fmt.Sprintf("%s.at[%d]", path, i), "%q must be a UTC time of day like 02:30", at)
 		}
 	}
 	if ec := s.OnEngineChange; ec != nil {
-		errs.durationWithin(path+".schedule.on_engine_change.settle", ec.Settle, time.Second, 24*time.Hour, false)
-		errs.above(path+".schedule.on_engine_change.max_increase", ec.MaxIncrease, 0, 100, "(0.1 means +10%)")
+		errs.durationWithin(path+".on_engine_change.settle", ec.Settle, time.Second, 24*time.Hour, false)
+		errs.above(path+".on_engine_change.max_increase", ec.MaxIncrease, 0, 100, "(0.1 means +10%)")
 	}
-	br := b.Brake
+}
+
+func (br *Brake) validate(path string, errs *errList) {
 	for _, r := range []struct {
 		name string
 		v    float64
 	}{{"max_error_ratio", br.MaxErrorRatio}, {"max_reject_ratio", br.MaxRejectRatio}, {"max_slo_miss_ratio", br.MaxSLOMissRatio}} {
-		errs.within(path+".brake."+r.name, r.v, 0, 1, "")
+		errs.within(path+"."+r.name, r.v, 0, 1, "")
 	}
 	if (br.MaxErrorRatio > 0 || br.MaxRejectRatio > 0 || br.MaxSLOMissRatio > 0) && br.Window == 0 {
-		errs.add(path+".brake.window", "is required when a brake ratio is set")
+		errs.add(path+".window", "is required when a brake ratio is set")
 	}
-	errs.durationWithin(path+".brake.window", br.Window, time.Second, time.Hour, true)
-	errs.intWithin(path+".brake.min_samples", br.MinSamples, 0, 1_000_000, "(0 sizes it to the rate)")
-	if sw := b.Sweep; sw != nil {
-		if (len(sw.Rates) > 0) == (sw.Auto != nil) {
-			errs.add(path+".sweep", "set exactly one of rates and auto")
-		}
-		if len(sw.Rates) > maxSweepSteps {
-			errs.add(path+".sweep.rates", "%d rates must be at most %d", len(sw.Rates), maxSweepSteps)
-		}
-		for i, r := range sw.Rates {
-			errs.within(fmt.Sprintf("%s.sweep.rates[%d]", path, i), r, minRate, maxRate, "requests per second")
-		}
-		if a := sw.Auto; a != nil {
-			ok := errs.within(path+".sweep.auto.start", a.Start, minRate, maxRate, "requests per second")
-			ok = errs.within(path+".sweep.auto.max", a.Max, minRate, maxRate, "requests per second") && ok
-			ok = errs.within(path+".sweep.auto.step", a.Step, minRate, maxRate, "requests per second") && ok
-			if ok && a.Max < a.Start {
-				errs.add(path+".sweep.auto.max", "%g must be at least start (%g)", a.Max, a.Start)
-			} else if ok && (a.Max-a.Start)/a.Step >= maxSweepSteps {
-				errs.add(path+".sweep.auto.step", "%g makes %.0f steps from %g to %g; at most %d are allowed", a.Step, math.Floor((a.Max-a.Start)/a.Step)+1, a.Start, a.Max, maxSweepSteps)
-			}
-			if !(a.TargetRatio >= 0 && a.TargetRatio < 1) {
-				errs.add(path+".sweep.auto.target_ratio", "%g must be within [0, 1)", a.TargetRatio)
-			}
-		}
+	errs.durationWithin(path+".window", br.Window, time.Second, time.Hour, true)
+	errs.intWithin(path+".min_samples", br.MinSamples, 0, 1_000_000, "(0 sizes it to the rate)")
+}
+
+func (sw *Sweep) validate(path string, errs *errList) {
+	if (len(sw.Rates) > 0) == (sw.Auto != nil) {
+		errs.add(path, "set exactly one of rates and auto")
 	}
-	for i, r := range b.MaxRegression {
-		p := fmt.Sprintf("%s.max_regression[%d]", path, i)
-		if !slices.Contains(BurstMetrics, r.Metric) {
-			errs.add(p+".metric", "%q must be one of %v", r.Metric, BurstMetrics)
-		}
-		if !slices.Contains(BurstQuantiles, r.Quantile) {
-			errs.add(p+".quantile", "%q must be one of %v", r.Quantile, BurstQuantiles)
-		}
-		if r.Significant && r.Metric != "ttft" && r.Metric != "tpot" {
-			errs.add(p+".significant", "the significance test runs on ttft and tpot samples only")
-		}
-		errs.above(p+".max_increase", r.MaxIncrease, 0, 100, "(0.2 means +20%)")
+	if len(sw.Rates) > MaxSweepSteps {
+		errs.add(path+".rates", "%d rates must be at most %d", len(sw.Rates), MaxSweepSteps)
 	}
+	for i, r := range sw.Rates {
+		errs.within(fmt.Sprintf("%s.rates[%d]", path, i), r, minRate, MaxRate, "requests per second")
+	}
+	a := sw.Auto
+	if a == nil {
+		return
+	}
+	ok := errs.within(path+".auto.start", a.Start, minRate, MaxRate, "requests per second")
+	ok = errs.within(path+".auto.max", a.Max, minRate, MaxRate, "requests per second") && ok
+	ok = errs.within(path+".auto.step", a.Step, minRate, MaxRate, "requests per second") && ok
+	if ok && a.Max < a.Start {
+		errs.add(path+".auto.max", "%g must be at least start (%g)", a.Max, a.Start)
+	} else if ok && (a.Max-a.Start)/a.Step >= MaxSweepSteps {
+		errs.add(path+".auto.step", "%g makes %.0f steps from %g to %g; at most %d are allowed", a.Step, math.Floor((a.Max-a.Start)/a.Step)+1, a.Start, a.Max, MaxSweepSteps)
+	}
+	if !(a.TargetRatio >= 0 && a.TargetRatio < 1) {
+		errs.add(path+".auto.target_ratio", "%g must be within [0, 1)", a.TargetRatio)
+	}
+}
+
+func (r MaxRegression) validate(path string, errs *errList) {
+	if !slices.Contains(BurstMetrics, r.Metric) {
+		errs.add(path+".metric", "%q must be one of %v", r.Metric, BurstMetrics)
+	}
+	if !slices.Contains(BurstQuantiles, r.Quantile) {
+		errs.add(path+".quantile", "%q must be one of %v", r.Quantile, BurstQuantiles)
+	}
+	if r.Significant && r.Metric != "ttft" && r.Metric != "tpot" {
+		errs.add(path+".significant", "the significance test runs on ttft and tpot samples only")
+	}
+	errs.above(path+".max_increase", r.MaxIncrease, 0, 100, "(0.2 means +20%)")
 }

@@ -88,6 +88,28 @@ type Scenario struct {
 	Conversation *Conversation `yaml:"conversation,omitempty"`
 }
 
+// DatasetShareGPT is the one dataset format: JSONL of ShareGPT conversations.
+const DatasetShareGPT = "sharegpt"
+
+// PromptDataset draws a scenario's prompts from a file of real conversations.
+type PromptDataset struct {
+	// File is read at load (by prompt's check); a relative path is
+	// relative to the configuration file.
+	File   string `yaml:"file"`
+	Format string `yaml:"format,omitempty"`
+	// Prompts are the file's first human turns, one per conversation. They
+	// are compared by Equal, so a reload sees a changed file.
+	Prompts []DatasetPrompt `yaml:"-"`
+}
+
+// DatasetPrompt is one prompt from a dataset.
+type DatasetPrompt struct {
+	Text string
+	Line int // in the file
+	// Tokens is an estimate (prompt.EstimateTokens); the server's usage counts them.
+	Tokens int
+}
+
 // Distribution is a token-length distribution. A bare integer means fixed.
 type Distribution struct {
 	Kind  string  `yaml:"distribution,omitempty"`
@@ -294,18 +316,4 @@ func (c *Config) Thresholds(objective string) []float64 {
 		}
 	}
 	return out
-}
-
-func (d Distribution) String() string {
-	switch d.Kind {
-	case DistUniform:
-		return fmt.Sprintf("uniform(%d,%d)", d.Min, d.Max)
-	case DistLognormal:
-		return fmt.Sprintf("lognormal(mean=%g,sigma=%g,min=%d,max=%d)", d.Mean, d.Sigma, d.Min, d.Max)
-	case DistEmpirical:
-		// Up to 10,000 pairs: the count and range, not the list.
-		return fmt.Sprintf("empirical(%d values, %d-%d)", len(d.Values), d.Minimum(), d.Maximum())
-	default:
-		return fmt.Sprintf("%d", d.Value)
-	}
 }

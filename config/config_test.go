@@ -1,7 +1,6 @@
 package config
 
 import (
-	"bufio"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,46 +11,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
-// Each bad file's first line is "# want: <error>", with $FILE standing for the
-// file's path; the loader's error must contain it.
-func TestBadConfigs(t *testing.T) {
-	files, err := filepath.Glob("testdata/bad_*.yml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) < 10 {
-		t.Fatalf("want at least ten bad files, have %d", len(files))
-	}
-	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) {
-			want := wantLine(t, f)
-			_, err := LoadFile(f)
-			if err == nil {
-				t.Fatalf("loaded without error, want %q", want)
-			}
-			if !strings.Contains(err.Error(), want) {
-				t.Fatalf("error:\n  %v\nwant it to contain:\n  %s", err, want)
-			}
-		})
-	}
-}
-
-func wantLine(t *testing.T, path string) string {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Scan()
-	line, ok := strings.CutPrefix(sc.Text(), "# want: ")
-	if !ok {
-		t.Fatalf("%s: first line must be '# want: <error>'", path)
-	}
-	return strings.ReplaceAll(line, "$FILE", path)
-}
-
 func TestGoodConfig(t *testing.T) {
 	cfg, err := LoadFile("testdata/good.yml")
 	if err != nil {
@@ -61,12 +20,11 @@ func TestGoodConfig(t *testing.T) {
 	if a.API != APIChat || a.Timeout.Std() != 30*time.Second || a.InfoInterval.Std() != 5*time.Minute {
 		t.Errorf("target vllm-a = %+v", a)
 	}
-	if e := a.EngineMetrics; e == nil || e.Family != EngineFamilyVLLM || e.Interval.Std() != 30*time.Second || e.Timeout.Std() != 5*time.Second ||
-		a.EngineMetricsURL() != "http://127.0.0.1:8000/metrics" {
-		t.Errorf("vllm-a engine_metrics = %+v (url %s)", e, a.EngineMetricsURL())
+	if e := a.EngineMetrics; e == nil || e.Family != EngineFamilyVLLM || e.Interval.Std() != 30*time.Second || e.Timeout.Std() != 5*time.Second {
+		t.Errorf("vllm-a engine_metrics = %+v", e)
 	}
 	l, _ := cfg.Target("llamacpp")
-	if e := l.EngineMetrics; e == nil || e.Family != EngineFamilyAuto || e.Interval.Std() != time.Minute || l.EngineMetricsURL() != "http://127.0.0.1:8080/metrics" {
+	if e := l.EngineMetrics; e == nil || e.Family != EngineFamilyAuto || e.Interval.Std() != time.Minute {
 		t.Errorf("llamacpp engine_metrics defaults not applied: %+v", e)
 	}
 	if l.API != APICompletions || l.Timeout.Std() != time.Minute || !l.HTTPClientConfig.FollowRedirects {
@@ -183,28 +141,6 @@ func TestReloadKeepsOldConfigOnError(t *testing.T) {
 	}
 }
 
-func TestRelativeFilesResolvedAgainstConfigDir(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "c.yml")
-	data := "targets:\n  - name: a\n    url: http://x:1\n    http_client_config:\n      authorization:\n        credentials_file: token.txt\nscenarios:\n  - name: s\n"
-	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := LoadFile(path); err == nil || !strings.Contains(err.Error(), "c.yml:6: targets[0].http_client_config.authorization.credentials_file: cannot be read: "+filepath.Join(dir, "token.txt")+": no such file or directory") {
-		t.Fatalf("a missing credentials file: %v", err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "token.txt"), []byte("sk-token\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := LoadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := cfg.Targets[0].HTTPClientConfig.Authorization.CredentialsFile; got != filepath.Join(dir, "token.txt") {
-		t.Errorf("credentials_file = %q", got)
-	}
-}
-
 // One reload at a time: a second Reload does not load while the first is
 // still loading, so an older file can never be applied after a newer one.
 func TestReloadsAreSerialized(t *testing.T) {
@@ -235,20 +171,50 @@ func TestReloadsAreSerialized(t *testing.T) {
 	<-secondLoaded
 }
 
-func TestEngineMetricsURL(t *testing.T) {
-	for _, c := range []struct {
-		target, family, url, want string
-	}{
-		{"http://h:8000/v1", EngineFamilyAuto, "", "http://h:8000/metrics"},
-		{"http://h:8000/", EngineFamilyTRTLLM, "", "http://h:8000/prometheus/metrics"},
-		{"http://h:8000", EngineFamilyVLLM, "http://h:9000/metrics", "http://h:9000/metrics"},
-	} {
-		tg := Target{URL: c.target, EngineMetrics: &EngineMetrics{Family: c.family, URL: c.url}}
-		if got := tg.EngineMetricsURL(); got != c.want {
-			t.Errorf("%s %s %s: %s, want %s", c.target, c.family, c.url, got, c.want)
+// A check's problems come out located like config's own, after them and
+// in one error; a check sees what was found before it, and what it
+// completes is in the loaded configuration.
+func TestChecks(t *testing.T) {
+	yml := "targets: [{name: a, url: 'http://x:1'}]\nscenarios:\n  - name: s\n    prompt_tokens: 0\n  - name: t\n"
+	var seen []string
+	late := func(c *Config, found []*FieldError) []*FieldError {
+		for _, fe := range found {
+			seen = append(seen, fe.Path)
 		}
+		return []*FieldError{{Path: "scenarios[1].name", Msg: "refused by a check"}}
 	}
-	if (Target{URL: "http://h"}).EngineMetricsURL() != "" {
-		t.Error("a target without engine_metrics has a URL for them")
+	_, err := Parse([]byte(yml), "c.yml", late)
+	want := "c.yml:4: scenarios[0].prompt_tokens.value: 0 must be within [1, 1048576] tokens\nc.yml:5: scenarios[1].name: refused by a check"
+	if err == nil || err.Error() != want {
+		t.Fatalf("error:\n%v\nwant:\n%s", err, want)
+	}
+	if len(seen) != 1 || seen[0] != "scenarios[0].prompt_tokens.value" {
+		t.Errorf("the check saw %v, want config's one problem", seen)
+	}
+	complete := func(c *Config, found []*FieldError) []*FieldError {
+		c.Scenarios[0].Prompt = "completed"
+		return nil
+	}
+	cfg, err := Parse([]byte("targets: [{name: a, url: 'http://x:1'}]\nscenarios: [{name: s}]\n"), "c.yml", complete)
+	if err != nil || cfg.Scenarios[0].Prompt != "completed" {
+		t.Fatalf("a completing check: %v, prompt %q", err, cfg.Scenarios[0].Prompt)
+	}
+}
+
+// Limits left out keep their defaults, whether the block is absent, empty
+// or sets some of them.
+func TestLimitsDefaults(t *testing.T) {
+	for _, block := range []string{"", "limits:\n", "limits: {}\n", "limits: {max_prompt_tokens: 20}\n"} {
+		cfg, err := Parse([]byte("targets: [{name: a, url: 'http://x:1'}]\nscenarios: [{name: s, prompt_tokens: 8}]\n"+block), "c.yml")
+		if err != nil {
+			t.Fatalf("%q: %v", block, err)
+		}
+		want := DefaultLimits
+		if block != "" && strings.Contains(block, "20") {
+			want.MaxPromptTokens = 20
+		}
+		if cfg.Limits != want {
+			t.Errorf("%q: limits %+v, want %+v", block, cfg.Limits, want)
+		}
 	}
 }

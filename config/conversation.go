@@ -12,7 +12,7 @@ type Conversation struct {
 	// report dimension, so it also bounds their cardinality.
 	Turns int `yaml:"turns"`
 	// FollowupTokens is the length of each user message after the first
-	// (which is prompt_tokens long); unset, it is prompt_tokens.
+	// (which is prompt_tokens long); unset, the load makes it prompt_tokens.
 	FollowupTokens Distribution `yaml:"followup_tokens,omitempty"`
 	// ThinkTime is the pause between an answer and the next user message.
 	ThinkTime Duration `yaml:"think_time,omitempty"`
@@ -22,9 +22,6 @@ type Conversation struct {
 const (
 	MaxTurns     = 32
 	maxThinkTime = 10 * time.Minute
-	// turnTemplateTokens is what a chat template adds around one message,
-	// estimated generously (real templates add 3 to 8).
-	turnTemplateTokens = 8
 )
 
 // TurnsOf is how many requests one session of s sends: 1 for a scenario
@@ -34,25 +31,6 @@ func (s Scenario) TurnsOf() int {
 		return 1
 	}
 	return s.Conversation.Turns
-}
-
-// Followup is the length distribution of user messages after the first.
-func (c *Conversation) Followup(s Scenario) Distribution {
-	if c.FollowupTokens.Kind == "" {
-		return s.PromptTokens
-	}
-	return c.FollowupTokens
-}
-
-// conversationTokens is the longest prompt a session sends: its last turn,
-// with every earlier message and answer.
-func (s Scenario) conversationTokens(first int) int {
-	c := s.Conversation
-	if c == nil {
-		return first
-	}
-	later := c.Followup(s).Maximum() + s.OutputTokens.Maximum() + 2*turnTemplateTokens
-	return first + (c.Turns-1)*later
 }
 
 func (c *Conversation) validate(path string, s *Scenario, errs *errList) {
@@ -66,15 +44,7 @@ func (c *Conversation) validate(path string, s *Scenario, errs *errList) {
 	}
 	if c.FollowupTokens.Kind != "" {
 		c.FollowupTokens.validate(path+".followup_tokens", errs)
+	} else {
+		c.FollowupTokens = s.PromptTokens
 	}
-}
-
-// sessionSpan bounds how long one session of s lasts against target t:
-// every turn to its timeout, and the think times between them.
-func (s Scenario) sessionSpan(timeout time.Duration) time.Duration {
-	if s.Conversation == nil {
-		return timeout
-	}
-	n := time.Duration(s.Conversation.Turns)
-	return n*timeout + (n-1)*s.Conversation.ThinkTime.Std()
 }

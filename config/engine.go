@@ -24,7 +24,7 @@ var EngineFamilies = []string{EngineFamilyAuto, EngineFamilyVLLM, EngineFamilySG
 // after each burst and every Interval beside the canaries.
 type EngineMetrics struct {
 	// URL is the engine's Prometheus page; empty means the target's server
-	// root with /metrics (/prometheus/metrics for family trtllm).
+	// root with the family's usual path (enginemetrics.URL).
 	URL      string   `yaml:"url,omitempty"`
 	Family   string   `yaml:"family,omitempty"`
 	Interval Duration `yaml:"interval,omitempty"`
@@ -43,23 +43,6 @@ func (e *EngineMetrics) UnmarshalYAML(unmarshal func(any) error) error {
 	*e = DefaultEngineMetrics
 	type plain EngineMetrics
 	return unmarshal((*plain)(e))
-}
-
-// EngineMetricsURL is where t's engine metrics are read: the configured URL,
-// or the target's server root with the family's usual path.
-func (t Target) EngineMetricsURL() string {
-	e := t.EngineMetrics
-	if e == nil {
-		return ""
-	}
-	if e.URL != "" {
-		return e.URL
-	}
-	path := "/metrics"
-	if e.Family == EngineFamilyTRTLLM {
-		path = "/prometheus/metrics" // trtllm-serve's /metrics is JSON iteration stats
-	}
-	return strings.TrimSuffix(strings.TrimSuffix(t.URL, "/"), "/v1") + path
 }
 
 func (e *EngineMetrics) validate(path string, errs *errList) {

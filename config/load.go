@@ -24,13 +24,22 @@ type FieldError struct {
 
 func (e *FieldError) Error() string { return e.Path + ": " + e.Msg }
 
-// LoadFile reads, decodes and validates a configuration file.
-func LoadFile(path string) (*Config, error) {
+// A Check is validation another package owns: it reads what a
+// configuration names (a dataset, a trace) or bounds what it costs. It runs
+// after config's own validation, sees the problems found so far (to skip a
+// field already refused, or everything when any was), may complete c (a
+// dataset's prompts, a trace's scan), and returns its own problems, which
+// are reported with file and line like config's.
+type Check func(c *Config, found []*FieldError) []*FieldError
+
+// LoadFile reads, decodes and validates a configuration file, then runs
+// checks in order.
+func LoadFile(path string, checks ...Check) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return parse(data, path, filepath.Dir(path))
+	return parse(data, path, filepath.Dir(path), checks)
 }
 
 // Redacted renders the configuration as YAML with every secret shown as <secret>.
@@ -47,12 +56,13 @@ func (c *Config) Redacted() ([]byte, error) {
 // Parse decodes and validates YAML. Every error names file, line and field:
 // "file:12: targets[1].url: must be an http or https URL".
 // Files the configuration names are read relative to the working directory.
-func Parse(data []byte, filename string) (*Config, error) {
-	return parse(data, filename, "")
+// checks run in order after config's own validation.
+func Parse(data []byte, filename string, checks ...Check) (*Config, error) {
+	return parse(data, filename, "", checks)
 }
 
 // parse reads files the configuration names relative to dir.
-func parse(data []byte, filename, dir string) (*Config, error) {
+func parse(data []byte, filename, dir string, checks []Check) (*Config, error) {
 	if err := yamlerr.Syntax(data, filename); err != nil {
 		return nil, err
 	}
@@ -74,7 +84,7 @@ func parse(data []byte, filename, dir string) (*Config, error) {
 	if dir != "" {
 		cfg.setDirectory(dir)
 	}
-	if errs := cfg.validate(); len(errs) > 0 {
+	if errs := cfg.check(checks); len(errs) > 0 {
 		msgs := make([]error, len(errs))
 		for i, fe := range errs {
 			msg := fe.Error()
@@ -86,6 +96,15 @@ func parse(data []byte, filename, dir string) (*Config, error) {
 		return nil, errors.Join(msgs...)
 	}
 	return cfg, nil
+}
+
+// check validates c and then runs checks, each seeing what was found before it.
+func (c *Config) check(checks []Check) []*FieldError {
+	errs := []*FieldError(c.validate())
+	for _, check := range checks {
+		errs = append(errs, check(c, errs)...)
+	}
+	return errs
 }
 
 func (c *Config) setDirectory(dir string) {
@@ -111,40 +130,11 @@ func decodeError(idx *yamlerr.Index, filename string, root *yaml.Node, err error
 	}
 	// Errors from library validators (http_client_config) carry no line: find the
 	// target whose block fails on its own.
-	if doc := docMapping(root); doc != nil {
-		if targets := mapValue(doc, "targets"); targets != nil && targets.Kind == yaml.SequenceNode {
-			for i, tn := range targets.Content {
-				var t Target
-				if terr := tn.Decode(&t); terr != nil {
-					path := fmt.Sprintf("targets[%d]", i)
-					if hn := mapValue(tn, "http_client_config"); hn != nil {
-						path += ".http_client_config"
-					}
-					return fmt.Errorf("%s:%d: %s: %v", filename, idx.Line(path), path, terr)
-				}
-			}
-		}
+	decodeTarget := func(n *yaml.Node) error { var t Target; return n.Decode(&t) }
+	if ierr := idx.ItemError(filename, root, "targets", "http_client_config", decodeTarget); ierr != nil {
+		return ierr
 	}
 	return fmt.Errorf("%s: %w", filename, err)
-}
-
-func docMapping(root *yaml.Node) *yaml.Node {
-	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 && root.Content[0].Kind == yaml.MappingNode {
-		return root.Content[0]
-	}
-	return nil
-}
-
-func mapValue(m *yaml.Node, key string) *yaml.Node {
-	if m.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			return m.Content[i+1]
-		}
-	}
-	return nil
 }
 
 // moved names keys that left for another place.

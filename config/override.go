@@ -63,10 +63,10 @@ func (o Override) Flags() []string {
 }
 
 // Overridden returns a copy of c in which burst name runs with o applied,
-// validated again as a loaded file is, limits included, so an override out
+// validated again as a loaded file is, by checks too, so an override out
 // of range gets the same error as the file would, naming the flag. The
 // burst's target changes in the copy only.
-func (c *Config) Overridden(name string, o Override) (*Config, error) {
+func (c *Config) Overridden(name string, o Override, checks ...Check) (*Config, error) {
 	// Said without the URL, which would show the secret.
 	if strings.Contains(o.URL, "@") {
 		return nil, errors.New("--target.url: must not carry credentials; use the target's http_client_config basic_auth or authorization")
@@ -98,7 +98,7 @@ func (c *Config) Overridden(name string, o Override) (*Config, error) {
 	if o.Duration != nil {
 		b.Duration, b.Requests = Duration(*o.Duration), 0
 	}
-	errs := cp.validate()
+	errs := cp.check(checks)
 	if len(errs) == 0 {
 		return &cp, nil
 	}

@@ -38,7 +38,6 @@ func (c *Config) validate() errList {
 	for i := range c.Scenarios {
 		c.Scenarios[i].validate(fmt.Sprintf("scenarios[%d]", i), seen, &errs)
 	}
-	c.loadDatasets(&errs)
 	c.Canary.validate(c, &errs)
 	seen = map[string]string{}
 	for i := range c.Bursts {
@@ -48,11 +47,7 @@ func (c *Config) validate() errList {
 	if c.Probe != nil {
 		c.Probe.validateTemplate(&errs)
 	}
-	c.checkFiles(&errs)
-	if len(errs) == 0 {
-		// Sizes mean something only once every field is in range.
-		c.checkFootprints(&errs)
-	}
+
 	return errs
 }
 
@@ -217,7 +212,9 @@ func (d Distribution) Maximum() int {
 		if d.Max > 0 {
 			return d.Max
 		}
-		return d.LognormalMax()
+		// Without max it stops at lognormalMaxFactor times its mean, so
+		// no draw from its tail is unbounded.
+		return int(min(math.Ceil(d.Mean*lognormalMaxFactor), maxTokens))
 	case DistEmpirical:
 		_, hi := d.empiricalRange()
 		return hi
@@ -240,15 +237,6 @@ func (d Distribution) empiricalRange() (lo, hi int) {
 		hi = max(hi, v)
 	}
 	return lo, hi
-}
-
-// LognormalMax is where a lognormal without max stops: lognormalMaxFactor
-// times its mean, so no draw from its tail can be unbounded.
-func (d Distribution) LognormalMax() int {
-	if d.Max > 0 {
-		return d.Max
-	}
-	return int(min(math.Ceil(d.Mean*lognormalMaxFactor), maxTokens))
 }
 
 func (d *Distribution) validate(path string, errs *errList) {
@@ -322,6 +310,18 @@ func (d *Distribution) validateEmpirical(path string, errs *errList) {
 		errs.add(path+".values", "and %d more bad pairs", bad-maxPairErrors)
 	case bad == 0 && math.IsInf(sum, 0):
 		errs.add(path+".values", "the weights sum past the largest number; scale them down")
+	}
+}
+
+func (d *PromptDataset) validate(path string, errs *errList) {
+	if d.Format == "" {
+		d.Format = DatasetShareGPT
+	}
+	if d.Format != DatasetShareGPT {
+		errs.add(path+".format", "%q must be %q", d.Format, DatasetShareGPT)
+	}
+	if d.File == "" {
+		errs.add(path+".file", "is required")
 	}
 }
 

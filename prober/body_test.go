@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmprobe/llmprobe/burst/plan"
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober/openai"
@@ -115,7 +116,7 @@ bursts:
   - {name: a, target: t, scenarios: [{scenario: s}], arrival: {rate: 1}, requests: 10, max_concurrency: 1}
   - {name: b, target: t, scenarios: [{scenario: s}], arrival: {rate: 1}, requests: 10, max_concurrency: 2}
 `)
-	perRequest := cfg.Footprint(cfg.Bursts[1]).Bytes - cfg.Footprint(cfg.Bursts[0]).Bytes
+	perRequest := plan.BurstFootprint(cfg, cfg.Bursts[1]).Bytes - plan.BurstFootprint(cfg, cfg.Bursts[0]).Bytes
 	s := cfg.Scenarios[0]
 	c := newClient(t, cfg.Targets[0])
 	builder := prompt.NewBuilder(s, 1)

@@ -39,7 +39,7 @@ func NewClient(t config.Target) (*Client, error) {
 		return nil, err
 	}
 	base := strings.TrimSuffix(strings.TrimSuffix(t.URL, "/"), "/v1")
-	c := &Client{target: t, http: hc, base: base, redact: redact.New(), secretFiles: len(t.CredentialFiles()) > 0}
+	c := &Client{target: t, http: hc, base: base, redact: redact.New(), secretFiles: len(redact.CredentialFiles(t)) > 0}
 	c.redact.Add(redact.TargetSecrets(t))
 	return c, nil
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/internal/load"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/prompt"
@@ -21,7 +22,7 @@ import (
 
 func datasetScenario(t *testing.T) config.Scenario {
 	t.Helper()
-	cfg, err := config.LoadFile("../config/testdata/good_dataset.yml")
+	cfg, err := config.LoadFile("testdata/good_dataset.yml", prompt.CheckDatasets)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +64,7 @@ func TestDatasetPrompts(t *testing.T) {
 			t.Fatalf("prompt %q is no dataset prompt", text)
 		case nonces[head]:
 			t.Fatalf("nonce %q repeated: prompts would share a cached prefix", head)
-		case !p.Estimated || p.RequestedTokens != config.EstimateTokens(head+"\n")+dp.Tokens:
+		case !p.Estimated || p.RequestedTokens != prompt.EstimateTokens(head+"\n")+dp.Tokens:
 			t.Fatalf("requested tokens %d (estimated %v), want the estimate %d + the nonce line's", p.RequestedTokens, p.Estimated, dp.Tokens)
 		case maxTokens != 64 && maxTokens != 256:
 			t.Fatalf("max_tokens %d is no configured length", maxTokens)
@@ -141,4 +142,13 @@ func TestDatasetAgainstSim(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Each bad file's first line is the error it must get: the datasets' own,
+// and a dataset's longest prompt held to the limits.
+func TestBadConfigs(t *testing.T) {
+	testkit.BadConfigs(t, "testdata/bad_*.yml", func(path string) error {
+		_, err := load.File(path)
+		return err
+	})
 }

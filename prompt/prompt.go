@@ -1,5 +1,6 @@
 // Package prompt makes the prompts llmprobe sends: synthetic ones of drawn
-// lengths or ones from a dataset, each with a nonce against prefix caching.
+// lengths or ones from a dataset it reads when the configuration loads,
+// each with a nonce against prefix caching.
 package prompt
 
 import (
@@ -109,7 +110,7 @@ func (b *Builder) build(rng *rand.Rand) (Prompt, int) {
 		// and the quality check see what a user wrote.
 		p := d.Prompts[rng.IntN(len(d.Prompts))]
 		head := "ref:" + nonce + "\n"
-		return Prompt{Text: head + p.Text, RequestedTokens: config.EstimateTokens(head) + p.Tokens, Estimated: true}, maxTokens
+		return Prompt{Text: head + p.Text, RequestedTokens: EstimateTokens(head) + p.Tokens, Estimated: true}, maxTokens
 	}
 	if b.scenario.Prompt != "" {
 		text := "ref:" + nonce + "\n" + b.scenario.Prompt
@@ -124,7 +125,7 @@ func (b *Builder) build(rng *rand.Rand) (Prompt, int) {
 func (b *Builder) Session(n uint64) *Session {
 	s := &Session{b: b, rng: rand.New(rand.NewPCG(b.seed^hashString(b.scenario.Name), n))}
 	if c := b.scenario.Conversation; c != nil {
-		s.followup = newLengths(c.Followup(b.scenario))
+		s.followup = newLengths(c.FollowupTokens)
 	}
 	return s
 }
@@ -330,7 +331,7 @@ func (l *lengths) draw(rng *rand.Rand) int {
 		mu := math.Log(d.Mean) - d.Sigma*d.Sigma/2
 		x := math.Exp(mu + d.Sigma*rng.NormFloat64())
 		// Clamped before the conversion: the tail may overflow an int.
-		return int(math.Round(max(min(x, float64(d.LognormalMax())), float64(max(d.Min, 1)))))
+		return int(math.Round(max(min(x, float64(d.Maximum())), float64(max(d.Min, 1)))))
 	default:
 		return d.Value
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/prober"
+	"github.com/llmprobe/llmprobe/shard"
 	"github.com/llmprobe/llmprobe/stats"
 )
 
@@ -210,7 +211,7 @@ type Run struct {
 	Runtime *stats.RuntimeDelays
 	// Shard, when its Count is above 1, says the run was one replica's
 	// share of a split burst whose arrival offsets count from Origin.
-	Shard  config.Shard
+	Shard  shard.Shard
 	Origin time.Time
 	// Engine holds the engine's metrics pages read around the run; nil
 	// where the target names no engine_metrics.

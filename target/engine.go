@@ -39,7 +39,7 @@ func (w *engineWatch) get() EngineState {
 func engineLoop(ctx context.Context, logger log.Logger, c *prober.Client, w *engineWatch) {
 	t := c.Target()
 	em := t.EngineMetrics
-	s := enginemetrics.Scraper{Client: c.HTTPClient(), URL: t.EngineMetricsURL(), Timeout: em.Timeout.Std(), Redact: c.Redact}
+	s := enginemetrics.Scraper{Client: c.HTTPClient(), URL: enginemetrics.URL(t), Timeout: em.Timeout.Std(), Redact: c.Redact}
 	tick := time.NewTicker(em.Interval.Std())
 	defer tick.Stop()
 	var prev *enginemetrics.Page

@@ -38,6 +38,7 @@ import (
 	"github.com/llmprobe/llmprobe/burst"
 	"github.com/llmprobe/llmprobe/canary"
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/internal/load"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/sim"
@@ -316,7 +317,7 @@ func canaryRow(ctx context.Context, o options) (Row, error) {
 	}
 	y.WriteString("canary: {interval: 1s, jitter: 0s}\n")
 	fmt.Fprintf(&y, "limits: {max_canary_rate: %d, max_canary_memory: 4GiB}\n", o.canaryTargets*o.canaryScenarios+1)
-	cfg, err := config.Parse([]byte(y.String()), "canary-bench.yml")
+	cfg, err := load.Parse([]byte(y.String()), "canary-bench.yml")
 	if err != nil {
 		return Row{}, err
 	}

@@ -24,7 +24,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/llmprobe/llmprobe/burst"
+	"github.com/llmprobe/llmprobe/burst/plan"
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/replay"
 )
@@ -69,7 +69,7 @@ func run(format string, size int64, dir string, keep bool) error {
 		Duration: config.Duration(1000 * 24 * time.Hour),
 	}
 	start = time.Now()
-	scan, err := config.ScanTrace(b, math.MaxInt-1)
+	scan, err := plan.ScanTrace(b, math.MaxInt-1)
 	if err != nil {
 		return err
 	}
@@ -78,7 +78,7 @@ func run(format string, size int64, dir string, keep bool) error {
 
 	start = time.Now()
 	n := 0
-	for range burst.Plan(b, 0) {
+	for range plan.Arrivals(b, 0) {
 		n++
 	}
 	fmt.Printf("plan: %d arrivals in %s (%.2f µs an arrival)\n", n, time.Since(start).Round(time.Millisecond),

@@ -12,19 +12,22 @@ import (
 )
 
 // The configurations that once passed the check and then exhausted the
-// daemon, each with the error it must now get.
+// daemon, each with the error it must now get: config's, and the limits'
+// (burst/plan's).
 var absurdConfigs = []string{
-	"bad_rate_tiny", "bad_rate_nan", "bad_burstiness", "bad_planned_requests", "bad_sweep_max",
-	"bad_prompt_tokens", "bad_burst_memory", "bad_temperature", "bad_target_ratio_nan",
-	"bad_extra_body_json", "bad_extra_body_inf", "bad_second_document", "bad_ca_file",
-	"bad_canary_rate", "bad_canary_memory",
+	"config/bad_rate_tiny", "config/bad_rate_nan", "config/bad_burstiness", "burst/plan/bad_planned_requests", "config/bad_sweep_max",
+	"burst/plan/bad_prompt_tokens", "burst/plan/bad_burst_memory", "config/bad_temperature", "config/bad_target_ratio_nan",
+	"config/bad_extra_body_json", "config/bad_extra_body_inf", "config/bad_second_document", "target/bad_ca_file",
+	"burst/plan/bad_canary_rate", "burst/plan/bad_canary_memory",
 }
 
 // absurd returns a config's path (copied beside nothing, so relative files
 // stay missing) and the error it must get, with its path in place of $FILE.
+// name is the package directory and the file's name in its testdata.
 func absurd(t *testing.T, name string) (path, want string) {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("../../config/testdata", name+".yml"))
+	dir, name := filepath.Split(name)
+	data, err := os.ReadFile(filepath.Join("../..", dir, "testdata", name+".yml"))
 	if err != nil {
 		t.Fatal(err)
 	}

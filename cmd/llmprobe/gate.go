@@ -12,6 +12,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/shard"
 )
 
 type gateCommand struct {
@@ -69,7 +70,7 @@ func (c *gateCommand) run() int {
 		case <-ctx.Done():
 		}
 	}()
-	shard, err := config.ParseShard(*c.shard)
+	shard, err := shard.Parse(*c.shard)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "llmprobe gate: --burst.shard: %v\n", err)
 		return gateError

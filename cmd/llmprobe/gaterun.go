@@ -11,14 +11,17 @@ import (
 	"github.com/go-kit/log"
 
 	"github.com/llmprobe/llmprobe/burst"
+	"github.com/llmprobe/llmprobe/burst/plan"
 	"github.com/llmprobe/llmprobe/collector/gpu"
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/internal/load"
 	"github.com/llmprobe/llmprobe/internal/redact"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/prompt"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/render"
 	"github.com/llmprobe/llmprobe/report/store"
+	"github.com/llmprobe/llmprobe/shard"
 )
 
 // gateOptions are the flags of `llmprobe gate`.
@@ -38,7 +41,7 @@ type gateOptions struct {
 	// Shard runs only this replica's share of the burst (--burst.shard=i/N),
 	// its offsets counted from Start (--burst.start), which every shard
 	// must share; zero Start starts now.
-	Shard config.Shard
+	Shard shard.Shard
 	Start time.Time
 	// Stdout gets the report table, Stderr progress and errors. Terminal
 	// says Stderr is one: progress rewrites one line there, elsewhere it
@@ -100,7 +103,7 @@ func gate(ctx context.Context, o gateOptions) int {
 // checks the split; false (a usage error, said on Stderr) stops the gate.
 // From here on Stdout and Stderr mask the configuration's secrets.
 func (g *gateRun) load() bool {
-	cfg, err := config.LoadFile(g.ConfigFile)
+	cfg, err := load.File(g.ConfigFile)
 	if err != nil {
 		fmt.Fprintln(g.Stderr, err)
 		return false
@@ -115,12 +118,12 @@ func (g *gateRun) load() bool {
 	}
 	g.overrides = g.Override.Flags()
 	if len(g.overrides) > 0 {
-		if cfg, err = cfg.Overridden(b.Name, g.Override); err != nil {
+		if cfg, err = load.Overridden(cfg, b.Name, g.Override); err != nil {
 			fmt.Fprintf(g.Stderr, "llmprobe gate: %v\n", err)
 			return false
 		}
 		if b.Sweep != nil && g.Override.Rate != nil {
-			fmt.Fprintf(g.Stderr, "llmprobe gate: --rate replaces the sweep of burst %s (%s): one run at %g/s\n", b.Name, rateList(b.Rates()), *g.Override.Rate)
+			fmt.Fprintf(g.Stderr, "llmprobe gate: --rate replaces the sweep of burst %s (%s): one run at %g/s\n", b.Name, rateList(plan.Rates(b)), *g.Override.Rate)
 		}
 		b, _ = cfg.Burst(b.Name)
 		fmt.Fprintf(g.Stderr, "llmprobe gate: overridden for this run: %s\n", strings.Join(g.overrides, " "))
@@ -307,7 +310,7 @@ func (o gateOptions) checkSplit(b config.Burst, now time.Time) error {
 		return fmt.Errorf("--burst.shard=%d/%d needs --burst.start: every shard counts its share of the schedule from that one instant (RFC 3339, like %s), or the shares do not make up one burst",
 			o.Shard.Index, o.Shard.Count, now.Add(2*time.Minute).UTC().Format(time.RFC3339))
 	case b.Sweep != nil:
-		return fmt.Errorf("--burst.shard and --burst.start run one rate, and burst %s sweeps rates (%s), each step judged before the next: give --rate too", b.Name, rateList(b.Rates()))
+		return fmt.Errorf("--burst.shard and --burst.start run one rate, and burst %s sweeps rates (%s), each step judged before the next: give --rate too", b.Name, rateList(plan.Rates(b)))
 	case !o.Start.After(now):
 		return fmt.Errorf("--burst.start=%s passed %s ago, before this run was ready to send: a late shard's share would not line up with the others'; give every replica a start far enough ahead to be scheduled and to pull its image",
 			o.Start.UTC().Format(time.RFC3339Nano), now.Sub(o.Start).Round(time.Millisecond))

@@ -12,8 +12,8 @@ import (
 
 	"github.com/llmprobe/llmprobe/internal/web"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/merge"
 	"github.com/llmprobe/llmprobe/report/render"
-	"github.com/llmprobe/llmprobe/report/shard"
 	"github.com/llmprobe/llmprobe/report/store"
 )
 
@@ -49,14 +49,14 @@ func newReportCommands(app *kingpin.Application) (*reportShowCommand, *reportMer
 }
 
 func (c *reportMergeCommand) run(stdout, stderr io.Writer) int {
-	parts := make([]shard.Part, 0, len(*c.files))
+	parts := make([]merge.Part, 0, len(*c.files))
 	for _, f := range *c.files {
 		rep, err := store.Read(f)
 		if err != nil {
 			fmt.Fprintf(stderr, "llmprobe report merge: %v\n", err)
 			return 2
 		}
-		parts = append(parts, shard.Part{Name: f, Report: rep})
+		parts = append(parts, merge.Part{Name: f, Report: rep})
 	}
 	var baseline *report.Report
 	if *c.baseline != "" {
@@ -66,7 +66,7 @@ func (c *reportMergeCommand) run(stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	merged, err := shard.Merge(parts, baseline)
+	merged, err := merge.Shards(parts, baseline)
 	if err != nil {
 		fmt.Fprintf(stderr, "llmprobe report merge: %v\n", err)
 		return 2

@@ -15,9 +15,11 @@ import (
 	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 
-	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/burst/plan"
 	"github.com/llmprobe/llmprobe/internal/daemon"
+	"github.com/llmprobe/llmprobe/internal/load"
 	"github.com/llmprobe/llmprobe/internal/redact"
+	"github.com/llmprobe/llmprobe/shard"
 )
 
 // maxHistoryRequests bounds --history.requests: at most about 240 MiB of
@@ -68,16 +70,16 @@ func (c *serveCommand) run(logger log.Logger, webLogger *slog.Logger, secrets *r
 			fmt.Fprintln(os.Stderr, "llmprobe: --config.check needs --config.file")
 			return 2
 		}
-		cfg, err := config.LoadFile(*c.configFile)
+		cfg, err := load.File(*c.configFile)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "%v\n", err)
 			return 1
 		}
 		fmt.Printf("%s: configuration is valid\n", *c.configFile)
-		n, rate, bytes := cfg.CanaryFootprint()
+		n, rate, bytes := plan.CanaryFootprint(cfg)
 		fmt.Printf("canary: %d schedules, %.4g requests per second, worst-case memory %.1f MiB (limits: %g/s, %s)\n", n, rate, float64(bytes)/(1<<20), cfg.Limits.MaxCanaryRate, cfg.Limits.MaxCanaryMemory)
 		for _, b := range cfg.Bursts {
-			fmt.Printf("burst %s: %s (limits: %d requests, %s)\n", b.Name, cfg.Footprint(b), cfg.Limits.MaxPlannedRequests, cfg.Limits.MaxBurstMemory)
+			fmt.Printf("burst %s: %s (limits: %d requests, %s)\n", b.Name, plan.BurstFootprint(cfg, b), cfg.Limits.MaxPlannedRequests, cfg.Limits.MaxBurstMemory)
 		}
 		return 0
 	}
@@ -85,7 +87,7 @@ func (c *serveCommand) run(logger log.Logger, webLogger *slog.Logger, secrets *r
 		fmt.Fprintf(os.Stderr, "llmprobe: --history.requests: %d is out of range 0 to %d\n", n, maxHistoryRequests)
 		return 2
 	}
-	shard, err := config.ParseShard(*c.shard)
+	shard, err := shard.Parse(*c.shard)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "llmprobe: --shard: %v\n", err)
 		return 2

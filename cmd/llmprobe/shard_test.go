@@ -14,8 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmprobe/llmprobe/burst"
+	"github.com/llmprobe/llmprobe/burst/plan"
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/internal/load"
 	"github.com/llmprobe/llmprobe/report"
 )
 
@@ -103,7 +104,7 @@ func TestSplitBurstMatchesOneProcess(t *testing.T) {
 
 	// The same schedule: the shards' measured requests are the plan's
 	// measured arrivals, each at its planned offset, to the nanosecond.
-	cfg, err := config.LoadFile(cfgPath)
+	cfg, err := load.File(cfgPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,10 +113,10 @@ func TestSplitBurstMatchesOneProcess(t *testing.T) {
 		n  int
 		at time.Duration
 	}
-	var plan, sent []arrival
-	for a := range burst.Plan(b, b.Arrival.Rate) {
+	var planned, sent []arrival
+	for a := range plan.Arrivals(b, b.Arrival.Rate) {
 		if !a.Warmup {
-			plan = append(plan, arrival{a.Index, a.At})
+			planned = append(planned, arrival{a.Index, a.At})
 		}
 	}
 	for i := range 3 {
@@ -128,8 +129,8 @@ func TestSplitBurstMatchesOneProcess(t *testing.T) {
 		}
 	}
 	slices.SortFunc(sent, func(x, y arrival) int { return cmp.Compare(x.n, y.n) })
-	if !slices.Equal(sent, plan) {
-		t.Errorf("the shards sent\n%v\nthe plan is\n%v", sent, plan)
+	if !slices.Equal(sent, planned) {
+		t.Errorf("the shards sent\n%v\nthe plan is\n%v", sent, planned)
 	}
 	// The same counts.
 	if merged.PlannedRequests != 60 || one.PlannedRequests != 60 || merged.Requests != one.Requests || merged.WarmupRequests != one.WarmupRequests ||

@@ -31,10 +31,12 @@ import (
 	"github.com/llmprobe/llmprobe/collector"
 	"github.com/llmprobe/llmprobe/collector/gpu"
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/internal/load"
 	"github.com/llmprobe/llmprobe/internal/redact"
 	"github.com/llmprobe/llmprobe/internal/web"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report/store"
+	"github.com/llmprobe/llmprobe/shard"
 	"github.com/llmprobe/llmprobe/target"
 )
 
@@ -60,7 +62,7 @@ type Options struct {
 	StoragePath     string
 	GPU             bool
 	GPUTimeout      time.Duration
-	Shard           config.Shard
+	Shard           shard.Shard
 	// NativeHistogramsOnly drops the probe histograms' classic buckets
 	// (--no-metrics.classic-buckets), for Prometheus servers that ingest
 	// native histograms.
@@ -129,7 +131,7 @@ func New(opts Options) *Daemon {
 		opts.Web = &toolkit.FlagConfig{WebListenAddresses: &addrs, WebSystemdSocket: &systemd, WebConfigFile: &webConfig}
 	}
 	if opts.Shard.Count == 0 {
-		opts.Shard = config.Shard{Index: 0, Count: 1}
+		opts.Shard = shard.Shard{Index: 0, Count: 1}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &Daemon{
@@ -317,7 +319,7 @@ func (d *Daemon) reload() error {
 	if changed {
 		cfg := d.safe.Get()
 		level.Info(d.logger).Log("msg", "configuration loaded", "targets", len(cfg.Targets), "scenarios", len(cfg.Scenarios),
-			"shard", fmt.Sprintf("%d/%d", d.opts.Shard.Index, d.opts.Shard.Count), "targets_in_shard", len(cfg.ForShard(d.opts.Shard).Targets))
+			"shard", fmt.Sprintf("%d/%d", d.opts.Shard.Index, d.opts.Shard.Count), "targets_in_shard", len(d.opts.Shard.Filter(cfg).Targets))
 	}
 	return nil
 }
@@ -329,9 +331,9 @@ func (d *Daemon) load() (*config.Config, error) {
 	var cfg *config.Config
 	var err error
 	if d.opts.ConfigFile == "" {
-		cfg, err = config.Parse(d.demo, "embedded demo config")
+		cfg, err = load.Parse(d.demo, "embedded demo config")
 	} else {
-		cfg, err = config.LoadFile(d.opts.ConfigFile)
+		cfg, err = load.File(d.opts.ConfigFile)
 	}
 	if err == nil {
 		d.secrets.Add(redact.Secrets(cfg))
@@ -342,7 +344,7 @@ func (d *Daemon) load() (*config.Config, error) {
 // apply makes a configuration take effect; SafeConfig calls it before the
 // configuration becomes the one /config shows.
 func (d *Daemon) apply(full *config.Config) {
-	cfg := full.ForShard(d.opts.Shard)
+	cfg := d.opts.Shard.Filter(full)
 	clients := d.targets.Apply(d.ctx, cfg)
 	d.probe.Configure(cfg)
 	d.canary.Apply(cfg, clients)

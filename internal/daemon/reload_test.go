@@ -20,6 +20,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/internal/load"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/sim"
 )
@@ -247,7 +248,7 @@ func TestConcurrentReloadsRunWhatConfigShows(t *testing.T) {
 	if code, body := d.post("/-/reload"); code != http.StatusOK {
 		t.Fatalf("final reload: %d %s", code, body)
 	}
-	want, err := config.LoadFile(path)
+	want, err := load.File(path)
 	if err != nil {
 		t.Fatal(err)
 	}

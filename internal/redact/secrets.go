@@ -29,7 +29,7 @@ func TargetSecrets(t config.Target) []string {
 	}
 	// Every credential file's contents, read once.
 	contents := map[string]string{}
-	for _, f := range t.CredentialFiles() {
+	for _, f := range CredentialFiles(t) {
 		if b, err := os.ReadFile(f.Path); err == nil {
 			contents[f.Path] = strings.TrimSpace(string(b))
 		}

@@ -9,8 +9,9 @@ import (
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/merge"
 	"github.com/llmprobe/llmprobe/report/render"
-	"github.com/llmprobe/llmprobe/report/shard"
+	"github.com/llmprobe/llmprobe/shard"
 )
 
 // The by-turn table: by scenario and turn, successful requests' TTFT and
@@ -28,10 +29,10 @@ func TestTurnsAndTheirShards(t *testing.T) {
 		}
 		return r
 	}
-	var parts []shard.Part
+	var parts []merge.Part
 	var all []*prober.Result
 	for session := range 2 { // shard i runs session i
-		run := report.Run{Rate: 1, Planned: 4, Shard: config.Shard{Index: session, Count: 2}, Origin: origin, NotSent: map[string]int{}}
+		run := report.Run{Rate: 1, Planned: 4, Shard: shard.Shard{Index: session, Count: 2}, Origin: origin, NotSent: map[string]int{}}
 		results := []*prober.Result{
 			turnResult(session, 1, prober.OutcomeSuccess, 200*time.Millisecond, 0),
 			turnResult(session, 2, prober.OutcomeSuccess, 50*time.Millisecond, 96),
@@ -47,10 +48,10 @@ func TestTurnsAndTheirShards(t *testing.T) {
 		}
 		all = append(all, results...)
 		run.Start, run.End = results[0].Sched, results[len(results)-1].Sched.Add(time.Second)
-		parts = append(parts, shard.Part{Name: "s" + string(rune('0'+session)), Report: report.Build(b, run, report.Meta{})})
+		parts = append(parts, merge.Part{Name: "s" + string(rune('0'+session)), Report: report.Build(b, run, report.Meta{})})
 	}
 	single := report.Build(b, report.Run{Rate: 1, Planned: 8, Results: all, NotSent: map[string]int{}, Start: origin, End: origin.Add(3 * time.Second)}, report.Meta{})
-	merged, err := shard.Merge(parts, nil)
+	merged, err := merge.Shards(parts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

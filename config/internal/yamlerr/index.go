@@ -178,3 +178,40 @@ func unknownFieldMessage(key, parent string, schema reflect.Type, moved map[stri
 	}
 	return msg
 }
+
+// ItemError locates an error that a library's validator returned without a
+// line: at the first item of the top-level list key whose own decoding
+// fails, and at its sub key where the item has one ("file:line:
+// targets[1].http_client_config: message"); nil when no item fails alone.
+func (idx *Index) ItemError(filename string, root *yaml.Node, key, sub string, decode func(*yaml.Node) error) error {
+	if root.Kind != yaml.DocumentNode || len(root.Content) != 1 {
+		return nil
+	}
+	list := mapValue(root.Content[0], key)
+	if list == nil || list.Kind != yaml.SequenceNode {
+		return nil
+	}
+	for i, item := range list.Content {
+		if err := decode(item); err != nil {
+			path := fmt.Sprintf("%s[%d]", key, i)
+			if mapValue(item, sub) != nil {
+				path += "." + sub
+			}
+			return fmt.Errorf("%s:%d: %s: %v", filename, idx.Line(path), path, err)
+		}
+	}
+	return nil
+}
+
+// mapValue is the value of key in mapping m, or nil.
+func mapValue(m *yaml.Node, key string) *yaml.Node {
+	if m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}

@@ -21,7 +21,9 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
+	"github.com/llmprobe/llmprobe/burst/plan"
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/prompt"
 )
 
 var overlays = []string{"deployment", "daemonset", "statefulset"}
@@ -153,7 +155,7 @@ func TestOverlaysRender(t *testing.T) {
 					pod, kinds = &o.Spec.Template.Spec, append(kinds, "StatefulSet")
 				case *corev1.ConfigMap:
 					kinds = append(kinds, "ConfigMap")
-					if _, err := config.Parse([]byte(mountSecrets(t, o.Data["llmprobe.yml"])), "configmap llmprobe.yml"); err != nil {
+					if _, err := parseConfig(t, o.Data["llmprobe.yml"], "configmap llmprobe.yml"); err != nil {
 						t.Errorf("the ConfigMap's configuration: %v", err)
 					}
 				case *monitoringv1.ServiceMonitor:
@@ -253,7 +255,7 @@ func TestBurstJob(t *testing.T) {
 			claim = o
 		case *corev1.ConfigMap:
 			var err error
-			if cfg, err = config.Parse([]byte(mountSecrets(t, o.Data["llmprobe.yml"])), "burst-job configmap llmprobe.yml"); err != nil {
+			if cfg, err = parseConfig(t, o.Data["llmprobe.yml"], "burst-job configmap llmprobe.yml"); err != nil {
 				t.Errorf("the ConfigMap's configuration: %v", err)
 			}
 		}
@@ -339,4 +341,10 @@ func TestBurstJob(t *testing.T) {
 	if merge.Spec.BackoffLimit == nil || *merge.Spec.BackoffLimit != 0 {
 		t.Errorf("merge backoffLimit %v, want 0", merge.Spec.BackoffLimit)
 	}
+}
+
+// parseConfig checks a ConfigMap's configuration whole, limits included, as
+// the daemon's load does (internal/load, which this module cannot import).
+func parseConfig(t *testing.T, yml, name string) (*config.Config, error) {
+	return config.Parse([]byte(mountSecrets(t, yml)), name, prompt.CheckDatasets, plan.CheckTraces, plan.CheckBounds)
 }

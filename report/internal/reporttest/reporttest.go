@@ -15,6 +15,7 @@ import (
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/verdict"
+	"github.com/llmprobe/llmprobe/shard"
 )
 
 // Recorded is one real burst against the simulated engine, kept so that the
@@ -145,10 +146,10 @@ func ShardRuns(origin time.Time) (config.Burst, []report.Run) {
 	b := config.DefaultBurst
 	b.Name, b.Target, b.Requests = "b", "t", 6
 	var runs []report.Run
-	for shard := range 2 {
-		run := report.Run{Rate: 1, Planned: 3, Shard: config.Shard{Index: shard, Count: 2}, Origin: origin, NotSent: map[string]int{}}
+	for sh := range 2 {
+		run := report.Run{Rate: 1, Planned: 3, Shard: shard.Shard{Index: sh, Count: 2}, Origin: origin, NotSent: map[string]int{}}
 		for i := range 3 {
-			n := 2*i + shard
+			n := 2*i + sh
 			res := &prober.Result{Sched: origin.Add(time.Duration(n) * time.Second), Outcome: prober.OutcomeSuccess, OutputTokens: 9, OutputChunks: 9,
 				TTFT: 10 * time.Millisecond, E2E: 90 * time.Millisecond, TPOT: 10 * time.Millisecond}
 			for k := range 8 {

@@ -1,4 +1,4 @@
-package shard_test
+package merge_test
 
 import (
 	"encoding/json"
@@ -13,9 +13,10 @@ import (
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/internal/reporttest"
+	"github.com/llmprobe/llmprobe/report/merge"
 	"github.com/llmprobe/llmprobe/report/render"
-	"github.com/llmprobe/llmprobe/report/shard"
 	"github.com/llmprobe/llmprobe/report/verdict"
+	"github.com/llmprobe/llmprobe/shard"
 )
 
 // splitRun deals run's requests to n shards round robin by their place in
@@ -25,7 +26,7 @@ import (
 func splitRun(run report.Run, n int, origin time.Time) []report.Run {
 	shards := make([]report.Run, n)
 	for i := range shards {
-		shards[i] = report.Run{Rate: run.Rate, NotSent: map[string]int{}, Shard: config.Shard{Index: i, Count: n}, Origin: origin}
+		shards[i] = report.Run{Rate: run.Rate, NotSent: map[string]int{}, Shard: shard.Shard{Index: i, Count: n}, Origin: origin}
 	}
 	for i, res := range run.Results {
 		shards[i%n].Add(i, res)
@@ -54,9 +55,9 @@ func splitRun(run report.Run, n int, origin time.Time) []report.Run {
 
 // shardParts builds and judges each shard's report, and reads it back from
 // JSON as `llmprobe report merge` does.
-func shardParts(t *testing.T, b config.Burst, meta report.Meta, runs []report.Run) []shard.Part {
+func shardParts(t *testing.T, b config.Burst, meta report.Meta, runs []report.Run) []merge.Part {
 	t.Helper()
-	parts := make([]shard.Part, len(runs))
+	parts := make([]merge.Part, len(runs))
 	for i, run := range runs {
 		rep := report.Build(b, run, meta)
 		verdict.Judge(rep, nil, b.MaxRegression)
@@ -68,7 +69,7 @@ func shardParts(t *testing.T, b config.Burst, meta report.Meta, runs []report.Ru
 		if err := json.Unmarshal(raw, &back); err != nil {
 			t.Fatal(err)
 		}
-		parts[i] = shard.Part{Name: fmt.Sprintf("shard-%d.json", i), Report: &back}
+		parts[i] = merge.Part{Name: fmt.Sprintf("shard-%d.json", i), Report: &back}
 	}
 	return parts
 }
@@ -233,7 +234,7 @@ func TestMergeIsExact(t *testing.T) {
 			verdict.Judge(whole, tc.baseline, b.MaxRegression)
 			origin := tc.run.Start.Add(-time.Second) // the warmup came first
 			parts := shardParts(t, b, meta(tc.version), splitRun(tc.run, tc.shards, origin))
-			merged, err := shard.Merge(parts, tc.baseline)
+			merged, err := merge.Shards(parts, tc.baseline)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -276,7 +277,7 @@ func TestMergeSaturatedShard(t *testing.T) {
 	run := reporttest.Fixture(t, reporttest.Upgrade[0].File).Run
 	parts := shardParts(t, b, meta, splitRun(run, 3, run.Start))
 	parts[1].Report.ClientSaturated = true
-	merged, err := shard.Merge(parts, nil)
+	merged, err := merge.Shards(parts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,48 +298,48 @@ func TestMergeRefuses(t *testing.T) {
 	b, s := reporttest.GoldenBurst()
 	meta := report.Meta{Model: "m", Scenarios: []config.Scenario{s}}
 	run := reporttest.Fixture(t, reporttest.Upgrade[0].File).Run
-	fresh := func() []shard.Part { return shardParts(t, b, meta, splitRun(run, 3, run.Start)) }
+	fresh := func() []merge.Part { return shardParts(t, b, meta, splitRun(run, 3, run.Start)) }
 	whole := report.Build(b, run, meta)
 	for _, tc := range []struct {
 		name  string
-		parts func() []shard.Part
+		parts func() []merge.Part
 		want  string
 	}{
-		{"missing shard", func() []shard.Part { p := fresh(); return []shard.Part{p[0], p[2]} },
+		{"missing shard", func() []merge.Part { p := fresh(); return []merge.Part{p[0], p[2]} },
 			"burst b was split over 3 shards; missing shard 1/3 (given: 0/3 shard-0.json, 2/3 shard-2.json)"},
-		{"duplicate index", func() []shard.Part { p := fresh(); p[2].Report.Shard.Index = 0; return p },
+		{"duplicate index", func() []merge.Part { p := fresh(); p[2].Report.Shard.Index = 0; return p },
 			"shard-0.json and shard-2.json are both shard 0/3"},
-		{"another seed", func() []shard.Part { p := fresh(); p[1].Report.Seed = 99; return p },
+		{"another seed", func() []merge.Part { p := fresh(); p[1].Report.Seed = 99; return p },
 			"shard-1.json has seed 99 but shard-0.json has 1: not shards of one run of one burst"},
-		{"another start", func() []shard.Part {
+		{"another start", func() []merge.Part {
 			p := fresh()
 			p[2].Report.Shard.Start = p[2].Report.Shard.Start.Add(time.Second)
 			return p
 		},
 			"shard-2.json has start"},
-		{"another shard count", func() []shard.Part { p := fresh(); p[1].Report.Shard.Count = 4; return p },
+		{"another shard count", func() []merge.Part { p := fresh(); p[1].Report.Shard.Count = 4; return p },
 			"shard-1.json has shard count 4 but shard-0.json has 3"},
-		{"another configuration", func() []shard.Part { p := fresh(); p[1].Report.Config["max_concurrency"] = 3; return p },
+		{"another configuration", func() []merge.Part { p := fresh(); p[1].Report.Config["max_concurrency"] = 3; return p },
 			"shard-1.json ran burst b with another configuration than shard-0.json"},
-		{"a whole report", func() []shard.Part { return append(fresh(), shard.Part{Name: "whole.json", Report: whole}) },
+		{"a whole report", func() []merge.Part { return append(fresh(), merge.Part{Name: "whole.json", Report: whole}) },
 			`whole.json is not a shard's report: it has no "shard" section`},
-		{"an altered row", func() []shard.Part { p := fresh(); p[1].Report.Shard.Requests[0].N = 3; return p },
+		{"an altered row", func() []merge.Part { p := fresh(); p[1].Report.Shard.Requests[0].N = 3; return p },
 			"shard-1.json: request n=3 is not shard 1/3's"},
-		{"nothing", func() []shard.Part { return nil }, "no shard reports to merge"},
+		{"nothing", func() []merge.Part { return nil }, "no shard reports to merge"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := shard.Merge(tc.parts(), nil)
+			_, err := merge.Shards(tc.parts(), nil)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %v, want %q", err, tc.want)
 			}
 		})
 	}
 	// A merged report is not a shard, and says so.
-	merged, err := shard.Merge(fresh(), nil)
+	merged, err := merge.Shards(fresh(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := shard.Merge([]shard.Part{{Name: "merged.json", Report: merged}}, nil); err == nil || !strings.Contains(err.Error(), "merged.json is already a merged report") {
+	if _, err := merge.Shards([]merge.Part{{Name: "merged.json", Report: merged}}, nil); err == nil || !strings.Contains(err.Error(), "merged.json is already a merged report") {
 		t.Errorf("merging a merged report: %v", err)
 	}
 	// A shard's report is no baseline for a whole burst.
@@ -356,13 +357,13 @@ func TestMergeRefuses(t *testing.T) {
 // its ITL figures from the subsets, and says so.
 func TestMergeSaysITLIsApproximate(t *testing.T) {
 	b, runs := reporttest.ShardRuns(time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC))
-	var parts []shard.Part
+	var parts []merge.Part
 	for i, run := range runs {
 		rep := report.Build(b, run, report.Meta{})
 		rep.Shard.ITL = rep.Shard.ITL[:10] // as a shard past a bound of 10 keeps them
-		parts = append(parts, shard.Part{Name: fmt.Sprintf("s%d", i), Report: rep})
+		parts = append(parts, merge.Part{Name: fmt.Sprintf("s%d", i), Report: rep})
 	}
-	merged, err := shard.Merge(parts, nil)
+	merged, err := merge.Shards(parts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

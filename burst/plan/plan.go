@@ -1,4 +1,8 @@
-package burst
+// Package plan turns a burst's configuration into its schedule and its
+// bounds: arrivals, rates, planned requests, shards' shares, trace cuts and
+// the memory a burst or the canaries may hold, checked when a
+// configuration loads.
+package plan
 
 import (
 	"encoding/binary"
@@ -8,6 +12,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/shard"
 )
 
 // Arrival is one planned request of a burst.
@@ -45,25 +50,46 @@ func (a Arrival) BlockIDs() []uint64 {
 	return ids
 }
 
-// Plan yields a burst's arrival schedule at rate, one arrival at a time and
-// never the whole of it at once, from its seed: warmup first, then the
-// measured part. The same seed gives the same schedule. It stops at
-// config's PlannedRequests bound, so the count the configuration was
-// checked against holds whatever the random gaps do.
-func Plan(b config.Burst, rate float64) iter.Seq[Arrival] {
-	return plan(b, rate, nil)
+// Arrivals yields a burst's arrival schedule at rate, one arrival at a time
+// and never the whole of it at once, from its seed: warmup first, then the
+// measured part. The same seed gives the same schedule. It stops at the
+// Requests bound, so the count the configuration was checked against holds
+// whatever the random gaps do.
+func Arrivals(b config.Burst, rate float64) iter.Seq[Arrival] {
+	return Share(b, rate, shard.Shard{}, nil)
 }
 
-// plan is Plan; a trace replay counts what it skipped in stats, if not nil.
-func plan(b config.Burst, rate float64, stats *traceStats) iter.Seq[Arrival] {
+// Share is shard s's share of Arrivals(b, rate): the arrivals s.Takes, by
+// their index in the whole plan, warmup included. Every shard draws the
+// whole seeded plan and keeps its share, so the shards' union is exactly
+// the single-process plan, offsets and scenarios alike. The target sees
+// the union, which is the configured arrival process whatever the split; a
+// shard's own gaps are only smoother than the union's (for Poisson, sums of
+// N gaps), which is easier on its client. A trace replay tells what it
+// read besides its records to replay, if not nil.
+func Share(b config.Burst, rate float64, s shard.Shard, replay Replay) iter.Seq[Arrival] {
+	whole := arrivals(b, rate, replay)
+	if s.Count <= 1 {
+		return whole
+	}
+	return func(yield func(Arrival) bool) {
+		for a := range whole {
+			if s.Takes(a.Index) && !yield(a) {
+				return
+			}
+		}
+	}
+}
+
+func arrivals(b config.Burst, rate float64, replay Replay) iter.Seq[Arrival] {
 	if b.Arrival.Process == config.ArrivalTrace {
-		return tracePlan(b, stats)
+		return tracePlan(b, replay)
 	}
 	return func(yield func(Arrival) bool) {
 		rng := rand.New(rand.NewPCG(b.Seed, 0xa11))
 		gap := interArrival(b.Arrival, rate, rng)
 		pick := picker(b, rng)
-		maxWarmup, maxMeasured := b.PlannedRequests(rate)
+		maxWarmup, maxMeasured := Requests(b, rate)
 		var t time.Duration
 		index := 0
 		emit := func(warmup bool) bool {

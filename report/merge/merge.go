@@ -1,7 +1,7 @@
-// Package shard merges the reports of a burst split over replicas into the
+// Package merge makes the reports of a burst split over replicas into the
 // burst's report, exactly as one process sending the whole schedule would
 // have made it.
-package shard
+package merge
 
 import (
 	"cmp"
@@ -16,14 +16,14 @@ import (
 	"github.com/llmprobe/llmprobe/report/verdict"
 )
 
-// Part is one shard's report given to Merge; Name (its file) is what errors
+// Part is one shard's report given to Shards; Name (its file) is what errors
 // call it.
 type Part struct {
 	Name   string
 	Report *report.Report
 }
 
-// Merge makes the report of a burst that was split over replicas from the
+// Shards makes the report of a burst that was split over replicas from the
 // reports of all its shards, and judges it against baseline (nil: none).
 // The shards must be one run of one burst: the same burst, target, model,
 // configuration, overrides, seed, rate and start, with every index from 0
@@ -35,7 +35,7 @@ type Part struct {
 // the gates and the verdict. Two things are the shards' own: failed_samples
 // are picked from theirs, and the client counts as saturated if any shard's
 // was (a shard's saturation skews its share of every figure).
-func Merge(parts []Part, baseline *report.Report) (*report.Report, error) {
+func Shards(parts []Part, baseline *report.Report) (*report.Report, error) {
 	if len(parts) == 0 {
 		return nil, errors.New("no shard reports to merge")
 	}

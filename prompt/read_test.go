@@ -1,4 +1,4 @@
-package config
+package prompt
 
 import (
 	"fmt"
@@ -6,16 +6,18 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/llmprobe/llmprobe/config"
 )
 
 func TestDatasetGood(t *testing.T) {
-	cfg, err := LoadFile("testdata/good_dataset.yml")
+	cfg, err := config.LoadFile("testdata/good_dataset.yml", CheckDatasets)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s, _ := cfg.Scenario("sharegpt")
 	d := s.PromptDataset
-	if d.Format != DatasetShareGPT || d.File != filepath.Join("testdata", "sharegpt_sample.jsonl") {
+	if d.Format != config.DatasetShareGPT || d.File != filepath.Join("testdata", "sharegpt_sample.jsonl") {
 		t.Errorf("dataset = %s, %s", d.Format, d.File)
 	}
 	// Lines 3 and 6 have no human turn and line 4 is blank: six prompts, each
@@ -43,8 +45,8 @@ func TestDatasetGood(t *testing.T) {
 	if strings.Contains(string(out), "haiku") || !strings.Contains(string(out), "file: testdata/sharegpt_sample.jsonl") {
 		t.Errorf("/config shows the prompts or hides the file:\n%s", out)
 	}
-	again, err := Parse(out, "redacted.yml")
-	if err != nil || !Equal(cfg.Scenarios, again.Scenarios) {
+	again, err := config.Parse(out, "redacted.yml", CheckDatasets)
+	if err != nil || !config.Equal(cfg.Scenarios, again.Scenarios) {
 		t.Errorf("the rendered configuration does not load back the same: %v", err)
 	}
 }
@@ -76,20 +78,20 @@ func TestDatasetReloadSeesNewFile(t *testing.T) {
 	}
 	write("llmprobe.yml", "targets: [{name: a, url: 'http://x:1'}]\nscenarios: [{name: s, prompt_dataset: {file: p.jsonl}}]\n")
 	write("p.jsonl", `{"conversations": [{"from": "human", "value": "first"}]}`+"\n")
-	a, err := LoadFile(cfgFile) // relative to the configuration, not the working directory
+	a, err := config.LoadFile(cfgFile, CheckDatasets) // relative to the configuration, not the working directory
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := LoadFile(cfgFile)
-	if !Equal(a, b) {
+	b, _ := config.LoadFile(cfgFile, CheckDatasets)
+	if !config.Equal(a, b) {
 		t.Error("two loads of one file differ")
 	}
 	write("p.jsonl", `{"conversations": [{"from": "human", "value": "second"}]}`+"\n")
-	c, err := LoadFile(cfgFile)
+	c, err := config.LoadFile(cfgFile, CheckDatasets)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if Equal(a, c) {
+	if config.Equal(a, c) {
 		t.Error("a changed dataset is Equal to the old one: a reload would keep the old prompts")
 	}
 }
@@ -107,7 +109,7 @@ func TestDatasetBounds(t *testing.T) {
 			t.Fatal(err)
 		}
 		yml := fmt.Sprintf("targets: [{name: a, url: 'http://x:1'}]\nscenarios:\n  - name: s\n    prompt_dataset: {file: %s}\n", f.Name())
-		cfg, err := Parse([]byte(yml), "cfg.yml")
+		cfg, err := config.Parse([]byte(yml), "cfg.yml", CheckDatasets)
 		if err == nil && len(cfg.Scenarios[0].PromptDataset.Prompts) == 0 {
 			t.Fatal("loaded with no prompts")
 		}
@@ -141,13 +143,13 @@ func TestDatasetBounds(t *testing.T) {
 	})
 	t.Run("not a regular file", func(t *testing.T) {
 		yml := fmt.Sprintf("targets: [{name: a, url: 'http://x:1'}]\nscenarios: [{name: s, prompt_dataset: {file: %s}}]\n", dir)
-		_, err := Parse([]byte(yml), "cfg.yml")
+		_, err := config.Parse([]byte(yml), "cfg.yml", CheckDatasets)
 		if err == nil || !strings.Contains(err.Error(), "is not a regular file") {
 			t.Fatalf("error %v", err)
 		}
 	})
 	t.Run("count", func(t *testing.T) {
-		var prompts []DatasetPrompt
+		var prompts []config.DatasetPrompt
 		err := load(t, "many.jsonl", func(f *os.File) {
 			for i := range maxDatasetPrompts + 50 {
 				fmt.Fprint(f, line(fmt.Sprintf("prompt %d", i)))
@@ -211,7 +213,7 @@ func TestDatasetsShareAndAreBounded(t *testing.T) {
 	}
 	// Four files, each named twice: about 64 MiB read, 64 MiB kept.
 	four := strings.Join(strings.Split(yml, "\n")[:11], "\n") + "\n"
-	cfg, err := Parse([]byte(four), "cfg.yml")
+	cfg, err := config.Parse([]byte(four), "cfg.yml", CheckDatasets)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +222,7 @@ func TestDatasetsShareAndAreBounded(t *testing.T) {
 		t.Error("two scenarios naming one file hold two copies")
 	}
 	// A fifth file passes 64 MiB in all.
-	_, err = Parse([]byte(yml), "cfg.yml")
+	_, err = config.Parse([]byte(yml), "cfg.yml", CheckDatasets)
 	want := "cfg.yml:12: scenarios[8].prompt_dataset.file: " + filepath.Join(dir, "d4.jsonl") + " brings the prompts of all datasets to"
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("error %v, want %q", err, want)

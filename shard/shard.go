@@ -1,21 +1,25 @@
-package config
+// Package shard splits llmprobe's work among replicas by i/N: each target
+// to one replica (--shard), each arrival of a burst to one replica
+// (--burst.shard).
+package shard
 
 import (
 	"fmt"
 	"hash/fnv"
 	"strconv"
 	"strings"
+
+	"github.com/llmprobe/llmprobe/config"
 )
 
-// Shard is this replica's share of the targets: --shard=i/N. Targets are
-// spread by rendezvous hashing of their names, so every target has exactly
-// one owner and changing N moves only about 1/N of them.
+// Shard is one replica's share, Index of Count. The zero Shard, like one
+// of one, is the whole.
 type Shard struct {
 	Index, Count int
 }
 
-// ParseShard reads "i/N" with 0 <= i < N; "" means the only shard.
-func ParseShard(s string) (Shard, error) {
+// Parse reads "i/N" with 0 <= i < N; "" means the only shard.
+func Parse(s string) (Shard, error) {
 	if s == "" {
 		return Shard{0, 1}, nil
 	}
@@ -28,7 +32,9 @@ func ParseShard(s string) (Shard, error) {
 	return Shard{i, n}, nil
 }
 
-// Owns reports whether this shard probes the named target.
+// Owns reports whether this shard probes the named target. Targets are
+// spread by rendezvous hashing of their names, so every target has exactly
+// one owner and changing N moves only about 1/N of them.
 func (s Shard) Owns(target string) bool {
 	if s.Count <= 1 {
 		return true
@@ -59,9 +65,16 @@ func mix(x uint64) uint64 {
 	return x
 }
 
-// ForShard returns a copy of the configuration with the targets this shard
-// does not own left out, and bursts against them too.
-func (c *Config) ForShard(s Shard) *Config {
+// Takes reports whether this shard sends arrival n of a burst's whole
+// plan: round robin by index rather than a hash of it, so every shard gets
+// the same count to within one and an exact rate/N share.
+func (s Shard) Takes(n int) bool {
+	return s.Count <= 1 || n%s.Count == s.Index
+}
+
+// Filter returns c with the targets this shard does not own left out, and
+// bursts against them too; c itself when the shard is the whole.
+func (s Shard) Filter(c *config.Config) *config.Config {
 	if s.Count <= 1 {
 		return c
 	}

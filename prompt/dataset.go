@@ -1,4 +1,4 @@
-package config
+package prompt
 
 import (
 	"bufio"
@@ -10,10 +10,9 @@ import (
 	"os"
 	"strings"
 	"unicode/utf8"
-)
 
-// DatasetShareGPT is the one dataset format: JSONL of ShareGPT conversations.
-const DatasetShareGPT = "sharegpt"
+	"github.com/llmprobe/llmprobe/config"
+)
 
 // Bounds on what a dataset may make the daemon read and hold.
 const (
@@ -29,49 +28,24 @@ const (
 	bytesPerToken = 4
 )
 
-// PromptDataset draws a scenario's prompts from a file of real conversations.
-type PromptDataset struct {
-	// File is read at load; a relative path is relative to the configuration file.
-	File   string `yaml:"file"`
-	Format string `yaml:"format,omitempty"`
-	// Prompts are the file's first human turns, one per conversation. They
-	// are compared by Equal, so a reload sees a changed file.
-	Prompts []DatasetPrompt `yaml:"-"`
-}
-
-// DatasetPrompt is one prompt from a dataset.
-type DatasetPrompt struct {
-	Text string
-	Line int // in the file
-	// Tokens is an estimate (see tokensPerWord); the server's usage counts them.
-	Tokens int
-}
-
-func (d *PromptDataset) validate(path string, errs *errList) {
-	if d.Format == "" {
-		d.Format = DatasetShareGPT
-	}
-	if d.Format != DatasetShareGPT {
-		errs.add(path+".format", "%q must be %q", d.Format, DatasetShareGPT)
-	}
-	if d.File == "" {
-		errs.add(path+".file", "is required")
-	}
-}
-
-// loadDatasets reads every scenario's dataset. A file named twice is read
-// once and shared, and all of them together keep at most
-// maxDatasetsBytes of text, however many scenarios name them.
-func (c *Config) loadDatasets(errs *errList) {
+// CheckDatasets is a config.Check: it reads every scenario's dataset into
+// its Prompts, or says why it cannot. A file named twice is read once and
+// shared, and all of them together keep at most maxDatasetsBytes of text,
+// however many scenarios name them.
+func CheckDatasets(c *config.Config, _ []*config.FieldError) []*config.FieldError {
 	type loaded struct {
-		prompts []DatasetPrompt
+		prompts []config.DatasetPrompt
 		err     error
+	}
+	var errs []*config.FieldError
+	add := func(path, format string, args ...any) {
+		errs = append(errs, &config.FieldError{Path: path, Msg: fmt.Sprintf(format, args...)})
 	}
 	files := map[string]loaded{}
 	total := 0
 	for i := range c.Scenarios {
 		d := c.Scenarios[i].PromptDataset
-		if d == nil || d.File == "" || d.Format != DatasetShareGPT {
+		if d == nil || d.File == "" || d.Format != config.DatasetShareGPT {
 			continue
 		}
 		path := fmt.Sprintf("scenarios[%d].prompt_dataset.file", i)
@@ -83,26 +57,27 @@ func (c *Config) loadDatasets(errs *errList) {
 				total += len(p.Text)
 			}
 			if total > maxDatasetsBytes {
-				errs.add(path, "%s brings the prompts of all datasets to %d bytes, past %d MiB in all", d.File, total, maxDatasetsBytes>>20)
-				return
+				add(path, "%s brings the prompts of all datasets to %d bytes, past %d MiB in all", d.File, total, maxDatasetsBytes>>20)
+				return errs
 			}
 		}
 		if l.err != nil {
-			errs.add(path, "%v", l.err)
+			add(path, "%v", l.err)
 			continue
 		}
 		d.Prompts = l.prompts
 	}
+	return errs
 }
 
 // readShareGPT keeps the first human turn of each conversation, up to
 // maxDatasetPrompts of them or maxDatasetPromptBytes of text; the rest of
 // the file is not read.
-func readShareGPT(file string) ([]DatasetPrompt, error) {
+func readShareGPT(file string) ([]config.DatasetPrompt, error) {
 	fi, err := os.Stat(file)
 	switch {
 	case err != nil:
-		return nil, fmt.Errorf("cannot be read: %v", fileError(err))
+		return nil, fmt.Errorf("cannot be read: %v", pathError(err))
 	case !fi.Mode().IsRegular():
 		// A FIFO or a device would block the load or never end.
 		return nil, fmt.Errorf("%s is not a regular file", file)
@@ -111,13 +86,13 @@ func readShareGPT(file string) ([]DatasetPrompt, error) {
 	}
 	f, err := os.Open(file)
 	if err != nil {
-		return nil, fmt.Errorf("cannot be read: %v", fileError(err))
+		return nil, fmt.Errorf("cannot be read: %v", pathError(err))
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(&limitedReader{f, maxDatasetFileBytes + 1})
 	sc.Buffer(make([]byte, 0, 64<<10), maxDatasetLineBytes)
 	var (
-		prompts []DatasetPrompt
+		prompts []config.DatasetPrompt
 		kept    int
 		line    int
 	)
@@ -149,7 +124,7 @@ func readShareGPT(file string) ([]DatasetPrompt, error) {
 					return finish(file, prompts)
 				}
 				kept += len(turn.Value)
-				prompts = append(prompts, DatasetPrompt{Text: turn.Value, Line: line, Tokens: EstimateTokens(turn.Value)})
+				prompts = append(prompts, config.DatasetPrompt{Text: turn.Value, Line: line, Tokens: EstimateTokens(turn.Value)})
 				break
 			}
 		}
@@ -159,14 +134,14 @@ func readShareGPT(file string) ([]DatasetPrompt, error) {
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, fmt.Errorf("%s:%d: a line is longer than %s", file, line+1, humanBytes(maxDatasetLineBytes))
+			return nil, fmt.Errorf("%s:%d: a line is longer than %s", file, line+1, mib(maxDatasetLineBytes))
 		}
 		return nil, fmt.Errorf("%s:%d: %v", file, line+1, err)
 	}
 	return finish(file, prompts)
 }
 
-func finish(file string, prompts []DatasetPrompt) ([]DatasetPrompt, error) {
+func finish(file string, prompts []config.DatasetPrompt) ([]config.DatasetPrompt, error) {
 	if len(prompts) == 0 {
 		return nil, fmt.Errorf("%s holds no conversation with a human turn (\"from\": \"human\")", file)
 	}
@@ -198,6 +173,15 @@ func jsonMessage(err error) string {
 	return msg
 }
 
+// pathError drops Go's "open" or "stat" before the path.
+func pathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %w", pe.Path, pe.Err)
+	}
+	return err
+}
+
 // limitedReader fails past n bytes: a file that grows while it is read
 // stays bounded.
 type limitedReader struct {
@@ -207,7 +191,7 @@ type limitedReader struct {
 
 func (l *limitedReader) Read(p []byte) (int, error) {
 	if l.n <= 0 {
-		return 0, fmt.Errorf("the file grew past %s while it was read", humanBytes(maxDatasetFileBytes))
+		return 0, fmt.Errorf("the file grew past %s while it was read", mib(maxDatasetFileBytes))
 	}
 	if int64(len(p)) > l.n {
 		p = p[:l.n]
@@ -216,3 +200,5 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 	l.n -= int64(n)
 	return n, err
 }
+
+func mib(n int) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
