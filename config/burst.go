@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config/field"
+	"github.com/llmprobe/llmprobe/config/workload"
 )
 
 // Arrival processes of a burst.
@@ -181,8 +182,8 @@ func (c *Config) Burst(name string) (Burst, bool) {
 }
 
 // ScenariosOf returns the scenarios b mixes, in the order of b.Scenarios.
-func (c *Config) ScenariosOf(b Burst) []Scenario {
-	out := make([]Scenario, 0, len(b.Scenarios))
+func (c *Config) ScenariosOf(b Burst) []workload.Scenario {
+	out := make([]workload.Scenario, 0, len(b.Scenarios))
 	for _, ws := range b.Scenarios {
 		s, _ := c.Scenario(ws.Scenario)
 		out = append(out, s)

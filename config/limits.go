@@ -4,6 +4,7 @@ import (
 	"github.com/alecthomas/units"
 
 	"github.com/llmprobe/llmprobe/config/field"
+	"github.com/llmprobe/llmprobe/config/workload"
 )
 
 // Limits bound what one burst may make llmprobe hold in memory; a burst whose
@@ -38,14 +39,10 @@ const (
 	MaxPlannedCeiling = 10_000_000
 	MaxSweepSteps     = 100
 
-	maxTokens          = 1 << 20
-	minRate            = 0.001
-	maxConcurrency     = 10_000
-	minBurstiness      = 0.01
-	maxBurstiness      = 100
-	lognormalMaxFactor = 10 // a lognormal without max stops at this many times its mean
-	maxEmpiricalValues = 10_000
-	maxPairErrors      = 5 // bad pairs named one by one before the rest are counted
+	minRate        = 0.001
+	maxConcurrency = 10_000
+	minBurstiness  = 0.01
+	maxBurstiness  = 100
 )
 
 // MaxInlineBody is the longest request body the prober sends as one buffer
@@ -55,7 +52,7 @@ const MaxInlineBody = 16 << 10
 
 func (l *Limits) validate(errs *field.Errors) {
 	errs.IntWithin("limits.max_planned_requests", l.MaxPlannedRequests, 1, MaxPlannedCeiling, "requests")
-	errs.IntWithin("limits.max_prompt_tokens", l.MaxPromptTokens, 1, maxTokens, "tokens")
+	errs.IntWithin("limits.max_prompt_tokens", l.MaxPromptTokens, 1, workload.MaxTokens, "tokens")
 	if m := l.MaxBurstMemory; m < units.MiB || m > 64*units.GiB {
 		errs.Add("limits.max_burst_memory", "%s must be within [1MiB, 64GiB]", m)
 	}

@@ -114,9 +114,7 @@ func (c *Config) setDirectory(dir string) {
 		c.Probe.HTTPClientConfig.SetDirectory(dir)
 	}
 	for i := range c.Scenarios {
-		if d := c.Scenarios[i].PromptDataset; d != nil && d.File != "" && !filepath.IsAbs(d.File) {
-			d.File = filepath.Join(dir, d.File)
-		}
+		c.Scenarios[i].SetDirectory(dir)
 	}
 	c.setTraceDirectory(dir)
 }

@@ -4,9 +4,6 @@ import (
 	"fmt"
 	"math"
 	"net/url"
-	"regexp"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/llmprobe/llmprobe/config/field"
@@ -29,7 +26,9 @@ func (c *Config) validate() field.Errors {
 	}
 	seen = map[string]string{}
 	for i := range c.Scenarios {
-		c.Scenarios[i].validate(fmt.Sprintf("scenarios[%d]", i), seen, &errs)
+		path := fmt.Sprintf("scenarios[%d]", i)
+		errs.Name(path, c.Scenarios[i].Name, "scenario", seen)
+		c.Scenarios[i].Validate(path, &errs)
 	}
 	c.Canary.validate(c, &errs)
 	seen = map[string]string{}
@@ -105,201 +104,6 @@ func (t *Target) validateSettings(path string, errs *field.Errors) {
 	}
 	if t.EngineMetrics != nil {
 		t.EngineMetrics.validate(path+".engine_metrics", errs)
-	}
-}
-
-func (s *Scenario) validate(path string, seen map[string]string, errs *field.Errors) {
-	errs.Name(path, s.Name, "scenario", seen)
-	if d := s.PromptDataset; d != nil {
-		if s.Prompt != "" {
-			errs.Add(path+".prompt_dataset", "cannot be used with a literal prompt")
-		}
-		if s.SharedPrefixTokens > 0 {
-			errs.Add(path+".shared_prefix_tokens", "cannot be used with prompt_dataset")
-		}
-		d.validate(path+".prompt_dataset", errs)
-	} else if s.Prompt != "" {
-		if s.SharedPrefixTokens > 0 {
-			errs.Add(path+".shared_prefix_tokens", "cannot be used with a literal prompt")
-		}
-		if len(s.Prompt) > 4<<20 {
-			errs.Add(path+".prompt", "%d bytes must be at most 4 MiB", len(s.Prompt))
-		}
-	} else {
-		s.PromptTokens.validate(path+".prompt_tokens", errs)
-		if s.SharedPrefixTokens < 0 {
-			errs.Add(path+".shared_prefix_tokens", "%d must not be negative", s.SharedPrefixTokens)
-		} else if s.SharedPrefixTokens > 0 && s.SharedPrefixTokens >= s.PromptTokens.Minimum() {
-			errs.Add(path+".shared_prefix_tokens", "%d must be less than the smallest prompt length (%d)", s.SharedPrefixTokens, s.PromptTokens.Minimum())
-		}
-	}
-	s.OutputTokens.validate(path+".output_tokens", errs)
-	if c := s.Conversation; c != nil {
-		c.validate(path+".conversation", s, errs)
-	}
-	if t := s.Sampling.Temperature; t != nil {
-		errs.Within(path+".sampling.temperature", *t, 0, 2, "")
-	}
-	if p := s.Sampling.TopP; p != nil {
-		errs.Above(path+".sampling.top_p", *p, 0, 1, "")
-	}
-	for _, o := range []struct {
-		name string
-		d    Duration
-	}{{ObjectiveTTFT, s.SLO.TTFT}, {ObjectiveTPOT, s.SLO.TPOT}, {ObjectiveE2E, s.SLO.E2E}, {ObjectiveStall, s.SLO.Stall}, {ObjectiveTTFTAnswer, s.SLO.TTFTAnswer}} {
-		errs.DurationWithin(path+".slo."+o.name, o.d, time.Millisecond, time.Hour, true)
-	}
-	if r := s.SLO.TargetRatio; !(r > 0 && r < 1) {
-		errs.Add(path+".slo.target_ratio", "%g must be within (0, 1), like 0.99", r)
-	}
-	if q := s.Quality; q != nil {
-		if q.Contains == "" && q.Regex == "" && !q.JSON {
-			errs.Add(path+".quality", "sets no check: use contains, regex or json")
-		}
-		if q.Regex != "" {
-			re, err := regexp.Compile(q.Regex)
-			if err != nil {
-				errs.Add(path+".quality.regex", "%v", err)
-			}
-			q.compiled = re
-		}
-	}
-}
-
-// Minimum is the smallest length the distribution yields.
-func (d Distribution) Minimum() int {
-	switch d.Kind {
-	case DistUniform:
-		return d.Min
-	case DistLognormal:
-		return max(d.Min, 1)
-	case DistEmpirical:
-		lo, _ := d.empiricalRange()
-		return lo
-	default:
-		return d.Value
-	}
-}
-
-// Maximum is the largest length the distribution yields.
-func (d Distribution) Maximum() int {
-	switch d.Kind {
-	case DistUniform:
-		return d.Max
-	case DistLognormal:
-		if d.Max > 0 {
-			return d.Max
-		}
-		// Without max it stops at lognormalMaxFactor times its mean, so
-		// no draw from its tail is unbounded.
-		return int(min(math.Ceil(d.Mean*lognormalMaxFactor), maxTokens))
-	case DistEmpirical:
-		_, hi := d.empiricalRange()
-		return hi
-	default:
-		return d.Value
-	}
-}
-
-// empiricalRange is the smallest and largest value of well-formed pairs
-// (0, 0 without one); it is asked before validation has passed.
-func (d Distribution) empiricalRange() (lo, hi int) {
-	for _, p := range d.Values {
-		if len(p) != 2 || !(p[0] >= 1 && p[0] <= maxTokens) {
-			continue
-		}
-		v := int(p[0])
-		if hi == 0 || v < lo {
-			lo = v
-		}
-		hi = max(hi, v)
-	}
-	return lo, hi
-}
-
-func (d *Distribution) validate(path string, errs *field.Errors) {
-	if d.Kind == "" {
-		d.Kind = DistFixed
-	}
-	switch d.Kind {
-	case DistFixed:
-		errs.IntWithin(path+".value", d.Value, 1, maxTokens, "tokens")
-		if d.Min != 0 || d.Max != 0 || d.Mean != 0 || d.Sigma != 0 || d.Values != nil {
-			errs.Add(path, "a fixed length takes only value")
-		}
-	case DistUniform:
-		if d.Min < 1 || d.Max > maxTokens || d.Max < d.Min {
-			errs.Add(path, "uniform needs 1 <= min <= max <= %d tokens (got min %d, max %d)", maxTokens, d.Min, d.Max)
-		}
-		if d.Value != 0 || d.Mean != 0 || d.Sigma != 0 || d.Values != nil {
-			errs.Add(path, "a uniform length takes only min and max")
-		}
-	case DistLognormal:
-		errs.Within(path+".mean", d.Mean, 1, maxTokens, "tokens")
-		errs.Above(path+".sigma", d.Sigma, 0, 4, "")
-		if d.Min < 0 || (d.Max != 0 && d.Max < max(d.Min, 1)) || d.Max > maxTokens {
-			errs.Add(path, "lognormal clamps need 0 <= min <= max <= %d tokens (got min %d, max %d)", maxTokens, d.Min, d.Max)
-		}
-		if d.Value != 0 || d.Values != nil {
-			errs.Add(path, "a lognormal length takes mean, sigma, min and max, not value or values")
-		}
-	case DistEmpirical:
-		d.validateEmpirical(path, errs)
-	default:
-		errs.Add(path+".distribution", "%q must be one of %s", d.Kind, strings.Join([]string{DistFixed, DistUniform, DistLognormal, DistEmpirical}, ", "))
-	}
-}
-
-// validateEmpirical checks the [tokens, weight] pairs. A pasted histogram may
-// be long and wrong throughout, so the first few bad pairs are named and the
-// rest counted.
-func (d *Distribution) validateEmpirical(path string, errs *field.Errors) {
-	if d.Value != 0 || d.Min != 0 || d.Max != 0 || d.Mean != 0 || d.Sigma != 0 {
-		errs.Add(path, "an empirical length takes only values")
-	}
-	switch n := len(d.Values); {
-	case n == 0:
-		errs.Add(path+".values", "needs at least one [tokens, weight] pair, like [[64, 5], [256, 3]]")
-		return
-	case n > maxEmpiricalValues:
-		errs.Add(path+".values", "has %d pairs; at most %d are allowed", n, maxEmpiricalValues)
-		return
-	}
-	bad, sum := 0, 0.0
-	for i, p := range d.Values {
-		msg := ""
-		switch {
-		case len(p) != 2:
-			msg = fmt.Sprintf("has %d numbers; each pair is [tokens, weight]", len(p))
-		case !(p[0] >= 1 && p[0] <= maxTokens) || p[0] != math.Trunc(p[0]):
-			msg = fmt.Sprintf("tokens %s must be a whole number within [1, %d]", strconv.FormatFloat(p[0], 'f', -1, 64), maxTokens)
-		case !(p[1] > 0) || math.IsInf(p[1], 0):
-			msg = fmt.Sprintf("weight %g must be a finite number above 0", p[1])
-		default:
-			sum += p[1]
-			continue
-		}
-		if bad++; bad <= maxPairErrors {
-			errs.Add(fmt.Sprintf("%s.values[%d]", path, i), "%s", msg)
-		}
-	}
-	switch {
-	case bad > maxPairErrors:
-		errs.Add(path+".values", "and %d more bad pairs", bad-maxPairErrors)
-	case bad == 0 && math.IsInf(sum, 0):
-		errs.Add(path+".values", "the weights sum past the largest number; scale them down")
-	}
-}
-
-func (d *PromptDataset) validate(path string, errs *field.Errors) {
-	if d.Format == "" {
-		d.Format = DatasetShareGPT
-	}
-	if d.Format != DatasetShareGPT {
-		errs.Add(path+".format", "%q must be %q", d.Format, DatasetShareGPT)
-	}
-	if d.File == "" {
-		errs.Add(path+".file", "is required")
 	}
 }
 

@@ -1,4 +1,4 @@
-package config
+package workload
 
 import (
 	"time"
@@ -19,7 +19,7 @@ type Conversation struct {
 	// (which is prompt_tokens long); unset, the load makes it prompt_tokens.
 	FollowupTokens Distribution `yaml:"followup_tokens,omitempty"`
 	// ThinkTime is the pause between an answer and the next user message.
-	ThinkTime Duration `yaml:"think_time,omitempty"`
+	ThinkTime field.Duration `yaml:"think_time,omitempty"`
 }
 
 // Bounds of a conversation.
