@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/enginemetrics"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober"
@@ -48,7 +49,7 @@ func TestBurstReportsEngineMetrics(t *testing.T) {
 	c := engineClient(t, target, config.DefaultEngineMetrics)
 	b := burstOf(config.ArrivalPoisson, 20, 1500*time.Millisecond)
 	b.Warmup = config.Warmup{Requests: 2}
-	rep, err := Runner{Client: c}.Run(context.Background(), b, []config.Scenario{burstScenario()})
+	rep, err := Runner{Client: c}.Run(context.Background(), b, []workload.Scenario{burstScenario()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +189,7 @@ func TestEngineMetricsFailuresNeverFailTheBurst(t *testing.T) {
 			b := burstOf(config.ArrivalConstant, 20, 0)
 			b.Requests = 3
 			start := time.Now()
-			rep, err := Runner{Client: client}.Run(context.Background(), b, []config.Scenario{testkit.Scenario()})
+			rep, err := Runner{Client: client}.Run(context.Background(), b, []workload.Scenario{testkit.Scenario()})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -263,7 +264,7 @@ func TestSweepStepsHaveTheirOwnEngineWindow(t *testing.T) {
 	b := burstOf(config.ArrivalConstant, 10, 0)
 	b.Requests = 4
 	b.Sweep = &config.Sweep{Rates: []float64{10, 20}}
-	rep, err := Runner{Client: c}.Run(context.Background(), b, []config.Scenario{testkit.Scenario()})
+	rep, err := Runner{Client: c}.Run(context.Background(), b, []workload.Scenario{testkit.Scenario()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,7 +302,7 @@ func TestEngineReadKeepsAShardOnTime(t *testing.T) {
 	b := burstOf(config.ArrivalConstant, 20, 0)
 	b.Requests = 4
 	start := time.Now().Add(400 * time.Millisecond)
-	rep, err := Runner{Client: c, Start: start}.Run(context.Background(), b, []config.Scenario{testkit.Scenario()})
+	rep, err := Runner{Client: c, Start: start}.Run(context.Background(), b, []workload.Scenario{testkit.Scenario()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
@@ -44,10 +45,10 @@ func serialSim(t *testing.T, maxBatch int) (*prober.Client, *sim.Engine) {
 	return c, e
 }
 
-func burstScenario() config.Scenario {
+func burstScenario() workload.Scenario {
 	s := testkit.Scenario()
-	s.OutputTokens = config.Distribution{Kind: config.DistFixed, Value: 5}
-	s.SLO = config.SLO{TTFT: config.Duration(100 * time.Millisecond), TargetRatio: 0.9}
+	s.OutputTokens = workload.Distribution{Kind: workload.DistFixed, Value: 5}
+	s.SLO = workload.SLO{TTFT: config.Duration(100 * time.Millisecond), TargetRatio: 0.9}
 	return s
 }
 
@@ -62,7 +63,7 @@ func burstOf(process string, rate float64, d time.Duration) config.Burst {
 
 func runAt(t *testing.T, c *prober.Client, b config.Burst) *report.Report {
 	t.Helper()
-	rep, err := Runner{Client: c}.Run(context.Background(), b, []config.Scenario{burstScenario()})
+	rep, err := Runner{Client: c}.Run(context.Background(), b, []workload.Scenario{burstScenario()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +103,7 @@ func TestWarmupExcluded(t *testing.T) {
 	c, e := serialSim(t, 8)
 	b := burstOf(config.ArrivalConstant, 50, 0)
 	b.Duration, b.Requests, b.Warmup = 0, 10, config.Warmup{Requests: 5}
-	out := Runner{Client: c}.runRate(context.Background(), b, []config.Scenario{burstScenario()}, 50)
+	out := Runner{Client: c}.runRate(context.Background(), b, []workload.Scenario{burstScenario()}, 50)
 	if len(out.Results) != 10 || out.Warmup != 5 || out.Planned != 10 {
 		t.Fatalf("results %d, warmup %d, planned %d; want 10, 5, 10", len(out.Results), out.Warmup, out.Planned)
 	}
@@ -129,7 +130,7 @@ func TestSafetyBrake(t *testing.T) {
 		flipped <- time.Now()
 	}()
 	start := time.Now()
-	out := Runner{Client: c}.runRate(context.Background(), b, []config.Scenario{burstScenario()}, 40)
+	out := Runner{Client: c}.runRate(context.Background(), b, []workload.Scenario{burstScenario()}, 40)
 	stopped := time.Now()
 	at := <-flipped
 	if !out.Aborted || !strings.Contains(out.AbortReason, "reject") {
@@ -213,7 +214,7 @@ func TestHangingServerIsBrakedAndCounted(t *testing.T) {
 	c := clientOf(t, hangAfterHeaders(t).URL, 1500*time.Millisecond)
 	b := burstOf(config.ArrivalConstant, 20, 10*time.Second)
 	b.Brake = config.Brake{Window: config.Duration(time.Second), MaxSLOMissRatio: 0.5}
-	rep, err := Runner{Client: c}.Run(context.Background(), b, []config.Scenario{burstScenario()})
+	rep, err := Runner{Client: c}.Run(context.Background(), b, []workload.Scenario{burstScenario()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +257,7 @@ func TestShutdownCountsInFlightAndSaves(t *testing.T) {
 		}
 		cancel(errors.New("llmprobe is shutting down"))
 	}()
-	rep, err := Runner{Client: c, Store: store, InFlight: flying}.Run(ctx, b, []config.Scenario{burstScenario()})
+	rep, err := Runner{Client: c, Store: store, InFlight: flying}.Run(ctx, b, []workload.Scenario{burstScenario()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +289,7 @@ func TestBrakeIgnoresTwoTransientErrors(t *testing.T) {
 	c := clientOf(t, flaky.URL, 5*time.Second)
 	b := burstOf(config.ArrivalConstant, 40, time.Second)
 	b.Brake = config.Brake{Window: config.Duration(time.Second), MaxErrorRatio: 0.3}
-	rep, err := Runner{Client: c}.Run(context.Background(), b, []config.Scenario{burstScenario()})
+	rep, err := Runner{Client: c}.Run(context.Background(), b, []workload.Scenario{burstScenario()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/burst/plan"
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
 )
@@ -44,7 +45,7 @@ type Watcher interface {
 type burstLoop struct {
 	burst     config.Burst
 	client    *prober.Client
-	scenarios []config.Scenario
+	scenarios []workload.Scenario
 	cancel    context.CancelCauseFunc
 }
 
@@ -117,7 +118,7 @@ func (s *Scheduler) Stop() {
 
 // loop runs b on its schedule and, with a watch, when its target's engine
 // changed; one run at a time, so a change seen during a run waits for it.
-func (s *Scheduler) loop(ctx context.Context, b config.Burst, client *prober.Client, scenarios []config.Scenario, watch *engineWatch) {
+func (s *Scheduler) loop(ctx context.Context, b config.Burst, client *prober.Client, scenarios []workload.Scenario, watch *engineWatch) {
 	runner := s.runner
 	runner.Client = client
 	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())) // jitter only: no need to repeat

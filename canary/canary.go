@@ -15,6 +15,7 @@ import (
 	"github.com/go-kit/log/level"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/internal/clock"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/prompt"
@@ -40,7 +41,7 @@ type scheduleKey struct{ target, scenario string }
 
 type schedule struct {
 	client   *prober.Client
-	scenario config.Scenario
+	scenario workload.Scenario
 	interval time.Duration
 	jitter   time.Duration
 	cancel   context.CancelFunc

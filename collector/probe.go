@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/prober"
 )
 
@@ -93,7 +94,7 @@ var histFamilies = [numHists]family{
 	histDispatch: {"dispatch_delay_seconds", "How late the prober sent a request after it was due.", nil},
 	// Only requests that reasoned create it.
 	histTTFTAnswer: {"time_to_first_answer_token_seconds", "Time from when a successful request that reasoned was due to its first answer token (content, text or tool_calls).", nil},
-	// Only conversation scenarios create it; turn is bounded by config.MaxTurns.
+	// Only conversation scenarios create it; turn is bounded by workload.MaxTurns.
 	histTurn: {"conversation_ttft_seconds", "TTFT of a conversation's successful requests by turn: from turn 2 on, a working prefix cache serves the history and TTFT falls.", []string{"turn"}},
 }
 
@@ -409,7 +410,7 @@ func (p *Probe) record(key [4]string, r *prober.Result) {
 	if r.FirstTokenSeen() {
 		s.observe(histTTFT, r.TTFT)
 		s.components(r.TTFTParts)
-		if r.Turn >= 1 && r.Turn <= config.MaxTurns {
+		if r.Turn >= 1 && r.Turn <= workload.MaxTurns {
 			s.observeWith(histTurn, []string{strconv.Itoa(r.Turn)}, r.TTFT)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/prober"
 )
 
@@ -316,7 +317,7 @@ llmprobe_reasoning_output_tokens_total{kind="reasoning",model="m",scenario="s",t
 
 // A conversation's successful requests land in the turn series by turn,
 // native histograms only (32 turns of classic buckets would be most of a
-// page); a turn past config.MaxTurns (never configured) and a request of no
+// page); a turn past workload.MaxTurns (never configured) and a request of no
 // conversation make no series.
 func TestConversationTurnSeries(t *testing.T) {
 	p := NewProbe(true)
@@ -332,7 +333,7 @@ scenarios:
 		t.Fatal(err)
 	}
 	p.Configure(cfg)
-	for _, turn := range []int{0, 1, 2, 2, config.MaxTurns + 1} {
+	for _, turn := range []int{0, 1, 2, 2, workload.MaxTurns + 1} {
 		r := successResult("a")
 		r.Turn = turn
 		p.Observe(r)

@@ -6,6 +6,9 @@ import (
 	"regexp"
 	"slices"
 	"time"
+
+	"github.com/llmprobe/llmprobe/config/field"
+	"github.com/llmprobe/llmprobe/config/workload"
 )
 
 // Arrival processes of a burst.
@@ -179,8 +182,8 @@ func (c *Config) Burst(name string) (Burst, bool) {
 }
 
 // ScenariosOf returns the scenarios b mixes, in the order of b.Scenarios.
-func (c *Config) ScenariosOf(b Burst) []Scenario {
-	out := make([]Scenario, 0, len(b.Scenarios))
+func (c *Config) ScenariosOf(b Burst) []workload.Scenario {
+	out := make([]workload.Scenario, 0, len(b.Scenarios))
 	for _, ws := range b.Scenarios {
 		s, _ := c.Scenario(ws.Scenario)
 		out = append(out, s)
@@ -190,34 +193,34 @@ func (c *Config) ScenariosOf(b Burst) []Scenario {
 
 var timeOfDayRe = regexp.MustCompile(`^([01]\d|2[0-3]):([0-5]\d)$`)
 
-func (b *Burst) validate(path string, cfg *Config, seen map[string]string, errs *errList) {
-	checkName(path, b.Name, "burst", seen, errs)
+func (b *Burst) validate(path string, cfg *Config, seen map[string]string, errs *field.Errors) {
+	errs.Name(path, b.Name, "burst", seen)
 	if b.Target == "" {
-		errs.add(path+".target", "is required")
+		errs.Add(path+".target", "is required")
 	} else if _, ok := cfg.Target(b.Target); !ok {
-		errs.add(path+".target", "unknown target %q", b.Target)
+		errs.Add(path+".target", "unknown target %q", b.Target)
 	}
 	if len(b.Scenarios) == 0 {
-		errs.add(path+".scenarios", "at least one scenario is required")
+		errs.Add(path+".scenarios", "at least one scenario is required")
 	}
 	for i := range b.Scenarios {
 		ws := &b.Scenarios[i]
 		p := fmt.Sprintf("%s.scenarios[%d]", path, i)
 		if _, ok := cfg.Scenario(ws.Scenario); !ok {
-			errs.add(p+".scenario", "unknown scenario %q", ws.Scenario)
+			errs.Add(p+".scenario", "unknown scenario %q", ws.Scenario)
 		}
 		if ws.Weight == 0 {
 			ws.Weight = 1
 		}
-		errs.above(p+".weight", ws.Weight, 0, 1e6, "")
+		errs.Above(p+".weight", ws.Weight, 0, 1e6, "")
 	}
 	switch b.Arrival.Process {
 	case ArrivalConstant, ArrivalPoisson:
 	case ArrivalGamma:
-		errs.within(path+".arrival.burstiness", b.Arrival.Burstiness, minBurstiness, maxBurstiness, "(1 is Poisson, below 1 burstier)")
+		errs.Within(path+".arrival.burstiness", b.Arrival.Burstiness, minBurstiness, maxBurstiness, "(1 is Poisson, below 1 burstier)")
 	case ArrivalTrace:
 	default:
-		errs.add(path+".arrival.process", "%q must be constant, poisson, gamma or trace", b.Arrival.Process)
+		errs.Add(path+".arrival.process", "%q must be constant, poisson, gamma or trace", b.Arrival.Process)
 	}
 	if b.Arrival.Process == ArrivalTrace {
 		b.validateTrace(path, cfg, errs)
@@ -225,25 +228,25 @@ func (b *Burst) validate(path string, cfg *Config, seen map[string]string, errs 
 			b.Arrival.Speedup = 1
 		}
 	} else if b.Arrival.File != "" || b.Arrival.Format != "" || b.Arrival.Speedup != 0 {
-		errs.add(path+".arrival", "file, format and speedup go with process: trace only")
+		errs.Add(path+".arrival", "file, format and speedup go with process: trace only")
 	}
 	if b.Sweep == nil && b.Arrival.Process != ArrivalTrace {
-		errs.within(path+".arrival.rate", b.Arrival.Rate, minRate, MaxRate, "requests per second")
+		errs.Within(path+".arrival.rate", b.Arrival.Rate, minRate, MaxRate, "requests per second")
 	}
 	if (b.Duration != 0) == (b.Requests != 0) {
-		errs.add(path, "set exactly one of duration and requests")
+		errs.Add(path, "set exactly one of duration and requests")
 	}
 	if b.Requests != 0 {
-		errs.intWithin(path+".requests", b.Requests, 1, MaxPlannedCeiling, "")
+		errs.IntWithin(path+".requests", b.Requests, 1, MaxPlannedCeiling, "")
 	}
-	errs.durationWithin(path+".duration", b.Duration, time.Second, 24*time.Hour, true)
+	errs.DurationWithin(path+".duration", b.Duration, time.Second, 24*time.Hour, true)
 	if b.Warmup.Duration != 0 && b.Warmup.Requests != 0 {
-		errs.add(path+".warmup", "set at most one of duration and requests")
+		errs.Add(path+".warmup", "set at most one of duration and requests")
 	}
-	errs.durationWithin(path+".warmup.duration", b.Warmup.Duration, time.Second, time.Hour, true)
-	errs.intWithin(path+".warmup.requests", b.Warmup.Requests, 0, MaxPlannedCeiling, "")
-	errs.intWithin(path+".max_concurrency", b.MaxConcurrency, 1, maxConcurrency, "")
-	errs.intWithin(path+".keep", b.Keep, 1, 1000, "reports")
+	errs.DurationWithin(path+".warmup.duration", b.Warmup.Duration, time.Second, time.Hour, true)
+	errs.IntWithin(path+".warmup.requests", b.Warmup.Requests, 0, MaxPlannedCeiling, "")
+	errs.IntWithin(path+".max_concurrency", b.MaxConcurrency, 1, maxConcurrency, "")
+	errs.IntWithin(path+".keep", b.Keep, 1, 1000, "reports")
 	b.Schedule.validate(path+".schedule", errs)
 	b.Brake.validate(path+".brake", errs)
 	if sw := b.Sweep; sw != nil {
@@ -254,75 +257,75 @@ func (b *Burst) validate(path string, cfg *Config, seen map[string]string, errs 
 	}
 }
 
-func (s *BurstSchedule) validate(path string, errs *errList) {
-	errs.durationWithin(path+".every", s.Every, time.Second, 30*24*time.Hour, true)
+func (s *BurstSchedule) validate(path string, errs *field.Errors) {
+	errs.DurationWithin(path+".every", s.Every, time.Second, 30*24*time.Hour, true)
 	if s.Jitter < 0 || (s.Every > 0 && s.Jitter >= s.Every) {
-		errs.add(path+".jitter", "%s must be at least 0s and less than every", s.Jitter)
+		errs.Add(path+".jitter", "%s must be at least 0s and less than every", s.Jitter)
 	}
 	if s.Every > 0 && len(s.At) > 0 {
-		errs.add(path, "set every or at, not both")
+		errs.Add(path, "set every or at, not both")
 	}
 	for i, at := range s.At {
 		if !timeOfDayRe.MatchString(at) {
-			errs.add(fmt.Sprintf("%s.at[%d]", path, i), "%q must be a UTC time of day like 02:30", at)
+			errs.Add(fmt.Sprintf("%s.at[%d]", path, i), "%q must be a UTC time of day like 02:30", at)
 		}
 	}
 	if ec := s.OnEngineChange; ec != nil {
-		errs.durationWithin(path+".on_engine_change.settle", ec.Settle, time.Second, 24*time.Hour, false)
-		errs.above(path+".on_engine_change.max_increase", ec.MaxIncrease, 0, 100, "(0.1 means +10%)")
+		errs.DurationWithin(path+".on_engine_change.settle", ec.Settle, time.Second, 24*time.Hour, false)
+		errs.Above(path+".on_engine_change.max_increase", ec.MaxIncrease, 0, 100, "(0.1 means +10%)")
 	}
 }
 
-func (br *Brake) validate(path string, errs *errList) {
+func (br *Brake) validate(path string, errs *field.Errors) {
 	for _, r := range []struct {
 		name string
 		v    float64
 	}{{"max_error_ratio", br.MaxErrorRatio}, {"max_reject_ratio", br.MaxRejectRatio}, {"max_slo_miss_ratio", br.MaxSLOMissRatio}} {
-		errs.within(path+"."+r.name, r.v, 0, 1, "")
+		errs.Within(path+"."+r.name, r.v, 0, 1, "")
 	}
 	if (br.MaxErrorRatio > 0 || br.MaxRejectRatio > 0 || br.MaxSLOMissRatio > 0) && br.Window == 0 {
-		errs.add(path+".window", "is required when a brake ratio is set")
+		errs.Add(path+".window", "is required when a brake ratio is set")
 	}
-	errs.durationWithin(path+".window", br.Window, time.Second, time.Hour, true)
-	errs.intWithin(path+".min_samples", br.MinSamples, 0, 1_000_000, "(0 sizes it to the rate)")
+	errs.DurationWithin(path+".window", br.Window, time.Second, time.Hour, true)
+	errs.IntWithin(path+".min_samples", br.MinSamples, 0, 1_000_000, "(0 sizes it to the rate)")
 }
 
-func (sw *Sweep) validate(path string, errs *errList) {
+func (sw *Sweep) validate(path string, errs *field.Errors) {
 	if (len(sw.Rates) > 0) == (sw.Auto != nil) {
-		errs.add(path, "set exactly one of rates and auto")
+		errs.Add(path, "set exactly one of rates and auto")
 	}
 	if len(sw.Rates) > MaxSweepSteps {
-		errs.add(path+".rates", "%d rates must be at most %d", len(sw.Rates), MaxSweepSteps)
+		errs.Add(path+".rates", "%d rates must be at most %d", len(sw.Rates), MaxSweepSteps)
 	}
 	for i, r := range sw.Rates {
-		errs.within(fmt.Sprintf("%s.rates[%d]", path, i), r, minRate, MaxRate, "requests per second")
+		errs.Within(fmt.Sprintf("%s.rates[%d]", path, i), r, minRate, MaxRate, "requests per second")
 	}
 	a := sw.Auto
 	if a == nil {
 		return
 	}
-	ok := errs.within(path+".auto.start", a.Start, minRate, MaxRate, "requests per second")
-	ok = errs.within(path+".auto.max", a.Max, minRate, MaxRate, "requests per second") && ok
-	ok = errs.within(path+".auto.step", a.Step, minRate, MaxRate, "requests per second") && ok
+	ok := errs.Within(path+".auto.start", a.Start, minRate, MaxRate, "requests per second")
+	ok = errs.Within(path+".auto.max", a.Max, minRate, MaxRate, "requests per second") && ok
+	ok = errs.Within(path+".auto.step", a.Step, minRate, MaxRate, "requests per second") && ok
 	if ok && a.Max < a.Start {
-		errs.add(path+".auto.max", "%g must be at least start (%g)", a.Max, a.Start)
+		errs.Add(path+".auto.max", "%g must be at least start (%g)", a.Max, a.Start)
 	} else if ok && (a.Max-a.Start)/a.Step >= MaxSweepSteps {
-		errs.add(path+".auto.step", "%g makes %.0f steps from %g to %g; at most %d are allowed", a.Step, math.Floor((a.Max-a.Start)/a.Step)+1, a.Start, a.Max, MaxSweepSteps)
+		errs.Add(path+".auto.step", "%g makes %.0f steps from %g to %g; at most %d are allowed", a.Step, math.Floor((a.Max-a.Start)/a.Step)+1, a.Start, a.Max, MaxSweepSteps)
 	}
 	if !(a.TargetRatio >= 0 && a.TargetRatio < 1) {
-		errs.add(path+".auto.target_ratio", "%g must be within [0, 1)", a.TargetRatio)
+		errs.Add(path+".auto.target_ratio", "%g must be within [0, 1)", a.TargetRatio)
 	}
 }
 
-func (r MaxRegression) validate(path string, errs *errList) {
+func (r MaxRegression) validate(path string, errs *field.Errors) {
 	if !slices.Contains(BurstMetrics, r.Metric) {
-		errs.add(path+".metric", "%q must be one of %v", r.Metric, BurstMetrics)
+		errs.Add(path+".metric", "%q must be one of %v", r.Metric, BurstMetrics)
 	}
 	if !slices.Contains(BurstQuantiles, r.Quantile) {
-		errs.add(path+".quantile", "%q must be one of %v", r.Quantile, BurstQuantiles)
+		errs.Add(path+".quantile", "%q must be one of %v", r.Quantile, BurstQuantiles)
 	}
 	if r.Significant && r.Metric != "ttft" && r.Metric != "tpot" {
-		errs.add(path+".significant", "the significance test runs on ttft and tpot samples only")
+		errs.Add(path+".significant", "the significance test runs on ttft and tpot samples only")
 	}
-	errs.above(path+".max_increase", r.MaxIncrease, 0, 100, "(0.2 means +20%)")
+	errs.Above(path+".max_increase", r.MaxIncrease, 0, 100, "(0.2 means +20%)")
 }

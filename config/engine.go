@@ -4,6 +4,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/llmprobe/llmprobe/config/field"
 )
 
 // Engine families whose /metrics names llmprobe knows (enginemetrics maps
@@ -45,12 +47,12 @@ func (e *EngineMetrics) UnmarshalYAML(unmarshal func(any) error) error {
 	return unmarshal((*plain)(e))
 }
 
-func (e *EngineMetrics) validate(path string, errs *errList) {
+func (e *EngineMetrics) validate(path string, errs *field.Errors) {
 	if e.URL != "" {
 		if msg := urlProblem(e.URL); msg != "" {
-			errs.add(path+".url", "%s", msg)
+			errs.Add(path+".url", "%s", msg)
 		} else if u, _ := url.Parse(e.URL); u.Path == "" || u.Path == "/" {
-			errs.add(path+".url", "%q names no path; the engine's page is usually /metrics", e.URL)
+			errs.Add(path+".url", "%q names no path; the engine's page is usually /metrics", e.URL)
 		}
 	}
 	known := false
@@ -58,11 +60,11 @@ func (e *EngineMetrics) validate(path string, errs *errList) {
 		known = known || e.Family == f
 	}
 	if !known {
-		errs.add(path+".family", "%q must be one of %s", e.Family, strings.Join(EngineFamilies, ", "))
+		errs.Add(path+".family", "%q must be one of %s", e.Family, strings.Join(EngineFamilies, ", "))
 	}
-	okInterval := errs.durationWithin(path+".interval", e.Interval, 5*time.Second, 24*time.Hour, false)
-	okTimeout := errs.durationWithin(path+".timeout", e.Timeout, 100*time.Millisecond, time.Minute, false)
+	okInterval := errs.DurationWithin(path+".interval", e.Interval, 5*time.Second, 24*time.Hour, false)
+	okTimeout := errs.DurationWithin(path+".timeout", e.Timeout, 100*time.Millisecond, time.Minute, false)
 	if okInterval && okTimeout && e.Timeout >= e.Interval {
-		errs.add(path+".timeout", "%s must be less than the interval (%s)", e.Timeout, e.Interval)
+		errs.Add(path+".timeout", "%s must be less than the interval (%s)", e.Timeout, e.Interval)
 	}
 }

@@ -3,9 +3,10 @@ package config
 import (
 	"os"
 	"reflect"
-	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/llmprobe/llmprobe/config/workload"
 )
 
 func loadGood(t *testing.T, edit func(string) string) *Config {
@@ -43,6 +44,10 @@ func TestEqual(t *testing.T) {
 		"rotated header secret": func(s string) string { return strings.Replace(s, "sk-header-secret", "sk-rotated", 1) },
 		"threshold":             func(s string) string { return strings.Replace(s, "ttft: 500ms", "ttft: 400ms", 1) },
 		"extra_body":            func(s string) string { return strings.Replace(s, "ignore_eos: true", "ignore_eos: false", 1) },
+		"prompt length":         func(s string) string { return strings.Replace(s, "prompt_tokens: 128", "prompt_tokens: 129", 1) },
+		"lognormal clamp":       func(s string) string { return strings.Replace(s, "      max: 4096", "      max: 4095", 1) },
+		"sampling seed":         func(s string) string { return strings.Replace(s, "seed: 42", "seed: 43", 1) },
+		"quality check":         func(s string) string { return strings.Replace(s, "      json: true", "      contains: ok", 1) },
 		"proxy password": func(s string) string {
 			return strings.Replace(s, "      authorization:\n        credentials: sk-bearer-secret", "      proxy_url: http://user:pw2@proxy:3128\n      authorization:\n        credentials: sk-bearer-secret", 1)
 		},
@@ -69,14 +74,24 @@ func TestEqual(t *testing.T) {
 	if !Equal(a.Targets[0], b.Targets[0]) {
 		t.Error("a cached proxy function counts as a change")
 	}
-	q := Scenario{Name: "q", Quality: &Quality{Regex: "ok"}}
-	compiled := q
-	compiled.Quality = &Quality{Regex: "ok"}
-	compiled.Quality.compiled = regexp.MustCompile("ok")
-	if !Equal(q, compiled) {
+	// A scenario's quality regexp, compiled by the load inside workload's
+	// own type, is derived state too.
+	compiled := loadGood(t, func(s string) string {
+		return strings.Replace(s, "      json: true", "      regex: ok", 1)
+	}).Scenarios[2]
+	if compiled.Quality.Regexp() == nil {
+		t.Fatal("the load compiled no regexp: nothing to compare")
+	}
+	written := compiled
+	written.Quality = &workload.Quality{Regex: "ok"}
+	if reflect.DeepEqual(compiled, written) {
+		t.Error("reflect.DeepEqual agrees now: the compiled regexp no longer exercises Equal's rule")
+	}
+	if !Equal(compiled, written) {
 		t.Error("a compiled regexp counts as a change")
 	}
-	if Equal(compiled, Scenario{Name: "q", Quality: &Quality{Regex: "ok!"}}) {
+	written.Quality = &workload.Quality{Regex: "ok!"}
+	if Equal(compiled, written) {
 		t.Error("a changed regex is not a change")
 	}
 	if Equal(base.Bursts, base.Bursts[:1]) || !Equal(base.Bursts, loadGood(t, same).Bursts) {

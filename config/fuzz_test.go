@@ -21,7 +21,7 @@ func FuzzParse(f *testing.F) {
 		cfg, err := config.Parse(data, "fuzz.yml")
 		if err != nil {
 			msg := err.Error()
-			for _, goism := range []string{"*config.", "config.plain", "reflect.", "interface {}", "[]config."} {
+			for _, goism := range []string{"*config.", "config.plain", "reflect.", "interface {}", "[]config.", "workload.", "field."} {
 				if strings.Contains(msg, goism) {
 					t.Fatalf("the error shows Go's %q:\n%s", goism, msg)
 				}

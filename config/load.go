@@ -11,18 +11,17 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/llmprobe/llmprobe/config/field"
 	"github.com/llmprobe/llmprobe/config/internal/yamlerr"
 )
 
-// FieldError is a problem with one field, located by its path (targets[1].url).
-type FieldError struct {
-	Path string
-	Msg  string
-	// First is where the value a duplicate repeats was first written.
-	First string
-}
+// FieldError is a problem with one field, located by its path
+// (targets[1].url); the name the checks other packages own write.
+type FieldError = field.Error
 
-func (e *FieldError) Error() string { return e.Path + ": " + e.Msg }
+// Duration is a duration written as Prometheus does (500ms, 2s, 1m) or as Go
+// does (1.5s), in every part of the configuration.
+type Duration = field.Duration
 
 // A Check is validation another package owns: it reads what a
 // configuration names (a dataset, a trace) or bounds what it costs. It runs
@@ -115,9 +114,7 @@ func (c *Config) setDirectory(dir string) {
 		c.Probe.HTTPClientConfig.SetDirectory(dir)
 	}
 	for i := range c.Scenarios {
-		if d := c.Scenarios[i].PromptDataset; d != nil && d.File != "" && !filepath.IsAbs(d.File) {
-			d.File = filepath.Join(dir, d.File)
-		}
+		c.Scenarios[i].SetDirectory(dir)
 	}
 	c.setTraceDirectory(dir)
 }

@@ -3,6 +3,8 @@ package config
 import (
 	"fmt"
 	"path/filepath"
+
+	"github.com/llmprobe/llmprobe/config/field"
 )
 
 // Trace formats.
@@ -12,33 +14,33 @@ const (
 )
 
 // validateTrace checks a trace burst's fields; burst/plan reads its file.
-func (b *Burst) validateTrace(path string, cfg *Config, errs *errList) {
+func (b *Burst) validateTrace(path string, cfg *Config, errs *field.Errors) {
 	a := &b.Arrival
 	p := path + ".arrival"
 	if a.File == "" {
-		errs.add(p+".file", "is required for process: trace")
+		errs.Add(p+".file", "is required for process: trace")
 	}
 	if a.Format != "" && a.Format != TraceAzure && a.Format != TraceMooncake {
-		errs.add(p+".format", "%q must be %s or %s (or left out to detect it)", a.Format, TraceAzure, TraceMooncake)
+		errs.Add(p+".format", "%q must be %s or %s (or left out to detect it)", a.Format, TraceAzure, TraceMooncake)
 	}
 	if a.Speedup != 0 && !(a.Speedup > 0 && a.Speedup <= MaxSpeedup) {
-		errs.add(p+".speedup", "%g must be above 0 and at most %d (it divides the trace's gaps)", a.Speedup, MaxSpeedup)
+		errs.Add(p+".speedup", "%g must be above 0 and at most %d (it divides the trace's gaps)", a.Speedup, MaxSpeedup)
 	}
 	if a.Rate != 0 {
-		errs.add(p+".rate", "a trace sets its own arrival times; leave rate out (speedup scales them)")
+		errs.Add(p+".rate", "a trace sets its own arrival times; leave rate out (speedup scales them)")
 	}
 	if b.Sweep != nil {
-		errs.add(path+".sweep", "a trace burst replays its own rate and cannot sweep")
+		errs.Add(path+".sweep", "a trace burst replays its own rate and cannot sweep")
 	}
 	for i, ws := range b.Scenarios {
 		s, found := cfg.Scenario(ws.Scenario)
 		switch {
 		case found && s.Prompt != "":
-			errs.add(fmt.Sprintf("%s.scenarios[%d]", path, i), "scenario %q sends a literal prompt; a trace sets prompt lengths", ws.Scenario)
+			errs.Add(fmt.Sprintf("%s.scenarios[%d]", path, i), "scenario %q sends a literal prompt; a trace sets prompt lengths", ws.Scenario)
 		case found && s.PromptDataset != nil:
-			errs.add(fmt.Sprintf("%s.scenarios[%d]", path, i), "scenario %q draws its prompts from a dataset; a trace sets prompt lengths", ws.Scenario)
+			errs.Add(fmt.Sprintf("%s.scenarios[%d]", path, i), "scenario %q draws its prompts from a dataset; a trace sets prompt lengths", ws.Scenario)
 		case found && s.Conversation != nil:
-			errs.add(fmt.Sprintf("%s.scenarios[%d]", path, i), "scenario %q is a conversation; a trace replays single requests", ws.Scenario)
+			errs.Add(fmt.Sprintf("%s.scenarios[%d]", path, i), "scenario %q is a conversation; a trace replays single requests", ws.Scenario)
 		}
 	}
 }

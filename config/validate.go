@@ -4,39 +4,31 @@ import (
 	"fmt"
 	"math"
 	"net/url"
-	"regexp"
-	"strconv"
-	"strings"
 	"time"
-)
 
-// Names become label values, so they are kept to a safe alphabet.
-var nameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$`)
+	"github.com/llmprobe/llmprobe/config/field"
+)
 
 // Request fields the prober owns; extra_body must not override them.
 var reservedBodyKeys = []string{"model", "prompt", "messages", "stream", "max_tokens", "max_completion_tokens"}
 
-type errList []*FieldError
-
-func (l *errList) add(path, format string, args ...any) {
-	*l = append(*l, &FieldError{Path: path, Msg: fmt.Sprintf(format, args...)})
-}
-
-func (c *Config) validate() errList {
-	var errs errList
+func (c *Config) validate() field.Errors {
+	var errs field.Errors
 	if len(c.Targets) == 0 {
-		errs.add("targets", "at least one target is required")
+		errs.Add("targets", "at least one target is required")
 	}
 	seen := map[string]string{}
 	for i := range c.Targets {
 		c.Targets[i].validate(fmt.Sprintf("targets[%d]", i), seen, &errs)
 	}
 	if len(c.Scenarios) == 0 {
-		errs.add("scenarios", "at least one scenario is required")
+		errs.Add("scenarios", "at least one scenario is required")
 	}
 	seen = map[string]string{}
 	for i := range c.Scenarios {
-		c.Scenarios[i].validate(fmt.Sprintf("scenarios[%d]", i), seen, &errs)
+		path := fmt.Sprintf("scenarios[%d]", i)
+		errs.Name(path, c.Scenarios[i].Name, "scenario", seen)
+		c.Scenarios[i].Validate(path, &errs)
 	}
 	c.Canary.validate(c, &errs)
 	seen = map[string]string{}
@@ -51,27 +43,12 @@ func (c *Config) validate() errList {
 	return errs
 }
 
-func checkName(path, name, kind string, seen map[string]string, errs *errList) {
-	switch {
-	case name == "":
-		errs.add(path+".name", "is required")
-	case !nameRe.MatchString(name):
-		errs.add(path+".name", "%q must be 1-63 letters, digits, '_', '.', ':' or '-', starting with a letter or digit", name)
-	default:
-		if first, dup := seen[name]; dup {
-			*errs = append(*errs, &FieldError{Path: path + ".name", Msg: fmt.Sprintf("duplicate %s name %q", kind, name), First: first + ".name"})
-			return
-		}
-		seen[name] = path
-	}
-}
-
-func (t *Target) validate(path string, seen map[string]string, errs *errList) {
-	checkName(path, t.Name, "target", seen, errs)
+func (t *Target) validate(path string, seen map[string]string, errs *field.Errors) {
+	errs.Name(path, t.Name, "target", seen)
 	if t.URL == "" {
-		errs.add(path+".url", "is required")
+		errs.Add(path+".url", "is required")
 	} else if msg := urlProblem(t.URL); msg != "" {
-		errs.add(path+".url", "%s", msg)
+		errs.Add(path+".url", "%s", msg)
 	}
 	t.validateSettings(path, errs)
 }
@@ -92,265 +69,70 @@ func urlProblem(raw string) string {
 
 // validateTemplate checks the probe: block, whose name and URL come from
 // each /probe request.
-func (t *Target) validateTemplate(errs *errList) {
+func (t *Target) validateTemplate(errs *field.Errors) {
 	if t.Name != "" {
-		errs.add("probe.name", "cannot be set: /probe results carry no target name")
+		errs.Add("probe.name", "cannot be set: /probe results carry no target name")
 	}
 	if t.URL != "" {
-		errs.add("probe.url", "cannot be set: the URL is /probe's target parameter")
+		errs.Add("probe.url", "cannot be set: the URL is /probe's target parameter")
 	}
 	if t.EngineMetrics != nil {
-		errs.add("probe.engine_metrics", "cannot be set: /probe measures one request, with no engine metrics around it")
+		errs.Add("probe.engine_metrics", "cannot be set: /probe measures one request, with no engine metrics around it")
 	}
 	t.validateSettings("probe", errs)
 }
 
 // validateSettings checks everything of a target but its name and URL.
-func (t *Target) validateSettings(path string, errs *errList) {
+func (t *Target) validateSettings(path string, errs *field.Errors) {
 	if t.API != APIChat && t.API != APICompletions {
-		errs.add(path+".api", "%q must be %q or %q", t.API, APIChat, APICompletions)
+		errs.Add(path+".api", "%q must be %q or %q", t.API, APIChat, APICompletions)
 	}
-	errs.durationWithin(path+".timeout", t.Timeout, 100*time.Millisecond, time.Hour, false)
-	errs.durationWithin(path+".info_interval", t.InfoInterval, time.Second, 24*time.Hour, false)
+	errs.DurationWithin(path+".timeout", t.Timeout, 100*time.Millisecond, time.Hour, false)
+	errs.DurationWithin(path+".info_interval", t.InfoInterval, time.Second, 24*time.Hour, false)
 	for _, k := range reservedBodyKeys {
 		if _, ok := t.ExtraBody[k]; ok {
-			errs.add(path+".extra_body."+k, "%q is set by the prober from the scenario and cannot be overridden", k)
+			errs.Add(path+".extra_body."+k, "%q is set by the prober from the scenario and cannot be overridden", k)
 		}
 	}
 	for k, v := range t.ExtraBody {
 		if sub, msg := jsonProblem(v); msg != "" {
-			errs.add(path+".extra_body."+k+sub, "%s; extra_body must encode to JSON", msg)
+			errs.Add(path+".extra_body."+k+sub, "%s; extra_body must encode to JSON", msg)
 		}
 	}
 	if err := t.HTTPClientConfig.Validate(); err != nil {
-		errs.add(path+".http_client_config", "%v", err)
+		errs.Add(path+".http_client_config", "%v", err)
 	}
 	if t.EngineMetrics != nil {
 		t.EngineMetrics.validate(path+".engine_metrics", errs)
 	}
 }
 
-func (s *Scenario) validate(path string, seen map[string]string, errs *errList) {
-	checkName(path, s.Name, "scenario", seen, errs)
-	if d := s.PromptDataset; d != nil {
-		if s.Prompt != "" {
-			errs.add(path+".prompt_dataset", "cannot be used with a literal prompt")
-		}
-		if s.SharedPrefixTokens > 0 {
-			errs.add(path+".shared_prefix_tokens", "cannot be used with prompt_dataset")
-		}
-		d.validate(path+".prompt_dataset", errs)
-	} else if s.Prompt != "" {
-		if s.SharedPrefixTokens > 0 {
-			errs.add(path+".shared_prefix_tokens", "cannot be used with a literal prompt")
-		}
-		if len(s.Prompt) > 4<<20 {
-			errs.add(path+".prompt", "%d bytes must be at most 4 MiB", len(s.Prompt))
-		}
-	} else {
-		s.PromptTokens.validate(path+".prompt_tokens", errs)
-		if s.SharedPrefixTokens < 0 {
-			errs.add(path+".shared_prefix_tokens", "%d must not be negative", s.SharedPrefixTokens)
-		} else if s.SharedPrefixTokens > 0 && s.SharedPrefixTokens >= s.PromptTokens.Minimum() {
-			errs.add(path+".shared_prefix_tokens", "%d must be less than the smallest prompt length (%d)", s.SharedPrefixTokens, s.PromptTokens.Minimum())
-		}
-	}
-	s.OutputTokens.validate(path+".output_tokens", errs)
-	if c := s.Conversation; c != nil {
-		c.validate(path+".conversation", s, errs)
-	}
-	if t := s.Sampling.Temperature; t != nil {
-		errs.within(path+".sampling.temperature", *t, 0, 2, "")
-	}
-	if p := s.Sampling.TopP; p != nil {
-		errs.above(path+".sampling.top_p", *p, 0, 1, "")
-	}
-	for _, o := range []struct {
-		name string
-		d    Duration
-	}{{ObjectiveTTFT, s.SLO.TTFT}, {ObjectiveTPOT, s.SLO.TPOT}, {ObjectiveE2E, s.SLO.E2E}, {ObjectiveStall, s.SLO.Stall}, {ObjectiveTTFTAnswer, s.SLO.TTFTAnswer}} {
-		errs.durationWithin(path+".slo."+o.name, o.d, time.Millisecond, time.Hour, true)
-	}
-	if r := s.SLO.TargetRatio; !(r > 0 && r < 1) {
-		errs.add(path+".slo.target_ratio", "%g must be within (0, 1), like 0.99", r)
-	}
-	if q := s.Quality; q != nil {
-		if q.Contains == "" && q.Regex == "" && !q.JSON {
-			errs.add(path+".quality", "sets no check: use contains, regex or json")
-		}
-		if q.Regex != "" {
-			re, err := regexp.Compile(q.Regex)
-			if err != nil {
-				errs.add(path+".quality.regex", "%v", err)
-			}
-			q.compiled = re
-		}
-	}
-}
-
-// Minimum is the smallest length the distribution yields.
-func (d Distribution) Minimum() int {
-	switch d.Kind {
-	case DistUniform:
-		return d.Min
-	case DistLognormal:
-		return max(d.Min, 1)
-	case DistEmpirical:
-		lo, _ := d.empiricalRange()
-		return lo
-	default:
-		return d.Value
-	}
-}
-
-// Maximum is the largest length the distribution yields.
-func (d Distribution) Maximum() int {
-	switch d.Kind {
-	case DistUniform:
-		return d.Max
-	case DistLognormal:
-		if d.Max > 0 {
-			return d.Max
-		}
-		// Without max it stops at lognormalMaxFactor times its mean, so
-		// no draw from its tail is unbounded.
-		return int(min(math.Ceil(d.Mean*lognormalMaxFactor), maxTokens))
-	case DistEmpirical:
-		_, hi := d.empiricalRange()
-		return hi
-	default:
-		return d.Value
-	}
-}
-
-// empiricalRange is the smallest and largest value of well-formed pairs
-// (0, 0 without one); it is asked before validation has passed.
-func (d Distribution) empiricalRange() (lo, hi int) {
-	for _, p := range d.Values {
-		if len(p) != 2 || !(p[0] >= 1 && p[0] <= maxTokens) {
-			continue
-		}
-		v := int(p[0])
-		if hi == 0 || v < lo {
-			lo = v
-		}
-		hi = max(hi, v)
-	}
-	return lo, hi
-}
-
-func (d *Distribution) validate(path string, errs *errList) {
-	if d.Kind == "" {
-		d.Kind = DistFixed
-	}
-	switch d.Kind {
-	case DistFixed:
-		errs.intWithin(path+".value", d.Value, 1, maxTokens, "tokens")
-		if d.Min != 0 || d.Max != 0 || d.Mean != 0 || d.Sigma != 0 || d.Values != nil {
-			errs.add(path, "a fixed length takes only value")
-		}
-	case DistUniform:
-		if d.Min < 1 || d.Max > maxTokens || d.Max < d.Min {
-			errs.add(path, "uniform needs 1 <= min <= max <= %d tokens (got min %d, max %d)", maxTokens, d.Min, d.Max)
-		}
-		if d.Value != 0 || d.Mean != 0 || d.Sigma != 0 || d.Values != nil {
-			errs.add(path, "a uniform length takes only min and max")
-		}
-	case DistLognormal:
-		errs.within(path+".mean", d.Mean, 1, maxTokens, "tokens")
-		errs.above(path+".sigma", d.Sigma, 0, 4, "")
-		if d.Min < 0 || (d.Max != 0 && d.Max < max(d.Min, 1)) || d.Max > maxTokens {
-			errs.add(path, "lognormal clamps need 0 <= min <= max <= %d tokens (got min %d, max %d)", maxTokens, d.Min, d.Max)
-		}
-		if d.Value != 0 || d.Values != nil {
-			errs.add(path, "a lognormal length takes mean, sigma, min and max, not value or values")
-		}
-	case DistEmpirical:
-		d.validateEmpirical(path, errs)
-	default:
-		errs.add(path+".distribution", "%q must be one of %s", d.Kind, strings.Join([]string{DistFixed, DistUniform, DistLognormal, DistEmpirical}, ", "))
-	}
-}
-
-// validateEmpirical checks the [tokens, weight] pairs. A pasted histogram may
-// be long and wrong throughout, so the first few bad pairs are named and the
-// rest counted.
-func (d *Distribution) validateEmpirical(path string, errs *errList) {
-	if d.Value != 0 || d.Min != 0 || d.Max != 0 || d.Mean != 0 || d.Sigma != 0 {
-		errs.add(path, "an empirical length takes only values")
-	}
-	switch n := len(d.Values); {
-	case n == 0:
-		errs.add(path+".values", "needs at least one [tokens, weight] pair, like [[64, 5], [256, 3]]")
-		return
-	case n > maxEmpiricalValues:
-		errs.add(path+".values", "has %d pairs; at most %d are allowed", n, maxEmpiricalValues)
-		return
-	}
-	bad, sum := 0, 0.0
-	for i, p := range d.Values {
-		msg := ""
-		switch {
-		case len(p) != 2:
-			msg = fmt.Sprintf("has %d numbers; each pair is [tokens, weight]", len(p))
-		case !(p[0] >= 1 && p[0] <= maxTokens) || p[0] != math.Trunc(p[0]):
-			msg = fmt.Sprintf("tokens %s must be a whole number within [1, %d]", strconv.FormatFloat(p[0], 'f', -1, 64), maxTokens)
-		case !(p[1] > 0) || math.IsInf(p[1], 0):
-			msg = fmt.Sprintf("weight %g must be a finite number above 0", p[1])
-		default:
-			sum += p[1]
-			continue
-		}
-		if bad++; bad <= maxPairErrors {
-			errs.add(fmt.Sprintf("%s.values[%d]", path, i), "%s", msg)
-		}
-	}
-	switch {
-	case bad > maxPairErrors:
-		errs.add(path+".values", "and %d more bad pairs", bad-maxPairErrors)
-	case bad == 0 && math.IsInf(sum, 0):
-		errs.add(path+".values", "the weights sum past the largest number; scale them down")
-	}
-}
-
-func (d *PromptDataset) validate(path string, errs *errList) {
-	if d.Format == "" {
-		d.Format = DatasetShareGPT
-	}
-	if d.Format != DatasetShareGPT {
-		errs.add(path+".format", "%q must be %q", d.Format, DatasetShareGPT)
-	}
-	if d.File == "" {
-		errs.add(path+".file", "is required")
-	}
-}
-
-func (c *Canary) validate(cfg *Config, errs *errList) {
-	errs.durationWithin("canary.interval", c.Interval, 100*time.Millisecond, 24*time.Hour, false)
+func (c *Canary) validate(cfg *Config, errs *field.Errors) {
+	errs.DurationWithin("canary.interval", c.Interval, 100*time.Millisecond, 24*time.Hour, false)
 	if c.Jitter < 0 || c.Jitter >= c.Interval {
-		errs.add("canary.jitter", "%s must be at least 0s and less than the interval (%s)", c.Jitter, c.Interval)
+		errs.Add("canary.jitter", "%s must be at least 0s and less than the interval (%s)", c.Jitter, c.Interval)
 	}
 	pairs := map[[2]string]string{}
 	for i, p := range c.Probes {
 		path := fmt.Sprintf("canary.probes[%d]", i)
 		for j, t := range p.Targets {
 			if _, ok := cfg.Target(t); !ok {
-				errs.add(fmt.Sprintf("%s.targets[%d]", path, j), "unknown target %q", t)
+				errs.Add(fmt.Sprintf("%s.targets[%d]", path, j), "unknown target %q", t)
 			}
 		}
 		for j, s := range p.Scenarios {
 			if _, ok := cfg.Scenario(s); !ok {
-				errs.add(fmt.Sprintf("%s.scenarios[%d]", path, j), "unknown scenario %q", s)
+				errs.Add(fmt.Sprintf("%s.scenarios[%d]", path, j), "unknown scenario %q", s)
 			}
 		}
-		errs.durationWithin(path+".interval", p.Interval, 100*time.Millisecond, 24*time.Hour, true)
+		errs.DurationWithin(path+".interval", p.Interval, 100*time.Millisecond, 24*time.Hour, true)
 		if p.Interval != 0 && c.Jitter >= p.Interval {
-			errs.add(path+".interval", "must be greater than canary.jitter")
+			errs.Add(path+".interval", "must be greater than canary.jitter")
 		}
 		for _, pair := range cfg.probePairs(p) {
 			key := [2]string{pair.Target, pair.Scenario}
 			if prev, dup := pairs[key]; dup {
-				errs.add(path, "target %q with scenario %q is already probed by %s", pair.Target, pair.Scenario, prev)
+				errs.Add(path, "target %q with scenario %q is already probed by %s", pair.Target, pair.Scenario, prev)
 			}
 			pairs[key] = path
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 )
 
@@ -56,9 +57,9 @@ func usageChunk(completion int) string {
 }
 
 // scenarioFor asks for maxTokens output tokens.
-func scenarioFor(maxTokens int) config.Scenario {
+func scenarioFor(maxTokens int) workload.Scenario {
 	s := testkit.Scenario()
-	s.OutputTokens = config.Distribution{Kind: config.DistFixed, Value: maxTokens}
+	s.OutputTokens = workload.Distribution{Kind: workload.DistFixed, Value: maxTokens}
 	return s
 }
 
@@ -162,7 +163,7 @@ func TestTPOTAndSLOChecks(t *testing.T) {
 	}
 	steps = append(steps, step{0, finishChunk}, step{0, done})
 	s := testkit.Scenario()
-	s.SLO = config.SLO{
+	s.SLO = workload.SLO{
 		TTFT:        config.Duration(10 * time.Millisecond), // missed: TTFT is ~30ms
 		TPOT:        config.Duration(40 * time.Millisecond), // met: ~20ms
 		Stall:       config.Duration(60 * time.Millisecond), // met
@@ -172,7 +173,7 @@ func TestTPOTAndSLOChecks(t *testing.T) {
 	if !within(res.TPOT, 20*time.Millisecond, 8*time.Millisecond) {
 		t.Errorf("TPOT = %s, want ~20ms", res.TPOT)
 	}
-	want := map[string]bool{config.ObjectiveTTFT: false, config.ObjectiveTPOT: true, config.ObjectiveStall: true}
+	want := map[string]bool{workload.ObjectiveTTFT: false, workload.ObjectiveTPOT: true, workload.ObjectiveStall: true}
 	if len(res.Checks) != len(want) {
 		t.Fatalf("checks = %+v", res.Checks)
 	}
@@ -191,14 +192,14 @@ func TestQualityChecks(t *testing.T) {
 		return []step{{0, chatDelta(fmt.Sprintf(`{"content":%q}`, text))}, {0, finishChunk}, {0, done}}
 	}
 	cases := []struct {
-		q      config.Quality
+		q      workload.Quality
 		answer string
 		pass   bool
 	}{
-		{config.Quality{Contains: "Paris"}, "The capital is Paris.", true},
-		{config.Quality{Contains: "Paris"}, "The capital is Lyon.", false},
-		{config.Quality{JSON: true}, ` {"ok": true} `, true},
-		{config.Quality{JSON: true}, `{"ok": tru`, false},
+		{workload.Quality{Contains: "Paris"}, "The capital is Paris.", true},
+		{workload.Quality{Contains: "Paris"}, "The capital is Lyon.", false},
+		{workload.Quality{JSON: true}, ` {"ok": true} `, true},
+		{workload.Quality{JSON: true}, `{"ok": tru`, false},
 	}
 	for i, tc := range cases {
 		s := testkit.Scenario()

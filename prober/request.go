@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/prober/openai"
 	"github.com/llmprobe/llmprobe/prober/transport"
 	"github.com/llmprobe/llmprobe/prompt"
@@ -19,7 +19,7 @@ import (
 
 // Request is one request to measure.
 type Request struct {
-	Scenario config.Scenario
+	Scenario workload.Scenario
 	Traffic  string
 	Prompt   prompt.Prompt
 	// MaxTokens is the max_tokens to ask for.

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/config/workload"
 )
 
 // QualityResult is the outcome of a scenario's answer check.
@@ -18,7 +18,7 @@ type QualityResult struct {
 // objective, and passed the quality check if one is configured. A failed
 // request misses every objective: a server that rejects everything must not
 // look compliant.
-func Evaluate(res *Result, s config.Scenario) {
+func Evaluate(res *Result, s workload.Scenario) {
 	res.Checks = res.Checks[:0]
 	good := res.Outcome == OutcomeSuccess
 	for _, o := range s.SLO.Objectives() {
@@ -28,18 +28,18 @@ func Evaluate(res *Result, s config.Scenario) {
 		}
 		var met bool
 		switch o.Name {
-		case config.ObjectiveTTFT:
+		case workload.ObjectiveTTFT:
 			met = res.FirstTokenSeen() && res.TTFT <= o.Threshold
-		case config.ObjectiveTPOT:
+		case workload.ObjectiveTPOT:
 			if res.OutputTokens < 2 {
 				continue // TPOT is undefined for one token
 			}
 			met = res.TPOT <= o.Threshold
-		case config.ObjectiveE2E:
+		case workload.ObjectiveE2E:
 			met = res.E2E <= o.Threshold
-		case config.ObjectiveStall:
+		case workload.ObjectiveStall:
 			met = res.MaxGap <= o.Threshold
-		case config.ObjectiveTTFTAnswer:
+		case workload.ObjectiveTTFTAnswer:
 			// A request that reasoned until it ended never answered: missed.
 			met = res.TTFTAnswer > 0 && res.TTFTAnswer <= o.Threshold
 		}
@@ -53,7 +53,7 @@ func Evaluate(res *Result, s config.Scenario) {
 	res.Good = good
 }
 
-func checkQuality(q *config.Quality, answer string) *QualityResult {
+func checkQuality(q *workload.Quality, answer string) *QualityResult {
 	if q.Contains != "" && !strings.Contains(answer, q.Contains) {
 		return &QualityResult{Reason: "answer does not contain " + quote(q.Contains)}
 	}

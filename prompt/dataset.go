@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/config/workload"
 )
 
 // Bounds on what a dataset may make the daemon read and hold.
@@ -34,7 +35,7 @@ const (
 // however many scenarios name them.
 func CheckDatasets(c *config.Config, _ []*config.FieldError) []*config.FieldError {
 	type loaded struct {
-		prompts []config.DatasetPrompt
+		prompts []workload.DatasetPrompt
 		err     error
 	}
 	var errs []*config.FieldError
@@ -45,7 +46,7 @@ func CheckDatasets(c *config.Config, _ []*config.FieldError) []*config.FieldErro
 	total := 0
 	for i := range c.Scenarios {
 		d := c.Scenarios[i].PromptDataset
-		if d == nil || d.File == "" || d.Format != config.DatasetShareGPT {
+		if d == nil || d.File == "" || d.Format != workload.DatasetShareGPT {
 			continue
 		}
 		path := fmt.Sprintf("scenarios[%d].prompt_dataset.file", i)
@@ -73,7 +74,7 @@ func CheckDatasets(c *config.Config, _ []*config.FieldError) []*config.FieldErro
 // readShareGPT keeps the first human turn of each conversation, up to
 // maxDatasetPrompts of them or maxDatasetPromptBytes of text; the rest of
 // the file is not read.
-func readShareGPT(file string) ([]config.DatasetPrompt, error) {
+func readShareGPT(file string) ([]workload.DatasetPrompt, error) {
 	fi, err := os.Stat(file)
 	switch {
 	case err != nil:
@@ -92,7 +93,7 @@ func readShareGPT(file string) ([]config.DatasetPrompt, error) {
 	sc := bufio.NewScanner(&limitedReader{f, maxDatasetFileBytes + 1})
 	sc.Buffer(make([]byte, 0, 64<<10), maxDatasetLineBytes)
 	var (
-		prompts []config.DatasetPrompt
+		prompts []workload.DatasetPrompt
 		kept    int
 		line    int
 	)
@@ -124,7 +125,7 @@ func readShareGPT(file string) ([]config.DatasetPrompt, error) {
 					return finish(file, prompts)
 				}
 				kept += len(turn.Value)
-				prompts = append(prompts, config.DatasetPrompt{Text: turn.Value, Line: line, Tokens: EstimateTokens(turn.Value)})
+				prompts = append(prompts, workload.DatasetPrompt{Text: turn.Value, Line: line, Tokens: EstimateTokens(turn.Value)})
 				break
 			}
 		}
@@ -141,7 +142,7 @@ func readShareGPT(file string) ([]config.DatasetPrompt, error) {
 	return finish(file, prompts)
 }
 
-func finish(file string, prompts []config.DatasetPrompt) ([]config.DatasetPrompt, error) {
+func finish(file string, prompts []workload.DatasetPrompt) ([]workload.DatasetPrompt, error) {
 	if len(prompts) == 0 {
 		return nil, fmt.Errorf("%s holds no conversation with a human turn (\"from\": \"human\")", file)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/config/workload"
 )
 
 func TestDatasetGood(t *testing.T) {
@@ -17,7 +18,7 @@ func TestDatasetGood(t *testing.T) {
 	}
 	s, _ := cfg.Scenario("sharegpt")
 	d := s.PromptDataset
-	if d.Format != config.DatasetShareGPT || d.File != filepath.Join("testdata", "sharegpt_sample.jsonl") {
+	if d.Format != workload.DatasetShareGPT || d.File != filepath.Join("testdata", "sharegpt_sample.jsonl") {
 		t.Errorf("dataset = %s, %s", d.Format, d.File)
 	}
 	// Lines 3 and 6 have no human turn and line 4 is blank: six prompts, each
@@ -149,7 +150,7 @@ func TestDatasetBounds(t *testing.T) {
 		}
 	})
 	t.Run("count", func(t *testing.T) {
-		var prompts []config.DatasetPrompt
+		var prompts []workload.DatasetPrompt
 		err := load(t, "many.jsonl", func(f *os.File) {
 			for i := range maxDatasetPrompts + 50 {
 				fmt.Fprint(f, line(fmt.Sprintf("prompt %d", i)))

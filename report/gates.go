@@ -5,12 +5,12 @@ import (
 	"sort"
 	"time"
 
-	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/config/workload"
 )
 
 // gates: per objective, the share of requests meeting it against the
 // strictest target ratio among the burst's scenarios that set it.
-func (r *Report) gates(scenarios []config.Scenario) {
+func (r *Report) gates(scenarios []workload.Scenario) {
 	target := map[string]float64{}
 	lo, hi := map[string]time.Duration{}, map[string]time.Duration{}
 	for _, s := range scenarios {

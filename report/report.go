@@ -10,6 +10,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/shard"
 	"github.com/llmprobe/llmprobe/stats"
@@ -258,7 +259,7 @@ func (o *Run) Close(start time.Time) {
 // Meta is what the runner knows besides the results.
 type Meta struct {
 	Model, Engine, EngineVersion, Version, Host string
-	Scenarios                                   []config.Scenario
+	Scenarios                                   []workload.Scenario
 }
 
 // Limits on what a report keeps, so its size is bounded whatever the burst.

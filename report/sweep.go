@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/stats"
 )
 
@@ -74,7 +75,7 @@ func (s *Sweep) Report() *Report {
 
 // sweepTarget is the goodput ratio a step must reach: auto's target_ratio,
 // else the strictest target ratio among the burst's scenarios.
-func sweepTarget(b config.Burst, scenarios []config.Scenario) float64 {
+func sweepTarget(b config.Burst, scenarios []workload.Scenario) float64 {
 	if b.Sweep != nil && b.Sweep.Auto != nil && b.Sweep.Auto.TargetRatio > 0 {
 		return b.Sweep.Auto.TargetRatio
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/replay"
 )
 
@@ -75,7 +76,7 @@ func MeanArrivals(b config.Burst, rate float64) int {
 
 // MeanTurns is the requests an arrival of b's mix sends on average, its
 // scenarios in the order of b.Scenarios: 1 without conversations.
-func MeanTurns(b config.Burst, scenarios []config.Scenario) float64 {
+func MeanTurns(b config.Burst, scenarios []workload.Scenario) float64 {
 	sum, weights := 0.0, 0.0
 	for i, ws := range b.Scenarios {
 		if i < len(scenarios) {
@@ -180,7 +181,7 @@ func CanaryFootprint(c *config.Config) (schedules int, rate float64, bytes int64
 }
 
 // resultBytesOf is the most one measured result of s holds.
-func resultBytesOf(s config.Scenario) int64 {
+func resultBytesOf(s workload.Scenario) int64 {
 	r := resultBytes + bytesPerITL*int64(s.OutputTokens.Maximum())
 	if s.Quality != nil {
 		r += qualityKeepBytes
@@ -192,7 +193,7 @@ func resultBytesOf(s config.Scenario) int64 {
 // prompt text, request body and connection buffers. A synthetic prompt's
 // own text is its shared prefix (or a trace's keyed prefix) and nonce; the
 // rest is a slice of the scenario's body, which bodyBytes counts once.
-func streamBytesOf(s config.Scenario, trace bool) int64 {
+func streamBytesOf(s workload.Scenario, trace bool) int64 {
 	if s.PromptDataset != nil || s.Prompt != "" || s.Conversation != nil {
 		// Held whole: a conversation's later turns carry its history.
 		return streamBytes + bytesPerPrompt*int64(maxPromptTokens(s))
@@ -208,7 +209,7 @@ func streamBytesOf(s config.Scenario, trace bool) int64 {
 
 // bodyBytes is the body every synthetic prompt of s ends with: made once
 // per builder, that is per burst run and per canary schedule.
-func bodyBytes(s config.Scenario) int64 {
+func bodyBytes(s workload.Scenario) int64 {
 	if s.PromptDataset != nil || s.Prompt != "" {
 		return 0
 	}
@@ -217,7 +218,7 @@ func bodyBytes(s config.Scenario) int64 {
 }
 
 // maxPromptTokens is the longest prompt the scenario sends.
-func maxPromptTokens(s config.Scenario) int {
+func maxPromptTokens(s workload.Scenario) int {
 	if d := s.PromptDataset; d != nil {
 		n := 0
 		for _, p := range d.Prompts {
@@ -233,7 +234,7 @@ func maxPromptTokens(s config.Scenario) int {
 
 // conversationTokens is the longest prompt a session of s sends: its last
 // turn, with every earlier message and answer.
-func conversationTokens(s config.Scenario, first int) int {
+func conversationTokens(s workload.Scenario, first int) int {
 	c := s.Conversation
 	if c == nil {
 		return first
@@ -244,7 +245,7 @@ func conversationTokens(s config.Scenario, first int) int {
 
 // sessionSpan bounds how long one session of s lasts against a target with
 // timeout: every turn to its timeout, and the think times between them.
-func sessionSpan(s config.Scenario, timeout time.Duration) time.Duration {
+func sessionSpan(s workload.Scenario, timeout time.Duration) time.Duration {
 	if s.Conversation == nil {
 		return timeout
 	}
@@ -268,7 +269,7 @@ func CheckBounds(c *config.Config, found []*config.FieldError) []*config.FieldEr
 		switch d := s.PromptDataset; {
 		case n <= l.MaxPromptTokens:
 		case d != nil:
-			longest := slices.MaxFunc(d.Prompts, func(a, b config.DatasetPrompt) int { return a.Tokens - b.Tokens })
+			longest := slices.MaxFunc(d.Prompts, func(a, b workload.DatasetPrompt) int { return a.Tokens - b.Tokens })
 			add(fmt.Sprintf("scenarios[%d].prompt_dataset.file", i), "the prompt at %s:%d is about %d tokens with its nonce line (estimated), past limits.max_prompt_tokens (%d): raise the limit or drop that conversation", d.File, longest.Line, n, l.MaxPromptTokens)
 		default:
 			what := ""

@@ -14,6 +14,7 @@ import (
 	"github.com/llmprobe/llmprobe/burst/plan"
 	"github.com/llmprobe/llmprobe/collector/gpu"
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/internal/load"
 	"github.com/llmprobe/llmprobe/internal/redact"
 	"github.com/llmprobe/llmprobe/prober"
@@ -145,7 +146,7 @@ func (g *gateRun) load() bool {
 // preflight sends one request of the burst's first scenario, measured like
 // any other, before the burst is sent; false when the target could not
 // answer it, which the gate says and writes to its CI files.
-func (g *gateRun) preflight(ctx context.Context, c *prober.Client, t config.Target, s config.Scenario) bool {
+func (g *gateRun) preflight(ctx context.Context, c *prober.Client, t config.Target, s workload.Scenario) bool {
 	p, maxTokens := prompt.NewBuilder(s, g.burst.Seed^0x9e3779b97f4a7c15).Next()
 	res := c.Do(ctx, prober.Request{Scenario: s, Traffic: prober.TrafficBurst, Prompt: p, MaxTokens: maxTokens, Sched: time.Now()})
 	if res.Outcome != prober.OutcomeSuccess {
@@ -184,7 +185,7 @@ func (g *gateRun) waitForStart(ctx context.Context) int {
 
 // measure runs the burst with progress on Stderr, the node's GPUs read
 // where asked, and the report stored where there is a storage path.
-func (g *gateRun) measure(ctx context.Context, client *prober.Client, scenarios []config.Scenario) (*report.Report, error) {
+func (g *gateRun) measure(ctx context.Context, client *prober.Client, scenarios []workload.Scenario) (*report.Report, error) {
 	prog := &progress{w: g.Stderr, name: g.burst.Name, terminal: g.Terminal, every: g.ProgressInterval, start: time.Now()}
 	runner := burst.Runner{
 		Client:    client,

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/prompt"
 )
 
@@ -20,7 +21,7 @@ type Request struct {
 	// new one. Tail is sent from where it is: the body holds no copy of it.
 	History    []prompt.Message
 	Text, Tail string
-	Sampling   config.Sampling
+	Sampling   workload.Sampling
 	// Extra is the target's extra_body, beneath the fields llmprobe sets.
 	Extra map[string]any
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/internal/reporttest"
@@ -211,7 +212,7 @@ func TestMergeIsExact(t *testing.T) {
 	b, s := reporttest.GoldenBurst()
 	s.SLO.TPOT = config.Duration(7 * time.Millisecond)
 	meta := func(v string) report.Meta {
-		return report.Meta{Model: "m", Engine: "llmprobe-sim", EngineVersion: v, Version: "test", Host: "host", Scenarios: []config.Scenario{s}}
+		return report.Meta{Model: "m", Engine: "llmprobe-sim", EngineVersion: v, Version: "test", Host: "host", Scenarios: []workload.Scenario{s}}
 	}
 	before, after := reporttest.Fixture(t, reporttest.Upgrade[0].File), reporttest.Fixture(t, reporttest.Upgrade[1].File)
 	baseline := report.Build(b, before.Run, meta(before.EngineVersion))
@@ -273,7 +274,7 @@ func TestMergeIsExact(t *testing.T) {
 // and the warning names the shard.
 func TestMergeSaturatedShard(t *testing.T) {
 	b, s := reporttest.GoldenBurst()
-	meta := report.Meta{Model: "m", Scenarios: []config.Scenario{s}}
+	meta := report.Meta{Model: "m", Scenarios: []workload.Scenario{s}}
 	run := reporttest.Fixture(t, reporttest.Upgrade[0].File).Run
 	parts := shardParts(t, b, meta, splitRun(run, 3, run.Start))
 	parts[1].Report.ClientSaturated = true
@@ -296,7 +297,7 @@ func TestMergeSaturatedShard(t *testing.T) {
 // the file.
 func TestMergeRefuses(t *testing.T) {
 	b, s := reporttest.GoldenBurst()
-	meta := report.Meta{Model: "m", Scenarios: []config.Scenario{s}}
+	meta := report.Meta{Model: "m", Scenarios: []workload.Scenario{s}}
 	run := reporttest.Fixture(t, reporttest.Upgrade[0].File).Run
 	fresh := func() []merge.Part { return shardParts(t, b, meta, splitRun(run, 3, run.Start)) }
 	whole := report.Build(b, run, meta)

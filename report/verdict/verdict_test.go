@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/internal/reporttest"
 	"github.com/llmprobe/llmprobe/report/verdict"
@@ -16,7 +16,7 @@ func TestOverriddenRunsAreNotCompared(t *testing.T) {
 	before, _ := reporttest.GoldenPair(t)
 	b, s := reporttest.GoldenBurst()
 	fa := reporttest.Fixture(t, "run-after.json")
-	rep := report.Build(b, fa.Run, report.Meta{Model: "m", Scenarios: []config.Scenario{s}})
+	rep := report.Build(b, fa.Run, report.Meta{Model: "m", Scenarios: []workload.Scenario{s}})
 	rep.Overrides = []string{"--rate=50"}
 	verdict.Judge(rep, before, b.MaxRegression)
 	if rep.Regression != nil || !strings.Contains(rep.RegressionSkipped, `overrides "", this run "--rate=50"`) {

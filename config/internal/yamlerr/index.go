@@ -91,9 +91,9 @@ func parentPath(p string) string {
 }
 
 var (
-	yamlLineRe    = regexp.MustCompile(`^line (\d+): (.*)$`)
+	yamlLineRe    = regexp.MustCompile(`(?s)^line (\d+): (.*)$`) // a value may span lines
 	unknownFieldR = regexp.MustCompile(`^field (.+) not found in type \S+$`)
-	cannotUnmarsh = regexp.MustCompile("^cannot unmarshal (!\\S*)(?: `?(.*?)`?)? into (.+)$")
+	cannotUnmarsh = regexp.MustCompile("(?s)^cannot unmarshal (!\\S*)(?: `?(.*?)`?)? into (.+)$")
 )
 
 // TypeErrors rewrites a decoder's errors into "file:line: path: message",

@@ -1,6 +1,10 @@
-package config
+package workload
 
-import "time"
+import (
+	"time"
+
+	"github.com/llmprobe/llmprobe/config/field"
+)
 
 // Conversation makes a scenario a multi-turn session: each turn sends the
 // whole history (every earlier user message and the answer the server gave)
@@ -15,7 +19,7 @@ type Conversation struct {
 	// (which is prompt_tokens long); unset, the load makes it prompt_tokens.
 	FollowupTokens Distribution `yaml:"followup_tokens,omitempty"`
 	// ThinkTime is the pause between an answer and the next user message.
-	ThinkTime Duration `yaml:"think_time,omitempty"`
+	ThinkTime field.Duration `yaml:"think_time,omitempty"`
 }
 
 // Bounds of a conversation.
@@ -33,14 +37,14 @@ func (s Scenario) TurnsOf() int {
 	return s.Conversation.Turns
 }
 
-func (c *Conversation) validate(path string, s *Scenario, errs *errList) {
-	errs.intWithin(path+".turns", c.Turns, 2, MaxTurns, "")
-	errs.durationWithin(path+".think_time", c.ThinkTime, 0, maxThinkTime, false)
+func (c *Conversation) validate(path string, s *Scenario, errs *field.Errors) {
+	errs.IntWithin(path+".turns", c.Turns, 2, MaxTurns, "")
+	errs.DurationWithin(path+".think_time", c.ThinkTime, 0, maxThinkTime, false)
 	switch {
 	case s.Prompt != "":
-		errs.add(path, "cannot be used with a literal prompt: every turn needs a new user message")
+		errs.Add(path, "cannot be used with a literal prompt: every turn needs a new user message")
 	case s.PromptDataset != nil:
-		errs.add(path, "cannot be used with prompt_dataset: its conversations are sent as single prompts")
+		errs.Add(path, "cannot be used with prompt_dataset: its conversations are sent as single prompts")
 	}
 	if c.FollowupTokens.Kind != "" {
 		c.FollowupTokens.validate(path+".followup_tokens", errs)

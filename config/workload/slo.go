@@ -1,0 +1,89 @@
+package workload
+
+import (
+	"regexp"
+	"time"
+
+	"github.com/llmprobe/llmprobe/config/field"
+)
+
+// Objective names, used as the `objective` label.
+const (
+	ObjectiveTTFT  = "ttft"
+	ObjectiveTPOT  = "tpot"
+	ObjectiveE2E   = "e2e"
+	ObjectiveStall = "stall"
+	// ObjectiveTTFTAnswer is the time to the first answer token, after a
+	// reasoning model's reasoning (the TTFT of a request without reasoning).
+	ObjectiveTTFTAnswer = "ttft_answer"
+)
+
+// SLO holds a scenario's latency objectives; a zero threshold means no objective.
+type SLO struct {
+	TTFT        field.Duration `yaml:"ttft,omitempty"`
+	TPOT        field.Duration `yaml:"tpot,omitempty"`
+	E2E         field.Duration `yaml:"e2e,omitempty"`
+	Stall       field.Duration `yaml:"stall,omitempty"`
+	TargetRatio float64        `yaml:"target_ratio,omitempty"`
+	TTFTAnswer  field.Duration `yaml:"ttft_answer,omitempty"`
+}
+
+// Objective is one configured latency objective.
+type Objective struct {
+	Name      string
+	Threshold time.Duration
+}
+
+// Objectives returns the configured objectives in a fixed order.
+func (s SLO) Objectives() []Objective {
+	var out []Objective
+	for _, o := range []Objective{
+		{ObjectiveTTFT, time.Duration(s.TTFT)},
+		{ObjectiveTPOT, time.Duration(s.TPOT)},
+		{ObjectiveE2E, time.Duration(s.E2E)},
+		{ObjectiveStall, time.Duration(s.Stall)},
+		{ObjectiveTTFTAnswer, time.Duration(s.TTFTAnswer)},
+	} {
+		if o.Threshold > 0 {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+func (s SLO) validate(path string, errs *field.Errors) {
+	for _, o := range []struct {
+		name string
+		d    field.Duration
+	}{{ObjectiveTTFT, s.TTFT}, {ObjectiveTPOT, s.TPOT}, {ObjectiveE2E, s.E2E}, {ObjectiveStall, s.Stall}, {ObjectiveTTFTAnswer, s.TTFTAnswer}} {
+		errs.DurationWithin(path+"."+o.name, o.d, time.Millisecond, time.Hour, true)
+	}
+	if r := s.TargetRatio; !(r > 0 && r < 1) {
+		errs.Add(path+".target_ratio", "%g must be within (0, 1), like 0.99", r)
+	}
+}
+
+// Quality is an optional check on the answer text; every set check must pass.
+type Quality struct {
+	Contains string `yaml:"contains,omitempty"`
+	Regex    string `yaml:"regex,omitempty"`
+	JSON     bool   `yaml:"json,omitempty"`
+
+	compiled *regexp.Regexp
+}
+
+// Regexp returns the compiled regex check, or nil.
+func (q *Quality) Regexp() *regexp.Regexp { return q.compiled }
+
+func (q *Quality) validate(path string, errs *field.Errors) {
+	if q.Contains == "" && q.Regex == "" && !q.JSON {
+		errs.Add(path, "sets no check: use contains, regex or json")
+	}
+	if q.Regex != "" {
+		re, err := regexp.Compile(q.Regex)
+		if err != nil {
+			errs.Add(path+".regex", "%v", err)
+		}
+		q.compiled = re
+	}
+}
