@@ -121,17 +121,7 @@ func layoutFor(cfg *config.Config, classic bool) layout {
 	if cfg == nil {
 		cfg = &config.Config{}
 	}
-	thresholds := func(objectives ...string) []float64 {
-		var out []float64
-		for _, s := range cfg.Scenarios {
-			for _, o := range s.SLO.Objectives() {
-				if slices.Contains(objectives, o.Name) {
-					out = append(out, o.Threshold.Seconds())
-				}
-			}
-		}
-		return out
-	}
+	thresholds := cfg.Thresholds
 	l[histTTFT] = ttftGrid.withThresholds(thresholds(workload.ObjectiveTTFT))
 	// A token gap's objective is stall (the longest gap allowed); TPOT's
 	// thresholds are a request's mean, on TPOT's histogram.
