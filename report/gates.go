@@ -47,6 +47,3 @@ func (r *Report) gates(scenarios []workload.Scenario) {
 		})
 	}
 }
-
-// quantileOf is a summary's quantile, or nil without samples.
-func quantileOf(s Summary, q string) *float64 { return figure(s.Quantile(q), s.Count > 0) }

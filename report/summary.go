@@ -48,6 +48,9 @@ func Summarize(xs []float64) Summary {
 	}
 }
 
+// Measured returns the named quantile, or nil without samples.
+func (s Summary) Measured(name string) *float64 { return figure(s.Quantile(name), s.Count > 0) }
+
 // Quantile returns the named quantile (p50, p90, p95, p99, p99.9).
 func (s Summary) Quantile(name string) float64 {
 	switch name {

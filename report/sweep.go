@@ -31,7 +31,7 @@ func (s *Sweep) Add(run Run) bool {
 	rep := Build(s.burst, run, s.meta)
 	s.tokens += rep.AllOutputTokens
 	passed := !rep.Aborted && rep.Goodput.Ratio != nil && *rep.Goodput.Ratio >= s.target
-	s.steps = append(s.steps, SweepStep{Rate: run.Rate, AchievedRate: rep.AchievedRate, GoodputRatio: rep.Goodput.Ratio, TTFTP99: quantileOf(rep.Latency["ttft"], "p99"), Passed: passed,
+	s.steps = append(s.steps, SweepStep{Rate: run.Rate, AchievedRate: rep.AchievedRate, GoodputRatio: rep.Goodput.Ratio, TTFTP99: rep.Latency["ttft"].Measured("p99"), Passed: passed,
 		ErrorBoundP99: rep.ErrorBound.P99, ErrorBoundMax: rep.ErrorBound.Max, ClientSaturated: rep.ClientSaturated})
 	s.reports = append(s.reports, rep)
 	return passed

@@ -114,15 +114,6 @@ func regressionGateName(mr config.MaxRegression) string {
 	return fmt.Sprintf("regression_%s_%s", mr.Metric, mr.Quantile)
 }
 
-// quantileOf is a summary's quantile, or nil without samples.
-func quantileOf(s report.Summary, q string) *float64 {
-	if s.Count == 0 {
-		return nil
-	}
-	v := s.Quantile(q)
-	return &v
-}
-
 // regress compares p50 and p99 with the baseline, tests TTFT and TPOT
 // samples for a significant change, and applies max_regression gates.
 func regress(r, prev *report.Report, maxRegression []config.MaxRegression) {
@@ -136,7 +127,7 @@ func regress(r, prev *report.Report, maxRegression []config.MaxRegression) {
 	}
 	for _, m := range config.BurstMetrics {
 		for _, q := range []string{"p50", "p99"} {
-			cur, old := quantileOf(r.Latency[m], q), quantileOf(prev.Latency[m], q)
+			cur, old := r.Latency[m].Measured(q), prev.Latency[m].Measured(q)
 			if cur == nil && old == nil && m == "ttft_answer" {
 				continue // neither run reasoned: nothing to compare, nothing to list
 			}
@@ -151,7 +142,7 @@ func regress(r, prev *report.Report, maxRegression []config.MaxRegression) {
 	r.Regression = reg
 	for _, mr := range maxRegression {
 		g := report.Gate{Name: regressionGateName(mr), Threshold: mr.MaxIncrease}
-		cur, old := quantileOf(r.Latency[mr.Metric], mr.Quantile), quantileOf(prev.Latency[mr.Metric], mr.Quantile)
+		cur, old := r.Latency[mr.Metric].Measured(mr.Quantile), prev.Latency[mr.Metric].Measured(mr.Quantile)
 		rt := ratio(cur, old)
 		switch {
 		case cur == nil:
