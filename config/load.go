@@ -19,6 +19,9 @@ import (
 // (targets[1].url); the name the checks other packages own write.
 type FieldError = field.Error
 
+// FieldErrors collects FieldErrors; checks add theirs with its Add.
+type FieldErrors = field.Errors
+
 // Duration is a duration written as Prometheus does (500ms, 2s, 1m) or as Go
 // does (1.5s), in every part of the configuration.
 type Duration = field.Duration

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/config/field"
 	"github.com/llmprobe/llmprobe/config/workload"
 )
 
@@ -38,10 +39,7 @@ func CheckDatasets(c *config.Config, _ []*config.FieldError) []*config.FieldErro
 		prompts []workload.DatasetPrompt
 		err     error
 	}
-	var errs []*config.FieldError
-	add := func(path, format string, args ...any) {
-		errs = append(errs, &config.FieldError{Path: path, Msg: fmt.Sprintf(format, args...)})
-	}
+	var errs config.FieldErrors
 	files := map[string]loaded{}
 	total := 0
 	for i := range c.Scenarios {
@@ -58,12 +56,12 @@ func CheckDatasets(c *config.Config, _ []*config.FieldError) []*config.FieldErro
 				total += len(p.Text)
 			}
 			if total > maxDatasetsBytes {
-				add(path, "%s brings the prompts of all datasets to %d bytes, past %d MiB in all", d.File, total, maxDatasetsBytes>>20)
+				errs.Add(path, "%s brings the prompts of all datasets to %d bytes, past %d MiB in all", d.File, total, maxDatasetsBytes>>20)
 				return errs
 			}
 		}
 		if l.err != nil {
-			add(path, "%v", l.err)
+			errs.Add(path, "%v", l.err)
 			continue
 		}
 		d.Prompts = l.prompts
@@ -78,7 +76,7 @@ func readShareGPT(file string) ([]workload.DatasetPrompt, error) {
 	fi, err := os.Stat(file)
 	switch {
 	case err != nil:
-		return nil, fmt.Errorf("cannot be read: %v", pathError(err))
+		return nil, fmt.Errorf("cannot be read: %v", field.FileError(err))
 	case !fi.Mode().IsRegular():
 		// A FIFO or a device would block the load or never end.
 		return nil, fmt.Errorf("%s is not a regular file", file)
@@ -87,7 +85,7 @@ func readShareGPT(file string) ([]workload.DatasetPrompt, error) {
 	}
 	f, err := os.Open(file)
 	if err != nil {
-		return nil, fmt.Errorf("cannot be read: %v", pathError(err))
+		return nil, fmt.Errorf("cannot be read: %v", field.FileError(err))
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(&limitedReader{f, maxDatasetFileBytes + 1})
@@ -135,7 +133,7 @@ func readShareGPT(file string) ([]workload.DatasetPrompt, error) {
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, fmt.Errorf("%s:%d: a line is longer than %s", file, line+1, mib(maxDatasetLineBytes))
+			return nil, fmt.Errorf("%s:%d: a line is longer than %s", file, line+1, field.Bytes(maxDatasetLineBytes))
 		}
 		return nil, fmt.Errorf("%s:%d: %v", file, line+1, err)
 	}
@@ -174,15 +172,6 @@ func jsonMessage(err error) string {
 	return msg
 }
 
-// pathError drops Go's "open" or "stat" before the path.
-func pathError(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return fmt.Errorf("%s: %w", pe.Path, pe.Err)
-	}
-	return err
-}
-
 // limitedReader fails past n bytes: a file that grows while it is read
 // stays bounded.
 type limitedReader struct {
@@ -192,7 +181,7 @@ type limitedReader struct {
 
 func (l *limitedReader) Read(p []byte) (int, error) {
 	if l.n <= 0 {
-		return 0, fmt.Errorf("the file grew past %s while it was read", mib(maxDatasetFileBytes))
+		return 0, fmt.Errorf("the file grew past %s while it was read", field.Bytes(maxDatasetFileBytes))
 	}
 	if int64(len(p)) > l.n {
 		p = p[:l.n]
@@ -201,5 +190,3 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 	l.n -= int64(n)
 	return n, err
 }
-
-func mib(n int) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }

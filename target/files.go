@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/config/field"
 	"github.com/llmprobe/llmprobe/internal/redact"
 )
 
@@ -22,10 +23,7 @@ type fileRef struct {
 // needs: a CA file holds a PEM certificate, a cert and key pair load
 // together, and a credential is not empty.
 func CheckFiles(c *config.Config, _ []*config.FieldError) []*config.FieldError {
-	var errs []*config.FieldError
-	add := func(path, format string, args ...any) {
-		errs = append(errs, &config.FieldError{Path: path, Msg: fmt.Sprintf(format, args...)})
-	}
+	var errs config.FieldErrors
 	nonEmpty := func(b []byte) error {
 		if strings.TrimSpace(string(b)) == "" {
 			return fmt.Errorf("is empty")
@@ -57,7 +55,7 @@ func CheckFiles(c *config.Config, _ []*config.FieldError) []*config.FieldError {
 		}})
 		if tc.CertFile != "" && tc.KeyFile != "" {
 			if _, err := tls.LoadX509KeyPair(tc.CertFile, tc.KeyFile); err != nil {
-				add(p+".tls_config.cert_file", "%s and key_file %s do not load as a certificate and key: %v", tc.CertFile, tc.KeyFile, err)
+				errs.Add(p+".tls_config.cert_file", "%s and key_file %s do not load as a certificate and key: %v", tc.CertFile, tc.KeyFile, err)
 			}
 		} else {
 			refs = append(refs, fileRef{p + ".tls_config.cert_file", tc.CertFile, nonEmpty}, fileRef{p + ".tls_config.key_file", tc.KeyFile, nonEmpty})
@@ -71,21 +69,13 @@ func CheckFiles(c *config.Config, _ []*config.FieldError) []*config.FieldError {
 			}
 			b, err := os.ReadFile(r.file)
 			if err != nil {
-				add(r.path, "cannot be read: %v", fileError(err))
+				errs.Add(r.path, "cannot be read: %v", field.FileError(err))
 				continue
 			}
 			if err := r.check(b); err != nil {
-				add(r.path, "%s %v", r.file, err)
+				errs.Add(r.path, "%s %v", r.file, err)
 			}
 		}
 	}
 	return errs
-}
-
-// fileError drops Go's "open" prefix: "open x: no such file" reads as code.
-func fileError(err error) error {
-	if pe, ok := err.(*os.PathError); ok {
-		return fmt.Errorf("%s: %w", pe.Path, pe.Err)
-	}
-	return err
 }

@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/config/field"
 	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/replay"
 )
@@ -122,18 +122,7 @@ type Footprint struct {
 }
 
 func (f Footprint) String() string {
-	return fmt.Sprintf("at most %d planned requests (%d measured), worst-case memory %s", f.Requests, f.Measured, humanBytes(f.Bytes))
-}
-
-func humanBytes(b int64) string {
-	switch {
-	case b >= 1<<30:
-		return strconv.FormatFloat(float64(b)/(1<<30), 'f', 1, 64) + " GiB"
-	case b >= 1<<20:
-		return strconv.FormatFloat(float64(b)/(1<<20), 'f', 1, 64) + " MiB"
-	default:
-		return strconv.FormatFloat(float64(b)/(1<<10), 'f', 1, 64) + " KiB"
-	}
+	return fmt.Sprintf("at most %d planned requests (%d measured), worst-case memory %s", f.Requests, f.Measured, field.Bytes(f.Bytes))
 }
 
 // BurstFootprint is the most one run of b may hold: every measured result
@@ -259,10 +248,7 @@ func CheckBounds(c *config.Config, found []*config.FieldError) []*config.FieldEr
 	if len(found) > 0 {
 		return nil
 	}
-	var errs []*config.FieldError
-	add := func(path, format string, args ...any) {
-		errs = append(errs, &config.FieldError{Path: path, Msg: fmt.Sprintf(format, args...)})
-	}
+	var errs config.FieldErrors
 	l := c.Limits
 	for i, s := range c.Scenarios {
 		n := maxPromptTokens(s)
@@ -270,27 +256,27 @@ func CheckBounds(c *config.Config, found []*config.FieldError) []*config.FieldEr
 		case n <= l.MaxPromptTokens:
 		case d != nil:
 			longest := slices.MaxFunc(d.Prompts, func(a, b workload.DatasetPrompt) int { return a.Tokens - b.Tokens })
-			add(fmt.Sprintf("scenarios[%d].prompt_dataset.file", i), "the prompt at %s:%d is about %d tokens with its nonce line (estimated), past limits.max_prompt_tokens (%d): raise the limit or drop that conversation", d.File, longest.Line, n, l.MaxPromptTokens)
+			errs.Add(fmt.Sprintf("scenarios[%d].prompt_dataset.file", i), "the prompt at %s:%d is about %d tokens with its nonce line (estimated), past limits.max_prompt_tokens (%d): raise the limit or drop that conversation", d.File, longest.Line, n, l.MaxPromptTokens)
 		default:
 			what := ""
 			if cv := s.Conversation; cv != nil {
 				what = fmt.Sprintf(" (turn %d of the conversation, with every earlier message and answer)", cv.Turns)
 			}
-			add(fmt.Sprintf("scenarios[%d].prompt_tokens", i), "prompts of up to %d tokens%s are past limits.max_prompt_tokens (%d)", n, what, l.MaxPromptTokens)
+			errs.Add(fmt.Sprintf("scenarios[%d].prompt_tokens", i), "prompts of up to %d tokens%s are past limits.max_prompt_tokens (%d)", n, what, l.MaxPromptTokens)
 		}
 	}
 	if n, rate, bytes := CanaryFootprint(c); rate > l.MaxCanaryRate*(1+1e-9) {
-		add("canary", "%d schedules send %.4g requests per second, past limits.max_canary_rate (%g): lengthen intervals, pair fewer targets and scenarios, or raise the limit", n, rate, l.MaxCanaryRate)
+		errs.Add("canary", "%d schedules send %.4g requests per second, past limits.max_canary_rate (%g): lengthen intervals, pair fewer targets and scenarios, or raise the limit", n, rate, l.MaxCanaryRate)
 	} else if bytes > int64(l.MaxCanaryMemory) {
-		add("canary", "%d schedules may hold up to %s with every target hanging to its timeout, past limits.max_canary_memory (%s): shorten timeouts or prompts, lengthen intervals, or raise the limit", n, humanBytes(bytes), humanBytes(int64(l.MaxCanaryMemory)))
+		errs.Add("canary", "%d schedules may hold up to %s with every target hanging to its timeout, past limits.max_canary_memory (%s): shorten timeouts or prompts, lengthen intervals, or raise the limit", n, field.Bytes(bytes), field.Bytes(int64(l.MaxCanaryMemory)))
 	}
 	for i, b := range c.Bursts {
 		path := fmt.Sprintf("bursts[%d]", i)
 		f := BurstFootprint(c, b)
 		if f.Requests > l.MaxPlannedRequests {
-			add(path, "plans up to %d requests per run, past limits.max_planned_requests (%d): lower its rate, duration or requests, or raise the limit", f.Requests, l.MaxPlannedRequests)
+			errs.Add(path, "plans up to %d requests per run, past limits.max_planned_requests (%d): lower its rate, duration or requests, or raise the limit", f.Requests, l.MaxPlannedRequests)
 		} else if f.Bytes > int64(l.MaxBurstMemory) {
-			add(path, "may hold up to %s, past limits.max_burst_memory (%s): lower its rate, duration, max_concurrency or token lengths, or raise the limit", humanBytes(f.Bytes), humanBytes(int64(l.MaxBurstMemory)))
+			errs.Add(path, "may hold up to %s, past limits.max_burst_memory (%s): lower its rate, duration, max_concurrency or token lengths, or raise the limit", field.Bytes(f.Bytes), field.Bytes(int64(l.MaxBurstMemory)))
 		}
 	}
 	return errs

@@ -212,7 +212,7 @@ func ScanTrace(b config.Burst, limit int) (*config.TraceScan, error) {
 // number, and keeps the scan, whose count is the burst's planned-request
 // bound. A burst whose file, format or speedup config refused is skipped.
 func CheckTraces(c *config.Config, found []*config.FieldError) []*config.FieldError {
-	var errs []*config.FieldError
+	var errs config.FieldErrors
 	limit := c.Limits.MaxPlannedRequests
 	if limit <= 0 || limit > config.MaxPlannedCeiling {
 		limit = config.MaxPlannedCeiling
@@ -228,9 +228,9 @@ func CheckTraces(c *config.Config, found []*config.FieldError) []*config.FieldEr
 		scan, err := ScanTrace(*b, limit+1)
 		switch {
 		case err != nil:
-			errs = append(errs, &config.FieldError{Path: p + ".file", Msg: err.Error()})
+			errs.Add(p+".file", "%s", err)
 		case scan.Warmup+scan.Measured == 0:
-			errs = append(errs, &config.FieldError{Path: p + ".file", Msg: b.Arrival.File + " holds no records"})
+			errs.Add(p+".file", "%s holds no records", b.Arrival.File)
 		default:
 			b.Arrival.Trace = scan
 		}

@@ -4,9 +4,12 @@
 package field
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"os"
 	"regexp"
+	"strconv"
 	"time"
 )
 
@@ -93,5 +96,27 @@ func (l *Errors) Name(path, name, kind string, seen map[string]string) {
 			return
 		}
 		seen[name] = path
+	}
+}
+
+// FileError drops Go's "open" or "stat" before the path of a file a field
+// names: "open x: no such file" reads as code.
+func FileError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %w", pe.Path, pe.Err)
+	}
+	return err
+}
+
+// Bytes writes a size in KiB, MiB or GiB, one decimal.
+func Bytes(b int64) string {
+	switch {
+	case b >= 1<<30:
+		return strconv.FormatFloat(float64(b)/(1<<30), 'f', 1, 64) + " GiB"
+	case b >= 1<<20:
+		return strconv.FormatFloat(float64(b)/(1<<20), 'f', 1, 64) + " MiB"
+	default:
+		return strconv.FormatFloat(float64(b)/(1<<10), 'f', 1, 64) + " KiB"
 	}
 }
