@@ -28,8 +28,14 @@ func Parse(data []byte, filename string) (*config.Config, error) {
 	return config.Parse(data, filename, checks...)
 }
 
-// Overridden is c with burst's override applied and checked again as a
-// loaded file is (config.Config.Overridden).
+// overrideChecks are the checks an override can change the outcome of: a
+// burst's rate and duration change its trace cut and its bounds; the
+// datasets and files c names were read and checked when c was loaded, and
+// the copy shares what they found.
+var overrideChecks = []config.Check{plan.CheckTraces, plan.CheckBounds}
+
+// Overridden is c, as File or Parse loaded it, with burst's override
+// applied and checked again as a loaded file is (config.Config.Overridden).
 func Overridden(c *config.Config, burst string, o config.Override) (*config.Config, error) {
-	return c.Overridden(burst, o, checks...)
+	return c.Overridden(burst, o, overrideChecks...)
 }
