@@ -1,12 +1,10 @@
 package burst
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"iter"
 	"runtime"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,12 +22,6 @@ import (
 type job struct {
 	arrival  plan.Arrival
 	released time.Time
-}
-
-// measured is a measured result and its arrival's place in the plan.
-type measured struct {
-	n   int
-	res *prober.Result
 }
 
 // dispatcher sends one rate of a burst open loop, as runRate describes.
@@ -63,10 +55,9 @@ type dispatcher struct {
 	requests int // planned so far, every turn and warmup included
 
 	mu        sync.Mutex
-	out       report.Run // Planned, Warmup and NotSent so far
-	results   []measured
-	done      int // requests sent and answered, for progress
-	total     int // what progress counts to: the expected size until the plan turns out larger
+	out       report.Run // Planned, Warmup, NotSent and the measured results so far
+	done      int        // requests sent and answered, for progress
+	total     int        // what progress counts to: the expected size until the plan turns out larger
 	allTokens int
 }
 
@@ -268,7 +259,7 @@ func (d *dispatcher) record(a plan.Arrival, res *prober.Result) {
 		d.allTokens += res.OutputTokens
 	}
 	if !a.Warmup {
-		d.results = append(d.results, measured{a.Index, res})
+		d.out.Add(a.Index, res)
 	}
 	d.done++
 	if d.r.Progress != nil {
@@ -310,10 +301,6 @@ func (d *dispatcher) result() report.Run {
 	if d.trace != nil {
 		d.trace.out.Records = d.arrivals // this shard's share
 		out.Trace = &d.trace.out         // every writer is done
-	}
-	slices.SortFunc(d.results, func(x, y measured) int { return cmp.Or(x.n-y.n, x.res.Turn-y.res.Turn) })
-	for _, m := range d.results {
-		out.Add(m.n, m.res)
 	}
 	out.Close(d.start)
 	return out

@@ -312,8 +312,8 @@ func TestDispatcherHandle(t *testing.T) {
 			if got := int(posts.Load()); got != tc.completed {
 				t.Errorf("the server got %d requests, want %d", got, tc.completed)
 			}
-			if len(d.results) != tc.results || d.done != tc.completed || !maps.Equal(d.out.NotSent, tc.notSent) {
-				t.Errorf("%d results, %d done, not sent %v; want %d, %d, %v", len(d.results), d.done, d.out.NotSent, tc.results, tc.completed, tc.notSent)
+			if len(d.out.Results) != tc.results || d.done != tc.completed || !maps.Equal(d.out.NotSent, tc.notSent) {
+				t.Errorf("%d results, %d done, not sent %v; want %d, %d, %v", len(d.out.Results), d.done, d.out.NotSent, tc.results, tc.completed, tc.notSent)
 			}
 		})
 	}
@@ -398,11 +398,11 @@ func TestDispatcherRecord(t *testing.T) {
 			r := Runner{Client: c, Observer: seen, Progress: func(done, total int) { progress = append(progress, [2]int{done, total}) }}
 			d := newTestDispatcher(t, context.Background(), r, mixBurst())
 			d.record(tc.a, &tc.res)
-			if len(d.results) != tc.results || d.allTokens != tc.tokens || len(seen.results) != tc.observers {
-				t.Errorf("%d results, %d tokens, %d observed; want %d, %d, %d", len(d.results), d.allTokens, len(seen.results), tc.results, tc.tokens, tc.observers)
+			if len(d.out.Results) != tc.results || d.allTokens != tc.tokens || len(seen.results) != tc.observers {
+				t.Errorf("%d results, %d tokens, %d observed; want %d, %d, %d", len(d.out.Results), d.allTokens, len(seen.results), tc.results, tc.tokens, tc.observers)
 			}
-			if len(d.results) == 1 && (d.results[0].n != 5 || d.results[0].res != &tc.res) {
-				t.Errorf("recorded %+v, want arrival 5's result", d.results[0])
+			if len(d.out.Results) == 1 && (d.out.Index[0] != 5 || d.out.Results[0] != &tc.res) {
+				t.Errorf("recorded arrival %d's %+v, want arrival 5's result", d.out.Index[0], d.out.Results[0])
 			}
 			if !reflect.DeepEqual(progress, [][2]int{{1, 2}}) {
 				t.Errorf("progress %v, want 1 of the expected 2", progress)

@@ -4,7 +4,9 @@
 package report
 
 import (
+	"cmp"
 	"math"
+	"slices"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -235,7 +237,7 @@ type TraceReplay struct {
 	Error         string  `json:"error,omitempty"` // the first skipped line's, or why the file stopped
 }
 
-// Add appends the result of the plan's arrival n, in plan order, and
+// Add appends the result of the plan's arrival n, in any order, and
 // widens the run's span to cover it.
 func (o *Run) Add(n int, res *prober.Result) {
 	if o.Start.IsZero() || res.Sched.Before(o.Start) {
@@ -248,9 +250,25 @@ func (o *Run) Add(n int, res *prober.Result) {
 	o.Index = append(o.Index, n)
 }
 
-// Close ends the adding: a run that measured nothing spans no time from
-// start, the run's own start, never year 1.
+// Close ends the adding. It puts the results in the plan's order, a
+// conversation's turns in turn order, whoever added them in whatever order
+// (a burst's workers, a merge of its shards), so every figure drawn from
+// the order (the samples kept, the failures shown) is the same. A run that
+// measured nothing spans no time from start, the run's own start, never
+// year 1.
 func (o *Run) Close(start time.Time) {
+	order := make([]int, len(o.Results))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		return cmp.Or(cmp.Compare(o.Index[a], o.Index[b]), cmp.Compare(o.Results[a].Turn, o.Results[b].Turn))
+	})
+	results, index := make([]*prober.Result, len(order)), make([]int, len(order))
+	for i, j := range order {
+		results[i], index[i] = o.Results[j], o.Index[j]
+	}
+	o.Results, o.Index = results, index
 	if o.Start.IsZero() {
 		o.Start, o.End = start, start
 	}

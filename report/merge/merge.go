@@ -4,14 +4,12 @@
 package merge
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/verdict"
 )
@@ -82,7 +80,6 @@ type union struct {
 	start  time.Time
 	run    report.Run
 	merged *report.Merged
-	rows   []indexed
 	itl    []float64
 	// hosts are the shards' hosts, aborts why shards stopped, thinned the
 	// shards that kept a subset of their ITL samples.
@@ -90,12 +87,6 @@ type union struct {
 	// itlKept of itlTotal ITL samples came with the shards; itlBound is
 	// how many a shard keeps at most.
 	itlKept, itlTotal, itlBound int
-}
-
-// indexed is a shard's request at its place in the whole plan.
-type indexed struct {
-	n   int
-	res *prober.Result
 }
 
 func newUnion(ref *report.Report) *union {
@@ -133,7 +124,7 @@ func (u *union) add(p Part) error {
 		if q.N%r.Shard.Count != r.Shard.Index {
 			return fmt.Errorf("%s: request n=%d is not %s's (its share is n %% %d == %d): the file was altered", p.Name, q.N, r.Shard, r.Shard.Count, r.Shard.Index)
 		}
-		u.rows = append(u.rows, indexed{q.N, resultOf(q, u.start)})
+		u.run.Add(q.N, resultOf(q, u.start))
 	}
 	for _, ns := range r.Shard.ITL {
 		u.itl = append(u.itl, time.Duration(ns).Seconds())
@@ -148,13 +139,9 @@ func (u *union) add(p Part) error {
 	return nil
 }
 
-// close puts the requests back in the plan's order and returns the run.
+// close returns the run, its requests back in the plan's order (Run.Close).
 func (u *union) close() report.Run {
 	u.run.AbortReason = strings.Join(u.aborts, "; ")
-	slices.SortFunc(u.rows, func(x, y indexed) int { return cmp.Compare(x.n, y.n) })
-	for _, x := range u.rows {
-		u.run.Add(x.n, x.res)
-	}
 	u.run.Close(u.start)
 	return u.run
 }
