@@ -453,14 +453,18 @@ func (s sample) observe(h int, ds ...time.Duration) { s.observeWith(h, nil, ds..
 // extra label values.
 func (s sample) observeWith(h int, extra []string, ds ...time.Duration) {
 	o := s.p.hists[h].WithLabelValues(s.values(extra)...)
-	e, ok := o.(prometheus.ExemplarObserver)
 	for _, d := range ds {
-		if ok && s.exemplar != nil {
-			e.ObserveWithExemplar(d.Seconds(), s.exemplar)
-		} else {
-			o.Observe(d.Seconds())
-		}
+		s.exemplify(o, d)
 	}
+}
+
+// exemplify records d into o with the request's exemplar, where it has one.
+func (s sample) exemplify(o prometheus.Observer, d time.Duration) {
+	if e, ok := o.(prometheus.ExemplarObserver); ok && s.exemplar != nil {
+		e.ObserveWithExemplar(d.Seconds(), s.exemplar)
+		return
+	}
+	o.Observe(d.Seconds())
 }
 
 // gaps records a request's token gaps. Only the longest carries the
@@ -479,7 +483,7 @@ func (s sample) gaps(ds []time.Duration) {
 			o.Observe(d.Seconds())
 		}
 	}
-	s.observe(histITL, ds[longest])
+	s.exemplify(o, ds[longest])
 }
 
 // components makes parts the series' TTFT split: a component the request
@@ -491,11 +495,12 @@ func (s sample) components(parts []prober.TTFTPart) {
 	g := s.p.gauges[gaugeComponent]
 	for _, c := range prober.Components { // bounded: only the components the prober defines
 		i := slices.IndexFunc(parts, func(p prober.TTFTPart) bool { return p.Component == c })
+		values := s.values([]string{c})
 		if i < 0 {
-			g.DeleteLabelValues(s.values([]string{c})...)
+			g.DeleteLabelValues(values...)
 			continue
 		}
-		g.WithLabelValues(s.values([]string{c})...).Set(parts[i].D.Seconds())
+		g.WithLabelValues(values...).Set(parts[i].D.Seconds())
 	}
 }
 
