@@ -19,6 +19,7 @@ require (
 	go.yaml.in/yaml/v4 v4.0.0
 	golang.org/x/term v0.46.0
 	golang.org/x/time v0.15.0
+	gonum.org/v1/gonum v0.17.0
 )
 
 require (

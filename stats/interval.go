@@ -1,0 +1,119 @@
+package stats
+
+import (
+	"math"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// Confidence is the level of every interval llmprobe prints: 95 %, two-sided.
+const Confidence = 0.95
+
+// z95 is the standard normal quantile of 97.5 %.
+var z95 = distuv.UnitNormal.Quantile(1 - (1-Confidence)/2)
+
+// MinSamples is the fewest samples whose largest value bounds the
+// q-quantile from above with 97.5 % confidence: ⌈ln 0.025 / ln q⌉ (p90 36,
+// p95 72, p99 368, p99.9 3,688). A q-quantile from fewer is "too few": its
+// interval has no upper end.
+func MinSamples(q float64) int {
+	if q <= 0 {
+		return 1
+	}
+	if q >= 1 {
+		return math.MaxInt
+	}
+	return int(math.Ceil(math.Log((1-Confidence)/2) / math.Log(q)))
+}
+
+// QuantileInterval is the distribution-free 95 % interval of the
+// q-quantile of sorted, from its order statistics: [X(l), X(u)] with the
+// binomial chance of each end missing at most 2.5 %. loOK (hiOK) is false
+// when no order statistic bounds that side: too few samples for it.
+func QuantileInterval(sorted []float64, q float64) (lo, hi float64, loOK, hiOK bool) {
+	n := len(sorted)
+	if n == 0 || q <= 0 || q >= 1 {
+		return 0, 0, false, false
+	}
+	tail := (1 - Confidence) / 2
+	b := distuv.Binomial{N: float64(n), P: q}
+	// The count B of samples below the quantile is Binomial(n, q):
+	// X(l) ≤ ξ when B ≥ l, X(u) ≥ ξ when B ≤ u-1 (ranks 1-based).
+	// l: the largest rank with P(B ≤ l-1) ≤ tail.
+	l := searchRank(n, func(r int) bool { return b.CDF(float64(r-1)) > tail }) - 1
+	if l >= 1 {
+		lo, loOK = sorted[l-1], true
+	}
+	// u: the smallest rank with P(B ≤ u-1) ≥ 1 - tail.
+	u := searchRank(n, func(r int) bool { return b.CDF(float64(r-1)) >= 1-tail })
+	if u <= n {
+		hi, hiOK = sorted[u-1], true
+	}
+	return lo, hi, loOK, hiOK
+}
+
+// searchRank is the smallest rank in 1..n for which f holds (f monotone),
+// or n+1.
+func searchRank(n int, f func(int) bool) int {
+	lo, hi := 1, n+1
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if f(mid) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo
+}
+
+// Wilson is the 95 % Wilson score interval of a proportion of k in n;
+// ok is false for n = 0.
+func Wilson(k, n int) (lo, hi float64, ok bool) {
+	if n <= 0 {
+		return 0, 0, false
+	}
+	p, nf, z2 := float64(k)/float64(n), float64(n), z95*z95
+	centre := (p + z2/(2*nf)) / (1 + z2/nf)
+	half := z95 / (1 + z2/nf) * math.Sqrt(p*(1-p)/nf+z2/(4*nf*nf))
+	return max(0, centre-half), min(1, centre+half), true
+}
+
+// ProportionDiff is p2 - p1 (k2/n2 - k1/n1) with Newcombe's 95 % interval
+// from the two Wilson intervals; ok is false when a side is empty.
+func ProportionDiff(k1, n1, k2, n2 int) (diff, lo, hi float64, ok bool) {
+	l1, u1, ok1 := Wilson(k1, n1)
+	l2, u2, ok2 := Wilson(k2, n2)
+	if !ok1 || !ok2 {
+		return 0, 0, 0, false
+	}
+	p1, p2 := float64(k1)/float64(n1), float64(k2)/float64(n2)
+	diff = p2 - p1
+	lo = diff - math.Sqrt((p2-l2)*(p2-l2)+(u1-p1)*(u1-p1))
+	hi = diff + math.Sqrt((u2-p2)*(u2-p2)+(p1-l1)*(p1-l1))
+	return diff, lo, hi, true
+}
+
+// MeanInterval is the mean of xs with its 95 % Student-t interval (n-1
+// degrees of freedom); ok is false below 3 values, where a t interval says
+// too little to print.
+func MeanInterval(xs []float64) (mean, lo, hi float64, ok bool) {
+	n := len(xs)
+	if n == 0 {
+		return 0, 0, 0, false
+	}
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= float64(n)
+	if n < 3 {
+		return mean, 0, 0, false
+	}
+	ss := 0.0
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	se := math.Sqrt(ss / float64(n-1) / float64(n))
+	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 1)}.Quantile(1 - (1-Confidence)/2)
+	return mean, mean - t*se, mean + t*se, true
+}
