@@ -102,3 +102,25 @@ func TestQuantileRatioKeepsPairsTogether(t *testing.T) {
 		t.Error("one pair ok")
 	}
 }
+
+func BenchmarkPairedShift(b *testing.B) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	d := make([]float64, 5000)
+	for i := range d {
+		d[i] = rng.NormFloat64()
+	}
+	for b.Loop() {
+		PairedShift(d)
+	}
+}
+
+func BenchmarkQuantileRatio(b *testing.B) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	base, cand, strata := make([]float64, 2000), make([]float64, 2000), make([]int, 2000)
+	for i := range base {
+		base[i], cand[i], strata[i] = rng.ExpFloat64(), rng.ExpFloat64(), i%4
+	}
+	for b.Loop() {
+		QuantileRatio(base, cand, strata, 0.99)
+	}
+}
