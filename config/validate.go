@@ -35,6 +35,7 @@ func (c *Config) validate() field.Errors {
 	for i := range c.Bursts {
 		c.Bursts[i].validate(fmt.Sprintf("bursts[%d]", i), c, seen, &errs)
 	}
+	c.validateComparisons(&errs)
 	c.Limits.validate(&errs)
 	if c.Probe != nil {
 		c.Probe.validateTemplate(&errs)
