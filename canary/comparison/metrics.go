@@ -8,14 +8,16 @@ import (
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/llmprobe/llmprobe/config"
 )
 
 var (
-	figureLabels = []string{"comparison", "scenario", "metric", "quantile"}
+	figureLabels = []string{"comparison", "scenario", "metric", "percentile"}
 	ratioDesc    = prometheus.NewDesc("llmprobe_comparison_ratio",
-		"The candidate's figure over the baseline's, from the pairs of the window: at quantile 0.5 the Hodges-Lehmann median of the paired ratios, at 0.9 and 0.99 the ratio of the quantiles (from 36 and 368 pairs). Absent until pairs measured it.", figureLabels, nil)
+		"The candidate's figure over the baseline's, from the pairs of the window: at p50 the Hodges-Lehmann median of the paired ratios, at p90 and p99 the ratio of the percentiles (from 36 and 368 pairs). Absent until pairs measured it.", figureLabels, nil)
 	lowerDesc = prometheus.NewDesc("llmprobe_comparison_ratio_lower",
-		"Lower end of the ratio's 95 % interval (signed-rank at 0.5, paired bootstrap at 0.9 and 0.99); absent below 6 pairs.", figureLabels, nil)
+		"Lower end of the ratio's 95 % interval (signed-rank at p50, paired bootstrap at p90 and p99); absent below 6 pairs.", figureLabels, nil)
 	upperDesc = prometheus.NewDesc("llmprobe_comparison_ratio_upper",
 		"Upper end of the ratio's 95 % interval; absent below 6 pairs.", figureLabels, nil)
 	significantDesc = prometheus.NewDesc("llmprobe_comparison_significant",
@@ -54,7 +56,7 @@ func (r *Runner) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(pairsDesc, prometheus.GaugeValue, float64(pairs), name, sc)
 		}
 		for _, f := range figures {
-			labels := []string{name, sc, f.Metric, f.Quantile}
+			labels := []string{name, sc, f.Metric, f.Percentile}
 			ch <- prometheus.MustNewConstMetric(ratioDesc, prometheus.GaugeValue, f.Ratio, labels...)
 			if f.Bounded {
 				ch <- prometheus.MustNewConstMetric(lowerDesc, prometheus.GaugeValue, f.Lower, labels...)
@@ -124,8 +126,7 @@ func (r *Runner) Lines() []string {
 
 // sentence is "TPOT p50 +31 % (95 % CI +24…+38 %), worse".
 func (f Figure) sentence() string {
-	q := map[string]string{"0.5": "p50", "0.9": "p90", "0.99": "p99"}[f.Quantile]
-	s := fmt.Sprintf("%s %s %s", strings.ToUpper(f.Metric), q, change(f.Ratio))
+	s := fmt.Sprintf("%s %s %s", strings.ToUpper(f.Metric), f.Percentile, change(f.Ratio))
 	if f.Bounded {
 		s += fmt.Sprintf(" (95 %% CI %s…%s)", strings.TrimSuffix(change(f.Lower), " %"), change(f.Upper))
 	}
@@ -150,4 +151,18 @@ func change(ratio float64) string {
 		return fmt.Sprintf("−%g %%", -pct)
 	}
 	return fmt.Sprintf("+%g %%", pct)
+}
+
+// Series a comparison exports at most: per compared scenario every figure
+// family at every metric and quantile, the pairs gauge and the pairs
+// counters; per comparison its info.
+const (
+	SeriesPerScenario   = 5*numMetrics*3 + 1 + numResults
+	SeriesPerComparison = 1
+)
+
+// MaxSeries bounds the series cfg's comparisons export: by configuration,
+// never by traffic.
+func MaxSeries(cfg *config.Config) int {
+	return len(cfg.ComparisonPairs())*SeriesPerScenario + len(cfg.Comparisons)*SeriesPerComparison
 }

@@ -21,7 +21,7 @@ import (
 )
 
 // Traffic is the `traffic` of the comparison's requests.
-const Traffic = "comparison"
+const Traffic = prober.TrafficComparison
 
 // EvaluateEvery is the shortest time between two evaluations of a window:
 // the tests and bootstraps run on it, not on each scrape or pair.

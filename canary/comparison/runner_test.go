@@ -79,7 +79,7 @@ comparisons:
 	defer r.Stop()
 
 	gauge := func(name, comparison, metric string) (float64, bool) {
-		return value(t, reg, name, map[string]string{"comparison": comparison, "metric": metric, "quantile": "0.5"})
+		return value(t, reg, name, map[string]string{"comparison": comparison, "metric": metric, "percentile": "p50"})
 	}
 	testkit.WaitUntil(t, "a verdict on both comparisons", 30*time.Second, func() bool {
 		_, a := gauge("llmprobe_comparison_verdict", "slower", "tpot")

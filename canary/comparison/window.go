@@ -19,13 +19,14 @@ const (
 	numMetrics
 )
 
-// Quantiles judged, by their label value: the median by the paired
+// Percentiles judged, by their label value (not `quantile`, which
+// belongs to summaries, as in llmprobe_burst_latency_seconds): the median by the paired
 // signed-rank test, the tails by the ratio of quantiles once the pairs
 // reach stats.MinSamples.
-var quantiles = []struct {
+var percentiles = []struct {
 	label string
 	q     float64
-}{{"0.5", 0.5}, {"0.9", 0.9}, {"0.99", 0.99}}
+}{{"p50", 0.5}, {"p90", 0.9}, {"p99", 0.99}}
 
 // side is one request's figures in seconds; a metric it did not produce
 // (TPOT of a one-token answer) is NaN.
@@ -63,13 +64,13 @@ const (
 	Worse  = 1
 )
 
-// Figure is one (metric, quantile) of a window: the candidate's ratio to
+// Figure is one (metric, percentile) of a window: the candidate's ratio to
 // the baseline with its 95 % interval, and a verdict once the pairs reach
 // min_pairs.
 type Figure struct {
-	Metric, Quantile string
-	N                int
-	Ratio            float64
+	Metric, Percentile string
+	N                  int
+	Ratio              float64
 	// Lower and Upper hold the interval when Bounded.
 	Lower, Upper float64
 	Bounded      bool
@@ -94,8 +95,8 @@ func evaluate(pairs []pair, minPairs int, tolerance float64) []Figure {
 		if len(logs) == 0 {
 			continue
 		}
-		for _, q := range quantiles {
-			f := Figure{Metric: name, Quantile: q.label, N: len(logs)}
+		for _, q := range percentiles {
+			f := Figure{Metric: name, Percentile: q.label, N: len(logs)}
 			if q.q == 0.5 {
 				s := stats.PairedShift(logs)
 				f.Ratio, f.Lower, f.Upper, f.Bounded = math.Exp(s.Estimate), math.Exp(s.Lower), math.Exp(s.Upper), s.Bounded

@@ -5,6 +5,12 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/llmprobe/llmprobe/config/workload"
+	"github.com/llmprobe/llmprobe/internal/testkit"
+	"github.com/llmprobe/llmprobe/stats"
 )
 
 // pairsOf makes n pairs whose candidate's TPOT is the baseline's times
@@ -24,9 +30,9 @@ func pairsOf(n int, shift float64) []pair {
 	return out
 }
 
-func figureOf(figs []Figure, metric, quantile string) (Figure, bool) {
+func figureOf(figs []Figure, metric, percentile string) (Figure, bool) {
 	for _, f := range figs {
-		if f.Metric == metric && f.Quantile == quantile {
+		if f.Metric == metric && f.Percentile == percentile {
 			return f, true
 		}
 	}
@@ -49,7 +55,7 @@ func TestEvaluate(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			figs := evaluate(pairsOf(c.n, c.shift), 20, 0.1)
-			f, ok := figureOf(figs, "tpot", "0.5")
+			f, ok := figureOf(figs, "tpot", "p50")
 			if !ok {
 				t.Fatalf("no tpot p50 in %+v", figs)
 			}
@@ -60,12 +66,12 @@ func TestEvaluate(t *testing.T) {
 				t.Errorf("tpot p50: ratio %.3f in [%.3f, %.3f] should hold %g", f.Ratio, f.Lower, f.Upper, c.shift)
 			}
 			// The ITL moves with nothing here: never worse.
-			if itl, _ := figureOf(figs, "itl", "0.5"); itl.Verdict == Worse {
+			if itl, _ := figureOf(figs, "itl", "p50"); itl.Verdict == Worse {
 				t.Errorf("itl: %+v", itl)
 			}
 			// Tails only once the pairs suffice (36 for p90, 368 for p99).
-			_, p90 := figureOf(figs, "tpot", "0.9")
-			_, p99 := figureOf(figs, "tpot", "0.99")
+			_, p90 := figureOf(figs, "tpot", "p90")
+			_, p99 := figureOf(figs, "tpot", "p99")
 			if p90 != (c.n >= 36) || p99 != (c.n >= 368) {
 				t.Errorf("%d pairs: p90 %v, p99 %v", c.n, p90, p99)
 			}
@@ -80,10 +86,10 @@ func TestEvaluateAbsentMetric(t *testing.T) {
 		pairs[i].base[mTPOT] = math.NaN()
 	}
 	figs := evaluate(pairs, 20, 0.1)
-	if _, ok := figureOf(figs, "tpot", "0.5"); ok {
+	if _, ok := figureOf(figs, "tpot", "p50"); ok {
 		t.Errorf("tpot figure without a measured TPOT: %+v", figs)
 	}
-	if _, ok := figureOf(figs, "e2e", "0.5"); !ok {
+	if _, ok := figureOf(figs, "e2e", "p50"); !ok {
 		t.Errorf("no e2e figure: %+v", figs)
 	}
 }
@@ -93,13 +99,35 @@ func TestSentence(t *testing.T) {
 		f    Figure
 		want string
 	}{
-		{Figure{Metric: "tpot", Quantile: "0.5", Ratio: 1.312, Lower: 1.241, Upper: 1.38, Bounded: true, Judged: true, Verdict: Worse}, "TPOT p50 +31 % (95 % CI +24…+38 %), worse"},
-		{Figure{Metric: "ttft", Quantile: "0.99", Ratio: 0.998, Lower: 0.9, Upper: 1.05, Bounded: true, Judged: true}, "TTFT p99 +0 % (95 % CI −10…+5 %), no significant difference"},
-		{Figure{Metric: "e2e", Quantile: "0.5", Ratio: 0.8, Lower: 0.7, Upper: 0.9, Bounded: true, Judged: true, Verdict: Better}, "E2E p50 −20 % (95 % CI −30…−10 %), better"},
-		{Figure{Metric: "itl", Quantile: "0.5", Ratio: 1.5}, "ITL p50 +50 %, too few"},
+		{Figure{Metric: "tpot", Percentile: "p50", Ratio: 1.312, Lower: 1.241, Upper: 1.38, Bounded: true, Judged: true, Verdict: Worse}, "TPOT p50 +31 % (95 % CI +24…+38 %), worse"},
+		{Figure{Metric: "ttft", Percentile: "p99", Ratio: 0.998, Lower: 0.9, Upper: 1.05, Bounded: true, Judged: true}, "TTFT p99 +0 % (95 % CI −10…+5 %), no significant difference"},
+		{Figure{Metric: "e2e", Percentile: "p50", Ratio: 0.8, Lower: 0.7, Upper: 0.9, Bounded: true, Judged: true, Verdict: Better}, "E2E p50 −20 % (95 % CI −30…−10 %), better"},
+		{Figure{Metric: "itl", Percentile: "p50", Ratio: 1.5}, "ITL p50 +50 %, too few"},
 	} {
 		if got := c.f.sentence(); got != c.want {
 			t.Errorf("%+v: %q, want %q", c.f, got, c.want)
 		}
+	}
+}
+
+// A window with enough pairs for every quantile exports MaxSeries, no more.
+func TestFullWindowSeries(t *testing.T) {
+	cfg := testkit.Config(t, `targets:
+  - {name: a, url: "http://x:1"}
+  - {name: b, url: "http://x:2"}
+scenarios:
+  - {name: s}
+canary: {interval: 1s}
+comparisons:
+  - {name: ab, baseline: a, candidate: b}
+`)
+	p := cfg.ComparisonPairs()[0]
+	s := &run{cmp: p.Comparison, scenario: workload.Scenario{Name: p.Scenario}, interval: p.Interval, cancel: func() {}}
+	s.window = pairsOf(stats.MinSamples(0.99), 1.4)
+	s.evaluated, s.pairs = time.Now(), len(s.window)
+	s.figures = evaluate(s.window, p.Comparison.MinPairs, p.Comparison.Tolerance)
+	r := &Runner{runs: map[runKey]*run{{p.Comparison.Name, p.Scenario}: s}}
+	if got, want := testutil.CollectAndCount(r), MaxSeries(cfg); got != want {
+		t.Errorf("%d series from a full window, MaxSeries says %d", got, want)
 	}
 }
