@@ -64,7 +64,7 @@ func (r *Runner) Collect(ch chan<- prometheus.Metric) {
 			}
 			if f.Judged {
 				ch <- prometheus.MustNewConstMetric(verdictDesc, prometheus.GaugeValue, float64(f.Verdict), labels...)
-				ch <- prometheus.MustNewConstMetric(significantDesc, prometheus.GaugeValue, bit(f.Verdict == Worse), labels...)
+				ch <- prometheus.MustNewConstMetric(significantDesc, prometheus.GaugeValue, bit(f.Verdict == worse), labels...)
 			}
 		}
 	}
@@ -125,7 +125,7 @@ func (r *Runner) Lines() []string {
 }
 
 // sentence is "TPOT p50 +31 % (95 % CI +24…+38 %), worse".
-func (f Figure) sentence() string {
+func (f figure) sentence() string {
 	s := fmt.Sprintf("%s %s %s", strings.ToUpper(f.Metric), f.Percentile, change(f.Ratio))
 	if f.Bounded {
 		s += fmt.Sprintf(" (95 %% CI %s…%s)", strings.TrimSuffix(change(f.Lower), " %"), change(f.Upper))
@@ -133,9 +133,9 @@ func (f Figure) sentence() string {
 	switch {
 	case !f.Judged:
 		return s + ", too few"
-	case f.Verdict == Worse:
+	case f.Verdict == worse:
 		return s + ", worse"
-	case f.Verdict == Better:
+	case f.Verdict == better:
 		return s + ", better"
 	}
 	return s + ", no significant difference"

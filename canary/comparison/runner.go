@@ -56,7 +56,7 @@ type run struct {
 	mu        sync.Mutex
 	window    []pair // oldest first
 	evaluated time.Time
-	figures   []Figure
+	figures   []figure
 	pairs     int // measured pairs in the window at the last evaluation
 	results   [numResults]float64
 }

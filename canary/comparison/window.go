@@ -8,8 +8,8 @@ import (
 	"github.com/llmprobe/llmprobe/stats"
 )
 
-// Metrics compared, by their label value.
-var Metrics = []string{"ttft", "tpot", "itl", "e2e"}
+// metricNames compared, by their label value.
+var metricNames = []string{"ttft", "tpot", "itl", "e2e"}
 
 const (
 	mTTFT = iota
@@ -59,15 +59,15 @@ type pair struct {
 
 // Verdicts, the value of llmprobe_comparison_verdict.
 const (
-	Better = -1
-	None   = 0
-	Worse  = 1
+	better = -1
+	none   = 0
+	worse  = 1
 )
 
-// Figure is one (metric, percentile) of a window: the candidate's ratio to
+// figure is one (metric, percentile) of a window: the candidate's ratio to
 // the baseline with its 95 % interval, and a verdict once the pairs reach
 // min_pairs.
-type Figure struct {
+type figure struct {
 	Metric, Percentile string
 	N                  int
 	Ratio              float64
@@ -81,9 +81,9 @@ type Figure struct {
 
 // evaluate judges the pairs metric by metric: a figure exists only where
 // the pairs give one, so a metric that does not apply is absent, never 0.
-func evaluate(pairs []pair, minPairs int, tolerance float64) []Figure {
-	var out []Figure
-	for m, name := range Metrics {
+func evaluate(pairs []pair, minPairs int, tolerance float64) []figure {
+	var out []figure
+	for m, name := range metricNames {
 		var base, cand, logs []float64
 		for _, p := range pairs {
 			b, c := p.base[m], p.cand[m]
@@ -96,7 +96,7 @@ func evaluate(pairs []pair, minPairs int, tolerance float64) []Figure {
 			continue
 		}
 		for _, q := range percentiles {
-			f := Figure{Metric: name, Percentile: q.label, N: len(logs)}
+			f := figure{Metric: name, Percentile: q.label, N: len(logs)}
 			if q.q == 0.5 {
 				s := stats.PairedShift(logs)
 				f.Ratio, f.Lower, f.Upper, f.Bounded = math.Exp(s.Estimate), math.Exp(s.Lower), math.Exp(s.Upper), s.Bounded
@@ -123,12 +123,12 @@ func evaluate(pairs []pair, minPairs int, tolerance float64) []Figure {
 // verdict is worse when the interval lies above 1 and the ratio beyond
 // 1 + tolerance, better when it lies below 1 and the ratio under
 // 1 − tolerance, else none.
-func verdict(f Figure, tolerance float64) int {
+func verdict(f figure, tolerance float64) int {
 	switch {
 	case f.Lower > 1 && f.Ratio > 1+tolerance:
-		return Worse
+		return worse
 	case f.Upper < 1 && f.Ratio < 1-tolerance:
-		return Better
+		return better
 	}
-	return None
+	return none
 }

@@ -30,13 +30,13 @@ func pairsOf(n int, shift float64) []pair {
 	return out
 }
 
-func figureOf(figs []Figure, metric, percentile string) (Figure, bool) {
+func figureOf(figs []figure, metric, percentile string) (figure, bool) {
 	for _, f := range figs {
 		if f.Metric == metric && f.Percentile == percentile {
 			return f, true
 		}
 	}
-	return Figure{}, false
+	return figure{}, false
 }
 
 func TestEvaluate(t *testing.T) {
@@ -47,11 +47,11 @@ func TestEvaluate(t *testing.T) {
 		judged  bool
 		verdict int
 	}{
-		{"40 % slower decode is worse", 40, 1.4, true, Worse},
-		{"the same speed is no difference", 40, 1, true, None},
-		{"30 % faster is better", 40, 0.7, true, Better},
-		{"5 % slower is within the tolerance", 400, 1.05, true, None},
-		{"too few pairs: no verdict", 12, 1.4, false, None},
+		{"40 % slower decode is worse", 40, 1.4, true, worse},
+		{"the same speed is no difference", 40, 1, true, none},
+		{"30 % faster is better", 40, 0.7, true, better},
+		{"5 % slower is within the tolerance", 400, 1.05, true, none},
+		{"too few pairs: no verdict", 12, 1.4, false, none},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			figs := evaluate(pairsOf(c.n, c.shift), 20, 0.1)
@@ -66,7 +66,7 @@ func TestEvaluate(t *testing.T) {
 				t.Errorf("tpot p50: ratio %.3f in [%.3f, %.3f] should hold %g", f.Ratio, f.Lower, f.Upper, c.shift)
 			}
 			// The ITL moves with nothing here: never worse.
-			if itl, _ := figureOf(figs, "itl", "p50"); itl.Verdict == Worse {
+			if itl, _ := figureOf(figs, "itl", "p50"); itl.Verdict == worse {
 				t.Errorf("itl: %+v", itl)
 			}
 			// Tails only once the pairs suffice (36 for p90, 368 for p99).
@@ -96,13 +96,13 @@ func TestEvaluateAbsentMetric(t *testing.T) {
 
 func TestSentence(t *testing.T) {
 	for _, c := range []struct {
-		f    Figure
+		f    figure
 		want string
 	}{
-		{Figure{Metric: "tpot", Percentile: "p50", Ratio: 1.312, Lower: 1.241, Upper: 1.38, Bounded: true, Judged: true, Verdict: Worse}, "TPOT p50 +31 % (95 % CI +24…+38 %), worse"},
-		{Figure{Metric: "ttft", Percentile: "p99", Ratio: 0.998, Lower: 0.9, Upper: 1.05, Bounded: true, Judged: true}, "TTFT p99 +0 % (95 % CI −10…+5 %), no significant difference"},
-		{Figure{Metric: "e2e", Percentile: "p50", Ratio: 0.8, Lower: 0.7, Upper: 0.9, Bounded: true, Judged: true, Verdict: Better}, "E2E p50 −20 % (95 % CI −30…−10 %), better"},
-		{Figure{Metric: "itl", Percentile: "p50", Ratio: 1.5}, "ITL p50 +50 %, too few"},
+		{figure{Metric: "tpot", Percentile: "p50", Ratio: 1.312, Lower: 1.241, Upper: 1.38, Bounded: true, Judged: true, Verdict: worse}, "TPOT p50 +31 % (95 % CI +24…+38 %), worse"},
+		{figure{Metric: "ttft", Percentile: "p99", Ratio: 0.998, Lower: 0.9, Upper: 1.05, Bounded: true, Judged: true}, "TTFT p99 +0 % (95 % CI −10…+5 %), no significant difference"},
+		{figure{Metric: "e2e", Percentile: "p50", Ratio: 0.8, Lower: 0.7, Upper: 0.9, Bounded: true, Judged: true, Verdict: better}, "E2E p50 −20 % (95 % CI −30…−10 %), better"},
+		{figure{Metric: "itl", Percentile: "p50", Ratio: 1.5}, "ITL p50 +50 %, too few"},
 	} {
 		if got := c.f.sentence(); got != c.want {
 			t.Errorf("%+v: %q, want %q", c.f, got, c.want)
