@@ -32,6 +32,8 @@ type Config struct {
 	// target (blackbox_exporter's module): everything of a target but its
 	// name and URL.
 	Probe *Target `yaml:"probe,omitempty"`
+	// Comparisons pair a baseline with a candidate target continuously.
+	Comparisons []Comparison `yaml:"comparisons,omitempty"`
 }
 
 // Target is one OpenAI-compatible inference endpoint.

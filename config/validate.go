@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/llmprobe/llmprobe/config/analysis"
 	"github.com/llmprobe/llmprobe/config/field"
 )
 
@@ -35,6 +36,7 @@ func (c *Config) validate() field.Errors {
 	for i := range c.Bursts {
 		c.Bursts[i].validate(fmt.Sprintf("bursts[%d]", i), c, seen, &errs)
 	}
+	analysis.Validate(c.Comparisons, c.comparisonScope(), &errs)
 	c.Limits.validate(&errs)
 	if c.Probe != nil {
 		c.Probe.validateTemplate(&errs)

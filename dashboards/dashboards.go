@@ -268,7 +268,7 @@ func All() (map[string]cog.Builder[dashboard.Dashboard], error) {
 		"llmprobe-engines.json":  engines(),
 		"llmprobe-bursts.json":   bursts(),
 		"llmprobe-gpu.json":      gpu(),
-		"llmprobe-upgrades.json": upgrades(),
+		"llmprobe-upgrades.json": withComparisons(upgrades()),
 	}, nil
 }
 

@@ -40,6 +40,8 @@ const (
 const (
 	TrafficCanary = "canary"
 	TrafficBurst  = "burst"
+	// TrafficComparison is an always-on comparison's paired requests.
+	TrafficComparison = "comparison"
 )
 
 // Check is one objective evaluated for one request.

@@ -154,9 +154,10 @@ func BurstFootprint(c *config.Config, b config.Burst) Footprint {
 	return f
 }
 
-// CanaryFootprint is what the canaries send and may hold at most: each
-// schedule sends one request per interval, each in its own goroutine, so a
-// target that hangs holds up to timeout/interval of them in flight.
+// CanaryFootprint is what the canaries and comparisons send and may hold
+// at most: each schedule sends one request (a comparison two) per
+// interval, each in its own goroutine, so a target that hangs holds up to
+// timeout/interval of them in flight.
 func CanaryFootprint(c *config.Config) (schedules int, rate float64, bytes int64) {
 	for _, p := range c.CanaryPairs() {
 		t, _ := c.Target(p.Target)
@@ -166,8 +167,25 @@ func CanaryFootprint(c *config.Config) (schedules int, rate float64, bytes int64
 		inFlight := int64(sessionSpan(s, t.Timeout.Std())/p.Interval) + 1
 		bytes += inFlight*(streamBytesOf(s, false)+resultBytesOf(s)) + bodyBytes(s)
 	}
+	// An always-on comparison's schedule sends a pair per tick, each side
+	// hanging to its own target's timeout, and keeps its window's pairs.
+	for _, p := range c.ComparisonPairs() {
+		s, _ := c.Scenario(p.Scenario)
+		schedules++
+		rate += 2 / p.Interval.Seconds()
+		for _, name := range []string{p.Comparison.Baseline, p.Comparison.Candidate} {
+			t, _ := c.Target(name)
+			inFlight := int64(t.Timeout.Std()/p.Interval) + 1
+			bytes += inFlight * (streamBytesOf(s, false) + resultBytesOf(s))
+		}
+		bytes += bodyBytes(s) + int64(p.Comparison.Window.Std()/p.Interval+1)*comparisonPairBytes
+	}
 	return schedules, rate, bytes
 }
+
+// comparisonPairBytes is what a comparison's window keeps of one pair: a
+// time and four figures a side.
+const comparisonPairBytes = 96
 
 // resultBytesOf is the most one measured result of s holds.
 func resultBytesOf(s workload.Scenario) int64 {

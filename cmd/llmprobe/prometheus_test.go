@@ -176,7 +176,9 @@ bursts:
     arrival: {rate: 1}
     duration: 2s
     schedule: {on_engine_change: {settle: 1h}}
-`, targets.String())
+comparisons:
+  - {name: family, baseline: sim, candidate: %s, scenarios: [chat], window: 20s}
+`, targets.String(), sim.EngineVLLM)
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}

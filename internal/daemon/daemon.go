@@ -28,6 +28,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/burst"
 	"github.com/llmprobe/llmprobe/canary"
+	"github.com/llmprobe/llmprobe/canary/comparison"
 	"github.com/llmprobe/llmprobe/collector"
 	"github.com/llmprobe/llmprobe/collector/gpu"
 	"github.com/llmprobe/llmprobe/config"
@@ -85,6 +86,7 @@ type Daemon struct {
 	safe    *config.SafeConfig
 	targets *target.Set
 	canary  *canary.Scheduler
+	compare *comparison.Runner
 	burster *burst.Scheduler
 	probe   *collector.Probe
 	bursts  *collector.Bursts
@@ -152,9 +154,14 @@ func New(opts Options) *Daemon {
 	d.site = web.New(web.Options{
 		Logger: opts.Logger, Targets: d.targets, Store: d.store, TelemetryPath: opts.TelemetryPath,
 		Recent: opts.HistoryRecent, Failures: opts.HistoryFailures, Requests: opts.HistoryRequests,
-		Schedules: func() []config.Pair { return d.canary.Running() },
+		Schedules:   func() []config.Pair { return d.canary.Running() },
+		Comparisons: func() []string { return d.compare.Lines() },
 	})
 	d.canary = canary.NewScheduler(ctx, opts.Logger, observers{d.probe, d.site, d.targets}, d.probe)
+	// A comparison's requests make no probe series (its own families hold
+	// its figures) and stay out of the SLO counters; its in-flight requests
+	// are counted with traffic="comparison".
+	d.compare = comparison.NewRunner(ctx, opts.Logger, observers{d.site, d.targets}, d.probe)
 	// The site keeps burst requests too, to be found by the id their
 	// exemplars carry.
 	runner := burst.Runner{Store: d.store, Observer: observers{d.probe, d.targets, d.site}, InFlight: d.probe}
@@ -169,7 +176,7 @@ func New(opts Options) *Daemon {
 		versioncollector.NewCollector("llmprobe"),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		collector.NewTargets(d.targets), collector.NewEngine(d.targets), d.bursts, d.probe,
+		collector.NewTargets(d.targets), collector.NewEngine(d.targets), d.bursts, d.probe, d.compare,
 	)
 	// promhttp negotiates the format (text, OpenMetrics with exemplars,
 	// protobuf with native histograms) and gzip.
@@ -249,6 +256,7 @@ func (d *Daemon) stop() {
 	d.stopReloads()
 	d.burster.Stop()
 	d.canary.Stop()
+	d.compare.Stop()
 	d.targets.Stop()
 	d.cancel()
 	if d.gpu != nil {
@@ -348,6 +356,7 @@ func (d *Daemon) apply(full *config.Config) {
 	clients := d.targets.Apply(d.ctx, cfg)
 	d.probe.Configure(cfg)
 	d.canary.Apply(cfg, clients)
+	d.compare.Apply(cfg, clients)
 	d.bursts.Configure(cfg)
 	// After a restart (or for a burst a reload adds) the last stored report
 	// brings back the last-burst gauges; bursts with one in memory are not read again.

@@ -91,6 +91,8 @@ bursts:
     requests: 4
     schedule: {on_start: true, every: 1h}
     sweep: {rates: [20]}
+comparisons:
+  - {name: sim-tls, baseline: sim, candidate: tls, scenarios: [checked], window: 10s}
 `, srv.URL, tlsSrv.URL)
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
@@ -116,7 +118,8 @@ bursts:
 		"llmprobe_request_failures_total", "llmprobe_target_tls_cert_expiry_timestamp_seconds",
 		"llmprobe_engine_latency_seconds", "llmprobe_engine_latency_mean_seconds",
 		"llmprobe_time_to_first_answer_token_seconds", "llmprobe_reasoning_output_tokens_total",
-		"llmprobe_conversation_ttft_seconds", "llmprobe_probe_ttft_component_seconds", "llmprobe_prompt_cached_tokens_total"}
+		"llmprobe_conversation_ttft_seconds", "llmprobe_probe_ttft_component_seconds", "llmprobe_prompt_cached_tokens_total",
+		"llmprobe_comparison_ratio", "llmprobe_comparison_pairs"}
 	var got map[string]registered
 	var missing []string
 	defer func() {
@@ -140,9 +143,11 @@ bursts:
 	d.routes().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 	testkit.PromtoolCheckMetrics(t, rec.Body.String())
 
-	// GPU series exist only where NVML loads: take their descriptors.
+	// GPU series exist only where NVML loads, a comparison's interval and
+	// verdict after its window's next evaluation: take their descriptors.
 	descs := make(chan *prometheus.Desc, 64)
 	d.gpu.Describe(descs)
+	d.compare.Describe(descs)
 	close(descs)
 	for desc := range descs {
 		m := descRe.FindStringSubmatch(desc.String())

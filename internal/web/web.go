@@ -105,6 +105,8 @@ type Options struct {
 	// Requests bounds the results of any traffic, canary and burst, kept
 	// to be found by request id (the id exemplars carry).
 	Requests int
+	// Comparisons says each always-on comparison in a line; nil shows none.
+	Comparisons func() []string
 }
 
 // Site is the set of pages. It keeps the recent probes it is given through
@@ -151,12 +153,12 @@ func (s *Site) Register(mux *http.ServeMux) {
 
 // Observe keeps a finished probe for the landing page, unless its pair is no
 // longer configured (a request in flight when its pair was removed). A
-// burst's requests are kept only to be found by request id.
+// burst's and a comparison's requests are kept only to be found by request id.
 func (s *Site) Observe(r *prober.Result) {
 	if r.Outcome == prober.OutcomeCancelled {
 		return // llmprobe stopped it: nothing to show about the target
 	}
-	if r.Traffic == prober.TrafficBurst {
+	if r.Traffic == prober.TrafficBurst || r.Traffic == prober.TrafficComparison {
 		s.history.ObserveRequest(r)
 		return
 	}
@@ -269,7 +271,15 @@ func (s *Site) landingPage(w http.ResponseWriter, _ *http.Request) {
 		"TargetErrors":  s.opts.Targets.Errors(),
 		"Pairs":         rows,
 		"TelemetryPath": s.opts.TelemetryPath,
+		"Comparisons":   s.comparisons(),
 	})
+}
+
+func (s *Site) comparisons() []string {
+	if s.opts.Comparisons == nil {
+		return nil
+	}
+	return s.opts.Comparisons()
 }
 
 // probeView is what probe.html shows: the result and what is derived

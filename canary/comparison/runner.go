@@ -1,0 +1,223 @@
+// Package comparison runs the always-on comparisons (canary analysis):
+// each tick one prompt to a baseline and a candidate at the same moment,
+// the pairs of a sliding window judged metric by metric.
+package comparison
+
+import (
+	"context"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+
+	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/config/workload"
+	"github.com/llmprobe/llmprobe/internal/clock"
+	"github.com/llmprobe/llmprobe/prober"
+	"github.com/llmprobe/llmprobe/prompt"
+)
+
+// Traffic is the `traffic` of the comparison's requests.
+const Traffic = prober.TrafficComparison
+
+// EvaluateEvery is the shortest time between two evaluations of a window:
+// the tests and bootstraps run on it, not on each scrape or pair.
+const EvaluateEvery = 15 * time.Second
+
+// Runner runs one schedule per (comparison, scenario) and exports what
+// they find (it is a prometheus.Collector).
+type Runner struct {
+	logger   log.Logger
+	observer prober.Observer
+	inFlight prober.InFlight
+
+	// every is EvaluateEvery; tests shorten it.
+	every time.Duration
+
+	mu   sync.Mutex
+	ctx  context.Context
+	runs map[runKey]*run
+	wg   sync.WaitGroup
+}
+
+type runKey struct{ comparison, scenario string }
+
+// run is one (comparison, scenario): its schedule and its window.
+type run struct {
+	cmp        config.Comparison
+	scenario   workload.Scenario
+	interval   time.Duration
+	base, cand *prober.Client
+	cancel     context.CancelFunc
+
+	mu        sync.Mutex
+	window    []pair // oldest first
+	evaluated time.Time
+	figures   []figure
+	pairs     int // measured pairs in the window at the last evaluation
+	results   [numResults]float64
+}
+
+// How a tick's pair ended, the `result` of llmprobe_comparison_pairs_total.
+const (
+	resMeasured = iota
+	resBaselineFailed
+	resCandidateFailed
+	resBothFailed
+	numResults
+)
+
+var resultLabels = [numResults]string{"measured", "baseline_failed", "candidate_failed", "both_failed"}
+
+// NewRunner returns a Runner whose schedules live until ctx ends. Every
+// request is given to observer and counted in inFlight.
+func NewRunner(ctx context.Context, logger log.Logger, observer prober.Observer, inFlight prober.InFlight) *Runner {
+	return &Runner{every: EvaluateEvery, ctx: ctx, logger: logger, observer: observer, inFlight: inFlight, runs: map[runKey]*run{}}
+}
+
+// Apply brings the schedules in line with cfg: removed ones stop with
+// their series, new ones start, changed ones start again with an empty window.
+func (r *Runner) Apply(cfg *config.Config, clients map[string]*prober.Client) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	want := map[runKey]*run{}
+	for _, p := range cfg.ComparisonPairs() {
+		base, cand := clients[p.Comparison.Baseline], clients[p.Comparison.Candidate]
+		if base == nil || cand == nil {
+			continue // its client could not be built, or --shard left it out
+		}
+		sc, _ := cfg.Scenario(p.Scenario)
+		want[runKey{p.Comparison.Name, p.Scenario}] = &run{cmp: p.Comparison, scenario: sc, interval: p.Interval, base: base, cand: cand}
+	}
+	for k, old := range r.runs {
+		if nw, ok := want[k]; ok && old.same(nw) {
+			want[k] = old
+			continue
+		}
+		old.cancel()
+		delete(r.runs, k)
+	}
+	for k, s := range want {
+		if _, running := r.runs[k]; running {
+			continue
+		}
+		ctx, cancel := context.WithCancel(r.ctx)
+		s.cancel = cancel
+		r.runs[k] = s
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			r.loop(ctx, s)
+		}()
+	}
+}
+
+func (s *run) same(o *run) bool {
+	return s.base == o.base && s.cand == o.cand && s.interval == o.interval && config.Equal(s.cmp, o.cmp) && config.Equal(s.scenario, o.scenario)
+}
+
+// Stop ends every schedule and waits for their requests.
+func (r *Runner) Stop() {
+	r.mu.Lock()
+	for k, s := range r.runs {
+		s.cancel()
+		delete(r.runs, k)
+	}
+	r.mu.Unlock()
+	r.wg.Wait()
+}
+
+// loop sends a pair every interval until ctx ends.
+func (r *Runner) loop(ctx context.Context, s *run) {
+	prompts := prompt.NewBuilder(s.scenario, rand.Uint64())
+	var reqs sync.WaitGroup
+	defer reqs.Wait()
+	tick := time.Now()
+	timer := clock.NewTimer()
+	defer timer.Stop()
+	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	for {
+		// Each pair at a random moment of its interval: the canaries' fixed
+		// rhythm on either target then overlaps both sides alike.
+		sched := tick.Add(time.Duration(rng.Int64N(int64(s.interval))))
+		if !clock.Until(ctx, sched, timer) {
+			return
+		}
+		req := prober.Request{Scenario: s.scenario, Traffic: Traffic, Sched: sched}
+		req.Prompt, req.MaxTokens = prompts.Next()
+		reqs.Add(1)
+		go func() {
+			defer reqs.Done()
+			r.tick(ctx, s, req)
+		}()
+		tick = tick.Add(s.interval)
+		if behind := time.Since(tick); behind > s.interval {
+			tick = tick.Add(behind.Truncate(s.interval)) // starved: skip, never a salvo
+		}
+	}
+}
+
+// tick sends req to both targets at once and adds the pair to the window.
+func (r *Runner) tick(ctx context.Context, s *run, req prober.Request) {
+	var base, cand *prober.Result
+	var both sync.WaitGroup
+	both.Add(2)
+	go func() { defer both.Done(); base = r.do(ctx, s.base, req) }()
+	go func() { defer both.Done(); cand = r.do(ctx, s.cand, req) }()
+	both.Wait()
+	if ctx.Err() != nil {
+		return // stopped by a reload or shutdown: no pair
+	}
+	for _, res := range []*prober.Result{base, cand} {
+		r.observer.Observe(res)
+		if res.Outcome != prober.OutcomeSuccess {
+			level.Debug(r.logger).Log("msg", "comparison probe failed", "comparison", s.cmp.Name, "target", res.Target, "scenario", s.scenario.Name, "outcome", res.Outcome, "err", res.Error)
+		}
+	}
+	s.add(base, cand, time.Now(), r.every)
+}
+
+func (r *Runner) do(ctx context.Context, c *prober.Client, req prober.Request) *prober.Result {
+	name := c.Target().Name
+	r.inFlight.Started(name, req.Scenario.Name, Traffic)
+	defer r.inFlight.Finished(name, req.Scenario.Name, Traffic)
+	return c.Do(ctx, req)
+}
+
+// add keeps a measured pair, counts every pair, drops what left the
+// window, and evaluates when every has passed since the last evaluation.
+func (s *run) add(base, cand *prober.Result, now time.Time, every time.Duration) {
+	bOK, cOK := base.Outcome == prober.OutcomeSuccess, cand.Outcome == prober.OutcomeSuccess
+	s.mu.Lock()
+	switch {
+	case bOK && cOK:
+		s.results[resMeasured]++
+		s.window = append(s.window, pair{at: base.Sched, base: sideOf(base), cand: sideOf(cand)})
+	case cOK:
+		s.results[resBaselineFailed]++
+	case bOK:
+		s.results[resCandidateFailed]++
+	default:
+		s.results[resBothFailed]++
+	}
+	cut := 0
+	for cut < len(s.window) && now.Sub(s.window[cut].at) > s.cmp.Window.Std() {
+		cut++
+	}
+	s.window = append(s.window[:0], s.window[cut:]...)
+	if !s.evaluated.IsZero() && now.Sub(s.evaluated) < every {
+		s.mu.Unlock()
+		return
+	}
+	s.evaluated = now
+	pairs := slices.Clone(s.window)
+	s.mu.Unlock()
+	// Judged outside the lock: a scrape never waits for a bootstrap.
+	figures := evaluate(pairs, s.cmp.MinPairs, s.cmp.Tolerance)
+	s.mu.Lock()
+	s.pairs, s.figures = len(pairs), figures
+	s.mu.Unlock()
+}

@@ -1,0 +1,133 @@
+package comparison
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/llmprobe/llmprobe/config/workload"
+	"github.com/llmprobe/llmprobe/internal/testkit"
+	"github.com/llmprobe/llmprobe/stats"
+)
+
+// pairsOf makes n pairs whose candidate's TPOT is the baseline's times
+// shift, each side with its own log-normal noise (sd 10 %), seeded.
+func pairsOf(n int, shift float64) []pair {
+	rng := rand.New(rand.NewPCG(1, 2))
+	noise := func() float64 { return math.Exp(0.1 * rng.NormFloat64()) }
+	out := make([]pair, n)
+	for i := range out {
+		base := 0.02 * (1 + rng.Float64()) // requests differ more than the noise
+		out[i] = pair{
+			at:   time.Unix(int64(i), 0),
+			base: side{0.05 * noise(), base * noise(), base * noise(), 1 * noise()},
+			cand: side{0.05 * noise(), base * shift * noise(), base * noise(), 1 * noise()},
+		}
+	}
+	return out
+}
+
+func figureOf(figs []figure, metric, percentile string) (figure, bool) {
+	for _, f := range figs {
+		if f.Metric == metric && f.Percentile == percentile {
+			return f, true
+		}
+	}
+	return figure{}, false
+}
+
+func TestEvaluate(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		n       int
+		shift   float64
+		judged  bool
+		verdict int
+	}{
+		{"40 % slower decode is worse", 40, 1.4, true, worse},
+		{"the same speed is no difference", 40, 1, true, none},
+		{"30 % faster is better", 40, 0.7, true, better},
+		{"5 % slower is within the tolerance", 400, 1.05, true, none},
+		{"too few pairs: no verdict", 12, 1.4, false, none},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			figs := evaluate(pairsOf(c.n, c.shift), 20, 0.1)
+			f, ok := figureOf(figs, "tpot", "p50")
+			if !ok {
+				t.Fatalf("no tpot p50 in %+v", figs)
+			}
+			if f.N != c.n || f.Judged != c.judged || f.Verdict != c.verdict {
+				t.Errorf("tpot p50: %+v, want judged %v verdict %d", f, c.judged, c.verdict)
+			}
+			if !f.Bounded || f.Lower > f.Ratio || f.Ratio > f.Upper || f.Lower > c.shift || f.Upper < c.shift {
+				t.Errorf("tpot p50: ratio %.3f in [%.3f, %.3f] should hold %g", f.Ratio, f.Lower, f.Upper, c.shift)
+			}
+			// The ITL moves with nothing here: never worse.
+			if itl, _ := figureOf(figs, "itl", "p50"); itl.Verdict == worse {
+				t.Errorf("itl: %+v", itl)
+			}
+			// Tails only once the pairs suffice (36 for p90, 368 for p99).
+			_, p90 := figureOf(figs, "tpot", "p90")
+			_, p99 := figureOf(figs, "tpot", "p99")
+			if p90 != (c.n >= 36) || p99 != (c.n >= 368) {
+				t.Errorf("%d pairs: p90 %v, p99 %v", c.n, p90, p99)
+			}
+		})
+	}
+}
+
+// A metric a pair did not measure (TPOT of one-token answers) has no figure.
+func TestEvaluateAbsentMetric(t *testing.T) {
+	pairs := pairsOf(30, 1)
+	for i := range pairs {
+		pairs[i].base[mTPOT] = math.NaN()
+	}
+	figs := evaluate(pairs, 20, 0.1)
+	if _, ok := figureOf(figs, "tpot", "p50"); ok {
+		t.Errorf("tpot figure without a measured TPOT: %+v", figs)
+	}
+	if _, ok := figureOf(figs, "e2e", "p50"); !ok {
+		t.Errorf("no e2e figure: %+v", figs)
+	}
+}
+
+func TestSentence(t *testing.T) {
+	for _, c := range []struct {
+		f    figure
+		want string
+	}{
+		{figure{Metric: "tpot", Percentile: "p50", Ratio: 1.312, Lower: 1.241, Upper: 1.38, Bounded: true, Judged: true, Verdict: worse}, "TPOT p50 +31 % (95 % CI +24…+38 %), worse"},
+		{figure{Metric: "ttft", Percentile: "p99", Ratio: 0.998, Lower: 0.9, Upper: 1.05, Bounded: true, Judged: true}, "TTFT p99 +0 % (95 % CI −10…+5 %), no significant difference"},
+		{figure{Metric: "e2e", Percentile: "p50", Ratio: 0.8, Lower: 0.7, Upper: 0.9, Bounded: true, Judged: true, Verdict: better}, "E2E p50 −20 % (95 % CI −30…−10 %), better"},
+		{figure{Metric: "itl", Percentile: "p50", Ratio: 1.5}, "ITL p50 +50 %, too few"},
+	} {
+		if got := c.f.sentence(); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.f, got, c.want)
+		}
+	}
+}
+
+// A window with enough pairs for every quantile exports MaxSeries, no more.
+func TestFullWindowSeries(t *testing.T) {
+	cfg := testkit.Config(t, `targets:
+  - {name: a, url: "http://x:1"}
+  - {name: b, url: "http://x:2"}
+scenarios:
+  - {name: s}
+canary: {interval: 1s}
+comparisons:
+  - {name: ab, baseline: a, candidate: b}
+`)
+	p := cfg.ComparisonPairs()[0]
+	s := &run{cmp: p.Comparison, scenario: workload.Scenario{Name: p.Scenario}, interval: p.Interval, cancel: func() {}}
+	s.window = pairsOf(stats.MinSamples(0.99), 1.4)
+	s.evaluated, s.pairs = time.Now(), len(s.window)
+	s.figures = evaluate(s.window, p.Comparison.MinPairs, p.Comparison.Tolerance)
+	r := &Runner{runs: map[runKey]*run{{p.Comparison.Name, p.Scenario}: s}}
+	if got, want := testutil.CollectAndCount(r), MaxSeries(cfg); got != want {
+		t.Errorf("%d series from a full window, MaxSeries says %d", got, want)
+	}
+}
