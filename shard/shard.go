@@ -73,23 +73,52 @@ func (s Shard) Takes(n int) bool {
 }
 
 // Filter returns c with the targets this shard does not own left out, and
-// bursts against them too; c itself when the shard is the whole.
+// bursts against them too; c itself when the shard is the whole. The
+// targets of a comparison share one owner (that of the group's first name),
+// since a comparison probes both of its targets from one replica.
 func (s Shard) Filter(c *config.Config) *config.Config {
 	if s.Count <= 1 {
 		return c
 	}
-	out := *c
+	group := groups(c)
+		out := *c
 	out.Targets = nil
 	for _, t := range c.Targets {
-		if s.Owns(t.Name) {
+		if s.Owns(group.root(t.Name)) {
 			out.Targets = append(out.Targets, t)
 		}
 	}
 	out.Bursts = nil
 	for _, b := range c.Bursts {
-		if s.Owns(b.Target) {
+		if s.Owns(group.root(b.Target)) {
 			out.Bursts = append(out.Bursts, b)
 		}
 	}
 	return &out
+}
+
+// targetGroups joins the targets that comparisons link (union-find): each
+// name maps towards the smallest name of its group.
+type targetGroups map[string]string
+
+func groups(c *config.Config) targetGroups {
+	g := targetGroups{}
+	for _, cmp := range c.Comparisons {
+		a, b := g.root(cmp.Baseline), g.root(cmp.Candidate)
+		if a != b {
+			g[max(a, b)] = min(a, b)
+		}
+	}
+	return g
+}
+
+// root names target's group.
+func (g targetGroups) root(target string) string {
+	p, ok := g[target]
+	if !ok || p == target {
+		return target
+	}
+	r := g.root(p)
+	g[target] = r
+	return r
 }

@@ -119,3 +119,36 @@ func TestFilter(t *testing.T) {
 		t.Errorf("the shards keep %d targets and %d bursts of 40 each (the whole still has %d)", targets, bursts, len(c.Targets))
 	}
 }
+
+func TestComparedTargetsShareAShard(t *testing.T) {
+	c := &config.Config{}
+	for i := range 40 {
+		c.Targets = append(c.Targets, config.Target{Name: fmt.Sprintf("t%d", i)})
+	}
+	// A chain and a cycle: t5-t17-t30 and t8-t9-t8.
+	c.Comparisons = []config.Comparison{{Baseline: "t30", Candidate: "t17"}, {Baseline: "t17", Candidate: "t5"}, {Baseline: "t8", Candidate: "t9"}, {Baseline: "t9", Candidate: "t8"}}
+	for _, group := range [][]string{{"t5", "t17", "t30"}, {"t8", "t9"}} {
+		holders := 0
+		for i := range 7 {
+			held := map[string]bool{}
+			for _, tg := range (Shard{i, 7}).Filter(c).Targets {
+				held[tg.Name] = true
+			}
+			n := 0
+			for _, name := range group {
+				if held[name] {
+					n++
+				}
+			}
+			if n != 0 && n != len(group) {
+				t.Errorf("shard %d of 7 holds %d of compared targets %v", i, n, group)
+			}
+			if n > 0 {
+				holders++
+			}
+		}
+		if holders != 1 {
+			t.Errorf("%v held by %d shards, want 1", group, holders)
+		}
+	}
+}
