@@ -81,7 +81,7 @@ func (s Shard) Filter(c *config.Config) *config.Config {
 		return c
 	}
 	group := groups(c)
-		out := *c
+	out := *c
 	out.Targets = nil
 	for _, t := range c.Targets {
 		if s.Owns(group.root(t.Name)) {
