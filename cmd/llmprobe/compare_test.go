@@ -83,7 +83,7 @@ func TestCompareTwoSims(t *testing.T) {
 	if tpot.Verdict != compare.Worse || *tpot.Lower <= 1.1 || *tpot.Upper >= 1.7 || tpot.Pairs != 80 || len(tpot.Rounds) != 2 {
 		t.Errorf("tpot p50 of a 40 %% slower decode: %+v", tpot)
 	}
-	if !strings.Contains(string(out), fmt.Sprintf("(95 %% CI [%.3f, %.3f])", *tpot.Lower, *tpot.Upper)) {
+	if !strings.Contains(string(out), fmt.Sprintf("TPOT p50 %+.1f %% (95 %% CI %+.1f … %+.1f %%)", 100*(*tpot.Estimate-1), 100*(*tpot.Lower-1), 100*(*tpot.Upper-1))) {
 		t.Errorf("the headline lacks TPOT's interval:\n%s", out)
 	}
 	if !slices.Equal(c.Order, []string{"baseline", "candidate", "candidate", "baseline"}) || c.Baseline.Requests != 80 || c.Candidate.URL == c.Baseline.URL {

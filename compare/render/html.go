@@ -130,7 +130,7 @@ func tickStep(hi float64) (step, top float64) {
 }
 
 var page = template.Must(template.New("compare").Parse(`<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>{{.Headline}}</title>
+<html lang="en"><head><meta charset="utf-8"><title>compare {{.C.Burst}}: {{.C.Verdict}}</title>
 <style>
 body{font-family:system-ui,sans-serif;margin:2em;max-width:70em;color:#222}
 table{border-collapse:collapse}td,th{padding:.3em .8em;border-bottom:1px solid #ddd;text-align:left}
@@ -138,7 +138,8 @@ td.num{text-align:right}tr.worse td{background:#fde2e1}tr.better td{background:#
 tr.inconclusive td{background:#fff3cd}.charts{display:flex;flex-wrap:wrap;gap:1em}
 figure{margin:0}figcaption{font-size:.9em;color:#555;max-width:560px}pre{background:#f6f6f6;padding:1em;overflow:auto}
 </style></head><body>
-<h1>{{.Headline}}</h1>
+<h1>{{.C.Verdict}}: candidate {{.C.Candidate.Target}} vs baseline {{.C.Baseline.Target}}</h1>
+<p class="headline">{{.Headline}}</p>
 {{range .C.Reasons}}<p>because {{.}}</p>{{end}}
 <p>Baseline <b>{{.C.Baseline.Target}}</b> ({{.C.Baseline.URL}}, {{.C.Baseline.Model}}) and candidate <b>{{.C.Candidate.Target}}</b>
 ({{.C.Candidate.URL}}, {{.C.Candidate.Model}}) were sent burst <code>{{.C.Burst}}</code>'s identical requests (seed {{.C.Seed}})

@@ -40,7 +40,7 @@ func Headline(c *compare.Comparison) string {
 	var decided []string
 	for _, m := range c.Metrics {
 		if m.Verdict == c.Verdict && (m.Verdict == compare.Worse || m.Verdict == compare.Better) {
-			decided = append(decided, fmt.Sprintf("%s %s (95 %% CI %s)", label(m), Change(m), Interval(m)))
+			decided = append(decided, fmt.Sprintf("%s %s (95 %% CI %s)", label(m), Change(m), ChangeInterval(m)))
 		}
 	}
 	switch c.Verdict {
@@ -97,6 +97,17 @@ func Change(m compare.Metric) string {
 		return points(*m.Estimate)
 	}
 	return fmt.Sprintf("%+.1f %%", 100*(*m.Estimate-1))
+}
+
+// ChangeInterval is the 95 % interval as changes: +17.9 … +21.4 %.
+func ChangeInterval(m compare.Metric) string {
+	switch {
+	case m.Lower == nil || m.Upper == nil:
+		return Interval(m)
+	case m.Metric == "goodput":
+		return fmt.Sprintf("%s … %s", points(*m.Lower), points(*m.Upper))
+	}
+	return fmt.Sprintf("%+.1f … %+.1f %%", 100*(*m.Lower-1), 100*(*m.Upper-1))
 }
 
 // Interval is the 95 % interval, or what stands in for it.
