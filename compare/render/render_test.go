@@ -19,6 +19,7 @@ func comparison() *compare.Comparison {
 		Metrics: []compare.Metric{
 			{Metric: "tpot", Quantile: "p50", Pairs: 80, Estimate: ptr(1.4), Lower: ptr(1.35), Upper: ptr(1.46), P: ptr(0.00001), Tolerance: 0.1, Rounds: []*float64{ptr(1.38), ptr(1.42)}, Verdict: compare.Worse},
 			{Metric: "tpot", Quantile: "p99", Pairs: 80, Needs: 368, Estimate: ptr(1.3), Rounds: []*float64{ptr(1.2), nil}, Verdict: compare.TooFew},
+			{Metric: "ttft", Quantile: "p50", Pairs: 80, Estimate: ptr(0.95), Lower: ptr(0.9), Upper: ptr(0.99), P: ptr(0.001), Tolerance: 0.1, Rounds: []*float64{ptr(0.94), ptr(0.96)}, Verdict: compare.NoDifference},
 			{Metric: "goodput", Pairs: 80, Estimate: ptr(-0.025), Lower: ptr(-0.08), Upper: ptr(0.03), Tolerance: 0.1, Rounds: []*float64{ptr(0), ptr(-0.05)}, Verdict: compare.NoDifference},
 		},
 		Verdict: compare.Worse,
@@ -38,6 +39,7 @@ func TestText(t *testing.T) {
 		"order B C C B",
 		"tpot p50  80     1.400               [1.350, 1.460]      <0.0001  1.380 1.420      worse (beyond 10 %)",
 		"tpot p99  80     1.300               too few, needs 368  -        1.200 n/a        too few",
+		"ttft p50  80     0.950               [0.900, 0.990]      0.0010   0.940 0.960      no significant difference (a change within 10 %)",
 		"goodput   80     -2.5 pp             [-8.0 pp, +3.0 pp]  -        +0.0 pp -5.0 pp  no significant difference",
 		"throughput (reported, not judged): baseline n/a req/s",
 	} {
@@ -64,7 +66,7 @@ func TestMarkdownAndJUnit(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := doc.Suite
-	if s.Tests != 4 || s.Failures != 1 || s.Skipped != 1 || s.Errors != 0 || s.Cases[0].Failure == nil ||
+	if s.Tests != 5 || s.Failures != 1 || s.Skipped != 1 || s.Errors != 0 || s.Cases[0].Failure == nil ||
 		s.Cases[0].Failure.Message != "TPOT p50 worse: +40.0 % (95 % CI +35.0 … +46.0 %) beyond the 10 % tolerance" {
 		t.Errorf("junit: %+v", s)
 	}

@@ -37,11 +37,21 @@ func Text(w io.Writer, c *compare.Comparison) {
 // decided it.
 func Headline(c *compare.Comparison) string {
 	who := fmt.Sprintf("candidate %s vs baseline %s", c.Candidate.Target, c.Baseline.Target)
-	var decided []string
+	// The medians first, then the tails; the table has the rest.
+	var decided, tails []string
 	for _, m := range c.Metrics {
 		if m.Verdict == c.Verdict && (m.Verdict == compare.Worse || m.Verdict == compare.Better) {
-			decided = append(decided, fmt.Sprintf("%s %s (95 %% CI %s)", label(m), Change(m), ChangeInterval(m)))
+			s := fmt.Sprintf("%s %s (95 %% CI %s)", label(m), Change(m), ChangeInterval(m))
+			if m.Quantile == "p50" {
+				decided = append(decided, s)
+			} else {
+				tails = append(tails, s)
+			}
 		}
+	}
+	decided = append(decided, tails...)
+	if len(decided) > maxHeadline {
+		decided = append(decided[:maxHeadline], fmt.Sprintf("and %d more", len(decided)-maxHeadline))
 	}
 	switch c.Verdict {
 	case compare.Worse, compare.Better:
@@ -51,6 +61,9 @@ func Headline(c *compare.Comparison) string {
 	}
 	return fmt.Sprintf("compare: %s: %s", who, c.Verdict)
 }
+
+// maxHeadline is how many metrics the headline names.
+const maxHeadline = 3
 
 // label is the metric's name as people write it: TPOT p50.
 func label(m compare.Metric) string {
@@ -151,8 +164,12 @@ func perRound(m compare.Metric) string {
 }
 
 func verdictCell(m compare.Metric) string {
-	if m.Verdict == compare.Worse || m.Verdict == compare.Better {
+	switch {
+	case m.Verdict == compare.Worse || m.Verdict == compare.Better:
 		return fmt.Sprintf("%s (beyond %.0f %%)", m.Verdict, 100*m.Tolerance)
+	case m.Verdict == compare.NoDifference && m.Metric != "goodput" && m.Lower != nil && (*m.Lower > 1 || *m.Upper < 1):
+		// Significant, yet smaller than the tolerance: said, not hidden.
+		return fmt.Sprintf("%s (a change within %.0f %%)", m.Verdict, 100*m.Tolerance)
 	}
 	return string(m.Verdict)
 }
