@@ -15,6 +15,7 @@ import (
 	junit "github.com/joshdk/go-junit"
 
 	"github.com/llmprobe/llmprobe/compare"
+	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/sim"
 )
 
@@ -101,9 +102,13 @@ func TestCompareTwoSims(t *testing.T) {
 	if md := readFile(t, filepath.Join(dir, "slow.md")); !strings.Contains(md, "| tpot p50 | 80 |") || !strings.Contains(md, "**worse (beyond 10 %)**") {
 		t.Errorf("summary:\n%s", md)
 	}
-	if page := readFile(t, filepath.Join(dir, "slow.html")); strings.Count(page, `<polyline class="side"`) != 8 {
-		t.Errorf("the page draws %d distributions, want both sides of 4 metrics", strings.Count(page, `<polyline class="side"`))
+	// The page as a browser renders it: both sides' distributions of the 4
+	// latencies; a screenshot in the test's artifacts.
+	browser, page := testkit.Chromium(t), "file://"+filepath.Join(dir, "slow.html")
+	if dom := browser.DOM(t, page); strings.Count(dom, `<polyline class="side"`) != 8 || !strings.Contains(dom, "<h1>worse: candidate next vs baseline stable</h1>") {
+		t.Errorf("the page draws %d distributions, want both sides of 4 metrics:\n%s", strings.Count(dom, `<polyline class="side"`), dom)
 	}
+	browser.Screenshot(t, page, filepath.Join(t.ArtifactDir(), "compare.png"))
 
 	out, err = exec.Command(binPath, append([]string{"compare", "--config.file=" + cfg, "--burst=release", "--candidate=twin"}, files("same")...)...).CombinedOutput()
 	if exitCode(err) != 0 || !strings.Contains(string(out), "compare: candidate twin vs baseline stable: no significant difference") {

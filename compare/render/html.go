@@ -13,7 +13,7 @@ import (
 
 // Chart geometry, in SVG user units.
 const (
-	chartW, chartH               = 560, 260
+	chartW, chartH               = 520, 260
 	padLeft, padRight, padTop    = 56, 16, 16
 	padBottom                    = 44
 	baselineColor, candidateColr = "#4e79a7", "#e15759"
@@ -136,7 +136,7 @@ body{font-family:system-ui,sans-serif;margin:2em;max-width:70em;color:#222}
 table{border-collapse:collapse}td,th{padding:.3em .8em;border-bottom:1px solid #ddd;text-align:left}
 td.num{text-align:right}tr.worse td{background:#fde2e1}tr.better td{background:#e2f5e4}
 tr.inconclusive td{background:#fff3cd}.charts{display:flex;flex-wrap:wrap;gap:1em}
-figure{margin:0}figcaption{font-size:.9em;color:#555;max-width:560px}pre{background:#f6f6f6;padding:1em;overflow:auto}
+figure{margin:0}figcaption{font-size:.9em;color:#555;max-width:520px}pre{background:#f6f6f6;padding:1em;overflow:auto}
 </style></head><body>
 <h1>{{.C.Verdict}}: candidate {{.C.Candidate.Target}} vs baseline {{.C.Baseline.Target}}</h1>
 <p class="headline">{{.Headline}}</p>
