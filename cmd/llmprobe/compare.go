@@ -12,6 +12,8 @@ type compareCommand struct {
 	configFile, burst            *string
 	baseline, candidate          sideFlags
 	rounds                       *int
+	rate                         *float64
+	rateSet                      bool
 	output, junit, markdown, web *string
 }
 
@@ -28,6 +30,7 @@ func newCompareCommand(app *kingpin.Application) *compareCommand {
 	c.baseline = addSideFlags(cmd, "baseline")
 	c.candidate = addSideFlags(cmd, "candidate")
 	c.rounds = cmd.Flag("rounds", "Runs per side, even: round k sends baseline then candidate when k is even, candidate then baseline when odd (A B B A …), so drift cancels.").Default("2").Int()
+	c.rate = cmd.Flag("rate", "Arrival rate in requests per second for both sides, instead of the burst's; a burst that sweeps rates needs one.").IsSetByUser(&c.rateSet).PlaceHolder("RATE").Float64()
 	c.output = cmd.Flag("output", "Write the comparison JSON here.").PlaceHolder("FILE").String()
 	c.junit = cmd.Flag("output.junit", "Write the verdicts here as JUnit XML: one test case per metric (written on every exit but 2).").PlaceHolder("FILE").String()
 	c.markdown = cmd.Flag("output.markdown", "Write a Markdown summary here, for CI step summaries (written on every exit but 2).").PlaceHolder("FILE").String()
@@ -50,7 +53,12 @@ func (f sideFlags) side(name string) compareSide {
 func (c *compareCommand) run() int {
 	ctx, stop := signalContext()
 	defer stop()
+	var rate *float64
+	if c.rateSet {
+		rate = c.rate
+	}
 	return compareTargets(ctx, compareOptions{
+		Rate:       rate,
 		ConfigFile: *c.configFile, Burst: *c.burst,
 		Sides:  [2]compareSide{c.baseline.side("baseline"), c.candidate.side("candidate")},
 		Rounds: *c.rounds,

@@ -56,6 +56,12 @@ bursts:
     requests: 40
     warmup: {requests: 3}
     seed: 9
+  - name: curve
+    target: stable
+    scenarios: [{scenario: chat}]
+    arrival: {process: poisson, rate: 20}
+    sweep: {rates: [5, 10]}
+    requests: 40
 `, decodeSim(t, 3), decodeSim(t, 3), decodeSim(t, 3*1.4))
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
@@ -132,6 +138,8 @@ func TestCompareExitCodes(t *testing.T) {
 		"unknown target": {[]string{"--candidate=nope"}, `--candidate: unknown target "nope"; configured: stable, twin, next`},
 		"bad url":        {[]string{"--candidate.url=http://x/?key=1"}, "--candidate.url: must not have a query"},
 		"unknown burst":  {[]string{"--burst=nope"}, `unknown burst "nope"`},
+		"sweep":          {[]string{"--burst=curve"}, "burst curve sweeps rates (5, 10/s) and a comparison runs one: give --rate"},
+		"bad rate":       {[]string{"--burst=curve", "--rate=-1"}, "--rate: "},
 	} {
 		if !slices.ContainsFunc(tc.args, func(a string) bool { return strings.HasPrefix(a, "--burst=") }) {
 			tc.args = append(tc.args, "--burst=release")

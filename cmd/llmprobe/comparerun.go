@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/burst"
+	"github.com/llmprobe/llmprobe/burst/plan"
 	"github.com/llmprobe/llmprobe/compare"
 	compareRender "github.com/llmprobe/llmprobe/compare/render"
 	"github.com/llmprobe/llmprobe/config"
@@ -24,8 +25,10 @@ import (
 type compareOptions struct {
 	ConfigFile, Burst string
 	Sides             [2]compareSide // baseline, candidate
-	// Rounds is the runs per side: even, at least 2.
+	// Rounds is the runs per side: even, at least 2. Rate, if set,
+	// replaces the burst's rate or sweep.
 	Rounds int
+	Rate   *float64
 	// Output gets the comparison JSON; JUnit, Markdown and HTML its
 	// renderings, written whatever the exit code once the burst is known.
 	Output, JUnit, Markdown, HTML string
@@ -100,8 +103,12 @@ func (r *compareRun) load() bool {
 		return false
 	}
 	r.secrets = secrets
+	if b.Sweep != nil && r.Rate == nil {
+		fmt.Fprintf(r.Stderr, "llmprobe compare: burst %s sweeps rates (%s) and a comparison runs one: give --rate\n", b.Name, rateList(plan.Rates(b)))
+		return false
+	}
 	for i, s := range r.Sides {
-		c, err := sideConfig(cfg, b, s)
+		c, err := sideConfig(cfg, b, s, r.Rate)
 		if err != nil {
 			fmt.Fprintf(r.Stderr, "llmprobe compare: %v\n", err)
 			return false
@@ -114,8 +121,9 @@ func (r *compareRun) load() bool {
 }
 
 // sideConfig is cfg with burst b sent to side s's target, at its URL and
-// model where s overrides them, checked again as a loaded file is.
-func sideConfig(cfg *config.Config, b config.Burst, s compareSide) (*config.Config, error) {
+// model where s overrides them, at rate where set, checked again as a
+// loaded file is.
+func sideConfig(cfg *config.Config, b config.Burst, s compareSide, rate *float64) (*config.Config, error) {
 	cp := *cfg
 	if s.Target != "" {
 		if _, ok := cfg.Target(s.Target); !ok {
@@ -128,7 +136,7 @@ func sideConfig(cfg *config.Config, b config.Burst, s compareSide) (*config.Conf
 		cp.Bursts = slices.Clone(cfg.Bursts)
 		cp.Bursts[slices.IndexFunc(cp.Bursts, func(x config.Burst) bool { return x.Name == b.Name })].Target = s.Target
 	}
-	out, err := load.Overridden(&cp, b.Name, config.Override{URL: s.URL, Model: s.Model})
+	out, err := load.Overridden(&cp, b.Name, config.Override{URL: s.URL, Model: s.Model, Rate: rate})
 	if err != nil {
 		// The override's errors name gate's flags; these are the side's.
 		return nil, fmt.Errorf("%s", strings.ReplaceAll(err.Error(), "--target.", "--"+s.Name+"."))
