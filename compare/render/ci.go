@@ -30,7 +30,7 @@ func Markdown(w io.Writer, c *compare.Comparison) error {
 		if m.Verdict == compare.Worse {
 			v = "**" + v + "**"
 		}
-		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s |\n", m.Name(), m.Pairs, Estimate(m), Interval(m), pValue(m), perRound(m), v)
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s |\n", m.Name(), m.Pairs, estimate(m), interval(m), pValue(m), perRound(m), v)
 	}
 	fmt.Fprintf(&b, "\nThroughput (reported, not judged): %s. Client: %s.\n", throughputLine(c), clientLine(c))
 	_, err := io.WriteString(w, b.String())
@@ -78,10 +78,10 @@ func JUnit(w io.Writer, c *compare.Comparison) error {
 	s := junitSuite{Name: "compare " + c.Burst}
 	class := "llmprobe.compare." + c.Burst
 	for _, m := range c.Metrics {
-		jc := junitCase{Name: m.Name(), Classname: class, Out: fmt.Sprintf("%s %s, 95 %% interval %s, per round %s: %s", label(m), Estimate(m), Interval(m), perRound(m), m.Verdict)}
+		jc := junitCase{Name: m.Name(), Classname: class, Out: fmt.Sprintf("%s %s, 95 %% interval %s, per round %s: %s", label(m), estimate(m), interval(m), perRound(m), m.Verdict)}
 		switch m.Verdict {
 		case compare.Worse:
-			jc.Failure = &junitNote{fmt.Sprintf("%s worse: %s (95 %% CI %s) beyond the %.0f %% tolerance", label(m), Change(m), ChangeInterval(m), 100*m.Tolerance)}
+			jc.Failure = &junitNote{fmt.Sprintf("%s worse: %s (95 %% CI %s) beyond the %.0f %% tolerance", label(m), change(m), changeInterval(m), 100*m.Tolerance)}
 		case compare.TooFew:
 			jc.Skipped = &junitNote{fmt.Sprintf("%d pairs, too few: needs %d", m.Pairs, m.Needs)}
 		case compare.Inconclusive:

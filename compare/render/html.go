@@ -54,7 +54,7 @@ func HTML(w io.Writer, c *compare.Comparison) error {
 		Colors   [2]string
 	}{C: c, Headline: Headline(c), Text: text.String(), Colors: [2]string{baselineColor, candidateColr}}
 	for _, m := range c.Metrics {
-		data.Rows = append(data.Rows, row{m.Name(), m.Pairs, Estimate(m), Interval(m), pValue(m), perRound(m), verdictCell(m), string(m.Verdict)})
+		data.Rows = append(data.Rows, row{m.Name(), m.Pairs, estimate(m), interval(m), pValue(m), perRound(m), verdictCell(m), string(m.Verdict)})
 	}
 	for _, m := range compare.Latencies {
 		if ch := newECDF(m, c); ch != nil {
@@ -108,7 +108,7 @@ func newECDF(m string, c *compare.Comparison) *ecdf {
 	}
 	for _, mt := range c.Metrics {
 		if mt.Metric == m {
-			ch.Summary += fmt.Sprintf("%s: %s %s, %s. ", mt.Name(), Estimate(mt), Interval(mt), mt.Verdict)
+			ch.Summary += fmt.Sprintf("%s: %s %s, %s. ", mt.Name(), estimate(mt), interval(mt), mt.Verdict)
 		}
 	}
 	return ch

@@ -25,7 +25,7 @@ func Text(w io.Writer, c *compare.Comparison) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "METRIC\tPAIRS\tCANDIDATE/BASELINE\t95 % INTERVAL\tP\tPER ROUND\tVERDICT")
 	for _, m := range c.Metrics {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", m.Name(), m.Pairs, Estimate(m), Interval(m), pValue(m), perRound(m), verdictCell(m))
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", m.Name(), m.Pairs, estimate(m), interval(m), pValue(m), perRound(m), verdictCell(m))
 	}
 	_ = tw.Flush()
 	fmt.Fprintln(w)
@@ -41,7 +41,7 @@ func Headline(c *compare.Comparison) string {
 	var decided, tails []string
 	for _, m := range c.Metrics {
 		if m.Verdict == c.Verdict && (m.Verdict == compare.Worse || m.Verdict == compare.Better) {
-			s := fmt.Sprintf("%s %s (95 %% CI %s)", label(m), Change(m), ChangeInterval(m))
+			s := fmt.Sprintf("%s %s (95 %% CI %s)", label(m), change(m), changeInterval(m))
 			if m.Quantile == "p50" {
 				decided = append(decided, s)
 			} else {
@@ -89,9 +89,9 @@ func roundsLine(c *compare.Comparison) string {
 	return fmt.Sprintf("%d rounds per side in the order %s (B baseline, C candidate), each warmed up", c.Rounds, strings.Join(short, " "))
 }
 
-// Estimate is the metric's point estimate: a ratio, or goodput's
+// estimate is the metric's point estimate: a ratio, or goodput's
 // difference in percentage points.
-func Estimate(m compare.Metric) string {
+func estimate(m compare.Metric) string {
 	if m.Estimate == nil {
 		return "n/a"
 	}
@@ -101,8 +101,8 @@ func Estimate(m compare.Metric) string {
 	return fmt.Sprintf("%.3f", *m.Estimate)
 }
 
-// Change is the estimate as a change: +40 %, or goodput's points.
-func Change(m compare.Metric) string {
+// change is the estimate as a change: +40 %, or goodput's points.
+func change(m compare.Metric) string {
 	if m.Estimate == nil {
 		return "n/a"
 	}
@@ -112,19 +112,19 @@ func Change(m compare.Metric) string {
 	return fmt.Sprintf("%+.1f %%", 100*(*m.Estimate-1))
 }
 
-// ChangeInterval is the 95 % interval as changes: +17.9 … +21.4 %.
-func ChangeInterval(m compare.Metric) string {
+// changeInterval is the 95 % interval as changes: +17.9 … +21.4 %.
+func changeInterval(m compare.Metric) string {
 	switch {
 	case m.Lower == nil || m.Upper == nil:
-		return Interval(m)
+		return interval(m)
 	case m.Metric == "goodput":
 		return fmt.Sprintf("%s … %s", points(*m.Lower), points(*m.Upper))
 	}
 	return fmt.Sprintf("%+.1f … %+.1f %%", 100*(*m.Lower-1), 100*(*m.Upper-1))
 }
 
-// Interval is the 95 % interval, or what stands in for it.
-func Interval(m compare.Metric) string {
+// interval is the 95 % interval, or what stands in for it.
+func interval(m compare.Metric) string {
 	switch {
 	case m.Verdict == compare.TooFew:
 		return fmt.Sprintf("too few, needs %d", m.Needs)
