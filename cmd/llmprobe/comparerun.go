@@ -12,7 +12,7 @@ import (
 	"github.com/llmprobe/llmprobe/burst"
 	"github.com/llmprobe/llmprobe/burst/plan"
 	"github.com/llmprobe/llmprobe/compare"
-	compareRender "github.com/llmprobe/llmprobe/compare/render"
+	comparerender "github.com/llmprobe/llmprobe/compare/render"
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/load"
 	"github.com/llmprobe/llmprobe/internal/redact"
@@ -198,7 +198,7 @@ func (r *compareRun) verdict(c *compare.Comparison, problem string) int {
 	if problem != "" {
 		c.Verdict, c.Reasons = compare.NotMeasured, append(c.Reasons, problem)
 	}
-	compareRender.Text(r.Stdout, c)
+	comparerender.Text(r.Stdout, c)
 	code := gatePassed
 	switch c.Verdict {
 	case compare.Worse:
@@ -225,9 +225,9 @@ func (r *compareRun) writeFiles(c *compare.Comparison) bool {
 			e.SetIndent("", "  ")
 			return e.Encode(c)
 		}},
-		{r.JUnit, func(w io.Writer) error { return compareRender.JUnit(w, c) }},
-		{r.Markdown, func(w io.Writer) error { return compareRender.Markdown(w, c) }},
-		{r.HTML, func(w io.Writer) error { return compareRender.HTML(w, c) }},
+		{r.JUnit, func(w io.Writer) error { return comparerender.JUnit(w, c) }},
+		{r.Markdown, func(w io.Writer) error { return comparerender.Markdown(w, c) }},
+		{r.HTML, func(w io.Writer) error { return comparerender.HTML(w, c) }},
 	} {
 		if f.path == "" {
 			continue
