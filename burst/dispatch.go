@@ -67,6 +67,7 @@ func newDispatcher(ctx context.Context, r Runner, b config.Burst, scenarios []wo
 	d.builders = make([]*prompt.Builder, len(scenarios))
 	for i, s := range scenarios {
 		d.builders[i] = prompt.NewBuilder(s, b.Seed+uint64(i))
+		d.builders[i].Salt = r.Salt
 	}
 	if b.Arrival.Process == config.ArrivalTrace {
 		d.trace = &traceStats{}

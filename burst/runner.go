@@ -46,6 +46,11 @@ type Runner struct {
 	// starts now. Neither goes with a sweep.
 	Shard shard.Shard
 	Start time.Time
+	// Salt salts every prompt's nonce (prompt.Builder.Salt); Measured, when
+	// set, gets each run's results in plan order before they are summed up.
+	// A comparison pairs its sides' requests with them.
+	Salt     uint64
+	Measured func(report.Run)
 
 	// From, when set, makes the run the upgrade run of an engine change
 	// from these facts: it is compared with the burst's last report from
@@ -193,6 +198,9 @@ func (r Runner) runMeasured(ctx context.Context, b config.Burst, scenarios []wor
 	self := startSelfMeasure()
 	run := r.runRate(ctx, b, scenarios, rate)
 	run.Runtime = self.done()
+	if r.Measured != nil {
+		r.Measured(run)
+	}
 	return run
 }
 

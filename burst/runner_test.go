@@ -297,3 +297,43 @@ func TestBrakeIgnoresTwoTransientErrors(t *testing.T) {
 		t.Errorf("aborted %v (%s), outcomes %v: two transient errors stopped the burst", rep.Aborted, rep.AbortReason, rep.Outcomes)
 	}
 }
+
+// A salt gives the same requests new nonces: a run with the salt of an
+// earlier run finds its prompts in the engine's prefix cache, a run with
+// another salt does not. Measured gets each run's results in plan order.
+func TestSaltAndMeasured(t *testing.T) {
+	srv, _ := testkit.StartSim(t, func(c *sim.Config) { c.PrefixCacheTokens = 1 << 20 })
+	c, err := prober.NewClient(testkit.Target(srv.URL, config.APICompletions))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	s := burstScenario()
+	s.PromptTokens = workload.Distribution{Kind: workload.DistFixed, Value: 64}
+	b := burstOf(config.ArrivalPoisson, 50, 0)
+	b.Duration, b.Requests = 0, 10
+	cached := func(salt uint64) int {
+		var run report.Run
+		r := Runner{Client: c, Salt: salt, Measured: func(m report.Run) { run = m }}
+		if _, err := r.Run(context.Background(), b, []workload.Scenario{s}); err != nil {
+			t.Fatal(err)
+		}
+		if len(run.Results) != 10 || run.Index[0] != 0 || run.Index[9] != 9 {
+			t.Fatalf("measured %d results, index %v", len(run.Results), run.Index)
+		}
+		n := 0
+		for _, res := range run.Results {
+			n += res.CachedPromptTokens
+		}
+		return n
+	}
+	if n := cached(1); n != 0 {
+		t.Errorf("first run with salt 1: %d cached prompt tokens", n)
+	}
+	if n := cached(1); n < 10*48 {
+		t.Errorf("salt 1 again: %d cached prompt tokens, want most of 10 × 64", n)
+	}
+	if n := cached(2); n != 0 {
+		t.Errorf("salt 2: %d cached prompt tokens", n)
+	}
+}

@@ -66,6 +66,11 @@ type Message struct {
 // Builder makes synthetic prompts for one scenario. Next is not safe for
 // concurrent use (give each schedule its own); At is.
 type Builder struct {
+	// Salt, when not 0, changes every nonce and nothing else: the same
+	// seed with another salt sends the same lengths and text, yet shares
+	// no cached prefix beyond the shared one with the unsalted prompts
+	// (a comparison's rounds).
+	Salt           uint64
 	scenario       workload.Scenario
 	seed           uint64
 	rng            *rand.Rand
@@ -104,7 +109,7 @@ func (b *Builder) At(n uint64) (Prompt, int) {
 
 func (b *Builder) build(rng *rand.Rand) (Prompt, int) {
 	maxTokens := b.output.draw(rng)
-	nonce := words(rng, nonceWords)
+	nonce := b.nonce(rng)
 	if d := b.scenario.PromptDataset; d != nil && len(d.Prompts) > 0 {
 		// The real text, whole, after the nonce line: the engine's tokenizer
 		// and the quality check see what a user wrote.
@@ -182,7 +187,7 @@ func (s *Session) Turn() int { return s.turn }
 // where it fits.
 func (b *Builder) Sized(n uint64, tokens int, blocks []uint64, prefixTokens int) Prompt {
 	rng := rand.New(rand.NewPCG(b.seed^hashString(b.scenario.Name), n))
-	nonce := words(rng, nonceWords)
+	nonce := b.nonce(rng)
 	prefix, pn := "", 0
 	switch {
 	case len(blocks) > 0 && prefixTokens > 0:
@@ -192,6 +197,16 @@ func (b *Builder) Sized(n uint64, tokens int, blocks []uint64, prefixTokens int)
 		prefix, pn = b.prefix, b.scenario.SharedPrefixTokens
 	}
 	return b.compose(rng, nonce, tokens, prefix, pn)
+}
+
+// nonce draws a prompt's nonce from rng; a salt replaces its words by
+// others drawn from them and the salt, so rng is left where it would be.
+func (b *Builder) nonce(rng *rand.Rand) string {
+	n := words(rng, nonceWords)
+	if b.Salt == 0 {
+		return n
+	}
+	return words(rand.New(rand.NewPCG(hashString(n), b.Salt)), nonceWords)
 }
 
 // blockWords makes n words from hash ids, replay.BlockTokens words an id.

@@ -53,6 +53,35 @@ func TestSharedPrefix(t *testing.T) {
 	}
 }
 
+// A salt changes the n-th prompt's nonce, the same way for every builder
+// with that salt, and nothing else: not its lengths, prefix or body.
+func TestSaltChangesOnlyTheNonce(t *testing.T) {
+	s := testkit.Scenario()
+	s.PromptTokens = workload.Distribution{Kind: workload.DistUniform, Min: 40, Max: 80}
+	s.SharedPrefixTokens = 16
+	plain, salted, again, other := NewBuilder(s, 5), NewBuilder(s, 5), NewBuilder(s, 5), NewBuilder(s, 5)
+	salted.Salt, again.Salt, other.Salt = 1, 1, 2
+	for n := range uint64(50) {
+		p, pMax := plain.At(n)
+		q, qMax := salted.At(n)
+		r, _ := again.At(n)
+		o, _ := other.At(n)
+		wp, wq := strings.Fields(p.Text+p.Tail), strings.Fields(q.Text+q.Tail)
+		if pMax != qMax || p.RequestedTokens != q.RequestedTokens || p.Tail != q.Tail || len(wp) != len(wq) {
+			t.Fatalf("prompt %d: the salt changed more than the nonce: %d/%d tokens, max %d/%d", n, p.RequestedTokens, q.RequestedTokens, pMax, qMax)
+		}
+		if !slices.Equal(wp[:16], wq[:16]) {
+			t.Fatalf("prompt %d: the salt changed the shared prefix", n)
+		}
+		if slices.Equal(wp[16:16+nonceWords], wq[16:16+nonceWords]) {
+			t.Fatalf("prompt %d: the salted nonce is the plain one: %v", n, wq[16:16+nonceWords])
+		}
+		if r.Text != q.Text || o.Text == q.Text {
+			t.Fatalf("prompt %d: the same salt gave %q and %q, another %q", n, q.Text, r.Text, o.Text)
+		}
+	}
+}
+
 func TestLengthDistributions(t *testing.T) {
 	s := testkit.Scenario()
 	s.PromptTokens = workload.Distribution{Kind: workload.DistLognormal, Mean: 500, Sigma: 0.5, Min: 100, Max: 2000}

@@ -56,20 +56,8 @@ func newGateCommand(app *kingpin.Application) *gateCommand {
 }
 
 func (c *gateCommand) run() int {
-	// A signal stops the burst with its name as the reason; the report is
-	// still written.
-	ctx, cancel := context.WithCancelCause(context.Background())
-	defer cancel(nil)
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	go func() {
-		select {
-		case s := <-sigs:
-			cancel(fmt.Errorf("interrupted by %s", s))
-		case <-ctx.Done():
-		}
-	}()
+	ctx, stop := signalContext()
+	defer stop()
 	shard, err := shard.Parse(*c.shard)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "llmprobe gate: --burst.shard: %v\n", err)
@@ -98,4 +86,24 @@ func (c *gateCommand) run() int {
 		// Progress goes to stderr, so stderr decides: a CI log gets lines.
 		Terminal: term.IsTerminal(int(os.Stderr.Fd())),
 	})
+}
+
+// signalContext is a context that SIGINT or SIGTERM ends with the signal's
+// name as the cause: the burst stops with that reason and its report is
+// still written. stop releases it.
+func signalContext() (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		select {
+		case s := <-sigs:
+			cancel(fmt.Errorf("interrupted by %s", s))
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		cancel(nil)
+	}
 }

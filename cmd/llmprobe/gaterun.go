@@ -104,19 +104,12 @@ func gate(ctx context.Context, o gateOptions) int {
 // checks the split; false (a usage error, said on Stderr) stops the gate.
 // From here on Stdout and Stderr mask the configuration's secrets.
 func (g *gateRun) load() bool {
-	cfg, err := load.File(g.ConfigFile)
-	if err != nil {
-		fmt.Fprintln(g.Stderr, err)
+	cfg, b, secrets, ok := loadBurst("gate", g.ConfigFile, g.Burst, &g.Stdout, &g.Stderr)
+	if !ok {
 		return false
 	}
-	g.secrets = redact.New()
-	g.secrets.Add(redact.Secrets(cfg))
-	g.Stdout, g.Stderr = g.secrets.Writer(g.Stdout), g.secrets.Writer(g.Stderr)
-	b, err := cfg.LookupBurst(g.Burst)
-	if err != nil {
-		fmt.Fprintf(g.Stderr, "llmprobe gate: %v\n", err)
-		return false
-	}
+	g.secrets = secrets
+	var err error
 	g.overrides = g.Override.Flags()
 	if len(g.overrides) > 0 {
 		if cfg, err = load.Overridden(cfg, b.Name, g.Override); err != nil {
@@ -147,17 +140,47 @@ func (g *gateRun) load() bool {
 // any other, before the burst is sent; false when the target could not
 // answer it, which the gate says and writes to its CI files.
 func (g *gateRun) preflight(ctx context.Context, c *prober.Client, t config.Target, s workload.Scenario) bool {
-	p, maxTokens := prompt.NewBuilder(s, g.burst.Seed^0x9e3779b97f4a7c15).Next()
+	why := preflight(ctx, c, t, g.burst.Seed, s, g.Stderr)
+	if why == "" {
+		return true
+	}
+	fmt.Fprintf(g.Stderr, "llmprobe gate: %s\n", why)
+	stub := &report.Report{Burst: g.burst.Name, Target: t.Name, Model: t.Model, Overrides: g.overrides}
+	g.writeCI(stub, render.Check{Name: "preflight", Status: render.StatusError, Detail: why})
+	return false
+}
+
+// loadBurst reads the configuration file and looks up the burst, saying
+// on stderr why it cannot (false: a usage error of command cmd). From then
+// on *stdout and *stderr mask the configuration's secrets.
+func loadBurst(cmd, file, burst string, stdout, stderr *io.Writer) (*config.Config, config.Burst, *redact.Redactor, bool) {
+	cfg, err := load.File(file)
+	if err != nil {
+		fmt.Fprintln(*stderr, err)
+		return nil, config.Burst{}, nil, false
+	}
+	secrets := redact.New()
+	secrets.Add(redact.Secrets(cfg))
+	*stdout, *stderr = secrets.Writer(*stdout), secrets.Writer(*stderr)
+	b, err := cfg.LookupBurst(burst)
+	if err != nil {
+		fmt.Fprintf(*stderr, "llmprobe %s: %v\n", cmd, err)
+		return nil, config.Burst{}, nil, false
+	}
+	return cfg, b, secrets, true
+}
+
+// preflight sends one request of scenario s, measured like any other,
+// before a burst of seed goes to target t: "" when t answered it (said on
+// stderr), else why it did not.
+func preflight(ctx context.Context, c *prober.Client, t config.Target, seed uint64, s workload.Scenario, stderr io.Writer) string {
+	p, maxTokens := prompt.NewBuilder(s, seed^0x9e3779b97f4a7c15).Next()
 	res := c.Do(ctx, prober.Request{Scenario: s, Traffic: prober.TrafficBurst, Prompt: p, MaxTokens: maxTokens, Sched: time.Now()})
 	if res.Outcome != prober.OutcomeSuccess {
-		why := fmt.Sprintf("preflight request to target %s (%s) failed, the burst was not sent: %s: %s", t.Name, t.URL, res.Outcome, res.FailureText())
-		fmt.Fprintf(g.Stderr, "llmprobe gate: %s\n", why)
-		stub := &report.Report{Burst: g.burst.Name, Target: t.Name, Model: t.Model, Overrides: g.overrides}
-		g.writeCI(stub, render.Check{Name: "preflight", Status: render.StatusError, Detail: why})
-		return false
+		return fmt.Sprintf("preflight request to target %s (%s) failed, the burst was not sent: %s: %s", t.Name, t.URL, res.Outcome, res.FailureText())
 	}
-	fmt.Fprintf(g.Stderr, "preflight: target %s answered, first token after %s\n", t.Name, res.TTFT.Round(time.Millisecond))
-	return true
+	fmt.Fprintf(stderr, "preflight: target %s answered, first token after %s\n", t.Name, res.TTFT.Round(time.Millisecond))
+	return ""
 }
 
 // waitForStart waits for --burst.start, checked again first: the preflight

@@ -47,6 +47,7 @@ func run(args []string) int {
 	serve := newServeCommand(app)
 	sim := newSimCommand(app)
 	gate := newGateCommand(app)
+	cmp := newCompareCommand(app)
 	reportShow, reportMerge := newReportCommands(app)
 
 	cmd, err := app.Parse(args)
@@ -69,6 +70,8 @@ func run(args []string) int {
 		return sim.run(logger)
 	case gate.cmd.FullCommand():
 		return gate.run()
+	case cmp.cmd.FullCommand():
+		return cmp.run()
 	case reportShow.cmd.FullCommand():
 		return reportShow.run(os.Stdout, os.Stderr)
 	case reportMerge.cmd.FullCommand():

@@ -1,0 +1,310 @@
+// Package compare decides, metric by metric and with stated confidence,
+// whether a candidate target serves one burst's identical requests worse or
+// better than a baseline target, from runs in alternating rounds.
+package compare
+
+import (
+	"math"
+	"slices"
+	"time"
+
+	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/prober"
+	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/stats"
+)
+
+// Verdict is what a comparison found, per metric and overall.
+type Verdict string
+
+const (
+	Worse        Verdict = "worse"
+	Better       Verdict = "better"
+	NoDifference Verdict = "no significant difference"
+	// TooFew: fewer pairs than the quantile needs (stats.MinSamples).
+	TooFew Verdict = "too few"
+	// Inconclusive: the rounds disagree in direction, or the client was
+	// saturated, or nothing could be decided.
+	Inconclusive Verdict = "inconclusive"
+	NotMeasured  Verdict = "not measured"
+)
+
+// DefaultTolerance is the change a verdict needs besides significance
+// where the burst's max_regression names none for the metric: 10 %.
+const DefaultTolerance = 0.10
+
+// Comparison is the whole result of `llmprobe compare`, as its JSON.
+type Comparison struct {
+	Burst string    `json:"burst"`
+	Seed  uint64    `json:"seed"`
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
+	// Rounds is the runs per side; Order names the side of each run, in
+	// the order they ran (ABBA…).
+	Rounds    int      `json:"rounds"`
+	Order     []string `json:"order"`
+	Baseline  Side     `json:"baseline"`
+	Candidate Side     `json:"candidate"`
+	// Pairs are the requests that succeeded on both sides, over all rounds.
+	Pairs   int      `json:"pairs"`
+	Metrics []Metric `json:"metrics"`
+	Verdict Verdict  `json:"verdict"`
+	// Reasons say why the verdict is inconclusive or not measured.
+	Reasons []string `json:"reasons,omitempty"`
+}
+
+// Side is one target of a comparison and what its runs measured.
+type Side struct {
+	Target        string   `json:"target"`
+	URL           string   `json:"url"`
+	Model         string   `json:"model"`
+	Engine        string   `json:"engine,omitempty"`
+	EngineVersion string   `json:"engine_version,omitempty"`
+	Reports       []string `json:"reports"` // the runs' ids, round by round
+	// Requests were measured (warmup left out); Good met every objective,
+	// of Judged (cancelled ones say nothing of the target; not sent ones
+	// count as not good).
+	Requests  int `json:"requests"`
+	Succeeded int `json:"succeeded"`
+	Good      int `json:"good"`
+	Judged    int `json:"judged"`
+	// Throughput is the mean over the runs, reported and not judged.
+	RequestsPerSecond     *float64          `json:"requests_per_second"`
+	OutputTokensPerSecond *float64          `json:"output_tokens_per_second"`
+	ClientSaturated       bool              `json:"client_saturated"`
+	ErrorBound            *stats.ErrorBound `json:"error_bound,omitempty"`
+	Aborted               []string          `json:"aborted,omitempty"`
+	// Samples are the paired requests' latencies in seconds by metric,
+	// sorted and thinned to at most maxSamples, for the distributions drawn.
+	Samples map[string][]float64 `json:"samples"`
+}
+
+// Metric is the verdict on one metric and quantile. For latencies the
+// estimate and its interval are candidate/baseline ratios; for goodput,
+// the candidate's ratio minus the baseline's.
+type Metric struct {
+	Metric   string `json:"metric"`
+	Quantile string `json:"quantile,omitempty"`
+	// Method: signed-rank (Hodges–Lehmann interval of per-request log
+	// ratios), bootstrap (paired, stratified by round) or newcombe.
+	Method    string   `json:"method"`
+	Pairs     int      `json:"pairs"`
+	Needs     int      `json:"needs"`
+	Estimate  *float64 `json:"estimate"`
+	Lower     *float64 `json:"lower"`
+	Upper     *float64 `json:"upper"`
+	P         *float64 `json:"p_value,omitempty"`
+	Tolerance float64  `json:"tolerance"`
+	// Rounds holds each round's own estimate (nil: none in that round).
+	Rounds  []*float64 `json:"rounds"`
+	Verdict Verdict    `json:"verdict"`
+}
+
+// Run is what one side's run of one round measured: its report and its
+// results in plan order (burst.Runner.Measured).
+type Run struct {
+	Report   *report.Report
+	Measured report.Run
+}
+
+// Round is one round: the same requests, the same nonce salt, both sides.
+type Round struct {
+	Baseline, Candidate Run
+}
+
+// Latency metrics compared, each per request: TTFT, TPOT, the mean of its
+// inter-token latencies, and e2e.
+var Latencies = []string{"ttft", "tpot", "itl", "e2e"}
+
+// maxSamples bounds each side's kept samples of a metric.
+const maxSamples = 1000
+
+// Analyze compares the rounds of burst b; base and cand carry the sides'
+// names, URLs and models, and order the side of each run as it ran.
+func Analyze(b config.Burst, base, cand Side, order []string, rounds []Round) *Comparison {
+	c := &Comparison{Burst: b.Name, Seed: b.Seed, Rounds: len(rounds), Order: order, Baseline: base, Candidate: cand}
+	p := pairs{}
+	for k, r := range rounds {
+		c.Baseline.add(r.Baseline)
+		c.Candidate.add(r.Candidate)
+		p.add(k, r.Baseline.Measured, r.Candidate.Measured)
+		for _, run := range []Run{r.Baseline, r.Candidate} {
+			if c.Start.IsZero() || run.Report.Start.Before(c.Start) {
+				c.Start = run.Report.Start
+			}
+			c.End = maxTime(c.End, run.Report.End)
+		}
+	}
+	c.Baseline.finish(len(rounds), p, 0)
+	c.Candidate.finish(len(rounds), p, 1)
+	c.Pairs = len(p.round)
+	for _, m := range Latencies {
+		base, cand, strata := p.metric(m)
+		c.Metrics = append(c.Metrics,
+			MedianShift(m, base, cand, strata, len(rounds), Tolerance(b, m, "p50")),
+			TailRatio(m, 0.99, base, cand, strata, len(rounds), Tolerance(b, m, "p99")))
+	}
+	c.Metrics = append(c.Metrics, goodput(rounds))
+	c.Verdict, c.Reasons = overall(c)
+	return c
+}
+
+// Tolerance is the burst's max_regression for metric at quantile, else
+// DefaultTolerance.
+func Tolerance(b config.Burst, metric, quantile string) float64 {
+	for _, r := range b.MaxRegression {
+		if r.Metric == metric && r.Quantile == quantile {
+			return r.MaxIncrease
+		}
+	}
+	return DefaultTolerance
+}
+
+// add counts one run of the side.
+func (s *Side) add(r Run) {
+	rep := r.Report
+	s.Reports = append(s.Reports, rep.ID)
+	if s.Engine == "" {
+		s.Model, s.Engine, s.EngineVersion = rep.Model, rep.Engine, rep.EngineVersion
+	}
+	s.Requests += rep.Requests
+	s.Succeeded += rep.Outcomes[prober.OutcomeSuccess]
+	good, judged := goodOf(r.Measured)
+	s.Good, s.Judged = s.Good+good, s.Judged+judged
+	s.ClientSaturated = s.ClientSaturated || rep.ClientSaturated
+	s.ErrorBound = stats.WorseBound(s.ErrorBound, rep.ErrorBound)
+	if rep.Aborted {
+		s.Aborted = append(s.Aborted, rep.ID+": "+rep.AbortReason)
+	}
+	s.RequestsPerSecond = sum(s.RequestsPerSecond, rep.Throughput.Requests)
+	s.OutputTokensPerSecond = sum(s.OutputTokensPerSecond, rep.Throughput.OutputTokens)
+}
+
+// finish turns the summed throughputs into means over n runs and keeps
+// the side's paired samples.
+func (s *Side) finish(n int, p pairs, side int) {
+	for _, f := range []*float64{s.RequestsPerSecond, s.OutputTokensPerSecond} {
+		if f != nil {
+			*f /= float64(n)
+		}
+	}
+	s.Samples = map[string][]float64{}
+	for _, m := range Latencies {
+		xs := slices.Clone(p.values[m][side])
+		slices.Sort(xs)
+		s.Samples[m] = thin(xs, maxSamples)
+	}
+}
+
+func sum(a, b *float64) *float64 {
+	if b == nil {
+		return a
+	}
+	v := *b
+	if a != nil {
+		v += *a
+	}
+	return &v
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// thin keeps n evenly spaced values of sorted xs, the first and last among them.
+func thin(xs []float64, n int) []float64 {
+	if len(xs) <= n {
+		return xs
+	}
+	out := make([]float64, n)
+	for i := range n {
+		out[i] = xs[i*(len(xs)-1)/(n-1)]
+	}
+	return out
+}
+
+// pairs holds the requests that succeeded on both sides: for each latency
+// metric the two sides' values, where the metric applies to both, and the
+// round of each.
+type pairs struct {
+	round  []int
+	values map[string][2][]float64
+	rounds map[string][]int
+}
+
+// key is a request's place in the plan: its arrival and its turn.
+type key struct{ index, turn int }
+
+// add pairs round k's requests: request i of the baseline with request i
+// of the candidate.
+func (p *pairs) add(k int, base, cand report.Run) {
+	if p.values == nil {
+		p.values, p.rounds = map[string][2][]float64{}, map[string][]int{}
+	}
+	byKey := make(map[key]*prober.Result, len(base.Results))
+	for i, r := range base.Results {
+		byKey[keyOf(base, i)] = r
+	}
+	for i, c := range cand.Results {
+		b, ok := byKey[keyOf(cand, i)]
+		if !ok || b.Outcome != prober.OutcomeSuccess || c.Outcome != prober.OutcomeSuccess {
+			continue
+		}
+		p.round = append(p.round, k)
+		for _, m := range Latencies {
+			bv, bok := latency(b, m)
+			cv, cok := latency(c, m)
+			if !bok || !cok {
+				continue
+			}
+			v := p.values[m]
+			v[0], v[1] = append(v[0], bv), append(v[1], cv)
+			p.values[m], p.rounds[m] = v, append(p.rounds[m], k)
+		}
+	}
+}
+
+// keyOf is the place of run's i-th result; a run without Index holds its
+// results in plan order from 0.
+func keyOf(run report.Run, i int) key {
+	n := i
+	if run.Index != nil {
+		n = run.Index[i]
+	}
+	return key{n, run.Results[i].Turn}
+}
+
+// metric gives the two sides' values of metric m and each pair's round.
+func (p pairs) metric(m string) (base, cand []float64, strata []int) {
+	return p.values[m][0], p.values[m][1], p.rounds[m]
+}
+
+// latency is a successful request's metric m in seconds; false where it
+// does not apply (no token, one token, no gap) or is 0.
+func latency(r *prober.Result, m string) (float64, bool) {
+	var v float64
+	switch m {
+	case "ttft":
+		if r.FirstTokenSeen() {
+			v = r.TTFT.Seconds()
+		}
+	case "tpot":
+		if r.OutputTokens > 1 && r.FirstTokenSeen() {
+			v = r.TPOT.Seconds()
+		}
+	case "itl":
+		var total time.Duration
+		for _, d := range r.ITL {
+			total += d
+		}
+		if len(r.ITL) > 0 {
+			v = total.Seconds() / float64(len(r.ITL))
+		}
+	case "e2e":
+		v = r.E2E.Seconds()
+	}
+	return v, v > 0 && !math.IsInf(v, 0)
+}

@@ -1,0 +1,117 @@
+package render
+
+import (
+	"bytes"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/llmprobe/llmprobe/compare"
+)
+
+// Markdown writes the comparison for a CI step summary: the verdict, the
+// sides, and the table of metrics.
+func Markdown(w io.Writer, c *compare.Comparison) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## %s\n\n", mdEscape(Headline(c)))
+	for _, r := range c.Reasons {
+		fmt.Fprintf(&b, "- because %s\n", mdEscape(r))
+	}
+	if len(c.Reasons) > 0 {
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "- baseline: %s\n- candidate: %s\n- burst `%s`, seed %d: %s; %d pairs\n\n",
+		mdEscape(sideLine(c.Baseline)), mdEscape(sideLine(c.Candidate)), c.Burst, c.Seed, roundsLine(c), c.Pairs)
+	b.WriteString("| metric | pairs | candidate/baseline | 95 % interval | p | per round | verdict |\n")
+	b.WriteString("|---|---:|---:|---|---:|---|---|\n")
+	for _, m := range c.Metrics {
+		v := verdictCell(m)
+		if m.Verdict == compare.Worse {
+			v = "**" + v + "**"
+		}
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s |\n", m.Name(), m.Pairs, estimate(m), interval(m), pValue(m), perRound(m), v)
+	}
+	fmt.Fprintf(&b, "\nThroughput (reported, not judged): %s. Client: %s.\n", throughputLine(c), clientLine(c))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// mdEscape keeps a line from breaking a Markdown table or list.
+func mdEscape(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
+}
+
+// JUnit XML: one suite for the comparison, one test case per metric.
+type (
+	junitDoc struct {
+		XMLName xml.Name   `xml:"testsuites"`
+		Suite   junitSuite `xml:"testsuite"`
+	}
+	junitSuite struct {
+		Name     string      `xml:"name,attr"`
+		Tests    int         `xml:"tests,attr"`
+		Failures int         `xml:"failures,attr"`
+		Errors   int         `xml:"errors,attr"`
+		Skipped  int         `xml:"skipped,attr"`
+		Cases    []junitCase `xml:"testcase"`
+		Out      string      `xml:"system-out"`
+	}
+	junitCase struct {
+		Name      string     `xml:"name,attr"`
+		Classname string     `xml:"classname,attr"`
+		Failure   *junitNote `xml:"failure"`
+		Error     *junitNote `xml:"error"`
+		Skipped   *junitNote `xml:"skipped"`
+		Out       string     `xml:"system-out,omitempty"`
+	}
+	junitNote struct {
+		Message string `xml:"message,attr"`
+	}
+)
+
+// JUnit writes the comparison as JUnit XML: a case per metric, failed
+// where the candidate is worse, skipped where the pairs are too few, an
+// error where the rounds disagree; and a case for the whole comparison,
+// an error when it is inconclusive or not measured, with why.
+func JUnit(w io.Writer, c *compare.Comparison) error {
+	s := junitSuite{Name: "compare " + c.Burst}
+	class := "llmprobe.compare." + c.Burst
+	for _, m := range c.Metrics {
+		jc := junitCase{Name: m.Name(), Classname: class, Out: fmt.Sprintf("%s %s, 95 %% interval %s, per round %s: %s", label(m), estimate(m), interval(m), perRound(m), m.Verdict)}
+		switch m.Verdict {
+		case compare.Worse:
+			jc.Failure = &junitNote{fmt.Sprintf("%s worse: %s (95 %% CI %s) beyond the %.0f %% tolerance", label(m), change(m), changeInterval(m), 100*m.Tolerance)}
+		case compare.TooFew:
+			jc.Skipped = &junitNote{fmt.Sprintf("%d pairs, too few: needs %d", m.Pairs, m.Needs)}
+		case compare.Inconclusive:
+			jc.Error = &junitNote{"the rounds disagree in direction"}
+		}
+		s.Cases = append(s.Cases, jc)
+	}
+	whole := junitCase{Name: "comparison", Classname: class, Out: Headline(c)}
+	if c.Verdict == compare.Inconclusive || c.Verdict == compare.NotMeasured {
+		whole.Error = &junitNote{fmt.Sprintf("%s: %s", c.Verdict, strings.Join(c.Reasons, "; "))}
+	}
+	s.Cases = append(s.Cases, whole)
+	for _, jc := range s.Cases {
+		s.Tests++
+		switch {
+		case jc.Failure != nil:
+			s.Failures++
+		case jc.Error != nil:
+			s.Errors++
+		case jc.Skipped != nil:
+			s.Skipped++
+		}
+	}
+	var text bytes.Buffer
+	Text(&text, c)
+	s.Out = text.String()
+	out, err := xml.MarshalIndent(junitDoc{Suite: s}, "", "  ")
+	if err != nil {
+		return fmt.Errorf("junit: %w", err)
+	}
+	_, err = fmt.Fprintf(w, "%s%s\n", xml.Header, out)
+	return err
+}

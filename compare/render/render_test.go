@@ -1,0 +1,98 @@
+package render
+
+import (
+	"bytes"
+	"encoding/xml"
+	"strings"
+	"testing"
+
+	"github.com/llmprobe/llmprobe/compare"
+)
+
+func ptr(v float64) *float64 { return &v }
+
+func comparison() *compare.Comparison {
+	return &compare.Comparison{
+		Burst: "release", Seed: 9, Rounds: 2, Order: []string{"baseline", "candidate", "candidate", "baseline"}, Pairs: 80,
+		Baseline:  compare.Side{Target: "stable", URL: "http://a", Model: "m", Requests: 80, Succeeded: 80, Good: 80, Samples: map[string][]float64{"tpot": {0.010, 0.011, 0.012}}},
+		Candidate: compare.Side{Target: "next|<b>", URL: "http://b", Model: "m", Requests: 80, Succeeded: 80, Good: 78, Samples: map[string][]float64{"tpot": {0.014, 0.015, 0.017}}},
+		Metrics: []compare.Metric{
+			{Metric: "tpot", Quantile: "p50", Pairs: 80, Estimate: ptr(1.4), Lower: ptr(1.35), Upper: ptr(1.46), P: ptr(0.00001), Tolerance: 0.1, Rounds: []*float64{ptr(1.38), ptr(1.42)}, Verdict: compare.Worse},
+			{Metric: "tpot", Quantile: "p99", Pairs: 80, Needs: 368, Estimate: ptr(1.3), Rounds: []*float64{ptr(1.2), nil}, Verdict: compare.TooFew},
+			{Metric: "ttft", Quantile: "p50", Pairs: 80, Estimate: ptr(0.95), Lower: ptr(0.9), Upper: ptr(0.99), P: ptr(0.001), Tolerance: 0.1, Rounds: []*float64{ptr(0.94), ptr(0.96)}, Verdict: compare.NoDifference},
+			{Metric: "goodput", Pairs: 80, Estimate: ptr(-0.025), Lower: ptr(-0.08), Upper: ptr(0.03), Tolerance: 0.1, Rounds: []*float64{ptr(0), ptr(-0.05)}, Verdict: compare.NoDifference},
+		},
+		Verdict: compare.Worse,
+	}
+}
+
+// The text reads top-down: the verdict with what decided it first, then
+// the sides, the table, throughput and the client.
+func TestText(t *testing.T) {
+	var b bytes.Buffer
+	Text(&b, comparison())
+	lines := strings.Split(b.String(), "\n")
+	if lines[0] != "compare: candidate next|<b> vs baseline stable: worse: TPOT p50 +40.0 % (95 % CI +35.0 … +46.0 %)" {
+		t.Errorf("first line: %q", lines[0])
+	}
+	for _, want := range []string{
+		"order B C C B",
+		"tpot p50  80     1.400               [1.350, 1.460]      <0.0001  1.380 1.420      worse (beyond 10 %)",
+		"tpot p99  80     1.300               too few, needs 368  -        1.200 n/a        too few",
+		"ttft p50  80     0.950               [0.900, 0.990]      0.0010   0.940 0.960      no significant difference (a change within 10 %)",
+		"goodput   80     -2.5 pp             [-8.0 pp, +3.0 pp]  -        +0.0 pp -5.0 pp  no significant difference",
+		"throughput (reported, not judged): baseline n/a req/s",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("no %q in\n%s", want, b.String())
+		}
+	}
+}
+
+func TestMarkdownAndJUnit(t *testing.T) {
+	var md bytes.Buffer
+	if err := Markdown(&md, comparison()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), `next\|<b>`) || !strings.Contains(md.String(), "| tpot p50 | 80 | 1.400 | [1.350, 1.460] | <0.0001 | 1.380 1.420 | **worse (beyond 10 %)** |") {
+		t.Errorf("markdown:\n%s", md.String())
+	}
+	var j bytes.Buffer
+	if err := JUnit(&j, comparison()); err != nil {
+		t.Fatal(err)
+	}
+	var doc junitDoc
+	if err := xml.Unmarshal(j.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	s := doc.Suite
+	if s.Tests != 5 || s.Failures != 1 || s.Skipped != 1 || s.Errors != 0 || s.Cases[0].Failure == nil ||
+		s.Cases[0].Failure.Message != "TPOT p50 worse: +40.0 % (95 % CI +35.0 … +46.0 %) beyond the 10 % tolerance" {
+		t.Errorf("junit: %+v", s)
+	}
+	c := comparison()
+	c.Verdict, c.Reasons = compare.Inconclusive, []string{"tpot p50: the rounds disagree in direction"}
+	j.Reset()
+	if err := JUnit(&j, c); err != nil || !strings.Contains(j.String(), `<error message="inconclusive: tpot p50: the rounds disagree in direction">`) {
+		t.Errorf("inconclusive junit: %v\n%s", err, j.String())
+	}
+}
+
+// The page draws each side's distribution of a metric with samples, and
+// escapes what the configuration names.
+func TestHTML(t *testing.T) {
+	var b bytes.Buffer
+	if err := HTML(&b, comparison()); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	if n := strings.Count(page, `<polyline class="side"`); n != 2 {
+		t.Errorf("%d distributions drawn, want the two sides of tpot", n)
+	}
+	if strings.Contains(page, "next|<b>") || !strings.Contains(page, "next|&lt;b&gt;") {
+		t.Error("a target name is not escaped")
+	}
+	if !strings.Contains(page, `<tr class="worse"><td>tpot p50</td>`) {
+		t.Errorf("the worse row is not marked:\n%s", page)
+	}
+}
