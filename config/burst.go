@@ -31,19 +31,20 @@ type Burst struct {
 	Scenarios []WeightedScenario `yaml:"scenarios"`
 	Arrival   Arrival            `yaml:"arrival"`
 	// Duration or Requests bounds the measured part; warmup comes before it.
-	Duration       Duration      `yaml:"duration,omitempty"`
-	Requests       int           `yaml:"requests,omitempty"`
-	Warmup         Warmup        `yaml:"warmup,omitempty"`
-	MaxConcurrency int           `yaml:"max_concurrency,omitempty"`
-	Seed           uint64        `yaml:"seed,omitempty"`
-	Schedule       BurstSchedule `yaml:"schedule,omitempty"`
-	Brake          Brake         `yaml:"brake,omitempty"`
-	Sweep          *Sweep        `yaml:"sweep,omitempty"`
+	Duration       Duration        `yaml:"duration,omitempty"`
+	Requests       int             `yaml:"requests,omitempty"`
+	Warmup         Warmup          `yaml:"warmup,omitempty"`
+	MaxConcurrency int             `yaml:"max_concurrency,omitempty"`
+	Seed           uint64          `yaml:"seed,omitempty"`
+	Schedule       BurstSchedule   `yaml:"schedule,omitempty"`
+	Brake          Brake           `yaml:"brake,omitempty"`
+	Sweep          *Sweep          `yaml:"sweep,omitempty"`
+	MaxRegression  []MaxRegression `yaml:"max_regression,omitempty"`
+	Keep           int             `yaml:"keep,omitempty"`
+
 	// Capacity and Cost size and price a fleet from a sweep's max rate.
-	Capacity      *capacity.Config `yaml:"capacity,omitempty"`
-	Cost          *capacity.Cost   `yaml:"cost,omitempty"`
-	MaxRegression []MaxRegression  `yaml:"max_regression,omitempty"`
-	Keep          int              `yaml:"keep,omitempty"`
+	Capacity *capacity.Config `yaml:"capacity,omitempty"`
+	Cost     *capacity.Cost   `yaml:"cost,omitempty"`
 }
 
 // WeightedScenario is one scenario of a burst's mix.
