@@ -51,7 +51,7 @@ func TestSweepDrawsTheCurveAndSizesTheFleet(t *testing.T) {
 	}
 
 	p := k.Capacity
-	if p == nil || p.AtMost || p.Instances != int(math.Ceil(120 / *k.Passing-1e-9)) || p.GPUs == nil || *p.GPUs != 2*p.Instances || p.OutputTokensPerGPU == nil {
+	if p == nil || p.AtMost || p.Instances != int(math.Ceil(120 / *k.Passing - 1e-9)) || p.GPUs == nil || *p.GPUs != 2*p.Instances || p.OutputTokensPerGPU == nil {
 		t.Fatalf("capacity %+v at %g/s", p, *k.Passing)
 	}
 	var at float64

@@ -15,7 +15,9 @@ func TestReportPageDrawsTheSweepCurve(t *testing.T) {
 	r := recordedReport(t)
 	f := func(v float64) *float64 { return &v }
 	step := func(rate, ttft, tpot, tps float64, passed, bisect bool) report.SweepStep {
-		sum := func(v float64) report.Summary { return report.Summary{Count: 50, P50: v, P90: 1.5 * v, P99: 2 * v, Max: 3 * v} }
+		sum := func(v float64) report.Summary {
+			return report.Summary{Count: 50, P50: v, P90: 1.5 * v, P99: 2 * v, Max: 3 * v}
+		}
 		return report.SweepStep{Rate: rate, AchievedRate: f(rate), GoodputRatio: f(0.98), TTFTP99: f(2 * ttft), Passed: passed, Bisect: bisect,
 			Good: 49, Judged: 50, GoodputLower: f(0.895), GoodputUpper: f(0.996),
 			Latency:    map[string]report.Summary{"ttft": sum(ttft), "tpot": sum(tpot), "itl": sum(tpot), "e2e": sum(10 * tpot)},
