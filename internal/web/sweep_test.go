@@ -33,7 +33,7 @@ func TestReportPageDrawsTheSweepCurve(t *testing.T) {
 		`<svg class="chart curve curve-ttft"`, `<svg class="chart curve curve-tpot"`, `<svg class="chart frontier"`,
 		"SLO 100 ms", "knee 10 req/s", "QPS–latency curve",
 		"max rate under SLO: in [10, 12)/s, bisected to 1/s", "capacity: instances 12, GPUs 24 (2 per instance)",
-		"cost at the max rate under SLO: 7.716 per million output tokens",
+		"cost: 7.716 per million output tokens",
 		"held the SLO (bisect), the knee")
 	rows := page[strings.Index(page, `<table class="sweep">`):]
 	if a, b, c := strings.Index(rows, "8 req/s"), strings.Index(rows, "10 req/s"), strings.Index(rows, "12 req/s"); !(a < b && b < c) {

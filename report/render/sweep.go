@@ -109,7 +109,7 @@ func planText(r *report.Report) []string {
 		out = append(out, "capacity: "+k.Capacity.String())
 	}
 	if c := k.Cost; c != nil {
-		line := fmt.Sprintf("cost at the max rate under SLO: %s per million output tokens, %s per million tokens (instance at %.4g/h)",
+		line := fmt.Sprintf("cost: %s per million output tokens, %s per million tokens at the max rate under SLO (an instance at %.4g an hour)",
 			na(c.PerMillionOutput, "%.4g", 1), na(c.PerMillionTotal, "%.4g", 1), c.InstanceHourly)
 		if g := r.GPU; g != nil && g.JoulesPerOutputToken != nil {
 			line += fmt.Sprintf("; energy %.3g J per output token over the sweep (NVML)", *g.JoulesPerOutputToken)
@@ -126,7 +126,7 @@ func planText(r *report.Report) []string {
 // and cost it implies.
 func writeSweep(out io.Writer, r *report.Report) {
 	if len(r.Sweep) > 0 {
-		fmt.Fprintf(out, "\nQPS–latency curve, %d steps (the report's other figures are the knee's step):\n", len(r.Sweep))
+		fmt.Fprintf(out, "\nQPS–latency curve, %s (the figures above are the knee's step's):\n", steps(len(r.Sweep)))
 		tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, strings.Join(curveHeader(), "\t"))
 		for _, row := range curveRows(r) {
@@ -148,7 +148,7 @@ func markdownSweep(b *strings.Builder, r *report.Report) {
 		return
 	}
 	h := curveHeader()
-	fmt.Fprintf(b, "\nQPS–latency curve (%d steps):\n\n| %s |\n|%s\n", len(r.Sweep), strings.Join(h, " | "), strings.Repeat("--:|", len(h)))
+	fmt.Fprintf(b, "\nQPS–latency curve (%s):\n\n| %s |\n|%s---|\n", steps(len(r.Sweep)), strings.Join(h, " | "), strings.Repeat("--:|", len(h)-1))
 	for _, row := range curveRows(r) {
 		for i := range row {
 			row[i] = md(row[i])
@@ -180,4 +180,12 @@ func planChecks(r *report.Report) []Check {
 		out = append(out, Check{name, st, detail})
 	}
 	return out
+}
+
+// steps counts steps in words: "1 step", "4 steps".
+func steps(n int) string {
+	if n == 1 {
+		return "1 step"
+	}
+	return fmt.Sprintf("%d steps", n)
 }
