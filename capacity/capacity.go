@@ -85,7 +85,7 @@ type Plan struct {
 // not measured) and gpus its GPUs (0: not known).
 func Size(c Config, maxRate float64, atMost bool, outputTPS *float64, gpus int) Plan {
 	p := Plan{TargetRate: c.TargetRate, Headroom: c.Headroom, MaxRate: maxRate, AtMost: atMost, GPUsPerInstance: gpus}
-	p.Instances = Instances(c.TargetRate, c.Headroom, maxRate)
+	p.Instances = instances(c.TargetRate, c.Headroom, maxRate)
 	if gpus > 0 {
 		n := p.Instances * gpus
 		p.GPUs = &n
@@ -97,9 +97,9 @@ func Size(c Config, maxRate float64, atMost bool, outputTPS *float64, gpus int) 
 	return p
 }
 
-// Instances is ⌈target × (1 + headroom) / maxRate⌉, at least 1; a tiny
+// instances is ⌈target × (1 + headroom) / maxRate⌉, at least 1; a tiny
 // epsilon keeps 10/5 from rounding up to 3 through float noise.
-func Instances(target, headroom, maxRate float64) int {
+func instances(target, headroom, maxRate float64) int {
 	if !(maxRate > 0) {
 		return 0
 	}
@@ -127,9 +127,9 @@ func (p Plan) String() string {
 	return fmt.Sprintf("instances %s%d, %s for %.4g/s + %.0f %% headroom at %s per instance", bound, p.Instances, gpus, p.TargetRate, 100*p.Headroom, each)
 }
 
-// PerMillion is the price of a million tokens at tokensPerSecond from an
+// perMillion is the price of a million tokens at tokensPerSecond from an
 // instance costing hourly; nil without tokens.
-func PerMillion(hourly float64, tokensPerSecond *float64) *float64 {
+func perMillion(hourly float64, tokensPerSecond *float64) *float64 {
 	if tokensPerSecond == nil || !(*tokensPerSecond > 0) {
 		return nil
 	}
@@ -147,5 +147,5 @@ type Price struct {
 // PriceAt prices the output of one instance costing hourly at outputTPS
 // and totalTPS tokens per second.
 func PriceAt(hourly float64, outputTPS, totalTPS *float64) *Price {
-	return &Price{InstanceHourly: hourly, PerMillionOutput: PerMillion(hourly, outputTPS), PerMillionTotal: PerMillion(hourly, totalTPS)}
+	return &Price{InstanceHourly: hourly, PerMillionOutput: perMillion(hourly, outputTPS), PerMillionTotal: perMillion(hourly, totalTPS)}
 }

@@ -19,8 +19,8 @@ func TestInstancesRoundUpWithHeadroom(t *testing.T) {
 		{1, 0, 50, 1},       // one instance at least
 		{1, 0, 0, 0},        // no max rate: nothing to size
 	} {
-		if got := Instances(c.target, c.headroom, c.max); got != c.want {
-			t.Errorf("Instances(%g, %g, %g) = %d, want %d", c.target, c.headroom, c.max, got, c.want)
+		if got := instances(c.target, c.headroom, c.max); got != c.want {
+			t.Errorf("instances(%g, %g, %g) = %d, want %d", c.target, c.headroom, c.max, got, c.want)
 		}
 	}
 }
@@ -50,7 +50,7 @@ func TestPricePerMillionTokens(t *testing.T) {
 		t.Fatalf("price %+v", p)
 	}
 	zero := 0.0
-	if PerMillion(1, &zero) != nil || PerMillion(1, nil) != nil {
+	if perMillion(1, &zero) != nil || perMillion(1, nil) != nil {
 		t.Error("a price without tokens")
 	}
 	if h, ok := (Cost{PerGPUHour: 2.5}).Hourly(4); !ok || h != 10 {
