@@ -34,7 +34,7 @@ func TestReportPageDrawsTheSweepCurve(t *testing.T) {
 		"SLO 100 ms", "knee 10 req/s", "QPS–latency curve",
 		"max rate under SLO: in [10, 12)/s, bisected to 1/s", "capacity: instances 12, GPUs 24 (2 per instance)",
 		"cost: 7.716 per million output tokens",
-		"held the SLO (bisect), the knee")
+		"held the SLO (bisect), the knee", "10.00 req/s, below 12.00 req/s")
 	rows := page[strings.Index(page, `<table class="sweep">`):]
 	if a, b, c := strings.Index(rows, "8 req/s"), strings.Index(rows, "10 req/s"), strings.Index(rows, "12 req/s"); !(a < b && b < c) {
 		t.Errorf("the steps are not by offered rate: 8 at %d, 10 at %d, 12 at %d", a, b, c)
