@@ -1,6 +1,8 @@
 package web
 
 import (
+	"bytes"
+	"html"
 	"strings"
 	"testing"
 
@@ -44,4 +46,11 @@ func TestReportPageDrawsTheSweepCurve(t *testing.T) {
 	if tpot = tpot[:strings.Index(tpot, "</svg>")]; strings.Contains(tpot, "SLO ") {
 		t.Error("an SLO line on the TPOT curve without a TPOT objective")
 	}
+
+	// The bursts page says the knee's bound and the fleet.
+	var list bytes.Buffer
+	if err := pages.ExecuteTemplate(&list, "bursts.html", []burstRow{{Name: r.Burst, Latest: r, Verdict: burstVerdict(r)}}); err != nil {
+		t.Fatal(err)
+	}
+	wantAll(t, "the bursts page", html.UnescapeString(list.String()), "max rate under SLO 10.00 req/s, below 12.00 req/s · 12 instances for 100 req/s")
 }
