@@ -26,7 +26,7 @@ func curveColumns() []column {
 // the offered rate, one point per step, joined on the step label.
 func sweepCurve() *xychart.PanelBuilder {
 	p := xychart.NewPanelBuilder().Title("QPS–latency curve (last sweep)").
-		Description("Each step of each burst's last sweep: TTFT and TPOT p50 and p99 against the offered rate. Where p99 turns up is the knee; Max rate under SLO and Max rate failing bound it.").
+		Description("Each step of the selected burst's last sweep (pick one burst): TTFT and TPOT p50 and p99 against the offered rate. Where p99 turns up is the knee; Max rate under SLO and Max rate failing bound it.").
 		Unit(unitSeconds).Datasource(datasource).Height(9).Span(12).Mapping(xychart.SeriesMappingAuto).Show(xychart.XYShowModePointsAndLines)
 	for i, c := range curveColumns() {
 		p.WithTarget(target(q(c.expr, ""), refIDs[i]).Instant().Format(prometheus.PromQueryFormatTable))
@@ -34,6 +34,8 @@ func sweepCurve() *xychart.PanelBuilder {
 	}
 	p.WithTransformation(dashboard.DataTransformerConfig{Id: "merge", Options: map[string]any{}})
 	p.WithTransformation(dashboard.DataTransformerConfig{Id: "organize", Options: map[string]any{"excludeByName": map[string]bool{"Time": true, "burst": true, "step": true}}})
+	// The step label sorts as text (10 before 2): join the points by rate.
+	p.WithTransformation(dashboard.DataTransformerConfig{Id: "sortBy", Options: map[string]any{"fields": map[string]any{}, "sort": []map[string]any{{"field": "Value #A"}}}})
 	return p
 }
 
