@@ -20,6 +20,7 @@ import (
 	"github.com/llmprobe/llmprobe/prober/targetinfo"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/store"
+	"github.com/llmprobe/llmprobe/report/sweep"
 	"github.com/llmprobe/llmprobe/report/verdict"
 	"github.com/llmprobe/llmprobe/shard"
 )
@@ -84,6 +85,7 @@ func (r Runner) Run(ctx context.Context, b config.Burst, scenarios []workload.Sc
 	}
 	rep := r.measure(ctx, b, scenarios, meta)
 	rep.GPU = endGPU(rep.AllOutputTokens)
+	sweep.Size(b, rep) // the GPUs NVML counted size the fleet
 	info := <-infoDone // the model too, where it was discovered
 	rep.Model, rep.Engine, rep.EngineVersion = r.Client.Model(), info.Engine, info.EngineVersion
 	rep.RegressionSkipped = noBaseline
@@ -143,13 +145,11 @@ func (r Runner) measure(ctx context.Context, b config.Burst, scenarios []workloa
 		}
 		return report.Build(b, run, meta)
 	}
-	sweep := report.NewSweep(b, meta)
-	for _, rate := range plan.Rates(b) {
-		if ctx.Err() != nil || !sweep.Add(eng.around(ctx, func() report.Run { return r.runMeasured(ctx, b, scenarios, rate) })) {
-			break
-		}
+	sw, steps := sweep.New(b, meta), plan.NewStepper(b)
+	for rate, bisect, ok := steps.Next(); ok && ctx.Err() == nil; rate, bisect, ok = steps.Next() {
+		steps.Record(sw.Add(eng.around(ctx, func() report.Run { return r.runMeasured(ctx, b, scenarios, rate) }), bisect))
 	}
-	return sweep.Report()
+	return sw.Report()
 }
 
 // engineReads reads the engine's metrics page around each run; the page

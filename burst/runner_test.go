@@ -153,7 +153,9 @@ func TestSafetyBrake(t *testing.T) {
 func TestSweepFindsKnee(t *testing.T) {
 	c, _ := serialSim(t, 1)
 	b := burstOf(config.ArrivalConstant, 1, 3*time.Second)
-	b.Sweep = &config.Sweep{Auto: &config.AutoSweep{Start: 4, Step: 2, Max: 16}}
+	// A step passes when its goodput's lower bound reaches the target:
+	// 12 requests all good reach 0.76, not 0.9. Resolution = Step: linear only.
+	b.Sweep = &config.Sweep{Auto: &config.AutoSweep{Start: 4, Step: 2, Max: 16, TargetRatio: 0.5, Resolution: 2}}
 	rep := runAt(t, c, b)
 	if rep.MaxRateUnderSLO == nil {
 		t.Fatalf("no rate met the SLO: %+v", rep.Sweep)

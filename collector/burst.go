@@ -125,6 +125,9 @@ func (b *Bursts) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{burstLatencyDesc, burstRateDesc, burstOutputDesc, burstGoodputDesc, burstPassedDesc, burstLastRunDesc, burstAbortedDesc, burstSaturatedDesc, burstBoundDesc, burstTTFTPartDesc, burstRegressDesc, burstMaxRateDesc, burstEnergyDesc, burstDueDesc, upgradeRegressDesc, upgradeRatioDesc, upgradeInfoDesc, writeFailuresDesc} {
 		ch <- d
 	}
+	for _, d := range sweepDescs {
+		ch <- d
+	}
 }
 
 func boolValue(v bool) float64 {
@@ -207,5 +210,6 @@ func (b *Bursts) Collect(ch chan<- prometheus.Metric) {
 		if r.GPU != nil && r.GPU.JoulesPerOutputToken != nil {
 			gauge(burstEnergyDesc, *r.GPU.JoulesPerOutputToken, name)
 		}
+		collectSweep(ch, name, r)
 	}
 }

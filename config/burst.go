@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/llmprobe/llmprobe/capacity"
 	"github.com/llmprobe/llmprobe/config/field"
 	"github.com/llmprobe/llmprobe/config/workload"
 )
@@ -40,6 +41,10 @@ type Burst struct {
 	Sweep          *Sweep          `yaml:"sweep,omitempty"`
 	MaxRegression  []MaxRegression `yaml:"max_regression,omitempty"`
 	Keep           int             `yaml:"keep,omitempty"`
+
+	// Capacity and Cost size and price a fleet from a sweep's max rate.
+	Capacity *capacity.Config `yaml:"capacity,omitempty"`
+	Cost     *capacity.Cost   `yaml:"cost,omitempty"`
 }
 
 // WeightedScenario is one scenario of a burst's mix.
@@ -129,11 +134,14 @@ type Sweep struct {
 	Auto  *AutoSweep `yaml:"auto,omitempty"`
 }
 
-// AutoSweep raises the rate from Start by Step up to Max.
+// AutoSweep raises the rate from Start by Step up to Max, then bisects
+// between the last passing and the first failing rate until they are
+// Resolution apart (default a quarter of Step).
 type AutoSweep struct {
-	Start float64 `yaml:"start"`
-	Step  float64 `yaml:"step"`
-	Max   float64 `yaml:"max"`
+	Start      float64 `yaml:"start"`
+	Step       float64 `yaml:"step"`
+	Max        float64 `yaml:"max"`
+	Resolution float64 `yaml:"resolution,omitempty"`
 	// TargetRatio is the goodput ratio a step must reach (default: the lowest
 	// slo target_ratio of the burst's scenarios).
 	TargetRatio float64 `yaml:"target_ratio,omitempty"`
@@ -252,6 +260,7 @@ func (b *Burst) validate(path string, cfg *Config, seen map[string]string, errs 
 	if sw := b.Sweep; sw != nil {
 		sw.validate(path+".sweep", errs)
 	}
+	b.validatePlanning(path, errs)
 	for i, r := range b.MaxRegression {
 		r.validate(fmt.Sprintf("%s.max_regression[%d]", path, i), errs)
 	}
@@ -312,8 +321,30 @@ func (sw *Sweep) validate(path string, errs *field.Errors) {
 	} else if ok && (a.Max-a.Start)/a.Step >= MaxSweepSteps {
 		errs.Add(path+".auto.step", "%g makes %.0f steps from %g to %g; at most %d are allowed", a.Step, math.Floor((a.Max-a.Start)/a.Step)+1, a.Start, a.Max, MaxSweepSteps)
 	}
+	if ok && a.Resolution == 0 {
+		a.Resolution = a.Step / 4
+	} else if ok {
+		errs.Within(path+".auto.resolution", a.Resolution, max(minRate, a.Step/1024), a.Step, "requests per second (at most step; step/4 when left out)")
+	}
 	if !(a.TargetRatio >= 0 && a.TargetRatio < 1) {
 		errs.Add(path+".auto.target_ratio", "%g must be within [0, 1)", a.TargetRatio)
+	}
+}
+
+// validatePlanning checks capacity: and cost:, which size and price from
+// a sweep's max rate and so need a sweep.
+func (b *Burst) validatePlanning(path string, errs *field.Errors) {
+	if b.Capacity != nil {
+		b.Capacity.Validate(path+".capacity", errs)
+	}
+	if b.Cost != nil {
+		b.Cost.Validate(path+".cost", errs)
+	}
+	if b.Sweep == nil && b.Capacity != nil {
+		errs.Add(path+".capacity", "sizes from a sweep's max rate: set sweep too")
+	}
+	if b.Sweep == nil && b.Cost != nil {
+		errs.Add(path+".cost", "prices a sweep's steps: set sweep too")
 	}
 }
 

@@ -93,7 +93,7 @@ func (c *Config) Overridden(name string, o Override, checks ...Check) (*Config, 
 		cp.Targets[ti].Model = o.Model
 	}
 	if o.Rate != nil {
-		b.Arrival.Rate, b.Sweep = *o.Rate, nil
+		b.Arrival.Rate, b.Sweep, b.Capacity, b.Cost = *o.Rate, nil, nil, nil
 	}
 	if o.Duration != nil {
 		b.Duration, b.Requests = Duration(*o.Duration), 0

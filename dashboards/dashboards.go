@@ -266,7 +266,7 @@ func All() (map[string]cog.Builder[dashboard.Dashboard], error) {
 		"llmprobe-slo.json":      sloOverview(),
 		"llmprobe-latency.json":  latency(),
 		"llmprobe-engines.json":  engines(),
-		"llmprobe-bursts.json":   bursts(),
+		"llmprobe-bursts.json":   withSweeps(bursts()),
 		"llmprobe-gpu.json":      gpu(),
 		"llmprobe-upgrades.json": withComparisons(upgrades()),
 	}, nil

@@ -83,6 +83,9 @@ type Report struct {
 	RegressionSkipped string      `json:"regression_skipped,omitempty"`
 	Sweep             []SweepStep `json:"sweep,omitempty"`
 	MaxRateUnderSLO   *float64    `json:"max_rate_under_slo,omitempty"`
+	// Knee is where a sweep stopped holding the SLO, and the capacity and
+	// cost it implies; null for a burst that did not sweep.
+	Knee *Knee `json:"knee,omitempty"`
 	// EngineMetrics is the engine's own view of the run, from its /metrics
 	// read before and after; null where the target names no engine_metrics
 	// and in reports written before llmprobe read them.
@@ -165,19 +168,6 @@ type RegressionMetric struct {
 	Ratio       *float64 `json:"ratio"`
 	PValue      *float64 `json:"p_value,omitempty"`
 	Significant bool     `json:"significant"`
-}
-
-// SweepStep is one rate of a sweep.
-type SweepStep struct {
-	Rate         float64  `json:"rate"`
-	AchievedRate *float64 `json:"achieved_rate"`
-	GoodputRatio *float64 `json:"goodput_ratio"`
-	TTFTP99      *float64 `json:"ttft_p99"`
-	Passed       bool     `json:"passed"`
-	// The step's own error bound and saturation verdict (null in older reports).
-	ErrorBoundP99   *float64 `json:"error_bound_p99"`
-	ErrorBoundMax   *float64 `json:"error_bound_max"`
-	ClientSaturated bool     `json:"client_saturated"`
 }
 
 // NotSent counts planned requests that were never sent, by why.

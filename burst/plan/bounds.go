@@ -150,6 +150,13 @@ func BurstFootprint(c *config.Config, b config.Burst) Footprint {
 		f.Measured += m * turns
 		f.Bytes += int64(m)*perResult + int64(w+m)*queued
 	}
+	if n := bisectSteps(b); n > 0 {
+		// Each bisecting step runs below the top rate.
+		w, m := Requests(b, b.Sweep.Auto.Max)
+		f.Requests += n * (w + m) * turns
+		f.Measured += n * m * turns
+		f.Bytes += int64(n) * (int64(m)*perResult + int64(w+m)*queued)
+	}
 	f.Bytes += int64(min(b.MaxConcurrency, f.Requests)) * perStream
 	return f
 }

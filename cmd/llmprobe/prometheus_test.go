@@ -127,7 +127,11 @@ func TestDashboardsAndRulesAgainstPrometheus(t *testing.T) {
 		Upgrade: &report.Upgrade{From: report.Facts{Engine: "llmprobe-sim", Version: "0.0.9", Model: "sim-model"}, To: report.Facts{Engine: "llmprobe-sim", Version: "0.1.0", Model: "sim-model"},
 			BaselineID: "upgrade-20191231T000000Z", MaxIncrease: 0.1,
 			Changes: []report.UpgradeChange{{Metric: "tpot", Quantile: "p99", Change: &change, AtLeast: &change, Significant: true, Regression: true}}}}
-	for _, r := range []*report.Report{previous, onGPUNode, upgraded} {
+	// A sweep that found its knee and sized and priced the fleet comes
+	// back at start too (a 3 s step's goodput bound cannot reach 0.99), for
+	// the sweep row.
+	swept := sweptReport()
+	for _, r := range []*report.Report{previous, onGPUNode, upgraded, swept} {
 		if err := store.Save(r, 5); err != nil {
 			t.Fatal(err)
 		}
@@ -176,6 +180,13 @@ bursts:
     arrival: {rate: 1}
     duration: 2s
     schedule: {on_engine_change: {settle: 1h}}
+  - name: swept
+    target: sim
+    scenarios: [{scenario: chat}]
+    duration: 2s
+    sweep: {rates: [1, 2]}
+    capacity: {target_rate: 100, gpus_per_instance: 2}
+    cost: {per_gpu_hour: 2.5}
 comparisons:
   - {name: family, baseline: sim, candidate: %s, scenarios: [chat], window: 20s}
 `, targets.String(), sim.EngineVLLM)

@@ -106,6 +106,8 @@ comparisons:
 	// A report with GPU energy, as a burst on a GPU node has.
 	joules := 0.5
 	d.bursts.Restore(&report.Report{Burst: "on-a-gpu-node", GPU: &report.GPUFacts{JoulesPerOutputToken: &joules}})
+	// A sweep that found its knee and sized the fleet.
+	d.bursts.Restore(sweptReport())
 	// An upgrade run's verdict, as a burst with on_engine_change has.
 	change := 0.3
 	d.bursts.Restore(&report.Report{Burst: "upgraded", Target: "sim", Upgrade: &report.Upgrade{

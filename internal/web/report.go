@@ -49,6 +49,7 @@ type reportView struct {
 	Charts         []*chart.Chart
 	Config         string
 	EngineView     engineView
+	SweepRows      []sweepRow
 }
 
 // verdict is a burst's one-word result, a CSS class and why.
@@ -255,7 +256,8 @@ func newReportView(r *report.Report, linked bool) reportView {
 		Latency: latencyRows(r), Bound: newBoundRow(r.ErrorBound), Breakdown: breakdownRows(r.TTFTBreakdown), Outcomes: outcomeRows(r), RegressionRows: regressionRows(r.Regression),
 		EngineView: newEngineView(r.EngineMetrics),
 	}
-	for _, c := range []*chart.Chart{chart.Percentiles(r), chart.TTFT(r), chart.Sweep(r)} {
+	v.SweepRows = sweepRows(r)
+	for _, c := range []*chart.Chart{chart.Percentiles(r), chart.TTFT(r), chart.Sweep(r), chart.Curve(r, "ttft"), chart.Curve(r, "tpot"), chart.Frontier(r)} {
 		if c != nil {
 			v.Charts = append(v.Charts, c)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/internal/reporttest"
 	"github.com/llmprobe/llmprobe/report/render"
+	"github.com/llmprobe/llmprobe/report/sweep"
 	"github.com/llmprobe/llmprobe/report/verdict"
 	"github.com/llmprobe/llmprobe/stats"
 )
@@ -115,15 +116,15 @@ func TestSweepBoundIsTheWorstStep(t *testing.T) {
 	b, scenarios := reporttest.Burst()
 	b.Sweep = &config.Sweep{Rates: []float64{5, 10}}
 	start := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	sweep := report.NewSweep(b, report.Meta{Scenarios: scenarios})
+	sw := sweep.New(b, report.Meta{Scenarios: scenarios})
 	quiet := &stats.RuntimeDelays{SchedLatency: stats.Tail{Count: 100, P99: reporttest.F(0.0002), Max: reporttest.F(0.001)}}
 	busy := &stats.RuntimeDelays{SchedLatency: stats.Tail{Count: 100, P99: reporttest.F(0.02), Max: reporttest.F(0.05)}, GCPause: stats.Tail{Count: 1, P99: reporttest.F(0.001), Max: reporttest.F(0.001)}}
-	if !sweep.Add(report.Run{Rate: 5, Start: start, End: start.Add(3 * time.Second), Planned: 30, Results: reporttest.Results(scenarios[0], start, 30, 0), Runtime: quiet}) {
+	if !sw.Add(report.Run{Rate: 5, Start: start, End: start.Add(3 * time.Second), Planned: 40, Results: reporttest.Results(scenarios[0], start, 40, 0), Runtime: quiet}, false) {
 		t.Fatal("the quiet step did not pass")
 	}
 	later := start.Add(time.Minute)
-	sweep.Add(report.Run{Rate: 10, Start: later, End: later.Add(3 * time.Second), Planned: 30, Results: reporttest.Results(scenarios[0], later, 30, time.Millisecond), Runtime: busy})
-	rep := sweep.Report()
+	sw.Add(report.Run{Rate: 10, Start: later, End: later.Add(3 * time.Second), Planned: 40, Results: reporttest.Results(scenarios[0], later, 40, time.Millisecond), Runtime: busy}, false)
+	rep := sw.Report()
 	if len(rep.Sweep) != 2 || rep.Sweep[0].ClientSaturated || !rep.Sweep[1].ClientSaturated || rep.Sweep[1].ErrorBoundP99 == nil || rep.Sweep[0].ErrorBoundMax == nil {
 		t.Fatalf("steps %+v", rep.Sweep)
 	}

@@ -57,6 +57,7 @@ func Checks(r *report.Report) []Check {
 		} else {
 			out = append(out, Check{"sweep", StatusFailed, fmt.Sprintf("no step of %d held the SLO", len(r.Sweep))})
 		}
+		out = append(out, planChecks(r)...)
 	}
 	if u := r.Upgrade; u != nil {
 		st := StatusPassed

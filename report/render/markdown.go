@@ -107,6 +107,7 @@ func markdownFigures(b *strings.Builder, r *report.Report) {
 		fmt.Fprintf(b, " Max rate under SLO: %.2f/s.", *r.MaxRateUnderSLO)
 	}
 	fmt.Fprintf(b, "\nOutcomes: %s.\n", md(strings.Join(outcomeCounts(r), ", ")))
+	markdownSweep(b, r)
 	markdownEngine(b, r)
 	if len(r.Failures) > 0 {
 		f := r.Failures[0]

@@ -21,12 +21,19 @@ type Page struct {
 	// TurnHeader names the by-turn table's columns, TurnRows are its cells.
 	TurnHeader []string
 	TurnRows   [][]string
+	// KneeText says where a sweep's max rate lies, PlanText the capacity
+	// and cost it implies ("" and none without a sweep).
+	KneeText string
+	PlanText []string
 }
 
 // PageOf says the report in words for its HTML page.
 func PageOf(r *report.Report) Page {
 	p := Page{SaturationDetail: saturationDetail(r), BoundText: boundText(r), PromptCacheText: promptCacheText(r),
 		TurnHeader: turnHeader(), TurnRows: turnRows(r)}
+	if r.Sweep != nil {
+		p.KneeText, p.PlanText = kneeText(r), planText(r)
+	}
 	if r.TTFTBreakdown != nil {
 		p.EngineTimingsText = engineTimingsText(r.TTFTBreakdown)
 	}

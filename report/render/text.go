@@ -96,24 +96,6 @@ func Text(out io.Writer, r *report.Report) {
 	writeVerdict(out, r)
 }
 
-// writeSweep writes a sweep's steps and the rate it held.
-func writeSweep(out io.Writer, r *report.Report) {
-	for _, s := range r.Sweep {
-		verdict := "pass"
-		if !s.Passed {
-			verdict = "FAIL"
-		}
-		if s.ClientSaturated {
-			verdict += " (client saturated)"
-		}
-		fmt.Fprintf(out, "sweep %.2f/s: achieved %s/s goodput %s ttft p99 %s error bound p99 %s %s\n", s.Rate, na(s.AchievedRate, "%.2f", 1),
-			na(s.GoodputRatio, "%.1f%%", 100), na(s.TTFTP99, "%.1fms", 1000), na(s.ErrorBoundP99, "%.2fms", 1000), verdict)
-	}
-	if r.MaxRateUnderSLO != nil {
-		fmt.Fprintf(out, "max rate under SLO: %.2f/s\n", *r.MaxRateUnderSLO)
-	}
-}
-
 // writeVerdict writes the gates, what else failed the run, the GPUs, the
 // client's saturation and the verdict.
 func writeVerdict(out io.Writer, r *report.Report) {

@@ -1,0 +1,151 @@
+// Package capacity sizes and prices a deployment from the rate one instance
+// holds under the SLO: instances, GPUs, tokens per GPU and cost per million
+// tokens.
+package capacity
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/llmprobe/llmprobe/config/field"
+)
+
+// Ranges of the configuration: a fleet's rate may pass what one prober
+// sends, so target_rate has its own bound.
+const (
+	maxTargetRate      = 10_000_000 // requests per second
+	maxHeadroom        = 10         // +1000 %
+	maxGPUsPerInstance = 1024
+	maxHourly          = 1_000_000
+)
+
+// Config is what a sweep burst's `capacity:` asks for: the rate the fleet
+// must serve, the spare share on top of it, and the GPUs one instance (the
+// swept target) has; 0 GPUs means the node's count where NVML read one.
+type Config struct {
+	TargetRate      float64 `yaml:"target_rate"`
+	Headroom        float64 `yaml:"headroom,omitempty"`
+	GPUsPerInstance int     `yaml:"gpus_per_instance,omitempty"`
+}
+
+// Validate adds Config's problems at path.
+func (c *Config) Validate(path string, errs *field.Errors) {
+	errs.Above(path+".target_rate", c.TargetRate, 0, maxTargetRate, "requests per second")
+	errs.Within(path+".headroom", c.Headroom, 0, maxHeadroom, "(0.3 means 30 % spare)")
+	errs.IntWithin(path+".gpus_per_instance", c.GPUsPerInstance, 0, maxGPUsPerInstance, "(0: the node's count, where NVML reads one)")
+}
+
+// Cost is what a sweep burst's `cost:` prices an instance at, per hour:
+// the instance's price, or its GPUs' (per_gpu_hour times its GPUs).
+type Cost struct {
+	PerInstanceHour float64 `yaml:"per_instance_hour,omitempty"`
+	PerGPUHour      float64 `yaml:"per_gpu_hour,omitempty"`
+}
+
+// Validate adds Cost's problems at path.
+func (c *Cost) Validate(path string, errs *field.Errors) {
+	if (c.PerInstanceHour > 0) == (c.PerGPUHour > 0) {
+		errs.Add(path, "set exactly one of per_instance_hour and per_gpu_hour")
+	}
+	errs.Within(path+".per_instance_hour", c.PerInstanceHour, 0, maxHourly, "per hour")
+	errs.Within(path+".per_gpu_hour", c.PerGPUHour, 0, maxHourly, "per hour")
+}
+
+// Hourly is one instance's price per hour; false when it is priced per GPU
+// and its GPU count is not known.
+func (c Cost) Hourly(gpusPerInstance int) (float64, bool) {
+	if c.PerInstanceHour > 0 {
+		return c.PerInstanceHour, true
+	}
+	if gpusPerInstance <= 0 {
+		return 0, false
+	}
+	return c.PerGPUHour * float64(gpusPerInstance), true
+}
+
+// Plan is the fleet a target rate needs, from the rate one instance held.
+type Plan struct {
+	TargetRate float64 `json:"target_rate"`
+	Headroom   float64 `json:"headroom"`
+	// MaxRate is the highest rate one instance held under the SLO. AtMost
+	// says no step failed: the true maximum is higher, so Instances and
+	// GPUs are upper bounds.
+	MaxRate         float64 `json:"max_rate"`
+	AtMost          bool    `json:"at_most"`
+	Instances       int     `json:"instances"`
+	GPUsPerInstance int     `json:"gpus_per_instance,omitempty"`
+	// GPUs is null where the GPUs of an instance are not known.
+	GPUs *int `json:"gpus,omitempty"`
+	// OutputTokensPerGPU is output tokens per second per GPU at MaxRate.
+	OutputTokensPerGPU *float64 `json:"output_tokens_per_second_per_gpu,omitempty"`
+}
+
+// Size plans for c from maxRate, the rate one instance held (a lower bound
+// when atMost); outputTPS is its output tokens per second there (nil:
+// not measured) and gpus its GPUs (0: not known).
+func Size(c Config, maxRate float64, atMost bool, outputTPS *float64, gpus int) Plan {
+	p := Plan{TargetRate: c.TargetRate, Headroom: c.Headroom, MaxRate: maxRate, AtMost: atMost, GPUsPerInstance: gpus}
+	p.Instances = instances(c.TargetRate, c.Headroom, maxRate)
+	if gpus > 0 {
+		n := p.Instances * gpus
+		p.GPUs = &n
+		if outputTPS != nil {
+			v := *outputTPS / float64(gpus)
+			p.OutputTokensPerGPU = &v
+		}
+	}
+	return p
+}
+
+// instances is ⌈target × (1 + headroom) / maxRate⌉, at least 1; a tiny
+// epsilon keeps 10/5 from rounding up to 3 through float noise.
+func instances(target, headroom, maxRate float64) int {
+	if !(maxRate > 0) {
+		return 0
+	}
+	return max(1, int(math.Ceil(target*(1+headroom)/maxRate-1e-9)))
+}
+
+// String says the plan in one line: "instances 5, GPUs 10 (2 per
+// instance) for 40/s + 20 % headroom at 9.5/s each".
+func (p Plan) String() string {
+	bound := ""
+	if p.AtMost {
+		bound = "at most "
+	}
+	gpus := "GPUs n/a (set capacity.gpus_per_instance)"
+	if p.GPUs != nil {
+		gpus = fmt.Sprintf("GPUs %s%d (%d per instance)", bound, *p.GPUs, p.GPUsPerInstance)
+		if p.OutputTokensPerGPU != nil {
+			gpus += fmt.Sprintf(", %.1f output tok/s per GPU", *p.OutputTokensPerGPU)
+		}
+	}
+	each := fmt.Sprintf("%.4g/s", p.MaxRate)
+	if p.AtMost {
+		each = "at least " + each
+	}
+	return fmt.Sprintf("instances %s%d, %s for %.4g/s + %.0f %% headroom at %s per instance", bound, p.Instances, gpus, p.TargetRate, 100*p.Headroom, each)
+}
+
+// perMillion is the price of a million tokens at tokensPerSecond from an
+// instance costing hourly; nil without tokens.
+func perMillion(hourly float64, tokensPerSecond *float64) *float64 {
+	if tokensPerSecond == nil || !(*tokensPerSecond > 0) {
+		return nil
+	}
+	v := hourly / (3600 * *tokensPerSecond) * 1e6
+	return &v
+}
+
+// Price is what a million tokens cost from one instance at one rate.
+type Price struct {
+	InstanceHourly   float64  `json:"instance_hourly"`
+	PerMillionOutput *float64 `json:"per_million_output_tokens"`
+	PerMillionTotal  *float64 `json:"per_million_total_tokens"`
+}
+
+// PriceAt prices the output of one instance costing hourly at outputTPS
+// and totalTPS tokens per second.
+func PriceAt(hourly float64, outputTPS, totalTPS *float64) *Price {
+	return &Price{InstanceHourly: hourly, PerMillionOutput: perMillion(hourly, outputTPS), PerMillionTotal: perMillion(hourly, totalTPS)}
+}

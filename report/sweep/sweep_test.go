@@ -1,0 +1,68 @@
+package sweep
+
+import (
+	"testing"
+	"time"
+
+	"github.com/llmprobe/llmprobe/capacity"
+	"github.com/llmprobe/llmprobe/prober"
+	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/internal/reporttest"
+)
+
+// run is a step of n requests at rate, bad of them past the 100 ms TTFT
+// objective.
+func run(rate float64, n, bad int, start time.Time) report.Run {
+	_, scenarios := reporttest.Burst()
+	results := reporttest.Results(scenarios[0], start, n, 0)
+	for _, res := range results[:bad] {
+		res.TTFT, res.Checks = 200*time.Millisecond, nil
+		prober.Evaluate(res, scenarios[0])
+	}
+	return report.Run{Rate: rate, Start: start, End: start.Add(time.Duration(n) * 100 * time.Millisecond), Planned: n, Results: results}
+}
+
+// A step passes on its goodput's lower bound, not its ratio; the knee is
+// the highest passing rate and the lowest failing one above it; the fleet
+// is sized from the passing one, and a price per GPU without GPUs is n/a
+// with the reason.
+func TestSweepJudgesStepsByTheGoodputBound(t *testing.T) {
+	b, scenarios := reporttest.Burst()
+	b.Capacity = &capacity.Config{TargetRate: 50, Headroom: 0.2}
+	b.Cost = &capacity.Cost{PerGPUHour: 2}
+	sw := New(b, report.Meta{Scenarios: scenarios})
+	start := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	if sw.Add(run(5, 20, 0, start), false) {
+		t.Error("20 of 20 good (lower bound 0.84) held a target of 0.9")
+	}
+	if !sw.Add(run(6, 40, 0, start.Add(time.Minute)), false) {
+		t.Error("40 of 40 good (lower bound 0.91) missed a target of 0.9")
+	}
+	if sw.Add(run(8, 40, 4, start.Add(2*time.Minute)), true) {
+		t.Error("36 of 40 good, a ratio of 0.9 with a lower bound of 0.77, held a target of 0.9")
+	}
+	rep := sw.Report()
+	k := rep.Knee
+	if rep.MaxRateUnderSLO == nil || *rep.MaxRateUnderSLO != 6 || k == nil || k.Passing == nil || *k.Passing != 6 || k.Failing == nil || *k.Failing != 8 || k.TargetRatio != 0.9 {
+		t.Fatalf("max rate %v, knee %+v", rep.MaxRateUnderSLO, k)
+	}
+	if k.Objectives["ttft"] != 0.1 {
+		t.Errorf("objectives %v, want the 100 ms TTFT", k.Objectives)
+	}
+	last := rep.Sweep[2]
+	if !last.Bisect || last.Good != 36 || last.Judged != 40 || *last.GoodputRatio != 0.9 || *last.GoodputLower > 0.8 || last.Latency["ttft"].Count != 40 {
+		t.Errorf("the bisecting step %+v", last)
+	}
+	if p := k.Capacity; p == nil || p.Instances != 10 || p.AtMost || p.GPUs != nil {
+		t.Errorf("capacity %+v: want 10 instances for 60/s at 6/s, GPUs unknown", p)
+	}
+	if k.Cost != nil || k.Why == "" || rep.Sweep[0].Cost != nil {
+		t.Errorf("a price per GPU without GPUs: %+v, why %q", k.Cost, k.Why)
+	}
+	// NVML's count prices it once the run's GPU facts are in.
+	rep.GPU = &report.GPUFacts{Count: 2}
+	Size(b, rep)
+	if k := rep.Knee; k.Cost == nil || k.Cost.InstanceHourly != 4 || k.Capacity.GPUs == nil || *k.Capacity.GPUs != 20 || k.Why != "" {
+		t.Errorf("with 2 GPUs: capacity %+v, cost %+v, why %q", k.Capacity, k.Cost, k.Why)
+	}
+}
