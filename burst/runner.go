@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/common/version"
 
 	"github.com/llmprobe/llmprobe/burst/plan"
+	"github.com/llmprobe/llmprobe/burst/selfmeasure"
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/enginemetrics"
@@ -190,9 +191,9 @@ func (e *engineReads) around(ctx context.Context, run func() report.Run) report.
 // runMeasured runs one rate with the client's own delays sampled around
 // it, for the report's error bound.
 func (r Runner) runMeasured(ctx context.Context, b config.Burst, scenarios []workload.Scenario, rate float64) report.Run {
-	self := startSelfMeasure()
+	self := selfmeasure.Start()
 	run := r.runRate(ctx, b, scenarios, rate)
-	run.Runtime = self.done()
+	run.Runtime = self.Done()
 	return run
 }
 
