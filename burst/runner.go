@@ -90,7 +90,11 @@ func (r Runner) Run(ctx context.Context, b config.Burst, scenarios []workload.Sc
 	if r.From != nil {
 		rep.ExpectUpgrade(*r.From, r.MaxIncrease)
 	}
-	verdict.Judge(rep, previous, b.MaxRegression)
+	judge := verdict.Judge
+	if r.Baseline != nil {
+		judge = verdict.JudgeNamed // a baseline the user named is binding
+	}
+	judge(rep, previous, b.MaxRegression)
 	if r.Store != nil {
 		// Saved even when the burst was cut short: a stopped burst is a result.
 		return rep, errors.Join(loadErr, r.Store.Save(rep, b.Keep))

@@ -80,9 +80,12 @@ type Report struct {
 	// Trace is what a trace replay changed or left out; nil for other processes.
 	Trace *TraceReplay `json:"trace,omitempty"`
 	// RegressionSkipped says why there is no regression verdict.
-	RegressionSkipped string      `json:"regression_skipped,omitempty"`
-	Sweep             []SweepStep `json:"sweep,omitempty"`
-	MaxRateUnderSLO   *float64    `json:"max_rate_under_slo,omitempty"`
+	RegressionSkipped string `json:"regression_skipped,omitempty"`
+	// BaselineNote is what the output says first about the baseline: a
+	// skip, a refusal, or another target or URL it measured.
+	BaselineNote    string      `json:"baseline_note,omitempty"`
+	Sweep           []SweepStep `json:"sweep,omitempty"`
+	MaxRateUnderSLO *float64    `json:"max_rate_under_slo,omitempty"`
 	// EngineMetrics is the engine's own view of the run, from its /metrics
 	// read before and after; null where the target names no engine_metrics
 	// and in reports written before llmprobe read them.
@@ -132,6 +135,11 @@ type Goodput struct {
 	OutputTokens *float64           `json:"output_tokens_per_second"`
 	Ratio        *float64           `json:"ratio"`
 	PerObjective map[string]float64 `json:"per_objective"`
+	// The 95 % Wilson intervals of Ratio (over Judged requests) and of
+	// each objective's share; absent in older reports.
+	Judged               int                       `json:"judged,omitempty"`
+	RatioInterval        *stats.Interval           `json:"ratio_interval,omitempty"`
+	PerObjectiveInterval map[string]stats.Interval `json:"per_objective_interval,omitempty"`
 }
 
 // Gate is one pass/fail verdict with its threshold. A skipped gate could not
@@ -165,6 +173,8 @@ type RegressionMetric struct {
 	Ratio       *float64 `json:"ratio"`
 	PValue      *float64 `json:"p_value,omitempty"`
 	Significant bool     `json:"significant"`
+	// TooFew: a side's quantile rests on fewer samples than it needs.
+	TooFew bool `json:"too_few,omitempty"`
 }
 
 // SweepStep is one rate of a sweep.
@@ -407,9 +417,11 @@ func (t *tally) rates(r *Report, start time.Time) {
 		r.AchievedRate = figure(float64(t.arrivals-1)/span, true)
 	}
 	r.Goodput.Ratio = figure(float64(t.good)/float64(t.judged), t.judged > 0)
-	r.Goodput.PerObjective = map[string]float64{}
+	r.Goodput.Judged, r.Goodput.RatioInterval = t.judged, stats.WilsonOf(t.good, t.judged)
+	r.Goodput.PerObjective, r.Goodput.PerObjectiveInterval = map[string]float64{}, map[string]stats.Interval{}
 	for obj, n := range t.checked {
 		r.Goodput.PerObjective[obj] = float64(t.met[obj]) / float64(n)
+		r.Goodput.PerObjectiveInterval[obj] = *stats.WilsonOf(t.met[obj], n)
 	}
 }
 

@@ -80,15 +80,25 @@ func TestGateExitCodes(t *testing.T) {
 		t.Errorf("the second run shows no comparison with the first:\n%s", out)
 	}
 
-	// A chosen baseline of another target is no baseline, and the output says why.
+	// A chosen baseline of another target is compared (a candidate against
+	// production is the point), and the output says so first; one of
+	// another model cannot be used, and the run fails with exit 3.
 	other := filepath.Join(t.TempDir(), "other.json")
 	rep.Target = "elsewhere"
 	if b, err := json.Marshal(rep); err != nil || os.WriteFile(other, b, 0o600) != nil {
 		t.Fatal(err)
 	}
+	out, err = exec.Command(binPath, "gate", "--config.file="+gateConfig(t, srv.URL, "2s"), "--burst=release", "--storage.path=", "--baseline="+other).Output()
+	if exitCode(err) != 0 || !strings.HasPrefix(string(out), `the baseline `+rep.ID+` measured elsewhere, compared all the same: target elsewhere, this run sim`) || !strings.Contains(string(out), "regression vs "+rep.ID) {
+		t.Errorf("baseline of another target: exit %d\n%s", exitCode(err), out)
+	}
+	rep.Model = "another-model"
+	if b, err := json.Marshal(rep); err != nil || os.WriteFile(other, b, 0o600) != nil {
+		t.Fatal(err)
+	}
 	out, err = exec.Command(binPath, "gate", "--config.file="+gateConfig(t, srv.URL, "2s"), "--burst=release", "--storage.path=", "--baseline="+other).CombinedOutput()
-	if exitCode(err) != 0 || !strings.Contains(string(out), `regression check skipped: the baseline `+rep.ID+` is not comparable: target "elsewhere", this run "sim"`) {
-		t.Errorf("foreign baseline: exit %d\n%s", exitCode(err), out)
+	if exitCode(err) != 3 || !strings.Contains(string(out), `REFUSED the baseline `+rep.ID+` you named is not comparable: model "another-model", this run`) {
+		t.Errorf("baseline of another model: exit %d, want 3\n%s", exitCode(err), out)
 	}
 	// Without a store: the regression check is skipped, and said so.
 	out, err = exec.Command(binPath, "gate", "--config.file="+gateConfig(t, srv.URL, "2s"), "--burst=release", "--storage.path=").CombinedOutput()
