@@ -16,12 +16,11 @@ import (
 	"github.com/llmprobe/llmprobe/sim"
 )
 
-// simDecoding is a sim whose decode step with one sequence takes decode;
-// its prefill is short, so that TPOT is mostly decode.
-func simDecoding(t *testing.T, decode time.Duration) *httptest.Server {
+// simWith runs the sim with its default configuration as edit changes it.
+func simWith(t *testing.T, edit func(*sim.Config)) *httptest.Server {
 	t.Helper()
 	cfg := sim.DefaultConfig()
-	cfg.DecodeBase, cfg.PrefillBase, cfg.PrefillPerToken = decode, time.Millisecond, 0
+	edit(&cfg)
 	engine, err := sim.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -31,33 +30,39 @@ func simDecoding(t *testing.T, decode time.Duration) *httptest.Server {
 	return srv
 }
 
-// baselineConfig has two bursts of 20 requests on one target: release,
-// with a TPOT regression gate, and nightly, at another rate.
-func baselineConfig(t *testing.T, url string) string {
+// simDecoding is a sim whose decode step with one sequence takes decode;
+// its prefill is short, so that TPOT is mostly decode.
+func simDecoding(t *testing.T, decode time.Duration) *httptest.Server {
+	return simWith(t, func(c *sim.Config) { c.DecodeBase, c.PrefillBase, c.PrefillPerToken = decode, time.Millisecond, 0 })
+}
+
+// writeTemp writes text to a file name in a new temporary folder.
+func writeTemp(t *testing.T, name, text string) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "baseline.yml")
-	cfg := fmt.Sprintf(`targets: [{name: sim, url: %q}]
-scenarios:
-  - {name: s, prompt_tokens: 16, output_tokens: 16, slo: {ttft: 2s, target_ratio: 0.9}}
-bursts:
-  - name: release
-    target: sim
-    scenarios: [{scenario: s}]
-    arrival: {process: poisson, rate: 20}
-    requests: 20
-    warmup: {requests: 2}
-    max_regression: [{metric: tpot, quantile: p50, max_increase: 0.1, significant: true}]
-  - name: nightly
-    target: sim
-    scenarios: [{scenario: s}]
-    arrival: {process: poisson, rate: 10}
-    requests: 20
-    warmup: {requests: 2}
-`, url)
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// baselineConfig has two bursts of 20 requests on one target: release,
+// with a TPOT regression gate, and nightly, at another rate.
+func baselineConfig(t *testing.T, url string) string {
+	burst := func(name string, rate int, extra string) string {
+		return fmt.Sprintf(`
+  - name: %s
+    target: sim
+    scenarios: [{scenario: s}]
+    arrival: {process: poisson, rate: %d}
+    requests: 20
+    warmup: {requests: 2}%s`, name, rate, extra)
+	}
+	return writeTemp(t, "baseline.yml", fmt.Sprintf(`targets: [{name: sim, url: %q}]
+scenarios:
+  - {name: s, prompt_tokens: 16, output_tokens: 16, slo: {ttft: 2s, target_ratio: 0.9}}
+bursts:%s%s
+`, url, burst("release", 20, "\n    max_regression: [{metric: tpot, quantile: p50, max_increase: 0.1, significant: true}]"), burst("nightly", 10, "")))
 }
 
 // runGate runs `llmprobe gate` with args and gives its exit code and its

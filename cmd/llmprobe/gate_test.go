@@ -22,9 +22,7 @@ import (
 )
 
 func gateConfig(t *testing.T, url, ttft string) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "gate.yml")
-	cfg := fmt.Sprintf(`targets: [{name: sim, url: %q}]
+	return writeTemp(t, "gate.yml", fmt.Sprintf(`targets: [{name: sim, url: %q}]
 scenarios:
   - {name: s, prompt_tokens: 16, output_tokens: 4, slo: {ttft: %s, target_ratio: 0.9}}
 bursts:
@@ -34,11 +32,7 @@ bursts:
     arrival: {process: poisson, rate: 20}
     requests: 20
     warmup: {requests: 2}
-`, url, ttft)
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+`, url, ttft))
 }
 
 func exitCode(err error) int {
