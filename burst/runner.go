@@ -20,6 +20,7 @@ import (
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/prober/targetinfo"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/repeat"
 	"github.com/llmprobe/llmprobe/report/store"
 	"github.com/llmprobe/llmprobe/report/verdict"
 	"github.com/llmprobe/llmprobe/shard"
@@ -136,12 +137,18 @@ func (r Runner) baseline(burst string) (*report.Report, string, error) {
 func (r Runner) measure(ctx context.Context, b config.Burst, scenarios []workload.Scenario, meta report.Meta) *report.Report {
 	eng := r.engine(ctx)
 	if b.Sweep == nil {
-		run := eng.around(ctx, func() report.Run { return r.runMeasured(ctx, b, scenarios, plan.Rates(b)[0]) })
-		run.Shard, run.Origin = r.Shard, r.Start
-		if run.Origin.IsZero() {
-			run.Origin = run.Start // a shard needs a shared Start to be merged; never year 1
+		// repeat: N runs it N times, one after another, for run-level
+		// figures; a shard's share runs once.
+		var runs []*report.Report
+		for len(runs) == 0 || len(runs) < b.Repeat && r.Shard.Count <= 1 && ctx.Err() == nil && !runs[len(runs)-1].Aborted {
+			run := eng.around(ctx, func() report.Run { return r.runMeasured(ctx, b, scenarios, plan.Rates(b)[0]) })
+			run.Shard, run.Origin = r.Shard, r.Start
+			if run.Origin.IsZero() {
+				run.Origin = run.Start // a shard needs a shared Start to be merged; never year 1
+			}
+			runs = append(runs, report.Build(b, run, meta))
 		}
-		return report.Build(b, run, meta)
+		return repeat.Combine(runs)
 	}
 	sweep := report.NewSweep(b, meta)
 	for _, rate := range plan.Rates(b) {

@@ -40,6 +40,9 @@ type Burst struct {
 	Sweep          *Sweep          `yaml:"sweep,omitempty"`
 	MaxRegression  []MaxRegression `yaml:"max_regression,omitempty"`
 	Keep           int             `yaml:"keep,omitempty"`
+	// Repeat runs the burst this many times, one after another, for
+	// run-level figures (0 and 1: once).
+	Repeat int `yaml:"repeat,omitempty"`
 }
 
 // WeightedScenario is one scenario of a burst's mix.
@@ -255,6 +258,7 @@ func (b *Burst) validate(path string, cfg *Config, seen map[string]string, errs 
 	for i, r := range b.MaxRegression {
 		r.validate(fmt.Sprintf("%s.max_regression[%d]", path, i), errs)
 	}
+	b.validateRepeat(path, errs)
 }
 
 func (s *BurstSchedule) validate(path string, errs *field.Errors) {

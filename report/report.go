@@ -80,12 +80,9 @@ type Report struct {
 	// Trace is what a trace replay changed or left out; nil for other processes.
 	Trace *TraceReplay `json:"trace,omitempty"`
 	// RegressionSkipped says why there is no regression verdict.
-	RegressionSkipped string `json:"regression_skipped,omitempty"`
-	// BaselineNote is what the output says first about the baseline: a
-	// skip, a refusal, or another target or URL it measured.
-	BaselineNote    string      `json:"baseline_note,omitempty"`
-	Sweep           []SweepStep `json:"sweep,omitempty"`
-	MaxRateUnderSLO *float64    `json:"max_rate_under_slo,omitempty"`
+	RegressionSkipped string      `json:"regression_skipped,omitempty"`
+	Sweep             []SweepStep `json:"sweep,omitempty"`
+	MaxRateUnderSLO   *float64    `json:"max_rate_under_slo,omitempty"`
 	// EngineMetrics is the engine's own view of the run, from its /metrics
 	// read before and after; null where the target names no engine_metrics
 	// and in reports written before llmprobe read them.
@@ -94,6 +91,11 @@ type Report struct {
 	// Upgrade is set on a run an engine change started (schedule
 	// on_engine_change): the change and its verdict.
 	Upgrade *Upgrade `json:"upgrade,omitempty"`
+	// Repeat holds the run-level figures of a burst run N times.
+	Repeat *Repeat `json:"repeat,omitempty"`
+	// BaselineNote is what the output says first about the baseline: a
+	// skip, a refusal, or another target or URL it measured.
+	BaselineNote string `json:"baseline_note,omitempty"`
 
 	// TTFTSeries is (seconds since start, TTFT seconds) per measured success, for the chart.
 	TTFTSeries [][2]float64 `json:"ttft_series"`

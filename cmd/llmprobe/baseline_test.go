@@ -12,28 +12,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/sim"
 )
 
-// simWith runs the sim with its default configuration as edit changes it.
-func simWith(t *testing.T, edit func(*sim.Config)) *httptest.Server {
-	t.Helper()
-	cfg := sim.DefaultConfig()
-	edit(&cfg)
-	engine, err := sim.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(engine.Handler())
-	t.Cleanup(func() { srv.Close(); engine.Close() })
-	return srv
-}
-
 // simDecoding is a sim whose decode step with one sequence takes decode;
 // its prefill is short, so that TPOT is mostly decode.
 func simDecoding(t *testing.T, decode time.Duration) *httptest.Server {
-	return simWith(t, func(c *sim.Config) { c.DecodeBase, c.PrefillBase, c.PrefillPerToken = decode, time.Millisecond, 0 })
+	srv, _ := testkit.StartSim(t, func(c *sim.Config) { c.DecodeBase, c.PrefillBase = decode, time.Millisecond })
+	return srv
 }
 
 // writeTemp writes text to a file name in a new temporary folder.

@@ -77,10 +77,17 @@ var familyTargets = map[string][]string{
 
 // familySim runs the sim posing as an engine family.
 func familySim(t *testing.T, engine string) *httptest.Server {
-	return simWith(t, func(c *sim.Config) {
-		c.Engine, c.Version = engine, "1.0.0"
-		c.DecodeBase /= 5
-	})
+	t.Helper()
+	cfg := sim.DefaultConfig()
+	cfg.Engine, cfg.Version = engine, "1.0.0"
+	cfg.DecodeBase /= 5
+	e, err := sim.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(e.Handler())
+	t.Cleanup(func() { srv.Close(); e.Close() })
+	return srv
 }
 
 // End to end: the sim once plainly and once posing as each engine family,

@@ -108,6 +108,7 @@ func markdownFigures(b *strings.Builder, r *report.Report) {
 			fmt.Fprintf(b, "| %s | %s | %s | %s | %.1f%% |\n", c.Component, ms(s, s.P50), ms(s, s.P90), ms(s, s.P99), 100*c.Share)
 		}
 	}
+	markdownRepeat(b, r)
 	markdownTurns(b, r)
 	fmt.Fprintf(b, "\nGoodput %s of requests%s (%s req/s, %s output tok/s); throughput %s req/s, %s output tok/s.",
 		na(r.Goodput.Ratio, "%.1f%%", 100), goodputInterval(r), na(r.Goodput.Requests, "%.2f", 1), na(r.Goodput.OutputTokens, "%.1f", 1),

@@ -21,6 +21,11 @@ type Page struct {
 	// TurnHeader names the by-turn table's columns, TurnRows are its cells.
 	TurnHeader []string
 	TurnRows   [][]string
+	// TooFew says which percentiles rest on too few samples ("" none);
+	// RepeatHead and RepeatRows a repeated burst's run-level figures.
+	TooFew     string
+	RepeatHead string
+	RepeatRows [][4]string
 }
 
 // PageOf says the report in words for its HTML page.
@@ -29,6 +34,10 @@ func PageOf(r *report.Report) Page {
 		TurnHeader: turnHeader(), TurnRows: turnRows(r)}
 	if r.TTFTBreakdown != nil {
 		p.EngineTimingsText = engineTimingsText(r.TTFTBreakdown)
+	}
+	p.TooFew = TooFewText(r)
+	if r.Repeat != nil {
+		p.RepeatHead, p.RepeatRows = repeatHead(r), repeatRows(r)
 	}
 	return p
 }

@@ -98,3 +98,62 @@ func goodputInterval(r *report.Report) string {
 	}
 	return fmt.Sprintf(", 95%% Wilson interval %s of %d", i.Text("%.1f%%", 100), r.Goodput.Judged)
 }
+
+// repeatRows are a repeated burst's run-level figures as text: figure,
+// mean, its interval and the runs' values; p95 and p99.9 are left to the
+// JSON.
+func repeatRows(r *report.Report) [][4]string {
+	var rows [][4]string
+	for _, f := range r.Repeat.Figures {
+		if f.Quantile == "p95" || f.Quantile == "p99.9" || f.Mean == nil {
+			continue
+		}
+		format, scale := "%.1fms", 1000.0
+		switch f.Metric {
+		case "goodput_ratio":
+			format, scale = "%.1f%%", 100
+		case "output_tokens_per_second":
+			format, scale = "%.1f/s", 1
+		}
+		ci := "n/a (fewer than 3 runs)"
+		if f.Interval != nil {
+			ci = f.Interval.Text(format, scale)
+		}
+		values := make([]string, len(f.Values))
+		for i, v := range f.Values {
+			values[i] = fmt.Sprintf(format, scale*v)
+		}
+		rows = append(rows, [4]string{strings.TrimSpace(f.Metric + " " + f.Quantile), fmt.Sprintf(format, scale**f.Mean), ci, strings.Join(values, " ")})
+	}
+	return rows
+}
+
+// repeatHead says what the run-level figures are.
+func repeatHead(r *report.Report) string {
+	return fmt.Sprintf("repeated %d times (%s): each figure's mean over the runs with its 95%% Student-t interval; the figures above are the last run's", r.Repeat.Runs, strings.Join(r.Repeat.RunIDs, ", "))
+}
+
+// writeRepeat writes a repeated burst's run-level figures.
+func writeRepeat(out io.Writer, r *report.Report) {
+	if r.Repeat == nil {
+		return
+	}
+	fmt.Fprintf(out, "\n%s\n", repeatHead(r))
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "figure\tmean\t95% interval\truns\t")
+	for _, row := range repeatRows(r) {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", row[0], row[1], row[2], row[3])
+	}
+	_ = tw.Flush()
+}
+
+// markdownRepeat writes a repeated burst's run-level figures as a table.
+func markdownRepeat(b *strings.Builder, r *report.Report) {
+	if r.Repeat == nil {
+		return
+	}
+	fmt.Fprintf(b, "\n%s.\n\n| figure | mean | 95 %% interval | runs |\n|---|--:|--:|--:|\n", md(repeatHead(r)))
+	for _, row := range repeatRows(r) {
+		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", row[0], row[1], row[2], row[3])
+	}
+}

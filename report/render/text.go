@@ -87,6 +87,7 @@ func Text(out io.Writer, r *report.Report) {
 	}
 	_ = tw.Flush()
 	writeIntervals(out, r)
+	writeRepeat(out, r)
 	fmt.Fprintln(out, boundText(r))
 	writeBreakdown(out, r)
 	writeTurns(out, r)

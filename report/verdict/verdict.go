@@ -268,6 +268,9 @@ func regress(r, prev *report.Report, maxRegression []config.MaxRegression) {
 				rm.PValue = &p
 				rm.Significant = p < significanceLevel
 			}
+			if rl, ok := runLevel(r, prev, m, q); ok {
+				rm = rl
+			}
 			reg.Metrics = append(reg.Metrics, rm)
 		}
 	}
@@ -275,8 +278,18 @@ func regress(r, prev *report.Report, maxRegression []config.MaxRegression) {
 	for _, mr := range maxRegression {
 		g := report.Gate{Name: regressionGateName(mr), Threshold: mr.MaxIncrease}
 		cur, old := r.Latency[mr.Metric].Measured(mr.Quantile), prev.Latency[mr.Metric].Measured(mr.Quantile)
+		rl, byRuns := runLevel(r, prev, mr.Metric, mr.Quantile)
+		if byRuns {
+			cur, old = rl.Current, rl.Previous
+		}
 		rt := ratio(cur, old)
 		switch {
+		case byRuns && rt != nil:
+			increase := *rt - 1
+			significant := !mr.Significant || rl.Significant
+			g.Value, g.Passed = &increase, !(increase > mr.MaxIncrease && significant)
+			g.Detail = fmt.Sprintf("%s %s mean of %d runs %.4gs vs %.4gs of %d runs in %s (%+.1f%%, limit +%.1f%%; run-level Welch p=%s)", mr.Metric, mr.Quantile,
+				r.Repeat.Runs, *cur, *old, prev.Repeat.Runs, prev.ID, 100*increase, 100*mr.MaxIncrease, pText(rl.PValue))
 		case cur == nil:
 			g.Detail = fmt.Sprintf("n/a: no %s samples in this run to compare with %s", mr.Metric, prev.ID)
 		case rt == nil:
@@ -298,6 +311,29 @@ func regress(r, prev *report.Report, maxRegression []config.MaxRegression) {
 		}
 		r.Gates = append(r.Gates, g)
 	}
+}
+
+// runLevel compares metric's quantile run by run where both reports ran
+// repeatedly: the means of the runs' figures, Welch's test on them. ok is
+// false where a side ran once, and the pooled requests are compared.
+func runLevel(r, prev *report.Report, metric, q string) (report.RegressionMetric, bool) {
+	cur, old := r.Repeat.Figure(metric, q), prev.Repeat.Figure(metric, q)
+	if cur == nil || old == nil || cur.Mean == nil || old.Mean == nil {
+		return report.RegressionMetric{}, false
+	}
+	rm := report.RegressionMetric{Metric: metric, Quantile: q, Previous: old.Mean, Current: cur.Mean, Ratio: ratio(cur.Mean, old.Mean)}
+	if p, ok := stats.WelchT(cur.Values, old.Values); ok {
+		rm.PValue, rm.Significant = &p, p < significanceLevel
+	}
+	return rm, true
+}
+
+// pText is a p-value, or "n/a" (fewer than 2 runs a side).
+func pText(p *float64) string {
+	if p == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2g", *p)
 }
 
 // tooFewNote says which side's quantile rests on too few samples: the
