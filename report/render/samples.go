@@ -123,7 +123,11 @@ func repeatRows(r *report.Report) [][4]string {
 		for i, v := range f.Values {
 			values[i] = fmt.Sprintf(format, scale*v)
 		}
-		rows = append(rows, [4]string{strings.TrimSpace(f.Metric + " " + f.Quantile), fmt.Sprintf(format, scale**f.Mean), ci, strings.Join(values, " ")})
+		mean := fmt.Sprintf(format, scale**f.Mean)
+		if r.Latency[f.Metric].IsTooFew(f.Quantile) {
+			mean += " (too few)" // each run's figure is
+		}
+		rows = append(rows, [4]string{strings.TrimSpace(f.Metric + " " + f.Quantile), mean, ci, strings.Join(values, " ")})
 	}
 	return rows
 }

@@ -87,13 +87,13 @@ func Text(out io.Writer, r *report.Report) {
 	}
 	_ = tw.Flush()
 	writeIntervals(out, r)
-	writeRepeat(out, r)
 	fmt.Fprintln(out, boundText(r))
 	writeBreakdown(out, r)
 	writeTurns(out, r)
 	fmt.Fprintf(out, "\nthroughput %s req/s, %s output tok/s; goodput %s req/s, %s output tok/s, ratio %s%s\n",
 		na(r.Throughput.Requests, "%.2f", 1), na(r.Throughput.OutputTokens, "%.1f", 1),
 		na(r.Goodput.Requests, "%.2f", 1), na(r.Goodput.OutputTokens, "%.1f", 1), na(r.Goodput.Ratio, "%.1f%%", 100), goodputInterval(r))
+	writeRepeat(out, r)
 	writeSweep(out, r)
 	writeRegression(out, r)
 	writeEngine(out, r)

@@ -290,6 +290,7 @@ func regress(r, prev *report.Report, maxRegression []config.MaxRegression) {
 			g.Value, g.Passed = &increase, !(increase > mr.MaxIncrease && significant)
 			g.Detail = fmt.Sprintf("%s %s mean of %d runs %.4gs vs %.4gs of %d runs in %s (%+.1f%%, limit +%.1f%%; run-level Welch p=%s)", mr.Metric, mr.Quantile,
 				r.Repeat.Runs, *cur, *old, prev.Repeat.Runs, prev.ID, 100*increase, 100*mr.MaxIncrease, pText(rl.PValue))
+			g.Detail += tooFewNote(r.Latency[mr.Metric], prev.Latency[mr.Metric], mr.Quantile)
 		case cur == nil:
 			g.Detail = fmt.Sprintf("n/a: no %s samples in this run to compare with %s", mr.Metric, prev.ID)
 		case rt == nil:
