@@ -139,7 +139,7 @@ func TestRestartRestoresBurstGauges(t *testing.T) {
 		t.Error("no burst latency gauges after restart")
 	}
 	code, page := d.get("/bursts")
-	if code != 200 || !strings.Contains(page, `class="chart percentiles"`) {
+	if code != 200 || !strings.Contains(page, `class="chart percentiles"`) || !strings.Contains(page, "p99 from 20 samples: too few, needs 368") {
 		t.Errorf("/bursts (%d) lacks the chart:\n%s", code, page)
 	}
 	list, _ := store.New(storage, nil).List()
