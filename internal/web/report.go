@@ -95,6 +95,14 @@ type pctCell struct {
 	TooFew          bool
 }
 
+// tooFewMark is " (too few)" for a percentile from too few samples.
+func tooFewMark(s report.Summary, name string) string {
+	if s.IsTooFew(name) {
+		return " (too few)"
+	}
+	return ""
+}
+
 func newPctCell(s report.Summary, name string) pctCell {
 	c := pctCell{Value: msFigure(s.Quantile(name), s.Count > 0), TooFew: s.IsTooFew(name)}
 	if i, ok := s.Intervals[name]; ok && s.Count > 0 {
@@ -161,7 +169,7 @@ func breakdownRows(b *report.TTFTBreakdown) []breakdownRow {
 		s := c.Summary
 		ms := func(v float64) string { return msFigure(v, s.Count > 0) }
 		rows = append(rows, breakdownRow{Component: c.Component, Meaning: componentMeaning[c.Component], Count: s.Count,
-			P50: ms(s.P50), P90: ms(s.P90), P99: ms(s.P99), Mean: ms(s.Mean), Share: fmt.Sprintf("%.1f%%", 100*c.Share)})
+			P50: ms(s.P50), P90: ms(s.P90) + tooFewMark(s, "p90"), P99: ms(s.P99) + tooFewMark(s, "p99"), Mean: ms(s.Mean), Share: fmt.Sprintf("%.1f%%", 100*c.Share)})
 	}
 	return rows
 }

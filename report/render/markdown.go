@@ -105,7 +105,7 @@ func markdownFigures(b *strings.Builder, r *report.Report) {
 		fmt.Fprintf(b, "\nWhere TTFT went (%d requests; engine timings from %s):\n\n| component | p50 | p90 | p99 | share |\n|---|--:|--:|--:|--:|\n", bd.Requests, md(engineTimingsText(bd)))
 		for _, c := range bd.Components {
 			s := c.Summary
-			fmt.Fprintf(b, "| %s | %s | %s | %s | %.1f%% |\n", c.Component, ms(s, s.P50), ms(s, s.P90), ms(s, s.P99), 100*c.Share)
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %.1f%% |\n", c.Component, ms(s, s.P50), pct(s, "p90"), pct(s, "p99"), 100*c.Share)
 		}
 	}
 	markdownRepeat(b, r)

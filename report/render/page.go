@@ -140,7 +140,7 @@ func turnRows(r *report.Report) [][]string {
 	for _, t := range r.Turns {
 		s := t.TTFT
 		rows = append(rows, []string{t.Scenario, fmt.Sprint(t.Turn), fmt.Sprintf("%d/%d", t.Succeeded, t.Requests),
-			ms(s, s.P50), ms(s, s.P90), ms(s, s.P99), na(t.PromptTokens, "%.0f", 1), na(t.CachedTokens, "%.0f", 1)})
+			ms(s, s.P50), pct(s, "p90"), pct(s, "p99"), na(t.PromptTokens, "%.0f", 1), na(t.CachedTokens, "%.0f", 1)})
 	}
 	return rows
 }

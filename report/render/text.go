@@ -247,7 +247,7 @@ func writeBreakdown(out io.Writer, r *report.Report) {
 	fmt.Fprintln(tw, "component\tsamples\tp50\tp90\tp99\tmean\tshare\t")
 	for _, c := range b.Components {
 		s := c.Summary
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%.1f%%\t\n", c.Component, s.Count, ms(s, s.P50), ms(s, s.P90), ms(s, s.P99), ms(s, s.Mean), 100*c.Share)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%.1f%%\t\n", c.Component, s.Count, ms(s, s.P50), pct(s, "p90"), pct(s, "p99"), ms(s, s.Mean), 100*c.Share)
 	}
 	_ = tw.Flush()
 }
