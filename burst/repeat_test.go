@@ -28,3 +28,14 @@ func TestRepeatRunsTheBurstNTimes(t *testing.T) {
 		t.Errorf("ttft p50 mean %gs under the sim's 20ms prefill", *f.Mean)
 	}
 }
+
+// A repeated burst is due to finish after all its runs, not the first.
+func TestRepeatedRunLength(t *testing.T) {
+	b := burstOf(config.ArrivalConstant, 10, 0)
+	b.Requests = 100
+	once := runLength(b, 30*time.Second)
+	b.Repeat = 3
+	if once != 40*time.Second || runLength(b, 30*time.Second) != 3*once {
+		t.Errorf("run length %s once, %s three times", once, runLength(b, 30*time.Second))
+	}
+}
