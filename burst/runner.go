@@ -13,12 +13,14 @@ import (
 	"github.com/prometheus/common/version"
 
 	"github.com/llmprobe/llmprobe/burst/plan"
+	"github.com/llmprobe/llmprobe/burst/selfmeasure"
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/enginemetrics"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/prober/targetinfo"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/repeat"
 	"github.com/llmprobe/llmprobe/report/store"
 	"github.com/llmprobe/llmprobe/report/sweep"
 	"github.com/llmprobe/llmprobe/report/verdict"
@@ -96,7 +98,11 @@ func (r Runner) Run(ctx context.Context, b config.Burst, scenarios []workload.Sc
 	if r.From != nil {
 		rep.ExpectUpgrade(*r.From, r.MaxIncrease)
 	}
-	verdict.Judge(rep, previous, b.MaxRegression)
+	judge := verdict.Judge
+	if r.Baseline != nil {
+		judge = verdict.JudgeNamed // a baseline the user named is binding
+	}
+	judge(rep, previous, b.MaxRegression)
 	if r.Store != nil {
 		// Saved even when the burst was cut short: a stopped burst is a result.
 		return rep, errors.Join(loadErr, r.Store.Save(rep, b.Keep))
@@ -138,12 +144,18 @@ func (r Runner) baseline(burst string) (*report.Report, string, error) {
 func (r Runner) measure(ctx context.Context, b config.Burst, scenarios []workload.Scenario, meta report.Meta) *report.Report {
 	eng := r.engine(ctx)
 	if b.Sweep == nil {
-		run := eng.around(ctx, func() report.Run { return r.runMeasured(ctx, b, scenarios, plan.Rates(b)[0]) })
-		run.Shard, run.Origin = r.Shard, r.Start
-		if run.Origin.IsZero() {
-			run.Origin = run.Start // a shard needs a shared Start to be merged; never year 1
+		// repeat: N runs it N times, one after another, for run-level
+		// figures; a shard's share runs once.
+		var runs []*report.Report
+		for len(runs) == 0 || len(runs) < b.Repeat && r.Shard.Count <= 1 && ctx.Err() == nil && !runs[len(runs)-1].Aborted {
+			run := eng.around(ctx, func() report.Run { return r.runMeasured(ctx, b, scenarios, plan.Rates(b)[0]) })
+			run.Shard, run.Origin = r.Shard, r.Start
+			if run.Origin.IsZero() {
+				run.Origin = run.Start // a shard needs a shared Start to be merged; never year 1
+			}
+			runs = append(runs, report.Build(b, run, meta))
 		}
-		return report.Build(b, run, meta)
+		return repeat.Combine(runs)
 	}
 	sw, steps := sweep.New(b, meta), plan.NewStepper(b)
 	for rate, bisect, ok := steps.Next(); ok && ctx.Err() == nil; rate, bisect, ok = steps.Next() {
@@ -195,9 +207,9 @@ func (e *engineReads) around(ctx context.Context, run func() report.Run) report.
 // runMeasured runs one rate with the client's own delays sampled around
 // it, for the report's error bound.
 func (r Runner) runMeasured(ctx context.Context, b config.Burst, scenarios []workload.Scenario, rate float64) report.Run {
-	self := startSelfMeasure()
+	self := selfmeasure.Start()
 	run := r.runRate(ctx, b, scenarios, rate)
-	run.Runtime = self.done()
+	run.Runtime = self.Done()
 	if r.Measured != nil {
 		r.Measured(run)
 	}

@@ -175,7 +175,7 @@ func (s *Scheduler) loop(ctx context.Context, b config.Burst, client *prober.Cli
 			level.Info(s.logger).Log("msg", "engine change settled; running the upgrade burst", "burst", b.Name, "target", b.Target, "from", runner.From.String())
 			runner.MaxIncrease = b.Schedule.OnEngineChange.MaxIncrease
 		}
-		s.due(b.Name, time.Now().Add(runLength(b)+client.Target().Timeout.Std()+time.Minute))
+		s.due(b.Name, time.Now().Add(runLength(b, client.Target().Timeout.Std())+time.Minute))
 		rep, err := runner.Run(ctx, b, scenarios)
 		s.logRun(rep, err)
 		if s.watcher != nil {
@@ -230,16 +230,17 @@ func (s *Scheduler) logRun(rep *report.Report, saveErr error) {
 	level.Info(s.logger).Log(kv...)
 }
 
-// runLength is about how long a run of b lasts, sweep steps included.
-func runLength(b config.Burst) time.Duration {
-	var total time.Duration
+// runLength is about how long a run of b may last: its sweep steps, then
+// the target's timeout for the last requests in flight, once per repeat.
+func runLength(b config.Burst, timeout time.Duration) time.Duration {
+	total := timeout // the last requests' in flight
 	for _, rate := range plan.Rates(b) {
 		total += b.Warmup.Duration.Std() + b.Duration.Std()
 		if rate > 0 {
 			total += time.Duration(float64(b.Warmup.Requests+b.Requests) / rate * float64(time.Second))
 		}
 	}
-	return total
+	return total * time.Duration(max(b.Repeat, 1)) // each run of a repeat
 }
 
 // nextBurstTime is the wait until the next run: every (plus jitter), or the

@@ -41,6 +41,9 @@ type Burst struct {
 	Sweep          *Sweep          `yaml:"sweep,omitempty"`
 	MaxRegression  []MaxRegression `yaml:"max_regression,omitempty"`
 	Keep           int             `yaml:"keep,omitempty"`
+	// Repeat runs the burst this many times, one after another, for
+	// run-level figures (0 and 1: once).
+	Repeat int `yaml:"repeat,omitempty"`
 
 	// Capacity and Cost size and price a fleet from a sweep's max rate.
 	Capacity *capacity.Config `yaml:"capacity,omitempty"`
@@ -264,6 +267,7 @@ func (b *Burst) validate(path string, cfg *Config, seen map[string]string, errs 
 	for i, r := range b.MaxRegression {
 		r.validate(fmt.Sprintf("%s.max_regression[%d]", path, i), errs)
 	}
+	b.validateRepeat(path, errs)
 }
 
 func (s *BurstSchedule) validate(path string, errs *field.Errors) {

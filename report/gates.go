@@ -43,7 +43,7 @@ func (r *Report) gates(scenarios []workload.Scenario) {
 		}
 		r.Gates = append(r.Gates, Gate{
 			Name: "slo_" + n, Threshold: target[n], Value: figure(v, true), Passed: v >= target[n],
-			Detail: fmt.Sprintf("%.2f%% of requests met %s <= %s; the target is %.2f%%", 100*v, n, limit, 100*target[n]),
+			Detail: fmt.Sprintf("%.2f%% of requests met %s <= %s; the target is %.2f%% (the share's 95%% Wilson interval: %s)", 100*v, n, limit, 100*target[n], r.Goodput.PerObjectiveInterval[n].Text("%.1f%%", 100)),
 		})
 	}
 }

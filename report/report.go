@@ -94,6 +94,11 @@ type Report struct {
 	// Upgrade is set on a run an engine change started (schedule
 	// on_engine_change): the change and its verdict.
 	Upgrade *Upgrade `json:"upgrade,omitempty"`
+	// Repeat holds the run-level figures of a burst run N times.
+	Repeat *Repeat `json:"repeat,omitempty"`
+	// BaselineNote is what the output says first about the baseline: a
+	// skip, a refusal, or another target or URL it measured.
+	BaselineNote string `json:"baseline_note,omitempty"`
 
 	// TTFTSeries is (seconds since start, TTFT seconds) per measured success, for the chart.
 	TTFTSeries [][2]float64 `json:"ttft_series"`
@@ -135,6 +140,11 @@ type Goodput struct {
 	OutputTokens *float64           `json:"output_tokens_per_second"`
 	Ratio        *float64           `json:"ratio"`
 	PerObjective map[string]float64 `json:"per_objective"`
+	// The 95 % Wilson intervals of Ratio (over Judged requests) and of
+	// each objective's share; absent in older reports.
+	Judged               int                       `json:"judged,omitempty"`
+	RatioInterval        *stats.Interval           `json:"ratio_interval,omitempty"`
+	PerObjectiveInterval map[string]stats.Interval `json:"per_objective_interval,omitempty"`
 }
 
 // Gate is one pass/fail verdict with its threshold. A skipped gate could not
@@ -168,6 +178,8 @@ type RegressionMetric struct {
 	Ratio       *float64 `json:"ratio"`
 	PValue      *float64 `json:"p_value,omitempty"`
 	Significant bool     `json:"significant"`
+	// TooFew: a side's quantile rests on fewer samples than it needs.
+	TooFew bool `json:"too_few,omitempty"`
 }
 
 // NotSent counts planned requests that were never sent, by why.
@@ -397,9 +409,11 @@ func (t *tally) rates(r *Report, start time.Time) {
 		r.AchievedRate = figure(float64(t.arrivals-1)/span, true)
 	}
 	r.Goodput.Ratio = figure(float64(t.good)/float64(t.judged), t.judged > 0)
-	r.Goodput.PerObjective = map[string]float64{}
+	r.Goodput.Judged, r.Goodput.RatioInterval = t.judged, stats.WilsonOf(t.good, t.judged)
+	r.Goodput.PerObjective, r.Goodput.PerObjectiveInterval = map[string]float64{}, map[string]stats.Interval{}
 	for obj, n := range t.checked {
 		r.Goodput.PerObjective[obj] = float64(t.met[obj]) / float64(n)
+		r.Goodput.PerObjectiveInterval[obj] = *stats.WilsonOf(t.met[obj], n)
 	}
 }
 

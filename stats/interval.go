@@ -117,3 +117,36 @@ func MeanInterval(xs []float64) (mean, lo, hi float64, ok bool) {
 	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 1)}.Quantile(1 - (1-Confidence)/2)
 	return mean, mean - t*se, mean + t*se, true
 }
+
+// WelchT is the two-sided p-value of Welch's t-test that a and b have the
+// same mean; ok is false with fewer than 2 values on a side. Without
+// variance on either side, p is 0 for different means and 1 for equal.
+func WelchT(a, b []float64) (p float64, ok bool) {
+	if len(a) < 2 || len(b) < 2 {
+		return 0, false
+	}
+	ma, va := meanVar(a)
+	mb, vb := meanVar(b)
+	sa, sb := va/float64(len(a)), vb/float64(len(b))
+	if sa+sb == 0 {
+		if ma == mb {
+			return 1, true
+		}
+		return 0, true
+	}
+	t := math.Abs(ma-mb) / math.Sqrt(sa+sb)
+	df := (sa + sb) * (sa + sb) / (sa*sa/float64(len(a)-1) + sb*sb/float64(len(b)-1))
+	return 2 * (1 - distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.CDF(t)), true
+}
+
+// meanVar is the mean and the sample variance (n-1) of xs, n ≥ 2.
+func meanVar(xs []float64) (mean, variance float64) {
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= float64(len(xs))
+	for _, x := range xs {
+		variance += (x - mean) * (x - mean)
+	}
+	return mean, variance / float64(len(xs)-1)
+}

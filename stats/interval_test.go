@@ -93,3 +93,21 @@ func TestMeanInterval(t *testing.T) {
 		t.Error("an interval from two runs")
 	}
 }
+
+// Welch's test against a worked case: equal variances 2.5, means 3 and 4,
+// five values each: t = 1 on 8 degrees of freedom, p = 0.3466.
+func TestWelchT(t *testing.T) {
+	p, ok := WelchT([]float64{1, 2, 3, 4, 5}, []float64{2, 3, 4, 5, 6})
+	if !ok || math.Abs(p-0.3466) > 0.0005 {
+		t.Errorf("p = %g (ok %v), want 0.3466", p, ok)
+	}
+	if _, ok := WelchT([]float64{1}, []float64{1, 2}); ok {
+		t.Error("one value on a side gave a test")
+	}
+	if p, ok := WelchT([]float64{1, 1}, []float64{2, 2}); !ok || p != 0 {
+		t.Errorf("constant sides with different means: p = %g", p)
+	}
+	if p, _ := WelchT([]float64{0.10, 0.11, 0.12}, []float64{0.20, 0.21, 0.19}); p >= 0.01 {
+		t.Errorf("runs 0.1 vs 0.2 apart by ten spreads: p = %g, want < 0.01", p)
+	}
+}

@@ -1,7 +1,7 @@
 // Package stats computes the statistics llmprobe's figures and verdicts
-// rest on: exact quantiles and their order-statistic intervals, proportions'
-// and means' intervals, the rank tests, bootstrap bounds, and the bound on
-// the error the client itself added.
+// rest on: exact quantiles, summaries and their order-statistic intervals,
+// proportions' and means' intervals, the rank and t tests, bootstrap
+// bounds, and the bound on the error the client itself added.
 package stats
 
 import (

@@ -36,7 +36,7 @@ type gateCommand struct {
 }
 
 func newGateCommand(app *kingpin.Application) *gateCommand {
-	cmd := app.Command("gate", "Run one burst (or its sweep) now; exit 0 if every gate passed, 1 if the target was measured and a gate failed, 2 on a usage or config error, 3 if the target could not be measured or the report not written.")
+	cmd := app.Command("gate", "Run one burst (or its sweep) now; exit 0 if every gate passed, 1 if the target was measured and a gate failed, 2 on a usage or config error, 3 if the target could not be measured, the report not written or the --baseline is not comparable.")
 	c := &gateCommand{cmd: cmd}
 	c.configFile = cmd.Flag("config.file", "llmprobe configuration file.").Required().String()
 	c.burst = cmd.Flag("burst", "Name of the burst to run.").Required().String()
@@ -44,7 +44,7 @@ func newGateCommand(app *kingpin.Application) *gateCommand {
 	c.junit = cmd.Flag("output.junit", "Write the verdicts here as JUnit XML: one test case per gate, failures with their reason (written on every exit but 2).").PlaceHolder("FILE").String()
 	c.markdown = cmd.Flag("output.markdown", "Write a Markdown summary here, for CI step summaries: --output.markdown=\"$GITHUB_STEP_SUMMARY\" (written on every exit but 2; never implicitly).").PlaceHolder("FILE").String()
 	c.storagePath = cmd.Flag("storage.path", "Folder of burst reports: the previous report for the regression verdict, and where this one is kept; empty keeps none.").Default("data").String()
-	c.baseline = cmd.Flag("baseline", "Report file (as --output writes it) to compare with, instead of the burst's previous report.").String()
+	c.baseline = cmd.Flag("baseline", "Report file (as --output writes it) to compare with, instead of the burst's previous report; binding: one of another model or request set fails the run (exit 3), another target or URL is compared and said.").String()
 	c.gpu = cmd.Flag("collector.gpu", "Record the node's GPU facts and energy per token in the report (NVML).").Default("true").Bool()
 	c.targetURL = cmd.Flag("target.url", "Send the burst to this URL instead of its target's, for this run; the target's http_client_config (auth, TLS) goes with it.").PlaceHolder("URL").String()
 	c.model = cmd.Flag("target.model", "Request this model instead of the target's, for this run.").PlaceHolder("MODEL").String()

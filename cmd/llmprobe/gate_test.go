@@ -22,9 +22,7 @@ import (
 )
 
 func gateConfig(t *testing.T, url, ttft string) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "gate.yml")
-	cfg := fmt.Sprintf(`targets: [{name: sim, url: %q}]
+	return writeTemp(t, "gate.yml", fmt.Sprintf(`targets: [{name: sim, url: %q}]
 scenarios:
   - {name: s, prompt_tokens: 16, output_tokens: 4, slo: {ttft: %s, target_ratio: 0.9}}
 bursts:
@@ -34,11 +32,7 @@ bursts:
     arrival: {process: poisson, rate: 20}
     requests: 20
     warmup: {requests: 2}
-`, url, ttft)
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+`, url, ttft))
 }
 
 func exitCode(err error) int {
@@ -80,15 +74,25 @@ func TestGateExitCodes(t *testing.T) {
 		t.Errorf("the second run shows no comparison with the first:\n%s", out)
 	}
 
-	// A chosen baseline of another target is no baseline, and the output says why.
+	// A chosen baseline of another target is compared (a candidate against
+	// production is the point), and the output says so first; one of
+	// another model cannot be used, and the run fails with exit 3.
 	other := filepath.Join(t.TempDir(), "other.json")
 	rep.Target = "elsewhere"
 	if b, err := json.Marshal(rep); err != nil || os.WriteFile(other, b, 0o600) != nil {
 		t.Fatal(err)
 	}
+	out, err = exec.Command(binPath, "gate", "--config.file="+gateConfig(t, srv.URL, "2s"), "--burst=release", "--storage.path=", "--baseline="+other).Output()
+	if exitCode(err) != 0 || !strings.HasPrefix(string(out), `the baseline `+rep.ID+` measured elsewhere, compared all the same: target elsewhere, this run sim`) || !strings.Contains(string(out), "regression vs "+rep.ID) {
+		t.Errorf("baseline of another target: exit %d\n%s", exitCode(err), out)
+	}
+	rep.Model = "another-model"
+	if b, err := json.Marshal(rep); err != nil || os.WriteFile(other, b, 0o600) != nil {
+		t.Fatal(err)
+	}
 	out, err = exec.Command(binPath, "gate", "--config.file="+gateConfig(t, srv.URL, "2s"), "--burst=release", "--storage.path=", "--baseline="+other).CombinedOutput()
-	if exitCode(err) != 0 || !strings.Contains(string(out), `regression check skipped: the baseline `+rep.ID+` is not comparable: target "elsewhere", this run "sim"`) {
-		t.Errorf("foreign baseline: exit %d\n%s", exitCode(err), out)
+	if exitCode(err) != 3 || !strings.Contains(string(out), `REFUSED the baseline `+rep.ID+` you named is not comparable: model "another-model", this run`) {
+		t.Errorf("baseline of another model: exit %d, want 3\n%s", exitCode(err), out)
 	}
 	// Without a store: the regression check is skipped, and said so.
 	out, err = exec.Command(binPath, "gate", "--config.file="+gateConfig(t, srv.URL, "2s"), "--burst=release", "--storage.path=").CombinedOutput()
@@ -135,7 +139,7 @@ func TestRestartRestoresBurstGauges(t *testing.T) {
 		t.Error("no burst latency gauges after restart")
 	}
 	code, page := d.get("/bursts")
-	if code != 200 || !strings.Contains(page, `class="chart percentiles"`) {
+	if code != 200 || !strings.Contains(page, `class="chart percentiles"`) || !strings.Contains(page, "p99 from 20 samples: too few, needs 368") {
 		t.Errorf("/bursts (%d) lacks the chart:\n%s", code, page)
 	}
 	list, _ := store.New(storage, nil).List()

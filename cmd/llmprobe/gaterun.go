@@ -22,6 +22,7 @@ import (
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/render"
 	"github.com/llmprobe/llmprobe/report/store"
+	"github.com/llmprobe/llmprobe/report/verdict"
 	"github.com/llmprobe/llmprobe/shard"
 )
 
@@ -57,7 +58,7 @@ const (
 	gatePassed     = 0
 	gateFailed     = 1 // the target was measured and failed a gate
 	gateError      = 2 // a usage or configuration error
-	gateUnmeasured = 3 // the target could not be measured, or the report not written
+	gateUnmeasured = 3 // the target could not be measured, the report not written, or the named baseline is not comparable
 )
 
 // gateRun is one run of `llmprobe gate`: the options and what its steps
@@ -249,6 +250,10 @@ func (g *gateRun) verdict(ctx context.Context, t config.Target, rep *report.Repo
 		fail("measurable", fmt.Sprintf("target %s could not be measured: %s", t.Name, unmeasured(rep)))
 	case ctx.Err() != nil:
 		fail("interrupted", rep.AbortReason)
+	case verdict.Refused(rep) != "":
+		// Its gate fails in the report; the run is not a verdict.
+		fmt.Fprintf(g.Stderr, "llmprobe gate: --baseline %s: %s\n", g.Baseline, verdict.Refused(rep))
+		code = gateUnmeasured
 	case !rep.Passed:
 		code = gateFailed
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/llmprobe/llmprobe/report/merge"
 	"github.com/llmprobe/llmprobe/report/render"
 	"github.com/llmprobe/llmprobe/report/store"
+	"github.com/llmprobe/llmprobe/report/verdict"
 )
 
 type reportShowCommand struct {
@@ -38,7 +39,7 @@ func newReportCommands(app *kingpin.Application) (*reportShowCommand, *reportMer
 		file:   cmd.Arg("file", "The report's JSON file.").Required().String(),
 		output: cmd.Flag("output", "Where to write the HTML page (default: FILE with .html in place of .json).").String(),
 	}
-	cmd = parent.Command("merge", "Make one report of a burst split over replicas from the reports of all its shards (`gate --burst.shard=i/N --output`), with exact percentiles over their union, and judge it; exit 0 if every gate passed, 1 if one failed, 2 if the files are not every shard of one run of one burst, 3 if nothing was measured or the report could not be written.")
+	cmd = parent.Command("merge", "Make one report of a burst split over replicas from the reports of all its shards (`gate --burst.shard=i/N --output`), with exact percentiles over their union, and judge it; exit 0 if every gate passed, 1 if one failed, 2 if the files are not every shard of one run of one burst (or --baseline is not a report), 3 if nothing was measured, the report could not be written or the --baseline is not comparable.")
 	merge := &reportMergeCommand{
 		cmd:      cmd,
 		files:    cmd.Arg("files", "The shards' report files, one per shard, in any order.").Required().Strings(),
@@ -79,6 +80,9 @@ func (c *reportMergeCommand) run(stdout, stderr io.Writer) int {
 	switch {
 	case merged.Requests == 0:
 		fmt.Fprintf(stderr, "llmprobe report merge: no shard measured a request of burst %s\n", merged.Burst)
+		return 3
+	case verdict.Refused(merged) != "":
+		fmt.Fprintf(stderr, "llmprobe report merge: --baseline %s: %s\n", *c.baseline, verdict.Refused(merged))
 		return 3
 	case !merged.Passed:
 		return 1

@@ -83,9 +83,40 @@ func burstVerdict(r *report.Report) verdict {
 // latencyRow is one metric's exact percentiles in milliseconds, "n/a" each
 // without samples.
 type latencyRow struct {
-	Metric, Meaning                     string
-	Count                               int
-	P50, P90, P95, P99, P999, Mean, Max string
+	Metric, Meaning          string
+	Count                    int
+	P50, P90, P95, P99, P999 pctCell
+	Mean, Max                string
+}
+
+// pctCell is one percentile with its 95 % interval ("" where the report
+// has none) and whether it rests on too few samples.
+type pctCell struct {
+	Value, Interval string
+	TooFew          bool
+}
+
+// tooFewMark is " (too few)" for a percentile from too few samples.
+func tooFewMark(s report.Summary, name string) string {
+	if s.IsTooFew(name) {
+		return " (too few)"
+	}
+	return ""
+}
+
+func newPctCell(s report.Summary, name string) pctCell {
+	c := pctCell{Value: msFigure(s.Quantile(name), s.Count > 0), TooFew: s.IsTooFew(name)}
+	if i, ok := s.Intervals[name]; ok && s.Count > 0 {
+		lo, hi := "−∞", "∞"
+		if i.Lo != nil {
+			lo = msFigure(*i.Lo, true)
+		}
+		if i.Hi != nil {
+			hi = msFigure(*i.Hi, true)
+		}
+		c.Interval = lo + " – " + hi
+	}
+	return c
 }
 
 var metricMeaning = map[string]string{
@@ -104,7 +135,8 @@ func latencyRows(r *report.Report) []latencyRow {
 		ms := func(v float64) string { return msFigure(v, s.Count > 0) }
 		rows = append(rows, latencyRow{
 			Metric: m, Meaning: metricMeaning[m], Count: s.Count,
-			P50: ms(s.P50), P90: ms(s.P90), P95: ms(s.P95), P99: ms(s.P99), P999: ms(s.P999), Mean: ms(s.Mean), Max: ms(s.Max),
+			P50: newPctCell(s, "p50"), P90: newPctCell(s, "p90"), P95: newPctCell(s, "p95"), P99: newPctCell(s, "p99"), P999: newPctCell(s, "p99.9"),
+			Mean: ms(s.Mean), Max: ms(s.Max),
 		})
 	}
 	return rows
@@ -138,7 +170,7 @@ func breakdownRows(b *report.TTFTBreakdown) []breakdownRow {
 		s := c.Summary
 		ms := func(v float64) string { return msFigure(v, s.Count > 0) }
 		rows = append(rows, breakdownRow{Component: c.Component, Meaning: componentMeaning[c.Component], Count: s.Count,
-			P50: ms(s.P50), P90: ms(s.P90), P99: ms(s.P99), Mean: ms(s.Mean), Share: fmt.Sprintf("%.1f%%", 100*c.Share)})
+			P50: ms(s.P50), P90: ms(s.P90) + tooFewMark(s, "p90"), P99: ms(s.P99) + tooFewMark(s, "p99"), Mean: ms(s.Mean), Share: fmt.Sprintf("%.1f%%", 100*c.Share)})
 	}
 	return rows
 }

@@ -70,7 +70,7 @@ func Shards(parts []Part, baseline *report.Report) (*report.Report, error) {
 	if baseline == nil {
 		rep.RegressionSkipped = "no baseline given (llmprobe report merge --baseline FILE)"
 	}
-	verdict.Judge(rep, baseline, b.MaxRegression)
+	verdict.JudgeNamed(rep, baseline, b.MaxRegression)
 	return rep, nil
 }
 

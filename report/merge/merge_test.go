@@ -352,6 +352,13 @@ func TestMergeRefuses(t *testing.T) {
 	if !reflect.DeepEqual(rep.Config, whole.Config) {
 		t.Error("Build is not deterministic")
 	}
+	// A baseline given to the merge is named: one of another model fails it.
+	other := report.Build(b, run, meta)
+	other.Model = "another"
+	refused, err := merge.Shards(fresh(), other)
+	if err != nil || refused.Passed || !strings.Contains(verdict.Refused(refused), `not comparable: model "another"`) {
+		t.Errorf("a named baseline of another model: err %v, passed %v, refused %q", err, refused.Passed, verdict.Refused(refused))
+	}
 }
 
 // A merged report whose shards kept a subset of their ITL samples takes

@@ -96,6 +96,9 @@ func TestJUnitIsReadByJUnitParsers(t *testing.T) {
 	if !strings.Contains(s.SystemOut, "gate: FAILED") {
 		t.Errorf("the suite's output lacks the text report:\n%s", s.SystemOut)
 	}
+	if !strings.Contains(props["too_few"], "20 samples, too few for p90, p95, p99, p99.9") || !strings.Contains(failures["regression_ttft_p99"], "p99 from 19 samples: too few, needs 368") {
+		t.Errorf("JUnit does not say what rests on too few samples: property %q, gate %q", props["too_few"], failures["regression_ttft_p99"])
+	}
 
 	// A JUnit reader from outside the project agrees.
 	suites, err := junit.Ingest(buf.Bytes())

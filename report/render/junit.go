@@ -78,6 +78,7 @@ func JUnit(w io.Writer, r *report.Report, extra ...Check) error {
 		{"report_id", r.ID}, {"burst", r.Burst}, {"target", r.Target}, {"model", r.Model},
 		{"engine", r.Engine}, {"engine_version", r.EngineVersion}, {"llmprobe_version", r.LLMProbeVersion},
 		{"rate", rate}, {"overrides", strings.Join(r.Overrides, " ")},
+		{"baseline", r.BaselineNote}, {"too_few", TooFewText(r)},
 	} {
 		if p[1] != "" {
 			s.Properties = append(s.Properties, junitProperty{p[0], p[1]})

@@ -36,6 +36,9 @@ func Markdown(w io.Writer, r *report.Report, extra ...Check) error {
 		verdict, mark = "failed", "❌" // Judge is the one verdict
 	}
 	fmt.Fprintf(&b, "## %s llmprobe gate: burst `%s` %s\n\n", mark, md(r.Burst), verdict)
+	if r.BaselineNote != "" {
+		fmt.Fprintf(&b, "**%s**\n\n", md(r.BaselineNote))
+	}
 	markdownHead(&b, r)
 	b.WriteString("\n| | check | detail |\n|---|---|---|\n")
 	for _, c := range checks {
@@ -89,19 +92,26 @@ func markdownFigures(b *strings.Builder, r *report.Report) {
 	b.WriteString("\n| metric | samples | p50 | p90 | p99 | p99.9 | max |\n|---|--:|--:|--:|--:|--:|--:|\n")
 	for _, m := range config.BurstMetrics {
 		s := r.Latency[m]
-		fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s | %s |\n", m, s.Count, ms(s, s.P50), ms(s, s.P90), ms(s, s.P99), ms(s, s.P999), ms(s, s.Max))
+		cell := func(name string) string { return pct(s, name) + " <sub>" + md(interval(s, name)) + "</sub>" }
+		fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s | %s |\n", m, s.Count, cell("p50"), cell("p90"), cell("p99"), cell("p99.9"), ms(s, s.Max))
 	}
+	b.WriteString("\nUnder each percentile its 95 % interval from order statistics (∞: no sample bounds it).")
+	if t := TooFewText(r); t != "" {
+		fmt.Fprintf(b, " **Too few** samples: %s.", md(t))
+	}
+	b.WriteString("\n")
 	fmt.Fprintf(b, "\n%s.\n", md(boundText(r)))
 	if bd := r.TTFTBreakdown; bd != nil {
 		fmt.Fprintf(b, "\nWhere TTFT went (%d requests; engine timings from %s):\n\n| component | p50 | p90 | p99 | share |\n|---|--:|--:|--:|--:|\n", bd.Requests, md(engineTimingsText(bd)))
 		for _, c := range bd.Components {
 			s := c.Summary
-			fmt.Fprintf(b, "| %s | %s | %s | %s | %.1f%% |\n", c.Component, ms(s, s.P50), ms(s, s.P90), ms(s, s.P99), 100*c.Share)
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %.1f%% |\n", c.Component, ms(s, s.P50), pct(s, "p90"), pct(s, "p99"), 100*c.Share)
 		}
 	}
+	markdownRepeat(b, r)
 	markdownTurns(b, r)
-	fmt.Fprintf(b, "\nGoodput %s of requests (%s req/s, %s output tok/s); throughput %s req/s, %s output tok/s.",
-		na(r.Goodput.Ratio, "%.1f%%", 100), na(r.Goodput.Requests, "%.2f", 1), na(r.Goodput.OutputTokens, "%.1f", 1),
+	fmt.Fprintf(b, "\nGoodput %s of requests%s (%s req/s, %s output tok/s); throughput %s req/s, %s output tok/s.",
+		na(r.Goodput.Ratio, "%.1f%%", 100), goodputInterval(r), na(r.Goodput.Requests, "%.2f", 1), na(r.Goodput.OutputTokens, "%.1f", 1),
 		na(r.Throughput.Requests, "%.2f", 1), na(r.Throughput.OutputTokens, "%.1f", 1))
 	if r.MaxRateUnderSLO != nil {
 		fmt.Fprintf(b, " Max rate under SLO: %.2f/s.", *r.MaxRateUnderSLO)

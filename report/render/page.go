@@ -25,6 +25,11 @@ type Page struct {
 	// and cost it implies ("" and none without a sweep).
 	KneeText string
 	PlanText []string
+	// TooFew says which percentiles rest on too few samples ("" none);
+	// RepeatHead and RepeatRows a repeated burst's run-level figures.
+	TooFew     string
+	RepeatHead string
+	RepeatRows [][4]string
 }
 
 // PageOf says the report in words for its HTML page.
@@ -36,6 +41,10 @@ func PageOf(r *report.Report) Page {
 	}
 	if r.TTFTBreakdown != nil {
 		p.EngineTimingsText = engineTimingsText(r.TTFTBreakdown)
+	}
+	p.TooFew = TooFewText(r)
+	if r.Repeat != nil {
+		p.RepeatHead, p.RepeatRows = repeatHead(r), repeatRows(r)
 	}
 	return p
 }
@@ -138,7 +147,7 @@ func turnRows(r *report.Report) [][]string {
 	for _, t := range r.Turns {
 		s := t.TTFT
 		rows = append(rows, []string{t.Scenario, fmt.Sprint(t.Turn), fmt.Sprintf("%d/%d", t.Succeeded, t.Requests),
-			ms(s, s.P50), ms(s, s.P90), ms(s, s.P99), na(t.PromptTokens, "%.0f", 1), na(t.CachedTokens, "%.0f", 1)})
+			ms(s, s.P50), pct(s, "p90"), pct(s, "p99"), na(t.PromptTokens, "%.0f", 1), na(t.CachedTokens, "%.0f", 1)})
 	}
 	return rows
 }

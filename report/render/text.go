@@ -49,6 +49,9 @@ func outcomeCounts(r *report.Report) []string {
 // what was measured, how every planned request ended and why the failed
 // ones failed, the latencies, the gates and the verdict.
 func Text(out io.Writer, r *report.Report) {
+	if r.BaselineNote != "" {
+		fmt.Fprintln(out, r.BaselineNote)
+	}
 	fmt.Fprintf(out, "burst %s  target %s  model %s  engine %s %s  report %s\n", r.Burst, r.Target, r.Model, r.Engine, r.EngineVersion, r.ID)
 	if len(r.Overrides) > 0 {
 		fmt.Fprintf(out, "overridden for this run: %s\n", strings.Join(r.Overrides, " "))
@@ -80,15 +83,17 @@ func Text(out io.Writer, r *report.Report) {
 	fmt.Fprintln(tw, "metric\tsamples\tp50\tp90\tp95\tp99\tp99.9\tmean\tmax\t")
 	for _, m := range config.BurstMetrics {
 		s := r.Latency[m]
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", m, s.Count, ms(s, s.P50), ms(s, s.P90), ms(s, s.P95), ms(s, s.P99), ms(s, s.P999), ms(s, s.Mean), ms(s, s.Max))
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", m, s.Count, pct(s, "p50"), pct(s, "p90"), pct(s, "p95"), pct(s, "p99"), pct(s, "p99.9"), ms(s, s.Mean), ms(s, s.Max))
 	}
 	_ = tw.Flush()
+	writeIntervals(out, r)
 	fmt.Fprintln(out, boundText(r))
 	writeBreakdown(out, r)
 	writeTurns(out, r)
-	fmt.Fprintf(out, "\nthroughput %s req/s, %s output tok/s; goodput %s req/s, %s output tok/s, ratio %s\n",
+	fmt.Fprintf(out, "\nthroughput %s req/s, %s output tok/s; goodput %s req/s, %s output tok/s, ratio %s%s\n",
 		na(r.Throughput.Requests, "%.2f", 1), na(r.Throughput.OutputTokens, "%.1f", 1),
-		na(r.Goodput.Requests, "%.2f", 1), na(r.Goodput.OutputTokens, "%.1f", 1), na(r.Goodput.Ratio, "%.1f%%", 100))
+		na(r.Goodput.Requests, "%.2f", 1), na(r.Goodput.OutputTokens, "%.1f", 1), na(r.Goodput.Ratio, "%.1f%%", 100), goodputInterval(r))
+	writeRepeat(out, r)
 	writeSweep(out, r)
 	writeRegression(out, r)
 	writeEngine(out, r)
@@ -164,6 +169,9 @@ func writeRegression(out io.Writer, r *report.Report) {
 			continue
 		}
 		fmt.Fprintf(out, "  %s p99 %s", m.Metric, na(m.Ratio, "x%.2f", 1))
+		if m.TooFew {
+			fmt.Fprint(out, " (too few)")
+		}
 		if m.PValue != nil {
 			sig := "not significant"
 			if m.Significant {
@@ -221,7 +229,7 @@ func writeBreakdown(out io.Writer, r *report.Report) {
 	fmt.Fprintln(tw, "component\tsamples\tp50\tp90\tp99\tmean\tshare\t")
 	for _, c := range b.Components {
 		s := c.Summary
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%.1f%%\t\n", c.Component, s.Count, ms(s, s.P50), ms(s, s.P90), ms(s, s.P99), ms(s, s.Mean), 100*c.Share)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%.1f%%\t\n", c.Component, s.Count, ms(s, s.P50), pct(s, "p90"), pct(s, "p99"), ms(s, s.Mean), 100*c.Share)
 	}
 	_ = tw.Flush()
 }

@@ -4,6 +4,7 @@
 package verdict
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
@@ -17,20 +18,43 @@ import (
 // significanceLevel is the p-value under which a change counts as real.
 const significanceLevel = 0.05
 
+// BaselineGate is the gate a named baseline that cannot be used fails.
+const BaselineGate = "baseline"
+
 // Judge compares report r with prev, its baseline (the previous report of
 // the same burst, or a chosen one; nil if there is none), adds the burst's
 // max_regression gates, and gives the verdict. It is the one place that
 // decides whether a burst passed: it ran to its end, measured at least one
 // request, passed every gate, and, if it swept rates, held the SLO at one of
-// them. A baseline of another target, model or scenario mix is no baseline:
+// them. A baseline that measured another request set or model is skipped:
 // RegressionSkipped says what differs (a caller may set it beforehand to say
-// why there is no prev). Call it once per report.
+// why there is no prev), and so does BaselineNote. Call it once per report.
 func Judge(r, prev *report.Report, maxRegression []config.MaxRegression) {
+	judge(r, prev, maxRegression, false)
+}
+
+// JudgeNamed is Judge against a baseline the user named: one that is not
+// comparable is never skipped; it fails the run's BaselineGate.
+func JudgeNamed(r, prev *report.Report, maxRegression []config.MaxRegression) {
+	judge(r, prev, maxRegression, prev != nil)
+}
+
+// Refused says why r's named baseline was refused, or "".
+func Refused(r *report.Report) string {
+	for _, g := range r.Gates {
+		if g.Name == BaselineGate && !g.Passed {
+			return g.Detail
+		}
+	}
+	return ""
+}
+
+func judge(r, prev *report.Report, maxRegression []config.MaxRegression, named bool) {
 	if r.Shard != nil {
 		// A shard is a part: it passes when it measured its share and ran to
 		// its end. Its share's SLO gates are shown, not judged, and it is
 		// never compared with a baseline: the merged report is.
-		prev = nil
+		prev, named = nil, false
 		r.RegressionSkipped = r.Shard.String() + " of a split burst: the merged report (llmprobe report merge) is compared with a baseline"
 		for i := range r.Gates {
 			if g := &r.Gates[i]; !g.Skipped {
@@ -43,11 +67,19 @@ func Judge(r, prev *report.Report, maxRegression []config.MaxRegression) {
 	case prev == nil && r.RegressionSkipped == "":
 		r.RegressionSkipped = "no previous report of burst " + r.Burst
 	case prev != nil:
-		if differs := differsFrom(r, prev); differs != "" {
-			r.RegressionSkipped = fmt.Sprintf("the baseline %s is not comparable: %s", prev.ID, differs)
+		differs := differsFrom(r, prev)
+		switch {
+		case differs != "" && named:
+			why := fmt.Sprintf("the baseline %s you named is not comparable: %s", prev.ID, differs)
+			r.Gates = append(r.Gates, report.Gate{Name: BaselineGate, Detail: why})
+			r.RegressionSkipped, r.BaselineNote = why, "REFUSED "+why
 			prev = nil
-		} else {
-			r.RegressionSkipped = ""
+		case differs != "":
+			r.RegressionSkipped = fmt.Sprintf("the baseline %s is not comparable: %s", prev.ID, differs)
+			r.BaselineNote = "regression check skipped: " + r.RegressionSkipped
+			prev = nil
+		default:
+			r.RegressionSkipped, r.BaselineNote = "", elsewhere(r, prev)
 			regress(r, prev, maxRegression)
 		}
 	}
@@ -66,28 +98,127 @@ func Judge(r, prev *report.Report, maxRegression []config.MaxRegression) {
 	}
 }
 
-// differsFrom says how prev measured something else: another target, model
-// or scenario mix; "" when it is a fair baseline.
+// differsFrom says how prev measured something else: another model or
+// request set (seed, arrival process and rate, request count, lengths,
+// scenario mix); "" when it is a fair baseline. Another target or URL is
+// no difference: comparing a candidate with a production baseline is the
+// point (elsewhere says it).
 func differsFrom(r, prev *report.Report) string {
 	var d []string
 	if prev.Shard != nil {
 		d = append(d, fmt.Sprintf("it is %s of a split burst, not the whole burst", prev.Shard.String()))
 	}
-	if prev.Target != r.Target {
-		d = append(d, fmt.Sprintf("target %q, this run %q", prev.Target, r.Target))
-	}
 	// An upgrade run compares across the model change that started it.
 	if prev.Model != r.Model && (r.Upgrade == nil || r.Upgrade.From.Model != prev.Model) {
 		d = append(d, fmt.Sprintf("model %q, this run %q", prev.Model, r.Model))
 	}
-	if a, b := mixOf(prev.Config), mixOf(r.Config); a != b {
-		d = append(d, fmt.Sprintf("scenario mix %s, this run %s", a, b))
-	}
-	// A run overridden on the command line measured something else.
-	if a, b := strings.Join(prev.Overrides, " "), strings.Join(r.Overrides, " "); a != b {
+	d = append(d, requestSetDiffers(r, prev)...)
+	// A run overridden on the command line measured something else; a URL
+	// override only sent it elsewhere.
+	if a, b := strings.Join(shaping(prev.Overrides), " "), strings.Join(shaping(r.Overrides), " "); a != b {
 		d = append(d, fmt.Sprintf("overrides %q, this run %q", a, b))
 	}
 	return strings.Join(d, "; ")
+}
+
+// requestSetDiffers lists how prev's requests differ from r's.
+func requestSetDiffers(r, prev *report.Report) []string {
+	var d []string
+	if prev.Seed != r.Seed {
+		d = append(d, fmt.Sprintf("seed %d, this run %d", prev.Seed, r.Seed))
+	}
+	if a, b := jsonOf(arrivalOf(prev.Config)), jsonOf(arrivalOf(r.Config)); a != b {
+		d = append(d, fmt.Sprintf("arrival %s, this run %s", a, b))
+	}
+	if prev.Rate != r.Rate {
+		d = append(d, fmt.Sprintf("rate %g/s, this run %g/s", prev.Rate, r.Rate))
+	}
+	if a, b := mixOf(prev.Config), mixOf(r.Config); a != b {
+		d = append(d, fmt.Sprintf("scenario mix %s, this run %s", a, b))
+	}
+	if prev.PlannedRequests != r.PlannedRequests {
+		d = append(d, fmt.Sprintf("%d requests planned, this run %d", prev.PlannedRequests, r.PlannedRequests))
+	}
+	if prev.Scenarios != nil && r.Scenarios != nil {
+		if a, b := jsonOf(lengths(prev.Scenarios)), jsonOf(lengths(r.Scenarios)); a != b {
+			d = append(d, fmt.Sprintf("scenarios' requests %s, this run %s", a, b))
+		}
+	}
+	return d
+}
+
+// arrivalOf is the arrival process of a burst's configuration, but its
+// rate, which Report.Rate has for every step of a sweep.
+func arrivalOf(cfg map[string]any) map[string]any {
+	a, _ := cfg["arrival"].(map[string]any)
+	out := map[string]any{}
+	for k, v := range a {
+		if k != "rate" {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// lengths keeps what shapes a scenario's requests: all but its objectives.
+func lengths(scenarios []map[string]any) []map[string]any {
+	out := make([]map[string]any, len(scenarios))
+	for i, s := range scenarios {
+		out[i] = map[string]any{}
+		for k, v := range s {
+			if k != "slo" && k != "quality" {
+				out[i][k] = v
+			}
+		}
+	}
+	return out
+}
+
+// jsonOf renders a configuration value the same whether it came from YAML
+// or back from JSON.
+func jsonOf(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// shaping drops the overrides that change where the run went, not what it sent.
+func shaping(overrides []string) []string {
+	var out []string
+	for _, o := range overrides {
+		if !strings.HasPrefix(o, "--target.url=") {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// elsewhere says where r went that prev did not (another burst, target
+// or URL), or "".
+func elsewhere(r, prev *report.Report) string {
+	var d []string
+	if prev.Burst != r.Burst {
+		d = append(d, fmt.Sprintf("burst %s, this run %s", prev.Burst, r.Burst))
+	}
+	if prev.Target != r.Target {
+		d = append(d, fmt.Sprintf("target %s, this run %s", prev.Target, r.Target))
+	}
+	if a, b := urlOf(prev.Overrides), urlOf(r.Overrides); a != b {
+		d = append(d, fmt.Sprintf("URL %s, this run %s", a, b))
+	}
+	if len(d) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the baseline %s measured elsewhere, compared all the same: %s", prev.ID, strings.Join(d, "; "))
+}
+
+// urlOf is the --target.url override, or "the target's own".
+func urlOf(overrides []string) string {
+	for _, o := range overrides {
+		if u, ok := strings.CutPrefix(o, "--target.url="); ok {
+			return u
+		}
+	}
+	return "the target's own"
 }
 
 // mixOf renders a report's scenario mix ("chat-short:3 long:1") from its
@@ -131,10 +262,14 @@ func regress(r, prev *report.Report, maxRegression []config.MaxRegression) {
 			if cur == nil && old == nil && m == "ttft_answer" {
 				continue // neither run reasoned: nothing to compare, nothing to list
 			}
-			rm := report.RegressionMetric{Metric: m, Quantile: q, Previous: old, Current: cur, Ratio: ratio(cur, old)}
+			rm := report.RegressionMetric{Metric: m, Quantile: q, Previous: old, Current: cur, Ratio: ratio(cur, old),
+				TooFew: r.Latency[m].IsTooFew(q) || prev.Latency[m].IsTooFew(q)}
 			if p, ok := pvalues[m]; ok {
 				rm.PValue = &p
 				rm.Significant = p < significanceLevel
+			}
+			if rl, ok := runLevel(r, prev, m, q); ok {
+				rm = rl
 			}
 			reg.Metrics = append(reg.Metrics, rm)
 		}
@@ -143,8 +278,19 @@ func regress(r, prev *report.Report, maxRegression []config.MaxRegression) {
 	for _, mr := range maxRegression {
 		g := report.Gate{Name: regressionGateName(mr), Threshold: mr.MaxIncrease}
 		cur, old := r.Latency[mr.Metric].Measured(mr.Quantile), prev.Latency[mr.Metric].Measured(mr.Quantile)
+		rl, byRuns := runLevel(r, prev, mr.Metric, mr.Quantile)
+		if byRuns {
+			cur, old = rl.Current, rl.Previous
+		}
 		rt := ratio(cur, old)
 		switch {
+		case byRuns && rt != nil:
+			increase := *rt - 1
+			significant := !mr.Significant || rl.Significant
+			g.Value, g.Passed = &increase, !(increase > mr.MaxIncrease && significant)
+			g.Detail = fmt.Sprintf("%s %s mean of %d runs %.4gs vs %.4gs of %d runs in %s (%+.1f%%, limit +%.1f%%; run-level Welch p=%s)", mr.Metric, mr.Quantile,
+				r.Repeat.Runs, *cur, *old, prev.Repeat.Runs, prev.ID, 100*increase, 100*mr.MaxIncrease, pText(rl.PValue))
+			g.Detail += tooFewNote(r.Latency[mr.Metric], prev.Latency[mr.Metric], mr.Quantile)
 		case cur == nil:
 			g.Detail = fmt.Sprintf("n/a: no %s samples in this run to compare with %s", mr.Metric, prev.ID)
 		case rt == nil:
@@ -159,12 +305,49 @@ func regress(r, prev *report.Report, maxRegression []config.MaxRegression) {
 			}
 			g.Value, g.Passed = &increase, !(increase > mr.MaxIncrease && significant)
 			g.Detail = fmt.Sprintf("%s %s %.4gs vs %.4gs in %s (%+.1f%%, limit +%.1f%%)", mr.Metric, mr.Quantile, *cur, *old, prev.ID, 100*increase, 100*mr.MaxIncrease)
+			g.Detail += tooFewNote(r.Latency[mr.Metric], prev.Latency[mr.Metric], mr.Quantile)
 		}
 		if reg.EngineVersionChanged {
 			g.Detail += fmt.Sprintf("; engine %s -> %s", prev.EngineVersion, r.EngineVersion)
 		}
 		r.Gates = append(r.Gates, g)
 	}
+}
+
+// runLevel compares metric's quantile run by run where both reports ran
+// repeatedly: the means of the runs' figures, Welch's test on them. ok is
+// false where a side ran once, and the pooled requests are compared.
+func runLevel(r, prev *report.Report, metric, q string) (report.RegressionMetric, bool) {
+	cur, old := r.Repeat.Figure(metric, q), prev.Repeat.Figure(metric, q)
+	if cur == nil || old == nil || cur.Mean == nil || old.Mean == nil {
+		return report.RegressionMetric{}, false
+	}
+	rm := report.RegressionMetric{Metric: metric, Quantile: q, Previous: old.Mean, Current: cur.Mean, Ratio: ratio(cur.Mean, old.Mean)}
+	if p, ok := stats.WelchT(cur.Values, old.Values); ok {
+		rm.PValue, rm.Significant = &p, p < significanceLevel
+	}
+	return rm, true
+}
+
+// pText is a p-value, or "n/a" (fewer than 2 runs a side).
+func pText(p *float64) string {
+	if p == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2g", *p)
+}
+
+// tooFewNote says which side's quantile rests on too few samples: the
+// gate keeps its verdict and says what it rests on.
+func tooFewNote(cur, old stats.Summary, q string) string {
+	var out string
+	if t := cur.TooFewText(q); t != "" {
+		out += "; " + t
+	}
+	if t := old.TooFewText(q); t != "" {
+		out += "; the baseline's " + t
+	}
+	return out
 }
 
 // ratio is cur/old, or nil when either is missing or old is not positive.

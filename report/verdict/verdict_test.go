@@ -1,12 +1,15 @@
 package verdict_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/internal/reporttest"
+	"github.com/llmprobe/llmprobe/report/repeat"
 	"github.com/llmprobe/llmprobe/report/verdict"
 )
 
@@ -21,5 +24,35 @@ func TestOverriddenRunsAreNotCompared(t *testing.T) {
 	verdict.Judge(rep, before, b.MaxRegression)
 	if rep.Regression != nil || !strings.Contains(rep.RegressionSkipped, `overrides "", this run "--rate=50"`) {
 		t.Errorf("regression %+v, skipped %q", rep.Regression, rep.RegressionSkipped)
+	}
+}
+
+// A repeated burst is compared with a repeated baseline run by run: the
+// means of the runs' figures, Welch's test on them.
+func TestRepeatedRunsCompareRunLevelFigures(t *testing.T) {
+	runs := func(tpot ...float64) *report.Report {
+		var out []*report.Report
+		for i, v := range tpot {
+			xs := []float64{v * 0.9, v, v * 1.1}
+			out = append(out, &report.Report{ID: fmt.Sprintf("b-%v-%d", tpot[0], i), Burst: "b", Requests: 3,
+				Latency: map[string]report.Summary{"tpot": report.Summarize(xs)}})
+		}
+		return repeat.Combine(out)
+	}
+	gate := []config.MaxRegression{{Metric: "tpot", Quantile: "p50", MaxIncrease: 0.1, Significant: true}}
+	for _, tc := range []struct {
+		name      string
+		candidate *report.Report
+		pass      bool
+	}{
+		{"40% slower", runs(0.0140, 0.0141, 0.0139), false},
+		{"the same", runs(0.0100, 0.0101, 0.0099), true},
+	} {
+		base := runs(0.0100, 0.0102, 0.0098)
+		verdict.Judge(tc.candidate, base, gate)
+		g := tc.candidate.Gates[len(tc.candidate.Gates)-1]
+		if g.Passed != tc.pass || !strings.Contains(g.Detail, "mean of 3 runs") || !strings.Contains(g.Detail, "run-level Welch p=") {
+			t.Errorf("%s: gate %+v, want passed %v by run-level figures", tc.name, g, tc.pass)
+		}
 	}
 }

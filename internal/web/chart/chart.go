@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/llmprobe/llmprobe/report"
 )
@@ -156,7 +157,7 @@ func Percentiles(r *report.Report) *Chart {
 			v := 1000 * r.Latency[m].Quantile(q)
 			c.Bars = append(c.Bars, bar{
 				X: x0 + float64(j)*width, Y: y(v), W: width - 2, H: c.Bottom - y(v),
-				Fill: chartColors[j], Title: fmt.Sprintf("%s %s %.1f ms", m, q, v),
+				Fill: chartColors[j], Title: strings.TrimSuffix(fmt.Sprintf("%s %s %.1f ms; %s", m, q, v, r.Latency[m].TooFewText(q)), "; "),
 			})
 		}
 		c.Categories = append(c.Categories, tick{Pos: c.Left + (float64(i)+0.5)*group, Text: m})

@@ -52,6 +52,9 @@ func TestPercentilesInsidePlot(t *testing.T) {
 			t.Errorf("bar %+v outside the plot area %g..%g × %g..%g", b, c.Left, c.Right, c.Top, c.Bottom)
 		}
 	}
+	if c.Bars[2].Title != "ttft p99 350.0 ms; p99 from 10 samples: too few, needs 368" || c.Bars[0].Title != "ttft p50 100.0 ms" {
+		t.Errorf("bar titles %q, %q: want a p99 from 10 samples marked too few", c.Bars[2].Title, c.Bars[0].Title)
+	}
 	if Percentiles(&report.Report{ID: "empty"}) != nil || TTFT(&report.Report{}) != nil || Sweep(&report.Report{}) != nil {
 		t.Error("a chart without samples")
 	}

@@ -1,4 +1,7 @@
-package burst
+// Package selfmeasure samples the client's own delays around a burst run
+// (runtime scheduling latency, GC pauses, loopback read delay) for the
+// run's error bound.
+package selfmeasure
 
 import (
 	"context"
@@ -21,11 +24,11 @@ const (
 	gcPauseMetric      = "/sched/pauses/total/gc:seconds"
 )
 
-// selfMeasure holds the runtime's histograms as they were when a run
-// started; done takes the difference at its end, so the figures are that
-// run's alone. They are the whole process's: whatever else llmprobe does
+// Measure holds the runtime's histograms as they were when a run started;
+// Done takes the difference at its end, so the figures are that run's
+// alone. They are the whole process's: whatever else llmprobe does
 // meanwhile delays the prober's goroutines too.
-type selfMeasure struct {
+type Measure struct {
 	start []metrics.Sample
 	probe *selfProbe
 }
@@ -36,13 +39,14 @@ func readRuntime() []metrics.Sample {
 	return s
 }
 
-func startSelfMeasure() selfMeasure {
-	return selfMeasure{start: readRuntime(), probe: startSelfProbe()}
+// Start begins sampling; call Done once, at the run's end.
+func Start() Measure {
+	return Measure{start: readRuntime(), probe: startSelfProbe()}
 }
 
-// done gives the run's scheduling latencies and GC pauses, or nil where
+// Done gives the run's scheduling latencies and GC pauses, or nil where
 // this runtime lacks either histogram.
-func (s selfMeasure) done() *stats.RuntimeDelays {
+func (s Measure) Done() *stats.RuntimeDelays {
 	end := readRuntime()
 	read := s.probe.stop()
 	var tails [2]stats.Tail
