@@ -177,8 +177,10 @@ func (r *compareRun) runSide(ctx context.Context, k, i int) compare.Run {
 	var run compare.Run
 	runner := burst.Runner{Client: r.clients[i], Progress: prog.update, Salt: uint64(k + 1), Measured: func(m report.Run) { run.Measured = m }}
 	b := r.bursts[i]
-	b.Repeat = 0 // the rounds are the comparison's repetitions
-	run.Report, _ = runner.Run(ctx, b, r.cfgs[i].ScenariosOf(b)) // no store: no error
+	// The rounds are the comparison's repetitions; with no store Run
+	// returns no error.
+	b.Repeat = 0
+	run.Report, _ = runner.Run(ctx, b, r.cfgs[i].ScenariosOf(b))
 	prog.finish()
 	return run
 }
