@@ -17,7 +17,9 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/llmprobe/llmprobe/burst/plan"
 	"github.com/llmprobe/llmprobe/dashboards"
+	"github.com/llmprobe/llmprobe/internal/load"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/store"
 	"github.com/llmprobe/llmprobe/sim"
@@ -108,11 +110,6 @@ func TestDashboardsAndRulesAgainstPrometheus(t *testing.T) {
 	}
 	storage := t.TempDir()
 	store := store.New(storage, nil)
-	// A stored earlier run, so the burst has a regression verdict to export.
-	// A baseline of the same target, model and scenario mix.
-	previous := &report.Report{ID: "e2e-20200101T000000Z", Burst: "e2e", Target: "sim", Model: "sim-model",
-		Config:  map[string]any{"scenarios": []any{map[string]any{"scenario": "chat", "weight": 1}}},
-		Latency: map[string]report.Summary{"ttft": {Count: 1, P50: 0.1, P99: 0.1}}}
 	// The energy per token gauge comes only from a burst run where llmprobe
 	// reads the node's GPUs: this binary has no NVML, so a stored report of
 	// such a run (a burst without a schedule) brings it back at start.
@@ -131,11 +128,6 @@ func TestDashboardsAndRulesAgainstPrometheus(t *testing.T) {
 	// back at start too (a 3 s step's goodput bound cannot reach 0.99), for
 	// the sweep row.
 	swept := sweptReport()
-	for _, r := range []*report.Report{previous, onGPUNode, upgraded, swept} {
-		if err := store.Save(r, 5); err != nil {
-			t.Fatal(err)
-		}
-	}
 	var targets, engineJobs strings.Builder
 	for _, name := range slices.Sorted(maps.Keys(engines)) {
 		addr := strings.TrimPrefix(engines[name].URL, "http://")
@@ -193,6 +185,27 @@ comparisons:
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// A stored earlier run of the same request set (a baseline must be
+	// comparable), so the burst has a regression verdict to export.
+	loaded, err := load.Parse([]byte(cfg), cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e2e, _ := loaded.Burst("e2e")
+	planned := 0
+	for a := range plan.Arrivals(e2e, 5) {
+		if !a.Warmup {
+			planned++
+		}
+	}
+	previous := report.Build(e2e, report.Run{ID: "e2e-20200101T000000Z", Rate: 5, Planned: planned, Start: start.Add(-time.Hour)},
+		report.Meta{Model: "sim-model", Scenarios: loaded.ScenariosOf(e2e)})
+	previous.Latency = map[string]report.Summary{"ttft": {Count: 1, P50: 0.1, P99: 0.1}}
+	for _, r := range []*report.Report{previous, onGPUNode, upgraded, swept} {
+		if err := store.Save(r, 5); err != nil {
+			t.Fatal(err)
+		}
+	}
 	d := startDaemon(t, "--config.file="+cfgPath, "--storage.path="+storage)
 
 	rules, err := filepath.Abs("../../alerts/llmprobe.rules.yml")
@@ -221,7 +234,11 @@ scrape_configs:
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("Prometheus never saw the burst and the canaries (regression %d, burn %d, rate %d)", n1, n2, n3)
+			why := "no report of burst e2e"
+			if rep, err := store.Latest("e2e"); err == nil && rep != nil {
+				why = "the burst's regression: " + rep.RegressionSkipped
+			}
+			t.Fatalf("Prometheus never saw the burst and the canaries (regression %d, burn %d, rate %d); %s", n1, n2, n3, why)
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
