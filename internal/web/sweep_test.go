@@ -41,6 +41,11 @@ func TestReportPageDrawsTheSweepCurve(t *testing.T) {
 	if a, b, c := strings.Index(rows, "8 req/s"), strings.Index(rows, "10 req/s"), strings.Index(rows, "12 req/s"); !(a < b && b < c) {
 		t.Errorf("the steps are not by offered rate: 8 at %d, 10 at %d, 12 at %d", a, b, c)
 	}
+	// 50 samples a step: every p99 is starred as too few, and the note says why.
+	if stars := strings.Count(rows[:strings.Index(rows, "</table>")], `title="p99 from 50 samples: too few, needs 368">*</span>`); stars != 4*4 {
+		t.Errorf("%d p99 cells starred as too few, want 16 (4 steps, 4 columns)", stars)
+	}
+	wantAll(t, "the curve's note", page, "* too few samples in the step for that percentile (p99 needs 368)")
 	// The TPOT curve has no objective: no SLO line in its legend.
 	tpot := page[strings.Index(page, `<svg class="chart curve curve-tpot"`):]
 	if tpot = tpot[:strings.Index(tpot, "</svg>")]; strings.Contains(tpot, "SLO ") {

@@ -145,4 +145,4 @@ func markdownTurns(b *strings.Builder, r *report.Report) {
 
 // md makes text from configurations and targets safe inside a table cell
 // or code span: no line breaks, pipes, backticks or HTML.
-var md = strings.NewReplacer("\r", " ", "\n", " ", "|", `\|`, "`", "'", "<", "&lt;", ">", "&gt;").Replace
+var md = strings.NewReplacer("\r", " ", "\n", " ", "|", `\|`, "*", `\*`, "`", "'", "<", "&lt;", ">", "&gt;").Replace

@@ -25,6 +25,8 @@ type Page struct {
 	// and cost it implies ("" and none without a sweep).
 	KneeText string
 	PlanText []string
+	// CurveNote says what a starred cell of the sweep's curve means ("" none).
+	CurveNote string
 	// TooFew says which percentiles rest on too few samples ("" none);
 	// RepeatHead and RepeatRows a repeated burst's run-level figures.
 	TooFew     string
@@ -37,7 +39,7 @@ func PageOf(r *report.Report) Page {
 	p := Page{SaturationDetail: saturationDetail(r), BoundText: boundText(r), PromptCacheText: promptCacheText(r),
 		TurnHeader: turnHeader(), TurnRows: turnRows(r)}
 	if r.Sweep != nil {
-		p.KneeText, p.PlanText = kneeText(r), planText(r)
+		p.KneeText, p.PlanText, p.CurveNote = kneeText(r), planText(r), curveFootnote(r)
 	}
 	if r.TTFTBreakdown != nil {
 		p.EngineTimingsText = engineTimingsText(r.TTFTBreakdown)

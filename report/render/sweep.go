@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/stats"
 )
 
 // curveHeader names curveRows' columns.
@@ -28,10 +29,37 @@ func curveRows(r *report.Report) [][]string {
 			price = na(s.Cost.PerMillionOutput, "%.4g", 1)
 		}
 		rows = append(rows, []string{fmt.Sprintf("%.4g/s", s.Rate), na(s.AchievedRate, "%.2f/s", 1), goodputText(s),
-			ms(ttft, ttft.P50), ms(ttft, ttft.P99), ms(tpot, tpot.P50), ms(tpot, tpot.P99), ms(itl, itl.P99), ms(e2e, e2e.P99),
+			curveCell(ttft, "p50"), curveCell(ttft, "p99"), curveCell(tpot, "p50"), curveCell(tpot, "p99"), curveCell(itl, "p99"), curveCell(e2e, "p99"),
 			na(s.Throughput.OutputTokens, "%.1f", 1), price, stepVerdict(r, s)})
 	}
 	return rows
+}
+
+// curveCell is a step's percentile, starred when it rests on too few
+// samples (curveFootnote says what the star means).
+func curveCell(s report.Summary, name string) string {
+	v := ms(s, s.Quantile(name))
+	if s.IsTooFew(name) {
+		v += "*"
+	}
+	return v
+}
+
+// curveFootnote explains the stars of the curve's cells, "" without any.
+func curveFootnote(r *report.Report) string {
+	var needs []string
+	for _, q := range []string{"p50", "p99"} {
+		for _, st := range r.Sweep {
+			if st.Latency["ttft"].IsTooFew(q) || st.Latency["tpot"].IsTooFew(q) || st.Latency["e2e"].IsTooFew(q) {
+				needs = append(needs, fmt.Sprintf("%s needs %d", q, stats.Needs(q)))
+				break
+			}
+		}
+	}
+	if len(needs) == 0 {
+		return ""
+	}
+	return "* too few samples in the step for that percentile (" + strings.Join(needs, ", ") + "): it is close to the step's maximum, not its percentile"
 }
 
 // byRate orders the steps by offered rate: bisecting steps run after the
@@ -133,6 +161,9 @@ func writeSweep(out io.Writer, r *report.Report) {
 			fmt.Fprintln(tw, strings.Join(row, "\t"))
 		}
 		_ = tw.Flush()
+		if f := curveFootnote(r); f != "" {
+			fmt.Fprintln(out, f)
+		}
 	}
 	if r.Sweep != nil || r.MaxRateUnderSLO != nil {
 		fmt.Fprintln(out, kneeText(r))
@@ -154,6 +185,9 @@ func markdownSweep(b *strings.Builder, r *report.Report) {
 			row[i] = md(row[i])
 		}
 		b.WriteString("| " + strings.Join(row, " | ") + " |\n")
+	}
+	if f := curveFootnote(r); f != "" {
+		b.WriteString("\n" + md(f) + "\n")
 	}
 	b.WriteString("\n" + md(kneeText(r)) + ".\n")
 	for _, l := range planText(r) {

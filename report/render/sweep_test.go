@@ -36,3 +36,32 @@ func TestKneeTextSaysWhatTheStepsBound(t *testing.T) {
 		t.Errorf("checks of a sweep that held nothing: %+v", checks)
 	}
 }
+
+// A step's percentile from too few samples is starred in the curve's text
+// and Markdown tables, with the note under them; enough samples, no star.
+func TestCurveStarsTooFewPercentiles(t *testing.T) {
+	sum := func(n int) report.Summary { return report.Summary{Count: n, P50: 0.01, P99: 0.02, Max: 0.03} }
+	step := func(rate float64, n int) report.SweepStep {
+		return report.SweepStep{Rate: rate, Latency: map[string]report.Summary{"ttft": sum(n), "tpot": sum(n), "itl": sum(n), "e2e": sum(n)}}
+	}
+	r := &report.Report{Sweep: []report.SweepStep{step(4, 400), step(8, 60)}}
+	var text strings.Builder
+	writeSweep(&text, r)
+	var md strings.Builder
+	markdownSweep(&md, r)
+	// Markdown escapes the star, which would start emphasis.
+	for name, out := range map[string]string{"text": text.String(), "markdown": strings.ReplaceAll(md.String(), `\*`, "*")} {
+		if got := strings.Count(out, "20.0ms*"); got != 4 {
+			t.Errorf("%s: %d starred p99 cells, want 4 (the 60-sample step's):\n%s", name, got, out)
+		}
+		if strings.Contains(out, "10.0ms*") {
+			t.Errorf("%s: a p50 from 60 samples is starred:\n%s", name, out)
+		}
+		if !strings.Contains(out, "p99 needs 368") || strings.Contains(out, "p50 needs") {
+			t.Errorf("%s: the note does not say p99 needs 368 (only):\n%s", name, out)
+		}
+	}
+	if f := curveFootnote(&report.Report{Sweep: []report.SweepStep{step(4, 400)}}); f != "" {
+		t.Errorf("a note without stars: %q", f)
+	}
+}
