@@ -14,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/llmprobe/llmprobe/internal/load"
 	"github.com/llmprobe/llmprobe/internal/metricdoc"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/report"
@@ -46,15 +47,7 @@ func TestMetricContract(t *testing.T) {
 		c.Faults.ReasoningTokens = 1
 		c.PrefixCacheTokens = 4096
 	})
-	// A stored previous report, so the new burst has a regression verdict.
 	storage := t.TempDir()
-	// A baseline of the same target, model and scenario mix.
-	previous := &report.Report{ID: "quick-20200101T000000Z", Burst: "quick", Target: "sim", Model: "m",
-		Config:  map[string]any{"scenarios": []any{map[string]any{"scenario": "checked", "weight": 1}}},
-		Latency: map[string]report.Summary{"ttft": {Count: 1, P50: 0.1, P99: 0.1}}}
-	if err := store.New(storage, nil).Save(previous, 5); err != nil {
-		t.Fatal(err)
-	}
 	// A target behind TLS, for the certificate's expiry, and a dead one, for failures.
 	tlsEngine, err := sim.New(sim.DefaultConfig())
 	if err != nil {
@@ -95,6 +88,19 @@ comparisons:
   - {name: sim-tls, baseline: sim, candidate: tls, scenarios: [checked], window: 10s}
 `, srv.URL, tlsSrv.URL)
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A stored previous report of the same request set (a baseline must be
+	// comparable), so the new burst has a regression verdict.
+	loaded, err := load.Parse([]byte(cfg), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	quick, _ := loaded.Burst("quick")
+	previous := report.Build(quick, report.Run{ID: "quick-20200101T000000Z", Rate: 20, Planned: quick.Requests, Start: time.Now().Add(-time.Hour)},
+		report.Meta{Model: "m", Scenarios: loaded.ScenariosOf(quick)})
+	previous.Latency = map[string]report.Summary{"ttft": {Count: 1, P50: 0.1, P99: 0.1}}
+	if err := store.New(storage, nil).Save(previous, 5); err != nil {
 		t.Fatal(err)
 	}
 	d := New(Options{ConfigFile: path, StoragePath: storage, HistoryRecent: 5, HistoryFailures: 5, GPU: true, GPUTimeout: time.Second})
