@@ -101,6 +101,10 @@ func TestNamedBaselineIsBinding(t *testing.T) {
 		!strings.Contains(errOut, "not comparable") || !strings.Contains(out, "FAIL  baseline:") {
 		t.Errorf("a named baseline of another burst: exit %d, want 3 with the reason first\n%s%s", code, out, errOut)
 	}
+	// Refused before anything was sent: no preflight, no progress.
+	if !strings.Contains(errOut, "the burst was not sent") || strings.Contains(errOut, "preflight") || strings.Contains(errOut, "requests done") {
+		t.Errorf("a named baseline of another burst was refused after the burst ran:\n%s", errOut)
+	}
 
 	// Another URL, the same request set: compared, said first, and the
 	// slower decode fails the TPOT gate.

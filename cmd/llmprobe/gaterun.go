@@ -88,6 +88,9 @@ func gate(ctx context.Context, o gateOptions) int {
 	}
 	defer client.Close()
 	scenarios := g.cfg.ScenariosOf(g.burst)
+	if !g.baselineFits(t) {
+		return gateUnmeasured
+	}
 	if !g.preflight(ctx, client, t, scenarios[0]) {
 		return gateUnmeasured
 	}
@@ -135,6 +138,35 @@ func (g *gateRun) load() bool {
 		}
 	}
 	return true
+}
+
+// baselineFits refuses a named baseline whose request set is not the one
+// this run plans, before anything is sent: the burst would run only to be
+// refused. A sweep's rate and count, a trace's and a shard's are known only
+// after the run, and so is a discovered model: JudgeNamed judges those.
+func (g *gateRun) baselineFits(t config.Target) bool {
+	b := g.burst
+	if g.baseline == nil || b.Sweep != nil || b.Arrival.Process == config.ArrivalTrace || g.Shard.Count > 1 {
+		return true
+	}
+	rate, scenarios := plan.Rates(b)[0], g.cfg.ScenariosOf(b)
+	planned := 0 // as the dispatcher counts: a conversation plans all its turns
+	for a := range plan.Arrivals(b, rate) {
+		if !a.Warmup {
+			planned += scenarios[a.Scenario].TurnsOf()
+		}
+	}
+	r := report.Build(b, report.Run{Rate: rate, Planned: planned, Start: time.Now()}, report.Meta{Scenarios: scenarios})
+	r.Overrides = g.overrides
+	why := verdict.RefusedBeforeRun(r, g.baseline)
+	if why == "" {
+		return true
+	}
+	fmt.Fprintf(g.Stdout, "REFUSED %s\nFAIL  baseline: the burst was not sent\n", why)
+	fmt.Fprintf(g.Stderr, "llmprobe gate: --baseline %s: %s; the burst was not sent\n", g.Baseline, why)
+	stub := &report.Report{Burst: b.Name, Target: t.Name, Model: t.Model, Overrides: g.overrides}
+	g.writeCI(stub, render.Check{Name: "baseline", Status: render.StatusError, Detail: why + "; the burst was not sent"})
+	return false
 }
 
 // preflight sends one request of the burst's first scenario, measured like

@@ -70,7 +70,7 @@ func judge(r, prev *report.Report, maxRegression []config.MaxRegression, named b
 		differs := differsFrom(r, prev)
 		switch {
 		case differs != "" && named:
-			why := fmt.Sprintf("the baseline %s you named is not comparable: %s", prev.ID, differs)
+			why := refusal(prev, differs)
 			r.Gates = append(r.Gates, report.Gate{Name: BaselineGate, Detail: why})
 			r.RegressionSkipped, r.BaselineNote = why, "REFUSED "+why
 			prev = nil
@@ -112,13 +112,35 @@ func differsFrom(r, prev *report.Report) string {
 	if prev.Model != r.Model && (r.Upgrade == nil || r.Upgrade.From.Model != prev.Model) {
 		d = append(d, fmt.Sprintf("model %q, this run %q", prev.Model, r.Model))
 	}
-	d = append(d, requestSetDiffers(r, prev)...)
+	d = append(d, plannedDiffers(r, prev)...)
+	return strings.Join(d, "; ")
+}
+
+// RefusedBeforeRun says why the named baseline prev is refused for the run
+// r plans (built before it: configuration, seed, rate, planned requests and
+// overrides), or "" when its request set matches: a baseline that cannot be
+// compared is refused before anything is sent. The model, discovered by the
+// run, is judged after it (JudgeNamed).
+func RefusedBeforeRun(r, prev *report.Report) string {
+	if differs := strings.Join(plannedDiffers(r, prev), "; "); differs != "" {
+		return refusal(prev, differs)
+	}
+	return ""
+}
+
+func refusal(prev *report.Report, differs string) string {
+	return fmt.Sprintf("the baseline %s you named is not comparable: %s", prev.ID, differs)
+}
+
+// plannedDiffers lists how prev's request set and overrides differ from r's.
+func plannedDiffers(r, prev *report.Report) []string {
+	d := requestSetDiffers(r, prev)
 	// A run overridden on the command line measured something else; a URL
 	// override only sent it elsewhere.
 	if a, b := strings.Join(shaping(prev.Overrides), " "), strings.Join(shaping(r.Overrides), " "); a != b {
 		d = append(d, fmt.Sprintf("overrides %q, this run %q", a, b))
 	}
-	return strings.Join(d, "; ")
+	return d
 }
 
 // requestSetDiffers lists how prev's requests differ from r's.
