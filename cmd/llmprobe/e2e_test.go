@@ -259,3 +259,25 @@ func TestNoClassicBuckets(t *testing.T) {
 		t.Error("no +Inf buckets on the page")
 	}
 }
+
+// An address in use stops llmprobe at once, naming the flag, before the
+// demo engine, the configuration or a burst starts.
+func TestAddressInUseStopsBeforeAnythingStarts(t *testing.T) {
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	addr := held.Addr().String()
+	cmd := exec.Command(binPath, "--web.listen-address="+addr, "--storage.path="+t.TempDir(), "--no-collector.gpu")
+	out, err := cmd.CombinedOutput()
+	log := string(out)
+	if exitCode(err) == 0 || !strings.Contains(log, "--web.listen-address="+addr) || !strings.Contains(log, "address already in use") {
+		t.Errorf("exit %d, want a failure naming --web.listen-address=%s:\n%s", exitCode(err), addr, log)
+	}
+	for _, started := range []string{"configuration loaded", "simulated engine", "burst finished"} {
+		if strings.Contains(log, started) {
+			t.Errorf("%q before the address was refused:\n%s", started, log)
+		}
+	}
+}

@@ -8,9 +8,11 @@ import (
 	"fmt"
 	stdlog "log"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -198,6 +200,17 @@ func (d *Daemon) Run(ctx context.Context) error {
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 	level.Info(d.logger).Log("msg", "starting llmprobe", "version", version.Info(), "build_context", version.BuildContext())
+	// Bound before anything starts: an address in use stops llmprobe
+	// before it probes or runs a burst it could never show.
+	listeners, err := listen(d.opts.Web)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for _, l := range listeners {
+			_ = l.Close()
+		}
+	}()
 	if d.gpu != nil {
 		d.gpu.Start()
 	}
@@ -233,7 +246,13 @@ func (d *Daemon) Run(ctx context.Context) error {
 
 	srv := &http.Server{Handler: d.routes(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
-	go func() { errc <- toolkit.ListenAndServe(srv, d.opts.Web, d.opts.WebLogger) }()
+	go func() {
+		if listeners == nil {
+			errc <- toolkit.ListenAndServe(srv, d.opts.Web, d.opts.WebLogger)
+			return
+		}
+		errc <- toolkit.ServeMultiple(listeners, srv, d.opts.Web, d.opts.WebLogger)
+	}()
 	d.ready.Store(true)
 	select {
 	case err := <-errc:
@@ -248,6 +267,32 @@ func (d *Daemon) Run(ctx context.Context) error {
 		<-errc
 	}
 	return nil
+}
+
+// listen binds every TCP address of --web.listen-address. Systemd's
+// sockets, vsock addresses and no address at all are left to
+// exporter-toolkit, which serves or refuses them (nil, nil).
+func listen(web *toolkit.FlagConfig) ([]net.Listener, error) {
+	if (web.WebSystemdSocket != nil && *web.WebSystemdSocket) || len(*web.WebListenAddresses) == 0 {
+		return nil, nil
+	}
+	for _, addr := range *web.WebListenAddresses {
+		if strings.HasPrefix(addr, "vsock://") {
+			return nil, nil
+		}
+	}
+	var out []net.Listener
+	for _, addr := range *web.WebListenAddresses {
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			for _, bound := range out {
+				_ = bound.Close()
+			}
+			return nil, fmt.Errorf("--web.listen-address=%s: %w; give another address with --web.listen-address", addr, err)
+		}
+		out = append(out, l)
+	}
+	return out, nil
 }
 
 // stop ends every schedule and the demo engine.
