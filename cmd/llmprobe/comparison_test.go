@@ -20,9 +20,6 @@ import (
 // candidate 40 % slower at decoding is flagged for TPOT and the alert
 // fires within two minutes; an identical candidate fires nothing.
 func TestComparisonFlagsSlowerCandidate(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts two sims and Prometheus")
-	}
 	for _, c := range []struct {
 		name     string
 		slowdown float64
