@@ -131,8 +131,8 @@ func TestJudge(t *testing.T) {
 		{0.3, 0.2, 0.4, []float64{0.6, 0}, Inconclusive},
 		{0.3, 0.2, 0.4, []float64{0.6, math.NaN()}, Worse}, // a round without pairs says nothing
 	} {
-		if got := judge(tc.est, tc.lo, tc.hi, margin, tc.rounds); got != tc.want {
-			t.Errorf("judge(%g [%g, %g], rounds %v) = %q, want %q", tc.est, tc.lo, tc.hi, tc.rounds, got, tc.want)
+		if got := Judge(tc.est, tc.lo, tc.hi, margin, tc.rounds); got != tc.want {
+			t.Errorf("Judge(%g [%g, %g], rounds %v) = %q, want %q", tc.est, tc.lo, tc.hi, tc.rounds, got, tc.want)
 		}
 	}
 }

@@ -48,7 +48,7 @@ func MedianShift(m string, base, cand []float64, strata []int, rounds int, tol f
 		return out
 	}
 	out.Lower, out.Upper = ratioOf(s.Lower), ratioOf(s.Upper)
-	out.Verdict = judge(s.Estimate, s.Lower, s.Upper, math.Log1p(tol), perRound)
+	out.Verdict = Judge(s.Estimate, s.Lower, s.Upper, math.Log1p(tol), perRound)
 	return out
 }
 
@@ -87,7 +87,7 @@ func TailRatio(m string, q float64, base, cand []float64, strata []int, rounds i
 		return out
 	}
 	out.Estimate, out.Lower, out.Upper = &r, &lo, &hi
-	out.Verdict = judge(math.Log(r), math.Log(lo), math.Log(hi), math.Log1p(tol), perRound)
+	out.Verdict = Judge(math.Log(r), math.Log(lo), math.Log(hi), math.Log1p(tol), perRound)
 	return out
 }
 
@@ -120,16 +120,16 @@ func Goodput(good, judged [][2]int, tol float64) Metric {
 	}
 	out.Estimate, out.Lower, out.Upper = &diff, &lo, &hi
 	margin := tol * float64(g[0]) / float64(n[0])
-	out.Verdict = judge(-diff, -hi, -lo, margin, perRound)
+	out.Verdict = Judge(-diff, -hi, -lo, margin, perRound)
 	return out
 }
 
-// judge classifies an effect signed so that above 0 is worse: est with
+// Judge classifies an effect signed so that above 0 is worse: est with
 // its 95 % interval [lo, hi] and each round's own estimate (NaN: none).
 // Worse needs the interval above 0 and the estimate beyond margin; better
 // mirrors it; either turns inconclusive when a round points the other way
 // or not at all.
-func judge(est, lo, hi, margin float64, rounds []float64) Verdict {
+func Judge(est, lo, hi, margin float64, rounds []float64) Verdict {
 	var v Verdict
 	switch {
 	case lo > 0 && est > margin:

@@ -4,6 +4,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/llmprobe/llmprobe/compare"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/stats"
 )
@@ -120,14 +121,14 @@ func evaluate(pairs []pair, minPairs int, tolerance float64) []figure {
 	return out
 }
 
-// verdict is worse when the interval lies above 1 and the ratio beyond
-// 1 + tolerance, better when it lies below 1 and the ratio under
-// 1 − tolerance, else none.
+// verdict is compare's rule on the log ratio (the interval beyond 1 and
+// the ratio beyond 1 + tolerance, or below 1/(1 + tolerance)), as the
+// metric's value: 1 worse, −1 better, 0 none.
 func verdict(f figure, tolerance float64) int {
-	switch {
-	case f.Lower > 1 && f.Ratio > 1+tolerance:
+	switch compare.Judge(math.Log(f.Ratio), math.Log(f.Lower), math.Log(f.Upper), math.Log1p(tolerance), nil) {
+	case compare.Worse:
 		return worse
-	case f.Upper < 1 && f.Ratio < 1-tolerance:
+	case compare.Better:
 		return better
 	}
 	return none
