@@ -107,10 +107,22 @@ func TestBurstReportsEngineMetrics(t *testing.T) {
 	}
 	var rows int
 	for _, r := range e.ClientVsServer {
-		if r.Metric == "ttft" && r.NA == "" {
+		if r.Metric == "ttft" && r.Client != nil && r.Server != nil {
 			rows++
-			if r.Difference == nil || math.Abs(*r.Difference-(*r.Client-*r.Server)) > 1e-12 {
-				t.Errorf("row %+v", r)
+			// A value is client − server; else the bucket bounds the
+			// difference: client − upper to client − lower.
+			switch {
+			case r.Difference != nil:
+				if math.Abs(*r.Difference-(*r.Client-*r.Server)) > 1e-12 {
+					t.Errorf("row %+v", r)
+				}
+			case r.NA != "": // a bucket above the client's figure, or unbounded
+				if r.DifferenceUpper == nil || *r.DifferenceUpper >= 0 && r.ServerBucketUpper != nil {
+					t.Errorf("row %+v: n/a, yet its interval is bounded and not wholly negative", r)
+				}
+			case r.DifferenceLower == nil || r.DifferenceUpper == nil || r.ServerBucketUpper == nil ||
+				math.Abs(*r.DifferenceLower-(*r.Client-*r.ServerBucketUpper)) > 1e-12 || math.Abs(*r.DifferenceUpper-(*r.Client-*r.ServerBucketLower)) > 1e-12:
+				t.Errorf("row %+v: neither a value nor the bucket's interval", r)
 			}
 		}
 	}

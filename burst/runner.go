@@ -191,15 +191,18 @@ func (r Runner) engine(ctx context.Context) *engineReads {
 	return &engineReads{scraper: s, last: before.Scrape(ctx)}
 }
 
-// around runs one run and reads the page after it, even when ctx ended:
-// a stopped burst's report still gets the engine's view of what it sent.
+// around runs one run, reading the engine's gauges during it, and reads
+// the page after it, even when ctx ended: a stopped burst's report still
+// gets the engine's view of what it sent.
 func (e *engineReads) around(ctx context.Context, run func() report.Run) report.Run {
-	out := run()
 	if e == nil {
-		return out
+		return run()
 	}
+	sampler := enginemetrics.StartSampler(ctx, *e.scraper, enginemetrics.SampleInterval)
+	out := run()
+	during := sampler.Stop()
 	after := e.scraper.Scrape(context.WithoutCancel(ctx))
-	out.Engine = &report.EngineScrapes{URL: e.scraper.URL, Before: e.last, After: after}
+	out.Engine = &report.EngineScrapes{URL: e.scraper.URL, Before: e.last, After: after, During: during}
 	e.last = after
 	return out
 }

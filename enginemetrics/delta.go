@@ -43,8 +43,11 @@ type Window struct {
 type Figure struct {
 	Metric string `json:"metric"`
 	// Source is the engine's series it comes from.
-	Source    string     `json:"source,omitempty"`
-	Count     *float64   `json:"count"`
+	Source string   `json:"source,omitempty"`
+	Count  *float64 `json:"count"`
+	// Unit is what Count counts: requests, tokens, or intervals (gaps
+	// between tokens).
+	Unit      string     `json:"count_unit,omitempty"`
 	Mean      *float64   `json:"mean"`
 	Quantiles []Quantile `json:"quantiles,omitempty"`
 	// Note says how a derived figure was made.
@@ -63,13 +66,18 @@ type Quantile struct {
 	BucketUpper *float64 `json:"bucket_upper"`
 }
 
-// Gauge is one engine gauge at each scrape.
+// Gauge is one engine gauge at each scrape, and over the reads taken
+// while the run went on (Samples of them; Min, Mean, Max nil without).
 type Gauge struct {
-	Metric string   `json:"metric"`
-	Source string   `json:"source,omitempty"`
-	Before *float64 `json:"before"`
-	After  *float64 `json:"after"`
-	NA     string   `json:"na,omitempty"`
+	Metric  string   `json:"metric"`
+	Source  string   `json:"source,omitempty"`
+	Before  *float64 `json:"before"`
+	After   *float64 `json:"after"`
+	Samples int      `json:"samples,omitempty"`
+	Min     *float64 `json:"min,omitempty"`
+	Mean    *float64 `json:"mean,omitempty"`
+	Max     *float64 `json:"max,omitempty"`
+	NA      string   `json:"na,omitempty"`
 }
 
 // Lookup returns the named figure.
@@ -102,6 +110,8 @@ type Options struct {
 	// Model filters series that carry the family's model label; empty
 	// keeps every series.
 	Model string
+	// During are the pages a Sampler read while the run went on.
+	During []*Page
 }
 
 // Compare computes the window from before to after. It never fails: what
@@ -136,7 +146,7 @@ func Compare(before, after *Page, o Options) *Window {
 		}
 	}
 	for _, g := range gaugeNames {
-		w.Gauges = append(w.Gauges, fam.gauge(g, before, after, w.Model))
+		w.Gauges = append(w.Gauges, fam.gauge(g, before, after, w.Model, o.During))
 	}
 	// A figure that went back means a restart: no figure of the window holds.
 	for _, f := range w.Figures {
@@ -341,7 +351,10 @@ func (f family) figure(metric string, before, after *Page, model string) Figure 
 		out.NA = ErrRestarted
 		return out
 	}
-	out.Count = &count
+	out.Count, out.Unit = &count, UnitRequests
+	if metric == MetricITL {
+		out.Unit = UnitIntervals // one observation per gap between tokens
+	}
 	if count == 0 {
 		out.NA = "no request finished between the scrapes"
 		return out
@@ -438,7 +451,7 @@ func (f family) ratioFigure(r ratio, before, after *Page) Figure {
 		out.NA = ErrRestarted
 		return out
 	}
-	out.Count = &den
+	out.Count, out.Unit = &den, UnitTokens
 	if den == 0 {
 		out.NA = "no token counted between the scrapes"
 		return out
@@ -466,7 +479,7 @@ func counterSum(mf *dto.MetricFamily) *float64 {
 	return &v
 }
 
-func (f family) gauge(g string, before, after *Page, model string) Gauge {
+func (f family) gauge(g string, before, after *Page, model string, during []*Page) Gauge {
 	out := Gauge{Metric: g}
 	s, ok := pick(f.gauges[g], before, after)
 	if !ok {
@@ -484,7 +497,25 @@ func (f family) gauge(g string, before, after *Page, model string) Gauge {
 	}
 	out.Before = pickFn(before.families[s.name], s, f.modelLabel, model)
 	out.After = pickFn(after.families[s.name], s, f.modelLabel, model)
-	if out.Before == nil && out.After == nil {
+	var sum float64
+	for _, p := range during {
+		v := pickFn(p.families[s.name], s, f.modelLabel, model)
+		if !p.OK() || v == nil {
+			continue
+		}
+		if out.Samples == 0 {
+			out.Min, out.Max = new(float64), new(float64)
+			*out.Min, *out.Max = *v, *v
+		}
+		out.Samples++
+		sum += *v
+		*out.Min, *out.Max = min(*out.Min, *v), max(*out.Max, *v)
+	}
+	if out.Samples > 0 {
+		mean := sum / float64(out.Samples)
+		out.Mean = &mean
+	}
+	if out.Before == nil && out.After == nil && out.Samples == 0 {
 		out.NA = "the page has no " + s.name + " series for this model"
 	}
 	return out

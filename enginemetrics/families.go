@@ -23,6 +23,13 @@ const (
 // Metrics lists the figures every family is asked for.
 var Metrics = []string{MetricTTFT, MetricQueue, MetricPrefill, MetricDecode, MetricInference, MetricE2E, MetricTPOT, MetricITL}
 
+// What a figure's count counts.
+const (
+	UnitRequests  = "requests"
+	UnitTokens    = "tokens"
+	UnitIntervals = "intervals"
+)
+
 // Gauges, read at each scrape.
 const (
 	GaugeWaiting = "requests_waiting"
@@ -31,6 +38,19 @@ const (
 )
 
 var gaugeNames = []string{GaugeWaiting, GaugeRunning, GaugeKVCache}
+
+// gaugeSeries are the names of every family's gauges: all a sample keeps.
+var gaugeSeries = func() map[string]bool {
+	out := map[string]bool{}
+	for _, f := range families {
+		for _, ss := range f.gauges {
+			for _, s := range ss {
+				out[s.name] = true
+			}
+		}
+	}
+	return out
+}()
 
 // series selects one histogram, counter or gauge, and optionally one value
 // of one label (SGLang's per-stage histogram).

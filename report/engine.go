@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/llmprobe/llmprobe/enginemetrics"
+	"github.com/llmprobe/llmprobe/prober"
 )
 
 // EngineMetrics is what the engine's own /metrics said about the burst,
@@ -16,28 +17,52 @@ type EngineMetrics struct {
 	ClientRequests int                `json:"client_requests"`
 	ClientVsServer []EngineComparison `json:"client_vs_server"`
 	Note           string             `json:"note,omitempty"`
+	// Queued says the engine queued the run's requests for a slot, from
+	// its gauges read during the run; empty when it did not.
+	Queued string `json:"queued,omitempty"`
 }
 
 // EngineComparison is one quantile (or the mean) of a latency seen from
 // both sides, in seconds. Difference is client − server; null with NA's
 // reason when a side has no figure. A server quantile is an estimate within
-// its bucket, ServerBucketLower to ServerBucketUpper (null: unbounded): a
-// difference smaller than the bucket's width says little. Means are exact.
+// its bucket, ServerBucketLower to ServerBucketUpper (null: unbounded), so
+// Difference is set only where the bucket is narrow beside it; else
+// DifferenceLower to DifferenceUpper is what the bucket permits
+// (enginemetrics.Diff's rule), and Resolution says which. Means are exact.
 type EngineComparison struct {
 	Metric            string   `json:"metric"`
 	Quantile          string   `json:"quantile"`
 	Client            *float64 `json:"client"`
 	Server            *float64 `json:"server"`
 	Difference        *float64 `json:"difference"`
+	DifferenceLower   *float64 `json:"difference_lower,omitempty"`
+	DifferenceUpper   *float64 `json:"difference_upper,omitempty"`
+	Resolution        string   `json:"resolution,omitempty"`
 	ServerBucketLower *float64 `json:"server_bucket_lower,omitempty"`
 	ServerBucketUpper *float64 `json:"server_bucket_upper,omitempty"`
 	NA                string   `json:"na,omitempty"`
 }
 
-// EngineScrapes are the two reads of the engine's page around a run.
+// Diff is the row's difference for printing.
+func (c EngineComparison) Diff() enginemetrics.Difference {
+	return enginemetrics.Difference{Value: c.Difference, Lower: c.DifferenceLower, Upper: c.DifferenceUpper, Resolution: c.Resolution, NA: c.NA}
+}
+
+// ServerQuantile is the row's server figure as a bucket estimate; false
+// for a mean, which is exact.
+func (c EngineComparison) ServerQuantile() (enginemetrics.Quantile, bool) {
+	if c.Server == nil || c.ServerBucketLower == nil {
+		return enginemetrics.Quantile{}, false
+	}
+	return enginemetrics.Quantile{Name: c.Quantile, Value: *c.Server, BucketLower: *c.ServerBucketLower, BucketUpper: c.ServerBucketUpper}, true
+}
+
+// EngineScrapes are the two reads of the engine's page around a run, and
+// the gauge reads during it.
 type EngineScrapes struct {
 	URL           string
 	Before, After *enginemetrics.Page
+	During        []*enginemetrics.Page
 }
 
 // compared are the latencies both sides measure.
@@ -50,6 +75,7 @@ func (r *Report) AttachEngineMetrics(o enginemetrics.Options) {
 	if s == nil || s.Before == nil || s.After == nil {
 		return
 	}
+	o.During = s.During
 	w := enginemetrics.Compare(s.Before, s.After, o)
 	w.URL = s.URL
 	e := &EngineMetrics{Window: *w, ClientRequests: r.Requests + r.WarmupRequests}
@@ -62,7 +88,23 @@ func (r *Report) AttachEngineMetrics(o enginemetrics.Options) {
 			break
 		}
 	}
+	e.Queued = w.Queued(r.serverWaitShare())
 	r.EngineMetrics = e
+}
+
+// serverWaitShare is the share of TTFT spent in the server before
+// prefill (its queue, or time it did not split); −1 without a split.
+func (r *Report) serverWaitShare() float64 {
+	if r.TTFTBreakdown == nil {
+		return -1
+	}
+	var share float64
+	for _, c := range r.TTFTBreakdown.Components {
+		if c.Component == prober.ComponentEngineQueue || c.Component == prober.ComponentServerOther {
+			share += c.Share
+		}
+	}
+	return share
 }
 
 func (r *Report) compare(w *enginemetrics.Window, metric string) []EngineComparison {
@@ -82,6 +124,7 @@ func (r *Report) compare(w *enginemetrics.Window, metric string) []EngineCompari
 				row.ServerBucketLower, row.ServerBucketUpper = &lower, server.BucketUpper
 			}
 		}
+		var d enginemetrics.Difference
 		switch {
 		case f.NA != "":
 			row.NA = "server: " + f.NA
@@ -89,9 +132,13 @@ func (r *Report) compare(w *enginemetrics.Window, metric string) []EngineCompari
 			row.NA = "server: no " + q
 		case client.Count == 0:
 			row.NA = "client: no sample"
+		case q == "mean":
+			d = enginemetrics.ExactDiff(c, server.Value)
 		default:
-			d := c - server.Value
-			row.Difference = &d
+			d = enginemetrics.Diff(c, *server)
+		}
+		if row.NA == "" {
+			row.Difference, row.DifferenceLower, row.DifferenceUpper, row.Resolution, row.NA = d.Value, d.Lower, d.Upper, d.Resolution, d.NA
 		}
 		out = append(out, row)
 	}

@@ -19,6 +19,10 @@ type engineView struct {
 	Compare []engineCompareRow
 	Gauges  string
 	Note    string
+	// Resolution says what the figures rest on: buckets, or counters only.
+	Resolution string
+	Buckets    bool
+	Queued     string
 }
 
 type engineScrapeRow struct {
@@ -39,7 +43,7 @@ func newEngineView(e *report.EngineMetrics) engineView {
 	if e == nil {
 		return v
 	}
-	v.OK, v.Note = e.Error == "", e.Note
+	v.OK, v.Note, v.Queued = e.Error == "", e.Note, e.Queued
 	for _, p := range []struct {
 		name string
 		page *enginemetrics.Page
@@ -57,16 +61,14 @@ func newEngineView(e *report.EngineMetrics) engineView {
 	if !v.OK {
 		return v
 	}
+	v.Resolution, v.Buckets = reportrender.Resolution(e), reportrender.HasBuckets(e)
 	for _, f := range e.Figures {
-		row := engineFigureRow{Metric: f.Metric, Source: f.Source, NA: f.NA, Count: "n/a", P50: "n/a", P90: "n/a", P99: "n/a", Mean: "n/a"}
-		if f.Count != nil {
-			row.Count = fmt.Sprintf("%.0f", *f.Count)
-		}
+		row := engineFigureRow{Metric: f.Metric, Source: f.Source, NA: f.NA, Count: reportrender.Count(f), P50: "n/a", P90: "n/a", P99: "n/a", Mean: "n/a"}
 		if f.Mean != nil {
 			row.Mean = msFigure(*f.Mean, true)
 		}
 		for _, q := range f.Quantiles {
-			s := "≈" + msFigure(q.Value, true)
+			s := q.Bucket()
 			switch q.Name {
 			case "p50":
 				row.P50 = s
@@ -82,32 +84,23 @@ func newEngineView(e *report.EngineMetrics) engineView {
 		v.Figures = append(v.Figures, row)
 	}
 	for _, c := range e.ClientVsServer {
-		row := engineCompareRow{Metric: c.Metric, Quantile: c.Quantile, NA: c.NA,
-			Client: msFigure(deref(c.Client), c.Client != nil), Server: msFigure(deref(c.Server), c.Server != nil),
-			Bucket: reportrender.Bucket(c), Difference: "n/a"}
-		if c.Difference != nil {
-			row.Difference = fmt.Sprintf("%+.1f ms", 1000**c.Difference)
-		}
-		if c.Quantile == "mean" && row.Bucket == "" {
-			row.Bucket = "exact (sums and counts)"
+		// Every figure goes through the report's one rule: a server
+		// percentile as its bucket, a difference only as exact as it is.
+		row := engineCompareRow{Metric: c.Metric, Quantile: c.Quantile,
+			Client: msFigure(deref(c.Client), c.Client != nil), Server: reportrender.ServerFigure(c),
+			Bucket: c.Resolution, Difference: c.Diff().Text()}
+		if c.Server == nil || c.Client == nil {
+			row.NA = c.NA
 		}
 		v.Compare = append(v.Compare, row)
 	}
-	var gs []string
+	v.Gauges = reportrender.Gauges(e)
+	var absent []string
 	for _, g := range e.Gauges {
-		if g.NA == "" {
-			gs = append(gs, fmt.Sprintf("%s %s → %s", g.Metric, gaugeText(g.Before), gaugeText(g.After)))
-		} else {
-			gs = append(gs, g.Metric+" n/a ("+g.NA+")")
+		if g.NA != "" {
+			absent = append(absent, g.Metric+" n/a ("+g.NA+")")
 		}
 	}
-	v.Gauges = strings.Join(gs, "; ")
+	v.Gauges = strings.Trim(v.Gauges+"; "+strings.Join(absent, "; "), "; ")
 	return v
-}
-
-func gaugeText(v *float64) string {
-	if v == nil {
-		return "n/a"
-	}
-	return fmt.Sprintf("%g", *v)
 }

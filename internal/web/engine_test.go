@@ -22,7 +22,10 @@ import (
 // (an old report: n/a), a failed scrape with its reason, and figures next
 // to the client's with the difference.
 func TestReportPageEngineSection(t *testing.T) {
-	v, c, s, d, lo, hi := 0.120, 10.0, 0.100, 0.020, 0.1, 0.25
+	v, c, s, lo, hi := 0.120, 10.0, 0.100, 0.1, 0.25
+	// Client 120 ms against a server p50 in the bucket 100–250 ms: the
+	// difference is anywhere from −130 to +20 ms, an interval.
+	d := enginemetrics.Diff(v, enginemetrics.Quantile{Name: "p50", Value: s, BucketLower: lo, BucketUpper: &hi})
 	at := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
 	base := func() *report.Report {
 		return &report.Report{ID: "b-1", Burst: "b", Target: "t", Engine: "vllm", EngineVersion: "0.11.0", Latency: map[string]report.Summary{"ttft": {Count: 10, P50: 0.12}}}
@@ -42,8 +45,8 @@ func TestReportPageEngineSection(t *testing.T) {
 				{Metric: "ttft", Source: "vllm:time_to_first_token_seconds", Count: &c, Mean: &s, Quantiles: []enginemetrics.Quantile{{Name: "p50", Value: s, BucketLower: lo, BucketUpper: &hi}}},
 				{Metric: "tpot", NA: "the page has no vllm:request_time_per_output_token_seconds"},
 			}},
-			ClientVsServer: []report.EngineComparison{{Metric: "ttft", Quantile: "p50", Client: &v, Server: &s, Difference: &d, ServerBucketLower: &lo, ServerBucketUpper: &hi}}},
-			[]string{"vllm from http://e/metrics", "vllm:time_to_first_token_seconds", "≈100.0 ms", "n/a: the page has no vllm:request_time_per_output_token_seconds", "&#43;20.0 ms", "in its bucket 100.0–250.0ms", "warmup and other clients"}},
+			ClientVsServer: []report.EngineComparison{{Metric: "ttft", Quantile: "p50", Client: &v, Server: &s, Difference: d.Value, DifferenceLower: d.Lower, DifferenceUpper: d.Upper, Resolution: d.Resolution, ServerBucketLower: &lo, ServerBucketUpper: &hi}}},
+			[]string{"vllm from http://e/metrics", "vllm:time_to_first_token_seconds", `<td class="num">100–250ms</td>`, "≈100.0ms in 100–250ms", "n/a: the page has no vllm:request_time_per_output_token_seconds", "between −130.0 and &#43;20.0ms", "bucket 100–250ms", "warmup and other clients"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -78,7 +81,7 @@ func TestReportPageEngineSection(t *testing.T) {
 // page went, with the reason when it failed.
 func TestEngineMetricsText(t *testing.T) {
 	at := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
-	mean, q := 0.05, 0.2
+	mean, q, lo, hi := 0.05, 0.2, 0.1, 0.25
 	for _, c := range []struct {
 		st    target.EngineState
 		want  string
@@ -90,8 +93,8 @@ func TestEngineMetricsText(t *testing.T) {
 		{target.EngineState{Last: &enginemetrics.Page{Time: at, Duration: 0.012}}, "figures after the next read", "ok"},
 		{target.EngineState{Last: &enginemetrics.Page{Time: at}, Window: &enginemetrics.Window{Error: enginemetrics.ErrRestarted}}, "n/a: engine restarted between scrapes: no delta", "muted"},
 		{target.EngineState{Last: &enginemetrics.Page{Time: at}, Window: &enginemetrics.Window{Family: "vllm", Figures: []enginemetrics.Figure{
-			{Metric: "ttft", Mean: &mean, Quantiles: []enginemetrics.Quantile{{Name: "p99", Value: q}}},
-			{Metric: "queue", NA: "x"}, {Metric: "tpot", Mean: &mean}}}}, "vllm, server-wide over the last interval: ttft mean 50.0 ms (p99 ≈200.0 ms) tpot mean 50.0 ms", "ok"},
+			{Metric: "ttft", Mean: &mean, Quantiles: []enginemetrics.Quantile{{Name: "p99", Value: q, BucketLower: lo, BucketUpper: &hi}}},
+			{Metric: "queue", NA: "x"}, {Metric: "tpot", Mean: &mean}}}}, "vllm, server-wide over the last interval: ttft mean 50.0 ms (p99 in 100–250ms), tpot mean 50.0 ms", "ok"},
 	} {
 		text, class := engineMetricsText(c.st)
 		if !strings.Contains(text, c.want) || class != c.class {

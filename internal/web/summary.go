@@ -3,6 +3,7 @@ package web
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/llmprobe/llmprobe/enginemetrics"
@@ -59,6 +60,12 @@ func engineText(info targetinfo.Info) string {
 	return info.Engine + " " + ver
 }
 
+// landingFigures are the engine figures a target's row shows, where its
+// family has them: llama.cpp's counters give tpot and prefill per token,
+// TGI's histograms queue, tpot and e2e.
+var landingFigures = []string{enginemetrics.MetricTTFT, enginemetrics.MetricQueue, enginemetrics.MetricPrefill,
+	enginemetrics.MetricPrefillPerToken, enginemetrics.MetricTPOT, enginemetrics.MetricE2E}
+
 // engineMetricsText says how the last read of the engine's metrics page
 // went: when, and its figures or why there are none.
 func engineMetricsText(es target.EngineState) (string, string) {
@@ -78,24 +85,27 @@ func engineMetricsText(es target.EngineState) (string, string) {
 		return text + "; n/a: " + w.Error, "muted"
 	}
 	text += fmt.Sprintf("; %s, server-wide over the last interval:", w.Family)
-	shown := 0
-	for _, m := range []string{enginemetrics.MetricTTFT, enginemetrics.MetricQueue, enginemetrics.MetricPrefill, enginemetrics.MetricTPOT} {
+	var figs []string
+	for _, m := range landingFigures {
 		f, ok := w.Lookup(m)
-		switch {
-		case !ok || f.NA != "":
-			continue
-		case f.Mean == nil:
+		if !ok || f.NA != "" || f.Mean == nil {
 			continue
 		}
-		// The mean is exact; a p99 is a bucket estimate, marked so.
-		text += fmt.Sprintf(" %s mean %s", m, msFigure(*f.Mean, true))
+		// The mean is exact; a p99 is only as precise as its bucket.
+		s := fmt.Sprintf("%s mean %s", m, msFigure(*f.Mean, true))
 		if q, ok := f.Quantile("p99"); ok {
-			text += fmt.Sprintf(" (p99 ≈%s)", msFigure(q.Value, true))
+			s += " (p99 in " + q.Bucket() + ")"
 		}
-		shown++
+		figs = append(figs, s)
 	}
-	if shown == 0 {
-		text += " no request finished"
+	if len(figs) == 0 {
+		figs = append(figs, "no request finished")
+	}
+	text += " " + strings.Join(figs, ", ")
+	for _, g := range w.Gauges {
+		if g.NA == "" && g.After != nil {
+			text += fmt.Sprintf("; %s %g", g.Metric, *g.After)
+		}
 	}
 	return text, "ok"
 }

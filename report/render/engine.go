@@ -12,13 +12,66 @@ import (
 
 // Bucket says where a server quantile lies, "" for a mean.
 func Bucket(c report.EngineComparison) string {
-	if c.ServerBucketLower == nil {
-		return ""
+	if q, ok := c.ServerQuantile(); ok {
+		return "in its bucket " + q.Bucket()
 	}
-	if c.ServerBucketUpper == nil {
-		return fmt.Sprintf("in its bucket above %.1fms", 1000**c.ServerBucketLower)
+	return ""
+}
+
+// ServerFigure is a comparison row's server figure as exact as it is: a
+// mean as a value, a percentile as its estimate in its bucket.
+func ServerFigure(c report.EngineComparison) string {
+	if q, ok := c.ServerQuantile(); ok {
+		return q.Text()
 	}
-	return fmt.Sprintf("in its bucket %.1f–%.1fms", 1000**c.ServerBucketLower, 1000**c.ServerBucketUpper)
+	if c.Server == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1fms (exact)", 1000**c.Server)
+}
+
+// HasBuckets reports whether any of the engine's figures has percentiles
+// from histogram buckets (llama.cpp's counters give means only).
+func HasBuckets(e *report.EngineMetrics) bool {
+	for _, f := range e.Figures {
+		if len(f.Quantiles) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Resolution is the sentence under the engine's figures: what they rest on.
+func Resolution(e *report.EngineMetrics) string {
+	if HasBuckets(e) {
+		return "server percentiles are estimates from the engine's buckets, shown as the bucket each falls in; means are exact (sums and counts)"
+	}
+	return "the engine exports counters, no histograms: its figures are means (exact: sums and counts), no percentiles"
+}
+
+// Count is a figure's count with what it counts: "92 requests", "6528 tokens".
+func Count(f enginemetrics.Figure) string {
+	if f.Count == nil {
+		return "n/a"
+	}
+	return strings.TrimSpace(fmt.Sprintf("%.0f %s", *f.Count, f.Unit))
+}
+
+// Gauges says each engine gauge before → after and, where it was read
+// during the run, its range there.
+func Gauges(e *report.EngineMetrics) string {
+	var gs []string
+	for _, g := range e.Gauges {
+		if g.NA != "" {
+			continue
+		}
+		s := fmt.Sprintf("%s %s → %s", g.Metric, na(g.Before, "%g", 1), na(g.After, "%g", 1))
+		if g.Samples > 0 {
+			s += fmt.Sprintf(" (during the run: min %.3g, mean %.3g, max %.3g over %d reads)", *g.Min, *g.Mean, *g.Max, g.Samples)
+		}
+		gs = append(gs, s)
+	}
+	return strings.Join(gs, ", ")
 }
 
 // EngineSummary is the engine section's one line for pages and logs.
@@ -55,56 +108,61 @@ func writeEngine(out io.Writer, r *report.Report) {
 	if e.Error != "" {
 		return
 	}
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  server\tcount\tp50\tp90\tp99\tmean\tsource")
-	for _, f := range e.Figures {
-		if f.NA != "" {
-			fmt.Fprintf(tw, "  %s\tn/a: %s\t\t\t\t\t\n", f.Metric, f.NA)
-			continue
-		}
-		q := func(name string) string {
-			if qq, ok := f.Quantile(name); ok {
-				return fmt.Sprintf("%.1fms", 1000*qq.Value)
-			}
-			return "n/a"
-		}
-		fmt.Fprintf(tw, "  %s\t%.0f\t%s\t%s\t%s\t%s\t%s\n", f.Metric, deref(f.Count), q("p50"), q("p90"), q("p99"), na(f.Mean, "%.1fms", 1000), f.Source)
-	}
-	_ = tw.Flush()
-	fmt.Fprintln(out, "  server percentiles are estimates from the engine's buckets, each within its bucket's bounds; means are exact")
+	writeEngineFigures(out, e)
+	fmt.Fprintf(out, "  %s\n", Resolution(e))
 	fmt.Fprintln(out, "  client − server (the network's and the client's share; the server's figures include warmup and other clients):")
 	for _, c := range e.ClientVsServer {
-		if c.NA != "" {
-			if c.Quantile == "mean" {
-				fmt.Fprintf(out, "    %s: n/a: %s\n", c.Metric, c.NA)
-			}
+		d := c.Diff()
+		if c.Quantile != "mean" && c.Server == nil {
+			continue // a percentile the engine does not give
+		}
+		if c.Server == nil || c.Client == nil {
+			fmt.Fprintf(out, "    %s %s: %s\n", c.Metric, c.Quantile, d.Text())
 			continue
 		}
-		bucket := ""
-		if b := Bucket(c); b != "" {
-			bucket = " (" + b + ")"
-		}
-		fmt.Fprintf(out, "    %s %s: client %s, server %s%s, difference %s\n", c.Metric, c.Quantile, na(c.Client, "%.1fms", 1000), na(c.Server, "%.1fms", 1000), bucket, na(c.Difference, "%+.1fms", 1000))
+		fmt.Fprintf(out, "    %s %s: client %s, server %s, difference %s\n", c.Metric, c.Quantile, na(c.Client, "%.1fms", 1000), ServerFigure(c), d.Text())
 	}
-	var gs []string
-	for _, g := range e.Gauges {
-		if g.NA == "" {
-			gs = append(gs, fmt.Sprintf("%s %s → %s", g.Metric, na(g.Before, "%g", 1), na(g.After, "%g", 1)))
-		}
+	if gs := Gauges(e); gs != "" {
+		fmt.Fprintf(out, "  engine gauges before → after: %s\n", gs)
 	}
-	if len(gs) > 0 {
-		fmt.Fprintf(out, "  engine gauges before → after: %s\n", strings.Join(gs, ", "))
+	if e.Queued != "" {
+		fmt.Fprintf(out, "  %s\n", e.Queued)
 	}
 	if e.Note != "" {
 		fmt.Fprintf(out, "  note: %s\n", e.Note)
 	}
 }
 
-func deref(p *float64) float64 {
-	if p == nil {
-		return 0
+// writeEngineFigures is the table of the engine's figures, each count
+// with its unit, each percentile as its bucket; percentile columns only
+// where the engine has buckets.
+func writeEngineFigures(out io.Writer, e *report.EngineMetrics) {
+	buckets := HasBuckets(e)
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	if buckets {
+		fmt.Fprintln(tw, "  server\tcount\tp50\tp90\tp99\tmean\tsource")
+	} else {
+		fmt.Fprintln(tw, "  server\tcount\tmean\tsource")
 	}
-	return *p
+	for _, f := range e.Figures {
+		cells := []string{f.Metric, Count(f)}
+		if buckets {
+			for _, name := range []string{"p50", "p90", "p99"} {
+				cell := "n/a"
+				if q, ok := f.Quantile(name); ok {
+					cell = q.Bucket()
+				}
+				cells = append(cells, cell)
+			}
+		}
+		source := f.Source
+		if f.NA != "" {
+			source = "n/a: " + f.NA // last: a long reason widens no column
+		}
+		cells = append(cells, na(f.Mean, "%.1fms", 1000), source)
+		fmt.Fprintln(tw, "  "+strings.Join(cells, "\t"))
+	}
+	_ = tw.Flush()
 }
 
 // markdownEngine writes the engine section as a table of client, server
@@ -115,26 +173,26 @@ func markdownEngine(b *strings.Builder, r *report.Report) {
 	if e == nil || e.Error != "" {
 		return
 	}
-	b.WriteString("\n| metric | quantile | client | server (estimate) | client − server |\n|---|---|--:|--:|--:|\n")
+	b.WriteString("\n| metric | quantile | client | server | client − server |\n|---|---|--:|--:|--:|\n")
 	for _, c := range e.ClientVsServer {
-		diff := na(c.Difference, "%+.1fms", 1000)
-		if c.NA != "" {
-			diff = "n/a: " + md(c.NA)
-		}
-		server := na(c.Server, "%.1fms", 1000)
-		if bk := Bucket(c); bk != "" {
-			server += " (" + bk + ")"
-		}
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", c.Metric, c.Quantile, na(c.Client, "%.1fms", 1000), server, diff)
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", c.Metric, c.Quantile, na(c.Client, "%.1fms", 1000), md(ServerFigure(c)), md(c.Diff().Text()))
 	}
 	var parts []string
 	for _, f := range e.Figures {
 		if q, ok := f.Quantile("p99"); ok && f.NA == "" {
-			parts = append(parts, fmt.Sprintf("%s p99 %.1fms", f.Metric, 1000*q.Value))
+			parts = append(parts, fmt.Sprintf("%s p99 in %s", f.Metric, q.Bucket()))
+		} else if f.NA == "" && f.Mean != nil && len(f.Quantiles) == 0 {
+			parts = append(parts, fmt.Sprintf("%s mean %.1fms over %s", f.Metric, 1000**f.Mean, Count(f)))
 		}
 	}
 	if len(parts) > 0 {
-		fmt.Fprintf(b, "\nServer p99 (bucket estimates): %s.\n", strings.Join(parts, ", "))
+		fmt.Fprintf(b, "\nServer figures (%s): %s.\n", md(Resolution(e)), strings.Join(parts, ", "))
+	}
+	if gs := Gauges(e); gs != "" {
+		fmt.Fprintf(b, "\nEngine gauges before → after: %s.\n", md(gs))
+	}
+	if e.Queued != "" {
+		fmt.Fprintf(b, "\n**%s**.\n", md(e.Queued))
 	}
 	if e.Note != "" {
 		fmt.Fprintf(b, "%s.\n", md(e.Note))

@@ -1,0 +1,134 @@
+package enginemetrics
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// A server percentile is interpolated within one bucket of the engine's
+// histogram: the truth is anywhere in the bucket. What follows prints it,
+// and its difference from an exact client figure, no more precisely than
+// the bucket allows. Every surface (text, Markdown, pages) goes through it.
+
+// Ms formats seconds as milliseconds with at most four significant digits
+// and no trailing zeros: a bucket bound reads as the engine wrote it.
+func Ms(seconds float64) string {
+	v := 1000 * seconds
+	switch {
+	case math.IsInf(v, 0) || math.IsNaN(v):
+		return fmt.Sprint(v)
+	case math.Abs(v) >= 1000:
+		return strconv.FormatFloat(math.Round(v), 'f', -1, 64) + "ms"
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64) + "ms"
+}
+
+// Bucket is where the quantile lies: "100–250ms", "≤300ms" for a first
+// bucket from 0, ">1040ms" above the last finite bound.
+func (q Quantile) Bucket() string {
+	switch {
+	case q.BucketUpper == nil:
+		return ">" + Ms(q.BucketLower)
+	case q.BucketLower <= 0:
+		return "≤" + Ms(*q.BucketUpper)
+	}
+	return strings.TrimSuffix(Ms(q.BucketLower), "ms") + "–" + Ms(*q.BucketUpper)
+}
+
+// Text is the estimate with its bucket, "≈222.4ms in 100–250ms"; above
+// the last bound only the bucket, since the estimate is that bound.
+func (q Quantile) Text() string {
+	if q.BucketUpper == nil {
+		return q.Bucket() + " (above the last bucket)"
+	}
+	return fmt.Sprintf("≈%.1fms in %s", 1000*q.Value, q.Bucket())
+}
+
+// narrow is how wide a bucket may be, as a share of the smallest
+// difference it permits, for the difference to print as a value.
+const narrow = 0.5
+
+// Difference is client − server for one figure, in seconds: a Value only
+// where the server's resolution allows it, else the interval the bucket
+// permits (Lower, Upper; nil: unbounded), or NA with why.
+type Difference struct {
+	Value *float64 `json:"difference"`
+	Lower *float64 `json:"difference_lower,omitempty"`
+	Upper *float64 `json:"difference_upper,omitempty"`
+	// Resolution says what the figure rests on.
+	Resolution string `json:"resolution,omitempty"`
+	NA         string `json:"-"`
+}
+
+// Why a difference is not a network share.
+const (
+	NACoarse   = "n/a (engine buckets coarser than the difference)"
+	notNetwork = "negative: the engine's figures count requests llmprobe did not time (warmup, other clients), so this is no network share"
+)
+
+// ExactDiff is the difference of two exact figures (means from sums and
+// counts): a value, marked when negative.
+func ExactDiff(client, server float64) Difference {
+	d := client - server
+	out := Difference{Value: &d, Resolution: "exact (sums and counts)"}
+	if d < 0 {
+		out.Resolution += "; " + notNetwork
+	}
+	return out
+}
+
+// Diff is an exact client figure minus a server quantile. The bucket
+// [lo, hi] bounds the difference to [client − hi, client − lo]; it is a
+// value only when that interval is positive and the bucket narrow beside
+// it, an interval when it is bounded and not wholly negative, else n/a.
+func Diff(client float64, server Quantile) Difference {
+	hiD := client - server.BucketLower
+	out := Difference{Upper: &hiD}
+	if server.BucketUpper == nil {
+		out.NA = NACoarse
+		out.Resolution = "the server's figure is above the engine's last bucket bound " + Ms(server.BucketLower)
+		return out
+	}
+	loD := client - *server.BucketUpper
+	out.Lower = &loD
+	width := *server.BucketUpper - server.BucketLower
+	switch {
+	case hiD < 0:
+		out.NA = "n/a (the server's bucket " + server.Bucket() + " lies above the client's figure: " + strings.TrimPrefix(notNetwork, "negative: ") + ")"
+		out.Resolution = "bucket " + server.Bucket()
+	case loD > 0 && width <= narrow*loD:
+		v := client - server.Value
+		out.Value = &v
+		out.Resolution = "bucket " + server.Bucket() + ", narrow beside the difference"
+	default:
+		out.Resolution = "bucket " + server.Bucket() + ": the difference is somewhere in the interval"
+	}
+	return out
+}
+
+// Text prints the difference as its resolution allows.
+func (d Difference) Text() string {
+	switch {
+	case strings.HasPrefix(d.NA, "n/a"):
+		return d.NA
+	case d.NA != "":
+		return "n/a: " + d.NA
+	case d.Value != nil:
+		s := signedMs(*d.Value)
+		if *d.Value < 0 {
+			s += " (" + notNetwork + ")"
+		}
+		return s
+	case d.Lower != nil && d.Upper != nil:
+		return "between " + strings.TrimSuffix(signedMs(*d.Lower), "ms") + " and " + signedMs(*d.Upper)
+	}
+	return "n/a"
+}
+
+// signedMs is "+2.2ms" or "−104.2ms" (a true minus sign).
+func signedMs(seconds float64) string {
+	s := fmt.Sprintf("%+.1fms", 1000*seconds)
+	return strings.Replace(s, "-", "−", 1)
+}
