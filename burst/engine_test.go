@@ -41,23 +41,10 @@ func engineClient(t *testing.T, target config.Target, em config.EngineMetrics) *
 // means the sums give), and the client's TTFT is above the server's by the
 // network and HTTP share, a few milliseconds on loopback.
 func TestBurstReportsEngineMetrics(t *testing.T) {
-	srv, _ := testkit.StartSim(t, func(c *sim.Config) {
-		c.MaxBatch, c.MaxQueue = 2, 1000 // a small batch: requests queue
-		c.PrefillBase, c.DecodeBase, c.DecodePerSeq = 20*time.Millisecond, 10*time.Millisecond, 0
-	})
-	target := testkit.Target(srv.URL, config.APICompletions)
-	c := engineClient(t, target, config.DefaultEngineMetrics)
-	b := burstOf(config.ArrivalPoisson, 20, 1500*time.Millisecond)
-	b.Warmup = config.Warmup{Requests: 2}
-	rep, err := Runner{Client: c}.Run(context.Background(), b, []workload.Scenario{burstScenario()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	// A small batch: requests queue.
+	rep, simURL := engineBurst(t, 2, config.ArrivalPoisson, 2)
 	e := rep.EngineMetrics
-	if e == nil || e.Error != "" {
-		t.Fatalf("engine metrics %+v", e)
-	}
-	if e.Family != "vllm" || !strings.Contains(e.FamilySource, "target_info detected engine llmprobe-sim") || e.URL != srv.URL+"/metrics" || e.Model != "m" {
+	if e.Family != "vllm" || !strings.Contains(e.FamilySource, "target_info detected engine llmprobe-sim") || e.URL != simURL+"/metrics" || e.Model != "m" {
 		t.Errorf("family %q (%s) url %s model %q", e.Family, e.FamilySource, e.URL, e.Model)
 	}
 	if !e.Before.Time.Before(rep.Start) || !e.After.Time.After(rep.End) {
@@ -140,7 +127,7 @@ func TestBurstReportsEngineMetrics(t *testing.T) {
 	if !strings.Contains(junit.String(), `<property name="engine_metrics" value="vllm from `) || !strings.Contains(junit.String(), "client − server") {
 		t.Errorf("junit lacks the engine section:\n%s", junit.String())
 	}
-	for _, want := range []string{"engine metrics (server-wide, all clients): vllm from " + srv.URL + "/metrics", "client − server", "ttft p50: client"} {
+	for _, want := range []string{"engine metrics (server-wide, all clients): vllm from " + simURL + "/metrics", "client − server", "ttft p50: client"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text report lacks %q:\n%s", want, text.String())
 		}
@@ -324,4 +311,54 @@ func TestEngineReadKeepsAShardOnTime(t *testing.T) {
 	if e := rep.EngineMetrics; e == nil || !strings.Contains(e.Error, "the scrape before failed: timeout") {
 		t.Errorf("engine metrics: %s", render.EngineSummary(e))
 	}
+}
+
+// Issue 26: the engine's gauges are read during the burst, not only before
+// and after (when an overloaded engine's queue is empty again). With one
+// slot and requests arriving faster than it serves them, the reads during
+// the run see requests waiting, and the report says they queued for a slot.
+func TestGaugesSampledDuringBurst(t *testing.T) {
+	// 30 requests over 1.5 s, each holding the one slot ~70 ms: the
+	// queue grows from the start and drains for about a second after.
+	rep, _ := engineBurst(t, 1, config.ArrivalConstant, 0)
+	e := rep.EngineMetrics
+	g, ok := e.Gauge(enginemetrics.GaugeWaiting)
+	if !ok || g.Samples == 0 || g.Max == nil || *g.Max <= 0 || g.Mean == nil || *g.Min > *g.Mean || *g.Mean > *g.Max {
+		t.Fatalf("requests_waiting during the run: %+v", g)
+	}
+	if *g.After != 0 {
+		t.Errorf("requests_waiting after the run %g: the queue had drained", *g.After)
+	}
+	if run, _ := e.Gauge(enginemetrics.GaugeRunning); run.Samples != g.Samples || *run.Max > 1 {
+		t.Errorf("requests_running during the run: %d reads, max %g; want %d reads, at most one slot", run.Samples, *run.Max, g.Samples)
+	}
+	if !strings.Contains(e.Queued, "queued for a slot") {
+		t.Errorf("queued %q", e.Queued)
+	}
+	var text bytes.Buffer
+	render.Text(&text, rep)
+	if !strings.Contains(text.String(), "(during the run: min ") || !strings.Contains(text.String(), "queued for a slot") {
+		t.Errorf("text report lacks the gauges during the run:\n%s", text.String())
+	}
+}
+
+// engineBurst runs 1.5 s at 20 requests/s against a sim of maxBatch slots
+// (20 ms prefill, 10 ms per token) that the burst reads the engine page of.
+func engineBurst(t *testing.T, maxBatch int, process string, warmup int) (*report.Report, string) {
+	t.Helper()
+	srv, _ := testkit.StartSim(t, func(c *sim.Config) {
+		c.MaxBatch, c.MaxQueue = maxBatch, 1000
+		c.PrefillBase, c.DecodeBase, c.DecodePerSeq = 20*time.Millisecond, 10*time.Millisecond, 0
+	})
+	c := engineClient(t, testkit.Target(srv.URL, config.APICompletions), config.DefaultEngineMetrics)
+	b := burstOf(process, 20, 1500*time.Millisecond)
+	b.Warmup = config.Warmup{Requests: warmup}
+	rep, err := Runner{Client: c}.Run(context.Background(), b, []workload.Scenario{burstScenario()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := rep.EngineMetrics; e == nil || e.Error != "" {
+		t.Fatalf("engine metrics %+v", e)
+	}
+	return rep, srv.URL
 }

@@ -115,12 +115,11 @@ func (d Difference) Text() string {
 		return d.NA
 	case d.NA != "":
 		return "n/a: " + d.NA
+	case d.Value != nil && *d.Value < 0:
+		// Exact, yet not a network share: say so before the number.
+		return "n/a as a network share (client − server " + signedMs(*d.Value) + ", exact; " + strings.TrimPrefix(notNetwork, "negative: ") + ")"
 	case d.Value != nil:
-		s := signedMs(*d.Value)
-		if *d.Value < 0 {
-			s += " (" + notNetwork + ")"
-		}
-		return s
+		return signedMs(*d.Value)
 	case d.Lower != nil && d.Upper != nil:
 		return "between " + strings.TrimSuffix(signedMs(*d.Lower), "ms") + " and " + signedMs(*d.Upper)
 	}

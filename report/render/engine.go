@@ -159,7 +159,11 @@ func writeEngineFigures(out io.Writer, e *report.EngineMetrics) {
 		if f.NA != "" {
 			source = "n/a: " + f.NA // last: a long reason widens no column
 		}
-		cells = append(cells, na(f.Mean, "%.1fms", 1000), source)
+		mean := "n/a"
+		if f.Mean != nil {
+			mean = enginemetrics.Ms(*f.Mean) // exact: as many digits as it needs
+		}
+		cells = append(cells, mean, source)
 		fmt.Fprintln(tw, "  "+strings.Join(cells, "\t"))
 	}
 	_ = tw.Flush()
@@ -182,7 +186,7 @@ func markdownEngine(b *strings.Builder, r *report.Report) {
 		if q, ok := f.Quantile("p99"); ok && f.NA == "" {
 			parts = append(parts, fmt.Sprintf("%s p99 in %s", f.Metric, q.Bucket()))
 		} else if f.NA == "" && f.Mean != nil && len(f.Quantiles) == 0 {
-			parts = append(parts, fmt.Sprintf("%s mean %.1fms over %s", f.Metric, 1000**f.Mean, Count(f)))
+			parts = append(parts, fmt.Sprintf("%s mean %s over %s", f.Metric, enginemetrics.Ms(*f.Mean), Count(f)))
 		}
 	}
 	if len(parts) > 0 {
