@@ -103,7 +103,7 @@ func Diff(client float64, server Quantile) Difference {
 		out.Value = &v
 		out.Resolution = "bucket " + server.Bucket() + ", narrow beside the difference"
 	default:
-		out.Resolution = "bucket " + server.Bucket() + ": the difference is somewhere in the interval"
+		out.Resolution = "bucket " + server.Bucket()
 	}
 	return out
 }

@@ -30,50 +30,6 @@ func ServerFigure(c report.EngineComparison) string {
 	return fmt.Sprintf("%.1fms (exact)", 1000**c.Server)
 }
 
-// HasBuckets reports whether any of the engine's figures has percentiles
-// from histogram buckets (llama.cpp's counters give means only).
-func HasBuckets(e *report.EngineMetrics) bool {
-	for _, f := range e.Figures {
-		if len(f.Quantiles) > 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// Resolution is the sentence under the engine's figures: what they rest on.
-func Resolution(e *report.EngineMetrics) string {
-	if HasBuckets(e) {
-		return "server percentiles are estimates from the engine's buckets, shown as the bucket each falls in; means are exact (sums and counts)"
-	}
-	return "the engine exports counters, no histograms: its figures are means (exact: sums and counts), no percentiles"
-}
-
-// Count is a figure's count with what it counts: "92 requests", "6528 tokens".
-func Count(f enginemetrics.Figure) string {
-	if f.Count == nil {
-		return "n/a"
-	}
-	return strings.TrimSpace(fmt.Sprintf("%.0f %s", *f.Count, f.Unit))
-}
-
-// Gauges says each engine gauge before → after and, where it was read
-// during the run, its range there.
-func Gauges(e *report.EngineMetrics) string {
-	var gs []string
-	for _, g := range e.Gauges {
-		if g.NA != "" {
-			continue
-		}
-		s := fmt.Sprintf("%s %s → %s", g.Metric, na(g.Before, "%g", 1), na(g.After, "%g", 1))
-		if g.Samples > 0 {
-			s += fmt.Sprintf(" (during the run: min %.3g, mean %.3g, max %.3g over %d reads)", *g.Min, *g.Mean, *g.Max, g.Samples)
-		}
-		gs = append(gs, s)
-	}
-	return strings.Join(gs, ", ")
-}
-
 // EngineSummary is the engine section's one line for pages and logs.
 func EngineSummary(e *report.EngineMetrics) string {
 	if e == nil {
@@ -109,7 +65,7 @@ func writeEngine(out io.Writer, r *report.Report) {
 		return
 	}
 	writeEngineFigures(out, e)
-	fmt.Fprintf(out, "  %s\n", Resolution(e))
+	fmt.Fprintf(out, "  %s\n", e.Resolution())
 	fmt.Fprintln(out, "  client − server (the network's and the client's share; the server's figures include warmup and other clients):")
 	for _, c := range e.ClientVsServer {
 		d := c.Diff()
@@ -122,7 +78,7 @@ func writeEngine(out io.Writer, r *report.Report) {
 		}
 		fmt.Fprintf(out, "    %s %s: client %s, server %s, difference %s\n", c.Metric, c.Quantile, na(c.Client, "%.1fms", 1000), ServerFigure(c), d.Text())
 	}
-	if gs := Gauges(e); gs != "" {
+	if gs := e.GaugesText(); gs != "" {
 		fmt.Fprintf(out, "  engine gauges before → after: %s\n", gs)
 	}
 	if e.Queued != "" {
@@ -137,7 +93,7 @@ func writeEngine(out io.Writer, r *report.Report) {
 // with its unit, each percentile as its bucket; percentile columns only
 // where the engine has buckets.
 func writeEngineFigures(out io.Writer, e *report.EngineMetrics) {
-	buckets := HasBuckets(e)
+	buckets := e.HasBuckets()
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	if buckets {
 		fmt.Fprintln(tw, "  server\tcount\tp50\tp90\tp99\tmean\tsource")
@@ -145,7 +101,7 @@ func writeEngineFigures(out io.Writer, e *report.EngineMetrics) {
 		fmt.Fprintln(tw, "  server\tcount\tmean\tsource")
 	}
 	for _, f := range e.Figures {
-		cells := []string{f.Metric, Count(f)}
+		cells := []string{f.Metric, f.CountText()}
 		if buckets {
 			for _, name := range []string{"p50", "p90", "p99"} {
 				cell := "n/a"
@@ -186,13 +142,13 @@ func markdownEngine(b *strings.Builder, r *report.Report) {
 		if q, ok := f.Quantile("p99"); ok && f.NA == "" {
 			parts = append(parts, fmt.Sprintf("%s p99 in %s", f.Metric, q.Bucket()))
 		} else if f.NA == "" && f.Mean != nil && len(f.Quantiles) == 0 {
-			parts = append(parts, fmt.Sprintf("%s mean %s over %s", f.Metric, enginemetrics.Ms(*f.Mean), Count(f)))
+			parts = append(parts, fmt.Sprintf("%s mean %s over %s", f.Metric, enginemetrics.Ms(*f.Mean), f.CountText()))
 		}
 	}
 	if len(parts) > 0 {
-		fmt.Fprintf(b, "\nServer figures (%s): %s.\n", md(Resolution(e)), strings.Join(parts, ", "))
+		fmt.Fprintf(b, "\nServer figures (%s): %s.\n", md(e.Resolution()), strings.Join(parts, ", "))
 	}
-	if gs := Gauges(e); gs != "" {
+	if gs := e.GaugesText(); gs != "" {
 		fmt.Fprintf(b, "\nEngine gauges before → after: %s.\n", md(gs))
 	}
 	if e.Queued != "" {
