@@ -96,7 +96,7 @@ func Diff(client float64, server Quantile) Difference {
 	width := *server.BucketUpper - server.BucketLower
 	switch {
 	case hiD < 0:
-		out.NA = "n/a (the server's bucket " + server.Bucket() + " lies above the client's figure: " + strings.TrimPrefix(notNetwork, "negative: ") + ")"
+		out.NA = "n/a (the server's bucket " + server.Bucket() + " lies above the client's figure: the engine counts requests llmprobe did not time (warmup, other clients), and a tail percentile rests on few of them, so this is no network share)"
 		out.Resolution = "bucket " + server.Bucket()
 	case loD > 0 && width <= narrow*loD:
 		v := client - server.Value
