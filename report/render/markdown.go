@@ -7,10 +7,26 @@ import (
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/verdict"
 )
 
 var statusMark = map[Status]string{
 	StatusPassed: "✅", StatusFailed: "❌", StatusSkipped: "⏭️", StatusWarning: "⚠️", StatusError: "💥",
+}
+
+var verdictMark = map[string]string{
+	verdict.Passed: "✅", verdict.Failed: "❌", verdict.Inconclusive: "💥", verdict.NotMeasured: "💥",
+}
+
+// hasError says one of checks is an error: the run was not measured, or
+// its report not kept.
+func hasError(checks []Check) bool {
+	for _, c := range checks {
+		if c.Status == StatusError {
+			return true
+		}
+	}
+	return false
 }
 
 // Markdown writes the report as a CI step summary (GitHub's
@@ -23,19 +39,30 @@ func Markdown(w io.Writer, r *report.Report, extra ...Check) error {
 	if r.ID != "" {
 		checks = append(checks, Checks(r)...)
 	}
-	verdict, mark := "passed", "✅"
+	word, mark := "passed", "✅"
 	for _, c := range checks {
 		switch {
 		case c.Status == StatusError:
-			verdict, mark = "not measured", "💥"
-		case c.Status == StatusFailed && verdict == "passed":
-			verdict, mark = "failed", "❌"
+			word, mark = "not measured", "💥"
+		case c.Status == StatusFailed && word == "passed":
+			word, mark = "failed", "❌"
 		}
 	}
-	if r.ID != "" && !r.Passed && verdict == "passed" {
-		verdict, mark = "failed", "❌" // Judge is the one verdict
+	if r.ID != "" && !r.Passed && word == "passed" {
+		word, mark = "failed", "❌" // Judge is the one verdict
 	}
-	fmt.Fprintf(&b, "## %s llmprobe gate: burst `%s` %s\n\n", mark, md(r.Burst), verdict)
+	why := ""
+	if r.ID != "" && r.Requests > 0 && !hasError(extra) {
+		o := verdict.Of(r) // with its caveat, or why it failed
+		word, why, mark = o.Word, o.Reason, verdictMark[o.Word]
+		if o.Word == verdict.Passed && r.ClientSaturated {
+			mark = "⚠️"
+		}
+	}
+	fmt.Fprintf(&b, "## %s llmprobe gate: burst `%s` %s\n\n", mark, md(r.Burst), word)
+	if why != "" {
+		fmt.Fprintf(&b, "**%s**\n\n", md(why))
+	}
 	if r.BaselineNote != "" {
 		fmt.Fprintf(&b, "**%s**\n\n", md(r.BaselineNote))
 	}
