@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/go-kit/log"
+	"github.com/prometheus/common/version"
 
 	"github.com/llmprobe/llmprobe/burst"
 	"github.com/llmprobe/llmprobe/burst/plan"
@@ -188,8 +190,12 @@ func (g *gateRun) preflight(ctx context.Context, c *prober.Client, t config.Targ
 // notMeasured writes the files of a run that sent no burst: a report
 // JSON that says why, and the CI files with the check that stopped it.
 func (g *gateRun) notMeasured(t config.Target, why render.Check) {
-	stub := &report.Report{Burst: g.burst.Name, Target: t.Name, Model: t.Model, Overrides: g.overrides,
-		Verdict: verdict.NotMeasured, VerdictReason: why.Detail}
+	host, _ := os.Hostname()
+	now := time.Now()
+	stub := report.Build(g.burst, report.Run{Rate: plan.Rates(g.burst)[0], Start: now, End: now},
+		report.Meta{Model: t.Model, Version: version.Version, Host: host, Scenarios: g.cfg.ScenariosOf(g.burst)})
+	stub.Target, stub.Overrides, stub.Verdict, stub.VerdictReason = t.Name, g.overrides, verdict.NotMeasured, why.Detail
+	stub.ID = "" // no run, none stored: the renderings show only the check that stopped it
 	if g.Output != "" {
 		if err := store.WriteJSON(g.Output, stub, g.secrets); err != nil {
 			fmt.Fprintf(g.Stderr, "llmprobe gate: writing %s: %v\n", g.Output, err)
