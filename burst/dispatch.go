@@ -16,6 +16,7 @@ import (
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/prompt"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/shard"
 )
 
 // job is an arrival released to the workers, and when it was.
@@ -79,13 +80,27 @@ func newDispatcher(ctx context.Context, r Runner, b config.Burst, scenarios []wo
 	maxWarmup, maxMeasured := plan.Requests(b, rate)
 	d.queue = make(chan job, maxWarmup+maxMeasured)
 	d.maxWorkers = min(b.MaxConcurrency, cap(d.queue))
-	d.total = int(float64(plan.MeanArrivals(b, rate)/shares) * plan.MeanTurns(b, scenarios))
+	d.total = plannedTotal(b, scenarios, rate, r.Shard)
 	d.start = r.Start
 	if d.start.IsZero() {
 		d.start = time.Now().Add(20 * time.Millisecond)
 	}
 	d.out = report.Run{ID: report.NewID(b.Name, d.start), Rate: rate, NotSent: map[string]int{}}
 	return d
+}
+
+// plannedTotal is what progress counts to: the requests the seeded plan
+// sends, warmup and every turn included, drawn once before the run so the
+// total never moves. A trace's plan is its file: its count, estimated.
+func plannedTotal(b config.Burst, scenarios []workload.Scenario, rate float64, s shard.Shard) int {
+	if b.Arrival.Process == config.ArrivalTrace {
+		return int(float64(plan.MeanArrivals(b, rate)/max(1, s.Count)) * plan.MeanTurns(b, scenarios))
+	}
+	n := 0
+	for a := range plan.Share(b, rate, s, nil) {
+		n += scenarios[a.Scenario].TurnsOf()
+	}
+	return n
 }
 
 // run sends plan and gives what it measured.

@@ -58,7 +58,7 @@ func sessionScenario() workload.Scenario {
 }
 
 // mixBurst plans one request of scenario "s" or "c" (a session), drawn
-// half and half, so the expected total is 1 × 2 mean turns.
+// half and half; its seed draws the session, so the plan's total is 3.
 func mixBurst() config.Burst {
 	b := burstOf(config.ArrivalConstant, 10, 0)
 	b.Requests = 1
@@ -83,7 +83,7 @@ func TestDispatcherCount(t *testing.T) {
 		arrivals               []plan.Arrival
 		planned, warmup, total int
 	}{
-		{"one request", []plan.Arrival{single}, 1, 0, 2},
+		{"one request", []plan.Arrival{single}, 1, 0, 3},
 		{"a session plans its turns", []plan.Arrival{session}, 3, 0, 3},
 		{"warmup apart, the total grows", []plan.Arrival{warm(single), session, single}, 4, 1, 5},
 		{"a warmup session", []plan.Arrival{warm(session)}, 0, 3, 3},
@@ -91,8 +91,8 @@ func TestDispatcherCount(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c, _ := fastSim(t, 0)
 			d := newTestDispatcher(t, context.Background(), Runner{Client: c}, mixBurst())
-			if d.total != 2 {
-				t.Fatalf("progress counts to %d before the plan is drawn, want the expected 2", d.total)
+			if d.total != 3 {
+				t.Fatalf("progress counts to %d before the plan is drawn, want the plan's 3", d.total)
 			}
 			for _, a := range tc.arrivals {
 				d.count(a)
@@ -404,8 +404,8 @@ func TestDispatcherRecord(t *testing.T) {
 			if len(d.out.Results) == 1 && (d.out.Index[0] != 5 || d.out.Results[0] != &tc.res) {
 				t.Errorf("recorded arrival %d's %+v, want arrival 5's result", d.out.Index[0], d.out.Results[0])
 			}
-			if !reflect.DeepEqual(progress, [][2]int{{1, 2}}) {
-				t.Errorf("progress %v, want 1 of the expected 2", progress)
+			if !reflect.DeepEqual(progress, [][2]int{{1, 3}}) {
+				t.Errorf("progress %v, want 1 of the plan's 3", progress)
 			}
 		})
 	}

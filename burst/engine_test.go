@@ -21,6 +21,7 @@ import (
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/render"
+	rjunit "github.com/llmprobe/llmprobe/report/render/junit"
 	"github.com/llmprobe/llmprobe/sim"
 )
 
@@ -121,11 +122,13 @@ func TestBurstReportsEngineMetrics(t *testing.T) {
 	if err := render.Markdown(&md, rep); err != nil {
 		t.Fatal(err)
 	}
-	if err := render.JUnit(&junit, rep); err != nil {
+	if err := rjunit.Write(&junit, rep); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(junit.String(), `<property name="engine_metrics" value="vllm from `) || !strings.Contains(junit.String(), "client − server") {
-		t.Errorf("junit lacks the engine section:\n%s", junit.String())
+	// JUnit names the engine's view; its table is in the text and the report
+	// JSON, not repeated in every CI log.
+	if !strings.Contains(junit.String(), `<property name="engine_metrics" value="vllm from `) || strings.Contains(junit.String(), "client − server") {
+		t.Errorf("junit lacks the engine's summary or repeats its table:\n%s", junit.String())
 	}
 	for _, want := range []string{"engine metrics (server-wide, all clients): vllm from " + simURL + "/metrics", "client − server", "ttft p50: client"} {
 		if !strings.Contains(text.String(), want) {

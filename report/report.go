@@ -69,8 +69,12 @@ type Report struct {
 	Goodput      Goodput      `json:"goodput"`
 	Gates        []Gate       `json:"gates"`
 	Passed       bool         `json:"passed"`
-	Aborted      bool         `json:"aborted"`
-	AbortReason  string       `json:"abort_reason,omitempty"`
+	// Verdict is Passed in one word with its caveat: passed, failed, or
+	// inconclusive (a saturated client failed it); VerdictReason says why.
+	Verdict       string `json:"verdict,omitempty"`
+	VerdictReason string `json:"verdict_reason,omitempty"`
+	Aborted       bool   `json:"aborted"`
+	AbortReason   string `json:"abort_reason,omitempty"`
 	// ClientSaturated is set when the client's own error (ErrorBound) passed
 	// a tenth of the tightest objective: the numbers describe the prober.
 	ClientSaturated bool `json:"client_saturated"`

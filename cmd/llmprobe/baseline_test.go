@@ -74,7 +74,7 @@ func TestNamedBaselineIsBinding(t *testing.T) {
 	dir := t.TempDir()
 	release, nightly := filepath.Join(dir, "release.json"), filepath.Join(dir, "nightly.json")
 
-	code, out, errOut := runGate(t, "--config.file="+cfg, "--burst=release", "--output="+release)
+	code, out, errOut := runGate(t, "--config.file="+cfg, "--burst=release", "--output="+release, "--verbose")
 	if code != 0 {
 		t.Fatalf("first run: exit %d\n%s%s", code, out, errOut)
 	}
@@ -106,10 +106,11 @@ func TestNamedBaselineIsBinding(t *testing.T) {
 		t.Errorf("a named baseline of another burst was refused after the burst ran:\n%s", errOut)
 	}
 
-	// Another URL, the same request set: compared, said first, and the
+	// Another URL, the same request set: compared, said after the verdict, and the
 	// slower decode fails the TPOT gate.
 	code, out, errOut = runGate(t, "--config.file="+cfg, "--burst=release", "--baseline="+release, "--target.url="+slow.URL)
-	first, _, _ = strings.Cut(out, "\n")
+	_, rest, _ := strings.Cut(out, "\n") // said right after the verdict
+	first, _, _ = strings.Cut(rest, "\n")
 	if code != 1 || !strings.Contains(first, "measured elsewhere, compared all the same: URL the target's own, this run "+slow.URL) ||
 		!strings.Contains(out, "FAIL  regression_tpot_p50:") || !strings.Contains(out, "regression vs "+rep.ID) {
 		t.Errorf("a 40%% slower candidate against a comparable baseline: exit %d, want 1\n%s%s", code, out, errOut)

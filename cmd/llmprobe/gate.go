@@ -33,6 +33,7 @@ type gateCommand struct {
 	durationSet bool
 	shard       *string
 	start       *string
+	verbose     *bool
 }
 
 func newGateCommand(app *kingpin.Application) *gateCommand {
@@ -52,6 +53,7 @@ func newGateCommand(app *kingpin.Application) *gateCommand {
 	c.duration = cmd.Flag("duration", "Length of the measured part for this run, instead of the burst's duration or request count.").IsSetByUser(&c.durationSet).PlaceHolder("DURATION").Duration()
 	c.shard = cmd.Flag("burst.shard", "Run only this replica's share i/N of the burst: arrival n of the seeded schedule when n % N == i. Every shard needs the same --burst.start; `llmprobe report merge` makes one report of the N shards' reports.").PlaceHolder("i/N").String()
 	c.start = cmd.Flag("burst.start", "Count the schedule from this instant (RFC 3339, like 2026-06-01T12:00:00Z) instead of now: the same in every shard; within the next hour.").PlaceHolder("TIME").String()
+	c.verbose = cmd.Flag("verbose", "Print every detail of the report (percentile intervals, the client's error bound, the TTFT split, the turns, the engine's view), not only the verdict, the gates and p50/p90/p99; the report files always have them.").Bool()
 	return c
 }
 
@@ -81,7 +83,7 @@ func (c *gateCommand) run() int {
 		ConfigFile: *c.configFile, Burst: *c.burst, Override: o,
 		Output: *c.output, JUnit: *c.junit, Markdown: *c.markdown,
 		StoragePath: *c.storagePath, Baseline: *c.baseline, GPU: *c.gpu,
-		Shard: shard, Start: start,
+		Shard: shard, Start: start, Verbose: *c.verbose,
 		Stdout: os.Stdout, Stderr: os.Stderr,
 		// Progress goes to stderr, so stderr decides: a CI log gets lines.
 		Terminal: term.IsTerminal(int(os.Stderr.Fd())),

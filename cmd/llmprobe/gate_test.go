@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/store"
+	"github.com/llmprobe/llmprobe/sim"
 )
 
 func gateConfig(t *testing.T, url, ttft string) string {
@@ -46,6 +48,21 @@ func exitCode(err error) int {
 	return 0
 }
 
+// slowSim is a sim whose first token takes 500 ms: it fails a 200 ms TTFT
+// objective by far more than the client adds (a tenth of it, 20 ms), so
+// the failure is the target's, never inconclusive.
+func slowSim(t *testing.T) string {
+	cfg := sim.DefaultConfig()
+	cfg.PrefillBase = 500 * time.Millisecond
+	engine, err := sim.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(engine.Handler())
+	t.Cleanup(func() { srv.Close(); engine.Close() })
+	return srv.URL
+}
+
 // Exit codes are the contract with release pipelines: 0 passed, 1 a gate
 // failed, 2 a usage or configuration error, 3 not measured.
 func TestGateExitCodes(t *testing.T) {
@@ -66,7 +83,7 @@ func TestGateExitCodes(t *testing.T) {
 		t.Errorf("stored reports: %v", list)
 	}
 
-	out, err = exec.Command(binPath, "gate", "--config.file="+gateConfig(t, srv.URL, "1ms"), "--burst=release", "--storage.path="+storage).CombinedOutput()
+	out, err = exec.Command(binPath, "gate", "--config.file="+gateConfig(t, slowSim(t), "200ms"), "--burst=release", "--storage.path="+storage).CombinedOutput()
 	if exitCode(err) != 1 || !strings.Contains(string(out), "FAIL  slo_ttft") {
 		t.Errorf("impossible gate: exit %d, want 1\n%s", exitCode(err), out)
 	}
@@ -83,7 +100,7 @@ func TestGateExitCodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, err = exec.Command(binPath, "gate", "--config.file="+gateConfig(t, srv.URL, "2s"), "--burst=release", "--storage.path=", "--baseline="+other).Output()
-	if exitCode(err) != 0 || !strings.HasPrefix(string(out), `the baseline `+rep.ID+` measured elsewhere, compared all the same: target elsewhere, this run sim`) || !strings.Contains(string(out), "regression vs "+rep.ID) {
+	if exitCode(err) != 0 || !strings.Contains(string(out), "\n"+`the baseline `+rep.ID+` measured elsewhere, compared all the same: target elsewhere, this run sim`) || !strings.Contains(string(out), "regression vs "+rep.ID) {
 		t.Errorf("baseline of another target: exit %d\n%s", exitCode(err), out)
 	}
 	rep.Model = "another-model"
@@ -295,12 +312,11 @@ bursts:
 
 // Exit 1 and 3 write both files too, with the reason.
 func TestGateCIOutputsOnFailure(t *testing.T) {
-	srv, _ := simServer(t)
 	dir := t.TempDir()
 	junitPath, mdPath := filepath.Join(dir, "junit.xml"), filepath.Join(dir, "summary.md")
 	ci := []string{"--storage.path=", "--output.junit=" + junitPath, "--output.markdown=" + mdPath}
 
-	out, err := exec.Command(binPath, append([]string{"gate", "--config.file=" + gateConfig(t, srv.URL, "1ms"), "--burst=release"}, ci...)...).CombinedOutput()
+	out, err := exec.Command(binPath, append([]string{"gate", "--config.file=" + gateConfig(t, slowSim(t), "200ms"), "--burst=release"}, ci...)...).CombinedOutput()
 	if exitCode(err) != 1 {
 		t.Fatalf("exit %d, want 1\n%s", exitCode(err), out)
 	}
@@ -311,7 +327,7 @@ func TestGateCIOutputsOnFailure(t *testing.T) {
 			failed[tc.Name] = tc.Message
 		}
 	}
-	if len(failed) != 1 || !strings.Contains(failed["slo_ttft"], "of requests met ttft <= 1ms; the target is 90.00%") || s.Totals.Failed != 1 {
+	if len(failed) != 1 || !strings.Contains(failed["slo_ttft"], "of requests met ttft <= 200ms; the target is 90.00%") || s.Totals.Failed != 1 {
 		t.Errorf("junit failures %v, totals %+v", failed, s.Totals)
 	}
 	if md := readFile(t, mdPath); !strings.Contains(md, "## ❌ llmprobe gate: burst `release` failed") || !strings.Contains(md, "| ❌ | slo_ttft |") {

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/go-kit/log"
+	"github.com/prometheus/common/version"
 
 	"github.com/llmprobe/llmprobe/burst"
 	"github.com/llmprobe/llmprobe/burst/plan"
@@ -21,6 +23,7 @@ import (
 	"github.com/llmprobe/llmprobe/prompt"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/render"
+	"github.com/llmprobe/llmprobe/report/render/junit"
 	"github.com/llmprobe/llmprobe/report/store"
 	"github.com/llmprobe/llmprobe/report/verdict"
 	"github.com/llmprobe/llmprobe/shard"
@@ -51,6 +54,8 @@ type gateOptions struct {
 	Stdout, Stderr   io.Writer
 	Terminal         bool
 	ProgressInterval time.Duration
+	// Verbose prints every detail of the report, not only its summary.
+	Verbose bool
 }
 
 // Exit codes of `llmprobe gate`, the contract with release pipelines.
@@ -58,7 +63,7 @@ const (
 	gatePassed     = 0
 	gateFailed     = 1 // the target was measured and failed a gate
 	gateError      = 2 // a usage or configuration error
-	gateUnmeasured = 3 // the target could not be measured, the report not written, or the named baseline is not comparable
+	gateUnmeasured = 3 // the target could not be measured, a saturated client failed it, the report was not written, or the named baseline is not comparable
 )
 
 // gateRun is one run of `llmprobe gate`: the options and what its steps
@@ -164,8 +169,7 @@ func (g *gateRun) baselineFits(t config.Target) bool {
 	}
 	fmt.Fprintf(g.Stdout, "REFUSED %s\nFAIL  baseline: the burst was not sent\n", why)
 	fmt.Fprintf(g.Stderr, "llmprobe gate: --baseline %s: %s; the burst was not sent\n", g.Baseline, why)
-	stub := &report.Report{Burst: b.Name, Target: t.Name, Model: t.Model, Overrides: g.overrides}
-	g.writeCI(stub, render.Check{Name: "baseline", Status: render.StatusError, Detail: why + "; the burst was not sent"})
+	g.notMeasured(t, render.Check{Name: "baseline", Status: render.StatusError, Detail: why + "; the burst was not sent"})
 	return false
 }
 
@@ -178,9 +182,26 @@ func (g *gateRun) preflight(ctx context.Context, c *prober.Client, t config.Targ
 		return true
 	}
 	fmt.Fprintf(g.Stderr, "llmprobe gate: %s\n", why)
-	stub := &report.Report{Burst: g.burst.Name, Target: t.Name, Model: t.Model, Overrides: g.overrides}
-	g.writeCI(stub, render.Check{Name: "preflight", Status: render.StatusError, Detail: why})
+	fmt.Fprintf(g.Stdout, "gate: %s — %s\n", verdict.NotMeasured, why)
+	g.notMeasured(t, render.Check{Name: "preflight", Status: render.StatusError, Detail: why})
 	return false
+}
+
+// notMeasured writes the files of a run that sent no burst: a report
+// JSON that says why, and the CI files with the check that stopped it.
+func (g *gateRun) notMeasured(t config.Target, why render.Check) {
+	host, _ := os.Hostname()
+	now := time.Now()
+	stub := report.Build(g.burst, report.Run{Rate: plan.Rates(g.burst)[0], Start: now, End: now},
+		report.Meta{Model: t.Model, Version: version.Version, Host: host, Scenarios: g.cfg.ScenariosOf(g.burst)})
+	stub.Target, stub.Overrides, stub.Verdict, stub.VerdictReason = t.Name, g.overrides, verdict.NotMeasured, why.Detail
+	stub.ID = "" // no run, none stored: the renderings show only the check that stopped it
+	if g.Output != "" {
+		if err := store.WriteJSON(g.Output, stub, g.secrets); err != nil {
+			fmt.Fprintf(g.Stderr, "llmprobe gate: writing %s: %v\n", g.Output, err)
+		}
+	}
+	g.writeCI(stub, why)
 }
 
 // loadBurst reads the configuration file and looks up the burst, saying
@@ -269,7 +290,6 @@ func (g *gateRun) measure(ctx context.Context, client *prober.Client, scenarios 
 // code: what the report says, unless the target could not be measured, the
 // burst was interrupted or a file could not be written.
 func (g *gateRun) verdict(ctx context.Context, t config.Target, rep *report.Report, saveErr error) int {
-	render.Text(g.Stdout, rep)
 	code := gatePassed
 	var problems []render.Check
 	fail := func(name, why string) {
@@ -277,14 +297,25 @@ func (g *gateRun) verdict(ctx context.Context, t config.Target, rep *report.Repo
 		problems = append(problems, render.Check{Name: name, Status: render.StatusError, Detail: why})
 		code = gateUnmeasured
 	}
+	if why := unmeasured(rep); why != "" {
+		rep.Verdict, rep.VerdictReason = verdict.NotMeasured, fmt.Sprintf("target %s could not be measured: %s", t.Name, why)
+	}
+	if g.Verbose {
+		render.Text(g.Stdout, rep)
+	} else {
+		render.Brief(g.Stdout, rep)
+	}
 	switch {
-	case unmeasured(rep) != "":
-		fail("measurable", fmt.Sprintf("target %s could not be measured: %s", t.Name, unmeasured(rep)))
+	case rep.Verdict == verdict.NotMeasured:
+		fail("measurable", rep.VerdictReason)
 	case ctx.Err() != nil:
 		fail("interrupted", rep.AbortReason)
 	case verdict.Refused(rep) != "":
 		// Its gate fails in the report; the run is not a verdict.
 		fmt.Fprintf(g.Stderr, "llmprobe gate: --baseline %s: %s\n", g.Baseline, verdict.Refused(rep))
+		code = gateUnmeasured
+	case rep.Verdict == verdict.Inconclusive:
+		fmt.Fprintf(g.Stderr, "llmprobe gate: inconclusive: %s\n", rep.VerdictReason)
 		code = gateUnmeasured
 	case !rep.Passed:
 		code = gateFailed
@@ -310,7 +341,7 @@ func (g *gateRun) writeCI(rep *report.Report, extra ...render.Check) bool {
 	for _, f := range []struct {
 		path   string
 		render func(io.Writer, *report.Report, ...render.Check) error
-	}{{g.JUnit, render.JUnit}, {g.Markdown, render.Markdown}} {
+	}{{g.JUnit, junit.Write}, {g.Markdown, render.Markdown}} {
 		if f.path == "" {
 			continue
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
 	reportrender "github.com/llmprobe/llmprobe/report/render"
+	reportverdict "github.com/llmprobe/llmprobe/report/verdict"
 	"github.com/llmprobe/llmprobe/stats"
 )
 
@@ -52,16 +53,20 @@ type reportView struct {
 	SweepRows      []sweepRow
 }
 
-// verdict is a burst's one-word result, a CSS class and why.
+// verdict is a burst's one-word result, a CSS class and why; Caveat is
+// what a saturated client's pass or failure means.
 type verdict struct {
-	Text, Class string
-	Why         []string
+	Text, Class, Caveat string
+	Why                 []string
 }
 
 func burstVerdict(r *report.Report) verdict {
 	v := verdict{Text: "passed", Class: "ok"}
 	if !r.Passed {
 		v = verdict{Text: "failed", Class: "bad"}
+	}
+	if o := reportverdict.Of(r); r.ClientSaturated && (o.Word == reportverdict.Passed || o.Word == reportverdict.Inconclusive) {
+		v = verdict{Text: o.Word, Class: "warn", Caveat: o.Reason}
 	}
 	if r.Aborted {
 		v = verdict{Text: "aborted", Class: "bad", Why: []string{"stopped before its end: " + r.AbortReason}}

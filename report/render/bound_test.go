@@ -13,6 +13,7 @@ import (
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/internal/reporttest"
 	"github.com/llmprobe/llmprobe/report/render"
+	rjunit "github.com/llmprobe/llmprobe/report/render/junit"
 	"github.com/llmprobe/llmprobe/report/sweep"
 	"github.com/llmprobe/llmprobe/report/verdict"
 	"github.com/llmprobe/llmprobe/stats"
@@ -51,7 +52,7 @@ func TestErrorBoundInReportAndOutputs(t *testing.T) {
 	if err := render.Markdown(&md, &back); err != nil {
 		t.Fatal(err)
 	}
-	if err := render.JUnit(&xml, &back); err != nil {
+	if err := rjunit.Write(&xml, &back); err != nil {
 		t.Fatal(err)
 	}
 	bound := "client error bound p99 633.4µs max 3.32ms = dispatch delay (p99 20.0µs, max 20.0µs) + scheduling latency (p99 384.0µs, max 3.07ms, n=812) + GC pauses (p99 229.4µs, max 229.4µs, n=3)"

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/verdict"
 )
 
 // Status of one check of a run.
@@ -46,6 +47,8 @@ func Checks(r *report.Report) []Check {
 		switch {
 		case g.Skipped:
 			st = StatusSkipped
+		case !g.Passed && inconclusive(r):
+			st = StatusError // a saturated client's figures are not the target's
 		case !g.Passed:
 			st = StatusFailed
 		}
@@ -69,10 +72,21 @@ func Checks(r *report.Report) []Check {
 		}
 		out = append(out, Check{"upgrade", st, u.Summary})
 	}
-	if r.ClientSaturated {
+	switch o := verdict.Of(r); {
+	case o.Word == verdict.Inconclusive:
+		out = append(out, Check{"client_saturation", StatusError, saturationDetail(r) + ": inconclusive: " + o.Reason})
+	case r.ClientSaturated && o.Word == verdict.Passed:
+		out = append(out, Check{"client_saturation", StatusWarning, saturationDetail(r) + ": passed all the same, " + o.Reason})
+	case r.ClientSaturated:
 		out = append(out, Check{"client_saturation", StatusWarning, saturationDetail(r) + ": these numbers describe the prober, not the target"})
-	} else {
+	default:
 		out = append(out, Check{"client_saturation", StatusPassed, saturationDetail(r) + ": the prober kept up"})
 	}
 	return out
+}
+
+// inconclusive says r failed under a saturated client: its failing gates
+// are not the target's.
+func inconclusive(r *report.Report) bool {
+	return verdict.Of(r).Word == verdict.Inconclusive
 }

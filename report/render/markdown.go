@@ -7,10 +7,26 @@ import (
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/verdict"
 )
 
 var statusMark = map[Status]string{
 	StatusPassed: "✅", StatusFailed: "❌", StatusSkipped: "⏭️", StatusWarning: "⚠️", StatusError: "💥",
+}
+
+var verdictMark = map[string]string{
+	verdict.Passed: "✅", verdict.Failed: "❌", verdict.Inconclusive: "💥", verdict.NotMeasured: "💥",
+}
+
+// hasError says one of checks is an error: the run was not measured, or
+// its report not kept.
+func hasError(checks []Check) bool {
+	for _, c := range checks {
+		if c.Status == StatusError {
+			return true
+		}
+	}
+	return false
 }
 
 // Markdown writes the report as a CI step summary (GitHub's
@@ -23,19 +39,30 @@ func Markdown(w io.Writer, r *report.Report, extra ...Check) error {
 	if r.ID != "" {
 		checks = append(checks, Checks(r)...)
 	}
-	verdict, mark := "passed", "✅"
+	word, mark := "passed", "✅"
 	for _, c := range checks {
 		switch {
 		case c.Status == StatusError:
-			verdict, mark = "not measured", "💥"
-		case c.Status == StatusFailed && verdict == "passed":
-			verdict, mark = "failed", "❌"
+			word, mark = "not measured", "💥"
+		case c.Status == StatusFailed && word == "passed":
+			word, mark = "failed", "❌"
 		}
 	}
-	if r.ID != "" && !r.Passed && verdict == "passed" {
-		verdict, mark = "failed", "❌" // Judge is the one verdict
+	if r.ID != "" && !r.Passed && word == "passed" {
+		word, mark = "failed", "❌" // Judge is the one verdict
 	}
-	fmt.Fprintf(&b, "## %s llmprobe gate: burst `%s` %s\n\n", mark, md(r.Burst), verdict)
+	why := ""
+	if r.ID != "" && r.Requests > 0 && !hasError(extra) {
+		o := verdict.Of(r) // with its caveat, or why it failed
+		word, why, mark = o.Word, o.Reason, verdictMark[o.Word]
+		if o.Word == verdict.Passed && r.ClientSaturated {
+			mark = "⚠️"
+		}
+	}
+	fmt.Fprintf(&b, "## %s llmprobe gate: burst `%s` %s\n\n", mark, md(r.Burst), word)
+	if why != "" {
+		fmt.Fprintf(&b, "**%s**\n\n", md(why))
+	}
 	if r.BaselineNote != "" {
 		fmt.Fprintf(&b, "**%s**\n\n", md(r.BaselineNote))
 	}
@@ -85,9 +112,9 @@ func markdownHead(b *strings.Builder, r *report.Report) {
 	}
 }
 
-// markdownFigures writes what a measured run measured: the latencies, the
-// client's error bound, the TTFT split, the turns, goodput and outcomes,
-// the engine's view and the most frequent failure.
+// markdownFigures writes what a measured run measured: the latencies,
+// goodput, outcomes and the most frequent failure, then folded away the
+// client's error bound, the TTFT split, the turns and the engine's view.
 func markdownFigures(b *strings.Builder, r *report.Report) {
 	b.WriteString("\n| metric | samples | p50 | p90 | p99 | p99.9 | max |\n|---|--:|--:|--:|--:|--:|--:|\n")
 	for _, m := range config.BurstMetrics {
@@ -100,6 +127,20 @@ func markdownFigures(b *strings.Builder, r *report.Report) {
 		fmt.Fprintf(b, " **Too few** samples: %s.", md(t))
 	}
 	b.WriteString("\n")
+	fmt.Fprintf(b, "\nGoodput %s of requests%s (%s req/s, %s output tok/s); throughput %s req/s, %s output tok/s.",
+		na(r.Goodput.Ratio, "%.1f%%", 100), goodputInterval(r), na(r.Goodput.Requests, "%.2f", 1), na(r.Goodput.OutputTokens, "%.1f", 1),
+		na(r.Throughput.Requests, "%.2f", 1), na(r.Throughput.OutputTokens, "%.1f", 1))
+	if r.MaxRateUnderSLO != nil {
+		fmt.Fprintf(b, " Max rate under SLO: %.2f/s.", *r.MaxRateUnderSLO)
+	}
+	fmt.Fprintf(b, "\nOutcomes: %s.\n", md(strings.Join(outcomeCounts(r), ", ")))
+	if len(r.Failures) > 0 {
+		f := r.Failures[0]
+		fmt.Fprintf(b, "\nMost frequent failure: %d × %s in %s (%s): %s\n", f.Count, md(string(f.Outcome)), md(f.Phase), md(f.Reason), md(f.Example))
+	}
+	markdownSweep(b, r)
+	// The details fold away: a step summary is read in every CI run.
+	b.WriteString("\n<details><summary>Details: the client's error bound, where TTFT went, turns, the engine's view</summary>\n")
 	fmt.Fprintf(b, "\n%s.\n", md(boundText(r)))
 	if bd := r.TTFTBreakdown; bd != nil {
 		fmt.Fprintf(b, "\nWhere TTFT went (%d requests; engine timings from %s):\n\n| component | p50 | p90 | p99 | share |\n|---|--:|--:|--:|--:|\n", bd.Requests, md(engineTimingsText(bd)))
@@ -110,19 +151,8 @@ func markdownFigures(b *strings.Builder, r *report.Report) {
 	}
 	markdownRepeat(b, r)
 	markdownTurns(b, r)
-	fmt.Fprintf(b, "\nGoodput %s of requests%s (%s req/s, %s output tok/s); throughput %s req/s, %s output tok/s.",
-		na(r.Goodput.Ratio, "%.1f%%", 100), goodputInterval(r), na(r.Goodput.Requests, "%.2f", 1), na(r.Goodput.OutputTokens, "%.1f", 1),
-		na(r.Throughput.Requests, "%.2f", 1), na(r.Throughput.OutputTokens, "%.1f", 1))
-	if r.MaxRateUnderSLO != nil {
-		fmt.Fprintf(b, " Max rate under SLO: %.2f/s.", *r.MaxRateUnderSLO)
-	}
-	fmt.Fprintf(b, "\nOutcomes: %s.\n", md(strings.Join(outcomeCounts(r), ", ")))
-	markdownSweep(b, r)
 	markdownEngine(b, r)
-	if len(r.Failures) > 0 {
-		f := r.Failures[0]
-		fmt.Fprintf(b, "Most frequent failure: %d × %s in %s (%s): %s\n", f.Count, md(string(f.Outcome)), md(f.Phase), md(f.Reason), md(f.Example))
-	}
+	b.WriteString("\n</details>\n")
 }
 
 // markdownTurns writes the prefix cache line and the by-turn table, when

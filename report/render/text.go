@@ -13,6 +13,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/verdict"
 )
 
 // na formats a figure, or "n/a" without one.
@@ -45,13 +46,64 @@ func outcomeCounts(r *report.Report) []string {
 	return out
 }
 
-// Text writes the report as the human table `llmprobe gate` prints:
-// what was measured, how every planned request ended and why the failed
-// ones failed, the latencies, the gates and the verdict.
+// Text writes the report as `llmprobe gate --verbose` prints it: Brief's
+// lines, then every detail (all percentiles and their intervals, the
+// client's error bound, the TTFT split, the turns, the engine's view).
 func Text(out io.Writer, r *report.Report) {
+	write(out, r, true)
+}
+
+// Brief writes the report top-down as `llmprobe gate` prints it: the
+// verdict and why, what was measured, the gates, a short latency table and
+// the goodput; the details are in Text and the report files.
+func Brief(out io.Writer, r *report.Report) {
+	write(out, r, false)
+}
+
+func write(out io.Writer, r *report.Report, verbose bool) {
+	fmt.Fprintln(out, "gate: "+VerdictLine(r))
 	if r.BaselineNote != "" {
 		fmt.Fprintln(out, r.BaselineNote)
 	}
+	writeHead(out, r)
+	writeVerdict(out, r)
+	fmt.Fprintln(out)
+	if verbose {
+		writeLatency(out, r)
+		writeIntervals(out, r)
+		fmt.Fprintln(out, boundText(r))
+		writeBreakdown(out, r)
+		writeTurns(out, r)
+		fmt.Fprintln(out)
+	} else {
+		writeShortLatency(out, r)
+	}
+	fmt.Fprintf(out, "throughput %s req/s, %s output tok/s; goodput %s req/s, %s output tok/s, ratio %s%s\n",
+		na(r.Throughput.Requests, "%.2f", 1), na(r.Throughput.OutputTokens, "%.1f", 1),
+		na(r.Goodput.Requests, "%.2f", 1), na(r.Goodput.OutputTokens, "%.1f", 1), na(r.Goodput.Ratio, "%.1f%%", 100), goodputInterval(r))
+	writeRepeat(out, r)
+	writeSweep(out, r)
+	writeRegression(out, r)
+	if verbose {
+		writeEngine(out, r)
+	}
+	writeUpgrade(out, r)
+	if !verbose && r.Requests > 0 {
+		fmt.Fprintln(out, "details (percentile intervals, the client's error bound, the TTFT split, the engine's view): --verbose, and the report file")
+	}
+}
+
+// VerdictLine is the run's verdict and why, as the gate's first line says
+// it after "gate: ".
+func VerdictLine(r *report.Report) string {
+	if r.Passed && r.Shard != nil {
+		return fmt.Sprintf("passed (%s measured its share and ran to its end; the merged report is the burst's verdict)", r.Shard)
+	}
+	return verdict.Of(r).Line()
+}
+
+// writeHead says what was measured and how the planned requests ended.
+func writeHead(out io.Writer, r *report.Report) {
 	fmt.Fprintf(out, "burst %s  target %s  model %s  engine %s %s  report %s\n", r.Burst, r.Target, r.Model, r.Engine, r.EngineVersion, r.ID)
 	if len(r.Overrides) > 0 {
 		fmt.Fprintf(out, "overridden for this run: %s\n", strings.Join(r.Overrides, " "))
@@ -68,7 +120,7 @@ func Text(out io.Writer, r *report.Report) {
 		}
 	}
 	if len(r.Failures) > 0 {
-		fmt.Fprintln(out, "\nwhy requests failed:")
+		fmt.Fprintln(out, "why requests failed:")
 		for _, f := range r.Failures {
 			status := ""
 			if f.Status != 0 {
@@ -78,7 +130,10 @@ func Text(out io.Writer, r *report.Report) {
 				f.First.Format("15:04:05.000"), f.Last.Format("15:04:05.000"), f.Example)
 		}
 	}
-	fmt.Fprintln(out)
+}
+
+// writeLatency writes every latency's percentiles, mean and maximum.
+func writeLatency(out io.Writer, r *report.Report) {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "metric\tsamples\tp50\tp90\tp95\tp99\tp99.9\tmean\tmax\t")
 	for _, m := range config.BurstMetrics {
@@ -86,23 +141,22 @@ func Text(out io.Writer, r *report.Report) {
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", m, s.Count, pct(s, "p50"), pct(s, "p90"), pct(s, "p95"), pct(s, "p99"), pct(s, "p99.9"), ms(s, s.Mean), ms(s, s.Max))
 	}
 	_ = tw.Flush()
-	writeIntervals(out, r)
-	fmt.Fprintln(out, boundText(r))
-	writeBreakdown(out, r)
-	writeTurns(out, r)
-	fmt.Fprintf(out, "\nthroughput %s req/s, %s output tok/s; goodput %s req/s, %s output tok/s, ratio %s%s\n",
-		na(r.Throughput.Requests, "%.2f", 1), na(r.Throughput.OutputTokens, "%.1f", 1),
-		na(r.Goodput.Requests, "%.2f", 1), na(r.Goodput.OutputTokens, "%.1f", 1), na(r.Goodput.Ratio, "%.1f%%", 100), goodputInterval(r))
-	writeRepeat(out, r)
-	writeSweep(out, r)
-	writeRegression(out, r)
-	writeEngine(out, r)
-	writeUpgrade(out, r)
-	writeVerdict(out, r)
 }
 
-// writeVerdict writes the gates, what else failed the run, the GPUs, the
-// client's saturation and the verdict.
+// writeShortLatency writes p50, p90 and p99 of the latencies the
+// objectives are set on, with their samples.
+func writeShortLatency(out io.Writer, r *report.Report) {
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "metric\tsamples\tp50\tp90\tp99\t")
+	for _, m := range []string{"ttft", "itl", "tpot", "e2e"} {
+		s := r.Latency[m]
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t\n", m, s.Count, pct(s, "p50"), pct(s, "p90"), pct(s, "p99"))
+	}
+	_ = tw.Flush()
+}
+
+// writeVerdict writes the gates, what else failed the run, the GPUs and
+// the client's saturation.
 func writeVerdict(out io.Writer, r *report.Report) {
 	fmt.Fprintln(out)
 	for _, g := range r.Gates {
@@ -110,6 +164,8 @@ func writeVerdict(out io.Writer, r *report.Report) {
 		switch {
 		case g.Skipped:
 			verdict = "SKIP"
+		case !g.Passed && inconclusive(r):
+			verdict = "INCONCLUSIVE"
 		case !g.Passed:
 			verdict = "FAIL"
 		}
@@ -126,14 +182,6 @@ func writeVerdict(out io.Writer, r *report.Report) {
 		fmt.Fprintf(out, "WARN  client saturated: %s; these numbers describe the prober\n", saturationDetail(r))
 	} else {
 		fmt.Fprintf(out, "PASS  client not saturated: %s\n", saturationDetail(r))
-	}
-	switch {
-	case r.Passed && r.Shard != nil:
-		fmt.Fprintf(out, "gate: passed (%s measured its share and ran to its end; the merged report is the burst's verdict)\n", r.Shard)
-	case r.Passed:
-		fmt.Fprintln(out, "gate: passed")
-	default:
-		fmt.Fprintln(out, "gate: FAILED")
 	}
 }
 

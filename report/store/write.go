@@ -57,7 +57,8 @@ func encoder(r *report.Report, secrets *redact.Redactor) func(io.Writer) error {
 	}
 }
 
-// writeAtomic writes dir/name through a temporary file in the same folder.
+// writeAtomic writes dir/name, mode 0644, through a temporary file in the
+// same folder.
 func writeAtomic(dir, name string, write func(io.Writer) error) (err error) {
 	tmp, err := os.CreateTemp(dir, "."+name+".tmp-*")
 	if err != nil {
@@ -69,6 +70,11 @@ func writeAtomic(dir, name string, write func(io.Writer) error) (err error) {
 			os.Remove(tmp.Name())
 		}
 	}()
+	// CreateTemp makes it 0600; a report is read by CI uploads and other
+	// users (its secrets are masked), as any file written with os.WriteFile.
+	if err = tmp.Chmod(0o644); err != nil {
+		return err
+	}
 	if err = write(tmp); err != nil {
 		return err
 	}

@@ -96,6 +96,8 @@ func judge(r, prev *report.Report, maxRegression []config.MaxRegression, named b
 	for _, g := range r.Gates {
 		r.Passed = r.Passed && g.Passed
 	}
+	o := Of(r)
+	r.Verdict, r.VerdictReason = o.Word, o.Reason
 }
 
 // differsFrom says how prev measured something else: another model or

@@ -11,6 +11,7 @@ import (
 	"github.com/llmprobe/llmprobe/report/internal/reporttest"
 	"github.com/llmprobe/llmprobe/report/repeat"
 	"github.com/llmprobe/llmprobe/report/verdict"
+	"github.com/llmprobe/llmprobe/stats"
 )
 
 // A run overridden on the command line is no baseline for a configured
@@ -54,5 +55,37 @@ func TestRepeatedRunsCompareRunLevelFigures(t *testing.T) {
 		if g.Passed != tc.pass || !strings.Contains(g.Detail, "mean of 3 runs") || !strings.Contains(g.Detail, "run-level Welch p=") {
 			t.Errorf("%s: gate %+v, want passed %v by run-level figures", tc.name, g, tc.pass)
 		}
+	}
+}
+
+// A saturated client only adds delay: a pass holds with what it added, a
+// failure is inconclusive; a clean run's verdict has no caveat.
+func TestVerdictCarriesItsCaveat(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	for _, tc := range []struct {
+		name      string
+		passed    bool
+		saturated bool
+		word      string
+		reason    string
+	}{
+		{"clean pass", true, false, verdict.Passed, ""},
+		{"saturated pass", true, true, verdict.Passed, "llmprobe added up to 30.0 ms; the target is at least this fast"},
+		{"clean failure", false, false, verdict.Failed, "slo_ttft 50.0% < 99%"},
+		{"saturated failure", false, true, verdict.Inconclusive, "the client was saturated (llmprobe added up to 30.0 ms): slo_ttft 50.0% < 99% may be llmprobe's own delay, not the target's"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			share := 0.5
+			if tc.passed {
+				share = 1
+			}
+			r := &report.Report{Requests: 10, ClientSaturated: tc.saturated,
+				ErrorBound: &stats.ErrorBound{P99: f(0.02), Max: f(0.03), Limit: 0.01},
+				Gates:      []report.Gate{{Name: "slo_ttft", Threshold: 0.99, Value: &share, Passed: tc.passed}}}
+			verdict.Judge(r, nil, nil)
+			if r.Verdict != tc.word || r.VerdictReason != tc.reason {
+				t.Errorf("%q: %q, want %q: %q", r.Verdict, r.VerdictReason, tc.word, tc.reason)
+			}
+		})
 	}
 }

@@ -1,4 +1,6 @@
-package render
+// Package junit writes a burst report as JUnit XML for CI systems: one
+// test case per check, the report's facts as properties.
+package junit
 
 import (
 	"bytes"
@@ -8,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/render"
 )
 
 // JUnit XML, as CI systems read it: one suite for the burst, one test case
@@ -59,12 +62,12 @@ type (
 	}
 )
 
-// JUnit writes the report as JUnit XML: a test suite for the burst
+// Write writes the report as JUnit XML: a test suite for the burst
 // with the report's facts as properties, a test case per check (Checks),
 // and the text report as the suite's output. extra are checks the caller
 // adds, such as the error that the target could not be measured; a report
 // with no measurement at all may carry only its burst and target.
-func JUnit(w io.Writer, r *report.Report, extra ...Check) error {
+func Write(w io.Writer, r *report.Report, extra ...render.Check) error {
 	seconds := fmt.Sprintf("%.3f", r.DurationSeconds)
 	s := junitSuite{junitCounts: junitCounts{Name: r.Burst, Time: seconds}, Hostname: r.Host}
 	if !r.Start.IsZero() {
@@ -78,33 +81,33 @@ func JUnit(w io.Writer, r *report.Report, extra ...Check) error {
 		{"report_id", r.ID}, {"burst", r.Burst}, {"target", r.Target}, {"model", r.Model},
 		{"engine", r.Engine}, {"engine_version", r.EngineVersion}, {"llmprobe_version", r.LLMProbeVersion},
 		{"rate", rate}, {"overrides", strings.Join(r.Overrides, " ")},
-		{"baseline", r.BaselineNote}, {"too_few", TooFewText(r)},
+		{"baseline", r.BaselineNote}, {"too_few", render.TooFewText(r)}, {"error_bound", errorBound(r)},
 	} {
 		if p[1] != "" {
 			s.Properties = append(s.Properties, junitProperty{p[0], p[1]})
 		}
 	}
 	if r.EngineMetrics != nil {
-		s.Properties = append(s.Properties, junitProperty{"engine_metrics", EngineSummary(r.EngineMetrics)})
+		s.Properties = append(s.Properties, junitProperty{"engine_metrics", render.EngineSummary(r.EngineMetrics)})
 	}
 	checks := extra
 	if r.ID != "" {
-		checks = append(checks, Checks(r)...)
+		checks = append(checks, render.Checks(r)...)
 	}
 	for _, c := range checks {
 		tc := junitCase{Name: c.Name, Classname: "llmprobe.gate." + r.Burst, Time: "0"}
 		problem := &junitProblem{Message: c.Detail, Type: c.Name, Text: c.Detail}
 		switch c.Status {
-		case StatusFailed:
+		case render.StatusFailed:
 			tc.Failure = problem
 			s.Failures++
-		case StatusError:
+		case render.StatusError:
 			tc.Error = problem
 			s.Errors++
-		case StatusSkipped:
+		case render.StatusSkipped:
 			tc.Skipped = &junitProblem{Message: c.Detail}
 			s.Skipped++
-		case StatusWarning:
+		case render.StatusWarning:
 			tc.SystemOut = cdata("WARNING: " + c.Detail)
 		default:
 			tc.SystemOut = cdata(c.Detail)
@@ -114,7 +117,7 @@ func JUnit(w io.Writer, r *report.Report, extra ...Check) error {
 	s.Tests = len(s.Cases)
 	if r.ID != "" {
 		var text bytes.Buffer
-		Text(&text, r)
+		render.Brief(&text, r)
 		s.SystemOut = cdata(text.String())
 	}
 	counts := s.junitCounts
@@ -141,4 +144,13 @@ func cdata(s string) *junitText {
 		}
 		return -1
 	}, s)}
+}
+
+// errorBound is the client's error bound and its parts, for a report that
+// measured something ("" for one that did not).
+func errorBound(r *report.Report) string {
+	if r.ID == "" {
+		return ""
+	}
+	return render.PageOf(r).BoundText
 }

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/prober"
+	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/verdict"
+	"github.com/llmprobe/llmprobe/stats"
+)
+
+// The gate reads top-down: the verdict and why first, then the gates and a
+// short table; the details come with --verbose. Progress counts to one
+// total, warmup included, from its first line.
+func TestGateReadsTopDown(t *testing.T) {
+	srv, _ := simServer(t)
+	code, out, errOut := runGate(t, "--config.file="+gateConfig(t, srv.URL, "2s"), "--burst=release")
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if code != 0 || lines[0] != "gate: passed" || len(lines) > 20 {
+		t.Fatalf("exit %d, %d lines, first %q; want 0, at most 20, \"gate: passed\":\n%s%s", code, len(lines), lines[0], out, errOut)
+	}
+	details := []string{"95% intervals of the percentiles", "client error bound p99", "TTFT split over", "prefix cache:", "dispatch_delay"}
+	for _, d := range details {
+		if strings.Contains(out, d) {
+			t.Errorf("the summary shows the detail %q:\n%s", d, out)
+		}
+	}
+	for _, want := range []string{"PASS  slo_ttft", "ttft", "itl", "tpot", "e2e", "--verbose"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the summary lacks %q:\n%s", want, out)
+		}
+	}
+	progress := regexp.MustCompile(`release: (\d+)/(\d+) requests done`).FindAllStringSubmatch(errOut, -1)
+	if len(progress) == 0 {
+		t.Errorf("no progress on stderr:\n%s", errOut)
+	}
+	for _, p := range progress {
+		if p[2] != "22" { // 20 requests and 2 of warmup
+			t.Errorf("progress %s/%s: the total is not the plan's 22:\n%s", p[1], p[2], errOut)
+		}
+	}
+
+	code, out, errOut = runGate(t, "--config.file="+gateConfig(t, srv.URL, "2s"), "--burst=release", "--verbose")
+	if code != 0 || !strings.HasPrefix(out, "gate: passed\n") {
+		t.Fatalf("--verbose: exit %d:\n%s%s", code, out, errOut)
+	}
+	for _, d := range details {
+		if !strings.Contains(out, d) {
+			t.Errorf("--verbose lacks the detail %q:\n%s", d, out)
+		}
+	}
+
+	code, out, errOut = runGate(t, "--config.file="+gateConfig(t, slowSim(t), "200ms"), "--burst=release")
+	if code != 1 || !strings.HasPrefix(out, "gate: FAILED — slo_ttft 0.0% < 90%\n") {
+		t.Errorf("an impossible objective: exit %d, want 1 and the failing gate first:\n%s%s", code, out, errOut)
+	}
+}
+
+// A dead target's gate leaves CI its artifacts: a report JSON that says
+// why nothing was measured, the verdict on stdout, exit 3; every file 0644.
+func TestDeadTargetLeavesAReport(t *testing.T) {
+	dir := t.TempDir()
+	output, junitPath, md := filepath.Join(dir, "r.json"), filepath.Join(dir, "j.xml"), filepath.Join(dir, "s.md")
+	code, out, errOut := runGate(t, "--config.file="+gateConfig(t, refusedURL(t), "2s"), "--burst=release",
+		"--output="+output, "--output.junit="+junitPath, "--output.markdown="+md)
+	if code != 3 || !strings.HasPrefix(out, "gate: not measured — preflight request to target sim") {
+		t.Errorf("exit %d, stdout %q; want 3 and the verdict\n%s", code, out, errOut)
+	}
+	var rep report.Report
+	if err := json.Unmarshal([]byte(readFile(t, output)), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Verdict != verdict.NotMeasured || !strings.Contains(rep.VerdictReason, "connection refused") || rep.Burst != "release" || rep.Target != "sim" {
+		t.Errorf("the report says %q: %q (burst %q, target %q)", rep.Verdict, rep.VerdictReason, rep.Burst, rep.Target)
+	}
+	for _, p := range []string{output, junitPath, md} {
+		if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != 0o644 {
+			t.Errorf("%s: %v, mode %v, want 0644", p, err, fi.Mode().Perm())
+		}
+	}
+}
+
+// A saturated client only adds delay: a pass holds, with what llmprobe
+// added; a failure may be the client's own and is inconclusive, exit 3.
+func TestSaturatedClientVerdicts(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	for _, tc := range []struct {
+		name  string
+		share float64
+		code  int
+		first string
+	}{
+		{"passed", 1, gatePassed, "gate: passed (llmprobe added up to 30.0 ms; the target is at least this fast)"},
+		{"failed", 0.5, gateUnmeasured, "gate: inconclusive — the client was saturated (llmprobe added up to 30.0 ms): slo_ttft 50.0% < 99% may be llmprobe's own delay, not the target's"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep := &report.Report{ID: "b-1", Burst: "b", Target: "sim", Requests: 40, PlannedRequests: 40,
+				Outcomes: map[prober.Outcome]int{prober.OutcomeSuccess: 40}, Latency: map[string]report.Summary{},
+				Gates: []report.Gate{{Name: "slo_ttft", Threshold: 0.99, Value: f(tc.share), Passed: tc.share >= 0.99,
+					Detail: "share of requests with ttft <= 100ms"}},
+				ClientSaturated: true,
+				ErrorBound:      &stats.ErrorBound{P99: f(0.02), Max: f(0.03), Limit: 0.01, Objective: "ttft 100ms of scenario s"},
+			}
+			verdict.Judge(rep, nil, nil)
+			var stdout, stderr bytes.Buffer
+			g := &gateRun{gateOptions: gateOptions{Stdout: &stdout, Stderr: &stderr}}
+			code := g.verdict(context.Background(), config.Target{Name: "sim"}, rep, nil)
+			first, _, _ := strings.Cut(stdout.String(), "\n")
+			if code != tc.code || first != tc.first {
+				t.Errorf("exit %d, first line\n%s\nwant exit %d and\n%s\n%s", code, first, tc.code, tc.first, stderr.String())
+			}
+			if tc.code == gateUnmeasured && (!strings.Contains(stdout.String(), "INCONCLUSIVE  slo_ttft") || !strings.Contains(stderr.String(), "inconclusive: the client was saturated")) {
+				t.Errorf("the failing gate is reported as the target's:\n%s%s", stdout.String(), stderr.String())
+			}
+		})
+	}
+}

@@ -1,0 +1,107 @@
+package verdict
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/llmprobe/llmprobe/report"
+)
+
+// The verdict's words, as every surface prints them.
+const (
+	Passed       = "passed"
+	Failed       = "failed"
+	Inconclusive = "inconclusive" // failed, but the client was saturated
+	NotMeasured  = "not measured"
+)
+
+// Outcome is a report's verdict in one word and why: a failure's failing
+// checks, or the caveat a saturated client puts on the verdict.
+type Outcome struct {
+	Word, Reason string
+}
+
+// Of says r's verdict. A saturated client only adds delay: a pass still
+// holds (the target is at least this fast), a failure may be the client's
+// own and is inconclusive. Reports judged before the verdict had a word
+// are read from their fields the same way.
+func Of(r *report.Report) Outcome {
+	failing := failingChecks(r)
+	switch {
+	case r.Verdict == NotMeasured: // the gate's own finding, kept
+		return Outcome{NotMeasured, r.VerdictReason}
+	case r.Requests == 0:
+		return Outcome{NotMeasured, "no request was measured"}
+	case r.Passed && r.ClientSaturated:
+		return Outcome{Passed, fmt.Sprintf("llmprobe added up to %s; the target is at least this fast", addedUpTo(r))}
+	case r.Passed:
+		return Outcome{Word: Passed}
+	case r.ClientSaturated && !r.Aborted && Refused(r) == "":
+		return Outcome{Inconclusive, fmt.Sprintf("the client was saturated (llmprobe added up to %s): %s may be llmprobe's own delay, not the target's",
+			addedUpTo(r), strings.Join(failing, ", "))}
+	}
+	return Outcome{Failed, strings.Join(failing, ", ")}
+}
+
+// Line is the verdict as a sentence's head: "passed", "passed (caveat)",
+// "FAILED — why", "inconclusive — why".
+func (o Outcome) Line() string {
+	switch {
+	case o.Reason == "":
+		return o.Word
+	case o.Word == Passed:
+		return o.Word + " (" + o.Reason + ")"
+	case o.Word == Failed:
+		return "FAILED — " + o.Reason
+	}
+	return o.Word + " — " + o.Reason
+}
+
+// failingChecks names what failed the run, shortly: "slo_ttft 97.2% < 99%".
+func failingChecks(r *report.Report) []string {
+	var out []string
+	if r.Aborted {
+		out = append(out, "aborted: "+r.AbortReason)
+	}
+	for _, g := range r.Gates {
+		switch {
+		case g.Passed || g.Skipped:
+		case strings.HasPrefix(g.Name, "slo_") && g.Value != nil:
+			out = append(out, fmt.Sprintf("%s %.1f%% < %g%%", g.Name, 100**g.Value, 100*g.Threshold))
+		case strings.HasPrefix(g.Name, "regression_") && g.Value != nil:
+			out = append(out, fmt.Sprintf("%s %+.1f%% > %+g%%", g.Name, 100**g.Value, 100*g.Threshold))
+		default:
+			out = append(out, g.Name+": "+g.Detail)
+		}
+	}
+	if r.Sweep != nil && r.MaxRateUnderSLO == nil {
+		out = append(out, fmt.Sprintf("no rate of the %d-step sweep held the SLO", len(r.Sweep)))
+	}
+	if len(out) == 0 {
+		out = append(out, "a check failed")
+	}
+	return out
+}
+
+// addedUpTo is the most the client added to one request: the error
+// bound's maximum, or its p99 where that is all there is.
+func addedUpTo(r *report.Report) string {
+	e := r.ErrorBound
+	if e == nil {
+		return "n/a"
+	}
+	if e.Max != nil {
+		return ms(e.Max)
+	}
+	if e.P99 != nil {
+		return ms(e.P99)
+	}
+	return ms(e.DispatchDelay.Max)
+}
+
+func ms(seconds *float64) string {
+	if seconds == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f ms", 1e3**seconds)
+}
