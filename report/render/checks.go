@@ -72,17 +72,29 @@ func Checks(r *report.Report) []Check {
 		}
 		out = append(out, Check{"upgrade", st, u.Summary})
 	}
-	switch o := verdict.Of(r); {
-	case o.Word == verdict.Inconclusive:
-		out = append(out, Check{"client_saturation", StatusError, saturationDetail(r) + ": inconclusive: " + o.Reason})
-	case r.ClientSaturated && o.Word == verdict.Passed:
-		out = append(out, Check{"client_saturation", StatusWarning, saturationDetail(r) + ": passed all the same, " + o.Reason})
+	switch {
+	case inconclusive(r):
+		out = append(out, Check{"client_saturation", StatusError, saturationDetail(r) + ": " + saturationConsequence(r)})
 	case r.ClientSaturated:
-		out = append(out, Check{"client_saturation", StatusWarning, saturationDetail(r) + ": these numbers describe the prober, not the target"})
+		out = append(out, Check{"client_saturation", StatusWarning, saturationDetail(r) + ": " + saturationConsequence(r)})
 	default:
 		out = append(out, Check{"client_saturation", StatusPassed, saturationDetail(r) + ": the prober kept up"})
 	}
 	return out
+}
+
+// saturationConsequence says what a saturated client means for r's
+// verdict: a pass holds (the client only adds delay), a failure is not the
+// target's.
+func saturationConsequence(r *report.Report) string {
+	switch o := verdict.Of(r); o.Word {
+	case verdict.Inconclusive:
+		return "inconclusive: " + o.Reason
+	case verdict.Passed:
+		return "the pass holds, since llmprobe only adds delay: " + o.Reason
+	default:
+		return "its latencies include llmprobe's own delay, up to the bound"
+	}
 }
 
 // inconclusive says r failed under a saturated client: its failing gates

@@ -179,7 +179,7 @@ func writeVerdict(out io.Writer, r *report.Report) {
 	}
 	writeGPU(out, r)
 	if r.ClientSaturated {
-		fmt.Fprintf(out, "WARN  client saturated: %s; these numbers describe the prober\n", saturationDetail(r))
+		fmt.Fprintf(out, "WARN  client saturated: %s; %s\n", saturationDetail(r), saturationConsequence(r))
 	} else {
 		fmt.Fprintf(out, "PASS  client not saturated: %s\n", saturationDetail(r))
 	}
@@ -203,10 +203,21 @@ func writeSplit(out io.Writer, r *report.Report) {
 	}
 }
 
+// regressionGateSkipped says a SKIP line of a regression gate already
+// gave the reason.
+func regressionGateSkipped(r *report.Report) bool {
+	for _, g := range r.Gates {
+		if g.Skipped && strings.HasPrefix(g.Name, "regression") {
+			return true
+		}
+	}
+	return false
+}
+
 func writeRegression(out io.Writer, r *report.Report) {
 	g := r.Regression
 	if g == nil {
-		if r.RegressionSkipped != "" {
+		if r.RegressionSkipped != "" && !regressionGateSkipped(r) {
 			fmt.Fprintf(out, "regression check skipped: %s\n", r.RegressionSkipped)
 		}
 		return
