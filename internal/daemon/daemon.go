@@ -189,6 +189,10 @@ func New(opts Options) *Daemon {
 	return d
 }
 
+// ErrConfig wraps Run's error when the configuration could not be loaded at
+// start: a configuration error, on which a command exits 2.
+var ErrConfig = errors.New("the configuration could not be loaded")
+
 // Run loads the configuration, starts probing and serves HTTP until ctx
 // ends or the server fails. SIGHUP and POST /-/reload reload the
 // configuration through Reload.
@@ -220,7 +224,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		}
 	}
 	if err := d.reload(); err != nil {
-		return err
+		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 
 	var wg sync.WaitGroup
