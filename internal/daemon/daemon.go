@@ -368,7 +368,12 @@ func (d *Daemon) reconcile(ctx context.Context) {
 
 // reload loads the configuration and, if it changed, applies it.
 func (d *Daemon) reload() error {
+	first := d.safe.Get() == nil
 	changed, err := d.safe.Reload(d.load, d.apply)
+	if err != nil && first {
+		level.Error(d.logger).Log("msg", "the configuration could not be loaded; llmprobe stops", "err", err)
+		return err
+	}
 	if err != nil {
 		level.Error(d.logger).Log("msg", "configuration reload failed; the running configuration stays", "err", err)
 		return err
