@@ -11,15 +11,15 @@ import (
 	"github.com/llmprobe/llmprobe/report"
 )
 
-// Sources names where each engine reports cached prompt tokens, for the
+// sources names where each engine reports cached prompt tokens, for the
 // line that has none.
-const Sources = "vLLM reports them with --enable-prompt-tokens-details, SGLang with --enable-cache-report, llama.cpp and OpenAI by default"
+const sources = "vLLM reports them with --enable-prompt-tokens-details, SGLang with --enable-cache-report, llama.cpp and OpenAI by default"
 
 // Line says in one line what the engine's prefix cache served.
 func Line(r *report.Report) string {
 	c := r.PromptCache
 	if c == nil {
-		return "prefix cache: n/a (the engine's usage reported no cached prompt tokens; " + Sources + ")"
+		return "prefix cache: n/a (the engine's usage reported no cached prompt tokens; " + sources + ")"
 	}
 	return fmt.Sprintf("prefix cache: %.1f%% of prompt tokens served from the engine's cache (%d of %d, its usage over %d of %d successful requests)",
 		100*c.HitRatio, c.CachedTokens, c.PromptTokens, c.Requests, r.Outcomes[prober.OutcomeSuccess])
@@ -27,19 +27,19 @@ func Line(r *report.Report) string {
 
 // Heading heads the by-turn table with what it shows of the prefix cache.
 func Heading(turns []report.TurnSummary) string {
-	if f := Turns(turns); f != "" {
+	if f := finding(turns); f != "" {
 		return "Conversations, TTFT by turn (" + f + ")"
 	}
 	return "Conversations, TTFT by turn"
 }
 
-// Turns says what the by-turn figures show of the prefix cache serving a
+// finding says what the by-turn figures show of the prefix cache serving a
 // conversation's history, for the table's heading; "" when they show
 // nothing either way (no later turn succeeded). The cached tokens decide
 // where the engine reports them: more than turn 1's (whose shared prefix
 // may be cached too) from turn 2 on is the history served. Without them,
 // TTFT's p50 at every later turn against turn 1's says what it can.
-func Turns(turns []report.TurnSummary) string {
+func finding(turns []report.TurnSummary) string {
 	var f findings
 	for _, t := range turns {
 		f.add(turns, t)
