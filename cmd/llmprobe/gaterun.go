@@ -278,9 +278,9 @@ func (g *gateRun) kept(st *store.Store, rep *report.Report) string {
 		}
 	}
 	if g.Output != "" {
-		return fmt.Sprintf("report not kept (%s); --output writes it to %s", why, g.Output)
+		return fmt.Sprintf("report not kept: %s; --output writes it to %s", why, g.Output)
 	}
-	return fmt.Sprintf("report not kept (%s); --output=FILE writes it", why)
+	return fmt.Sprintf("report not kept: %s; --output=FILE writes it", why)
 }
 
 // verdict prints the report's table, writes its files, and gives the exit

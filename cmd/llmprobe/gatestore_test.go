@@ -26,7 +26,7 @@ func TestOverriddenGateStaysOutOfTheHistory(t *testing.T) {
 		return string(out)
 	}
 	out := gate("--rate=30", "--target.url="+srv.URL)
-	if want := "report not kept (an overridden run (--target.url=" + srv.URL + " --rate=30) stays out of the history of burst release in " + storage + "); --output=FILE writes it"; !strings.Contains(out, want) {
+	if want := "report not kept: an overridden run (--target.url=" + srv.URL + " --rate=30) stays out of the history of burst release in " + storage + "; --output=FILE writes it"; !strings.Contains(out, want) {
 		t.Errorf("the overridden gate does not say %q:\n%s", want, out)
 	}
 	if list, _ := store.New(storage, nil).List(); len(list["release"]) != 0 {
@@ -46,7 +46,8 @@ func TestOverriddenGateStaysOutOfTheHistory(t *testing.T) {
 }
 
 // The default storage is data/ in the working directory, and an empty
-// --storage.path keeps nothing: the folder the gate runs in stays empty.
+// --storage.path keeps nothing: the folder the gate runs in holds no more
+// than --output's file.
 func TestGateStoragePath(t *testing.T) {
 	srv, _ := simServer(t)
 	cfg := gateConfig(t, srv.URL, "2s")
@@ -56,7 +57,8 @@ func TestGateStoragePath(t *testing.T) {
 		files []string
 	}{
 		{nil, "report kept in data/release/release-", []string{"data"}},
-		{[]string{"--storage.path="}, "report not kept (--storage.path is empty); --output=FILE writes it", nil},
+		{[]string{"--storage.path="}, "report not kept: --storage.path is empty; --output=FILE writes it", nil},
+		{[]string{"--storage.path=", "--output=r.json"}, "report not kept: --storage.path is empty; --output writes it to r.json", []string{"r.json"}},
 	} {
 		dir := t.TempDir()
 		cmd := exec.Command(binPath, append([]string{"gate", "--config.file=" + cfg, "--burst=release", "--no-collector.gpu"}, tc.flags...)...)
