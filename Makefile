@@ -49,7 +49,7 @@ lint: fmt-check vet staticcheck
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
-	$(GO) run ./bench/scale
+	$(GO) run ./bench/scale -runs 3
 
 # The built daemon's resident memory on the demo config, a minute after it is
 # ready (about 70 s).

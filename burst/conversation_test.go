@@ -3,6 +3,7 @@ package burst
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/render"
 	"github.com/llmprobe/llmprobe/sim"
 )
 
@@ -93,6 +95,20 @@ func TestConversationTTFTByTurnShowsPrefixCache(t *testing.T) {
 	}
 	if p := cached.Turns[1].PromptTokens; p == nil || *p < 1500 {
 		t.Errorf("turn 2's prompt tokens = %v, want the whole history (> 1,500)", p)
+	}
+	// The gate's heading says what the figures show, and only that.
+	for _, tc := range []struct {
+		rep  *report.Report
+		want string
+	}{
+		{cached, "Conversations, TTFT by turn (cached tokens grew from turn 2: the prefix cache serves the history):"},
+		{uncached, "Conversations, TTFT by turn (the engine reported no cached tokens; TTFT rose with the history: the prefix cache does not serve it):"},
+	} {
+		var text strings.Builder
+		render.Text(&text, tc.rep)
+		if !strings.Contains(text.String(), tc.want) {
+			t.Errorf("the gate's text does not say\n  %s\n%s", tc.want, text.String())
+		}
 	}
 }
 

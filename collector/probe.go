@@ -68,7 +68,7 @@ var counterFamilies = [numCounters]family{
 	ctrRequests:   {"requests_total", "Requests sent, by outcome.", []string{"outcome"}},
 	ctrGood:       {"good_requests_total", "Requests that succeeded and met every objective of their scenario.", nil},
 	ctrPrompt:     {"prompt_tokens_total", "Prompt tokens of successful requests, as the server reported them (requested count when it reported none).", nil},
-	ctrCached:     {"prompt_cached_tokens_total", "Prompt tokens of successful requests that the engine's prefix cache served, as its usage reported them (prompt_tokens_details.cached_tokens); absent until a request's usage says.", nil},
+	ctrCached:     {"prompt_cached_tokens_total", "Prompt tokens of successful requests that the engine's prefix cache served, as its usage reported them (prompt_tokens_details.cached_tokens: vLLM with --enable-prompt-tokens-details, SGLang with --enable-cache-report, llama.cpp, OpenAI); absent until a request's usage says.", nil},
 	ctrOutput:     {"output_tokens_total", "Output tokens of successful requests.", nil},
 	ctrGoodOutput: {"good_output_tokens_total", "Output tokens of good requests.", nil},
 	ctrSLO:        {"slo_checks_total", "Objective checks per request; a failed request misses every objective.", []string{"objective", "result"}},
@@ -95,7 +95,7 @@ var histFamilies = [numHists]family{
 	// Only requests that reasoned create it.
 	histTTFTAnswer: {"time_to_first_answer_token_seconds", "Time from when a successful request that reasoned was due to its first answer token (content, text or tool_calls).", nil},
 	// Only conversation scenarios create it; turn is bounded by workload.MaxTurns.
-	histTurn: {"conversation_ttft_seconds", "TTFT of a conversation's successful requests by turn: from turn 2 on, a working prefix cache serves the history and TTFT falls.", []string{"turn"}},
+	histTurn: {"conversation_ttft_seconds", "TTFT of a conversation's successful requests by turn: from turn 2 at or below turn 1's where the engine's prefix cache serves the history, rising with the history where it does not.", []string{"turn"}},
 }
 
 // Probe holds the probe metrics of the metric contract, per (target, model,

@@ -2,12 +2,9 @@ package config
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"reflect"
 
 	"go.yaml.in/yaml/v3"
 
@@ -74,11 +71,12 @@ func parse(data []byte, filename, dir string, checks []Check) (*Config, error) {
 	}
 	idx := yamlerr.NewIndex(&root)
 
-	cfg := &Config{Limits: DefaultLimits}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
+	cfg, problems, err := yamlerr.Decode(data, idx, func() *Config { return &Config{Limits: DefaultLimits} }, moved)
+	if err != nil {
 		return nil, decodeError(idx, filename, &root, err)
+	}
+	if !yamlerr.UnknownOnly(problems) {
+		return nil, yamlerr.Join(filename, problems)
 	}
 	if cfg.Canary.Interval == 0 {
 		cfg.Canary.Interval = DefaultCanary.Interval
@@ -86,16 +84,18 @@ func parse(data []byte, filename, dir string, checks []Check) (*Config, error) {
 	if dir != "" {
 		cfg.setDirectory(dir)
 	}
-	if errs := cfg.check(checks); len(errs) > 0 {
-		msgs := make([]error, len(errs))
-		for i, fe := range errs {
-			msg := fe.Error()
-			if fe.First != "" {
-				msg += fmt.Sprintf(" (first at line %d)", idx.Line(fe.First))
-			}
-			msgs[i] = fmt.Errorf("%s:%d: %s", filename, idx.Line(fe.Path), msg)
+	for _, fe := range cfg.check(checks) {
+		if yamlerr.Meant(problems, fe.Path) {
+			continue // "did you mean" says it already
 		}
-		return nil, errors.Join(msgs...)
+		msg := fe.Msg
+		if fe.First != "" {
+			msg += fmt.Sprintf(" (first at line %d)", idx.Line(fe.First))
+		}
+		problems = append(problems, yamlerr.Problem{Line: idx.Line(fe.Path), Path: fe.Path, Msg: msg})
+	}
+	if len(problems) > 0 {
+		return nil, yamlerr.Join(filename, problems)
 	}
 	return cfg, nil
 }
@@ -122,12 +122,8 @@ func (c *Config) setDirectory(dir string) {
 	c.setTraceDirectory(dir)
 }
 
-// decodeError rewrites decoder errors into "file:line: path: message".
+// decodeError locates a decoder error that is not a type error.
 func decodeError(idx *yamlerr.Index, filename string, root *yaml.Node, err error) error {
-	var te *yaml.TypeError
-	if errors.As(err, &te) {
-		return idx.TypeErrors(filename, te, reflect.TypeOf(Config{}), moved)
-	}
 	// Errors from library validators (http_client_config) carry no line: find the
 	// target whose block fails on its own.
 	decodeTarget := func(n *yaml.Node) error { var t Target; return n.Decode(&t) }

@@ -182,7 +182,7 @@ func New(cfg Config) (*Engine, error) {
 	}
 	e.m = persona.NewMetrics(e.reg, cfg.Engine, cfg.Model, cfg.MaxBatch, e.load)
 	if cfg.TruthStamps {
-		e.truth = &truthLog{stamps: map[string][]int64{}}
+		e.truth = &truthLog{stamps: map[string][]int64{}, received: map[string]Receipt{}}
 	}
 	go e.loop()
 	return e, nil

@@ -136,6 +136,10 @@ func (e *Engine) serveGenerate(w http.ResponseWriter, r *http.Request, chat bool
 		apiError(w, http.StatusBadRequest, "BadRequestError", "invalid JSON body: "+err.Error())
 		return
 	}
+	var receipt Receipt
+	if e.truth != nil {
+		receipt = receiptOf(r)
+	}
 	if req.Model == "" {
 		apiError(w, http.StatusBadRequest, "BadRequestError", "model is required")
 		return
@@ -194,7 +198,7 @@ func (e *Engine) serveGenerate(w http.ResponseWriter, r *http.Request, chat bool
 			if key == "" {
 				key = id
 			}
-			e.truth.keep(key, st.stamps)
+			e.truth.keep(key, st.stamps, receipt)
 		}()
 	}
 	st.run(r.Context(), s)

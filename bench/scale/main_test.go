@@ -38,6 +38,12 @@ func TestSmoke(t *testing.T) {
 		if *r.TTFTError.P50 < 0 {
 			t.Errorf("%s: the prober saw tokens before the emitter wrote them (TTFT error p50 %.3f ms): clocks disagree", r.Name, *r.TTFTError.P50)
 		}
+		// The emitter's receipts: every matched request has one, read after
+		// the prober wrote it; the bench's first connection came before
+		// the rows, so a row may open none.
+		if r.Received != r.Matched || r.EmitterRead.P50 == nil || *r.EmitterRead.P50 < 0 || r.Send.P99 == nil {
+			t.Errorf("%s: %d of %d matched requests have the emitter's receipt; emitter read lag %v, send %v", r.Name, r.Received, r.Matched, r.EmitterRead, r.Send)
+		}
 	}
 	if rows[1].HeapPerStreamKiB == nil || rows[1].PeakStreams < 20 {
 		t.Errorf("streams row: heap per stream %v at peak %d streams", rows[1].HeapPerStreamKiB, rows[1].PeakStreams)
@@ -50,5 +56,34 @@ func TestSmoke(t *testing.T) {
 	}
 	if _, err := json.Marshal(rows); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// How often the bound held is counted per row over the runs, and over all
+// judged rows; a row without a published bound is not judged.
+func TestHoldsAreCounted(t *testing.T) {
+	yes, no := true, false
+	rows := []Row{
+		{Name: "rate 10/s", Run: 1, Honest: &yes}, {Name: "canary 3×1", Run: 1},
+		{Name: "rate 10/s", Run: 2, Honest: &no}, {Name: "canary 3×1", Run: 2},
+	}
+	var out bytes.Buffer
+	printHolds(&out, rows)
+	for _, want := range []string{
+		"the bound held in 1 of 2 judged rows over 2 runs:",
+		"  rate 10/s: held in 1 of 2 runs",
+		"  canary 3×1: not judged (no published bound) in 2 runs",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the summary does not say %q:\n%s", want, out.String())
+		}
+	}
+	within := 0.5
+	bound := 1.0
+	row := Row{Bound: Quantiles{P99: &bound}, ttftErrors: []float64{0.5, 1.5, 0.9, 3}}
+	row.TTFTError = quantiles(row.ttftErrors)
+	judgeBound(&row, 0.2)
+	if row.Within == nil || *row.Within != within || row.Honest == nil || *row.Honest {
+		t.Errorf("judged %v within, holds %v; want 50%% within (2 of 4 at most 1.2 ms) and not held", row.Within, row.Honest)
 	}
 }

@@ -68,8 +68,8 @@ func TestAbsurdConfigsAreRefused(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			path, want := absurd(t, name)
 			out, err := capped("--config.file="+path, "--config.check").CombinedOutput()
-			if code := exitCode(err); code != 1 || !strings.Contains(string(out), want) {
-				t.Errorf("--config.check: exit %d\n%s\nwant exit 1 and\n%s", code, out, want)
+			if code := exitCode(err); code != 2 || !strings.Contains(string(out), want) {
+				t.Errorf("--config.check: exit %d\n%s\nwant exit 2 and\n%s", code, out, want)
 			}
 			out, err = capped("gate", "--config.file="+path, "--burst=b", "--storage.path=", "--no-collector.gpu").CombinedOutput()
 			if code := exitCode(err); code != 2 || !strings.Contains(string(out), want) {

@@ -44,7 +44,7 @@ func newGateCommand(app *kingpin.Application) *gateCommand {
 	c.output = cmd.Flag("output", "Write the report JSON here too.").String()
 	c.junit = cmd.Flag("output.junit", "Write the verdicts here as JUnit XML: one test case per gate, failures with their reason (written on every exit but 2).").PlaceHolder("FILE").String()
 	c.markdown = cmd.Flag("output.markdown", "Write a Markdown summary here, for CI step summaries: --output.markdown=\"$GITHUB_STEP_SUMMARY\" (written on every exit but 2; never implicitly).").PlaceHolder("FILE").String()
-	c.storagePath = cmd.Flag("storage.path", "Folder of burst reports: the previous report for the regression verdict, and where this one is kept; empty keeps none.").Default("data").String()
+	c.storagePath = cmd.Flag("storage.path", "Folder of burst reports, relative to the working directory, as the daemon's --storage.path (run from the daemon's folder, gate shares its history): the previous report for the regression verdict, and where this one is kept, unless flags override the burst; empty keeps none and reads none.").Default("data").String()
 	c.baseline = cmd.Flag("baseline", "Report file (as --output writes it) to compare with, instead of the burst's previous report; binding: one of another model or request set fails the run (exit 3), another target or URL is compared and said.").String()
 	c.gpu = cmd.Flag("collector.gpu", "Record the node's GPU facts and energy per token in the report (NVML).").Default("true").Bool()
 	c.targetURL = cmd.Flag("target.url", "Send the burst to this URL instead of its target's, for this run; the target's http_client_config (auth, TLS) goes with it.").PlaceHolder("URL").String()

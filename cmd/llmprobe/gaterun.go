@@ -283,7 +283,25 @@ func (g *gateRun) measure(ctx context.Context, client *prober.Client, scenarios 
 	}
 	rep, saveErr := runner.Run(ctx, g.burst, scenarios)
 	prog.finish()
+	if saveErr == nil {
+		fmt.Fprintf(g.Stderr, "llmprobe gate: %s\n", g.kept(runner.Store, rep))
+	}
 	return rep, saveErr
+}
+
+// kept says where the report was kept, or why nowhere and what keeps it.
+func (g *gateRun) kept(st *store.Store, rep *report.Report) string {
+	why := "--storage.path is empty"
+	if st != nil {
+		var path string
+		if path, why = st.Where(rep); path != "" {
+			return "report kept in " + path
+		}
+	}
+	if g.Output != "" {
+		return fmt.Sprintf("report not kept: %s; --output writes it to %s", why, g.Output)
+	}
+	return fmt.Sprintf("report not kept: %s; --output=FILE writes it", why)
 }
 
 // verdict prints the report's table, writes its files, and gives the exit

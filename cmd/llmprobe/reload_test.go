@@ -78,8 +78,8 @@ func TestConfigCheck(t *testing.T) {
 		t.Errorf("good config: %v\n%s", err, out)
 	}
 	out, err = exec.Command(binPath, "--config.file=../../config/testdata/bad_url.yml", "--config.check").CombinedOutput()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
-		t.Errorf("bad config: exit %v, want 1\n%s", err, out)
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
+		t.Errorf("bad config: exit %v, want 2\n%s", err, out)
 	}
 	if !strings.Contains(string(out), "bad_url.yml:4: targets[0].url") {
 		t.Errorf("bad config error does not name file, line and field:\n%s", out)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -47,7 +48,7 @@ func newServeCommand(app *kingpin.Application) *serveCommand {
 	c := &serveCommand{
 		cmd:           cmd,
 		configFile:    cmd.Flag("config.file", "llmprobe configuration file. Without it, llmprobe probes its built-in simulated engine.").String(),
-		configCheck:   cmd.Flag("config.check", "Validate the configuration file and exit.").Bool(),
+		configCheck:   cmd.Flag("config.check", "Validate the configuration file and exit: 0 when valid, 2 with every error (file:line: field: what is wrong) when not.").Bool(),
 		telemetryPath: cmd.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").String(),
 		historyRecent: cmd.Flag("history.recent", "Recent results kept per target and scenario for the landing page.").Default("20").Int(),
 		historyFailed: cmd.Flag("history.failures", "Failed results kept per target and scenario for the landing page.").Default("20").Int(),
@@ -73,7 +74,7 @@ func (c *serveCommand) run(logger log.Logger, webLogger *slog.Logger, secrets *r
 		cfg, err := load.File(*c.configFile)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "%v\n", err)
-			return 1
+			return 2 // a configuration error, as in every command
 		}
 		fmt.Printf("%s: configuration is valid\n", *c.configFile)
 		n, rate, bytes := plan.CanaryFootprint(cfg)
@@ -100,6 +101,10 @@ func (c *serveCommand) run(logger log.Logger, webLogger *slog.Logger, secrets *r
 		StoragePath: *c.storagePath, GPU: *c.gpu, GPUTimeout: *c.gpuTimeout, Shard: shard, NativeHistogramsOnly: !*c.classic,
 	})
 	if err := d.Run(ctx); err != nil {
+		if errors.Is(err, daemon.ErrConfig) {
+			fmt.Fprintln(os.Stderr, err) // file:line per error, one a line
+			return 2
+		}
 		level.Error(logger).Log("msg", "llmprobe stopped", "err", err)
 		return 1
 	}

@@ -189,6 +189,10 @@ func New(opts Options) *Daemon {
 	return d
 }
 
+// ErrConfig wraps Run's error when the configuration could not be loaded at
+// start: a configuration error, on which a command exits 2.
+var ErrConfig = errors.New("the configuration could not be loaded")
+
 // Run loads the configuration, starts probing and serves HTTP until ctx
 // ends or the server fails. SIGHUP and POST /-/reload reload the
 // configuration through Reload.
@@ -220,7 +224,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		}
 	}
 	if err := d.reload(); err != nil {
-		return err
+		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 
 	var wg sync.WaitGroup
@@ -364,7 +368,12 @@ func (d *Daemon) reconcile(ctx context.Context) {
 
 // reload loads the configuration and, if it changed, applies it.
 func (d *Daemon) reload() error {
+	first := d.safe.Get() == nil
 	changed, err := d.safe.Reload(d.load, d.apply)
+	if err != nil && first {
+		level.Error(d.logger).Log("msg", "the configuration could not be loaded; llmprobe stops", "err", err)
+		return err
+	}
 	if err != nil {
 		level.Error(d.logger).Log("msg", "configuration reload failed; the running configuration stays", "err", err)
 		return err

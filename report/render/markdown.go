@@ -7,6 +7,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/render/prefixcache"
 	"github.com/llmprobe/llmprobe/report/verdict"
 )
 
@@ -159,12 +160,12 @@ func markdownFigures(b *strings.Builder, r *report.Report) {
 // there is one.
 func markdownTurns(b *strings.Builder, r *report.Report) {
 	if r.PromptCache != nil {
-		b.WriteString("\n" + md(promptCacheText(r)) + ".\n")
+		b.WriteString("\n" + md(prefixcache.Line(r)) + ".\n")
 	}
 	if len(r.Turns) == 0 {
 		return
 	}
-	b.WriteString("\nConversations, TTFT by turn:\n\n| " + strings.Join(turnHeader(), " | ") + " |\n|---|--:|--:|--:|--:|--:|--:|--:|\n")
+	b.WriteString("\n" + md(prefixcache.Heading(r.Turns)) + ":\n\n| " + strings.Join(turnHeader(), " | ") + " |\n|---|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, row := range turnRows(r) {
 		for i := range row {
 			row[i] = md(row[i])

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/render/prefixcache"
 )
 
 // Page is what the HTML page says of a report beyond its fields, in the
@@ -36,7 +36,7 @@ type Page struct {
 
 // PageOf says the report in words for its HTML page.
 func PageOf(r *report.Report) Page {
-	p := Page{SaturationDetail: saturationDetail(r), BoundText: boundText(r), PromptCacheText: promptCacheText(r),
+	p := Page{SaturationDetail: saturationDetail(r), BoundText: boundText(r), PromptCacheText: prefixcache.Line(r),
 		TurnHeader: turnHeader(), TurnRows: turnRows(r)}
 	if r.Sweep != nil {
 		p.KneeText, p.PlanText, p.CurveNote = kneeText(r), planText(r), curveFootnote(r)
@@ -115,16 +115,6 @@ func delay(seconds *float64) string {
 		return fmt.Sprintf("%.1fµs", 1e6**seconds)
 	}
 	return fmt.Sprintf("%.2fms", 1e3**seconds)
-}
-
-// promptCacheText says in one line what the engine's prefix cache served.
-func promptCacheText(r *report.Report) string {
-	c := r.PromptCache
-	if c == nil {
-		return "prefix cache: n/a (the engine's usage reported no cached prompt tokens; vLLM does with --enable-prompt-tokens-details)"
-	}
-	return fmt.Sprintf("prefix cache: %.1f%% of prompt tokens served from the engine's cache (%d of %d, its usage over %d of %d successful requests)",
-		100*c.HitRatio, c.CachedTokens, c.PromptTokens, c.Requests, r.Outcomes[prober.OutcomeSuccess])
 }
 
 // engineTimingsText says which requests carried the engine's own timings:

@@ -13,6 +13,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/render/prefixcache"
 	"github.com/llmprobe/llmprobe/report/verdict"
 )
 
@@ -296,11 +297,11 @@ func writeBreakdown(out io.Writer, r *report.Report) {
 // writeTurns writes the prefix cache line and the by-turn table, when
 // there is one.
 func writeTurns(out io.Writer, r *report.Report) {
-	fmt.Fprintln(out, "\n"+promptCacheText(r))
+	fmt.Fprintln(out, "\n"+prefixcache.Line(r))
 	if len(r.Turns) == 0 {
 		return
 	}
-	fmt.Fprintln(out, "\nConversations, TTFT by turn (the prefix cache serves the history from turn 2):")
+	fmt.Fprintln(out, "\n"+prefixcache.Heading(r.Turns)+":")
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, strings.Join(turnHeader(), "\t")+"\t")
 	for _, row := range turnRows(r) {

@@ -34,9 +34,25 @@ func New(dir string, secrets *redact.Redactor) *Store {
 
 var safeIDRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]*$`)
 
-// Save writes the report and removes the oldest beyond keep.
+// Where says where Save keeps r, or why it keeps it nowhere: a store
+// without a folder keeps nothing, and an overridden run (gate's
+// --target.url, --rate …) stays out of its burst's history, so that the
+// regression verdicts and pages that read the history never take it for
+// the burst.
+func (s *Store) Where(r *report.Report) (path, why string) {
+	switch {
+	case s.dir == "":
+		return "", "no storage folder"
+	case len(r.Overrides) > 0:
+		return "", fmt.Sprintf("an overridden run (%s) stays out of the history of burst %s in %s", strings.Join(r.Overrides, " "), r.Burst, s.dir)
+	}
+	return filepath.Join(s.dir, r.Burst, r.ID+".json"), ""
+}
+
+// Save writes the report where Where says, if anywhere, and removes the
+// oldest beyond keep.
 func (s *Store) Save(r *report.Report, keep int) error {
-	if s.dir == "" {
+	if path, _ := s.Where(r); path == "" {
 		return nil
 	}
 	if !safeIDRe.MatchString(r.Burst) || !safeIDRe.MatchString(r.ID) {
@@ -123,7 +139,9 @@ func (s *Store) Load(id string) (*report.Report, error) {
 	return Read(filepath.Join(s.dir, burst, id+".json"))
 }
 
-// Latest returns a burst's newest report, or nil.
+// Latest returns a burst's newest report, or nil. An overridden run's
+// report, which a store of an older llmprobe may hold, is passed over: it
+// is not the burst's.
 func (s *Store) Latest(burst string) (*report.Report, error) {
 	if s.dir == "" {
 		return nil, nil
@@ -132,7 +150,11 @@ func (s *Store) Latest(burst string) (*report.Report, error) {
 	if err != nil || len(ids) == 0 {
 		return nil, err
 	}
-	return s.Load(ids[len(ids)-1])
+	r, err := s.Load(ids[len(ids)-1])
+	if err != nil || len(r.Overrides) == 0 {
+		return r, err
+	}
+	return s.latestWhere(burst, func(r *report.Report) bool { return true })
 }
 
 // LatestFrom returns a burst's newest report that measured the given facts
@@ -164,7 +186,7 @@ func (s *Store) latestWhere(burst string, ok func(*report.Report) bool) (*report
 			firstErr = cmp.Or(firstErr, err)
 			continue
 		}
-		if ok(r) {
+		if ok(r) && len(r.Overrides) == 0 {
 			return r, nil
 		}
 	}

@@ -124,3 +124,30 @@ func TestRead(t *testing.T) {
 		t.Errorf("a torn file: %v", err)
 	}
 }
+
+// An overridden run stays out of its burst's history: Save writes nothing,
+// and one that an older llmprobe wrote there is never the previous report.
+func TestOverriddenRunsStayOutOfTheHistory(t *testing.T) {
+	dir := t.TempDir()
+	s := New(dir, nil)
+	plain := &report.Report{ID: "b-20200101T000000Z", Burst: "b"}
+	overridden := &report.Report{ID: "b-20200102T000000Z", Burst: "b", Overrides: []string{"--rate=5"}}
+	if path, why := s.Where(overridden); path != "" || !strings.Contains(why, "--rate=5") {
+		t.Errorf("Where(overridden) = %q, %q", path, why)
+	}
+	for _, r := range []*report.Report{plain, overridden} {
+		if err := s.Save(r, 10); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if list, _ := s.List(); len(list["b"]) != 1 || list["b"][0] != plain.ID {
+		t.Errorf("history %v, want only %s", list["b"], plain.ID)
+	}
+	// As an older llmprobe kept it, beside the burst's own reports.
+	if err := WriteJSON(filepath.Join(dir, "b", overridden.ID+".json"), overridden, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Latest("b"); err != nil || got == nil || got.ID != plain.ID {
+		t.Errorf("Latest = %v, %v; want %s", got, err, plain.ID)
+	}
+}

@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"errors"
-
 	"go.yaml.in/yaml/v3"
 )
 
@@ -96,38 +94,35 @@ var (
 	cannotUnmarsh = regexp.MustCompile("(?s)^cannot unmarshal (!\\S*)(?: `?(.*?)`?)? into (.+)$")
 )
 
-// TypeErrors rewrites a decoder's errors into "file:line: path: message",
-// with no Go type in the message: an unknown key gets the known key it is a
-// typo of in schema (the type the document decodes into), or where it moved
-// to (moved maps "targets.headers", the key's path without indices, to its
-// new place); a value of the wrong kind says what was expected.
-func (idx *Index) TypeErrors(filename string, te *yaml.TypeError, schema reflect.Type, moved map[string]string) error {
-	msgs := make([]error, 0, len(te.Errors))
+// TypeErrors rewrites a decoder's errors into problems located by line and
+// path, with no Go type in the message: an unknown key gets the known key it
+// is a typo of in schema (the type the document decodes into), or where it
+// moved to (moved maps "targets.headers", the key's path without indices, to
+// its new place); a value of the wrong kind says what was expected.
+func (idx *Index) TypeErrors(te *yaml.TypeError, schema reflect.Type, moved map[string]string) []Problem {
+	ps := make([]Problem, 0, len(te.Errors))
 	for _, e := range te.Errors {
 		m := yamlLineRe.FindStringSubmatch(e)
 		if m == nil {
-			msgs = append(msgs, fmt.Errorf("%s: %s", filename, e))
+			ps = append(ps, Problem{Msg: e})
 			continue
 		}
 		line, _ := strconv.Atoi(m[1])
-		path, msg := idx.pathOn(line, ""), m[2]
-		if u := unknownFieldR.FindStringSubmatch(msg); u != nil {
-			path = idx.pathOn(line, u[1])
-			msg = unknownFieldMessage(u[1], parentPath(path), schema, moved)
-		} else if c := cannotUnmarsh.FindStringSubmatch(msg); c != nil {
+		p := Problem{Line: line, Path: idx.pathOn(line, ""), Msg: m[2]}
+		if u := unknownFieldR.FindStringSubmatch(p.Msg); u != nil {
+			p.Path = idx.pathOn(line, u[1])
+			p.Unknown = true
+			p.Msg, p.Meant = unknownFieldMessage(u[1], parentPath(p.Path), schema, moved)
+		} else if c := cannotUnmarsh.FindStringSubmatch(p.Msg); c != nil {
 			if c[2] == "" {
-				msg = fmt.Sprintf("cannot use %s as %s", yamlKind(c[1]), goTypeName(c[3]))
+				p.Msg = fmt.Sprintf("cannot use %s as %s", yamlKind(c[1]), goTypeName(c[3]))
 			} else {
-				msg = fmt.Sprintf("cannot use %s %q as %s", yamlKind(c[1]), c[2], goTypeName(c[3]))
+				p.Msg = fmt.Sprintf("cannot use %s %q as %s", yamlKind(c[1]), c[2], goTypeName(c[3]))
 			}
 		}
-		if path == "" {
-			msgs = append(msgs, fmt.Errorf("%s:%d: %s", filename, line, msg))
-		} else {
-			msgs = append(msgs, fmt.Errorf("%s:%d: %s: %s", filename, line, path, msg))
-		}
+		ps = append(ps, p)
 	}
-	return errors.Join(msgs...)
+	return ps
 }
 
 func yamlKind(tag string) string {
@@ -164,19 +159,26 @@ func goTypeName(t string) string {
 	return "a mapping" // the configuration's own structs
 }
 
-func unknownFieldMessage(key, parent string, schema reflect.Type, moved map[string]string) string {
-	msg := fmt.Sprintf("unknown field %q", key)
+// unknownFieldMessage says what is wrong with key under parent and, where
+// it is a typo, the path of the field it meant.
+func unknownFieldMessage(key, parent string, schema reflect.Type, moved map[string]string) (msg, meant string) {
+	msg = fmt.Sprintf("unknown field %q", key)
 	where := indexRe.ReplaceAllString(parent, "")
 	if where != "" {
 		where += "."
 	}
 	if to, ok := moved[where+key]; ok {
-		return msg + "; it moved to " + to
+		return msg + "; it moved to " + to, ""
 	}
 	if s := Suggest(key, knownFields(schema, parent)); s != "" {
-		return msg + fmt.Sprintf("; did you mean %q?", s)
+		if parent != "" {
+			meant = parent + "." + s
+		} else {
+			meant = s
+		}
+		return msg + fmt.Sprintf("; did you mean %q?", s), meant
 	}
-	return msg
+	return msg, ""
 }
 
 // ItemError locates an error that a library's validator returned without a
