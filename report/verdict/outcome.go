@@ -35,7 +35,7 @@ func Of(r *report.Report) Outcome {
 	case r.Passed && r.ClientSaturated:
 		return Outcome{Passed, fmt.Sprintf("llmprobe added up to %s; the target is at least this fast", addedUpTo(r))}
 	case r.Passed:
-		return Outcome{Word: Passed}
+		return Outcome{Passed, held(r)}
 	case r.ClientSaturated && !r.Aborted && Refused(r) == "":
 		return Outcome{Inconclusive, fmt.Sprintf("the client was saturated (llmprobe added up to %s): %s may be llmprobe's own delay, not the target's",
 			addedUpTo(r), strings.Join(failing, ", "))}
@@ -55,6 +55,27 @@ func (o Outcome) Line() string {
 		return "FAILED — " + o.Reason
 	}
 	return o.Word + " — " + o.Reason
+}
+
+// held says which gates a passed run held: "4 gates held, 1 skipped".
+func held(r *report.Report) string {
+	var passed, skipped int
+	for _, g := range r.Gates {
+		switch {
+		case g.Skipped:
+			skipped++
+		case g.Passed:
+			passed++
+		}
+	}
+	out := fmt.Sprintf("%d gates held", passed)
+	if passed == 1 {
+		out = "1 gate held"
+	}
+	if skipped > 0 {
+		out += fmt.Sprintf(", %d skipped", skipped)
+	}
+	return out
 }
 
 // failingChecks names what failed the run, shortly: "slo_ttft 97.2% < 99%".

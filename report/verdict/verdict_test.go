@@ -69,7 +69,7 @@ func TestVerdictCarriesItsCaveat(t *testing.T) {
 		word      string
 		reason    string
 	}{
-		{"clean pass", true, false, verdict.Passed, ""},
+		{"clean pass", true, false, verdict.Passed, "1 gate held"},
 		{"saturated pass", true, true, verdict.Passed, "llmprobe added up to 30.0 ms; the target is at least this fast"},
 		{"clean failure", false, false, verdict.Failed, "slo_ttft 50.0% < 99%"},
 		{"saturated failure", false, true, verdict.Inconclusive, "the client was saturated (llmprobe added up to 30.0 ms): slo_ttft 50.0% < 99% may be llmprobe's own delay, not the target's"},
