@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
 
 	"github.com/llmprobe/llmprobe/prober/openai"
 	"github.com/llmprobe/llmprobe/prober/targetinfo"
@@ -72,11 +73,15 @@ func (res *Result) failDiscovery(ctx context.Context, err error) {
 	if reason == transport.ReasonOther && errors.Is(err, errNoModel) {
 		outcome = OutcomeHTTPError
 	}
-	res.fail(outcome, phaseDiscovery, reason, err.Error())
+	msg := err.Error()
+	if _, ok := errors.AsType[*url.Error](err); ok {
+		msg = "GET /v1/models: " + transport.Describe(err)
+	}
+	res.fail(outcome, phaseDiscovery, reason, msg)
 }
 
 func (res *Result) fail(o Outcome, phase, reason, msg string) {
 	res.Outcome, res.Phase, res.Reason = o, phase, reason
 	res.Error = openai.Truncate(msg, maxErrorText)
-	res.logf("%s in %s (%s): %s", o, phase, reason, res.Error)
+	res.logf("%s: %s", o, res.FailureText())
 }

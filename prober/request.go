@@ -117,12 +117,15 @@ func (c *Client) do(ctx context.Context, r Request) *Result {
 	if r.Prompt.Turn > 0 {
 		res.logf("conversation turn %d: %d earlier messages, then the new user message", r.Prompt.Turn, len(r.Prompt.History))
 	}
-	resp, err := c.http.Do(req)
+	resp, err := tr.Send(c.http, req)
 	res.Timings = tr.Timings()
+	if res.Timings.Retry != "" {
+		res.logf("sent again: the reused connection closed before any response byte (%s)", res.Timings.Retry)
+	}
 	if err != nil {
 		res.E2E = time.Since(r.Sched)
 		phase, reason := tr.Failed(ctx, err)
-		res.fail(outcomeOfTransport(reason), phase, reason, err.Error())
+		res.fail(outcomeOfTransport(reason), phase, reason, transport.Describe(err))
 		return res
 	}
 	defer resp.Body.Close()

@@ -56,6 +56,7 @@ func addSimFlags(cmd *kingpin.CmdClause) *sim.Config {
 	cmd.Flag("sim.prefix-cache-tokens", "Prefix cache size in tokens (0: none): leading 16-token blocks an earlier prompt sent cost no prefill, and usage reports them as prompt_tokens_details.cached_tokens, as vLLM's automatic prefix caching does.").Default(itoa(d.PrefixCacheTokens)).IntVar(&c.PrefixCacheTokens)
 	cmd.Flag("sim.truth-stamps", "Record when each output chunk was written, per request (by X-Request-Id), and serve them once at GET /sim/truth: the truth benchmarks measure llmprobe's timing against.").BoolVar(&c.TruthStamps)
 	cmd.Flag("sim.usage-placement", "Where streamed usage goes: separate, finish or none.").Default(sim.UsageSeparate).EnumVar(&c.Faults.UsagePlacement, sim.UsageSeparate, sim.UsageFinish, sim.UsageNone)
+	cmd.Flag("sim.close-after-stream", "Close each connection after a streamed answer while advertising keep-alive, as llama.cpp's server does.").BoolVar(&c.Faults.CloseAfterStream)
 	cmd.Flag("sim.reasoning-tokens", "Leading chat tokens sent as reasoning_content, as a reasoning model streams them; usage reports them as completion_tokens_details.reasoning_tokens.").Default("0").IntVar(&c.Faults.ReasoningTokens)
 	return c
 }
