@@ -32,8 +32,12 @@ const (
 	reasonMaxTokens      = "max_tokens_exceeded"
 )
 
+// reasonContentEncoding is a body compressed in an encoding llmprobe does
+// not decode.
+const reasonContentEncoding = "content_encoding"
+
 // reasons lists every reason, for documentation and label bounds.
-var reasons = append([]string{reasonHTTPStatus, reasonNotEventStream, reasonMalformed, reasonErrorInStream, reasonStreamCut, reasonNoFinish,
+var reasons = append([]string{reasonHTTPStatus, reasonNotEventStream, reasonContentEncoding, reasonMalformed, reasonErrorInStream, reasonStreamCut, reasonNoFinish,
 	reasonLineTooLong, reasonNoOutput, reasonMaxTokens}, transport.Reasons...)
 
 // outcomeOfTransport sorts a request that got no answer: a passed deadline
