@@ -100,9 +100,9 @@ func TestServerClosingAfterEachStreamFailsNothing(t *testing.T) {
 }
 
 // hangUpOnReuse serves h on each connection's first request and closes the
-// connection on the next one, after reading it whole and answering nothing:
-// the race above, every time.
-func hangUpOnReuse(h http.Handler) (http.Handler, func(*http.Server)) {
+// connection on the next one, hold after reading it whole, answering
+// nothing: the race above, every time.
+func hangUpOnReuse(h http.Handler, hold time.Duration) (http.Handler, func(*http.Server)) {
 	type served struct{}
 	wrap := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n := r.Context().Value(served{}).(*atomic.Int64)
@@ -111,6 +111,7 @@ func hangUpOnReuse(h http.Handler) (http.Handler, func(*http.Server)) {
 			return
 		}
 		_, _ = io.Copy(io.Discard, r.Body)
+		time.Sleep(hold) // the server's own slowness, not a wait for the client
 		conn, _, err := http.NewResponseController(w).Hijack()
 		if err == nil {
 			conn.Close()
@@ -125,10 +126,12 @@ func hangUpOnReuse(h http.Handler) (http.Handler, func(*http.Server)) {
 
 // A request sent on a reused connection that the server closed before any
 // byte of an answer is sent once more, on a new connection, and succeeds;
-// the retry is in its log and in Timings.Retry. (On main the second request
-// failed: connection_reset, "EOF".)
+// the retry is in its log and in Timings.Retry, and its latencies count
+// from t_sched, the failed attempt's time included. (On main the second
+// request failed: connection_reset, "EOF".)
 func TestRequestOnAClosedReusedConnectionIsSentAgain(t *testing.T) {
-	h, setup := hangUpOnReuse(fastSim(t, nil).Handler())
+	const hold = 30 * time.Millisecond
+	h, setup := hangUpOnReuse(fastSim(t, nil).Handler(), hold)
 	srv := httptest.NewUnstartedServer(h)
 	setup(srv.Config)
 	srv.Start()
@@ -146,6 +149,8 @@ func TestRequestOnAClosedReusedConnectionIsSentAgain(t *testing.T) {
 			t.Errorf("request %d: the log does not say it was sent again:\n%s", i, logOf(res))
 		case i > 0 && res.Timings.ConnReused:
 			t.Errorf("request %d: the retry went out on a reused connection again", i)
+		case i > 0 && (res.TTFT < hold || res.E2E < hold):
+			t.Errorf("request %d: TTFT %s, E2E %s: the %s the server held the first attempt is not in them", i, res.TTFT, res.E2E, hold)
 		}
 	}
 }
@@ -171,7 +176,7 @@ func TestNoRetryOnANewConnection(t *testing.T) {
 // Nor does a request the server began to answer: the second request gets
 // half a status line and is not sent again.
 func TestNoRetryAfterAResponseByte(t *testing.T) {
-	h, setup := hangUpOnReuse(fastSim(t, nil).Handler())
+	h, setup := hangUpOnReuse(fastSim(t, nil).Handler(), 0)
 	var requests atomic.Int64
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if requests.Add(1) == 1 {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"syscall"
 )
 
 // Describe is a transport error in the words that matter: what broke, and
@@ -16,6 +17,7 @@ func Describe(err error) string {
 	var (
 		opErr  *net.OpError
 		dnsErr *net.DNSError
+		errno  syscall.Errno
 	)
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
@@ -34,6 +36,8 @@ func Describe(err error) string {
 		return innermost(opErr).Error() + " (" + opErr.Addr.String() + ")"
 	case errors.As(err, &opErr):
 		return innermost(opErr).Error()
+	case errors.As(err, &errno):
+		return errno.Error()
 	}
 	var urlErr *url.Error
 	if errors.As(err, &urlErr) {
