@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -136,20 +137,23 @@ func TestRequestOnAClosedReusedConnectionIsSentAgain(t *testing.T) {
 	setup(srv.Config)
 	srv.Start()
 	t.Cleanup(srv.Close)
+	// The retry's connection is kept no longer: the next request opens a
+	// new one, and the one after reuses it and is hung up on.
 	for i, res := range sequential(t, srv.URL, 10) {
 		if res.Outcome != OutcomeSuccess {
 			t.Fatalf("request %d: %s\n%s", i, res.FailureText(), logOf(res))
 		}
+		onReused := i%2 == 1
 		switch {
-		case i == 0 && res.Timings.Retry != "":
-			t.Errorf("the first request, on a new connection, was sent again (%s)", res.Timings.Retry)
-		case i > 0 && res.Timings.Retry != transport.RetryEOF:
+		case !onReused && res.Timings.Retry != "":
+			t.Errorf("request %d, on a new connection, was sent again (%s)", i, res.Timings.Retry)
+		case onReused && res.Timings.Retry != transport.RetryEOF:
 			t.Errorf("request %d: retry %q, want %q", i, res.Timings.Retry, transport.RetryEOF)
-		case i > 0 && !strings.Contains(logOf(res), "sent again"):
+		case onReused && !strings.Contains(logOf(res), "sent again"):
 			t.Errorf("request %d: the log does not say it was sent again:\n%s", i, logOf(res))
-		case i > 0 && res.Timings.ConnReused:
+		case onReused && res.Timings.ConnReused:
 			t.Errorf("request %d: the retry went out on a reused connection again", i)
-		case i > 0 && (res.TTFT < hold || res.E2E < hold):
+		case onReused && (res.TTFT < hold || res.E2E < hold):
 			t.Errorf("request %d: TTFT %s, E2E %s: the %s the server held the first attempt is not in them", i, res.TTFT, res.E2E, hold)
 		}
 	}
@@ -197,4 +201,36 @@ func TestNoRetryAfterAResponseByte(t *testing.T) {
 	if res := results[1]; res.Outcome != OutcomeConnectionError || res.Timings.Retry != "" || requests.Load() != 2 {
 		t.Errorf("%s, retry %q, %d requests seen; want the second to fail, sent once", res.FailureText(), res.Timings.Retry, requests.Load())
 	}
+}
+
+// The same server under concurrent load, as a burst meets it: many idle
+// connections closing at once, none of their requests lost.
+func TestServerClosingAfterEachStreamUnderLoadFailsNothing(t *testing.T) {
+	srv, _ := countingServer(t, fastSim(t, func(c *sim.Config) { c.Faults.CloseAfterStream = true }).Handler())
+	c := newClient(t, testkit.Target(srv.URL, config.APIChat))
+	s := testkit.Scenario()
+	const workers, each = 8, 40
+	results := make(chan *Result, workers*each)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b := prompt.NewBuilder(s, uint64(w))
+			for range each {
+				p, maxTokens := b.Next()
+				results <- c.Do(context.Background(), Request{Scenario: s, Traffic: TrafficBurst, Prompt: p, MaxTokens: maxTokens, Sched: time.Now()})
+			}
+		}()
+	}
+	wg.Wait()
+	close(results)
+	retried := map[string]int{}
+	for res := range results {
+		if res.Outcome != OutcomeSuccess {
+			t.Errorf("%s\n%s", res.FailureText(), logOf(res))
+		}
+		retried[res.Timings.Retry]++
+	}
+	t.Logf("retries by reason of %d requests: %v", workers*each, retried)
 }

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -26,7 +27,7 @@ var RetryReasons = []string{RetryEOF, RetryReset, RetryClosedIdle}
 // came, and the connection ended (EOF), was reset, or was closed while
 // idle. Servers that close each connection after a streamed answer while
 // advertising keep-alive (llama.cpp's server) race the next request this
-// way. Go's transport retries such failures itself only for requests it
+// way. The second attempt goes out on a new connection. Go's transport retries such failures itself only for requests it
 // deems idempotent, which a POST is not; nothing of this request reached the
 // engine, so sending it again is safe, and the tracer keeps counting from
 // t_sched, so the retry's delay is in every latency.
@@ -43,7 +44,9 @@ func (tr *Tracer) Send(hc *http.Client, req *http.Request) (*http.Response, erro
 	if berr != nil {
 		return nil, err
 	}
-	again := req.Clone(req.Context())
+	// On a connection of its own: under load the pool may hold more
+	// connections the server is closing.
+	again := req.Clone(context.WithValue(req.Context(), freshConn{}, true))
 	again.Body = body
 	tr.restart(reason)
 	return hc.Do(again)
