@@ -1,15 +1,23 @@
 package transport
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"syscall"
 	"testing"
 	"time"
+
+	promconfig "github.com/prometheus/common/config"
+
+	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/internal/testkit"
 )
 
 // One event, one reason: a server closing a kept-alive connection under a
@@ -53,5 +61,42 @@ func TestClosedConnectionIsOneReason(t *testing.T) {
 	refused.reused = true
 	if r := refused.retryReason(post(syscall.ECONNREFUSED)); r != "" {
 		t.Errorf("a refused connection: retry %q, want none", r)
+	}
+}
+
+// A request sent again goes through the fresh twins, which keep no
+// connection (it asks the server to close it) and guard credentials as the
+// kept ones do: the target's on its host, none on a redirect elsewhere.
+func TestFreshTransportsGuardCredentials(t *testing.T) {
+	seen := make(chan *http.Request, 2)
+	other := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { seen <- r }))
+	defer other.Close()
+	own := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen <- r
+		http.Redirect(w, r, other.URL, http.StatusTemporaryRedirect)
+	}))
+	defer own.Close()
+	target := testkit.Target(own.URL, config.APIChat)
+	target.HTTPClientConfig.Authorization = &promconfig.Authorization{Type: "Bearer", Credentials: "sk-0123456789"}
+	hc, err := NewClient(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hc.CloseIdleConnections()
+	req, err := http.NewRequestWithContext(context.WithValue(t.Context(), freshConn{}, true), http.MethodGet, own.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	first, second := <-seen, <-seen
+	if first.Header.Get("Authorization") != "Bearer sk-0123456789" || !first.Close {
+		t.Errorf("the target's host got Authorization %q, close %v; want the credentials, and the connection closed after", first.Header.Get("Authorization"), first.Close)
+	}
+	if second.Header.Get("Authorization") != "" || !second.Close {
+		t.Errorf("the other host got Authorization %q, close %v; want none, and the connection closed after", second.Header.Get("Authorization"), second.Close)
 	}
 }
