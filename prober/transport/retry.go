@@ -27,10 +27,11 @@ var RetryReasons = []string{RetryEOF, RetryReset, RetryClosedIdle}
 // came, and the connection ended (EOF), was reset, or was closed while
 // idle. Servers that close each connection after a streamed answer while
 // advertising keep-alive (llama.cpp's server) race the next request this
-// way. The second attempt goes out on a new connection. Go's transport retries such failures itself only for requests it
-// deems idempotent, which a POST is not; nothing of this request reached the
-// engine, so sending it again is safe, and the tracer keeps counting from
-// t_sched, so the retry's delay is in every latency.
+// way. The second attempt goes out on a new connection. Go's transport
+// retries such failures itself only for requests it deems idempotent, which
+// a POST is not; an inference request has no effect a second copy could
+// repeat, and this one most likely never reached the engine. The tracer
+// keeps counting from t_sched, so the retry's delay is in every latency.
 func (tr *Tracer) Send(hc *http.Client, req *http.Request) (*http.Response, error) {
 	resp, err := hc.Do(req)
 	if err == nil || req.GetBody == nil || req.Context().Err() != nil {
@@ -38,11 +39,11 @@ func (tr *Tracer) Send(hc *http.Client, req *http.Request) (*http.Response, erro
 	}
 	reason := tr.retryReason(err)
 	if reason == "" {
-		return nil, err
+		return resp, err
 	}
 	body, berr := req.GetBody()
 	if berr != nil {
-		return nil, err
+		return resp, err
 	}
 	// On a connection of its own: under load the pool may hold more
 	// connections the server is closing.
