@@ -26,7 +26,9 @@ func Describe(err error) string {
 		return "cancelled by llmprobe"
 	case closedIdle(err):
 		return "the server closed the kept-alive connection before answering"
-	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "the connection ended inside the response (unexpected EOF)"
+	case errors.Is(err, io.EOF):
 		return "the server closed the connection before answering (EOF)"
 	case errors.As(err, &dnsErr):
 		return dnsErr.Error()
