@@ -14,6 +14,7 @@ import (
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/prober"
+	"github.com/llmprobe/llmprobe/prober/transport"
 )
 
 const namespace = "llmprobe"
@@ -113,6 +114,7 @@ type Probe struct {
 	series   map[[4]string]bool // the label sets that have series
 
 	connections *prometheus.CounterVec
+	retries     *prometheus.CounterVec
 	objective   *prometheus.GaugeVec
 	interval    *prometheus.GaugeVec
 	targetRatio *prometheus.GaugeVec
@@ -144,6 +146,8 @@ func NewProbe(classicBuckets bool) *Probe {
 		series:  map[[4]string]bool{},
 		connections: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "target_connections_total",
 			Help: "Requests by whether they opened a new connection or reused one (reused=\"true\")."}, []string{"target", "reused"}),
+		retries: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "request_retries_total",
+			Help: "Requests sent a second time because the reused connection they went out on was closed before any byte of an answer, by why (reason: eof, connection_reset, server_closed_idle)."}, []string{"target", "reason"}),
 		objective:   gauge("slo_objective_seconds", "Configured threshold of each objective.", "scenario", "objective"),
 		interval:    gauge("canary_interval_seconds", "Configured canary interval of each (target, scenario) schedule.", "target", "scenario"),
 		targetRatio: gauge("slo_target_ratio", "Configured ratio of requests that must meet each objective.", "scenario", "objective"),
@@ -195,7 +199,7 @@ func (p *Probe) vecs() []*prometheus.MetricVec {
 // Describe implements prometheus.Collector.
 func (p *Probe) Describe(ch chan<- *prometheus.Desc) {
 	ch <- inFlightDesc
-	for _, c := range []prometheus.Collector{p.connections, p.objective, p.interval, p.targetRatio} {
+	for _, c := range []prometheus.Collector{p.connections, p.retries, p.objective, p.interval, p.targetRatio} {
 		c.Describe(ch)
 	}
 	p.mu.RLock()
@@ -208,7 +212,7 @@ func (p *Probe) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect implements prometheus.Collector.
 func (p *Probe) Collect(ch chan<- prometheus.Metric) {
-	for _, c := range []prometheus.Collector{p.connections, p.objective, p.interval, p.targetRatio} {
+	for _, c := range []prometheus.Collector{p.connections, p.retries, p.objective, p.interval, p.targetRatio} {
 		c.Collect(ch)
 	}
 	// Sent after the lock is let go: a slow gatherer must not hold up
@@ -244,6 +248,7 @@ func (p *Probe) Configure(cfg *config.Config) {
 	p.objectives = map[string][]string{}
 	p.configured = map[[2]string]bool{}
 	p.interval.Reset()
+	p.countRetriesOf(cfg.Targets)
 	p.targets, p.scenarios = map[string]bool{}, map[string]bool{}
 	for _, t := range cfg.Targets {
 		p.targets[t.Name] = true
@@ -277,6 +282,24 @@ func (p *Probe) Configure(cfg *config.Config) {
 	for k, n := range p.inFlight {
 		if n <= 0 && !p.configured[[2]string{k.target, k.scenario}] {
 			delete(p.inFlight, k)
+		}
+	}
+}
+
+// countRetriesOf keeps a retry counter per configured target and reason,
+// from zero, and none of a target no longer configured; the caller holds
+// p.mu, and p.targets is still the previous configuration's.
+func (p *Probe) countRetriesOf(targets []config.Target) {
+	kept := map[string]bool{}
+	for _, t := range targets {
+		kept[t.Name] = true
+		for _, reason := range transport.RetryReasons {
+			p.retries.WithLabelValues(t.Name, reason)
+		}
+	}
+	for name := range p.targets {
+		if !kept[name] {
+			p.retries.DeletePartialMatch(prometheus.Labels{"target": name})
 		}
 	}
 }
@@ -381,6 +404,9 @@ func exemplarID(id string) string {
 func (p *Probe) record(key [4]string, r *prober.Result) {
 	if r.Timings.TTFB > 0 {
 		p.connections.WithLabelValues(r.Target, strconv.FormatBool(r.Timings.ConnReused)).Inc()
+	}
+	if r.Timings.Retry != "" {
+		p.retries.WithLabelValues(r.Target, r.Timings.Retry).Inc()
 	}
 	s := sample{p: p, labels: key}
 	// Every observation of the request carries its id as the exemplar, so

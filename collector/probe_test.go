@@ -15,6 +15,7 @@ import (
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/prober"
+	"github.com/llmprobe/llmprobe/prober/transport"
 )
 
 func testConfig(t *testing.T, ttft string) *config.Config {
@@ -379,5 +380,29 @@ scenarios: [{name: s, slo: {ttft: 300ms, tpot: 42ms}}]
 				p.Observe(r)
 			}
 		})
+	}
+}
+
+// Retries are counted per target and reason, from zero for every configured
+// target, and leave with their target.
+func TestRetriesCounted(t *testing.T) {
+	p := NewProbe(true)
+	cfg := testConfig(t, "300ms")
+	p.Configure(cfg)
+	if n := testutil.CollectAndCount(p, "llmprobe_request_retries_total"); n != 6 {
+		t.Errorf("%d retry series before any request, want 6 (3 reasons x targets a and b)", n)
+	}
+	retried := successResult("a")
+	retried.Timings.Retry = transport.RetryEOF
+	p.Observe(retried)
+	p.Observe(retried)
+	p.Observe(successResult("a"))
+	if v := testutil.ToFloat64(p.retries.WithLabelValues("a", transport.RetryEOF)); v != 2 {
+		t.Errorf("retries of a (eof) = %g, want 2", v)
+	}
+	cfg.Targets = cfg.Targets[:1]
+	p.Configure(cfg)
+	if n := testutil.CollectAndCount(p, "llmprobe_request_retries_total"); n != 3 {
+		t.Errorf("%d retry series after removing b, want 3", n)
 	}
 }

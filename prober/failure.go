@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
 
 	"github.com/llmprobe/llmprobe/prober/openai"
 	"github.com/llmprobe/llmprobe/prober/targetinfo"
@@ -31,8 +32,12 @@ const (
 	reasonMaxTokens      = "max_tokens_exceeded"
 )
 
+// reasonContentEncoding is a body compressed in an encoding llmprobe does
+// not decode.
+const reasonContentEncoding = "content_encoding"
+
 // reasons lists every reason, for documentation and label bounds.
-var reasons = append([]string{reasonHTTPStatus, reasonNotEventStream, reasonMalformed, reasonErrorInStream, reasonStreamCut, reasonNoFinish,
+var reasons = append([]string{reasonHTTPStatus, reasonNotEventStream, reasonContentEncoding, reasonMalformed, reasonErrorInStream, reasonStreamCut, reasonNoFinish,
 	reasonLineTooLong, reasonNoOutput, reasonMaxTokens}, transport.Reasons...)
 
 // outcomeOfTransport sorts a request that got no answer: a passed deadline
@@ -72,11 +77,15 @@ func (res *Result) failDiscovery(ctx context.Context, err error) {
 	if reason == transport.ReasonOther && errors.Is(err, errNoModel) {
 		outcome = OutcomeHTTPError
 	}
-	res.fail(outcome, phaseDiscovery, reason, err.Error())
+	msg := err.Error()
+	if _, ok := errors.AsType[*url.Error](err); ok {
+		msg = "GET /v1/models: " + transport.Describe(err)
+	}
+	res.fail(outcome, phaseDiscovery, reason, msg)
 }
 
 func (res *Result) fail(o Outcome, phase, reason, msg string) {
 	res.Outcome, res.Phase, res.Reason = o, phase, reason
 	res.Error = openai.Truncate(msg, maxErrorText)
-	res.logf("%s in %s (%s): %s", o, phase, reason, res.Error)
+	res.logf("%s: %s", o, res.FailureText())
 }

@@ -117,21 +117,38 @@ func (c *Client) do(ctx context.Context, r Request) *Result {
 	if r.Prompt.Turn > 0 {
 		res.logf("conversation turn %d: %d earlier messages, then the new user message", r.Prompt.Turn, len(r.Prompt.History))
 	}
-	resp, err := c.http.Do(req)
+	resp, err := tr.Send(c.http, req)
 	res.Timings = tr.Timings()
+	if res.Timings.Retry != "" {
+		res.logf("sent again: the reused connection closed before any response byte (%s)", res.Timings.Retry)
+	}
 	if err != nil {
 		res.E2E = time.Since(r.Sched)
 		phase, reason := tr.Failed(ctx, err)
-		res.fail(outcomeOfTransport(reason), phase, reason, err.Error())
+		res.fail(outcomeOfTransport(reason), phase, reason, transport.Describe(err))
 		return res
 	}
 	defer resp.Body.Close()
+	c.readAnswer(ctx, resp, r, res)
+	return res
+}
+
+// readAnswer reads the response to r: a failed status, a body that is no
+// event stream, or the stream.
+func (c *Client) readAnswer(ctx context.Context, resp *http.Response, r Request, res *Result) {
 	res.HTTPStatus = resp.StatusCode
 	res.Timings.CertExpiry = transport.CertExpiry(resp.TLS)
 	res.logf("HTTP %d %s (connection %s, first byte after %s)", resp.StatusCode, resp.Header.Get("Content-Type"), reusedWord(res.Timings.ConnReused), res.Timings.TTFB.Round(time.Microsecond))
+	body, encoding, encodingErr := transport.Decoded(resp)
+	switch {
+	case encodingErr != nil:
+		body = resp.Body // an error answer's excerpt, as it came
+	case encoding != "":
+		res.logf("body compressed with Content-Encoding %s, which llmprobe did not ask for: decoded as it arrives", encoding)
+	}
 	if resp.StatusCode != http.StatusOK {
 		res.E2E = time.Since(r.Sched)
-		msg, excerpt := openai.ReadError(resp.Body, c.redact)
+		msg, excerpt := openai.ReadError(body, c.redact)
 		res.Body = excerpt
 		text := fmt.Sprintf("HTTP %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
 		if ra := resp.Header.Get("Retry-After"); ra != "" {
@@ -141,17 +158,21 @@ func (c *Client) do(ctx context.Context, r Request) *Result {
 			text += ": " + msg
 		}
 		res.fail(outcomeOfStatus(resp.StatusCode), transport.PhaseHeaders, reasonHTTPStatus, text)
-		return res
+		return
+	}
+	if encodingErr != nil {
+		res.E2E = time.Since(r.Sched)
+		res.fail(OutcomeStreamError, transport.PhaseHeaders, reasonContentEncoding, encodingErr.Error())
+		return
 	}
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
 		res.E2E = time.Since(r.Sched)
-		msg, excerpt := openai.ReadError(resp.Body, c.redact)
+		msg, excerpt := openai.ReadError(body, c.redact)
 		res.Body = excerpt
 		res.fail(OutcomeStreamError, transport.PhaseHeaders, reasonNotEventStream, fmt.Sprintf("Content-Type %q is not text/event-stream: %s", ct, msg))
-		return res
+		return
 	}
-	c.readStream(ctx, resp.Body, r, res)
-	return res
+	c.readStream(ctx, body, r, res)
 }
 
 // wireRequest is r as the target's API asks for it.

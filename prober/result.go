@@ -136,10 +136,18 @@ func (r *Result) FirstTokenSeen() bool { return r.OutputChunks > 0 }
 // Reasoned reports whether the request produced reasoning tokens.
 func (r *Result) Reasoned() bool { return r.ReasoningTokens > 0 }
 
-// FailureText is the failure in one line: "phase: reason: error".
+// FailureText is the failure in one line, each part once: where, what
+// broke in words, and the bounded code: "connect: connection refused
+// (127.0.0.1:9) [connection_refused]".
 func (r *Result) FailureText() string {
 	if r.Outcome == OutcomeSuccess {
 		return ""
 	}
-	return r.Phase + ": " + r.Reason + ": " + r.Error
+	return FailureText(r.Phase, r.Reason, r.Error)
+}
+
+// FailureText is a failure's phase, reason and error in the one line every
+// surface prints.
+func FailureText(phase, reason, err string) string {
+	return phase + ": " + err + " [" + reason + "]"
 }

@@ -21,6 +21,10 @@ type FailureGroup struct {
 	Example string `json:"example"`
 }
 
+// Text is the group's failure in the line every surface prints (see
+// prober.FailureText).
+func (g FailureGroup) Text() string { return prober.FailureText(g.Phase, g.Reason, g.Example) }
+
 // FailedRequest is one failed request with its timeline, for reading later.
 type FailedRequest struct {
 	// At is when it was due, in seconds from the start of the measured part.

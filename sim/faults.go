@@ -33,6 +33,10 @@ type Faults struct {
 	UsagePlacement        string        `json:"usage_placement"`
 	ZeroedUsage           bool          `json:"zeroed_usage"`
 	OmitDone              bool          `json:"omit_done"`
+	// CloseAfterStream closes each connection after a streamed answer
+	// while its headers still advertise keep-alive, as llama.cpp's server
+	// does: a client that reuses the connection may send into a closed one.
+	CloseAfterStream bool `json:"close_after_stream"`
 }
 
 // MarshalJSON writes durations as Go duration strings.

@@ -55,6 +55,9 @@ func (e *Engine) Handler() http.Handler {
 			w.Header().Set("Server", server)
 		}
 		mux.ServeHTTP(w, r)
+		if e.Faults().CloseAfterStream {
+			closeAfterStream(w, r)
+		}
 	})
 }
 

@@ -396,8 +396,7 @@ func topFailure(rep *report.Report) string {
 	if len(rep.Failures) == 0 {
 		return "no reason recorded"
 	}
-	f := rep.Failures[0]
-	return f.Phase + ": " + f.Reason + ": " + f.Example
+	return rep.Failures[0].Text()
 }
 
 // Bounds on --burst.start.

@@ -20,15 +20,19 @@ type simCommand struct {
 	cmd    *kingpin.CmdClause
 	listen *string
 	cfg    *sim.Config
+	// closeSet: --sim.close-after-stream was given, either way.
+	closeSet bool
 }
 
 func newSimCommand(app *kingpin.Application) *simCommand {
 	cmd := app.Command("sim", "Run the simulated OpenAI-compatible inference engine on its own.")
-	return &simCommand{
+	c := &simCommand{
 		cmd:    cmd,
 		listen: cmd.Flag("sim.listen-address", "Address the simulated engine listens on.").Default(":8000").String(),
 		cfg:    addSimFlags(cmd),
 	}
+	cmd.GetFlag("sim.close-after-stream").IsSetByUser(&c.closeSet)
+	return c
 }
 
 // addSimFlags adds the engine's settings to cmd, with sim.DefaultConfig's defaults.
@@ -56,6 +60,7 @@ func addSimFlags(cmd *kingpin.CmdClause) *sim.Config {
 	cmd.Flag("sim.prefix-cache-tokens", "Prefix cache size in tokens (0: none): leading 16-token blocks an earlier prompt sent cost no prefill, and usage reports them as prompt_tokens_details.cached_tokens, as vLLM's automatic prefix caching does.").Default(itoa(d.PrefixCacheTokens)).IntVar(&c.PrefixCacheTokens)
 	cmd.Flag("sim.truth-stamps", "Record when each output chunk was written, per request (by X-Request-Id), and serve them once at GET /sim/truth: the truth benchmarks measure llmprobe's timing against.").BoolVar(&c.TruthStamps)
 	cmd.Flag("sim.usage-placement", "Where streamed usage goes: separate, finish or none.").Default(sim.UsageSeparate).EnumVar(&c.Faults.UsagePlacement, sim.UsageSeparate, sim.UsageFinish, sim.UsageNone)
+	cmd.Flag("sim.close-after-stream", "Close each connection after a streamed answer while advertising keep-alive, as llama.cpp's server does (on by default with --sim.engine=llamacpp).").BoolVar(&c.Faults.CloseAfterStream)
 	cmd.Flag("sim.reasoning-tokens", "Leading chat tokens sent as reasoning_content, as a reasoning model streams them; usage reports them as completion_tokens_details.reasoning_tokens.").Default("0").IntVar(&c.Faults.ReasoningTokens)
 	return c
 }
@@ -64,6 +69,9 @@ func (c *simCommand) run(logger log.Logger) int {
 	// The flag says "sim" for the sim's own identity, which sim.Config calls "".
 	if c.cfg.Engine == "sim" {
 		c.cfg.Engine = ""
+	}
+	if c.cfg.Engine == "llamacpp" && !c.closeSet {
+		c.cfg.Faults.CloseAfterStream = true // the quirk of the family it poses as
 	}
 	engine, err := sim.New(*c.cfg)
 	if err != nil {

@@ -84,7 +84,7 @@ func TestTimeline(t *testing.T) {
 		DispatchDelay: time.Millisecond, Timings: transport.Timings{ConnReused: true, FirstByte: 4 * time.Millisecond, TTFB: 6 * time.Millisecond}, E2E: 7 * time.Millisecond}
 	tl = buildTimeline(refused)
 	last := tl.Events[len(tl.Events)-1]
-	if tl.Gaps.Count != 0 || !last.Bad || last.Name != "failed: rejected" || last.Note != "headers: http_status: HTTP 429" || last.At != 7*time.Millisecond {
+	if tl.Gaps.Count != 0 || !last.Bad || last.Name != "failed: rejected" || last.Note != "headers: HTTP 429 [http_status]" || last.At != 7*time.Millisecond {
 		t.Errorf("refused request's timeline: %+v", tl)
 	}
 }

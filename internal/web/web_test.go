@@ -63,7 +63,7 @@ canary: {interval: 15s}
 	site.Observe(res)
 	targets.Observe(res)
 	code, page = get(t, srv.URL, "/")
-	for _, want := range []string{`href="/probe?id=1"`, "headers: deadline: deadline after 2s", `<span class="bad">down</span> for`} {
+	for _, want := range []string{`href="/probe?id=1"`, "headers: deadline after 2s [deadline]", `<span class="bad">down</span> for`} {
 		if code != 200 || !strings.Contains(page, want) {
 			t.Errorf("landing page (%d) lacks %q:\n%s", code, want, page)
 		}

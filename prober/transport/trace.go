@@ -52,6 +52,9 @@ type Timings struct {
 	// to the first byte of the response.
 	Wrote, TTFB time.Duration
 	ConnReused  bool
+	// Retry is why the request was sent a second time (RetryReasons), ""
+	// when it was sent once; the phases above are the second attempt's.
+	Retry string
 	// CertExpiry is the earliest NotAfter of the certificate chain the
 	// response came over; zero without TLS or without a response.
 	CertExpiry time.Time
@@ -70,6 +73,7 @@ type Tracer struct {
 	wroteAt, firstByteAt             time.Time
 	dns, connect, tls, sinceWrite    time.Duration
 	reused                           bool
+	retry                            string
 }
 
 // NewTracer records a request due at sched: its Timings count from there.
@@ -112,7 +116,7 @@ func (tr *Tracer) trace() *httptrace.ClientTrace {
 func (tr *Tracer) Timings() Timings {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
-	t := Timings{DNS: tr.dns, Connect: tr.connect, TLS: tr.tls, FirstByte: tr.sinceWrite, ConnReused: tr.reused}
+	t := Timings{DNS: tr.dns, Connect: tr.connect, TLS: tr.tls, FirstByte: tr.sinceWrite, ConnReused: tr.reused, Retry: tr.retry}
 	if tr.wrote {
 		t.Wrote = tr.wroteAt.Sub(tr.sched)
 	}
@@ -180,7 +184,10 @@ func Reason(ctx context.Context, err error) string {
 	case errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.EPIPE),
 		// The transport closed the connection on the server's close while
 		// it still wrote a long body, and reports that write.
-		errors.Is(err, net.ErrClosed):
+		errors.Is(err, net.ErrClosed),
+		// The server closed a kept-alive connection as the request went out
+		// on it: the same event as an EOF, under the same reason.
+		closedIdle(err):
 		return ReasonReset
 	}
 	return ReasonOther

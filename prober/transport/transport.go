@@ -24,15 +24,23 @@ func NewClient(t config.Target) (*http.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("target %q: %w", t.Name, err)
 	}
-	own, err := roundTripper(t.HTTPClientConfig, t.Name)
-	if err != nil {
-		return nil, fmt.Errorf("target %q: %w", t.Name, err)
+	g := &hostGuard{host: u.Host}
+	noKeepAlive := []promconfig.HTTPClientOption{promconfig.WithKeepAlivesDisabled()}
+	for _, rt := range []struct {
+		to   *http.RoundTripper
+		cfg  promconfig.HTTPClientConfig
+		opts []promconfig.HTTPClientOption
+	}{
+		{&g.own, t.HTTPClientConfig, nil},
+		{&g.other, withoutCredentials(t.HTTPClientConfig), nil},
+		{&g.freshOwn, t.HTTPClientConfig, noKeepAlive},
+		{&g.freshOther, withoutCredentials(t.HTTPClientConfig), noKeepAlive},
+	} {
+		if *rt.to, err = roundTripper(rt.cfg, t.Name, rt.opts...); err != nil {
+			return nil, fmt.Errorf("target %q: %w", t.Name, err)
+		}
 	}
-	other, err := roundTripper(withoutCredentials(t.HTTPClientConfig), t.Name)
-	if err != nil {
-		return nil, fmt.Errorf("target %q: %w", t.Name, err)
-	}
-	hc := &http.Client{Transport: &hostGuard{host: u.Host, own: own, other: other}}
+	hc := &http.Client{Transport: g}
 	if !t.HTTPClientConfig.FollowRedirects {
 		hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	}
@@ -40,10 +48,10 @@ func NewClient(t config.Target) (*http.Client, error) {
 }
 
 // roundTripper is prometheus/common's transport for cfg, http_headers included.
-func roundTripper(cfg promconfig.HTTPClientConfig, name string) (http.RoundTripper, error) {
+func roundTripper(cfg promconfig.HTTPClientConfig, name string, opts ...promconfig.HTTPClientOption) (http.RoundTripper, error) {
 	headers := cfg.HTTPHeaders
 	cfg.HTTPHeaders = nil // added last, so no other layer sees them first
-	rt, err := promconfig.NewRoundTripperFromConfig(cfg, "llmprobe_"+name)
+	rt, err := promconfig.NewRoundTripperFromConfig(cfg, "llmprobe_"+name, opts...)
 	if err != nil || headers == nil {
 		return rt, err
 	}
@@ -70,28 +78,38 @@ func withoutCredentials(cfg promconfig.HTTPClientConfig) promconfig.HTTPClientCo
 
 // hostGuard sends a request through own while every hop of its redirect
 // chain stayed on the target's host (host and port), and through other once
-// any hop left it.
+// any hop left it; a request sent again (Send) through their fresh twins,
+// which keep no connection, so it cannot meet another closing one.
 type hostGuard struct {
-	host       string
-	own, other http.RoundTripper
+	host                 string
+	own, other           http.RoundTripper
+	freshOwn, freshOther http.RoundTripper
 }
 
+// freshConn marks the context of a request that must go out on a new
+// connection.
+type freshConn struct{}
+
 func (g *hostGuard) RoundTrip(req *http.Request) (*http.Response, error) {
+	own, other := g.own, g.other
+	if req.Context().Value(freshConn{}) != nil {
+		own, other = g.freshOwn, g.freshOther
+	}
 	for r := req; r != nil; {
 		if !strings.EqualFold(r.URL.Host, g.host) {
-			return g.other.RoundTrip(req)
+			return other.RoundTrip(req)
 		}
 		if r.Response == nil {
 			break
 		}
 		r = r.Response.Request
 	}
-	return g.own.RoundTrip(req)
+	return own.RoundTrip(req)
 }
 
-// CloseIdleConnections closes both transports' idle connections.
+// CloseIdleConnections closes the transports' idle connections.
 func (g *hostGuard) CloseIdleConnections() {
-	for _, rt := range []http.RoundTripper{g.own, g.other} {
+	for _, rt := range []http.RoundTripper{g.own, g.other, g.freshOwn, g.freshOther} {
 		if c, ok := rt.(interface{ CloseIdleConnections() }); ok {
 			c.CloseIdleConnections()
 		}
