@@ -220,7 +220,7 @@ func (s *Scheduler) logRun(rep *report.Report, saveErr error) {
 	}
 	if len(rep.Failures) > 0 {
 		f := rep.Failures[0]
-		kv = append(kv, "top_failure", fmt.Sprintf("%d × %s in %s (%s): %s", f.Count, f.Outcome, f.Phase, f.Reason, f.Example))
+		kv = append(kv, "top_failure", fmt.Sprintf("%d × %s: %s", f.Count, f.Outcome, f.Text()))
 	}
 	if saveErr != nil {
 		kv = append(kv, "save_err", saveErr)

@@ -137,7 +137,7 @@ func markdownFigures(b *strings.Builder, r *report.Report) {
 	fmt.Fprintf(b, "\nOutcomes: %s.\n", md(strings.Join(outcomeCounts(r), ", ")))
 	if len(r.Failures) > 0 {
 		f := r.Failures[0]
-		fmt.Fprintf(b, "\nMost frequent failure: %d × %s in %s (%s): %s\n", f.Count, md(string(f.Outcome)), md(f.Phase), md(f.Reason), md(f.Example))
+		fmt.Fprintf(b, "\nMost frequent failure: %d × %s: %s\n", f.Count, md(string(f.Outcome)), md(f.Text()))
 	}
 	markdownSweep(b, r)
 	// The details fold away: a step summary is read in every CI run.

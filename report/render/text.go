@@ -127,8 +127,8 @@ func writeHead(out io.Writer, r *report.Report) {
 			if f.Status != 0 {
 				status = fmt.Sprintf(" HTTP %d", f.Status)
 			}
-			fmt.Fprintf(out, "  %4d × %s in %s (%s%s), first %s, last %s: %s\n", f.Count, f.Outcome, f.Phase, f.Reason, status,
-				f.First.Format("15:04:05.000"), f.Last.Format("15:04:05.000"), f.Example)
+			fmt.Fprintf(out, "  %4d × %s%s, first %s, last %s: %s\n", f.Count, f.Outcome, status,
+				f.First.Format("15:04:05.000"), f.Last.Format("15:04:05.000"), f.Text())
 		}
 	}
 }
