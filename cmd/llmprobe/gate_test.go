@@ -168,13 +168,7 @@ func TestRestartRestoresBurstGauges(t *testing.T) {
 	}
 
 	// Rendered by a real browser: the dumped DOM holds the charts.
-	chromium := testkit.Tool(t, "chromium", "apt-get install chromium")
-	dom, err := exec.Command(chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--user-data-dir="+t.TempDir(), "--dump-dom", d.base+"/bursts").Output()
-	if err != nil {
-		t.Fatalf("chromium: %v", err)
-	}
+	dom := testkit.Chromium(t).DOM(t, d.base+"/bursts")
 	for _, want := range []string{`<svg class="chart percentiles"`, `<svg class="chart ttft-over-time"`, "<circle", "<rect"} {
 		if !strings.Contains(string(dom), want) {
 			t.Errorf("the rendered DOM lacks %s", want)

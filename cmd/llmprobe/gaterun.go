@@ -231,7 +231,7 @@ func preflight(ctx context.Context, c *prober.Client, t config.Target, seed uint
 	p, maxTokens := prompt.NewBuilder(s, seed^0x9e3779b97f4a7c15).Next()
 	res := c.Do(ctx, prober.Request{Scenario: s, Traffic: prober.TrafficBurst, Prompt: p, MaxTokens: maxTokens, Sched: time.Now()})
 	if res.Outcome != prober.OutcomeSuccess {
-		return fmt.Sprintf("preflight request to target %s (%s) failed, the burst was not sent: %s: %s", t.Name, t.URL, res.Outcome, res.FailureText())
+		return fmt.Sprintf("preflight request to target %s (%s) failed, the burst was not sent: %s", t.Name, t.URL, res.FailureText())
 	}
 	fmt.Fprintf(stderr, "preflight: target %s answered, first token after %s\n", t.Name, res.TTFT.Round(time.Millisecond))
 	return ""

@@ -3,6 +3,7 @@ package testkit
 import (
 	"bytes"
 	"context"
+	"errors"
 	"image/png"
 	"os"
 	"os/exec"
@@ -23,22 +24,35 @@ func Chromium(t testing.TB) *Browser {
 }
 
 // run starts chromium on url with the extra flags, a fresh profile and no
-// traffic of its own, and returns its stdout.
+// traffic of its own, and returns its stdout. Chromium itself sometimes
+// crashes on a loaded machine (a signal, not an exit status): such a run
+// is started again, at most twice, and logged.
 func (b *Browser) run(t testing.TB, url string, flags ...string) []byte {
 	t.Helper()
+	for attempt := 1; ; attempt++ {
+		out, stderr, err := b.once(t, url, flags)
+		if err == nil {
+			return out
+		}
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ProcessState.Exited() || attempt == 3 {
+			t.Fatalf("chromium %s: %v\n%s", url, err, stderr)
+		}
+		t.Logf("chromium %s crashed (%v), starting it again", url, err)
+	}
+}
+
+func (b *Browser) once(t testing.TB, url string, flags []string) (out, stderr []byte, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	args := append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
 		"--user-data-dir=" + t.TempDir()}, flags...)
 	cmd := exec.CommandContext(ctx, b.path, append(args, url)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("chromium %s: %v\n%s", url, err, stderr.Bytes())
-	}
-	return out
+	var errBuf bytes.Buffer
+	cmd.Stderr = &errBuf
+	out, err = cmd.Output()
+	return out, errBuf.Bytes(), err
 }
 
 // DOM returns the page's DOM once it has loaded.
