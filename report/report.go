@@ -47,15 +47,18 @@ type Report struct {
 
 	// PlannedRequests is the measured part's plan: every one of them is in
 	// Outcomes (sent) or in NotSent.
-	PlannedRequests int                        `json:"planned_requests"`
-	AllOutputTokens int                        `json:"all_output_tokens"`
-	Requests        int                        `json:"requests"`
-	Outcomes        map[prober.Outcome]int     `json:"outcomes"`
-	NotSent         []NotSent                  `json:"not_sent,omitempty"`
-	Failures        []FailureGroup             `json:"failures,omitempty"`
-	FailedSamples   []FailedRequest            `json:"failed_samples,omitempty"`
-	TokenSources    map[prober.TokenSource]int `json:"token_sources"`
-	Latency         map[string]Summary         `json:"latency"`
+	PlannedRequests int                    `json:"planned_requests"`
+	AllOutputTokens int                    `json:"all_output_tokens"`
+	Requests        int                    `json:"requests"`
+	Outcomes        map[prober.Outcome]int `json:"outcomes"`
+	NotSent         []NotSent              `json:"not_sent,omitempty"`
+	// Retries counts requests sent once more on a new connection, by why
+	// (transport.RetryReasons): the reused one closed before any byte.
+	Retries       map[string]int             `json:"retries,omitempty"`
+	Failures      []FailureGroup             `json:"failures,omitempty"`
+	FailedSamples []FailedRequest            `json:"failed_samples,omitempty"`
+	TokenSources  map[prober.TokenSource]int `json:"token_sources"`
+	Latency       map[string]Summary         `json:"latency"`
 	// TTFTBreakdown is where the successful requests' TTFT went; null when
 	// none was split (and in reports older than the split).
 	TTFTBreakdown *TTFTBreakdown `json:"ttft_breakdown,omitempty"`
@@ -351,6 +354,12 @@ type tally struct {
 // add counts one result, and its outcome, token source and TTFT point in r.
 func (t *tally) add(r *Report, res *prober.Result, start time.Time) {
 	r.Outcomes[res.Outcome]++
+	if why := res.Timings.Retry; why != "" {
+		if r.Retries == nil {
+			r.Retries = map[string]int{}
+		}
+		r.Retries[why]++
+	}
 	if res.Outcome == prober.OutcomeCancelled {
 		return // llmprobe stopped it: it says nothing about the target
 	}

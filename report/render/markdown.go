@@ -134,7 +134,7 @@ func markdownFigures(b *strings.Builder, r *report.Report) {
 	if r.MaxRateUnderSLO != nil {
 		fmt.Fprintf(b, " Max rate under SLO: %.2f/s.", *r.MaxRateUnderSLO)
 	}
-	fmt.Fprintf(b, "\nOutcomes: %s.\n", md(strings.Join(outcomeCounts(r), ", ")))
+	fmt.Fprintf(b, "\nOutcomes: %s%s.\n", md(strings.Join(outcomeCounts(r), ", ")), md(retriesText(r)))
 	if len(r.Failures) > 0 {
 		f := r.Failures[0]
 		fmt.Fprintf(b, "\nMost frequent failure: %d × %s: %s\n", f.Count, md(string(f.Outcome)), md(f.Text()))

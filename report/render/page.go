@@ -31,7 +31,9 @@ type Page struct {
 	// RepeatHead and RepeatRows a repeated burst's run-level figures.
 	TooFew     string
 	RepeatHead string
-	RepeatRows [][4]string
+	// RetriesText says how many requests went out again ("" none).
+	RetriesText string
+	RepeatRows  [][4]string
 }
 
 // PageOf says the report in words for its HTML page.
@@ -45,6 +47,7 @@ func PageOf(r *report.Report) Page {
 		p.EngineTimingsText = engineTimingsText(r.TTFTBreakdown)
 	}
 	p.TooFew = TooFewText(r)
+	p.RetriesText = retriesText(r)
 	if r.Repeat != nil {
 		p.RepeatHead, p.RepeatRows = repeatHead(r), repeatRows(r)
 	}

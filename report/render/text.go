@@ -33,6 +33,21 @@ func ms(s report.Summary, v float64) string {
 	return fmt.Sprintf("%.1fms", 1000*v)
 }
 
+// retriesText says how many requests went out again on a new connection,
+// "" when none did: "; 3 sent again on a new connection (server_closed_idle 3)".
+func retriesText(r *report.Report) string {
+	if len(r.Retries) == 0 {
+		return ""
+	}
+	total, why := 0, make([]string, 0, len(r.Retries))
+	for reason, n := range r.Retries {
+		total += n
+		why = append(why, fmt.Sprintf("%s %d", reason, n))
+	}
+	sort.Strings(why)
+	return fmt.Sprintf("; %d sent again on a new connection, the reused one closed before any byte (%s)", total, strings.Join(why, ", "))
+}
+
 // outcomeCounts lists how the planned requests ended: success=18,
 // not_sent=2 (brake).
 func outcomeCounts(r *report.Report) []string {
@@ -112,7 +127,7 @@ func writeHead(out io.Writer, r *report.Report) {
 	writeSplit(out, r)
 	fmt.Fprintf(out, "rate %.2f/s planned, %s/s achieved  %d of %d planned requests sent (+%d warmup)  %.1fs\n",
 		r.Rate, na(r.AchievedRate, "%.2f", 1), r.Requests, r.PlannedRequests, r.WarmupRequests, r.DurationSeconds)
-	fmt.Fprintf(out, "outcomes %s\n", strings.Join(outcomeCounts(r), " "))
+	fmt.Fprintf(out, "outcomes %s%s\n", strings.Join(outcomeCounts(r), " "), retriesText(r))
 	if t := r.Trace; t != nil {
 		fmt.Fprintf(out, "trace %s (%s, speedup %g): %d records replayed; %d prompts and %d outputs clamped to the scenario's maxima; %d lines skipped\n",
 			t.File, t.Format, t.Speedup, t.Records, t.ClampedPrompt, t.ClampedOutput, t.SkippedLines)
