@@ -132,3 +132,32 @@ func TestResponsesFailures(t *testing.T) {
 		})
 	}
 }
+
+// A conversation on the Responses API: the first turn's input is a string,
+// a later turn's the whole history as messages, the server's answer in it.
+func TestResponsesConversation(t *testing.T) {
+	target, bodies := recordBodies(t, config.APIResponses)
+	results := converse(t, target, 2)
+	if results[1].Outcome != OutcomeSuccess {
+		t.Fatalf("turn 2: %s %s", results[1].Outcome, results[1].Error)
+	}
+	got := bodies()
+	if _, ok := got[0]["input"].(string); !ok {
+		t.Errorf("turn 1 input %v, want a string", got[0]["input"])
+	}
+	var roles []string
+	answer := ""
+	for _, m := range got[1]["input"].([]any) {
+		msg := m.(map[string]any)
+		roles = append(roles, msg["role"].(string))
+		if msg["role"] == "assistant" {
+			answer = msg["content"].(string)
+		}
+	}
+	if strings.Join(roles, ",") != "user,assistant,user" || answer != results[0].Answer || !strings.Contains(answer, "fine") {
+		t.Errorf("turn 2 sent roles %v and answer %q; the server answered %q", roles, answer, results[0].Answer)
+	}
+	if results[1].PromptTokensReported <= results[0].PromptTokensReported {
+		t.Errorf("prompt tokens %d then %d: the history does not grow", results[0].PromptTokensReported, results[1].PromptTokensReported)
+	}
+}
