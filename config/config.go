@@ -19,6 +19,7 @@ type API string
 const (
 	APICompletions API = "completions"
 	APIChat        API = "chat"
+	APIResponses   API = "responses"
 )
 
 // Config is the whole configuration file.

@@ -86,8 +86,8 @@ func (t *Target) validateTemplate(errs *field.Errors) {
 
 // validateSettings checks everything of a target but its name and URL.
 func (t *Target) validateSettings(path string, errs *field.Errors) {
-	if t.API != APIChat && t.API != APICompletions {
-		errs.Add(path+".api", "%q must be %q or %q", t.API, APIChat, APICompletions)
+	if t.API != APIChat && t.API != APICompletions && t.API != APIResponses {
+		errs.Add(path+".api", "%q must be %q, %q or %q", t.API, APIChat, APICompletions, APIResponses)
 	}
 	errs.DurationWithin(path+".timeout", t.Timeout, 100*time.Millisecond, time.Hour, false)
 	errs.DurationWithin(path+".info_interval", t.InfoInterval, time.Second, 24*time.Hour, false)

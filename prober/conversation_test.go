@@ -44,6 +44,20 @@ func recordBodies(t *testing.T, api config.API) (config.Target, func() []map[str
 	}
 }
 
+// converse holds one conversation of turns on target: every turn sent.
+func converse(t *testing.T, target config.Target, turns int) []*Result {
+	t.Helper()
+	c := newClient(t, target)
+	s := conversationScenario(turns)
+	var results []*Result
+	first := Request{Scenario: s, Traffic: TrafficCanary, Sched: time.Now()}
+	left, why := Converse(context.Background(), first, prompt.NewBuilder(s, 1).Session(7), func(r Request) *Result { return c.Do(context.Background(), r) }, func(r *Result) { results = append(results, r) })
+	if left != 0 || why != "" || len(results) != turns {
+		t.Fatalf("%d turns not sent (%q), %d results", left, why, len(results))
+	}
+	return results
+}
+
 func conversationScenario(turns int) workload.Scenario {
 	s := testkit.Scenario()
 	s.OutputTokens = workload.Distribution{Kind: workload.DistFixed, Value: 4}
@@ -56,14 +70,7 @@ func conversationScenario(turns int) workload.Scenario {
 // due its think time after the answer before it.
 func TestConverseSendsHistory(t *testing.T) {
 	target, bodies := recordBodies(t, config.APIChat)
-	c := newClient(t, target)
-	s := conversationScenario(3)
-	var results []*Result
-	first := Request{Scenario: s, Traffic: TrafficCanary, Sched: time.Now()}
-	left, why := Converse(context.Background(), first, prompt.NewBuilder(s, 1).Session(7), func(r Request) *Result { return c.Do(context.Background(), r) }, func(r *Result) { results = append(results, r) })
-	if left != 0 || why != "" || len(results) != 3 {
-		t.Fatalf("%d turns not sent (%q), %d results", left, why, len(results))
-	}
+	results := converse(t, target, 3)
 	for i, res := range results {
 		if res.Outcome != OutcomeSuccess || res.Turn != i+1 {
 			t.Fatalf("result %d: turn %d, %s %s", i, res.Turn, res.Outcome, res.Error)

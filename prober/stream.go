@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/sse"
 	"github.com/llmprobe/llmprobe/prober/openai"
 	"github.com/llmprobe/llmprobe/prober/transport"
@@ -56,30 +57,20 @@ func (c *Client) readStream(ctx context.Context, body io.Reader, r Request, res 
 			res.E2E = now.Sub(r.Sched)
 			break
 		}
-		if ev.Name == "error" {
-			reason, streamErr = reasonErrorInStream, fmt.Errorf("error event: %s", openai.Truncate(string(ev.Data), 256))
+		done, why, err := c.decode(ev, &chunk)
+		if err != nil {
+			reason, streamErr = why, err
 			res.E2E = now.Sub(r.Sched)
 			break
 		}
-		if bytes.Equal(bytes.TrimSpace(ev.Data), []byte("[DONE]")) {
+		st.observe(&chunk, now.Sub(r.Sched), res)
+		if done {
 			st.done = true
 			res.E2E = now.Sub(r.Sched)
 			// Read to the end of the body, so the connection can be reused.
 			_, _ = io.Copy(io.Discard, io.LimitReader(body, maxDrain))
 			break
 		}
-		chunk = openai.Chunk{}
-		if err := json.Unmarshal(ev.Data, &chunk); err != nil {
-			reason, streamErr = reasonMalformed, fmt.Errorf("malformed chunk: %v: %s", err, openai.Truncate(string(ev.Data), 128))
-			res.E2E = now.Sub(r.Sched)
-			break
-		}
-		if len(chunk.Error) > 0 && !bytes.Equal(chunk.Error, []byte("null")) {
-			reason, streamErr = reasonErrorInStream, fmt.Errorf("error in stream: %s", openai.Truncate(string(chunk.Error), 256))
-			res.E2E = now.Sub(r.Sched)
-			break
-		}
-		st.observe(&chunk, now.Sub(r.Sched), res)
 		if len(st.chunkAt) > st.maxChunks {
 			// A server that ignores max_tokens would stream without end: stop reading.
 			reason, streamErr = reasonMaxTokens, fmt.Errorf("more than %d output chunks for max_tokens %d: the server does not honour max_tokens", st.maxChunks, r.MaxTokens)
@@ -99,6 +90,8 @@ func (c *Client) readStream(ctx context.Context, body io.Reader, r Request, res 
 		res.fail(OutcomeCancelled, phaseStream, transport.ReasonCancelled, streamErr.Error())
 	case streamErr != nil:
 		res.fail(OutcomeStreamError, phaseStream, reason, streamErr.Error())
+	case !st.done && c.target.API == config.APIResponses:
+		res.fail(OutcomeStreamError, phaseStream, reasonNoFinish, "stream ended without response.completed")
 	case !st.done && res.FinishReason == "":
 		res.fail(OutcomeStreamError, phaseStream, reasonNoFinish, "stream ended with neither finish_reason nor [DONE]")
 	case res.OutputChunks == 0:
@@ -111,6 +104,36 @@ func (c *Client) readStream(ctx context.Context, body io.Reader, r Request, res 
 			res.logf("no [DONE] line; finish_reason %q ends the stream", res.FinishReason)
 		}
 	}
+}
+
+// decode reads one event into chunk; done is true for the event that ends
+// the stream. An error comes with its reason.
+func (c *Client) decode(ev sse.Event, chunk *openai.Chunk) (done bool, reason string, err error) {
+	*chunk = openai.Chunk{}
+	if c.target.API == config.APIResponses {
+		done, err := openai.ResponsesEvent(ev.Name, ev.Data, chunk)
+		var failure *openai.ServerFailure
+		switch {
+		case errors.As(err, &failure):
+			return false, reasonErrorInStream, err
+		case err != nil:
+			return false, reasonMalformed, fmt.Errorf("malformed event: %v: %s", err, openai.Truncate(string(ev.Data), 128))
+		}
+		return done, "", nil
+	}
+	if ev.Name == "error" {
+		return false, reasonErrorInStream, fmt.Errorf("error event: %s", openai.Truncate(string(ev.Data), 256))
+	}
+	if bytes.Equal(bytes.TrimSpace(ev.Data), []byte("[DONE]")) {
+		return true, "", nil
+	}
+	if err := json.Unmarshal(ev.Data, chunk); err != nil {
+		return false, reasonMalformed, fmt.Errorf("malformed chunk: %v: %s", err, openai.Truncate(string(ev.Data), 128))
+	}
+	if len(chunk.Error) > 0 && !bytes.Equal(chunk.Error, []byte("null")) {
+		return false, reasonErrorInStream, fmt.Errorf("error in stream: %s", openai.Truncate(string(chunk.Error), 256))
+	}
+	return false, "", nil
 }
 
 // maxOutputChunks is how many output chunks a request may stream before the

@@ -41,6 +41,9 @@ func TestTranscripts(t *testing.T) {
 		{"ollama-chat-usage.sse", config.APIChat, 0, 6, 16, 6},
 		// synthetic, in vLLM's framing: reasoning_content deltas are output tokens.
 		{"vllm-chat-reasoning.sse", config.APIChat, 1, 6, 12, 6},
+		// synthetic, in vLLM's Responses framing: typed events, the first
+		// output is the first reasoning_text delta after four opening events.
+		{"vllm-responses-reasoning.sse", config.APIResponses, 4, 6, 12, 6},
 	}
 	for _, tc := range cases {
 		t.Run(tc.file, func(t *testing.T) {

@@ -13,14 +13,16 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/llmprobe/llmprobe/sim/internal/persona"
+	"github.com/llmprobe/llmprobe/sim/internal/responses"
 )
 
 // Handler serves the OpenAI-compatible API, the family's version endpoint,
 // /health, /metrics and /sim/faults.
 func (e *Engine) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { e.serveGenerate(w, r, false) })
-	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { e.serveGenerate(w, r, true) })
+	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { e.serveGenerate(w, r, apiCompletions) })
+	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { e.serveGenerate(w, r, apiChat) })
+	mux.HandleFunc("POST /v1/responses", func(w http.ResponseWriter, r *http.Request) { e.serveGenerate(w, r, apiResponses) })
 	id := persona.IdentityOf(e.cfg.Engine, e.cfg.Model)
 	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []map[string]any{{
@@ -67,9 +69,12 @@ type generateRequest struct {
 	Messages            []chatMessage   `json:"messages"`
 	MaxTokens           *int            `json:"max_tokens"`
 	MaxCompletionTokens *int            `json:"max_completion_tokens"`
-	Stream              bool            `json:"stream"`
-	IncludeMetrics      bool            `json:"include_metrics"`
-	StreamOptions       *struct {
+	// The Responses API's prompt and output cap.
+	Input           json.RawMessage `json:"input"`
+	MaxOutputTokens *int            `json:"max_output_tokens"`
+	Stream          bool            `json:"stream"`
+	IncludeMetrics  bool            `json:"include_metrics"`
+	StreamOptions   *struct {
 		IncludeUsage         bool `json:"include_usage"`
 		ContinuousUsageStats bool `json:"continuous_usage_stats"`
 	} `json:"stream_options"`
@@ -133,11 +138,18 @@ func eachText(raw json.RawMessage, fn func(string)) {
 	}
 }
 
-func (e *Engine) serveGenerate(w http.ResponseWriter, r *http.Request, chat bool) {
+func (e *Engine) serveGenerate(w http.ResponseWriter, r *http.Request, api endpoint) {
 	var req generateRequest
 	if err := json.NewDecoder(io.LimitReader(r.Body, 16<<20)).Decode(&req); err != nil {
 		apiError(w, http.StatusBadRequest, "BadRequestError", "invalid JSON body: "+err.Error())
 		return
+	}
+	chat := api != apiCompletions
+	if api == apiResponses {
+		if err := req.asChat(); err != nil {
+			apiError(w, http.StatusBadRequest, "BadRequestError", err.Error())
+			return
+		}
 	}
 	var receipt Receipt
 	if e.truth != nil {
@@ -157,7 +169,7 @@ func (e *Engine) serveGenerate(w http.ResponseWriter, r *http.Request, chat bool
 		return
 	}
 	maxTokens := e.cfg.DefaultMaxTokens
-	for _, m := range []*int{req.MaxTokens, req.MaxCompletionTokens} {
+	for _, m := range []*int{req.MaxTokens, req.MaxCompletionTokens, req.MaxOutputTokens} {
 		if m != nil {
 			maxTokens = *m
 		}
@@ -190,6 +202,10 @@ func (e *Engine) serveGenerate(w http.ResponseWriter, r *http.Request, chat bool
 	}
 	st := &streamWriter{w: w, chat: chat, id: id, model: e.cfg.Model, created: time.Now().Unix(), faults: faults, plan: plan,
 		prompt: prompt, words: words, timings: e.timingsFor(&req), seq: s}
+	if api == apiResponses {
+		st.events = responses.New(id, e.cfg.Model, st.created)
+		st.includeUsage = faults.UsagePlacement != UsageNone
+	}
 	if req.StreamOptions != nil {
 		st.includeUsage = req.StreamOptions.IncludeUsage && faults.UsagePlacement != UsageNone
 		st.continuous = req.StreamOptions.ContinuousUsageStats && faults.UsagePlacement != UsageNone

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/sim/internal/persona"
+	"github.com/llmprobe/llmprobe/sim/internal/responses"
 )
 
 // streamWriter writes one response as server-sent events, in the framing of
@@ -25,6 +26,8 @@ type streamWriter struct {
 	continuous           bool
 	stalled, malformedIn bool
 	timings              persona.TimingsKind
+	// events, for the Responses API, frames the answer as typed events.
+	events *responses.Stream
 	// seq is the request's sequence: its cached prompt tokens, known once
 	// it was admitted (before its first token).
 	seq *sequence
@@ -58,7 +61,9 @@ func (st *streamWriter) run(ctx context.Context, s *sequence) {
 	h.Set("Cache-Control", "no-cache")
 	st.w.WriteHeader(http.StatusOK)
 	st.flush()
-	if st.chat && st.faults.RoleOnlyFirstChunk {
+	if st.events != nil {
+		st.writeRaw(st.events.Start())
+	} else if st.chat && st.faults.RoleOnlyFirstChunk {
 		st.write(st.deltaChunk(map[string]any{"role": "assistant", "content": ""}, nil, 0))
 	}
 	sent := 0
@@ -71,6 +76,10 @@ func (st *streamWriter) run(ctx context.Context, s *sequence) {
 		text := strings.Join(pending, "")
 		sent += len(pending)
 		pending = pending[:0]
+		if st.events != nil {
+			st.writeLine(st.events.Delta(text, reasoning), true)
+			return st.afterChunk(ctx, sent)
+		}
 		var c chunk
 		switch {
 		case !st.chat:
@@ -98,6 +107,10 @@ func (st *streamWriter) run(ctx context.Context, s *sequence) {
 				return
 			}
 		}
+	}
+	if st.events != nil {
+		st.endEvents(sent)
+		return
 	}
 	finish := "length"
 	var usage *usageJSON
@@ -211,7 +224,11 @@ func (st *streamWriter) writeOutput(c chunk) { st.writeChunk(c, true) }
 // so the stamp never counts the encoding.
 func (st *streamWriter) writeChunk(c chunk, output bool) {
 	b, _ := json.Marshal(c)
-	line := "data: " + string(b) + "\n\n"
+	st.writeLine("data: "+string(b)+"\n\n", output)
+}
+
+// writeLine writes an encoded event, stamping one that carries output.
+func (st *streamWriter) writeLine(line string, output bool) {
 	if output && st.stamps != nil {
 		st.stamps = append(st.stamps, stampNow())
 	}

@@ -32,6 +32,10 @@ func (r Request) fields(content string) map[string]any {
 	maps.Copy(body, r.Extra)
 	body["model"] = r.Model
 	body["stream"] = true
+	if r.API == config.APIResponses {
+		responsesFields(body, r.MaxTokens, r.History, content)
+		return sampling(r.Sampling, body)
+	}
 	body["max_tokens"] = r.MaxTokens
 	// include_usage gives exact token counts; extra_body may add engine options
 	// such as vLLM's continuous_usage_stats.
@@ -44,13 +48,13 @@ func (r Request) fields(content string) map[string]any {
 	if r.API == config.APICompletions {
 		body["prompt"] = completionsPrompt(r.History, content)
 	} else {
-		messages := make([]map[string]string, 0, len(r.History)+1)
-		for _, m := range r.History {
-			messages = append(messages, map[string]string{"role": m.Role, "content": m.Content})
-		}
-		body["messages"] = append(messages, map[string]string{"role": "user", "content": content})
+		body["messages"] = messages(r.History, content)
 	}
-	s := r.Sampling
+	return sampling(r.Sampling, body)
+}
+
+// sampling adds the scenario's sampling parameters to body.
+func sampling(s workload.Sampling, body map[string]any) map[string]any {
 	if s.Temperature != nil {
 		body["temperature"] = *s.Temperature
 	}
@@ -61,6 +65,15 @@ func (r Request) fields(content string) map[string]any {
 		body["seed"] = *s.Seed
 	}
 	return body
+}
+
+// messages is a conversation's earlier messages, then the new user message.
+func messages(history []prompt.Message, content string) []map[string]string {
+	out := make([]map[string]string, 0, len(history)+1)
+	for _, m := range history {
+		out = append(out, map[string]string{"role": m.Role, "content": m.Content})
+	}
+	return append(out, map[string]string{"role": "user", "content": content})
 }
 
 // promptSentinel stands for the prompt when the request is marshalled; the

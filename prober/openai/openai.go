@@ -15,8 +15,11 @@ import (
 
 // Path is the API's endpoint under the server's root.
 func Path(api config.API) string {
-	if api == config.APICompletions {
+	switch api {
+	case config.APICompletions:
 		return "/v1/completions"
+	case config.APIResponses:
+		return "/v1/responses"
 	}
 	return "/v1/chat/completions"
 }
@@ -31,23 +34,29 @@ type ModelList struct {
 
 // Chunk is the part of a streamed completions or chat chunk llmprobe reads.
 type Chunk struct {
-	Choices []struct {
-		Text  string `json:"text"`
-		Delta struct {
-			Content          string            `json:"content"`
-			ReasoningContent string            `json:"reasoning_content"`
-			Reasoning        string            `json:"reasoning"`
-			ToolCalls        []json.RawMessage `json:"tool_calls"`
-		} `json:"delta"`
-		FinishReason string `json:"finish_reason"`
-	} `json:"choices"`
-	Usage *Usage          `json:"usage"`
-	Error json.RawMessage `json:"error"`
+	Choices []Choice        `json:"choices"`
+	Usage   *Usage          `json:"usage"`
+	Error   json.RawMessage `json:"error"`
 	// The engine's own timings of the request: vLLM's `metrics` (with
 	// --enable-per-request-metrics and include_metrics), llama.cpp's
 	// `timings`. Raw, so a garbage value is ignored, never fatal.
 	Metrics json.RawMessage `json:"metrics"`
 	Timings json.RawMessage `json:"timings"`
+}
+
+// Choice is one choice of a chunk.
+type Choice struct {
+	Text         string `json:"text"`
+	Delta        Delta  `json:"delta"`
+	FinishReason string `json:"finish_reason"`
+}
+
+// Delta is what a chat chunk's choice adds.
+type Delta struct {
+	Content          string            `json:"content"`
+	ReasoningContent string            `json:"reasoning_content"`
+	Reasoning        string            `json:"reasoning"`
+	ToolCalls        []json.RawMessage `json:"tool_calls"`
 }
 
 // Usage is a chunk's token counts.
@@ -62,9 +71,12 @@ type Usage struct {
 	ReasoningTokens int `json:"reasoning_tokens"`
 	// Prompt tokens the engine's prefix cache served (vLLM with
 	// --enable-prompt-tokens-details, SGLang, OpenAI); nil when not reported.
-	PromptTokensDetails *struct {
-		CachedTokens *int `json:"cached_tokens"`
-	} `json:"prompt_tokens_details"`
+	PromptTokensDetails *PromptDetails `json:"prompt_tokens_details"`
+}
+
+// PromptDetails says how many prompt tokens the prefix cache served.
+type PromptDetails struct {
+	CachedTokens *int `json:"cached_tokens"`
 }
 
 // Reasoning is the reasoning token count the usage reports, 0 for none.

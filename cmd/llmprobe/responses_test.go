@@ -1,0 +1,49 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/llmprobe/llmprobe/prober"
+	"github.com/llmprobe/llmprobe/report"
+)
+
+// A burst of an api: responses target through llmprobe gate against the
+// sim: every request succeeds, its report has TTFT, ITL, TPOT and e2e, and
+// the token counts come from response.completed's usage.
+func TestGateResponses(t *testing.T) {
+	srv, _ := simServer(t)
+	cfg := writeTemp(t, "responses.yml", fmt.Sprintf(`targets: [{name: sim, url: %q, api: responses}]
+scenarios:
+  - {name: s, prompt_tokens: 16, output_tokens: 4, slo: {ttft: 2s, target_ratio: 0.9}}
+bursts:
+  - name: responses
+    target: sim
+    scenarios: [{scenario: s}]
+    arrival: {rate: 20}
+    requests: 20
+`, srv.URL))
+	output := filepath.Join(t.TempDir(), "report.json")
+	out, err := exec.Command(binPath, "gate", "--config.file="+cfg, "--burst=responses", "--output="+output, "--storage.path=").CombinedOutput()
+	if exitCode(err) != 0 || !strings.Contains(string(out), "gate: passed") {
+		t.Fatalf("exit %d\n%s", exitCode(err), out)
+	}
+	var rep report.Report
+	b, err := os.ReadFile(output)
+	if err != nil || json.Unmarshal(b, &rep) != nil {
+		t.Fatalf("report %s: %v", output, err)
+	}
+	if rep.Outcomes[prober.OutcomeSuccess] != 20 || rep.TokenSources[prober.TokensFromUsage] != 20 {
+		t.Errorf("outcomes %v, token sources %v: want 20 successes counted from usage", rep.Outcomes, rep.TokenSources)
+	}
+	for metric, n := range map[string]int{"ttft": 20, "tpot": 20, "e2e": 20, "itl": 60} {
+		if s := rep.Latency[metric]; s.Count != n || s.P50 <= 0 {
+			t.Errorf("%s: %d samples, p50 %g; want %d samples", metric, s.Count, s.P50, n)
+		}
+	}
+}

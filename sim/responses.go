@@ -1,0 +1,50 @@
+package sim
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/llmprobe/llmprobe/sim/internal/responses"
+)
+
+// endpoint is the API a request came in on.
+type endpoint int
+
+const (
+	apiCompletions endpoint = iota
+	apiChat
+	apiResponses
+)
+
+// asChat reads a Responses API request as the chat request it stands for:
+// input as a string is one user message, as a list the messages.
+func (req *generateRequest) asChat() error {
+	if !req.Stream {
+		return errors.New("the simulated engine answers /v1/responses streamed only")
+	}
+	var text string
+	if json.Unmarshal(req.Input, &text) == nil {
+		req.Messages = []chatMessage{{Role: "user", Content: req.Input}}
+		return nil
+	}
+	if err := json.Unmarshal(req.Input, &req.Messages); err != nil {
+		return fmt.Errorf("input must be a string or a list of messages: %v", err)
+	}
+	return nil
+}
+
+// endEvents closes a Responses API stream: its usage in response.completed.
+func (st *streamWriter) endEvents(sent int) {
+	var u *responses.Usage
+	if full := st.usage(sent); st.includeUsage {
+		u = &responses.Usage{Input: st.prompt, Output: sent}
+		if d := full.CompletionTokensDetails; d != nil {
+			u.Reasoning = d.ReasoningTokens
+		}
+		if d := full.PromptTokensDetails; d != nil {
+			u.Cached = &d.CachedTokens
+		}
+	}
+	st.writeRaw(st.events.End(u))
+}
