@@ -19,6 +19,7 @@ type API string
 const (
 	APICompletions API = "completions"
 	APIChat        API = "chat"
+	APIEmbeddings  API = "embeddings"
 )
 
 // Config is the whole configuration file.

@@ -36,6 +36,7 @@ func (c *Config) validate() field.Errors {
 	for i := range c.Bursts {
 		c.Bursts[i].validate(fmt.Sprintf("bursts[%d]", i), c, seen, &errs)
 	}
+	c.validateEmbeddings(&errs)
 	analysis.Validate(c.Comparisons, c.comparisonScope(), &errs)
 	c.Limits.validate(&errs)
 	if c.Probe != nil {
@@ -43,6 +44,28 @@ func (c *Config) validate() field.Errors {
 	}
 
 	return errs
+}
+
+// validateEmbeddings refuses, on each scenario an embeddings target runs,
+// what judges output tokens: such a request has none.
+func (c *Config) validateEmbeddings(errs *field.Errors) {
+	runs := map[[2]string]bool{}
+	for _, p := range c.CanaryPairs() {
+		runs[[2]string{p.Target, p.Scenario}] = true
+	}
+	for _, b := range c.Bursts {
+		for _, ws := range b.Scenarios {
+			runs[[2]string{b.Target, ws.Scenario}] = true
+		}
+	}
+	for i, s := range c.Scenarios {
+		for _, t := range c.Targets {
+			if t.API == APIEmbeddings && runs[[2]string{t.Name, s.Name}] {
+				s.RefuseOutput(fmt.Sprintf("scenarios[%d]", i), t.Name, errs)
+				break
+			}
+		}
+	}
 }
 
 func (t *Target) validate(path string, seen map[string]string, errs *field.Errors) {
@@ -86,8 +109,8 @@ func (t *Target) validateTemplate(errs *field.Errors) {
 
 // validateSettings checks everything of a target but its name and URL.
 func (t *Target) validateSettings(path string, errs *field.Errors) {
-	if t.API != APIChat && t.API != APICompletions {
-		errs.Add(path+".api", "%q must be %q or %q", t.API, APIChat, APICompletions)
+	if t.API != APIChat && t.API != APICompletions && t.API != APIEmbeddings {
+		errs.Add(path+".api", "%q must be %q, %q or %q", t.API, APIChat, APICompletions, APIEmbeddings)
 	}
 	errs.DurationWithin(path+".timeout", t.Timeout, 100*time.Millisecond, time.Hour, false)
 	errs.DurationWithin(path+".info_interval", t.InfoInterval, time.Second, 24*time.Hour, false)
