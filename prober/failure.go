@@ -38,7 +38,7 @@ const reasonContentEncoding = "content_encoding"
 
 // reasons lists every reason, for documentation and label bounds.
 var reasons = append([]string{reasonHTTPStatus, reasonNotEventStream, reasonContentEncoding, reasonMalformed, reasonErrorInStream, reasonStreamCut, reasonNoFinish,
-	reasonLineTooLong, reasonNoOutput, reasonMaxTokens}, transport.Reasons...)
+	reasonLineTooLong, reasonNoOutput, reasonMaxTokens}, append(embeddingReasons, transport.Reasons...)...)
 
 // outcomeOfTransport sorts a request that got no answer: a passed deadline
 // is a timeout, llmprobe's own cancel is cancelled, anything else (refused,
