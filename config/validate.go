@@ -11,7 +11,7 @@ import (
 )
 
 // Request fields the prober owns; extra_body must not override them.
-var reservedBodyKeys = []string{"model", "prompt", "messages", "stream", "max_tokens", "max_completion_tokens"}
+var reservedBodyKeys = []string{"model", "prompt", "messages", "input", "stream", "max_tokens", "max_completion_tokens"}
 
 func (c *Config) validate() field.Errors {
 	var errs field.Errors
