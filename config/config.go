@@ -20,6 +20,7 @@ const (
 	APICompletions API = "completions"
 	APIChat        API = "chat"
 	APIEmbeddings  API = "embeddings"
+	APIRerank      API = "rerank"
 )
 
 // Config is the whole configuration file.

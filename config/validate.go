@@ -11,7 +11,7 @@ import (
 )
 
 // Request fields the prober owns; extra_body must not override them.
-var reservedBodyKeys = []string{"model", "prompt", "messages", "input", "stream", "max_tokens", "max_completion_tokens"}
+var reservedBodyKeys = []string{"model", "prompt", "messages", "input", "query", "documents", "stream", "max_tokens", "max_completion_tokens"}
 
 func (c *Config) validate() field.Errors {
 	var errs field.Errors
@@ -46,8 +46,8 @@ func (c *Config) validate() field.Errors {
 	return errs
 }
 
-// validateEmbeddings refuses, on each scenario an embeddings target runs,
-// what judges output tokens: such a request has none.
+// validateEmbeddings refuses, on each scenario an embeddings or rerank
+// target runs, what judges output tokens: such a request has none.
 func (c *Config) validateEmbeddings(errs *field.Errors) {
 	runs := map[[2]string]bool{}
 	for _, p := range c.CanaryPairs() {
@@ -60,8 +60,8 @@ func (c *Config) validateEmbeddings(errs *field.Errors) {
 	}
 	for i, s := range c.Scenarios {
 		for _, t := range c.Targets {
-			if t.API == APIEmbeddings && runs[[2]string{t.Name, s.Name}] {
-				s.RefuseOutput(fmt.Sprintf("scenarios[%d]", i), t.Name, errs)
+			if (t.API == APIEmbeddings || t.API == APIRerank) && runs[[2]string{t.Name, s.Name}] {
+				s.RefuseOutput(fmt.Sprintf("scenarios[%d]", i), fmt.Sprintf("%s target %q", t.API, t.Name), errs)
 				break
 			}
 		}
@@ -109,8 +109,8 @@ func (t *Target) validateTemplate(errs *field.Errors) {
 
 // validateSettings checks everything of a target but its name and URL.
 func (t *Target) validateSettings(path string, errs *field.Errors) {
-	if t.API != APIChat && t.API != APICompletions && t.API != APIEmbeddings {
-		errs.Add(path+".api", "%q must be %q, %q or %q", t.API, APIChat, APICompletions, APIEmbeddings)
+	if t.API != APIChat && t.API != APICompletions && t.API != APIEmbeddings && t.API != APIRerank {
+		errs.Add(path+".api", "%q must be %q, %q, %q or %q", t.API, APIChat, APICompletions, APIEmbeddings, APIRerank)
 	}
 	errs.DurationWithin(path+".timeout", t.Timeout, 100*time.Millisecond, time.Hour, false)
 	errs.DurationWithin(path+".info_interval", t.InfoInterval, time.Second, 24*time.Hour, false)

@@ -13,8 +13,8 @@ import (
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/redact"
-	"github.com/llmprobe/llmprobe/prober/embeddings"
 	"github.com/llmprobe/llmprobe/prober/openai"
+	"github.com/llmprobe/llmprobe/prober/pooling"
 	"github.com/llmprobe/llmprobe/prober/targetinfo"
 	"github.com/llmprobe/llmprobe/prober/transport"
 )
@@ -84,8 +84,8 @@ func (c *Client) Target() config.Target { return c.target }
 func (c *Client) Close() { c.http.CloseIdleConnections() }
 
 func (c *Client) endpoint() string {
-	if c.target.API == config.APIEmbeddings {
-		return c.base + embeddings.Path
+	if pooling.Is(c.target.API) {
+		return c.base + pooling.Path(c.target.API)
 	}
 	return c.base + openai.Path(c.target.API)
 }

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/prober/openai"
+	"github.com/llmprobe/llmprobe/prober/pooling"
 	"github.com/llmprobe/llmprobe/prober/transport"
 	"github.com/llmprobe/llmprobe/prompt"
 )
@@ -50,7 +50,7 @@ func (c *Client) Do(ctx context.Context, r Request) *Result {
 	Evaluate(res, r.Scenario)
 	switch {
 	case res.Outcome == OutcomeSuccess && res.Inputs > 0:
-		res.logf("done: outcome=%s e2e=%s %d vectors of %d dimensions, %d prompt tokens in usage (TTFT, ITL, TPOT: n/a) good=%v", res.Outcome, res.E2E.Round(time.Microsecond), res.Inputs, res.Dimension, res.PromptTokensReported, res.Good)
+		res.logf("done: outcome=%s e2e=%s %d inputs, %d prompt tokens in usage (TTFT, ITL, TPOT: n/a) good=%v", res.Outcome, res.E2E.Round(time.Microsecond), res.Inputs, res.PromptTokensReported, res.Good)
 	case res.Outcome == OutcomeSuccess:
 		res.logf("done: outcome=%s ttft=%s e2e=%s tokens=%d (%s) good=%v", res.Outcome, res.TTFT.Round(time.Microsecond), res.E2E.Round(time.Microsecond), res.OutputTokens, res.TokenSource, res.Good)
 	case res.FirstTokenSeen():
@@ -108,10 +108,10 @@ func (c *Client) do(ctx context.Context, r Request) *Result {
 	req.Header.Set("Traceparent", res.TraceParent)
 	req.Header.Set("Content-Type", "application/json")
 	asks := fmt.Sprintf("prompt_tokens~%d max_tokens=%d", r.Prompt.RequestedTokens, r.MaxTokens)
-	if c.target.API == config.APIEmbeddings {
+	if pooling.Is(c.target.API) {
 		req.Header.Set("Accept", "application/json")
-		res.PromptTokensRequested *= r.Scenario.InputCount()
-		asks = fmt.Sprintf("inputs=%d of prompt_tokens~%d", r.Scenario.InputCount(), r.Prompt.RequestedTokens)
+		asks = fmt.Sprintf("%d inputs, prompt_tokens~%d", pooling.Count(c.target.API, r.Scenario), r.Prompt.RequestedTokens)
+		res.PromptTokensRequested = pooling.Requested(c.target.API, r.Scenario, r.Prompt.RequestedTokens)
 	} else {
 		req.Header.Set("Accept", "text/event-stream")
 	}
@@ -175,8 +175,8 @@ func (c *Client) readAnswer(ctx context.Context, resp *http.Response, r Request,
 		res.fail(OutcomeStreamError, transport.PhaseHeaders, reasonContentEncoding, encodingErr.Error())
 		return
 	}
-	if c.target.API == config.APIEmbeddings {
-		c.readEmbeddings(ctx, body, r, res)
+	if pooling.Is(c.target.API) {
+		c.readPooled(ctx, body, r, res)
 		return
 	}
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {

@@ -8,37 +8,35 @@ import (
 	"io"
 	"time"
 
-	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/prober/embeddings"
 	"github.com/llmprobe/llmprobe/prober/openai"
+	"github.com/llmprobe/llmprobe/prober/pooling"
 	"github.com/llmprobe/llmprobe/prober/transport"
 )
 
 // payload is r's body as the target's API asks for it, opened afresh for
 // each send, and its size.
 func (c *Client) payload(model string, r Request) (func() io.Reader, int64, error) {
-	if c.target.API != config.APIEmbeddings {
+	if !pooling.Is(c.target.API) {
 		body, err := openai.NewBody(c.wireRequest(model, r))
 		if err != nil {
 			return nil, 0, err
 		}
 		return body.Open, body.Size(), nil
 	}
-	inputs := embeddings.Inputs(r.Prompt.Text, r.Prompt.Tail, r.Scenario.InputCount())
-	b, err := embeddings.Body(model, inputs, c.target.ExtraBody)
+	b, err := pooling.Body(c.target.API, model, r.Prompt.Text+r.Prompt.Tail, r.Scenario, c.target.ExtraBody)
 	if err != nil {
 		return nil, 0, err
 	}
 	return func() io.Reader { return bytes.NewReader(b) }, int64(len(b)), nil
 }
 
-// readEmbeddings reads and checks an embeddings answer: end to end is its
-// one latency; it has no output token, so TTFT, ITL and TPOT stay unset.
-func (c *Client) readEmbeddings(ctx context.Context, body io.Reader, r Request, res *Result) {
-	n := r.Scenario.InputCount()
-	a, err := embeddings.Read(body, n)
+// readPooled reads and checks an embeddings or rerank answer: end to end
+// is its one latency; it has no output token, so TTFT, ITL and TPOT stay
+// unset.
+func (c *Client) readPooled(ctx context.Context, body io.Reader, r Request, res *Result) {
+	a, err := pooling.Read(c.target.API, body, pooling.Count(c.target.API, r.Scenario))
 	res.E2E = time.Since(r.Sched)
-	var p *embeddings.Problem
+	var p *pooling.Problem
 	switch {
 	case errors.As(err, &p):
 		res.fail(OutcomeStreamError, phaseStream, p.Reason, p.Text)
@@ -48,12 +46,13 @@ func (c *Client) readEmbeddings(ctx context.Context, body io.Reader, r Request, 
 		res.fail(OutcomeCancelled, phaseStream, transport.ReasonCancelled, err.Error())
 	case err != nil:
 		res.fail(OutcomeStreamError, phaseStream, reasonStreamCut, err.Error())
+	case a.Dimension > 0:
+		res.logf("%d vectors of %d dimensions", a.Count, a.Dimension)
 	default:
+		res.logf("%d documents ranked", a.Count)
+	}
+	if err == nil {
 		res.Outcome = OutcomeSuccess
-		res.Inputs, res.Dimension = a.Vectors, a.Dimension
-		res.PromptTokensReported = a.PromptTokens
+		res.Inputs, res.Dimension, res.PromptTokensReported = a.Count, a.Dimension, a.Tokens
 	}
 }
-
-// embeddingReasons are the reasons of an embeddings answer that failed its checks.
-var embeddingReasons = []string{embeddings.ReasonNotJSON, embeddings.ReasonCount, embeddings.ReasonDimension, embeddings.ReasonNotFinite}
