@@ -144,12 +144,7 @@ func (c *collect) Observe(r *prober.Result) {
 // Sessions arrive open loop: a session starts at its planned time while
 // earlier sessions are still between their turns.
 func TestConversationSessionsOverlap(t *testing.T) {
-	srv, _ := testkit.StartSim(t, nil)
-	c, err := prober.NewClient(testkit.Target(srv.URL, config.APIChat))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
+	c := simClient(t, config.APIChat)
 	s := testkit.Scenario()
 	// Follow-ups as long as the first message, as the load fills them in.
 	s.Conversation = &workload.Conversation{Turns: 3, FollowupTokens: s.PromptTokens, ThinkTime: config.Duration(200 * time.Millisecond)}

@@ -20,6 +20,8 @@ const (
 	APICompletions API = "completions"
 	APIChat        API = "chat"
 	APIResponses   API = "responses"
+	APIEmbeddings  API = "embeddings"
+	APIRerank      API = "rerank"
 )
 
 // Config is the whole configuration file.

@@ -11,7 +11,7 @@ import (
 )
 
 // Request fields the prober owns; extra_body must not override them.
-var reservedBodyKeys = []string{"model", "prompt", "messages", "stream", "max_tokens", "max_completion_tokens"}
+var reservedBodyKeys = []string{"model", "prompt", "messages", "input", "query", "documents", "stream", "max_tokens", "max_completion_tokens"}
 
 func (c *Config) validate() field.Errors {
 	var errs field.Errors
@@ -36,6 +36,7 @@ func (c *Config) validate() field.Errors {
 	for i := range c.Bursts {
 		c.Bursts[i].validate(fmt.Sprintf("bursts[%d]", i), c, seen, &errs)
 	}
+	c.validateEmbeddings(&errs)
 	analysis.Validate(c.Comparisons, c.comparisonScope(), &errs)
 	c.Limits.validate(&errs)
 	if c.Probe != nil {
@@ -43,6 +44,28 @@ func (c *Config) validate() field.Errors {
 	}
 
 	return errs
+}
+
+// validateEmbeddings refuses, on each scenario an embeddings or rerank
+// target runs, what judges output tokens: such a request has none.
+func (c *Config) validateEmbeddings(errs *field.Errors) {
+	runs := map[[2]string]bool{}
+	for _, p := range c.CanaryPairs() {
+		runs[[2]string{p.Target, p.Scenario}] = true
+	}
+	for _, b := range c.Bursts {
+		for _, ws := range b.Scenarios {
+			runs[[2]string{b.Target, ws.Scenario}] = true
+		}
+	}
+	for i, s := range c.Scenarios {
+		for _, t := range c.Targets {
+			if (t.API == APIEmbeddings || t.API == APIRerank) && runs[[2]string{t.Name, s.Name}] {
+				s.RefuseOutput(fmt.Sprintf("scenarios[%d]", i), fmt.Sprintf("%s target %q", t.API, t.Name), errs)
+				break
+			}
+		}
+	}
 }
 
 func (t *Target) validate(path string, seen map[string]string, errs *field.Errors) {
@@ -86,8 +109,8 @@ func (t *Target) validateTemplate(errs *field.Errors) {
 
 // validateSettings checks everything of a target but its name and URL.
 func (t *Target) validateSettings(path string, errs *field.Errors) {
-	if t.API != APIChat && t.API != APICompletions && t.API != APIResponses {
-		errs.Add(path+".api", "%q must be %q, %q or %q", t.API, APIChat, APICompletions, APIResponses)
+	if t.API != APIChat && t.API != APICompletions && t.API != APIResponses && t.API != APIEmbeddings && t.API != APIRerank {
+		errs.Add(path+".api", "%q must be %q, %q, %q, %q or %q", t.API, APIChat, APICompletions, APIResponses, APIEmbeddings, APIRerank)
 	}
 	errs.DurationWithin(path+".timeout", t.Timeout, 100*time.Millisecond, time.Hour, false)
 	errs.DurationWithin(path+".info_interval", t.InfoInterval, time.Second, 24*time.Hour, false)

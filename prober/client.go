@@ -14,6 +14,7 @@ import (
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/redact"
 	"github.com/llmprobe/llmprobe/prober/openai"
+	"github.com/llmprobe/llmprobe/prober/pooling"
 	"github.com/llmprobe/llmprobe/prober/targetinfo"
 	"github.com/llmprobe/llmprobe/prober/transport"
 )
@@ -82,7 +83,12 @@ func (c *Client) Target() config.Target { return c.target }
 // Close releases idle connections.
 func (c *Client) Close() { c.http.CloseIdleConnections() }
 
-func (c *Client) endpoint() string { return c.base + openai.Path(c.target.API) }
+func (c *Client) endpoint() string {
+	if pooling.Is(c.target.API) {
+		return c.base + pooling.Path(c.target.API)
+	}
+	return c.base + openai.Path(c.target.API)
+}
 
 // Model returns the configured model, or the one discovered from /v1/models.
 func (c *Client) Model() string {

@@ -7,6 +7,7 @@ import (
 	"net/url"
 
 	"github.com/llmprobe/llmprobe/prober/openai"
+	"github.com/llmprobe/llmprobe/prober/pooling"
 	"github.com/llmprobe/llmprobe/prober/targetinfo"
 	"github.com/llmprobe/llmprobe/prober/transport"
 )
@@ -38,7 +39,7 @@ const reasonContentEncoding = "content_encoding"
 
 // reasons lists every reason, for documentation and label bounds.
 var reasons = append([]string{reasonHTTPStatus, reasonNotEventStream, reasonContentEncoding, reasonMalformed, reasonErrorInStream, reasonStreamCut, reasonNoFinish,
-	reasonLineTooLong, reasonNoOutput, reasonMaxTokens}, transport.Reasons...)
+	reasonLineTooLong, reasonNoOutput, reasonMaxTokens}, append(pooling.Reasons, transport.Reasons...)...)
 
 // outcomeOfTransport sorts a request that got no answer: a passed deadline
 // is a timeout, llmprobe's own cancel is cancelled, anything else (refused,

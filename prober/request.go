@@ -13,6 +13,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/prober/openai"
+	"github.com/llmprobe/llmprobe/prober/pooling"
 	"github.com/llmprobe/llmprobe/prober/transport"
 	"github.com/llmprobe/llmprobe/prompt"
 )
@@ -48,6 +49,8 @@ func (c *Client) Do(ctx context.Context, r Request) *Result {
 	res := c.do(ctx, r)
 	Evaluate(res, r.Scenario)
 	switch {
+	case res.Outcome == OutcomeSuccess && res.Inputs > 0:
+		res.logf("done: outcome=%s e2e=%s %d inputs, %d prompt tokens in usage (TTFT, ITL, TPOT: n/a) good=%v", res.Outcome, res.E2E.Round(time.Microsecond), res.Inputs, res.PromptTokensReported, res.Good)
 	case res.Outcome == OutcomeSuccess:
 		res.logf("done: outcome=%s ttft=%s e2e=%s tokens=%d (%s) good=%v", res.Outcome, res.TTFT.Round(time.Microsecond), res.E2E.Round(time.Microsecond), res.OutputTokens, res.TokenSource, res.Good)
 	case res.FirstTokenSeen():
@@ -84,27 +87,34 @@ func (c *Client) do(ctx context.Context, r Request) *Result {
 		res.failDiscovery(ctx, err)
 		return res
 	}
-	body, err := openai.NewBody(c.wireRequest(model, r))
+	open, size, err := c.payload(model, r)
 	if err != nil {
 		res.fail(OutcomeConnectionError, transport.PhaseRequest, transport.ReasonOther, err.Error())
 		return res
 	}
 	tr := transport.NewTracer(r.Sched)
-	req, err := http.NewRequestWithContext(tr.Context(ctx), http.MethodPost, c.endpoint(), body.Open())
+	req, err := http.NewRequestWithContext(tr.Context(ctx), http.MethodPost, c.endpoint(), open())
 	if err != nil {
 		res.fail(OutcomeConnectionError, transport.PhaseRequest, transport.ReasonOther, err.Error())
 		return res
 	}
 	// Known length, not chunked; GetBody lets the transport send it again.
-	req.ContentLength = body.Size()
-	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(body.Open()), nil }
+	req.ContentLength = size
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(open()), nil }
 	c.setHeaders(req)
 	res.RequestID = newRequestID()
 	res.TraceParent = traceParent(res.RequestID)
 	req.Header.Set("X-Request-Id", res.RequestID)
 	req.Header.Set("Traceparent", res.TraceParent)
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
+	asks := fmt.Sprintf("prompt_tokens~%d max_tokens=%d", r.Prompt.RequestedTokens, r.MaxTokens)
+	if pooling.Is(c.target.API) {
+		req.Header.Set("Accept", "application/json")
+		asks = fmt.Sprintf("%d inputs, prompt_tokens~%d", pooling.Count(c.target.API, r.Scenario), r.Prompt.RequestedTokens)
+		res.PromptTokensRequested = pooling.Requested(c.target.API, r.Scenario, r.Prompt.RequestedTokens)
+	} else {
+		req.Header.Set("Accept", "text/event-stream")
+	}
 
 	sent := time.Now()
 	res.DispatchDelay = max(sent.Sub(r.Sched), 0)
@@ -113,7 +123,7 @@ func (c *Client) do(ctx context.Context, r Request) *Result {
 		res.DispatchDelay = max(r.Released.Sub(r.Sched), 0)
 		res.QueueWait = max(sent.Sub(r.Released), 0)
 	}
-	res.logf("POST %s model=%s prompt_tokens~%d max_tokens=%d (dispatch delay %s)", c.endpoint(), model, r.Prompt.RequestedTokens, r.MaxTokens, res.DispatchDelay.Round(time.Microsecond))
+	res.logf("POST %s model=%s %s (dispatch delay %s)", c.endpoint(), model, asks, res.DispatchDelay.Round(time.Microsecond))
 	if r.Prompt.Turn > 0 {
 		res.logf("conversation turn %d: %d earlier messages, then the new user message", r.Prompt.Turn, len(r.Prompt.History))
 	}
@@ -163,6 +173,10 @@ func (c *Client) readAnswer(ctx context.Context, resp *http.Response, r Request,
 	if encodingErr != nil {
 		res.E2E = time.Since(r.Sched)
 		res.fail(OutcomeStreamError, transport.PhaseHeaders, reasonContentEncoding, encodingErr.Error())
+		return
+	}
+	if pooling.Is(c.target.API) {
+		c.readPooled(ctx, body, r, res)
 		return
 	}
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {

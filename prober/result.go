@@ -107,6 +107,9 @@ type Result struct {
 	CachedPromptTokens int
 	CachedReported     bool
 	FinishReason       string
+	// Inputs and Dimension are an embeddings answer's vectors and their
+	// length; 0 for other APIs.
+	Inputs, Dimension int
 
 	// Engine is what the engine reported about the request in its response
 	// (vLLM's metrics, llama.cpp's timings); nil when it reported nothing.

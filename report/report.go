@@ -417,6 +417,9 @@ func (t *tally) rates(r *Report, start time.Time) {
 		perSecond := func(n int) *float64 { return figure(float64(n)/dur, true) }
 		r.Throughput = Throughput{Requests: perSecond(r.Outcomes[prober.OutcomeSuccess]), PromptTokens: perSecond(t.prompt), OutputTokens: perSecond(t.output), TotalTokens: perSecond(t.prompt + t.output)}
 		r.Goodput.Requests, r.Goodput.OutputTokens = perSecond(t.good), perSecond(t.goodOut)
+		if t.output == 0 && r.Outcomes[prober.OutcomeSuccess] > 0 { // answers without tokens (embeddings): n/a, not 0
+			r.Throughput.OutputTokens, r.Goodput.OutputTokens = nil, nil
+		}
 	}
 	if span := t.lastSched.Sub(start).Seconds(); span > 0 && t.arrivals > 1 {
 		r.AchievedRate = figure(float64(t.arrivals-1)/span, true)

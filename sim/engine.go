@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/llmprobe/llmprobe/sim/internal/persona"
+	"github.com/llmprobe/llmprobe/sim/internal/prefixcache"
 )
 
 // Engine families the sim can pose as: their metric names on /metrics and
@@ -126,7 +127,7 @@ type Engine struct {
 	running  []*sequence
 	arrivals uint64
 	stats    Stats
-	cache    *prefixCache // nil without one; owned by mu
+	cache    *prefixcache.Cache // nil without one; owned by mu
 
 	truth *truthLog // nil unless cfg.TruthStamps
 
@@ -175,7 +176,7 @@ func New(cfg Config) (*Engine, error) {
 		reg:     prometheus.NewRegistry(),
 		faults:  cfg.Faults.withDefaults(),
 		version: cfg.Version,
-		cache:   newPrefixCache(cfg.PrefixCacheTokens),
+		cache:   prefixcache.New(cfg.PrefixCacheTokens),
 		wake:    make(chan struct{}, 1),
 		stop:    make(chan struct{}),
 		done:    make(chan struct{}),
@@ -304,7 +305,7 @@ func (e *Engine) loop() {
 			s := e.waiting[0]
 			e.waiting = e.waiting[1:]
 			admitted = append(admitted, s)
-			s.cachedTokens = e.cache.admit(s.blocks, s.promptTokens)
+			s.cachedTokens = e.cache.Admit(s.blocks, s.promptTokens)
 			prompt += s.promptTokens - s.cachedTokens
 		}
 		e.stats.Admitted += uint64(len(admitted))

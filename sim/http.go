@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/llmprobe/llmprobe/sim/internal/persona"
+	"github.com/llmprobe/llmprobe/sim/internal/pooling"
 	"github.com/llmprobe/llmprobe/sim/internal/responses"
 )
 
@@ -23,6 +24,8 @@ func (e *Engine) Handler() http.Handler {
 	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { e.serveGenerate(w, r, apiCompletions) })
 	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { e.serveGenerate(w, r, apiChat) })
 	mux.HandleFunc("POST /v1/responses", func(w http.ResponseWriter, r *http.Request) { e.serveGenerate(w, r, apiResponses) })
+	mux.HandleFunc("POST /v1/embeddings", e.servePooled(pooling.Embeddings))
+	mux.HandleFunc("POST /v1/rerank", e.servePooled(pooling.Rerank))
 	id := persona.IdentityOf(e.cfg.Engine, e.cfg.Model)
 	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []map[string]any{{

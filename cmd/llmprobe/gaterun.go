@@ -233,7 +233,12 @@ func preflight(ctx context.Context, c *prober.Client, t config.Target, seed uint
 	if res.Outcome != prober.OutcomeSuccess {
 		return fmt.Sprintf("preflight request to target %s (%s) failed, the burst was not sent: %s", t.Name, t.URL, res.FailureText())
 	}
-	fmt.Fprintf(stderr, "preflight: target %s answered, first token after %s\n", t.Name, res.TTFT.Round(time.Millisecond))
+	// An answer without tokens (embeddings) has no TTFT to show, only its e2e.
+	took := fmt.Sprintf("in %s", res.E2E.Round(time.Millisecond))
+	if res.FirstTokenSeen() {
+		took = fmt.Sprintf("first token after %s", res.TTFT.Round(time.Millisecond))
+	}
+	fmt.Fprintf(stderr, "preflight: target %s answered, %s\n", t.Name, took)
 	return ""
 }
 

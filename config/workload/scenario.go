@@ -25,6 +25,46 @@ type Scenario struct {
 	Quality            *Quality       `yaml:"quality,omitempty"`
 	// Conversation, when set, makes each arrival a multi-turn session.
 	Conversation *Conversation `yaml:"conversation,omitempty"`
+	// Inputs is the texts per request of an embeddings target; 0 means 1.
+	Inputs int `yaml:"inputs,omitempty"`
+	// Documents is the documents a rerank target ranks against the prompt
+	// (the query), 0 meaning 1; DocumentTokens their length, 0 meaning the
+	// query's.
+	Documents      int `yaml:"documents,omitempty"`
+	DocumentTokens int `yaml:"document_tokens,omitempty"`
+}
+
+// MaxDocumentTokens bounds document_tokens.
+const MaxDocumentTokens = 32768
+
+// DocumentCount is the documents per rerank request.
+func (s *Scenario) DocumentCount() int { return max(s.Documents, 1) }
+
+// MaxInputs bounds inputs, so one answer's vectors stay a few MiB.
+const MaxInputs = 512
+
+// InputCount is the texts per embeddings request.
+func (s *Scenario) InputCount() int { return max(s.Inputs, 1) }
+
+// RefuseOutput adds to errs, for s at path run on target (its API and
+// name), each field that judges output tokens or answer text, which
+// embeddings and rerank answers do not have.
+func (s *Scenario) RefuseOutput(path, target string, errs *field.Errors) {
+	var fields []string
+	for _, o := range s.SLO.Objectives() {
+		if o.Name != ObjectiveE2E {
+			fields = append(fields, "slo."+o.Name)
+		}
+	}
+	if s.Quality != nil {
+		fields = append(fields, "quality")
+	}
+	if s.Conversation != nil {
+		fields = append(fields, "conversation")
+	}
+	for _, f := range fields {
+		errs.Add(path+"."+f, "does not apply to %s, which answers no output tokens", target)
+	}
 }
 
 // DatasetShareGPT is the one dataset format: JSONL of ShareGPT conversations.
@@ -96,6 +136,15 @@ func (s *Scenario) Validate(path string, errs *field.Errors) {
 		errs.Above(path+".sampling.top_p", *p, 0, 1, "")
 	}
 	s.SLO.validate(path+".slo", errs)
+	if s.Inputs != 0 {
+		errs.IntWithin(path+".inputs", s.Inputs, 1, MaxInputs, "")
+	}
+	if s.Documents != 0 {
+		errs.IntWithin(path+".documents", s.Documents, 1, MaxInputs, "")
+	}
+	if s.DocumentTokens != 0 {
+		errs.IntWithin(path+".document_tokens", s.DocumentTokens, 1, MaxDocumentTokens, "")
+	}
 	if q := s.Quality; q != nil {
 		q.validate(path+".quality", errs)
 	}

@@ -1,0 +1,58 @@
+package prober
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/llmprobe/llmprobe/prober/openai"
+	"github.com/llmprobe/llmprobe/prober/pooling"
+	"github.com/llmprobe/llmprobe/prober/transport"
+)
+
+// payload is r's body as the target's API asks for it, opened afresh for
+// each send, and its size.
+func (c *Client) payload(model string, r Request) (func() io.Reader, int64, error) {
+	if !pooling.Is(c.target.API) {
+		body, err := openai.NewBody(c.wireRequest(model, r))
+		if err != nil {
+			return nil, 0, err
+		}
+		return body.Open, body.Size(), nil
+	}
+	b, err := pooling.Body(c.target.API, model, r.Prompt.Text+r.Prompt.Tail, r.Scenario, c.target.ExtraBody)
+	if err != nil {
+		return nil, 0, err
+	}
+	return func() io.Reader { return bytes.NewReader(b) }, int64(len(b)), nil
+}
+
+// readPooled reads and checks an embeddings or rerank answer: end to end
+// is its one latency; it has no output token, so TTFT, ITL and TPOT stay
+// unset.
+func (c *Client) readPooled(ctx context.Context, body io.Reader, r Request, res *Result) {
+	a, err := pooling.Read(c.target.API, body, pooling.Count(c.target.API, r.Scenario))
+	res.E2E = time.Since(r.Sched)
+	var p *pooling.Problem
+	switch {
+	case errors.As(err, &p):
+		res.fail(OutcomeStreamError, phaseStream, p.Reason, p.Text)
+	case err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
+		res.fail(OutcomeTimeout, phaseStream, transport.ReasonDeadline, fmt.Sprintf("deadline after %s: %v", res.E2E.Round(time.Millisecond), err))
+	case err != nil && ctx.Err() != nil:
+		res.fail(OutcomeCancelled, phaseStream, transport.ReasonCancelled, err.Error())
+	case err != nil:
+		res.fail(OutcomeStreamError, phaseStream, reasonStreamCut, err.Error())
+	case a.Dimension > 0:
+		res.logf("%d vectors of %d dimensions", a.Count, a.Dimension)
+	default:
+		res.logf("%d documents ranked", a.Count)
+	}
+	if err == nil {
+		res.Outcome = OutcomeSuccess
+		res.Inputs, res.Dimension, res.PromptTokensReported = a.Count, a.Dimension, a.Tokens
+	}
+}

@@ -1,0 +1,104 @@
+package pooling
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+
+	"github.com/llmprobe/llmprobe/config"
+)
+
+// inputs are n texts made from one prompt, each numbered first so no two
+// are the same and none repeats another request's (the prompt's nonce).
+func inputs(text string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("%d. %s", i+1, text)
+	}
+	return out
+}
+
+// Reasons of a failed embeddings answer.
+const (
+	ReasonEmbeddingsNotJSON   = "embeddings_not_json"
+	ReasonEmbeddingsCount     = "embeddings_count"
+	ReasonEmbeddingsDimension = "embeddings_dimension"
+	ReasonEmbeddingsNotFinite = "embeddings_not_finite"
+)
+
+type answer struct {
+	Data []struct {
+		Embedding json.RawMessage `json:"embedding"`
+	} `json:"data"`
+	Usage *usage `json:"usage"`
+}
+
+func readEmbeddings(raw []byte, n int) (Answer, error) {
+	var a answer
+	if err := decode(raw, &a, ReasonEmbeddingsNotJSON, config.APIEmbeddings); err != nil {
+		return Answer{}, err
+	}
+	if len(a.Data) != n {
+		return Answer{}, &Problem{ReasonEmbeddingsCount, fmt.Sprintf("%d of %d vectors", len(a.Data), n)}
+	}
+	out := Answer{Count: n, Tokens: a.Usage.tokens()}
+	for i, d := range a.Data {
+		v, err := vector(d.Embedding, i)
+		if err != nil {
+			return Answer{}, err
+		}
+		switch {
+		case len(v) == 0:
+			return Answer{}, &Problem{ReasonEmbeddingsDimension, fmt.Sprintf("data[%d].embedding is empty", i)}
+		case i == 0:
+			out.Dimension = len(v)
+		case len(v) != out.Dimension:
+			return Answer{}, &Problem{ReasonEmbeddingsDimension, fmt.Sprintf("dimensions %d and %d (data[0] and data[%d])", out.Dimension, len(v), i)}
+		}
+	}
+	return out, nil
+}
+
+// vector decodes data[i].embedding: an array of numbers, or base64 of
+// little-endian float32s (encoding_format: base64).
+func vector(raw json.RawMessage, i int) ([]float64, error) {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return fromBase64(s, i)
+	}
+	var v []float64
+	// null decodes to 0 without an error: look for it before believing v.
+	if err := json.Unmarshal(raw, &v); err == nil && !bytes.Contains(raw, []byte("null")) {
+		return v, nil
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, &Problem{ReasonEmbeddingsNotJSON, fmt.Sprintf("data[%d].embedding is no array of numbers", i)}
+	}
+	for j, item := range items {
+		var f float64
+		if err := json.Unmarshal(item, &f); err != nil || string(item) == "null" {
+			return nil, &Problem{ReasonEmbeddingsNotFinite, fmt.Sprintf("%s at data[%d].embedding[%d]", excerpt(item), i, j)}
+		}
+	}
+	return nil, &Problem{ReasonEmbeddingsNotJSON, fmt.Sprintf("data[%d].embedding is no array of numbers", i)}
+}
+
+func fromBase64(s string, i int) ([]float64, error) {
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil || len(b)%4 != 0 {
+		return nil, &Problem{ReasonEmbeddingsNotJSON, fmt.Sprintf("data[%d].embedding is a string but no base64 of float32s", i)}
+	}
+	v := make([]float64, len(b)/4)
+	for j := range v {
+		f := math.Float32frombits(binary.LittleEndian.Uint32(b[4*j:]))
+		if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+			return nil, &Problem{ReasonEmbeddingsNotFinite, fmt.Sprintf("%g at data[%d].embedding[%d]", f, i, j)}
+		}
+		v[j] = float64(f)
+	}
+	return v, nil
+}

@@ -1,0 +1,143 @@
+// Package pooling is the wire format of the APIs that answer in one JSON
+// body without tokens, embeddings and rerank: each request's body and the
+// checks its answer must pass.
+package pooling
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/config/workload"
+)
+
+// Is reports whether api is one of this package's.
+func Is(api config.API) bool { return api == config.APIEmbeddings || api == config.APIRerank }
+
+// Path is api's endpoint under the server's root.
+func Path(api config.API) string {
+	if api == config.APIRerank {
+		return "/v1/rerank"
+	}
+	return "/v1/embeddings"
+}
+
+// Count is how many texts a request of s sends besides a query: its
+// inputs, or the documents a rerank target ranks.
+func Count(api config.API, s workload.Scenario) int {
+	if api == config.APIRerank {
+		return s.DocumentCount()
+	}
+	return s.InputCount()
+}
+
+// Requested is the prompt tokens a request of s asks to pool, its prompt
+// being each tokens long: every input, or the query and every document.
+func Requested(api config.API, s workload.Scenario, each int) int {
+	n := Count(api, s)
+	switch {
+	case api != config.APIRerank:
+		return n * each
+	case s.DocumentTokens > 0:
+		return each + n*s.DocumentTokens
+	}
+	return (n + 1) * each
+}
+
+// Body is the request's JSON for prompt text (the builder's Text and
+// Tail), with extra (the target's extra_body) beneath what it sets.
+func Body(api config.API, model, text string, s workload.Scenario, extra map[string]any) ([]byte, error) {
+	body := make(map[string]any, 3+len(extra))
+	for k, v := range extra {
+		body[k] = v
+	}
+	body["model"] = model
+	if api == config.APIRerank {
+		body["query"] = text
+		body["documents"] = documents(text, s.DocumentCount(), s.DocumentTokens)
+	} else {
+		body["input"] = inputs(text, s.InputCount())
+	}
+	b, err := json.Marshal(body)
+	if err != nil {
+		return nil, fmt.Errorf("%s request body: %w", api, err)
+	}
+	return b, nil
+}
+
+// Answer is what a checked answer reports.
+type Answer struct {
+	// Count is the vectors or results; Dimension the vectors' length (0
+	// for rerank).
+	Count, Dimension int
+	// Tokens is the usage's prompt tokens (else total tokens); 0 for none.
+	Tokens int
+}
+
+// Problem is an answer that failed a check; Reason is its bounded code.
+type Problem struct {
+	Reason, Text string
+}
+
+func (p *Problem) Error() string { return p.Text }
+
+// Reasons lists every reason a Problem may carry.
+var Reasons = []string{ReasonEmbeddingsNotJSON, ReasonEmbeddingsCount, ReasonEmbeddingsDimension, ReasonEmbeddingsNotFinite,
+	ReasonRerankNotJSON, ReasonRerankCount, ReasonRerankIndex, ReasonRerankNotFinite}
+
+// maxBody bounds what one answer makes the prober hold: 512 inputs of
+// 4,096 dimensions written as JSON text.
+const maxBody = 64 << 20
+
+// Read reads and checks the answer to a request of n texts.
+func Read(api config.API, r io.Reader, n int) (Answer, error) {
+	raw, err := io.ReadAll(io.LimitReader(r, maxBody+1))
+	if err != nil {
+		return Answer{}, fmt.Errorf("reading the answer: %w", err)
+	}
+	if api == config.APIRerank {
+		return readRerank(raw, n)
+	}
+	return readEmbeddings(raw, n)
+}
+
+// decode reads raw into v, or says why it is not JSON of api's shape.
+func decode(raw []byte, v any, reason string, api config.API) error {
+	if len(raw) > maxBody {
+		return &Problem{reason, fmt.Sprintf("answer over %d MiB", maxBody>>20)}
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return &Problem{reason, fmt.Sprintf("answer is not JSON of the %s shape: %v", api, err)}
+	}
+	return nil
+}
+
+// excerpt is a JSON value as a reason quotes it, at most 32 bytes.
+func excerpt(v json.RawMessage) string {
+	s := strings.TrimSpace(string(v))
+	switch {
+	case s == "":
+		return "missing"
+	case len(s) > 32:
+		return s[:32] + "…"
+	}
+	return s
+}
+
+// tokens is a usage's prompt tokens, else its total tokens.
+type usage struct {
+	PromptTokens int `json:"prompt_tokens"`
+	TotalTokens  int `json:"total_tokens"`
+}
+
+func (u *usage) tokens() int {
+	if u == nil {
+		return 0
+	}
+	if u.PromptTokens > 0 {
+		return u.PromptTokens
+	}
+	return max(u.TotalTokens, 0)
+}

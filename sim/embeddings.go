@@ -1,0 +1,44 @@
+package sim
+
+import (
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"time"
+
+	"github.com/llmprobe/llmprobe/sim/internal/pooling"
+)
+
+// EmbeddingDimension is the length of every vector the sim answers.
+const EmbeddingDimension = pooling.Dimension
+
+// servePooled answers an embeddings or rerank request, read by read: its
+// texts cost prefill like a prompt's, in the same batches as generation,
+// then one step stands for pooling.
+func (e *Engine) servePooled(read func(io.Reader) (pooling.Job, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		job, err := read(io.LimitReader(r.Body, 16<<20))
+		if err != nil {
+			apiError(w, http.StatusBadRequest, "BadRequestError", err.Error())
+			return
+		}
+		if job.Model != e.cfg.Model {
+			apiError(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("The model `%s` does not exist.", job.Model))
+			return
+		}
+		n, faults := e.nextArrival()
+		if drawPlan(rand.New(rand.NewPCG(uint64(e.cfg.Seed), n)), faults).fail {
+			apiError(w, faults.ErrorStatus, "InternalServerError", "simulated failure")
+			return
+		}
+		s := &sequence{ctx: r.Context(), promptTokens: job.Tokens, maxTokens: 1, arrived: time.Now(), out: make(chan struct{}, 1)}
+		if err := e.submit(s); err != nil {
+			apiError(w, http.StatusTooManyRequests, "RateLimitError", "the simulated engine's queue is full")
+			return
+		}
+		if waitToken(r.Context(), s) {
+			writeJSON(w, http.StatusOK, job.Answer(e.cfg.Model))
+		}
+	}
+}
