@@ -158,7 +158,13 @@ func transcriptBodies(tb testing.TB) map[string][]byte {
 func TestSSETranscripts(t *testing.T) {
 	for name, body := range transcriptBodies(t) {
 		got, err := readAll(NewReader(bytes.NewReader(body), 0))
-		if err != io.EOF || len(got) < 3 || got[len(got)-1].data != "[DONE]" {
+		// Chat and completions streams end with [DONE]; a Responses API
+		// stream with its response.completed event.
+		last := "[DONE]"
+		if strings.Contains(name, "responses") {
+			last = `{"type":"response.completed"`
+		}
+		if err != io.EOF || len(got) < 3 || !strings.HasPrefix(got[len(got)-1].data, last) {
 			t.Errorf("%s: %d events, last %q, err %v", name, len(got), got[len(got)-1].data, err)
 		}
 	}
