@@ -1,10 +1,8 @@
 package prober
 
 import (
-	"encoding/json"
-	"strings"
-
 	"github.com/llmprobe/llmprobe/config/workload"
+	"github.com/llmprobe/llmprobe/prober/quality"
 )
 
 // QualityResult is the outcome of a scenario's answer check.
@@ -54,16 +52,8 @@ func Evaluate(res *Result, s workload.Scenario) {
 }
 
 func checkQuality(q *workload.Quality, answer string) *QualityResult {
-	if q.Contains != "" && !strings.Contains(answer, q.Contains) {
-		return &QualityResult{Reason: "answer does not contain " + quote(q.Contains)}
-	}
-	if re := q.Regexp(); re != nil && !re.MatchString(answer) {
-		return &QualityResult{Reason: "answer does not match " + quote(q.Regex)}
-	}
-	if q.JSON && !json.Valid([]byte(strings.TrimSpace(answer))) {
-		return &QualityResult{Reason: "answer is not valid JSON"}
+	if why := quality.Check(q, answer); why != "" {
+		return &QualityResult{Reason: why}
 	}
 	return &QualityResult{Passed: true}
 }
-
-func quote(s string) string { b, _ := json.Marshal(s); return string(b) }

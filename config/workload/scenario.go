@@ -146,7 +146,7 @@ func (s *Scenario) Validate(path string, errs *field.Errors) {
 		errs.IntWithin(path+".document_tokens", s.DocumentTokens, 1, MaxDocumentTokens, "")
 	}
 	if q := s.Quality; q != nil {
-		q.validate(path+".quality", errs)
+		q.Validate(path+".quality", errs)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config/field"
+	"github.com/llmprobe/llmprobe/internal/jsonschema"
 )
 
 // Objective names, used as the `objective` label.
@@ -68,16 +69,27 @@ type Quality struct {
 	Contains string `yaml:"contains,omitempty"`
 	Regex    string `yaml:"regex,omitempty"`
 	JSON     bool   `yaml:"json,omitempty"`
+	// Exact is the whole answer, leading and trailing space aside.
+	Exact string `yaml:"exact,omitempty"`
+	// JSONSchema is a JSON Schema (draft 2020-12 unless its $schema says
+	// otherwise) the answer, parsed as JSON, must match.
+	JSONSchema any `yaml:"json_schema,omitempty"`
 
 	compiled *regexp.Regexp
+	schema   *jsonschema.Schema
 }
 
 // Regexp returns the compiled regex check, or nil.
 func (q *Quality) Regexp() *regexp.Regexp { return q.compiled }
 
-func (q *Quality) validate(path string, errs *field.Errors) {
-	if q.Contains == "" && q.Regex == "" && !q.JSON {
-		errs.Add(path, "sets no check: use contains, regex or json")
+// Schema returns the compiled json_schema check, or nil.
+func (q *Quality) Schema() *jsonschema.Schema { return q.schema }
+
+// Validate adds to errs what is wrong with q, written at path, and compiles
+// its regex and schema.
+func (q *Quality) Validate(path string, errs *field.Errors) {
+	if q.Contains == "" && q.Regex == "" && !q.JSON && q.Exact == "" && q.JSONSchema == nil {
+		errs.Add(path, "sets no check: use contains, regex, exact, json or json_schema")
 	}
 	if q.Regex != "" {
 		re, err := regexp.Compile(q.Regex)
@@ -85,5 +97,13 @@ func (q *Quality) validate(path string, errs *field.Errors) {
 			errs.Add(path+".regex", "%v", err)
 		}
 		q.compiled = re
+	}
+	q.schema = nil
+	if q.JSONSchema != nil {
+		s, err := jsonschema.Compile(q.JSONSchema)
+		if err != nil {
+			errs.Add(path+".json_schema", "%v", err)
+		}
+		q.schema = s
 	}
 }

@@ -61,7 +61,7 @@ func TestValidatePaths(t *testing.T) {
 		"scenarios[4].sampling.top_p: -0.5 must be within (0, 1]",
 		"scenarios[4].slo.ttft: 1µs must be within [1ms, 1h]",
 		"scenarios[4].slo.target_ratio: 1 must be within (0, 1), like 0.99",
-		"scenarios[4].quality: sets no check: use contains, regex or json",
+		"scenarios[4].quality: sets no check: use contains, regex, exact, json or json_schema",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

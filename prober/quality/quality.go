@@ -1,0 +1,62 @@
+// Package quality checks an answer's text against the checks a scenario
+// (or a golden prompt) sets: contains, regex, exact, JSON and a JSON Schema.
+package quality
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/llmprobe/llmprobe/config/workload"
+	"github.com/llmprobe/llmprobe/internal/jsonschema"
+)
+
+// Check returns "" when answer passes every check q sets, else the first
+// failed check's reason in one line, naming the failing path of a schema.
+func Check(q *workload.Quality, answer string) string {
+	trimmed := strings.TrimSpace(answer)
+	if q.Contains != "" && !strings.Contains(answer, q.Contains) {
+		return "answer does not contain " + Quote(q.Contains)
+	}
+	if re := q.Regexp(); re != nil && !re.MatchString(answer) {
+		return "answer does not match " + Quote(q.Regex)
+	}
+	if q.Exact != "" && trimmed != strings.TrimSpace(q.Exact) {
+		return "answer is not exactly " + Quote(q.Exact)
+	}
+	if q.JSON && !json.Valid([]byte(trimmed)) {
+		return "answer is not valid JSON"
+	}
+	if s := q.Schema(); s != nil {
+		if why := Schema(s, trimmed); why != "" {
+			return "answer " + why
+		}
+	}
+	return ""
+}
+
+// Schema returns "" when text is JSON matching s, else why not: "is not
+// JSON: …" or "does not match the schema at /path: …".
+func Schema(s *jsonschema.Schema, text string) string {
+	err := s.Validate(text)
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, jsonschema.ErrNotJSON):
+		return "is not JSON: " + strings.TrimPrefix(err.Error(), jsonschema.ErrNotJSON.Error()+": ")
+	}
+	return "does not match the schema " + err.Error()
+}
+
+// Quote is s as a reason quotes it: JSON-escaped, at most 64 bytes.
+func Quote(s string) string {
+	if len(s) > 64 {
+		n := 64
+		for n > 0 && s[n]&0xC0 == 0x80 {
+			n--
+		}
+		s = s[:n] + "…"
+	}
+	b, _ := json.Marshal(s)
+	return string(b)
+}
