@@ -110,6 +110,11 @@ type Result struct {
 	// Inputs and Dimension are an embeddings answer's vectors and their
 	// length; 0 for other APIs.
 	Inputs, Dimension int
+	// ToolCalls are the answer's function calls, each assembled from its
+	// deltas (or read whole from an unstreamed answer); TTFTool is the first
+	// tool-call delta, from Sched, 0 when none came.
+	ToolCalls []ToolCall
+	TTFTool   time.Duration
 
 	// Engine is what the engine reported about the request in its response
 	// (vLLM's metrics, llama.cpp's timings); nil when it reported nothing.
@@ -131,6 +136,13 @@ type Result struct {
 
 	answerLimit int  // where scrub cuts Answer, once secrets are masked
 	queued      bool // released by a burst's dispatcher: it waited for the concurrency cap
+}
+
+// ToolCall is one function call of an answer.
+type ToolCall struct {
+	Name string
+	// Arguments is the JSON text the model wrote, as it came (bounded).
+	Arguments string
 }
 
 // FirstTokenSeen reports whether an output token arrived.
