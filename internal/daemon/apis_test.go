@@ -29,7 +29,9 @@ type apiPair struct {
 // within the series budget.
 func TestEveryAPIWithCanaries(t *testing.T) {
 	srv, _ := testkit.StartSim(t, func(c *sim.Config) { c.PrefillBase, c.DecodeBase = 5*time.Millisecond, 2*time.Millisecond })
-	tei, _ := testkit.StartSim(t, func(c *sim.Config) { c.Engine, c.PrefillBase, c.DecodeBase = sim.EngineTEI, 5*time.Millisecond, 2*time.Millisecond })
+	tei, _ := testkit.StartSim(t, func(c *sim.Config) {
+		c.Engine, c.PrefillBase, c.DecodeBase = sim.EngineTEI, 5*time.Millisecond, 2*time.Millisecond
+	})
 	cfg := fmt.Sprintf(`targets:
   - {name: chat, url: %[1]q}
   - {name: completions, url: %[1]q, api: completions}
