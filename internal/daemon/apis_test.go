@@ -19,6 +19,7 @@ import (
 // answers have.
 type apiPair struct {
 	target, scenario string
+	tokens           bool // the answers have output tokens
 	tokenTimes       bool // TTFT, TPOT and ITL apply
 	checked          bool // a quality check runs on every answer
 }
@@ -62,8 +63,8 @@ canary:
     - {targets: [rerank, tei-rerank], scenarios: [ranked]}
 `, srv.URL, tei.URL)
 	pairs := []apiPair{
-		{"chat", "stream", true, true}, {"completions", "stream", true, true}, {"responses", "stream", true, true},
-		{"embeddings", "vectors", false, false}, {"rerank", "ranked", false, false}, {"tei-rerank", "ranked", false, false},
+		{"chat", "stream", true, true, true}, {"completions", "stream", true, true, true}, {"responses", "stream", true, true, true},
+		{"embeddings", "vectors", false, false, false}, {"rerank", "ranked", false, false, false}, {"tei-rerank", "ranked", false, false, false},
 	}
 	path := filepath.Join(t.TempDir(), "llmprobe.yml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
@@ -111,6 +112,9 @@ func checkAPIPair(t *testing.T, d *running, fams []*dto.MetricFamily, p apiPair)
 	}
 	if passed := counterOf(fams, "llmprobe_quality_checks_total", p, "result", "passed"); p.checked != (passed > 0) {
 		t.Errorf("%v passed quality checks; want some: %v", passed, p.checked)
+	}
+	if sources := pairMetrics(fams, "llmprobe_token_count_source_total", p); p.tokens != (len(sources) > 0) {
+		t.Errorf("%d token count sources; the answers have tokens: %v", len(sources), p.tokens)
 	}
 	if n := histogramCount(fams, "llmprobe_request_duration_seconds", p); n == 0 {
 		t.Error("no e2e sample")
