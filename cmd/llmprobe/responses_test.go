@@ -28,16 +28,7 @@ bursts:
     arrival: {rate: 20}
     requests: 20
 `, srv.URL))
-	output := filepath.Join(t.TempDir(), "report.json")
-	out, err := exec.Command(binPath, "gate", "--config.file="+cfg, "--burst=responses", "--output="+output, "--storage.path=").CombinedOutput()
-	if exitCode(err) != 0 || !strings.Contains(string(out), "gate: passed") {
-		t.Fatalf("exit %d\n%s", exitCode(err), out)
-	}
-	var rep report.Report
-	b, err := os.ReadFile(output)
-	if err != nil || json.Unmarshal(b, &rep) != nil {
-		t.Fatalf("report %s: %v", output, err)
-	}
+	rep, _, _ := gateReport(t, cfg, "responses")
 	if rep.Outcomes[prober.OutcomeSuccess] != 20 || rep.TokenSources[prober.TokensFromUsage] != 20 {
 		t.Errorf("outcomes %v, token sources %v: want 20 successes counted from usage", rep.Outcomes, rep.TokenSources)
 	}
@@ -46,4 +37,21 @@ bursts:
 			t.Errorf("%s: %d samples, p50 %g; want %d samples", metric, s.Count, s.P50, n)
 		}
 	}
+}
+
+// gateReport runs llmprobe gate on burst of the configuration file cfg,
+// with args besides, and returns its report, its output and the report's
+// file: the run must pass.
+func gateReport(t *testing.T, cfg, burst string, args ...string) (rep report.Report, out, file string) {
+	t.Helper()
+	file = filepath.Join(t.TempDir(), "report.json")
+	b, err := exec.Command(binPath, append([]string{"gate", "--config.file=" + cfg, "--burst=" + burst, "--output=" + file, "--storage.path="}, args...)...).CombinedOutput()
+	if exitCode(err) != 0 || !strings.Contains(string(b), "gate: passed") {
+		t.Fatalf("exit %d\n%s", exitCode(err), b)
+	}
+	out = string(b)
+	if b, err = os.ReadFile(file); err != nil || json.Unmarshal(b, &rep) != nil {
+		t.Fatalf("report %s: %v", file, err)
+	}
+	return rep, out, file
 }
