@@ -165,3 +165,28 @@ func TestUnstreamedToolCalls(t *testing.T) {
 		}
 	}
 }
+
+// An unstreamed answer whose body does not come by the deadline is a
+// timeout in the stream phase; one cut short is a stream_cut.
+func TestUnstreamedDeadlineAndCut(t *testing.T) {
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"choices":[{"message":{"content":"hel`)
+		w.(http.Flusher).Flush()
+		drainAndWait(r)
+	}))
+	defer hang.Close()
+	target := testkit.Target(hang.URL, config.APIChat)
+	target.Timeout = config.Duration(300 * time.Millisecond)
+	res := probeOnce(t, target, unstreamed())
+	checkFailure(t, res, OutcomeTimeout, phaseStream, "deadline", "deadline after")
+
+	cut := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "500")
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"choices":[{"message":{"content":"hel`)
+	}))
+	defer cut.Close()
+	res = probeOnce(t, testkit.Target(cut.URL, config.APIChat), unstreamed())
+	checkFailure(t, res, OutcomeStreamError, phaseStream, reasonStreamCut, "unexpected EOF")
+}

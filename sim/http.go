@@ -91,7 +91,7 @@ type chatMessage struct {
 }
 
 // maxGenerateBody bounds a request's body: 16 images of 2048×2048 pixels,
-// llmprobe's most, stored uncompressed, come to 90 MiB.
+// llmprobe's most, stored uncompressed, come to 85 MiB.
 const maxGenerateBody = 128 << 20
 
 // Chat templates add tokens around each message, as real engines' do, so a

@@ -86,8 +86,9 @@ func visionBody(stream bool, uris ...string) string {
 	return string(b)
 }
 
-// Each image costs one prompt token per 28×28 square, sides rounded up:
-// usage counts them (a 56×84 image is 2×3 = 6 tokens, a 29×1 image 2), and
+// Each image costs one prompt token per 28×28 square, each side rounded
+// to the nearest and at least one: usage counts them (a 56×84 image is 2×3
+// = 6 tokens, 70×41 is 3×1, 29×1 is 1), and
 // TTFT pays their prefill: with 4 ms a token, 200 tokens of images add at
 // least 800 ms, which the engine's timer cannot shorten.
 func TestImagesChargePrefill(t *testing.T) {
@@ -96,7 +97,7 @@ func TestImagesChargePrefill(t *testing.T) {
 		c.Faults.RoleOnlyFirstChunk = false // the first event is the first token
 	})
 	text := 4 + 3 // the chat template's tokens and three words
-	for uris, want := range map[string]int{"": text, "56x84": text + 6, "56x84 29x1": text + 8} {
+	for uris, want := range map[string]int{"": text, "56x84": text + 6, "56x84 29x1": text + 7, "70x41": text + 3} {
 		var list []string
 		for _, d := range strings.Fields(uris) {
 			w, h, _ := strings.Cut(d, "x")

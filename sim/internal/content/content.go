@@ -50,8 +50,8 @@ func EachText(raw json.RawMessage, fn func(string)) {
 const DefaultPatch = 28
 
 // ImageTokens is the prefill tokens of the images among raw's content
-// parts: one per patch×patch square, each side rounded up, as Qwen2-VL
-// counts them. Only data URIs are served; an image whose header does not
+// parts: one per patch×patch square, each side rounded to the nearest
+// patch and at least one, as Qwen2-VL resizes (its pixel bounds aside). Only data URIs are served; an image whose header does not
 // decode is an error, the 400 vLLM answers.
 func ImageTokens(raw json.RawMessage, patch int) (int, error) {
 	var parts []struct {
@@ -70,7 +70,7 @@ func ImageTokens(raw json.RawMessage, patch int) (int, error) {
 		if err != nil {
 			return 0, fmt.Errorf("failed to load image (content part %d): %v", i, err)
 		}
-		n += ((w + patch - 1) / patch) * ((h + patch - 1) / patch)
+		n += max((w+patch/2)/patch, 1) * max((h+patch/2)/patch, 1)
 	}
 	return n, nil
 }
