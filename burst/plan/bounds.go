@@ -159,7 +159,7 @@ func BurstFootprint(c *config.Config, b config.Burst) Footprint {
 		f.Measured += n * m * turns
 		f.Bytes += int64(n) * (int64(m)*perResult + int64(w+m)*queued)
 	}
-	f.Bytes += int64(min(b.MaxConcurrency, f.Requests)) * perStream
+	f.Bytes += int64(min(b.MaxConcurrency, f.Requests))*perStream + encodeBytes(c.ScenariosOf(b))
 	return f
 }
 
@@ -189,7 +189,7 @@ func CanaryFootprint(c *config.Config) (schedules int, rate float64, bytes int64
 		}
 		bytes += bodyBytes(s) + int64(p.Comparison.Window.Std()/p.Interval+1)*comparisonPairBytes
 	}
-	return schedules, rate, bytes
+	return schedules, rate, bytes + encodeBytes(c.Scenarios)
 }
 
 // comparisonPairBytes is what a comparison's window keeps of one pair: a
@@ -214,19 +214,27 @@ func streamBytesOf(s workload.Scenario, trace bool) int64 {
 	return promptBytesOf(s, trace) + imageBytes(s) + wholeBytes(s)
 }
 
-// pngEncoderBytes bounds the PNG encoder's buffers while a request's
-// images are made: its zlib writer is about 720 KiB.
-const pngEncoderBytes = 1 << 20
-
 // imageBytes is what a request of s holds of its images in flight: their
-// data URIs, which its body is sent from, and while they are made the
-// pixels of one and the encoder's buffers.
+// data URIs, which its body is sent from. Making them holds more for a
+// moment, in a bounded number of encoders: encodeBytes.
 func imageBytes(s workload.Scenario) int64 {
 	im := s.Images
 	if im == nil {
 		return 0
 	}
-	return int64(im.Count)*images.Size(im.Width, im.Height) + int64(im.Width)*int64(im.Height) + pngEncoderBytes
+	return int64(im.Count) * images.Size(im.Width, im.Height)
+}
+
+// encodeBytes is what making the largest images of scenarios holds at
+// most, whatever the requests in flight: images.MaxEncoders at once.
+func encodeBytes(scenarios []workload.Scenario) int64 {
+	var n int64
+	for _, s := range scenarios {
+		if im := s.Images; im != nil {
+			n = max(n, images.EncodeBytes(im.Width, im.Height))
+		}
+	}
+	return n
 }
 
 // wholeBytes is what an unstreamed answer of s holds while it is read: its

@@ -47,10 +47,27 @@ func Make(seed uint64, n, w, h int) [][]byte {
 	return out
 }
 
+// MaxEncoders bounds the images made at once, process-wide: each holds its
+// pixels and a PNG encoder's buffers while it is made (EncodeBytes), and
+// more at once than cores would not be made sooner.
+const MaxEncoders = 4
+
+// encoderBytes bounds a PNG encoder's buffers: its zlib writer is about
+// 720 KiB.
+const encoderBytes = 1 << 20
+
+// EncodeBytes bounds what making w×h images holds at once, beside the data
+// URIs made: MaxEncoders images' pixels and encoders.
+func EncodeBytes(w, h int) int64 { return MaxEncoders * (int64(w)*int64(h) + encoderBytes) }
+
+var encoding = make(chan struct{}, MaxEncoders)
+
 // Pixels are noise over a seeded palette of 256 opaque colours, one byte
 // each, stored without compression: no pattern an engine or a proxy could
 // shortcut, and a size known from the dimensions alone (Size).
 func dataURI(seed uint64, i, w, h int) []byte {
+	encoding <- struct{}{}
+	defer func() { <-encoding }()
 	var key [32]byte
 	binary.LittleEndian.PutUint64(key[:], seed)
 	binary.LittleEndian.PutUint64(key[8:], uint64(i))

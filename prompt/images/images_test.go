@@ -6,6 +6,7 @@ import (
 	"image/png"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Every image decodes as a PNG of its size; its data URI is no longer than
@@ -66,4 +67,23 @@ func BenchmarkMake512(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		Make(uint64(i), 1, 512, 512)
 	}
+}
+
+// No more than MaxEncoders images are made at once: with every encoder
+// taken, Make waits until one is given back.
+func TestEncodersBounded(t *testing.T) {
+	for range MaxEncoders {
+		encoding <- struct{}{}
+	}
+	done := make(chan struct{})
+	go func() { Make(1, 1, 16, 16); close(done) }()
+	select {
+	case <-done:
+		t.Fatal("an image was made while every encoder was taken")
+	case <-time.After(50 * time.Millisecond):
+	}
+	for range MaxEncoders {
+		<-encoding
+	}
+	<-done
 }
