@@ -2,6 +2,7 @@ package openai
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -123,7 +124,8 @@ func (w *Whole) readChoices(raw []byte) error {
 		if m.Content != nil {
 			w.Content = *m.Content
 		}
-		w.Reasoning = m.ReasoningContent + m.Reasoning
+		// vLLM writes both names for one text (vllm#33635): read it once.
+		w.Reasoning = cmp.Or(m.ReasoningContent, m.Reasoning)
 		for _, tc := range m.ToolCalls {
 			w.ToolCalls = append(w.ToolCalls, ToolCall{Name: tc.Function.Name, Arguments: tc.Function.Arguments})
 		}
