@@ -1,12 +1,9 @@
 package burst
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober"
 )
@@ -14,26 +11,9 @@ import (
 // A burst of an embeddings target against the sim reports e2e latency and
 // prompt tokens; TTFT, TPOT and ITL have no samples (n/a), and no output.
 func TestEmbeddingsBurst(t *testing.T) {
-	c := simClient(t, config.APIEmbeddings)
 	s := testkit.Scenario()
 	s.Inputs = 8
-	s.SLO = workload.SLO{E2E: config.Duration(5 * time.Second), TargetRatio: 0.9}
-	b := burstOf(config.ArrivalConstant, 20, time.Second)
-	rep, err := Runner{Client: c}.Run(context.Background(), b, []workload.Scenario{s})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rep.Requests == 0 || rep.Outcomes[prober.OutcomeSuccess] != rep.Requests || !rep.Passed {
-		t.Fatalf("%d requests, outcomes %v, passed %v; failures %+v", rep.Requests, rep.Outcomes, rep.Passed, rep.Failures)
-	}
-	if n := rep.Latency["e2e"].Count; n != rep.Requests {
-		t.Errorf("%d e2e samples for %d requests", n, rep.Requests)
-	}
-	for _, m := range []string{"ttft", "tpot", "itl"} {
-		if l, ok := rep.Latency[m]; ok && l.Count != 0 {
-			t.Errorf("%s has %d samples; an embedding has none", m, l.Count)
-		}
-	}
+	rep := e2eBurst(t, config.APIEmbeddings, s)
 	if p := rep.Throughput.PromptTokens; p == nil || *p <= 0 {
 		t.Errorf("prompt tokens per second %v, want > 0", p)
 	}

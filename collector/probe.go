@@ -74,7 +74,7 @@ var counterFamilies = [numCounters]family{
 	ctrGoodOutput: {"good_output_tokens_total", "Output tokens of good requests.", nil},
 	ctrSLO:        {"slo_checks_total", "Objective checks per request; a failed request misses every objective.", []string{"objective", "result"}},
 	ctrQuality:    {"quality_checks_total", "Answer quality checks of successful requests.", []string{"result"}},
-	ctrSource:     {"token_count_source_total", "Successful requests by where their output token count came from: usage (server) or chunks (fallback).", []string{"source"}},
+	ctrSource:     {"token_count_source_total", "Successful requests by where their output token count came from: usage (server), chunks (a stream's fallback) or text (an unstreamed answer's fallback, estimated from its text).", []string{"source"}},
 	ctrFailures:   {"request_failures_total", "Failed requests by where they failed (phase) and why (reason).", []string{"phase", "reason"}},
 	// Only requests that reasoned create it: a model without reasoning adds no series.
 	ctrReasoning: {"reasoning_output_tokens_total", "Output tokens of successful requests that reasoned, by kind: reasoning or answer.", []string{"kind"}},

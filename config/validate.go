@@ -8,6 +8,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/config/analysis"
 	"github.com/llmprobe/llmprobe/config/field"
+	"github.com/llmprobe/llmprobe/config/workload"
 )
 
 // Request fields the prober owns; extra_body must not override them.
@@ -47,7 +48,8 @@ func (c *Config) validate() field.Errors {
 }
 
 // validateEmbeddings refuses, on each scenario an embeddings or rerank
-// target runs, what judges output tokens: such a request has none.
+// target runs, what judges output tokens: such a request has none; and
+// images on a scenario any target but a chat one runs.
 func (c *Config) validateEmbeddings(errs *field.Errors) {
 	runs := map[[2]string]bool{}
 	for _, p := range c.CanaryPairs() {
@@ -59,12 +61,13 @@ func (c *Config) validateEmbeddings(errs *field.Errors) {
 		}
 	}
 	for i, s := range c.Scenarios {
+		var runners []workload.Runner
 		for _, t := range c.Targets {
-			if (t.API == APIEmbeddings || t.API == APIRerank) && runs[[2]string{t.Name, s.Name}] {
-				s.RefuseOutput(fmt.Sprintf("scenarios[%d]", i), fmt.Sprintf("%s target %q", t.API, t.Name), errs)
-				break
+			if runs[[2]string{t.Name, s.Name}] {
+				runners = append(runners, workload.Runner{Target: fmt.Sprintf("%s target %q", t.API, t.Name), Pooled: t.API == APIEmbeddings || t.API == APIRerank, Chat: t.API == APIChat})
 			}
 		}
+		s.RefuseOn(fmt.Sprintf("scenarios[%d]", i), runners, errs)
 	}
 }
 

@@ -53,7 +53,7 @@ func (c *Client) redactText(s string) string { return c.redact.String(s) }
 
 // scrub redacts every text of a result that came from the target.
 func (c *Client) scrub(res *Result) {
-	if c.secretFiles && (res.Error != "" || res.Body != "" || res.Answer != "") {
+	if c.secretFiles && (res.Error != "" || res.Body != "" || res.Answer != "" || len(res.ToolCalls) > 0) {
 		c.redact.Add(redact.TargetSecrets(c.target))
 	}
 	res.Error, res.Body, res.Answer = c.redactText(res.Error), c.redactText(res.Body), c.redactText(res.Answer)
@@ -62,6 +62,10 @@ func (c *Client) scrub(res *Result) {
 	}
 	for i, l := range res.Log {
 		res.Log[i] = c.redactText(l)
+	}
+	for i := range res.ToolCalls {
+		tc := &res.ToolCalls[i]
+		tc.Name, tc.Arguments = c.redactText(tc.Name), openai.Truncate(c.redactText(tc.Arguments), maxAnswerBytes)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 
 	"github.com/llmprobe/llmprobe/prober/openai"
 	"github.com/llmprobe/llmprobe/prober/pooling"
@@ -39,7 +40,7 @@ const reasonContentEncoding = "content_encoding"
 
 // reasons lists every reason, for documentation and label bounds.
 var reasons = append([]string{reasonHTTPStatus, reasonNotEventStream, reasonContentEncoding, reasonMalformed, reasonErrorInStream, reasonStreamCut, reasonNoFinish,
-	reasonLineTooLong, reasonNoOutput, reasonMaxTokens}, append(pooling.Reasons, transport.Reasons...)...)
+	reasonLineTooLong, reasonNoOutput, reasonMaxTokens}, slices.Concat(openai.WholeReasons, pooling.Reasons, transport.Reasons)...)
 
 // outcomeOfTransport sorts a request that got no answer: a passed deadline
 // is a timeout, llmprobe's own cancel is cancelled, anything else (refused,

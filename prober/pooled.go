@@ -37,23 +37,34 @@ func (c *Client) payload(model string, r Request) (func() io.Reader, int64, erro
 func (c *Client) readPooled(ctx context.Context, body io.Reader, header http.Header, r Request, res *Result) {
 	a, err := c.pooled().Read(body, header, pooling.Count(c.target.API, r.Scenario))
 	res.E2E = time.Since(r.Sched)
-	var p *pooling.Problem
-	switch {
-	case errors.As(err, &p):
-		res.fail(OutcomeStreamError, phaseStream, p.Reason, p.Text)
-	case err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
-		res.fail(OutcomeTimeout, phaseStream, transport.ReasonDeadline, fmt.Sprintf("deadline after %s: %v", res.E2E.Round(time.Millisecond), err))
-	case err != nil && ctx.Err() != nil:
-		res.fail(OutcomeCancelled, phaseStream, transport.ReasonCancelled, err.Error())
-	case err != nil:
-		res.fail(OutcomeStreamError, phaseStream, reasonStreamCut, err.Error())
-	case a.Dimension > 0:
+	if res.failAnswer(ctx, err) {
+		return
+	}
+	if a.Dimension > 0 {
 		res.logf("%d vectors of %d dimensions", a.Count, a.Dimension)
-	default:
+	} else {
 		res.logf("%d documents ranked", a.Count)
 	}
-	if err == nil {
-		res.Outcome = OutcomeSuccess
-		res.Inputs, res.Dimension, res.PromptTokensReported = a.Count, a.Dimension, a.Tokens
+	res.Outcome = OutcomeSuccess
+	res.Inputs, res.Dimension, res.PromptTokensReported = a.Count, a.Dimension, a.Tokens
+}
+
+// failAnswer fails res for err, an answer read in one body that failed its
+// checks (a *pooling.Problem with its reason) or its reading; it reports
+// whether there was an error.
+func (res *Result) failAnswer(ctx context.Context, err error) bool {
+	var p *pooling.Problem
+	switch {
+	case err == nil:
+		return false
+	case errors.As(err, &p):
+		res.fail(OutcomeStreamError, phaseStream, p.Reason, p.Text)
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		res.fail(OutcomeTimeout, phaseStream, transport.ReasonDeadline, fmt.Sprintf("deadline after %s: %v", res.E2E.Round(time.Millisecond), err))
+	case ctx.Err() != nil:
+		res.fail(OutcomeCancelled, phaseStream, transport.ReasonCancelled, err.Error())
+	default:
+		res.fail(OutcomeStreamError, phaseStream, reasonStreamCut, err.Error())
 	}
+	return true
 }

@@ -2,11 +2,8 @@ package prober
 
 import (
 	"context"
-	"encoding/binary"
-	"encoding/hex"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"strings"
 	"time"
@@ -16,6 +13,7 @@ import (
 	"github.com/llmprobe/llmprobe/prober/pooling"
 	"github.com/llmprobe/llmprobe/prober/transport"
 	"github.com/llmprobe/llmprobe/prompt"
+	"github.com/llmprobe/llmprobe/prompt/images"
 )
 
 // Request is one request to measure.
@@ -49,6 +47,8 @@ func (c *Client) Do(ctx context.Context, r Request) *Result {
 	res := c.do(ctx, r)
 	Evaluate(res, r.Scenario)
 	switch {
+	case res.Outcome == OutcomeSuccess && res.Unstreamed:
+		res.logf("done: outcome=%s e2e=%s tokens=%d (%s), unstreamed (TTFT, ITL, TPOT: n/a) good=%v", res.Outcome, res.E2E.Round(time.Microsecond), res.OutputTokens, res.TokenSource, res.Good)
 	case res.Outcome == OutcomeSuccess && res.Inputs > 0:
 		res.logf("done: outcome=%s e2e=%s %d inputs, %d prompt tokens in usage (TTFT, ITL, TPOT: n/a) good=%v", res.Outcome, res.E2E.Round(time.Microsecond), res.Inputs, res.PromptTokensReported, res.Good)
 	case res.Outcome == OutcomeSuccess:
@@ -71,6 +71,7 @@ func (c *Client) do(ctx context.Context, r Request) *Result {
 		Sched:                 r.Sched,
 		PromptTokensRequested: r.Prompt.RequestedTokens,
 		Turn:                  r.Prompt.Turn,
+		Unstreamed:            !r.Scenario.Streamed() && !pooling.Is(c.target.API),
 	}
 	// The deadline counts from t_sched, like every latency.
 	ctx, cancel := context.WithDeadline(ctx, r.Sched.Add(c.target.Timeout.Std()))
@@ -102,17 +103,20 @@ func (c *Client) do(ctx context.Context, r Request) *Result {
 	req.ContentLength = size
 	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(open()), nil }
 	c.setHeaders(req)
-	res.RequestID = newRequestID()
-	res.TraceParent = traceParent(res.RequestID)
+	res.RequestID, res.TraceParent = transport.NewRequestID()
 	req.Header.Set("X-Request-Id", res.RequestID)
 	req.Header.Set("Traceparent", res.TraceParent)
 	req.Header.Set("Content-Type", "application/json")
-	asks := fmt.Sprintf("prompt_tokens~%d max_tokens=%d", r.Prompt.RequestedTokens, r.MaxTokens)
-	if pooling.Is(c.target.API) {
+	asks := fmt.Sprintf("prompt_tokens~%d max_tokens=%d%s", r.Prompt.RequestedTokens, r.MaxTokens, imagesAsked(r.Scenario, size))
+	switch {
+	case pooling.Is(c.target.API):
 		req.Header.Set("Accept", "application/json")
 		asks = fmt.Sprintf("%d inputs, prompt_tokens~%d", pooling.Count(c.target.API, r.Scenario), r.Prompt.RequestedTokens)
 		res.PromptTokensRequested = pooling.Requested(c.target.API, r.Scenario, r.Prompt.RequestedTokens)
-	} else {
+	case res.Unstreamed:
+		req.Header.Set("Accept", "application/json")
+		asks += ", stream: false"
+	default:
 		req.Header.Set("Accept", "text/event-stream")
 	}
 
@@ -175,11 +179,20 @@ func (c *Client) readAnswer(ctx context.Context, resp *http.Response, r Request,
 		res.fail(OutcomeStreamError, transport.PhaseHeaders, reasonContentEncoding, encodingErr.Error())
 		return
 	}
-	if pooling.Is(c.target.API) {
+	ct := resp.Header.Get("Content-Type")
+	switch {
+	case pooling.Is(c.target.API):
 		c.readPooled(ctx, body, resp.Header, r, res)
 		return
+	case res.Unstreamed && strings.HasPrefix(ct, "text/event-stream"):
+		res.E2E = time.Since(r.Sched)
+		res.fail(OutcomeStreamError, transport.PhaseHeaders, openai.ReasonUnaskedStream, "an event stream came for a request with stream: false")
+		return
+	case res.Unstreamed:
+		c.readWhole(ctx, body, r, res)
+		return
 	}
-	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+	if !strings.HasPrefix(ct, "text/event-stream") {
 		res.E2E = time.Since(r.Sched)
 		msg, excerpt := openai.ReadError(body, c.redact)
 		res.Body = excerpt
@@ -195,25 +208,8 @@ func (c *Client) wireRequest(model string, r Request) openai.Request {
 		API: c.target.API, Model: model, MaxTokens: r.MaxTokens,
 		History: r.Prompt.History, Text: r.Prompt.Text, Tail: r.Prompt.Tail,
 		Sampling: r.Scenario.Sampling, Extra: c.target.ExtraBody,
+		Unstreamed: !r.Scenario.Streamed(), Images: images.Of(r.Scenario.Images, r.Prompt.Text),
 	}
-}
-
-// newRequestID is 128 random bits in hex, the shape of a W3C trace id: unique
-// across replicas and restarts without coordination.
-func newRequestID() string {
-	var b [16]byte
-	binary.BigEndian.PutUint64(b[:8], rand.Uint64())
-	binary.BigEndian.PutUint64(b[8:], rand.Uint64())
-	return hex.EncodeToString(b[:])
-}
-
-// traceParent is a W3C traceparent (version 00, sampled) whose trace id is
-// the request id and whose parent span id is fresh, never all zero.
-func traceParent(requestID string) string {
-	span := rand.Uint64() | 1
-	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], span)
-	return "00-" + requestID + "-" + hex.EncodeToString(b[:]) + "-01"
 }
 
 func reusedWord(reused bool) string {

@@ -34,6 +34,9 @@ type TokenSource string
 const (
 	TokensFromUsage  TokenSource = "usage"  // the server's usage.completion_tokens
 	TokensFromChunks TokenSource = "chunks" // fallback: one token per output chunk
+	// TokensFromText is the fallback of an unstreamed answer without
+	// usage: its texts' length by prompt.EstimateTokens.
+	TokensFromText TokenSource = "text"
 )
 
 // Traffic kinds, the `traffic` label.
@@ -79,7 +82,10 @@ type Result struct {
 
 	TTFT time.Duration // 0 when no output token arrived
 	E2E  time.Duration
-	TPOT time.Duration // valid when OutputTokens > 1
+	// Unstreamed is an answer asked for in one body (stream: false): E2E
+	// is its one latency; TTFT, ITL and TPOT do not apply.
+	Unstreamed bool
+	TPOT       time.Duration // valid when OutputTokens > 1
 	// ITL holds one inter-token latency per output token after the first.
 	ITL []time.Duration
 	// MaxGap is the longest silence between two output chunks (the stall objective).

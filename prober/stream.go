@@ -207,7 +207,7 @@ func (st *streamState) engineTimings(chunk *openai.Chunk, res *Result) {
 	for _, o := range []struct {
 		raw   json.RawMessage
 		parse func(json.RawMessage) (*EngineTimings, error)
-	}{{chunk.Metrics, parseVLLMMetrics}, {chunk.Timings, parseLlamaTimings}} {
+	}{{chunk.Metrics, openai.ParseVLLMMetrics}, {chunk.Timings, openai.ParseLlamaTimings}} {
 		if len(o.raw) == 0 || bytes.Equal(bytes.TrimSpace(o.raw), []byte("null")) {
 			continue
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/llmprobe/llmprobe/sim/internal/content"
 	"github.com/llmprobe/llmprobe/sim/internal/persona"
 	"github.com/llmprobe/llmprobe/sim/internal/prefixcache"
 )
@@ -65,6 +66,10 @@ type Config struct {
 	// a prompt's leading blocks that an earlier prompt sent cost no prefill,
 	// and the usage reports them as prompt_tokens_details.cached_tokens.
 	PrefixCacheTokens int
+	// ImagePatch is the side, in pixels, of the square one image token
+	// stands for (0: 28, Qwen2-VL's): an image's prefill grows with its
+	// pixels.
+	ImagePatch int
 }
 
 // DefaultConfig is a small GPU-like engine: 32 sequences, 20 ms prefill,
@@ -110,6 +115,9 @@ func (c *Config) validate() error {
 	}
 	if c.PrefixCacheTokens < 0 {
 		errs = append(errs, fmt.Errorf("prefix cache tokens %d must not be negative", c.PrefixCacheTokens))
+	}
+	if c.ImagePatch < 0 {
+		errs = append(errs, fmt.Errorf("image patch %d must not be negative", c.ImagePatch))
 	}
 	if c.DefaultMaxTokens < 1 {
 		errs = append(errs, fmt.Errorf("default max tokens %d must be at least 1", c.DefaultMaxTokens))
@@ -177,6 +185,9 @@ func (s *sequence) course() persona.Request {
 func New(cfg Config) (*Engine, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("sim: %w", err)
+	}
+	if cfg.ImagePatch == 0 {
+		cfg.ImagePatch = content.DefaultPatch
 	}
 	e := &Engine{
 		cfg:     cfg,

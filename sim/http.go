@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/llmprobe/llmprobe/sim/internal/content"
 	"github.com/llmprobe/llmprobe/sim/internal/persona"
 	"github.com/llmprobe/llmprobe/sim/internal/pooling"
 	"github.com/llmprobe/llmprobe/sim/internal/responses"
@@ -92,62 +94,45 @@ type chatMessage struct {
 	Content json.RawMessage `json:"content"`
 }
 
+// maxGenerateBody bounds a request's body: 16 images of 2048×2048 pixels,
+// llmprobe's most, stored uncompressed, come to 85 MiB.
+const maxGenerateBody = 128 << 20
+
 // Chat templates add tokens around each message, as real engines' do, so a
 // chat request's reported prompt tokens exceed the words sent.
 const chatTemplateTokens = 4
 
-func (req *generateRequest) promptTokens(chat bool) (int, error) {
+// promptTokens is what the prompt costs to prefill: its words, a chat
+// message's template tokens and its images' tokens, one per patch×patch
+// pixels.
+func (req *generateRequest) promptTokens(chat bool, patch int) (int, error) {
 	if chat {
 		if len(req.Messages) == 0 {
 			return 0, fmt.Errorf("messages must not be empty")
 		}
 		n := 0
 		for _, m := range req.Messages {
-			n += chatTemplateTokens + countWords(m.Content)
+			images, err := content.ImageTokens(m.Content, patch)
+			if err != nil {
+				return 0, err
+			}
+			n += chatTemplateTokens + content.Words(m.Content) + images
 		}
 		return n, nil
 	}
 	if len(req.Prompt) == 0 {
 		return 0, fmt.Errorf("prompt is required")
 	}
-	return countWords(req.Prompt), nil
-}
-
-// countWords counts whitespace-separated words of a JSON string, list of
-// strings, or list of content parts.
-func countWords(raw json.RawMessage) int {
-	n := 0
-	eachText(raw, func(text string) { n += len(strings.Fields(text)) })
-	return n
-}
-
-// eachText calls fn with each text of a JSON string, list of strings, or
-// list of content parts, in order.
-func eachText(raw json.RawMessage, fn func(string)) {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		fn(s)
-		return
-	}
-	var list []json.RawMessage
-	if json.Unmarshal(raw, &list) != nil {
-		return
-	}
-	for _, item := range list {
-		var part struct {
-			Text string `json:"text"`
-		}
-		if json.Unmarshal(item, &part) == nil && part.Text != "" {
-			fn(part.Text)
-			continue
-		}
-		eachText(item, fn)
-	}
+	return content.Words(req.Prompt), nil
 }
 
 func (e *Engine) serveGenerate(w http.ResponseWriter, r *http.Request, api endpoint) {
 	var req generateRequest
-	if err := json.NewDecoder(io.LimitReader(r.Body, 16<<20)).Decode(&req); err != nil {
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxGenerateBody)).Decode(&req); err != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			apiError(w, http.StatusRequestEntityTooLarge, "BadRequestError", fmt.Sprintf("request body over %d MiB", maxGenerateBody>>20))
+			return
+		}
 		apiError(w, http.StatusBadRequest, "BadRequestError", "invalid JSON body: "+err.Error())
 		return
 	}
@@ -170,7 +155,7 @@ func (e *Engine) serveGenerate(w http.ResponseWriter, r *http.Request, api endpo
 		apiError(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("The model `%s` does not exist.", req.Model))
 		return
 	}
-	prompt, err := req.promptTokens(chat)
+	prompt, err := req.promptTokens(chat, e.cfg.ImagePatch)
 	if err != nil {
 		apiError(w, http.StatusBadRequest, "BadRequestError", err.Error())
 		return
@@ -203,12 +188,12 @@ func (e *Engine) serveGenerate(w http.ResponseWriter, r *http.Request, api endpo
 	}
 	words := e.words(rng, maxTokens)
 	id := fmt.Sprintf("cmpl-sim-%d", n)
-	if !req.Stream {
-		e.respondWhole(w, r.Context(), s, chat, id, words, e.timingsFor(&req))
-		return
-	}
 	st := &streamWriter{w: w, chat: chat, id: id, model: e.cfg.Model, created: time.Now().Unix(), faults: faults, plan: plan,
 		prompt: prompt, words: words, timings: e.timingsFor(&req), seq: s}
+	if !req.Stream {
+		st.whole(r.Context(), s, api)
+		return
+	}
 	if api == apiResponses {
 		st.events = responses.New(id, e.cfg.Model, st.created)
 		st.includeUsage = faults.UsagePlacement != UsageNone
@@ -275,30 +260,44 @@ func waitToken(ctx context.Context, s *sequence) bool {
 	}
 }
 
-func (e *Engine) respondWhole(w http.ResponseWriter, ctx context.Context, s *sequence, chat bool, id string, words []string, timings persona.TimingsKind) {
+// whole answers in one body once every token is made: a chat answer's
+// leading tokens are its reasoning, as a stream's are; usage placed
+// nowhere leaves its usage out.
+func (st *streamWriter) whole(ctx context.Context, s *sequence, api endpoint) {
 	for range s.maxTokens {
 		if !waitToken(ctx, s) {
 			return
 		}
 	}
-	text := strings.Join(words, "")
-	usage := usageJSON{PromptTokens: s.promptTokens, CompletionTokens: s.maxTokens, TotalTokens: s.promptTokens + s.maxTokens, PromptTokensDetails: s.promptDetails()}
-	var choice map[string]any
-	object := "text_completion"
-	if chat {
-		object = "chat.completion"
-		choice = map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": text}, "finish_reason": "length", "logprobs": nil}
-	} else {
-		choice = map[string]any{"index": 0, "text": text, "finish_reason": "length", "logprobs": nil}
+	split := 0
+	if st.chat {
+		split = min(st.faults.ReasoningTokens, len(st.words))
 	}
-	body := map[string]any{"id": id, "object": object, "created": time.Now().Unix(), "model": e.cfg.Model, "choices": []any{choice}, "usage": usage}
-	switch timings {
+	reasoning, text := strings.Join(st.words[:split], ""), strings.Join(st.words[split:], "")
+	var usage *usageJSON
+	if st.faults.UsagePlacement != UsageNone {
+		usage = st.usage(s.maxTokens)
+	}
+	if api == apiResponses {
+		writeJSON(st.w, http.StatusOK, responses.Whole(st.id, st.model, st.created, reasoning, text, responsesUsage(usage)))
+		return
+	}
+	object, choice := "text_completion", map[string]any{"index": 0, "text": text, "finish_reason": "length", "logprobs": nil}
+	if st.chat {
+		message := map[string]any{"role": "assistant", "content": text}
+		if reasoning != "" {
+			message["reasoning_content"] = reasoning
+		}
+		object, choice = "chat.completion", map[string]any{"index": 0, "message": message, "finish_reason": "length", "logprobs": nil}
+	}
+	body := map[string]any{"id": st.id, "object": object, "created": st.created, "model": st.model, "choices": []any{choice}, "usage": usage}
+	switch st.timings {
 	case persona.TimingsVLLM:
 		body["metrics"] = persona.RequestMetricsOf(s.course())
 	case persona.TimingsLlamaCPP:
 		body["timings"] = persona.LlamaTimingsOf(s.course())
 	}
-	writeJSON(w, http.StatusOK, body)
+	writeJSON(st.w, http.StatusOK, body)
 }
 
 // timingsFor says which timings object a request's response carries.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/llmprobe/llmprobe/sim/internal/content"
 	"github.com/llmprobe/llmprobe/sim/internal/prefixcache"
 )
 
@@ -28,7 +29,7 @@ func (req *generateRequest) promptBlocks(chat bool) []uint64 {
 
 // addText adds the words of a JSON string, list of strings or content parts.
 func addText(b *prefixcache.Hasher, raw json.RawMessage) {
-	eachText(raw, func(text string) {
+	content.EachText(raw, func(text string) {
 		for _, w := range strings.Fields(text) {
 			b.Add(w)
 		}

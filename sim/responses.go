@@ -2,7 +2,6 @@ package sim
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/llmprobe/llmprobe/sim/internal/responses"
@@ -20,9 +19,6 @@ const (
 // asChat reads a Responses API request as the chat request it stands for:
 // input as a string is one user message, as a list the messages.
 func (req *generateRequest) asChat() error {
-	if !req.Stream {
-		return errors.New("the simulated engine answers /v1/responses streamed only")
-	}
 	var text string
 	if json.Unmarshal(req.Input, &text) == nil {
 		req.Messages = []chatMessage{{Role: "user", Content: req.Input}}
@@ -37,14 +33,23 @@ func (req *generateRequest) asChat() error {
 // endEvents closes a Responses API stream: its usage in response.completed.
 func (st *streamWriter) endEvents(sent int) {
 	var u *responses.Usage
-	if full := st.usage(sent); st.includeUsage {
-		u = &responses.Usage{Input: st.prompt, Output: sent}
-		if d := full.CompletionTokensDetails; d != nil {
-			u.Reasoning = d.ReasoningTokens
-		}
-		if d := full.PromptTokensDetails; d != nil {
-			u.Cached = &d.CachedTokens
-		}
+	if st.includeUsage {
+		u = responsesUsage(st.usage(sent))
 	}
 	st.writeRaw(st.events.End(u))
+}
+
+// responsesUsage is a chat usage in the Responses API's terms; nil for nil.
+func responsesUsage(full *usageJSON) *responses.Usage {
+	if full == nil {
+		return nil
+	}
+	u := &responses.Usage{Input: full.PromptTokens, Output: full.CompletionTokens}
+	if d := full.CompletionTokensDetails; d != nil {
+		u.Reasoning = d.ReasoningTokens
+	}
+	if d := full.PromptTokensDetails; d != nil {
+		u.Cached = &d.CachedTokens
+	}
+	return u
 }

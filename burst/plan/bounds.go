@@ -9,6 +9,8 @@ import (
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/config/field"
 	"github.com/llmprobe/llmprobe/config/workload"
+	"github.com/llmprobe/llmprobe/prober/openai"
+	"github.com/llmprobe/llmprobe/prompt/images"
 	"github.com/llmprobe/llmprobe/replay"
 )
 
@@ -157,7 +159,7 @@ func BurstFootprint(c *config.Config, b config.Burst) Footprint {
 		f.Measured += n * m * turns
 		f.Bytes += int64(n) * (int64(m)*perResult + int64(w+m)*queued)
 	}
-	f.Bytes += int64(min(b.MaxConcurrency, f.Requests)) * perStream
+	f.Bytes += int64(min(b.MaxConcurrency, f.Requests))*perStream + encodeBytes(c.ScenariosOf(b))
 	return f
 }
 
@@ -187,7 +189,7 @@ func CanaryFootprint(c *config.Config) (schedules int, rate float64, bytes int64
 		}
 		bytes += bodyBytes(s) + int64(p.Comparison.Window.Std()/p.Interval+1)*comparisonPairBytes
 	}
-	return schedules, rate, bytes
+	return schedules, rate, bytes + encodeBytes(c.Scenarios)
 }
 
 // comparisonPairBytes is what a comparison's window keeps of one pair: a
@@ -204,10 +206,49 @@ func resultBytesOf(s workload.Scenario) int64 {
 }
 
 // streamBytesOf is the most one request of s in flight holds: its own
-// prompt text, request body and connection buffers. A synthetic prompt's
-// own text is its shared prefix (or a trace's keyed prefix) and nonce; the
-// rest is a slice of the scenario's body, which bodyBytes counts once.
+// prompt text, request body and connection buffers, its images, and an
+// unstreamed answer as it is read. A synthetic prompt's own text is its
+// shared prefix (or a trace's keyed prefix) and nonce; the rest is a slice
+// of the scenario's body, which bodyBytes counts once.
 func streamBytesOf(s workload.Scenario, trace bool) int64 {
+	return promptBytesOf(s, trace) + imageBytes(s) + wholeBytes(s)
+}
+
+// imageBytes is what a request of s holds of its images in flight: their
+// data URIs, which its body is sent from. Making them holds more for a
+// moment, in a bounded number of encoders: encodeBytes.
+func imageBytes(s workload.Scenario) int64 {
+	im := s.Images
+	if im == nil {
+		return 0
+	}
+	return int64(im.Count) * images.Size(im.Width, im.Height)
+}
+
+// encodeBytes is what making the largest images of scenarios holds at
+// most, whatever the requests in flight: images.MaxEncoders at once.
+func encodeBytes(scenarios []workload.Scenario) int64 {
+	var n int64
+	for _, s := range scenarios {
+		if im := s.Images; im != nil {
+			n = max(n, images.EncodeBytes(im.Width, im.Height))
+		}
+	}
+	return n
+}
+
+// wholeBytes is what an unstreamed answer of s holds while it is read: its
+// body, at most openai.WholeLimit of its longest answer, which reading it
+// whole may buffer twice over, and the texts decoded from it.
+func wholeBytes(s workload.Scenario) int64 {
+	if s.Streamed() {
+		return 0
+	}
+	return 3 * openai.WholeLimit(s.OutputTokens.Maximum())
+}
+
+// promptBytesOf is the prompt's part of streamBytesOf.
+func promptBytesOf(s workload.Scenario, trace bool) int64 {
 	if s.PromptDataset != nil || s.Prompt != "" || s.Conversation != nil {
 		// Held whole: a conversation's later turns carry its history.
 		return streamBytes + bytesPerPrompt*int64(maxPromptTokens(s))
@@ -293,7 +334,7 @@ func CheckBounds(c *config.Config, found []*config.FieldError) []*config.FieldEr
 	if n, rate, bytes := CanaryFootprint(c); rate > l.MaxCanaryRate*(1+1e-9) {
 		errs.Add("canary", "%d schedules send %.4g requests per second, past limits.max_canary_rate (%g): lengthen intervals, pair fewer targets and scenarios, or raise the limit", n, rate, l.MaxCanaryRate)
 	} else if bytes > int64(l.MaxCanaryMemory) {
-		errs.Add("canary", "%d schedules may hold up to %s with every target hanging to its timeout, past limits.max_canary_memory (%s): shorten timeouts or prompts, lengthen intervals, or raise the limit", n, field.Bytes(bytes), field.Bytes(int64(l.MaxCanaryMemory)))
+		errs.Add("canary", "%d schedules may hold up to %s with every target hanging to its timeout, past limits.max_canary_memory (%s): shorten timeouts, prompts or images, lengthen intervals, or raise the limit", n, field.Bytes(bytes), field.Bytes(int64(l.MaxCanaryMemory)))
 	}
 	for i, b := range c.Bursts {
 		path := fmt.Sprintf("bursts[%d]", i)
@@ -301,7 +342,7 @@ func CheckBounds(c *config.Config, found []*config.FieldError) []*config.FieldEr
 		if f.Requests > l.MaxPlannedRequests {
 			errs.Add(path, "plans up to %d requests per run, past limits.max_planned_requests (%d): lower its rate, duration or requests, or raise the limit", f.Requests, l.MaxPlannedRequests)
 		} else if f.Bytes > int64(l.MaxBurstMemory) {
-			errs.Add(path, "may hold up to %s, past limits.max_burst_memory (%s): lower its rate, duration, max_concurrency or token lengths, or raise the limit", field.Bytes(f.Bytes), field.Bytes(int64(l.MaxBurstMemory)))
+			errs.Add(path, "may hold up to %s, past limits.max_burst_memory (%s): lower its rate, duration, max_concurrency, token lengths or images, or raise the limit", field.Bytes(f.Bytes), field.Bytes(int64(l.MaxBurstMemory)))
 		}
 	}
 	return errs

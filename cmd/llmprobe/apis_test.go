@@ -58,20 +58,11 @@ bursts:
     arrival: {rate: 20}
     requests: 20
 `, target, tc.scenario))
-	output := filepath.Join(t.TempDir(), "report.json")
-	out, err := exec.Command(binPath, "gate", "--config.file="+cfg, "--burst=b", "--output="+output, "--storage.path=").CombinedOutput()
-	if exitCode(err) != 0 || !strings.Contains(string(out), "gate: passed") {
-		t.Fatalf("exit %d\n%s", exitCode(err), out)
-	}
+	rep, out, _ := gateReport(t, cfg, "b")
 	for _, s := range tc.say {
-		if !strings.Contains(string(out), s) {
+		if !strings.Contains(out, s) {
 			t.Errorf("the gate's text does not say %q:\n%s", s, out)
 		}
-	}
-	var rep report.Report
-	b, err := os.ReadFile(output)
-	if err != nil || json.Unmarshal(b, &rep) != nil {
-		t.Fatalf("report %s: %v", output, err)
 	}
 	if rep.Outcomes[prober.OutcomeSuccess] != 20 || !rep.Passed {
 		t.Errorf("outcomes %v, passed %v: want 20 successes", rep.Outcomes, rep.Passed)
@@ -90,4 +81,21 @@ bursts:
 	if tc.tokens != (rep.Throughput.OutputTokens != nil) {
 		t.Errorf("output tok/s %v; the answers have tokens: %v", rep.Throughput.OutputTokens, tc.tokens)
 	}
+}
+
+// gateReport runs llmprobe gate on burst of the configuration file cfg,
+// with args besides, and returns its report, its output and the report's
+// file: the run must pass.
+func gateReport(t *testing.T, cfg, burst string, args ...string) (rep report.Report, out, file string) {
+	t.Helper()
+	file = filepath.Join(t.TempDir(), "report.json")
+	b, err := exec.Command(binPath, append([]string{"gate", "--config.file=" + cfg, "--burst=" + burst, "--output=" + file, "--storage.path="}, args...)...).CombinedOutput()
+	if exitCode(err) != 0 || !strings.Contains(string(b), "gate: passed") {
+		t.Fatalf("exit %d\n%s", exitCode(err), b)
+	}
+	out = string(b)
+	if b, err = os.ReadFile(file); err != nil || json.Unmarshal(b, &rep) != nil {
+		t.Fatalf("report %s: %v", file, err)
+	}
+	return rep, out, file
 }

@@ -25,6 +25,11 @@ type Scenario struct {
 	Quality            *Quality       `yaml:"quality,omitempty"`
 	// Conversation, when set, makes each arrival a multi-turn session.
 	Conversation *Conversation `yaml:"conversation,omitempty"`
+	// Stream false asks for the answer in one body (chat, completions and
+	// responses); unset is true.
+	Stream *bool `yaml:"stream,omitempty"`
+	// Images, when set, sends synthetic images with each chat request.
+	Images *Images `yaml:"images,omitempty"`
 	// Inputs is the texts per request of an embeddings target; 0 means 1.
 	Inputs int `yaml:"inputs,omitempty"`
 	// Documents is the documents a rerank target ranks against the prompt
@@ -45,27 +50,6 @@ const MaxInputs = 512
 
 // InputCount is the texts per embeddings request.
 func (s *Scenario) InputCount() int { return max(s.Inputs, 1) }
-
-// RefuseOutput adds to errs, for s at path run on target (its API and
-// name), each field that judges output tokens or answer text, which
-// embeddings and rerank answers do not have.
-func (s *Scenario) RefuseOutput(path, target string, errs *field.Errors) {
-	var fields []string
-	for _, o := range s.SLO.Objectives() {
-		if o.Name != ObjectiveE2E {
-			fields = append(fields, "slo."+o.Name)
-		}
-	}
-	if s.Quality != nil {
-		fields = append(fields, "quality")
-	}
-	if s.Conversation != nil {
-		fields = append(fields, "conversation")
-	}
-	for _, f := range fields {
-		errs.Add(path+"."+f, "does not apply to %s, which answers no output tokens", target)
-	}
-}
 
 // DatasetShareGPT is the one dataset format: JSONL of ShareGPT conversations.
 const DatasetShareGPT = "sharegpt"
@@ -148,6 +132,7 @@ func (s *Scenario) Validate(path string, errs *field.Errors) {
 	if q := s.Quality; q != nil {
 		q.Validate(path+".quality", errs)
 	}
+	s.validateModes(path, errs)
 }
 
 // validatePrompt checks what the prompt is made of: a dataset, a literal

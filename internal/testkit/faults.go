@@ -26,6 +26,9 @@ type Fault struct {
 	Outcome, Phase, Reason, In string
 	// API is the target's; empty means completions.
 	API string
+	// Scenario is more of scenario s's fields, in YAML's flow style
+	// ("stream: false"), for a fault its requests must ask for.
+	Scenario string
 }
 
 // FaultConfig is a configuration of target "faulty" at url with a 1 s
@@ -35,9 +38,12 @@ func FaultConfig(f Fault, url string) string {
 	if f.Discover {
 		model = ""
 	}
-	api, slo := "completions", "ttft: 500ms"
+	api, slo, scenario := "completions", "ttft: 500ms", ""
 	if f.API != "" {
 		api, slo = f.API, "e2e: 500ms"
+	}
+	if f.Scenario != "" {
+		scenario = ", " + f.Scenario
 	}
 	return fmt.Sprintf(`targets:
   - name: faulty
@@ -45,11 +51,11 @@ func FaultConfig(f Fault, url string) string {
     api: %s
     timeout: 1s
 scenarios:
-  - {name: s, prompt_tokens: 8, output_tokens: 4, inputs: 4, slo: {%s, target_ratio: 0.9}}
+  - {name: s, prompt_tokens: 8, output_tokens: 4, inputs: 4, slo: {%s, target_ratio: 0.9}%s}
 canary: {interval: 200ms}
 bursts:
   - {name: catalogue, target: faulty, scenarios: [{scenario: s}], arrival: {process: constant, rate: 20}, requests: 6, schedule: {on_start: true}}
-`, url, model, api, slo)
+`, url, model, api, slo, scenario)
 }
 
 // okChunk is one completions chunk of one token.
@@ -86,7 +92,7 @@ func FaultServer(t testing.TB, fault http.HandlerFunc) *httptest.Server {
 // Faults is the failure catalogue: every way a target breaks that the
 // prober tells apart.
 func Faults() []Fault {
-	return slices.Concat(answerFaults(), streamFaults(), embeddingFaults())
+	return slices.Concat(answerFaults(), streamFaults(), embeddingFaults(), unstreamedFaults())
 }
 
 // refusedURL is the URL of a port nothing listens on.
@@ -103,31 +109,31 @@ func refusedURL(t *testing.T) string {
 // trust, no end of redirects, an error status.
 func answerFaults() []Fault {
 	return []Fault{
-		{"refused", refusedURL, false, "connection_error", "connect", "connection_refused", "connection refused", ""},
+		{"refused", refusedURL, false, "connection_error", "connect", "connection_refused", "connection refused", "", ""},
 		{"429 with Retry-After", func(t *testing.T) string {
 			return FaultServer(t, func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Retry-After", "7")
 				http.Error(w, `{"error":{"message":"queue full"}}`, http.StatusTooManyRequests)
 			}).URL
-		}, false, "rejected", "headers", "http_status", "HTTP 429 Too Many Requests, Retry-After 7: queue full", ""},
+		}, false, "rejected", "headers", "http_status", "HTTP 429 Too Many Requests, Retry-After 7: queue full", "", ""},
 		{"503 with Retry-After", func(t *testing.T) string {
 			return FaultServer(t, func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Retry-After", "30")
 				http.Error(w, `{"error":{"message":"draining"}}`, http.StatusServiceUnavailable)
 			}).URL
-		}, false, "rejected", "headers", "http_status", "HTTP 503 Service Unavailable, Retry-After 30: draining", ""},
+		}, false, "rejected", "headers", "http_status", "HTTP 503 Service Unavailable, Retry-After 30: draining", "", ""},
 		{"500 with a body", func(t *testing.T) string {
 			return FaultServer(t, func(w http.ResponseWriter, r *http.Request) {
 				http.Error(w, `{"error":{"message":"CUDA out of memory"}}`, http.StatusInternalServerError)
 			}).URL
-		}, false, "http_error", "headers", "http_status", "HTTP 500 Internal Server Error: CUDA out of memory", ""},
+		}, false, "http_error", "headers", "http_status", "HTTP 500 Internal Server Error: CUDA out of memory", "", ""},
 		{"TLS failure", func(t *testing.T) string {
 			srv := httptest.NewUnstartedServer(http.NotFoundHandler())
 			srv.Config.ErrorLog = stdlog.New(io.Discard, "", 0)
 			srv.StartTLS() // a certificate no one trusts
 			t.Cleanup(srv.Close)
 			return srv.URL
-		}, false, "connection_error", "tls", "tls_error", "certificate", ""},
+		}, false, "connection_error", "tls", "tls_error", "certificate", "", ""},
 		{"redirect loop", func(t *testing.T) string {
 			var srv *httptest.Server
 			srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -135,14 +141,14 @@ func answerFaults() []Fault {
 			}))
 			t.Cleanup(srv.Close)
 			return srv.URL
-		}, false, "connection_error", "headers", "redirect_loop", "redirects", ""},
+		}, false, "connection_error", "headers", "redirect_loop", "redirects", "", ""},
 		{"401 on discovery", func(t *testing.T) string {
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				http.Error(w, `{"error":{"message":"invalid API key"}}`, http.StatusUnauthorized)
 			}))
 			t.Cleanup(srv.Close)
 			return srv.URL
-		}, true, "http_error", "discovery", "http_status", "GET /v1/models: HTTP 401 Unauthorized: invalid API key", ""},
+		}, true, "http_error", "discovery", "http_status", "GET /v1/models: HTTP 401 Unauthorized: invalid API key", "", ""},
 	}
 }
 
@@ -159,10 +165,10 @@ func streamFaults() []Fault {
 				_ = buf.Flush()
 				_ = conn.Close()
 			}).URL
-		}, false, "stream_error", "stream", "stream_cut", "unexpected EOF", ""},
+		}, false, "stream_error", "stream", "stream_cut", "unexpected EOF", "", ""},
 		{"headers then silence", func(t *testing.T) string {
 			return FaultServer(t, func(w http.ResponseWriter, r *http.Request) { EventStream(w); WaitForClient(r) }).URL
-		}, false, "timeout", "stream", "deadline", "0 output tokens in", ""},
+		}, false, "timeout", "stream", "deadline", "0 output tokens in", "", ""},
 		{"slow drip", func(t *testing.T) string {
 			return FaultServer(t, func(w http.ResponseWriter, r *http.Request) {
 				EventStream(w)
@@ -176,7 +182,7 @@ func streamFaults() []Fault {
 					}
 				}
 			}).URL
-		}, false, "timeout", "stream", "deadline", "output tokens in", ""},
+		}, false, "timeout", "stream", "deadline", "output tokens in", "", ""},
 		{"empty choices forever", func(t *testing.T) string {
 			return FaultServer(t, func(w http.ResponseWriter, r *http.Request) {
 				EventStream(w)
@@ -185,22 +191,22 @@ func streamFaults() []Fault {
 				}
 				fmt.Fprint(w, `data: {"choices":[{"index":0,"text":"","finish_reason":"stop"}]}`+"\n\ndata: [DONE]\n\n")
 			}).URL
-		}, false, "stream_error", "stream", "no_output", "without an output token", ""},
+		}, false, "stream_error", "stream", "no_output", "without an output token", "", ""},
 		{"no [DONE]", func(t *testing.T) string {
 			return FaultServer(t, func(w http.ResponseWriter, r *http.Request) { EventStream(w); fmt.Fprint(w, okChunk+okChunk) }).URL
-		}, false, "stream_error", "stream", "no_finish", "neither finish_reason nor [DONE]", ""},
+		}, false, "stream_error", "stream", "no_finish", "neither finish_reason nor [DONE]", "", ""},
 		{"malformed JSON", func(t *testing.T) string {
 			return FaultServer(t, func(w http.ResponseWriter, r *http.Request) {
 				EventStream(w)
 				fmt.Fprint(w, okChunk+"data: {\"choices\": [\n\n")
 			}).URL
-		}, false, "stream_error", "stream", "malformed_chunk", "malformed chunk", ""},
+		}, false, "stream_error", "stream", "malformed_chunk", "malformed chunk", "", ""},
 		{"a 1 MiB line", func(t *testing.T) string {
 			return FaultServer(t, func(w http.ResponseWriter, r *http.Request) {
 				EventStream(w)
 				fmt.Fprint(w, okChunk+"data: "+strings.Repeat("x", 1<<20+10)+"\n\n")
 			}).URL
-		}, false, "stream_error", "stream", "line_too_long", "too long", ""},
+		}, false, "stream_error", "stream", "line_too_long", "too long", "", ""},
 		{"tokens beyond max_tokens", func(t *testing.T) string {
 			return FaultServer(t, func(w http.ResponseWriter, r *http.Request) {
 				EventStream(w)
@@ -210,7 +216,7 @@ func streamFaults() []Fault {
 					}
 				}
 			}).URL
-		}, false, "stream_error", "stream", "max_tokens_exceeded", "does not honour max_tokens", ""},
+		}, false, "stream_error", "stream", "max_tokens_exceeded", "does not honour max_tokens", "", ""},
 	}
 }
 
@@ -226,8 +232,39 @@ func embeddingFaults() []Fault {
 	}
 	v := func(e string) string { return `{"object":"embedding","embedding":` + e + `}` }
 	return []Fault{
-		{"embeddings: wrong count", answer(v("[1,2]") + "," + v("[1,2]")), false, "stream_error", "stream", "embeddings_count", "2 of 4 vectors", "embeddings"},
-		{"embeddings: ragged", answer(strings.Join([]string{v("[1,2]"), v("[1,2]"), v("[1,2,3]"), v("[1,2]")}, ",")), false, "stream_error", "stream", "embeddings_dimension", "dimensions 2 and 3", "embeddings"},
-		{"embeddings: NaN", answer(strings.Join([]string{v("[1,2]"), v(`[1,"NaN"]`), v("[1,2]"), v("[1,2]")}, ",")), false, "stream_error", "stream", "embeddings_not_finite", `"NaN" at data[1].embedding[1]`, "embeddings"},
+		{"embeddings: wrong count", answer(v("[1,2]") + "," + v("[1,2]")), false, "stream_error", "stream", "embeddings_count", "2 of 4 vectors", "embeddings", ""},
+		{"embeddings: ragged", answer(strings.Join([]string{v("[1,2]"), v("[1,2]"), v("[1,2,3]"), v("[1,2]")}, ",")), false, "stream_error", "stream", "embeddings_dimension", "dimensions 2 and 3", "embeddings", ""},
+		{"embeddings: NaN", answer(strings.Join([]string{v("[1,2]"), v(`[1,"NaN"]`), v("[1,2]"), v("[1,2]")}, ",")), false, "stream_error", "stream", "embeddings_not_finite", `"NaN" at data[1].embedding[1]`, "embeddings", ""},
+	}
+}
+
+// unstreamedFaults are answers to requests with stream: false, or with
+// images, that the prober fails.
+func unstreamedFaults() []Fault {
+	answer := func(ct, body string) func(t *testing.T) string {
+		return func(t *testing.T) string {
+			return FaultServer(t, func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", ct)
+				fmt.Fprint(w, body)
+			}).URL
+		}
+	}
+	const unstreamed = "stream: false"
+	return []Fault{
+		{"unstreamed: not JSON", answer("application/json", "<html>502 Bad Gateway</html>"), false, "stream_error", "stream", "answer_not_json", "the answer is not JSON", "chat", unstreamed},
+		{"unstreamed: no choices", answer("application/json", `{"object":"chat.completion","choices":[]}`), false, "stream_error", "stream", "answer_no_choices", "no choices", "chat", unstreamed},
+		{"unstreamed: empty content", answer("application/json", `{"choices":[{"message":{"role":"assistant","content":""},"finish_reason":"stop"}]}`), false, "stream_error", "stream", "no_output", "no content, reasoning or tool call", "chat", unstreamed},
+		{"unstreamed: an event stream", answer("text/event-stream", `data: {"choices":[{"delta":{"content":"hi"}}]}`+"\n\n"), false, "stream_error", "headers", "unasked_event_stream", "stream: false", "chat", unstreamed},
+		// vLLM's answer to an image it cannot decode (since vllm#38253: 400, not 500).
+		{"image refused", func(t *testing.T) string {
+			return FaultServer(t, func(w http.ResponseWriter, r *http.Request) {
+				body, _ := io.ReadAll(r.Body)
+				if !strings.Contains(string(body), `"type":"image_url"`) {
+					http.Error(w, `{"error":{"message":"the fault wants image_url parts"}}`, http.StatusTeapot)
+					return
+				}
+				http.Error(w, `{"object":"error","message":"Failed to load image: cannot identify image file","type":"BadRequestError","param":null,"code":400}`, http.StatusBadRequest)
+			}).URL
+		}, false, "http_error", "headers", "http_status", "HTTP 400 Bad Request: Failed to load image: cannot identify image file", "chat", "images: {count: 1, width: 32, height: 32}"},
 	}
 }

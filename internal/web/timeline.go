@@ -94,6 +94,9 @@ func buildTimeline(r *prober.Result) timeline {
 		t.Gaps = gapsOf(r.TTFT, r.ITL)
 	}
 	end, note := "end of stream", "E2E"
+	if r.Unstreamed {
+		end = "answer read" // one body, no stream
+	}
 	if r.Outcome != prober.OutcomeSuccess {
 		end, note = "failed: "+string(r.Outcome), r.FailureText()
 	}

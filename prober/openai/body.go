@@ -24,6 +24,11 @@ type Request struct {
 	Sampling   workload.Sampling
 	// Extra is the target's extra_body, beneath the fields llmprobe sets.
 	Extra map[string]any
+	// Unstreamed asks for the answer in one body (stream: false).
+	Unstreamed bool
+	// Images are data URIs sent after Text as image_url parts of the new
+	// chat message, from where they are: the body holds no copy of them.
+	Images [][]byte
 }
 
 // fields is the request's JSON object, with content as the prompt.
@@ -31,20 +36,26 @@ func (r Request) fields(content string) map[string]any {
 	body := make(map[string]any, 8+len(r.Extra))
 	maps.Copy(body, r.Extra)
 	body["model"] = r.Model
-	body["stream"] = true
+	body["stream"] = !r.Unstreamed
+	if r.Unstreamed {
+		// Engines refuse stream_options without a stream (vLLM: 400).
+		delete(body, "stream_options")
+	}
 	if r.API == config.APIResponses {
 		responsesFields(body, r.MaxTokens, r.History, content)
 		return sampling(r.Sampling, body)
 	}
 	body["max_tokens"] = r.MaxTokens
-	// include_usage gives exact token counts; extra_body may add engine options
-	// such as vLLM's continuous_usage_stats.
-	streamOptions := map[string]any{}
-	if extra, ok := r.Extra["stream_options"].(map[string]any); ok {
-		maps.Copy(streamOptions, extra)
+	if !r.Unstreamed {
+		// include_usage gives exact token counts; extra_body may add engine
+		// options such as vLLM's continuous_usage_stats.
+		streamOptions := map[string]any{}
+		if extra, ok := r.Extra["stream_options"].(map[string]any); ok {
+			maps.Copy(streamOptions, extra)
+		}
+		streamOptions["include_usage"] = true
+		body["stream_options"] = streamOptions
 	}
-	streamOptions["include_usage"] = true
-	body["stream_options"] = streamOptions
 	if r.API == config.APICompletions {
 		body["prompt"] = completionsPrompt(r.History, content)
 	} else {
@@ -81,18 +92,22 @@ func messages(history []prompt.Message, content string) []map[string]string {
 const promptSentinel = "\x00llmprobe:prompt\x00"
 
 // Body is a request's JSON body in pieces: the marshalled request up to the
-// prompt's opening quote, the prompt's Text and Tail, and the rest. A long
-// prompt's Tail is the builder's shared body, sent from where it is: the
-// request holds no copy of it.
+// prompt's opening quote, the prompt's Text and Tail, and the rest, with
+// each image between the pieces around it. A long prompt's Tail is the
+// builder's shared body, sent from where it is: the request holds no copy
+// of it, nor of its images.
 type Body struct {
-	head, closing []byte
-	text, tail    jsonString
+	head       []byte
+	text, tail jsonString
+	closing    [][]byte
 }
 
 // NewBody is r's body: byte for byte what json.Marshal of the request with
-// the whole prompt would write.
+// the whole prompt and its images would write.
 func NewBody(r Request) (*Body, error) {
-	out, err := json.Marshal(r.fields(promptSentinel))
+	fields := r.fields(promptSentinel)
+	withImages(fields, imageSentinels(len(r.Images)))
+	out, err := json.Marshal(fields)
 	if err != nil {
 		return nil, err
 	}
@@ -102,16 +117,15 @@ func NewBody(r Request) (*Body, error) {
 	quoted, _ := json.Marshal(promptSentinel)
 	escaped := quoted[1 : len(quoted)-1]
 	if i := bytes.Index(out, escaped); i >= 0 && bytes.Count(out, escaped) == 1 {
-		b := &Body{
-			head:    out[:i],
-			closing: out[i+len(escaped):],
-			text:    escapeJSON(r.Text),
-			tail:    escapeJSON(r.Tail),
+		if closing, ok := spliceImages(out[i+len(escaped):], r.Images); ok {
+			b := &Body{head: out[:i], closing: closing, text: escapeJSON(r.Text), tail: escapeJSON(r.Tail)}
+			return b.inline(), nil
 		}
-		return b.inline(), nil
 	}
-	// extra_body holds the sentinel too: marshalled whole, a copy.
-	out, err = json.Marshal(r.fields(r.Text + r.Tail))
+	// extra_body holds a sentinel too: marshalled whole, a copy.
+	fields = r.fields(r.Text + r.Tail)
+	withImages(fields, imageStrings(r.Images))
+	out, err = json.Marshal(fields)
 	return &Body{head: out}, err
 }
 
@@ -126,20 +140,29 @@ func (b *Body) inline() *Body {
 	flat = append(flat, b.head...)
 	flat = b.text.appendTo(flat)
 	flat = b.tail.appendTo(flat)
-	return &Body{head: append(flat, b.closing...)}
+	return &Body{head: append(flat, bytes.Join(b.closing, nil)...)}
 }
 
 // Size is the body's length in bytes, its Content-Length.
 func (b *Body) Size() int64 {
-	return int64(len(b.head) + b.text.size() + b.tail.size() + len(b.closing))
+	n := len(b.head) + b.text.size() + b.tail.size()
+	for _, c := range b.closing {
+		n += len(c)
+	}
+	return int64(n)
 }
 
 // Open reads the body from its start; each call reads it again (GetBody).
 func (b *Body) Open() io.Reader {
-	if b.text.size()+b.tail.size()+len(b.closing) == 0 {
+	if int64(len(b.head)) == b.Size() {
 		return bytes.NewReader(b.head) // inline: sent with the headers
 	}
-	return readOnly{io.MultiReader(bytes.NewReader(b.head), b.text.reader(), b.tail.reader(), bytes.NewReader(b.closing))}
+	pieces := make([]io.Reader, 0, 3+len(b.closing))
+	pieces = append(pieces, bytes.NewReader(b.head), b.text.reader(), b.tail.reader())
+	for _, c := range b.closing {
+		pieces = append(pieces, bytes.NewReader(c))
+	}
+	return readOnly{io.MultiReader(pieces...)}
 }
 
 // readOnly hides a MultiReader's WriteTo, which makes a 32 KiB buffer per
@@ -162,12 +185,18 @@ type jsonString struct {
 // writes what escaping them together would.
 func escapeJSON(s string) jsonString {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+		if needsEscape(s[i]) {
 			q, _ := json.Marshal(s) // a string always marshals
 			return jsonString{escaped: q[1 : len(q)-1]}
 		}
 	}
 	return jsonString{plain: s}
+}
+
+// needsEscape reports whether json.Marshal writes c other than as itself
+// inside a string, or might (any non-ASCII byte).
+func needsEscape(c byte) bool {
+	return c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&'
 }
 
 func (j jsonString) size() int {

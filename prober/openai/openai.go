@@ -1,6 +1,7 @@
 // Package openai is the wire format of the OpenAI-compatible APIs llmprobe
-// measures: a streamed request's body, written around a long prompt without
-// copying it, the chunks of its answer, the model list and error bodies.
+// measures: a request's body, written around a long prompt and its images
+// without copying them, the chunks of a streamed answer or the body of an
+// unstreamed one, engines' timing objects, the model list and error bodies.
 package openai
 
 import (

@@ -35,30 +35,34 @@ func (f *ServerFailure) Error() string {
 // responsesEvent is the part of a Responses API stream event llmprobe reads:
 // one shape for every type, decoded once.
 type responsesEvent struct {
-	Type     string `json:"type"`
-	Delta    string `json:"delta"`
-	Message  string `json:"message"`
-	Code     any    `json:"code"`
-	Response *struct {
-		Status string `json:"status"`
-		Error  *struct {
-			Code    string `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-		IncompleteDetails *struct {
-			Reason string `json:"reason"`
-		} `json:"incomplete_details"`
-		Usage *struct {
-			InputTokens        int `json:"input_tokens"`
-			OutputTokens       int `json:"output_tokens"`
-			InputTokensDetails *struct {
-				CachedTokens *int `json:"cached_tokens"`
-			} `json:"input_tokens_details"`
-			OutputTokensDetails *struct {
-				ReasoningTokens int `json:"reasoning_tokens"`
-			} `json:"output_tokens_details"`
-		} `json:"usage"`
-	} `json:"response"`
+	Type     string          `json:"type"`
+	Delta    string          `json:"delta"`
+	Message  string          `json:"message"`
+	Code     any             `json:"code"`
+	Response *responseObject `json:"response"`
+}
+
+// responseObject is the part of a Responses API response object llmprobe
+// reads, in a stream's final event or as an unstreamed answer.
+type responseObject struct {
+	Status string `json:"status"`
+	Error  *struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+	IncompleteDetails *struct {
+		Reason string `json:"reason"`
+	} `json:"incomplete_details"`
+	Usage *struct {
+		InputTokens        int `json:"input_tokens"`
+		OutputTokens       int `json:"output_tokens"`
+		InputTokensDetails *struct {
+			CachedTokens *int `json:"cached_tokens"`
+		} `json:"input_tokens_details"`
+		OutputTokensDetails *struct {
+			ReasoningTokens int `json:"reasoning_tokens"`
+		} `json:"output_tokens_details"`
+	} `json:"usage"`
 }
 
 // ResponsesEvent reads one event of a streamed Responses API answer into the

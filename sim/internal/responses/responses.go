@@ -1,5 +1,5 @@
-// Package responses writes a streamed OpenAI Responses API answer as the
-// typed server-sent events vLLM and OpenAI send.
+// Package responses writes an OpenAI Responses API answer as vLLM and
+// OpenAI send it: streamed as typed server-sent events, or whole.
 package responses
 
 import (
@@ -59,8 +59,26 @@ func (s *Stream) Delta(text string, reasoning bool) string {
 // then response.completed with the usage (null when u is nil).
 func (s *Stream) End(u *Usage) string {
 	out := s.closeItem()
+	return out + s.event("response.completed", map[string]any{"response": s.response("completed", u.fields())})
+}
+
+// Whole is the response object of an unstreamed answer (stream: false):
+// what a stream's response.completed carries, its reasoning item first
+// when there is reasoning.
+func Whole(id, model string, created int64, reasoning, text string, u *Usage) map[string]any {
+	s := New(id, model, created)
+	if reasoning != "" {
+		s.Delta(reasoning, true)
+	}
+	s.Delta(text, false)
+	s.closeItem()
+	return s.response("completed", u.fields())
+}
+
+// fields is the usage as the response object writes it, nil for none.
+func (u *Usage) fields() map[string]any {
 	if u == nil {
-		return out + s.event("response.completed", map[string]any{"response": s.response("completed", nil)})
+		return nil
 	}
 	usage := map[string]any{
 		"input_tokens": u.Input, "output_tokens": u.Output, "total_tokens": u.Input + u.Output,
@@ -70,7 +88,7 @@ func (s *Stream) End(u *Usage) string {
 	if u.Cached == nil {
 		usage["input_tokens_details"] = nil
 	}
-	return out + s.event("response.completed", map[string]any{"response": s.response("completed", usage)})
+	return usage
 }
 
 func (s *Stream) itemID() string { return fmt.Sprintf("%s_%s_%d", s.open, s.id, len(s.output)) }
