@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"net/url"
@@ -47,7 +48,8 @@ func (c *Config) validate() field.Errors {
 }
 
 // validateEmbeddings refuses, on each scenario an embeddings or rerank
-// target runs, what judges output tokens: such a request has none.
+// target runs, what judges output tokens: such a request has none; and on
+// those and completions, tools and response formats.
 func (c *Config) validateEmbeddings(errs *field.Errors) {
 	runs := map[[2]string]bool{}
 	for _, p := range c.CanaryPairs() {
@@ -59,11 +61,22 @@ func (c *Config) validateEmbeddings(errs *field.Errors) {
 		}
 	}
 	for i, s := range c.Scenarios {
+		var pooled, plain string // the first pooled and completions targets that run s
 		for _, t := range c.Targets {
-			if (t.API == APIEmbeddings || t.API == APIRerank) && runs[[2]string{t.Name, s.Name}] {
-				s.RefuseOutput(fmt.Sprintf("scenarios[%d]", i), fmt.Sprintf("%s target %q", t.API, t.Name), errs)
-				break
+			if !runs[[2]string{t.Name, s.Name}] || t.API == APIChat || t.API == APIResponses {
+				continue
 			}
+			first := &plain
+			if t.API == APIEmbeddings || t.API == APIRerank {
+				first = &pooled
+			}
+			*first = cmp.Or(*first, fmt.Sprintf("%s target %q", t.API, t.Name))
+		}
+		if pooled != "" {
+			s.RefuseOutput(fmt.Sprintf("scenarios[%d]", i), pooled, errs)
+		}
+		if refusing := cmp.Or(pooled, plain); refusing != "" {
+			s.Refuse(fmt.Sprintf("scenarios[%d]", i), refusing, errs)
 		}
 	}
 }

@@ -32,6 +32,8 @@ type Scenario struct {
 	// query's.
 	Documents      int `yaml:"documents,omitempty"`
 	DocumentTokens int `yaml:"document_tokens,omitempty"`
+	// Structured asks for function calls or a response format.
+	Structured `yaml:",inline"`
 }
 
 // MaxDocumentTokens bounds document_tokens.
@@ -148,7 +150,12 @@ func (s *Scenario) Validate(path string, errs *field.Errors) {
 	if q := s.Quality; q != nil {
 		q.Validate(path+".quality", errs)
 	}
+	s.Structured.validate(path, errs)
 }
+
+// ChecksAnswer reports whether the answer's text is checked: by quality, or
+// against a JSON response format.
+func (s *Scenario) ChecksAnswer() bool { return s.Quality != nil || s.ChecksFormat() }
 
 // validatePrompt checks what the prompt is made of: a dataset, a literal
 // prompt, or synthetic text of prompt_tokens with a shared prefix.
