@@ -195,6 +195,7 @@ func (c *Client) wireRequest(model string, r Request) openai.Request {
 		API: c.target.API, Model: model, MaxTokens: r.MaxTokens,
 		History: r.Prompt.History, Text: r.Prompt.Text, Tail: r.Prompt.Tail,
 		Sampling: r.Scenario.Sampling, Extra: c.target.ExtraBody,
+		Structured: r.Scenario.Structured,
 	}
 }
 

@@ -24,6 +24,8 @@ type Request struct {
 	Sampling   workload.Sampling
 	// Extra is the target's extra_body, beneath the fields llmprobe sets.
 	Extra map[string]any
+	// Structured is the scenario's tools and response format.
+	Structured workload.Structured
 }
 
 // fields is the request's JSON object, with content as the prompt.
@@ -32,6 +34,7 @@ func (r Request) fields(content string) map[string]any {
 	maps.Copy(body, r.Extra)
 	body["model"] = r.Model
 	body["stream"] = true
+	structuredFields(body, r.API, &r.Structured)
 	if r.API == config.APIResponses {
 		responsesFields(body, r.MaxTokens, r.History, content)
 		return sampling(r.Sampling, body)
