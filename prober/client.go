@@ -52,7 +52,7 @@ func (c *Client) redactText(s string) string { return c.redact.String(s) }
 
 // scrub redacts every text of a result that came from the target.
 func (c *Client) scrub(res *Result) {
-	if c.secretFiles && (res.Error != "" || res.Body != "" || res.Answer != "") {
+	if c.secretFiles && (res.Error != "" || res.Body != "" || res.Answer != "" || len(res.ToolCalls) > 0) {
 		c.redact.Add(redact.TargetSecrets(c.target))
 	}
 	res.Error, res.Body, res.Answer = c.redactText(res.Error), c.redactText(res.Body), c.redactText(res.Answer)
@@ -61,6 +61,12 @@ func (c *Client) scrub(res *Result) {
 	}
 	for i, l := range res.Log {
 		res.Log[i] = c.redactText(l)
+	}
+	for i, tc := range res.ToolCalls {
+		res.ToolCalls[i].Name, res.ToolCalls[i].Arguments = c.redactText(tc.Name), c.redactText(tc.Arguments)
+	}
+	if q := res.Quality; q != nil {
+		q.Reason = c.redactText(q.Reason)
 	}
 }
 

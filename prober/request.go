@@ -48,6 +48,9 @@ const (
 func (c *Client) Do(ctx context.Context, r Request) *Result {
 	res := c.do(ctx, r)
 	Evaluate(res, r.Scenario)
+	if q := res.Quality; q != nil && !q.Passed {
+		res.logf("answer check failed: %s", q.Reason)
+	}
 	switch {
 	case res.Outcome == OutcomeSuccess && res.Inputs > 0:
 		res.logf("done: outcome=%s e2e=%s %d inputs, %d prompt tokens in usage (TTFT, ITL, TPOT: n/a) good=%v", res.Outcome, res.E2E.Round(time.Microsecond), res.Inputs, res.PromptTokensReported, res.Good)

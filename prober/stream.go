@@ -12,8 +12,10 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/internal/sse"
 	"github.com/llmprobe/llmprobe/prober/openai"
+	"github.com/llmprobe/llmprobe/prober/toolcall"
 	"github.com/llmprobe/llmprobe/prober/transport"
 )
 
@@ -30,11 +32,12 @@ type streamState struct {
 	engineBad   bool // an engine timings object was garbage (logged once)
 	// Output chunks by kind; a chunk with both kinds counts in both.
 	reasoningChunks, answerChunks int
+	tools                         *toolcall.Assembler
 }
 
 func (c *Client) readStream(ctx context.Context, body io.Reader, r Request, res *Result) {
-	st := &streamState{exactCounts: true, answerLimit: answerPreview, maxChunks: maxOutputChunks(r.MaxTokens)}
-	if r.Scenario.Quality != nil || r.Prompt.Turn > 0 {
+	st := &streamState{exactCounts: true, answerLimit: answerPreview, maxChunks: maxOutputChunks(r.MaxTokens), tools: toolcall.New(workload.MaxTools)}
+	if r.Scenario.ChecksAnswer() || r.Prompt.Turn > 0 {
 		st.answerLimit = maxAnswerBytes // checked, or sent back in the next turn
 	}
 	events := sse.NewReader(body, maxLineBytes)
@@ -164,12 +167,17 @@ func (st *streamState) observe(chunk *openai.Chunk, at time.Duration, res *Resul
 		if ch.Text != "" || d.Content != "" || len(d.ToolCalls) > 0 {
 			answer = true
 		}
+		if len(d.ToolCalls) > 0 && res.TTFTool == 0 {
+			res.TTFTool = at
+		}
+		st.tools.Add(d.ToolCalls...)
 		st.keepAnswer(ch.Text)
 		st.keepAnswer(d.Content)
 		if ch.FinishReason != "" {
 			res.FinishReason = openai.Truncate(ch.FinishReason, 32)
 		}
 	}
+	st.tools.Add(chunk.ToolItems...)
 	if !reasoning && !answer {
 		return
 	}
@@ -207,7 +215,7 @@ func (st *streamState) engineTimings(chunk *openai.Chunk, res *Result) {
 	for _, o := range []struct {
 		raw   json.RawMessage
 		parse func(json.RawMessage) (*EngineTimings, error)
-	}{{chunk.Metrics, parseVLLMMetrics}, {chunk.Timings, parseLlamaTimings}} {
+	}{{chunk.Metrics, openai.ParseVLLMMetrics}, {chunk.Timings, openai.ParseLlamaTimings}} {
 		if len(o.raw) == 0 || bytes.Equal(bytes.TrimSpace(o.raw), []byte("null")) {
 			continue
 		}
@@ -237,6 +245,13 @@ func (st *streamState) keepAnswer(s string) {
 func (st *streamState) finish(res *Result) {
 	res.OutputChunks = len(st.chunkAt)
 	res.Answer, res.answerLimit = st.answer.String(), st.answerLimit
+	res.ToolCalls = st.tools.Calls()
+	for _, tc := range res.ToolCalls {
+		res.logf("tool call %s: %d bytes of arguments: %s", openai.Truncate(tc.Name, 64), len(tc.Arguments), openai.Truncate(tc.Arguments, 160))
+	}
+	if t := st.tools; t.Dropped+t.Unread > 0 {
+		res.logf("tool calls: %d past the %d kept, %d deltas that were no JSON object", t.Dropped, workload.MaxTools, t.Unread)
+	}
 	res.PromptTokensReported = st.lastUsage.PromptTokens
 	if d := st.lastUsage.PromptTokensDetails; d != nil && d.CachedTokens != nil && *d.CachedTokens >= 0 && *d.CachedTokens <= st.lastUsage.PromptTokens {
 		res.CachedPromptTokens, res.CachedReported = *d.CachedTokens, true

@@ -151,6 +151,9 @@ func (s *Scenario) Validate(path string, errs *field.Errors) {
 		q.Validate(path+".quality", errs)
 	}
 	s.Structured.validate(path, errs)
+	if s.Conversation != nil && len(s.Tools) > 0 {
+		errs.Add(path+".tools", "cannot be used with conversation: a later turn would have to answer the calls")
+	}
 }
 
 // ChecksAnswer reports whether the answer's text is checked: by quality, or
