@@ -15,6 +15,8 @@ import (
 	"github.com/llmprobe/llmprobe/sim/internal/persona"
 	"github.com/llmprobe/llmprobe/sim/internal/pooling"
 	"github.com/llmprobe/llmprobe/sim/internal/responses"
+	"github.com/llmprobe/llmprobe/sim/internal/shaped"
+	"github.com/llmprobe/llmprobe/sim/internal/truth"
 )
 
 // Handler serves the OpenAI-compatible API, the family's version endpoint,
@@ -37,7 +39,7 @@ func (e *Engine) Handler() http.Handler {
 	})
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {})
 	if e.truth != nil {
-		mux.HandleFunc("GET /sim/truth", e.truth.serve)
+		mux.HandleFunc("GET /sim/truth", e.truth.Serve)
 	}
 	mux.Handle("GET /metrics", promhttp.HandlerFor(e.reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /sim/faults", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, e.Faults()) })
@@ -81,6 +83,11 @@ type generateRequest struct {
 		IncludeUsage         bool `json:"include_usage"`
 		ContinuousUsageStats bool `json:"continuous_usage_stats"`
 	} `json:"stream_options"`
+	// The answer's shape, read by sim/internal/shaped.
+	Tools          json.RawMessage `json:"tools"`
+	ToolChoice     json.RawMessage `json:"tool_choice"`
+	ResponseFormat json.RawMessage `json:"response_format"`
+	Text           json.RawMessage `json:"text"`
 }
 
 type chatMessage struct {
@@ -156,7 +163,7 @@ func (e *Engine) serveGenerate(w http.ResponseWriter, r *http.Request, api endpo
 	}
 	var receipt Receipt
 	if e.truth != nil {
-		receipt = receiptOf(r)
+		receipt = truth.ReceiptOf(r)
 	}
 	if req.Model == "" {
 		apiError(w, http.StatusBadRequest, "BadRequestError", "model is required")
@@ -189,6 +196,14 @@ func (e *Engine) serveGenerate(w http.ResponseWriter, r *http.Request, api endpo
 		apiError(w, faults.ErrorStatus, "InternalServerError", "simulated failure")
 		return
 	}
+	shape, err := e.shapeOf(&req, n, faults.Shaped)
+	if err != nil {
+		apiError(w, http.StatusBadRequest, "BadRequestError", err.Error())
+		return
+	}
+	if shape != nil {
+		maxTokens, faults.ReasoningTokens = min(maxTokens, shape.Tokens()), 0
+	}
 	s := &sequence{ctx: r.Context(), promptTokens: prompt, maxTokens: maxTokens, arrived: time.Now(), out: make(chan struct{}, maxTokens)}
 	if e.cache != nil {
 		s.blocks = req.promptBlocks(chat)
@@ -198,13 +213,16 @@ func (e *Engine) serveGenerate(w http.ResponseWriter, r *http.Request, api endpo
 		return
 	}
 	words := e.words(rng, maxTokens)
+	if shape != nil {
+		words = shape.Words()[:maxTokens]
+	}
 	id := fmt.Sprintf("cmpl-sim-%d", n)
 	if !req.Stream {
-		e.respondWhole(w, r.Context(), s, chat, id, words, e.timingsFor(&req))
+		e.respondWhole(w, r.Context(), s, chat, id, words, e.timingsFor(&req), shape)
 		return
 	}
 	st := &streamWriter{w: w, chat: chat, id: id, model: e.cfg.Model, created: time.Now().Unix(), faults: faults, plan: plan,
-		prompt: prompt, words: words, timings: e.timingsFor(&req), seq: s}
+		prompt: prompt, words: words, timings: e.timingsFor(&req), seq: s, shape: shape}
 	if api == apiResponses {
 		st.events = responses.New(id, e.cfg.Model, st.created)
 		st.includeUsage = faults.UsagePlacement != UsageNone
@@ -220,7 +238,7 @@ func (e *Engine) serveGenerate(w http.ResponseWriter, r *http.Request, api endpo
 			if key == "" {
 				key = id
 			}
-			e.truth.keep(key, st.stamps, receipt)
+			e.truth.Keep(key, st.stamps, receipt)
 		}()
 	}
 	st.run(r.Context(), s)
@@ -271,7 +289,7 @@ func waitToken(ctx context.Context, s *sequence) bool {
 	}
 }
 
-func (e *Engine) respondWhole(w http.ResponseWriter, ctx context.Context, s *sequence, chat bool, id string, words []string, timings persona.TimingsKind) {
+func (e *Engine) respondWhole(w http.ResponseWriter, ctx context.Context, s *sequence, chat bool, id string, words []string, timings persona.TimingsKind, shape *shaped.Answer) {
 	for range s.maxTokens {
 		if !waitToken(ctx, s) {
 			return
@@ -280,12 +298,15 @@ func (e *Engine) respondWhole(w http.ResponseWriter, ctx context.Context, s *seq
 	text := strings.Join(words, "")
 	usage := usageJSON{PromptTokens: s.promptTokens, CompletionTokens: s.maxTokens, TotalTokens: s.promptTokens + s.maxTokens, PromptTokensDetails: s.promptDetails()}
 	var choice map[string]any
-	object := "text_completion"
+	object, finish, message := "text_completion", finishOf(shape, s.maxTokens), map[string]any{"role": "assistant", "content": text}
+	if shape != nil && shape.Calls != nil && finish != "length" {
+		message = shape.Message()
+	}
 	if chat {
 		object = "chat.completion"
-		choice = map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": text}, "finish_reason": "length", "logprobs": nil}
+		choice = map[string]any{"index": 0, "message": message, "finish_reason": finish, "logprobs": nil}
 	} else {
-		choice = map[string]any{"index": 0, "text": text, "finish_reason": "length", "logprobs": nil}
+		choice = map[string]any{"index": 0, "text": text, "finish_reason": finish, "logprobs": nil}
 	}
 	body := map[string]any{"id": id, "object": object, "created": time.Now().Unix(), "model": e.cfg.Model, "choices": []any{choice}, "usage": usage}
 	switch timings {

@@ -9,6 +9,8 @@ import (
 
 	"github.com/llmprobe/llmprobe/sim/internal/persona"
 	"github.com/llmprobe/llmprobe/sim/internal/responses"
+	"github.com/llmprobe/llmprobe/sim/internal/shaped"
+	"github.com/llmprobe/llmprobe/sim/internal/truth"
 )
 
 // streamWriter writes one response as server-sent events, in the framing of
@@ -34,6 +36,8 @@ type streamWriter struct {
 	// stamps, when the engine records truth, get the wall-clock time of
 	// each output chunk's write.
 	stamps []int64
+	// shape is an answer of function calls or JSON text, or nil.
+	shape *shaped.Answer
 }
 
 type chunkChoice struct {
@@ -73,15 +77,23 @@ func (st *streamWriter) run(ctx context.Context, s *sequence) {
 		if len(pending) == 0 {
 			return true
 		}
-		text := strings.Join(pending, "")
+		text, from := strings.Join(pending, ""), sent
 		sent += len(pending)
 		pending = pending[:0]
-		if st.events != nil {
+		calls := st.shape != nil && st.shape.Calls != nil
+		switch {
+		case st.events != nil && calls:
+			st.writeLine(st.shape.Events(st.events, from, sent), true)
+		case st.events != nil:
 			st.writeLine(st.events.Delta(text, reasoning), true)
+		}
+		if st.events != nil {
 			return st.afterChunk(ctx, sent)
 		}
 		var c chunk
 		switch {
+		case calls:
+			c = st.deltaChunk(st.shape.ChatDelta(from, sent), nil, sent)
 		case !st.chat:
 			c = st.textChunk(text, nil, sent)
 		case reasoning:
@@ -112,7 +124,7 @@ func (st *streamWriter) run(ctx context.Context, s *sequence) {
 		st.endEvents(sent)
 		return
 	}
-	finish := "length"
+	finish := finishOf(st.shape, sent)
 	var usage *usageJSON
 	separate := st.includeUsage && st.faults.UsagePlacement == UsageSeparate
 	if st.includeUsage && st.faults.UsagePlacement == UsageFinish {
@@ -230,7 +242,7 @@ func (st *streamWriter) writeChunk(c chunk, output bool) {
 // writeLine writes an encoded event, stamping one that carries output.
 func (st *streamWriter) writeLine(line string, output bool) {
 	if output && st.stamps != nil {
-		st.stamps = append(st.stamps, stampNow())
+		st.stamps = append(st.stamps, truth.Now())
 	}
 	st.writeRaw(line)
 }
