@@ -2,6 +2,7 @@ package prober
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -164,13 +165,14 @@ func (st *streamState) observe(chunk *openai.Chunk, at time.Duration, res *Resul
 		if d.ReasoningContent != "" || d.Reasoning != "" {
 			reasoning = true
 		}
-		if ch.Text != "" || d.Content != "" || len(d.ToolCalls) > 0 {
+		if ch.Text != "" || d.Content != "" {
 			answer = true
 		}
-		if len(d.ToolCalls) > 0 && res.TTFTool == 0 {
-			res.TTFTool = at
+		// A tool-call delta with a name or arguments is a token; an empty one is not.
+		if st.tools.Add(d.ToolCalls...) {
+			answer = true
+			res.TTFTool = cmp.Or(res.TTFTool, at)
 		}
-		st.tools.Add(d.ToolCalls...)
 		st.keepAnswer(ch.Text)
 		st.keepAnswer(d.Content)
 		if ch.FinishReason != "" {

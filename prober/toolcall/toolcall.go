@@ -61,8 +61,9 @@ type delta struct {
 // arrives first and its arguments in pieces, or Responses API events (a
 // function_call item added or done, its arguments' delta or done). Whole
 // arguments (an event's done) replace the pieces read before. A delta
-// that is no JSON object counts in Unread.
-func (a *Assembler) Add(raws ...json.RawMessage) {
+// that is no JSON object counts in Unread. carried reports whether any
+// delta carried a name or a piece of arguments: an empty one is no token.
+func (a *Assembler) Add(raws ...json.RawMessage) (carried bool) {
 	for _, raw := range raws {
 		var d delta
 		if err := json.Unmarshal(raw, &d); err != nil {
@@ -70,7 +71,9 @@ func (a *Assembler) Add(raws ...json.RawMessage) {
 			continue
 		}
 		a.add(&d)
+		carried = carried || d.Delta != "" || d.Function != nil && (d.Function.Name != "" || d.Function.Arguments != nil && *d.Function.Arguments != "")
 	}
+	return carried
 }
 
 func (a *Assembler) add(d *delta) {
