@@ -3,7 +3,6 @@ package config
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"net/url"
 	"time"
 
@@ -133,7 +132,7 @@ func (t *Target) validateSettings(path string, errs *field.Errors) {
 		}
 	}
 	for k, v := range t.ExtraBody {
-		if sub, msg := jsonProblem(v); msg != "" {
+		if sub, msg := field.JSONProblem(v); msg != "" {
 			errs.Add(path+".extra_body."+k+sub, "%s; extra_body must encode to JSON", msg)
 		}
 	}
@@ -175,32 +174,4 @@ func (c *Canary) validate(cfg *Config, errs *field.Errors) {
 			pairs[key] = path
 		}
 	}
-}
-
-// jsonProblem finds the first part of a decoded YAML value that JSON cannot
-// hold: a mapping key that is not a string, or a number that is not finite.
-func jsonProblem(v any) (path, msg string) {
-	switch v := v.(type) {
-	case float64:
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return "", fmt.Sprintf("%g is not a JSON number", v)
-		}
-	case map[string]any:
-		for k, x := range v {
-			if p, m := jsonProblem(x); m != "" {
-				return "." + k + p, m
-			}
-		}
-	case map[any]any:
-		for k := range v {
-			return "", fmt.Sprintf("key %v is not a string", k)
-		}
-	case []any:
-		for i, x := range v {
-			if p, m := jsonProblem(x); m != "" {
-				return fmt.Sprintf("[%d]%s", i, p), m
-			}
-		}
-	}
-	return "", ""
 }
