@@ -19,18 +19,22 @@ type QualityFault struct {
 	Reason string
 }
 
-const weatherTool = `tools: [{type: function, function: {name: get_weather, description: "The weather now", ` +
-	`parameters: {type: object, required: [city, unit], properties: {city: {type: string}, unit: {enum: [celsius, fahrenheit]}}}}}]`
+// WeatherTool and PersonFormat are scenario fields that ask for a call of
+// get_weather(city, unit), and for a JSON person with an integer age.
+const (
+	WeatherTool = `tools: [{type: function, function: {name: get_weather, description: "The weather now", ` +
+		`parameters: {type: object, required: [city, unit], properties: {city: {type: string}, unit: {enum: [celsius, fahrenheit]}}}}}]`
+	PersonFormat = `response_format: {type: json_schema, json_schema: {name: person, schema: {type: object, required: [age], properties: {age: {type: integer}}}}}`
+)
 
 // QualityFaults is the catalogue's wrong answers.
 func QualityFaults() []QualityFault {
-	person := `response_format: {type: json_schema, json_schema: {name: person, schema: {type: object, required: [age], properties: {age: {type: integer}}}}}`
 	return []QualityFault{
-		{"tool arguments not JSON", "arguments_not_json", "chat", weatherTool + ", tool_choice: required", "tool call get_weather: arguments are not JSON: "},
-		{"tool arguments that break the schema", "arguments_invalid", "responses", weatherTool, "tool call get_weather: arguments do not match the schema at /city: got number, want string"},
-		{"a call of an undefined function", "undefined_function", "chat", weatherTool, "tool call get_weather_v2: no such function in tools (get_weather)"},
-		{"no call under tool_choice required", "no_tool_call", "chat", weatherTool + ", tool_choice: required", "no tool call under tool_choice required"},
-		{"an answer that breaks its response format", "format_violation", "chat", person, "answer does not match response_format's schema at /age: "},
+		{"tool arguments not JSON", "arguments_not_json", "chat", WeatherTool + ", tool_choice: required", "tool call get_weather: arguments are not JSON: "},
+		{"tool arguments that break the schema", "arguments_invalid", "responses", WeatherTool, "tool call get_weather: arguments do not match the schema at /city: got number, want string"},
+		{"a call of an undefined function", "undefined_function", "chat", WeatherTool, "tool call get_weather_v2: no such function in tools (get_weather)"},
+		{"no call under tool_choice required", "no_tool_call", "chat", WeatherTool + ", tool_choice: required", "no tool call under tool_choice required"},
+		{"an answer that breaks its response format", "format_violation", "chat", PersonFormat, "answer does not match response_format's schema at /age: "},
 	}
 }
 
