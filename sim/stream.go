@@ -80,28 +80,7 @@ func (st *streamWriter) run(ctx context.Context, s *sequence) {
 		text, from := strings.Join(pending, ""), sent
 		sent += len(pending)
 		pending = pending[:0]
-		calls := st.shape != nil && st.shape.Calls != nil
-		switch {
-		case st.events != nil && calls:
-			st.writeLine(st.shape.Events(st.events, from, sent), true)
-		case st.events != nil:
-			st.writeLine(st.events.Delta(text, reasoning), true)
-		}
-		if st.events != nil {
-			return st.afterChunk(ctx, sent)
-		}
-		var c chunk
-		switch {
-		case calls:
-			c = st.deltaChunk(st.shape.ChatDelta(from, sent), nil, sent)
-		case !st.chat:
-			c = st.textChunk(text, nil, sent)
-		case reasoning:
-			c = st.deltaChunk(map[string]any{"reasoning_content": text}, nil, sent)
-		default:
-			c = st.deltaChunk(map[string]any{"content": text}, nil, sent)
-		}
-		st.writeOutput(c)
+		st.writeTokens(text, from, sent, reasoning)
 		return st.afterChunk(ctx, sent)
 	}
 	for i := range s.maxTokens {
@@ -151,6 +130,27 @@ func (st *streamWriter) run(ctx context.Context, s *sequence) {
 	}
 	if !st.faults.OmitDone {
 		st.writeRaw("data: [DONE]\n\n")
+	}
+}
+
+// writeTokens writes tokens [from, sent), text their words joined, as one
+// chunk (or Responses API events): a shaped answer's function-call deltas,
+// else reasoning or answer text.
+func (st *streamWriter) writeTokens(text string, from, sent int, reasoning bool) {
+	calls := st.shape != nil && st.shape.Calls != nil
+	switch {
+	case st.events != nil && calls:
+		st.writeLine(st.shape.Events(st.events, from, sent), true)
+	case st.events != nil:
+		st.writeLine(st.events.Delta(text, reasoning), true)
+	case calls:
+		st.writeOutput(st.deltaChunk(st.shape.ChatDelta(from, sent), nil, sent))
+	case !st.chat:
+		st.writeOutput(st.textChunk(text, nil, sent))
+	case reasoning:
+		st.writeOutput(st.deltaChunk(map[string]any{"reasoning_content": text}, nil, sent))
+	default:
+		st.writeOutput(st.deltaChunk(map[string]any{"content": text}, nil, sent))
 	}
 }
 
