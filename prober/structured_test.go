@@ -154,6 +154,8 @@ func TestToolCallTranscripts(t *testing.T) {
 		// the name alone, five pieces, an empty piece on the finish chunk; running usage.
 		{"vllm-chat-toolcall.sse", "searchGoogle", map[string]any{"type": "object", "required": []any{"query"}, "properties": map[string]any{"query": map[string]any{"type": "string"}}},
 			`{"query": "latest news on ai"}`, 1, 6, 20},
+		// synthetic in llama.cpp's framing: the name with empty arguments, ten pieces, a finish chunk, usage with timings.
+		{"llamacpp-chat-toolcall.sse", "get_weather", weatherParameters, `{"city":"Paris","unit":"celsius"}`, 1, 11, 24},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			srv := replay(t, loadTranscript(t, tc.file), gap)
