@@ -88,6 +88,8 @@ canary:
     - {scenarios: [vectors], targets: [embed]}
     - {scenarios: [chat], targets: [sim], interval: 1s}
     - {scenarios: [tools], targets: [sim], interval: 3s}
+# Seven schedules, each bounded as if its target hung to the timeout.
+limits: {max_canary_memory: 512MiB}
 bursts:
   - name: quick
     target: sim

@@ -5,6 +5,7 @@
 package shaped
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -123,7 +124,7 @@ func chosen(tools []tool, choice json.RawMessage) (name string, params any, ok b
 	if mode == "none" {
 		return "", nil, false, nil
 	}
-	want := named.Name + named.Function.Name
+	want := cmp.Or(named.Function.Name, named.Name) // chat's, or the Responses API's flat name
 	for _, t := range tools {
 		n, p := t.Name, t.Parameters
 		if t.Function != nil {
