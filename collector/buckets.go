@@ -131,5 +131,6 @@ func layoutFor(cfg *config.Config, classic bool) layout {
 	l[histDispatch] = dispatchGrid.bounds
 	// Reasoning takes long: the first answer token's objective is often past TTFT's.
 	l[histTTFTAnswer] = ttftGrid.withThresholds(thresholds(workload.ObjectiveTTFTAnswer))
+	l[histTTFTool] = ttftGrid.bounds // no objective of its own: TTFT's grid
 	return l
 }

@@ -53,6 +53,7 @@ const (
 	histDispatch
 	histTTFTAnswer
 	histTurn
+	histTTFTool
 	numHists
 )
 
@@ -97,6 +98,8 @@ var histFamilies = [numHists]family{
 	histTTFTAnswer: {"time_to_first_answer_token_seconds", "Time from when a successful request that reasoned was due to its first answer token (content, text or tool_calls).", nil},
 	// Only conversation scenarios create it; turn is bounded by workload.MaxTurns.
 	histTurn: {"conversation_ttft_seconds", "TTFT of a conversation's successful requests by turn: from turn 2 at or below turn 1's where the engine's prefix cache serves the history, rising with the history where it does not.", []string{"turn"}},
+	// Only requests that called a tool create it.
+	histTTFTool: {"time_to_first_tool_call_seconds", "Time from when a successful request was due to its first tool-call delta (a function's name or a piece of its arguments), for requests that called a tool.", nil},
 }
 
 // Probe holds the probe metrics of the metric contract, per (target, model,
@@ -445,6 +448,9 @@ func (p *Probe) record(key [4]string, r *prober.Result) {
 		s.observe(histTPOT, r.TPOT)
 	}
 	s.gaps(r.ITL)
+	if r.TTFTool > 0 {
+		s.observe(histTTFTool, r.TTFTool)
+	}
 	if r.Reasoned() {
 		if r.TTFTAnswer > 0 {
 			s.observe(histTTFTAnswer, r.TTFTAnswer)

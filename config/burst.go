@@ -162,9 +162,10 @@ type MaxRegression struct {
 
 // Burst metrics that reports and regressions speak of.
 var (
-	// ttft_answer: the first answer token of requests that reasoned (n/a
-	// in a run without reasoning).
-	BurstMetrics   = []string{"ttft", "itl", "tpot", "e2e", "dispatch_delay", "ttft_answer"}
+	// ttft_answer: the first answer token of requests that reasoned;
+	// ttft_tool: the first tool-call delta of requests that called a
+	// function (each n/a in a run without).
+	BurstMetrics   = []string{"ttft", "itl", "tpot", "e2e", "dispatch_delay", "ttft_answer", "ttft_tool"}
 	BurstQuantiles = []string{"p50", "p90", "p95", "p99", "p99.9"}
 )
 

@@ -94,6 +94,20 @@ func TestEqual(t *testing.T) {
 	if Equal(compiled, written) {
 		t.Error("a changed regex is not a change")
 	}
+	// So are a tool's compiled parameters and a response format's schema.
+	structured := func(v string) func(string) string {
+		return func(s string) string {
+			return strings.Replace(s, "    quality:\n      json: true", "    tools: [{function: {name: f, parameters: {enum: ["+v+"]}}}]\n"+
+				"    tool_choice: required\n    response_format: {type: json_schema, json_schema: {name: n, schema: {enum: ["+v+"]}}}", 1)
+		}
+	}
+	one := loadGood(t, structured("1"))
+	if one.Scenarios[2].Tools[0].Function.Schema() == nil || one.Scenarios[2].ResponseFormat.Schema() == nil {
+		t.Fatal("the load compiled no schema: nothing to compare")
+	}
+	if !Equal(one, loadGood(t, structured("1"))) || Equal(one, loadGood(t, structured("2"))) {
+		t.Error("compiled schemas count as a change, or changed ones do not")
+	}
 	if Equal(base.Bursts, base.Bursts[:1]) || !Equal(base.Bursts, loadGood(t, same).Bursts) {
 		t.Error("slices of bursts compare wrong")
 	}

@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"math"
 	"net/url"
 	"time"
 
@@ -48,8 +47,9 @@ func (c *Config) validate() field.Errors {
 }
 
 // validateEmbeddings refuses, on each scenario an embeddings or rerank
-// target runs, what judges output tokens: such a request has none; and
-// images on a scenario any target but a chat one runs.
+// target runs, what judges output tokens: such a request has none; images
+// on a scenario any target but a chat one runs; and tools and response
+// formats where neither chat nor the Responses API runs it.
 func (c *Config) validateEmbeddings(errs *field.Errors) {
 	runs := map[[2]string]bool{}
 	for _, p := range c.CanaryPairs() {
@@ -64,7 +64,8 @@ func (c *Config) validateEmbeddings(errs *field.Errors) {
 		var runners []workload.Runner
 		for _, t := range c.Targets {
 			if runs[[2]string{t.Name, s.Name}] {
-				runners = append(runners, workload.Runner{Target: fmt.Sprintf("%s target %q", t.API, t.Name), Pooled: t.API == APIEmbeddings || t.API == APIRerank, Chat: t.API == APIChat})
+				runners = append(runners, workload.Runner{Target: fmt.Sprintf("%s target %q", t.API, t.Name),
+					Pooled: t.API == APIEmbeddings || t.API == APIRerank, Chat: t.API == APIChat, Tools: t.API == APIChat || t.API == APIResponses})
 			}
 		}
 		s.RefuseOn(fmt.Sprintf("scenarios[%d]", i), runners, errs)
@@ -123,7 +124,7 @@ func (t *Target) validateSettings(path string, errs *field.Errors) {
 		}
 	}
 	for k, v := range t.ExtraBody {
-		if sub, msg := jsonProblem(v); msg != "" {
+		if sub, msg := field.JSONProblem(v); msg != "" {
 			errs.Add(path+".extra_body."+k+sub, "%s; extra_body must encode to JSON", msg)
 		}
 	}
@@ -165,32 +166,4 @@ func (c *Canary) validate(cfg *Config, errs *field.Errors) {
 			pairs[key] = path
 		}
 	}
-}
-
-// jsonProblem finds the first part of a decoded YAML value that JSON cannot
-// hold: a mapping key that is not a string, or a number that is not finite.
-func jsonProblem(v any) (path, msg string) {
-	switch v := v.(type) {
-	case float64:
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return "", fmt.Sprintf("%g is not a JSON number", v)
-		}
-	case map[string]any:
-		for k, x := range v {
-			if p, m := jsonProblem(x); m != "" {
-				return "." + k + p, m
-			}
-		}
-	case map[any]any:
-		for k := range v {
-			return "", fmt.Sprintf("key %v is not a string", k)
-		}
-	case []any:
-		for i, x := range v {
-			if p, m := jsonProblem(x); m != "" {
-				return fmt.Sprintf("[%d]%s", i, p), m
-			}
-		}
-	}
-	return "", ""
 }

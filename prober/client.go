@@ -67,6 +67,9 @@ func (c *Client) scrub(res *Result) {
 		tc := &res.ToolCalls[i]
 		tc.Name, tc.Arguments = c.redactText(tc.Name), openai.Truncate(c.redactText(tc.Arguments), maxAnswerBytes)
 	}
+	if q := res.Quality; q != nil {
+		q.Reason = c.redactText(q.Reason)
+	}
 }
 
 // HTTPClient is the target's HTTP client: its TLS and proxy settings, and

@@ -40,7 +40,7 @@ func Converse(wait context.Context, first Request, session *prompt.Session, do f
 		req.Prompt, req.MaxTokens = session.Next()
 		res := do(req)
 		session.Answered(res.Answer, res.OutputTokens)
-		if req.Scenario.Quality == nil {
+		if !req.Scenario.ChecksAnswer() {
 			// The whole answer was kept for the next turn only.
 			res.Answer = openai.Truncate(res.Answer, answerPreview)
 		}

@@ -46,6 +46,9 @@ const (
 func (c *Client) Do(ctx context.Context, r Request) *Result {
 	res := c.do(ctx, r)
 	Evaluate(res, r.Scenario)
+	if q := res.Quality; q != nil && !q.Passed {
+		res.logf("answer check failed: %s", q.Reason)
+	}
 	switch {
 	case res.Outcome == OutcomeSuccess && res.Unstreamed:
 		res.logf("done: outcome=%s e2e=%s tokens=%d (%s), unstreamed (TTFT, ITL, TPOT: n/a) good=%v", res.Outcome, res.E2E.Round(time.Microsecond), res.OutputTokens, res.TokenSource, res.Good)
@@ -209,6 +212,7 @@ func (c *Client) wireRequest(model string, r Request) openai.Request {
 		History: r.Prompt.History, Text: r.Prompt.Text, Tail: r.Prompt.Tail,
 		Sampling: r.Scenario.Sampling, Extra: c.target.ExtraBody,
 		Unstreamed: !r.Scenario.Streamed(), Images: images.Of(r.Scenario.Images, r.Prompt.Text),
+		Structured: r.Scenario.Structured,
 	}
 }
 

@@ -5,6 +5,7 @@ package prober
 import (
 	"time"
 
+	"github.com/llmprobe/llmprobe/prober/toolcall"
 	"github.com/llmprobe/llmprobe/prober/transport"
 )
 
@@ -145,11 +146,7 @@ type Result struct {
 }
 
 // ToolCall is one function call of an answer.
-type ToolCall struct {
-	Name string
-	// Arguments is the JSON text the model wrote, as it came (bounded).
-	Arguments string
-}
+type ToolCall = toolcall.Call
 
 // FirstTokenSeen reports whether an output token arrived.
 func (r *Result) FirstTokenSeen() bool { return r.OutputChunks > 0 }

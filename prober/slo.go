@@ -12,8 +12,9 @@ type QualityResult struct {
 }
 
 // Evaluate checks a finished result against its scenario's objectives and
-// quality check, and decides whether it is good: succeeded, met every
-// objective, and passed the quality check if one is configured. A failed
+// answer checks (quality, tool calls, response format), and decides whether
+// it is good: succeeded, met every objective, and passed the checks
+// configured. A failed
 // request misses every objective: a server that rejects everything must not
 // look compliant.
 func Evaluate(res *Result, s workload.Scenario) {
@@ -44,16 +45,9 @@ func Evaluate(res *Result, s workload.Scenario) {
 		res.Checks = append(res.Checks, Check{Objective: o.Name, Threshold: o.Threshold, Met: met})
 		good = good && met
 	}
-	if q := s.Quality; q != nil && res.Outcome == OutcomeSuccess {
-		res.Quality = checkQuality(q, res.Answer)
+	if checked, why := quality.Scenario(&s, res.Answer, res.ToolCalls); checked && res.Outcome == OutcomeSuccess {
+		res.Quality = &QualityResult{Passed: why == "", Reason: why}
 		good = good && res.Quality.Passed
 	}
 	res.Good = good
-}
-
-func checkQuality(q *workload.Quality, answer string) *QualityResult {
-	if why := quality.Check(q, answer); why != "" {
-		return &QualityResult{Reason: why}
-	}
-	return &QualityResult{Passed: true}
 }

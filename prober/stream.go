@@ -2,6 +2,7 @@ package prober
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,8 +13,10 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/internal/sse"
 	"github.com/llmprobe/llmprobe/prober/openai"
+	"github.com/llmprobe/llmprobe/prober/toolcall"
 	"github.com/llmprobe/llmprobe/prober/transport"
 )
 
@@ -30,11 +33,12 @@ type streamState struct {
 	engineBad   bool // an engine timings object was garbage (logged once)
 	// Output chunks by kind; a chunk with both kinds counts in both.
 	reasoningChunks, answerChunks int
+	tools                         *toolcall.Assembler
 }
 
 func (c *Client) readStream(ctx context.Context, body io.Reader, r Request, res *Result) {
-	st := &streamState{exactCounts: true, answerLimit: answerPreview, maxChunks: maxOutputChunks(r.MaxTokens)}
-	if r.Scenario.Quality != nil || r.Prompt.Turn > 0 {
+	st := &streamState{exactCounts: true, answerLimit: answerPreview, maxChunks: maxOutputChunks(r.MaxTokens), tools: toolcall.New(workload.MaxTools)}
+	if r.Scenario.ChecksAnswer() || r.Prompt.Turn > 0 {
 		st.answerLimit = maxAnswerBytes // checked, or sent back in the next turn
 	}
 	events := sse.NewReader(body, maxLineBytes)
@@ -161,8 +165,13 @@ func (st *streamState) observe(chunk *openai.Chunk, at time.Duration, res *Resul
 		if d.ReasoningContent != "" || d.Reasoning != "" {
 			reasoning = true
 		}
-		if ch.Text != "" || d.Content != "" || len(d.ToolCalls) > 0 {
+		if ch.Text != "" || d.Content != "" {
 			answer = true
+		}
+		// A tool-call delta with a name or arguments is a token; an empty one is not.
+		if st.tools.Add(d.ToolCalls...) {
+			answer = true
+			res.TTFTool = cmp.Or(res.TTFTool, at)
 		}
 		st.keepAnswer(ch.Text)
 		st.keepAnswer(d.Content)
@@ -170,6 +179,7 @@ func (st *streamState) observe(chunk *openai.Chunk, at time.Duration, res *Resul
 			res.FinishReason = openai.Truncate(ch.FinishReason, 32)
 		}
 	}
+	st.tools.Add(chunk.ToolItems...)
 	if !reasoning && !answer {
 		return
 	}
@@ -237,6 +247,13 @@ func (st *streamState) keepAnswer(s string) {
 func (st *streamState) finish(res *Result) {
 	res.OutputChunks = len(st.chunkAt)
 	res.Answer, res.answerLimit = st.answer.String(), st.answerLimit
+	res.ToolCalls = st.tools.Calls()
+	for _, tc := range res.ToolCalls {
+		res.logf("tool call %s: %d bytes of arguments: %s", openai.Truncate(tc.Name, 64), len(tc.Arguments), openai.Truncate(tc.Arguments, 160))
+	}
+	if t := st.tools; t.Dropped+t.Unread > 0 {
+		res.logf("tool calls: %d past the %d kept, %d deltas that were no JSON object", t.Dropped, workload.MaxTools, t.Unread)
+	}
 	res.PromptTokensReported = st.lastUsage.PromptTokens
 	if d := st.lastUsage.PromptTokensDetails; d != nil && d.CachedTokens != nil && *d.CachedTokens >= 0 && *d.CachedTokens <= st.lastUsage.PromptTokens {
 		res.CachedPromptTokens, res.CachedReported = *d.CachedTokens, true

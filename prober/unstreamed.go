@@ -17,7 +17,7 @@ import (
 // check and a conversation's next turn.
 func (c *Client) readWhole(ctx context.Context, body io.Reader, r Request, res *Result) {
 	keep := answerPreview
-	if r.Scenario.Quality != nil || r.Prompt.Turn > 0 {
+	if r.Scenario.ChecksAnswer() || r.Prompt.Turn > 0 {
 		keep = maxAnswerBytes
 	}
 	w, err := openai.ReadWhole(c.target.API, body, openai.WholeLimit(r.MaxTokens), keep+answerMargin)

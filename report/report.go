@@ -393,6 +393,9 @@ func (t *tally) add(r *Report, res *prober.Result, start time.Time) {
 	if res.Reasoned() && res.TTFTAnswer > 0 {
 		t.samples["ttft_answer"] = append(t.samples["ttft_answer"], res.TTFTAnswer.Seconds())
 	}
+	if res.TTFTool > 0 {
+		t.samples["ttft_tool"] = append(t.samples["ttft_tool"], res.TTFTool.Seconds())
+	}
 	if res.OutputTokens > 1 && res.FirstTokenSeen() {
 		t.samples["tpot"] = append(t.samples["tpot"], res.TPOT.Seconds())
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/llmprobe/llmprobe/sim/internal/content"
 	"github.com/llmprobe/llmprobe/sim/internal/persona"
 	"github.com/llmprobe/llmprobe/sim/internal/prefixcache"
+	"github.com/llmprobe/llmprobe/sim/internal/truth"
 )
 
 // Engine families the sim can pose as: their metric names on /metrics and
@@ -144,7 +145,7 @@ type Engine struct {
 	stats    Stats
 	cache    *prefixcache.Cache // nil without one; owned by mu
 
-	truth *truthLog // nil unless cfg.TruthStamps
+	truth *truth.Log // nil unless cfg.TruthStamps
 
 	wake chan struct{}
 	stop chan struct{}
@@ -201,7 +202,7 @@ func New(cfg Config) (*Engine, error) {
 	}
 	e.m = persona.NewMetrics(e.reg, cfg.Engine, cfg.Model, cfg.MaxBatch, e.load)
 	if cfg.TruthStamps {
-		e.truth = &truthLog{stamps: map[string][]int64{}, received: map[string]Receipt{}}
+		e.truth = truth.New()
 	}
 	go e.loop()
 	return e, nil

@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
+
+	"github.com/llmprobe/llmprobe/sim/internal/shaped"
 )
 
 // Usage placements seen in real engines.
@@ -37,6 +40,8 @@ type Faults struct {
 	// while its headers still advertise keep-alive, as llama.cpp's server
 	// does: a client that reuses the connection may send into a closed one.
 	CloseAfterStream bool `json:"close_after_stream"`
+	// Shaped breaks every answer of tools or a JSON format: one of shaped.Faults.
+	Shaped string `json:"shaped"`
 }
 
 // MarshalJSON writes durations as Go duration strings.
@@ -92,6 +97,9 @@ func (f Faults) validate() error {
 	}
 	if f.StallDuration < 0 {
 		errs = append(errs, fmt.Errorf("stall_duration %s must not be negative", f.StallDuration))
+	}
+	if f.Shaped != "" && !slices.Contains(shaped.Faults, f.Shaped) {
+		errs = append(errs, fmt.Errorf("shaped %q must be one of %v", f.Shaped, shaped.Faults))
 	}
 	switch f.UsagePlacement {
 	case "", UsageSeparate, UsageFinish, UsageNone:

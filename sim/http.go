@@ -17,6 +17,7 @@ import (
 	"github.com/llmprobe/llmprobe/sim/internal/persona"
 	"github.com/llmprobe/llmprobe/sim/internal/pooling"
 	"github.com/llmprobe/llmprobe/sim/internal/responses"
+	"github.com/llmprobe/llmprobe/sim/internal/truth"
 )
 
 // Handler serves the OpenAI-compatible API, the family's version endpoint,
@@ -43,7 +44,7 @@ func (e *Engine) Handler() http.Handler {
 	})
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {})
 	if e.truth != nil {
-		mux.HandleFunc("GET /sim/truth", e.truth.serve)
+		mux.HandleFunc("GET /sim/truth", e.truth.Serve)
 	}
 	mux.Handle("GET /metrics", promhttp.HandlerFor(e.reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /sim/faults", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, e.Faults()) })
@@ -87,6 +88,11 @@ type generateRequest struct {
 		IncludeUsage         bool `json:"include_usage"`
 		ContinuousUsageStats bool `json:"continuous_usage_stats"`
 	} `json:"stream_options"`
+	// The answer's shape, read by sim/internal/shaped.
+	Tools          json.RawMessage `json:"tools"`
+	ToolChoice     json.RawMessage `json:"tool_choice"`
+	ResponseFormat json.RawMessage `json:"response_format"`
+	Text           json.RawMessage `json:"text"`
 }
 
 type chatMessage struct {
@@ -145,7 +151,7 @@ func (e *Engine) serveGenerate(w http.ResponseWriter, r *http.Request, api endpo
 	}
 	var receipt Receipt
 	if e.truth != nil {
-		receipt = receiptOf(r)
+		receipt = truth.ReceiptOf(r)
 	}
 	if req.Model == "" {
 		apiError(w, http.StatusBadRequest, "BadRequestError", "model is required")
@@ -178,6 +184,14 @@ func (e *Engine) serveGenerate(w http.ResponseWriter, r *http.Request, api endpo
 		apiError(w, faults.ErrorStatus, "InternalServerError", "simulated failure")
 		return
 	}
+	shape, err := e.shapeOf(&req, n, faults.Shaped)
+	if err != nil {
+		apiError(w, http.StatusBadRequest, "BadRequestError", err.Error())
+		return
+	}
+	if shape != nil {
+		maxTokens, faults.ReasoningTokens = min(maxTokens, shape.Tokens()), 0
+	}
 	s := &sequence{ctx: r.Context(), promptTokens: prompt, maxTokens: maxTokens, arrived: time.Now(), out: make(chan struct{}, maxTokens)}
 	if e.cache != nil {
 		s.blocks = req.promptBlocks(chat)
@@ -187,9 +201,12 @@ func (e *Engine) serveGenerate(w http.ResponseWriter, r *http.Request, api endpo
 		return
 	}
 	words := e.words(rng, maxTokens)
+	if shape != nil {
+		words = shape.Words()[:maxTokens]
+	}
 	id := fmt.Sprintf("cmpl-sim-%d", n)
 	st := &streamWriter{w: w, chat: chat, id: id, model: e.cfg.Model, created: time.Now().Unix(), faults: faults, plan: plan,
-		prompt: prompt, words: words, timings: e.timingsFor(&req), seq: s}
+		prompt: prompt, words: words, timings: e.timingsFor(&req), seq: s, shape: shape}
 	if !req.Stream {
 		st.whole(r.Context(), s, api)
 		return
@@ -209,7 +226,7 @@ func (e *Engine) serveGenerate(w http.ResponseWriter, r *http.Request, api endpo
 			if key == "" {
 				key = id
 			}
-			e.truth.keep(key, st.stamps, receipt)
+			e.truth.Keep(key, st.stamps, receipt)
 		}()
 	}
 	st.run(r.Context(), s)
@@ -269,8 +286,10 @@ func (st *streamWriter) whole(ctx context.Context, s *sequence, api endpoint) {
 			return
 		}
 	}
+	finish := finishOf(st.shape, s.maxTokens)
+	calls := st.shape != nil && st.shape.Calls != nil && finish != "length"
 	split := 0
-	if st.chat {
+	if st.chat && !calls {
 		split = min(st.faults.ReasoningTokens, len(st.words))
 	}
 	reasoning, text := strings.Join(st.words[:split], ""), strings.Join(st.words[split:], "")
@@ -279,16 +298,25 @@ func (st *streamWriter) whole(ctx context.Context, s *sequence, api endpoint) {
 		usage = st.usage(s.maxTokens)
 	}
 	if api == apiResponses {
+		if calls {
+			rs := responses.New(st.id, st.model, st.created)
+			st.shape.Events(rs, 0, st.shape.Tokens())
+			writeJSON(st.w, http.StatusOK, rs.Final(responsesUsage(usage)))
+			return
+		}
 		writeJSON(st.w, http.StatusOK, responses.Whole(st.id, st.model, st.created, reasoning, text, responsesUsage(usage)))
 		return
 	}
-	object, choice := "text_completion", map[string]any{"index": 0, "text": text, "finish_reason": "length", "logprobs": nil}
+	object, choice := "text_completion", map[string]any{"index": 0, "text": text, "finish_reason": finish, "logprobs": nil}
 	if st.chat {
 		message := map[string]any{"role": "assistant", "content": text}
-		if reasoning != "" {
+		switch {
+		case calls:
+			message = st.shape.Message()
+		case reasoning != "":
 			message["reasoning_content"] = reasoning
 		}
-		object, choice = "chat.completion", map[string]any{"index": 0, "message": message, "finish_reason": "length", "logprobs": nil}
+		object, choice = "chat.completion", map[string]any{"index": 0, "message": message, "finish_reason": finish, "logprobs": nil}
 	}
 	body := map[string]any{"id": st.id, "object": object, "created": st.created, "model": st.model, "choices": []any{choice}, "usage": usage}
 	switch st.timings {

@@ -9,6 +9,8 @@ import (
 
 	"github.com/llmprobe/llmprobe/sim/internal/persona"
 	"github.com/llmprobe/llmprobe/sim/internal/responses"
+	"github.com/llmprobe/llmprobe/sim/internal/shaped"
+	"github.com/llmprobe/llmprobe/sim/internal/truth"
 )
 
 // streamWriter writes one response as server-sent events, in the framing of
@@ -34,6 +36,8 @@ type streamWriter struct {
 	// stamps, when the engine records truth, get the wall-clock time of
 	// each output chunk's write.
 	stamps []int64
+	// shape is an answer of function calls or JSON text, or nil.
+	shape *shaped.Answer
 }
 
 type chunkChoice struct {
@@ -73,23 +77,10 @@ func (st *streamWriter) run(ctx context.Context, s *sequence) {
 		if len(pending) == 0 {
 			return true
 		}
-		text := strings.Join(pending, "")
+		text, from := strings.Join(pending, ""), sent
 		sent += len(pending)
 		pending = pending[:0]
-		if st.events != nil {
-			st.writeLine(st.events.Delta(text, reasoning), true)
-			return st.afterChunk(ctx, sent)
-		}
-		var c chunk
-		switch {
-		case !st.chat:
-			c = st.textChunk(text, nil, sent)
-		case reasoning:
-			c = st.deltaChunk(map[string]any{"reasoning_content": text}, nil, sent)
-		default:
-			c = st.deltaChunk(map[string]any{"content": text}, nil, sent)
-		}
-		st.writeOutput(c)
+		st.writeTokens(text, from, sent, reasoning)
 		return st.afterChunk(ctx, sent)
 	}
 	for i := range s.maxTokens {
@@ -112,7 +103,7 @@ func (st *streamWriter) run(ctx context.Context, s *sequence) {
 		st.endEvents(sent)
 		return
 	}
-	finish := "length"
+	finish := finishOf(st.shape, sent)
 	var usage *usageJSON
 	separate := st.includeUsage && st.faults.UsagePlacement == UsageSeparate
 	if st.includeUsage && st.faults.UsagePlacement == UsageFinish {
@@ -139,6 +130,27 @@ func (st *streamWriter) run(ctx context.Context, s *sequence) {
 	}
 	if !st.faults.OmitDone {
 		st.writeRaw("data: [DONE]\n\n")
+	}
+}
+
+// writeTokens writes tokens [from, sent), text their words joined, as one
+// chunk (or Responses API events): a shaped answer's function-call deltas,
+// else reasoning or answer text.
+func (st *streamWriter) writeTokens(text string, from, sent int, reasoning bool) {
+	calls := st.shape != nil && st.shape.Calls != nil
+	switch {
+	case st.events != nil && calls:
+		st.writeLine(st.shape.Events(st.events, from, sent), true)
+	case st.events != nil:
+		st.writeLine(st.events.Delta(text, reasoning), true)
+	case calls:
+		st.writeOutput(st.deltaChunk(st.shape.ChatDelta(from, sent), nil, sent))
+	case !st.chat:
+		st.writeOutput(st.textChunk(text, nil, sent))
+	case reasoning:
+		st.writeOutput(st.deltaChunk(map[string]any{"reasoning_content": text}, nil, sent))
+	default:
+		st.writeOutput(st.deltaChunk(map[string]any{"content": text}, nil, sent))
 	}
 }
 
@@ -230,7 +242,7 @@ func (st *streamWriter) writeChunk(c chunk, output bool) {
 // writeLine writes an encoded event, stamping one that carries output.
 func (st *streamWriter) writeLine(line string, output bool) {
 	if output && st.stamps != nil {
-		st.stamps = append(st.stamps, stampNow())
+		st.stamps = append(st.stamps, truth.Now())
 	}
 	st.writeRaw(line)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/llmprobe/llmprobe/config/field"
 	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/prober/openai"
+	"github.com/llmprobe/llmprobe/prober/toolcall"
 	"github.com/llmprobe/llmprobe/prompt/images"
 	"github.com/llmprobe/llmprobe/replay"
 )
@@ -199,8 +200,11 @@ const comparisonPairBytes = 96
 // resultBytesOf is the most one measured result of s holds.
 func resultBytesOf(s workload.Scenario) int64 {
 	r := resultBytes + bytesPerITL*int64(s.OutputTokens.Maximum())
-	if s.Quality != nil {
+	if s.ChecksAnswer() {
 		r += qualityKeepBytes
+	}
+	if len(s.Tools) > 0 {
+		r += toolcall.MaxArgumentBytes // the calls' arguments, kept to be checked
 	}
 	return r * int64(s.TurnsOf()) // a session's arrival keeps one per turn
 }

@@ -65,20 +65,25 @@ type Runner struct {
 	// Target names it in an error: `embeddings target "e"`.
 	Target string
 	// Pooled: its answers have no output tokens (embeddings, rerank);
-	// Chat: it speaks the chat API.
-	Pooled, Chat bool
+	// Chat: it speaks the chat API; Tools: it takes tools and response
+	// formats (chat, the Responses API).
+	Pooled, Chat, Tools bool
 }
 
 // RefuseOn adds to errs, for s at path, each field that does not apply to
 // a target that runs it, once, naming the first such target: what judges
 // output tokens or answer text on an embeddings or rerank target, which
-// answers none, and images anywhere but the chat API.
+// answers none, images anywhere but the chat API, and tools and response
+// formats on an API that takes none.
 func (s *Scenario) RefuseOn(path string, runners []Runner, errs *field.Errors) {
 	if i := slices.IndexFunc(runners, func(r Runner) bool { return r.Pooled }); i >= 0 {
 		s.refuseOutput(path, runners[i].Target, errs)
 	}
 	if i := slices.IndexFunc(runners, func(r Runner) bool { return !r.Chat }); i >= 0 && s.Images != nil {
 		errs.Add(path+".images", "does not apply to %s: images are sent as image_url parts of a chat message (api: chat)", runners[i].Target)
+	}
+	if i := slices.IndexFunc(runners, func(r Runner) bool { return !r.Tools }); i >= 0 {
+		s.Structured.Refuse(path, runners[i].Target, errs)
 	}
 }
 

@@ -37,6 +37,8 @@ type Scenario struct {
 	// query's.
 	Documents      int `yaml:"documents,omitempty"`
 	DocumentTokens int `yaml:"document_tokens,omitempty"`
+	// Structured asks for function calls or a response format.
+	Structured `yaml:",inline"`
 }
 
 // MaxDocumentTokens bounds document_tokens.
@@ -133,7 +135,15 @@ func (s *Scenario) Validate(path string, errs *field.Errors) {
 		q.Validate(path+".quality", errs)
 	}
 	s.validateModes(path, errs)
+	s.Structured.validate(path, errs)
+	if s.Conversation != nil && len(s.Tools) > 0 {
+		errs.Add(path+".tools", "cannot be used with conversation: a later turn would have to answer the calls")
+	}
 }
+
+// ChecksAnswer reports whether the answer's text is checked: by quality, or
+// against a JSON response format.
+func (s *Scenario) ChecksAnswer() bool { return s.Quality != nil || s.ChecksFormat() }
 
 // validatePrompt checks what the prompt is made of: a dataset, a literal
 // prompt, or synthetic text of prompt_tokens with a shared prefix.

@@ -55,16 +55,20 @@ scenarios:
     documents: 4
     document_tokens: 12
     slo: {e2e: 5s}
+  - {name: tools, prompt_tokens: 16, output_tokens: 32, slo: {ttft: 5s, e2e: 10s}, %[3]s, tool_choice: required}
+  - {name: shaped, prompt_tokens: 16, output_tokens: 32, slo: {ttft: 5s, e2e: 10s}, %[4]s}
 canary:
   interval: 300ms
   probes:
     - {targets: [chat, completions, responses], scenarios: [stream]}
     - {targets: [embeddings], scenarios: [vectors]}
     - {targets: [rerank, tei-rerank], scenarios: [ranked]}
-`, srv.URL, tei.URL)
+    - {targets: [chat, responses], scenarios: [tools, shaped], interval: 1s}
+`, srv.URL, tei.URL, testkit.WeatherTool, testkit.PersonFormat)
 	pairs := []apiPair{
 		{"chat", "stream", true, true, true}, {"completions", "stream", true, true, true}, {"responses", "stream", true, true, true},
 		{"embeddings", "vectors", false, false, false}, {"rerank", "ranked", false, false, false}, {"tei-rerank", "ranked", false, false, false},
+		{"chat", "tools", true, true, true}, {"responses", "tools", true, true, true}, {"chat", "shaped", true, true, true}, {"responses", "shaped", true, true, true},
 	}
 	path := filepath.Join(t.TempDir(), "llmprobe.yml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
@@ -85,6 +89,11 @@ canary:
 	})
 	for _, p := range pairs {
 		t.Run(p.target+"/"+p.scenario, func(t *testing.T) { checkAPIPair(t, d, fams, p) })
+		// Every answer of the tools scenario is a call: each has its first
+		// tool-call delta (but one the scrape caught half recorded).
+		if calls, n := histogramCount(fams, "llmprobe_time_to_first_tool_call_seconds", p), counterOf(fams, "llmprobe_requests_total", p, "outcome", "success"); (p.scenario == "tools") != (calls > 0) || calls > 0 && float64(calls) < n-1 {
+			t.Errorf("%s/%s: %d first tool-call deltas of %v successes", p.target, p.scenario, calls, n)
+		}
 	}
 
 	code, page := d.get("/metrics")

@@ -72,6 +72,11 @@ scenarios:
     prompt_tokens: 16
     output_tokens: 4
     conversation: {turns: 2}
+  - name: tools
+    prompt_tokens: 16
+    output_tokens: 32
+    tools: [{function: {name: get_weather, parameters: {type: object, required: [city], properties: {city: {type: string}}}}}]
+    tool_choice: required
   - name: vectors
     prompt_tokens: 8
     inputs: 2
@@ -82,6 +87,9 @@ canary:
     - {scenarios: [checked], targets: [sim, tls, dead]}
     - {scenarios: [vectors], targets: [embed]}
     - {scenarios: [chat], targets: [sim], interval: 1s}
+    - {scenarios: [tools], targets: [sim], interval: 3s}
+# Seven schedules, each bounded as if its target hung to the timeout.
+limits: {max_canary_memory: 512MiB}
 bursts:
   - name: quick
     target: sim
@@ -131,7 +139,7 @@ comparisons:
 	lazy := []string{"llmprobe_quality_checks_total", "llmprobe_target_info", "llmprobe_token_count_source_total", "llmprobe_burst_regression_ratio", "llmprobe_burst_measurement_error_bound_seconds",
 		"llmprobe_request_failures_total", "llmprobe_target_tls_cert_expiry_timestamp_seconds",
 		"llmprobe_engine_latency_seconds", "llmprobe_engine_latency_mean_seconds",
-		"llmprobe_time_to_first_answer_token_seconds", "llmprobe_reasoning_output_tokens_total",
+		"llmprobe_time_to_first_answer_token_seconds", "llmprobe_reasoning_output_tokens_total", "llmprobe_time_to_first_tool_call_seconds",
 		"llmprobe_conversation_ttft_seconds", "llmprobe_probe_ttft_component_seconds", "llmprobe_prompt_cached_tokens_total",
 		"llmprobe_comparison_ratio", "llmprobe_comparison_pairs", "llmprobe_target_embedding_dimension"}
 	var got map[string]registered

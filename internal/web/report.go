@@ -131,6 +131,7 @@ var metricMeaning = map[string]string{
 	"e2e":            "whole request",
 	"dispatch_delay": "the prober's own lateness in sending",
 	"ttft_answer":    "to the first answer token, after a reasoning model's reasoning",
+	"ttft_tool":      "to the first tool-call delta, of requests that called a function",
 }
 
 func latencyRows(r *report.Report) []latencyRow {

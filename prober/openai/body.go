@@ -29,6 +29,8 @@ type Request struct {
 	// Images are data URIs sent after Text as image_url parts of the new
 	// chat message, from where they are: the body holds no copy of them.
 	Images [][]byte
+	// Structured is the scenario's tools and response format.
+	Structured workload.Structured
 }
 
 // fields is the request's JSON object, with content as the prompt.
@@ -41,6 +43,7 @@ func (r Request) fields(content string) map[string]any {
 		// Engines refuse stream_options without a stream (vLLM: 400).
 		delete(body, "stream_options")
 	}
+	structuredFields(body, r.API, &r.Structured)
 	if r.API == config.APIResponses {
 		responsesFields(body, r.MaxTokens, r.History, content)
 		return sampling(r.Sampling, body)

@@ -43,6 +43,9 @@ type Chunk struct {
 	// `timings`. Raw, so a garbage value is ignored, never fatal.
 	Metrics json.RawMessage `json:"metrics"`
 	Timings json.RawMessage `json:"timings"`
+	// ToolItems are Responses API events that open or close a function
+	// call (its name, its whole arguments): no output token.
+	ToolItems []json.RawMessage `json:"-"`
 }
 
 // Choice is one choice of a chunk.

@@ -90,6 +90,8 @@ func ResponsesEvent(name string, data []byte, c *Chunk) (final bool, err error) 
 		if ev.Delta != "" {
 			c.delta().ToolCalls = []json.RawMessage{data}
 		}
+	case "response.output_item.added", "response.output_item.done", "response.function_call_arguments.done":
+		c.ToolItems = []json.RawMessage{data}
 	case "error":
 		msg := ev.Message
 		if ev.Code != nil {

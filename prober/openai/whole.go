@@ -54,7 +54,11 @@ type Whole struct {
 
 // ToolCall is one function call of an answer: its name and the arguments
 // the model wrote, as they came.
-type ToolCall struct{ Name, Arguments string }
+type ToolCall struct {
+	Name, Arguments string
+	// Cut: the arguments ran past what is kept, so they are not all here.
+	Cut bool
+}
 
 // ReadWhole reads the unstreamed answer to a request of api from r: at
 // most limit bytes, each text kept to keep bytes. An answer that is not
@@ -233,6 +237,7 @@ func (w *Whole) cut(keep int) {
 	}
 	for i := range w.ToolCalls {
 		tc := &w.ToolCalls[i]
+		tc.Cut = len(tc.Arguments) > maxToolArgBytes
 		tc.Name, tc.Arguments = Truncate(tc.Name, 256), Truncate(tc.Arguments, maxToolArgBytes)
 	}
 }

@@ -38,14 +38,33 @@ func Check(q *workload.Quality, answer string) string {
 // Schema returns "" when text is JSON matching s, else why not: "is not
 // JSON: …" or "does not match the schema at /path: …".
 func Schema(s *jsonschema.Schema, text string) string {
+	notJSON, why := schemaProblem(s, text)
+	switch {
+	case notJSON:
+		return "is not JSON: " + why
+	case why != "":
+		return "does not match the schema " + why
+	}
+	return ""
+}
+
+// schemaProblem says why text is no JSON (notJSON) or does not match s
+// ("at /path: …"); "" when it matches. A nil s asks for any JSON.
+func schemaProblem(s *jsonschema.Schema, text string) (notJSON bool, why string) {
+	if s == nil {
+		if err := json.Unmarshal([]byte(text), new(any)); err != nil {
+			return true, err.Error()
+		}
+		return false, ""
+	}
 	err := s.Validate(text)
 	switch {
 	case err == nil:
-		return ""
+		return false, ""
 	case errors.Is(err, jsonschema.ErrNotJSON):
-		return "is not JSON: " + strings.TrimPrefix(err.Error(), jsonschema.ErrNotJSON.Error()+": ")
+		return true, strings.TrimPrefix(err.Error(), jsonschema.ErrNotJSON.Error()+": ")
 	}
-	return "does not match the schema " + err.Error()
+	return false, err.Error()
 }
 
 // Quote is s as a reason quotes it: JSON-escaped, at most 64 bytes.

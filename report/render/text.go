@@ -164,11 +164,25 @@ func writeLatency(out io.Writer, r *report.Report) {
 func writeShortLatency(out io.Writer, r *report.Report) {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "metric\tsamples\tp50\tp90\tp99\t")
-	for _, m := range []string{"ttft", "itl", "tpot", "e2e"} {
+	metrics := []string{"ttft", "itl", "tpot", "e2e"}
+	if r.Latency["ttft_tool"].Count > 0 || offersTools(r) {
+		metrics = append(metrics, "ttft_tool") // n/a when no request called one
+	}
+	for _, m := range metrics {
 		s := r.Latency[m]
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t\n", m, s.Count, pct(s, "p50"), pct(s, "p90"), pct(s, "p99"))
 	}
 	_ = tw.Flush()
+}
+
+// offersTools reports whether a scenario of r's burst has tools.
+func offersTools(r *report.Report) bool {
+	for _, sc := range r.Scenarios {
+		if sc["tools"] != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // writeVerdict writes the gates, what else failed the run, the GPUs and

@@ -283,8 +283,8 @@ func regress(r, prev *report.Report, maxRegression []config.MaxRegression) {
 	for _, m := range config.BurstMetrics {
 		for _, q := range []string{"p50", "p99"} {
 			cur, old := r.Latency[m].Measured(q), prev.Latency[m].Measured(q)
-			if cur == nil && old == nil && m == "ttft_answer" {
-				continue // neither run reasoned: nothing to compare, nothing to list
+			if cur == nil && old == nil && (m == "ttft_answer" || m == "ttft_tool") {
+				continue // neither run reasoned, or called a tool: nothing to compare, nothing to list
 			}
 			rm := report.RegressionMetric{Metric: m, Quantile: q, Previous: old, Current: cur, Ratio: ratio(cur, old),
 				TooFew: r.Latency[m].IsTooFew(q) || prev.Latency[m].IsTooFew(q)}

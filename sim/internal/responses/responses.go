@@ -19,6 +19,8 @@ type Stream struct {
 	open   string
 	text   strings.Builder
 	output []any
+	// A function_call item's call id and function name.
+	callID, name string
 }
 
 // Usage is the final response's token counts.
@@ -71,6 +73,13 @@ func Whole(id, model string, created int64, reasoning, text string, u *Usage) ma
 		s.Delta(reasoning, true)
 	}
 	s.Delta(text, false)
+	return s.Final(u)
+}
+
+// Final is the response object once the events written so far are done:
+// the open item closed, the usage (null when u is nil) added. An
+// unstreamed answer of function calls is the calls' events, then Final.
+func (s *Stream) Final(u *Usage) map[string]any {
 	s.closeItem()
 	return s.response("completed", u.fields())
 }
@@ -91,6 +100,21 @@ func (u *Usage) fields() map[string]any {
 	return usage
 }
 
+// Call is the events that open a function_call item: the item before it
+// closed, then the new one added with the function's name.
+func (s *Stream) Call(callID, name string) string {
+	out := s.closeItem()
+	s.open, s.callID, s.name = "function_call", callID, name
+	s.text.Reset()
+	return out + s.event("response.output_item.added", map[string]any{"output_index": len(s.output), "item": s.item("in_progress", "")})
+}
+
+// Arguments is the event of a piece of the open function call's arguments.
+func (s *Stream) Arguments(delta string) string {
+	s.text.WriteString(delta)
+	return s.event("response.function_call_arguments.delta", map[string]any{"item_id": s.itemID(), "output_index": len(s.output), "delta": delta})
+}
+
 func (s *Stream) itemID() string { return fmt.Sprintf("%s_%s_%d", s.open, s.id, len(s.output)) }
 
 func (s *Stream) openItem(kind string) string {
@@ -107,6 +131,14 @@ func (s *Stream) closeItem() string {
 		return ""
 	}
 	text, idx := s.text.String(), len(s.output)
+	if s.open == "function_call" {
+		item := s.item("completed", text)
+		out := s.event("response.function_call_arguments.done", map[string]any{"item_id": s.itemID(), "output_index": idx, "arguments": text}) +
+			s.event("response.output_item.done", map[string]any{"output_index": idx, "item": item})
+		s.output = append(s.output, item)
+		s.open = ""
+		return out
+	}
 	done := "response.output_text.done"
 	if s.open == "reasoning" {
 		done = "response.reasoning_text.done"
@@ -121,6 +153,9 @@ func (s *Stream) closeItem() string {
 }
 
 func (s *Stream) item(status, text string) map[string]any {
+	if s.open == "function_call" {
+		return map[string]any{"id": s.itemID(), "type": "function_call", "status": status, "call_id": s.callID, "name": s.name, "arguments": text}
+	}
 	item := map[string]any{"id": s.itemID(), "type": s.open, "status": status, "content": []any{}}
 	if s.open == "message" {
 		item["role"] = "assistant"
