@@ -46,6 +46,17 @@ scenarios:
     output_tokens: 6
     slo: {ttft: 5s, tpot: 1s, e2e: 10s}
     quality: {regex: '\w'}
+  - name: whole
+    prompt_tokens: 16
+    output_tokens: 6
+    stream: false
+    slo: {e2e: 10s}
+    quality: {regex: '\w'}
+  - name: vision
+    prompt_tokens: 16
+    output_tokens: 6
+    images: {count: 2, width: 64, height: 48}
+    slo: {ttft: 5s, e2e: 10s}
   - name: vectors
     prompt_tokens: 16
     inputs: 3
@@ -57,18 +68,24 @@ scenarios:
     slo: {e2e: 5s}
   - {name: tools, prompt_tokens: 16, output_tokens: 32, slo: {ttft: 5s, e2e: 10s}, %[3]s, tool_choice: required}
   - {name: shaped, prompt_tokens: 16, output_tokens: 32, slo: {ttft: 5s, e2e: 10s}, %[4]s}
+  - {name: whole-tools, prompt_tokens: 16, output_tokens: 32, stream: false, slo: {e2e: 10s}, %[3]s, tool_choice: required}
+limits: {max_canary_memory: 1GiB}
 canary:
   interval: 300ms
   probes:
-    - {targets: [chat, completions, responses], scenarios: [stream]}
+    - {targets: [chat, completions, responses], scenarios: [stream, whole]}
+    - {targets: [chat], scenarios: [vision]}
     - {targets: [embeddings], scenarios: [vectors]}
     - {targets: [rerank, tei-rerank], scenarios: [ranked]}
-    - {targets: [chat, responses], scenarios: [tools, shaped], interval: 1s}
+    - {targets: [chat, responses], scenarios: [tools, shaped, whole-tools], interval: 1s}
 `, srv.URL, tei.URL, testkit.WeatherTool, testkit.PersonFormat)
 	pairs := []apiPair{
 		{"chat", "stream", true, true, true}, {"completions", "stream", true, true, true}, {"responses", "stream", true, true, true},
+		{"chat", "whole", true, false, true}, {"completions", "whole", true, false, true}, {"responses", "whole", true, false, true},
+		{"chat", "vision", true, true, false},
 		{"embeddings", "vectors", false, false, false}, {"rerank", "ranked", false, false, false}, {"tei-rerank", "ranked", false, false, false},
 		{"chat", "tools", true, true, true}, {"responses", "tools", true, true, true}, {"chat", "shaped", true, true, true}, {"responses", "shaped", true, true, true},
+		{"chat", "whole-tools", true, false, true}, {"responses", "whole-tools", true, false, true},
 	}
 	path := filepath.Join(t.TempDir(), "llmprobe.yml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
