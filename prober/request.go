@@ -2,11 +2,8 @@ package prober
 
 import (
 	"context"
-	"encoding/binary"
-	"encoding/hex"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"strings"
 	"time"
@@ -48,6 +45,7 @@ const (
 func (c *Client) Do(ctx context.Context, r Request) *Result {
 	res := c.do(ctx, r)
 	Evaluate(res, r.Scenario)
+	checkGolden(res, r.Prompt.Golden)
 	switch {
 	case res.Outcome == OutcomeSuccess && res.Inputs > 0:
 		res.logf("done: outcome=%s e2e=%s %d inputs, %d prompt tokens in usage (TTFT, ITL, TPOT: n/a) good=%v", res.Outcome, res.E2E.Round(time.Microsecond), res.Inputs, res.PromptTokensReported, res.Good)
@@ -102,8 +100,8 @@ func (c *Client) do(ctx context.Context, r Request) *Result {
 	req.ContentLength = size
 	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(open()), nil }
 	c.setHeaders(req)
-	res.RequestID = newRequestID()
-	res.TraceParent = traceParent(res.RequestID)
+	res.RequestID = transport.NewRequestID()
+	res.TraceParent = transport.TraceParent(res.RequestID)
 	req.Header.Set("X-Request-Id", res.RequestID)
 	req.Header.Set("Traceparent", res.TraceParent)
 	req.Header.Set("Content-Type", "application/json")
@@ -196,24 +194,6 @@ func (c *Client) wireRequest(model string, r Request) openai.Request {
 		History: r.Prompt.History, Text: r.Prompt.Text, Tail: r.Prompt.Tail,
 		Sampling: r.Scenario.Sampling, Extra: c.target.ExtraBody,
 	}
-}
-
-// newRequestID is 128 random bits in hex, the shape of a W3C trace id: unique
-// across replicas and restarts without coordination.
-func newRequestID() string {
-	var b [16]byte
-	binary.BigEndian.PutUint64(b[:8], rand.Uint64())
-	binary.BigEndian.PutUint64(b[8:], rand.Uint64())
-	return hex.EncodeToString(b[:])
-}
-
-// traceParent is a W3C traceparent (version 00, sampled) whose trace id is
-// the request id and whose parent span id is fresh, never all zero.
-func traceParent(requestID string) string {
-	span := rand.Uint64() | 1
-	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], span)
-	return "00-" + requestID + "-" + hex.EncodeToString(b[:]) + "-01"
 }
 
 func reusedWord(reused bool) string {

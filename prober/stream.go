@@ -34,7 +34,7 @@ type streamState struct {
 
 func (c *Client) readStream(ctx context.Context, body io.Reader, r Request, res *Result) {
 	st := &streamState{exactCounts: true, answerLimit: answerPreview, maxChunks: maxOutputChunks(r.MaxTokens)}
-	if r.Scenario.Quality != nil || r.Prompt.Turn > 0 {
+	if r.Scenario.ChecksAnswers() || r.Prompt.Turn > 0 {
 		st.answerLimit = maxAnswerBytes // checked, or sent back in the next turn
 	}
 	events := sse.NewReader(body, maxLineBytes)

@@ -32,6 +32,10 @@ type Scenario struct {
 	// query's.
 	Documents      int `yaml:"documents,omitempty"`
 	DocumentTokens int `yaml:"document_tokens,omitempty"`
+
+	// Golden, when set, draws each prompt (after the nonce) from a golden
+	// set, each answer held to its line's checks.
+	Golden *Golden `yaml:"golden,omitempty"`
 }
 
 // MaxDocumentTokens bounds document_tokens.
@@ -58,6 +62,9 @@ func (s *Scenario) RefuseOutput(path, target string, errs *field.Errors) {
 	}
 	if s.Quality != nil {
 		fields = append(fields, "quality")
+	}
+	if s.Golden != nil {
+		fields = append(fields, "golden")
 	}
 	if s.Conversation != nil {
 		fields = append(fields, "conversation")
@@ -116,6 +123,7 @@ func (s *Scenario) SetDirectory(dir string) {
 	if d := s.PromptDataset; d != nil && d.File != "" && !filepath.IsAbs(d.File) {
 		d.File = filepath.Join(dir, d.File)
 	}
+	s.Golden.setDirectory(dir)
 }
 
 // Validate adds to errs what is wrong with s, written at path
@@ -125,6 +133,7 @@ func (s *Scenario) SetDirectory(dir string) {
 // beside its siblings' names.
 func (s *Scenario) Validate(path string, errs *field.Errors) {
 	s.validatePrompt(path, errs)
+	s.validateGolden(path, errs)
 	s.OutputTokens.validate(path+".output_tokens", errs)
 	if c := s.Conversation; c != nil {
 		c.validate(path+".conversation", s, errs)

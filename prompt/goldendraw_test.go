@@ -1,0 +1,83 @@
+package prompt_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/config/workload"
+	"github.com/llmprobe/llmprobe/prompt"
+)
+
+func goldenScenario(t *testing.T) workload.Scenario {
+	t.Helper()
+	cfg, err := config.LoadFile("testdata/good_golden.yml", prompt.CheckGolden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := cfg.Scenario("golden")
+	return s
+}
+
+// Each request draws a golden line by the seed, as datasets are sampled:
+// one seed gives one sequence, every line is drawn, the nonce leads the
+// first message, and a messages line goes as its messages.
+func TestGoldenPrompts(t *testing.T) {
+	s := goldenScenario(t)
+	lineOf := func(p prompt.Prompt) int {
+		if p.Golden == nil {
+			t.Fatalf("prompt %q carries no golden line", p.Text)
+		}
+		return p.Golden.Line
+	}
+	seqOf := func(seed uint64) []int {
+		b := prompt.NewBuilder(s, seed)
+		var out []int
+		for i := range 50 {
+			p, _ := b.At(uint64(i))
+			out = append(out, lineOf(p))
+		}
+		return out
+	}
+	if a, b := seqOf(4), seqOf(4); !slices.Equal(a, b) {
+		t.Error("one seed gave two sequences of golden lines")
+	}
+	if a, b := seqOf(4), seqOf(5); slices.Equal(a, b) {
+		t.Error("two seeds gave one sequence of golden lines")
+	}
+	b := prompt.NewBuilder(s, 9)
+	drawn, nonces := map[int]int{}, map[string]bool{}
+	const n = 2500
+	for i := range n {
+		p, maxTokens := b.At(uint64(i))
+		l := p.Golden
+		first := p.Text // the message the nonce leads
+		if len(p.History) > 0 {
+			first = p.History[0].Content
+		}
+		head, rest, ok := strings.Cut(first, "\n")
+		switch {
+		case !ok || !strings.HasPrefix(head, "ref:"):
+			t.Fatalf("prompt %q does not start with a nonce line", first)
+		case nonces[head]:
+			t.Fatalf("nonce %q repeated: prompts would share a cached prefix", head)
+		case maxTokens != 32:
+			t.Fatalf("max_tokens %d, want output_tokens 32", maxTokens)
+		case !p.Estimated || p.RequestedTokens != prompt.EstimateTokens(head+"\n")+l.Tokens:
+			t.Fatalf("requested tokens %d, want the line's estimate %d and the nonce line's", p.RequestedTokens, l.Tokens)
+		case l.Prompt != "" && (rest != l.Prompt || len(p.History) != 0):
+			t.Fatalf("line %d sent as %q with %d earlier messages, want its prompt whole", l.Line, rest, len(p.History))
+		case l.Messages != nil && (len(p.History) != 1 || p.History[0].Role != "system" || rest != l.Messages[0].Content || p.Text != l.Messages[1].Content):
+			t.Fatalf("line %d sent as %+v then %q, want its system message (after the nonce), then its user message", l.Line, p.History, p.Text)
+		}
+		nonces[head] = true
+		drawn[l.Line]++
+	}
+	// Five lines, 500 draws each on average: each within a wide margin.
+	for _, l := range s.Golden.Lines {
+		if c := drawn[l.Line]; c < 380 || c > 620 {
+			t.Errorf("line %d drawn %d times of %d, want about %d", l.Line, c, n, n/len(s.Golden.Lines))
+		}
+	}
+}
