@@ -1,13 +1,18 @@
 package prompt_test
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/config/workload"
+	"github.com/llmprobe/llmprobe/internal/testkit"
+	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/prompt"
+	"github.com/llmprobe/llmprobe/sim"
 )
 
 func goldenScenario(t *testing.T) workload.Scenario {
@@ -78,6 +83,49 @@ func TestGoldenPrompts(t *testing.T) {
 	for _, l := range s.Golden.Lines {
 		if c := drawn[l.Line]; c < 380 || c > 620 {
 			t.Errorf("line %d drawn %d times of %d, want about %d", l.Line, c, n, n/len(s.Golden.Lines))
+		}
+	}
+}
+
+// Against the sim answering from the same golden set, every API's answers
+// pass their lines' checks; with every golden prompt answered wrong, each
+// fails with the line that failed and why, and is not good.
+func TestGoldenAgainstSim(t *testing.T) {
+	s := goldenScenario(t)
+	s.OutputTokens = workload.Distribution{Kind: workload.DistFixed, Value: 8} // the sim's 10 ms a token
+	for _, wrong := range []float64{0, 1} {
+		srv, _ := testkit.StartSim(t, func(c *sim.Config) { c.Golden, c.GoldenWrongRate = "testdata/golden_good.jsonl", wrong })
+		b := prompt.NewBuilder(s, 3)
+		for _, api := range []config.API{config.APIChat, config.APICompletions, config.APIResponses} {
+			c, err := prober.NewClient(testkit.Target(srv.URL, api))
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen := map[int]bool{}
+			for i := 0; len(seen) < len(s.Golden.Lines); i++ {
+				if i > 200 {
+					t.Fatalf("%s: 200 requests drew lines %v only", api, seen)
+				}
+				p, maxTokens := b.At(uint64(i))
+				seen[p.Golden.Line] = true
+				res := c.Do(context.Background(), prober.Request{Scenario: s, Traffic: prober.TrafficCanary, Prompt: p, MaxTokens: maxTokens, Sched: time.Now()})
+				if res.Outcome != prober.OutcomeSuccess || res.Quality == nil {
+					t.Fatalf("%s: line %d: outcome %s (%s), quality %+v", api, p.Golden.Line, res.Outcome, res.FailureText(), res.Quality)
+				}
+				answered := p.Golden.Answer != "" // the sim answers the lines with an answer
+				switch {
+				case wrong == 0 || !answered:
+					if !res.Quality.Passed || !res.Good {
+						t.Errorf("%s: line %d answered %q: quality %+v, good %v", api, p.Golden.Line, res.Answer, res.Quality, res.Good)
+					}
+				case res.Quality.Passed || res.Good || !strings.HasPrefix(res.Quality.Reason, p.Golden.Name()+": answer "):
+					t.Errorf("%s: line %d answered %q wrongly: quality %+v, good %v", api, p.Golden.Line, res.Answer, res.Quality, res.Good)
+				}
+				stopped := res.FinishReason == "stop" || (api == config.APIResponses && res.FinishReason == "completed")
+				if answered && wrong == 0 && (!stopped || strings.TrimSpace(res.Answer) != p.Golden.Answer) {
+					t.Fatalf("%s: line %d answered %q (finish %q), want its reference answer %q, stopped", api, p.Golden.Line, res.Answer, res.FinishReason, p.Golden.Answer)
+				}
+			}
 		}
 	}
 }

@@ -13,8 +13,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/llmprobe/llmprobe/sim/internal/golden"
 	"github.com/llmprobe/llmprobe/sim/internal/persona"
 	"github.com/llmprobe/llmprobe/sim/internal/prefixcache"
+	"github.com/llmprobe/llmprobe/sim/internal/truth"
 )
 
 // Engine families the sim can pose as: their metric names on /metrics and
@@ -58,6 +60,12 @@ type Config struct {
 	// a prompt's leading blocks that an earlier prompt sent cost no prefill,
 	// and the usage reports them as prompt_tokens_details.cached_tokens.
 	PrefixCacheTokens int
+	// Golden names a golden set (llmprobe's JSONL): a prompt of it, after
+	// llmprobe's nonce line, is answered with its reference answer, and
+	// GoldenWrongRate of them (seeded by Seed and each request's text)
+	// wrong.
+	Golden          string
+	GoldenWrongRate float64
 }
 
 // DefaultConfig is a small GPU-like engine: 32 sequences, 20 ms prefill,
@@ -104,6 +112,9 @@ func (c *Config) validate() error {
 	if c.PrefixCacheTokens < 0 {
 		errs = append(errs, fmt.Errorf("prefix cache tokens %d must not be negative", c.PrefixCacheTokens))
 	}
+	if c.GoldenWrongRate != 0 && c.Golden == "" {
+		errs = append(errs, fmt.Errorf("golden wrong rate %g needs a golden set", c.GoldenWrongRate))
+	}
 	if c.DefaultMaxTokens < 1 {
 		errs = append(errs, fmt.Errorf("default max tokens %d must be at least 1", c.DefaultMaxTokens))
 	}
@@ -129,7 +140,8 @@ type Engine struct {
 	stats    Stats
 	cache    *prefixcache.Cache // nil without one; owned by mu
 
-	truth *truthLog // nil unless cfg.TruthStamps
+	truth  *truth.Log  // nil unless cfg.TruthStamps
+	golden *golden.Set // nil unless cfg.Golden
 
 	wake chan struct{}
 	stop chan struct{}
@@ -150,6 +162,7 @@ type sequence struct {
 	blocks       []uint64 // the prompt's block hashes, for the prefix cache
 	cachedTokens int      // of promptTokens, found in the prefix cache at admission
 	maxTokens    int
+	stop         bool // the answer ends before max_tokens (finish_reason stop)
 	generated    int
 	arrived      time.Time
 	admitted     time.Time
@@ -181,9 +194,16 @@ func New(cfg Config) (*Engine, error) {
 		stop:    make(chan struct{}),
 		done:    make(chan struct{}),
 	}
+	if cfg.Golden != "" {
+		g, err := golden.Load(cfg.Golden, cfg.GoldenWrongRate, cfg.Seed)
+		if err != nil {
+			return nil, fmt.Errorf("sim: %w", err)
+		}
+		e.golden = g
+	}
 	e.m = persona.NewMetrics(e.reg, cfg.Engine, cfg.Model, cfg.MaxBatch, e.load)
 	if cfg.TruthStamps {
-		e.truth = &truthLog{stamps: map[string][]int64{}, received: map[string]Receipt{}}
+		e.truth = truth.New()
 	}
 	go e.loop()
 	return e, nil

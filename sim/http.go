@@ -15,6 +15,7 @@ import (
 	"github.com/llmprobe/llmprobe/sim/internal/persona"
 	"github.com/llmprobe/llmprobe/sim/internal/pooling"
 	"github.com/llmprobe/llmprobe/sim/internal/responses"
+	"github.com/llmprobe/llmprobe/sim/internal/truth"
 )
 
 // Handler serves the OpenAI-compatible API, the family's version endpoint,
@@ -37,7 +38,7 @@ func (e *Engine) Handler() http.Handler {
 	})
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {})
 	if e.truth != nil {
-		mux.HandleFunc("GET /sim/truth", e.truth.serve)
+		mux.HandleFunc("GET /sim/truth", e.truth.Serve)
 	}
 	mux.Handle("GET /metrics", promhttp.HandlerFor(e.reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /sim/faults", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, e.Faults()) })
@@ -154,9 +155,9 @@ func (e *Engine) serveGenerate(w http.ResponseWriter, r *http.Request, api endpo
 			return
 		}
 	}
-	var receipt Receipt
+	var receipt truth.Receipt
 	if e.truth != nil {
-		receipt = receiptOf(r)
+		receipt = truth.ReceiptOf(r)
 	}
 	if req.Model == "" {
 		apiError(w, http.StatusBadRequest, "BadRequestError", "model is required")
@@ -182,6 +183,10 @@ func (e *Engine) serveGenerate(w http.ResponseWriter, r *http.Request, api endpo
 		return
 	}
 
+	answer, stop := e.goldenAnswer(&req, chat, maxTokens)
+	if answer != nil {
+		maxTokens = len(answer)
+	}
 	n, faults := e.nextArrival()
 	rng := rand.New(rand.NewPCG(uint64(e.cfg.Seed), n))
 	plan := drawPlan(rng, faults)
@@ -189,7 +194,7 @@ func (e *Engine) serveGenerate(w http.ResponseWriter, r *http.Request, api endpo
 		apiError(w, faults.ErrorStatus, "InternalServerError", "simulated failure")
 		return
 	}
-	s := &sequence{ctx: r.Context(), promptTokens: prompt, maxTokens: maxTokens, arrived: time.Now(), out: make(chan struct{}, maxTokens)}
+	s := &sequence{ctx: r.Context(), promptTokens: prompt, maxTokens: maxTokens, stop: stop, arrived: time.Now(), out: make(chan struct{}, maxTokens)}
 	if e.cache != nil {
 		s.blocks = req.promptBlocks(chat)
 	}
@@ -197,7 +202,10 @@ func (e *Engine) serveGenerate(w http.ResponseWriter, r *http.Request, api endpo
 		apiError(w, http.StatusTooManyRequests, "RateLimitError", "the simulated engine's queue is full")
 		return
 	}
-	words := e.words(rng, maxTokens)
+	words := answer
+	if words == nil {
+		words = e.words(rng, maxTokens)
+	}
 	id := fmt.Sprintf("cmpl-sim-%d", n)
 	if !req.Stream {
 		e.respondWhole(w, r.Context(), s, chat, id, words, e.timingsFor(&req))
@@ -220,7 +228,7 @@ func (e *Engine) serveGenerate(w http.ResponseWriter, r *http.Request, api endpo
 			if key == "" {
 				key = id
 			}
-			e.truth.keep(key, st.stamps, receipt)
+			e.truth.Keep(key, st.stamps, receipt)
 		}()
 	}
 	st.run(r.Context(), s)
@@ -283,9 +291,9 @@ func (e *Engine) respondWhole(w http.ResponseWriter, ctx context.Context, s *seq
 	object := "text_completion"
 	if chat {
 		object = "chat.completion"
-		choice = map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": text}, "finish_reason": "length", "logprobs": nil}
+		choice = map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": text}, "finish_reason": s.finishReason(), "logprobs": nil}
 	} else {
-		choice = map[string]any{"index": 0, "text": text, "finish_reason": "length", "logprobs": nil}
+		choice = map[string]any{"index": 0, "text": text, "finish_reason": s.finishReason(), "logprobs": nil}
 	}
 	body := map[string]any{"id": id, "object": object, "created": time.Now().Unix(), "model": e.cfg.Model, "choices": []any{choice}, "usage": usage}
 	switch timings {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/sim/internal/persona"
 	"github.com/llmprobe/llmprobe/sim/internal/responses"
+	"github.com/llmprobe/llmprobe/sim/internal/truth"
 )
 
 // streamWriter writes one response as server-sent events, in the framing of
@@ -112,7 +113,7 @@ func (st *streamWriter) run(ctx context.Context, s *sequence) {
 		st.endEvents(sent)
 		return
 	}
-	finish := "length"
+	finish := s.finishReason()
 	var usage *usageJSON
 	separate := st.includeUsage && st.faults.UsagePlacement == UsageSeparate
 	if st.includeUsage && st.faults.UsagePlacement == UsageFinish {
@@ -230,7 +231,7 @@ func (st *streamWriter) writeChunk(c chunk, output bool) {
 // writeLine writes an encoded event, stamping one that carries output.
 func (st *streamWriter) writeLine(line string, output bool) {
 	if output && st.stamps != nil {
-		st.stamps = append(st.stamps, stampNow())
+		st.stamps = append(st.stamps, truth.Now())
 	}
 	st.writeRaw(line)
 }
