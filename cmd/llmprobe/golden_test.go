@@ -4,14 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/llmprobe/llmprobe/compare"
 	"github.com/llmprobe/llmprobe/report"
@@ -30,17 +28,10 @@ const goldenSet = `{"id": "capital-fr", "prompt": "What is the capital of France
 // wrong, with decode steps slower times the default's.
 func goldenSim(t *testing.T, goldenFile string, wrongRate, slower float64) string {
 	t.Helper()
-	cfg := sim.DefaultConfig()
-	cfg.Golden, cfg.GoldenWrongRate = goldenFile, wrongRate
-	cfg.DecodeBase = time.Duration(float64(cfg.DecodeBase) * slower)
-	cfg.DecodePerSeq = time.Duration(float64(cfg.DecodePerSeq) * slower)
-	engine, err := sim.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(engine.Handler())
-	t.Cleanup(func() { srv.Close(); engine.Close() })
-	return srv.URL
+	return serveSim(t, func(c *sim.Config) {
+		c.Golden, c.GoldenWrongRate = goldenFile, wrongRate
+		slowerDecode(c, slower)
+	})
 }
 
 // goldenConfig writes a configuration of the targets (name: URL) and a
