@@ -115,6 +115,15 @@ func TestFasterButWorseAnswersIsNotBetter(t *testing.T) {
 			if c.Candidate.QualityChecked != 800 || c.Baseline.QualityPassed != 800 {
 				t.Errorf("candidate checked %d, baseline passed %d, want 800 each", c.Candidate.QualityChecked, c.Baseline.QualityPassed)
 			}
+			// A saturated client leaves the latencies undecided, not the answers.
+			rounds[1].Candidate.Report.ClientSaturated = true
+			want := Inconclusive
+			if tc.quality == Worse {
+				want = Worse
+			}
+			if c := Analyze(config.Burst{Name: "b"}, Side{Target: "slow"}, Side{Target: "fast"}, nil, rounds); c.Verdict != want {
+				t.Errorf("with a saturated client: %q, want %q: %v", c.Verdict, want, c.Reasons)
+			}
 		})
 	}
 }

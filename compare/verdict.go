@@ -148,7 +148,8 @@ func Judge(est, lo, hi, margin float64, rounds []float64) Verdict {
 }
 
 // overall is the comparison's verdict: not measured without pairs;
-// inconclusive with a saturated client or when no latency could be decided;
+// inconclusive with a saturated client (worse when the answers are) or
+// when no latency could be decided;
 // else worse if any metric is worse, inconclusive if any is, better if any
 // is and the answers are not significantly worse, and no significant
 // difference otherwise.
@@ -177,8 +178,12 @@ func overall(c *Comparison) (Verdict, []string) {
 			reasons = append(reasons, fmt.Sprintf("%s: the rounds disagree in direction", m.Name()))
 		}
 	}
+	saturated := c.Baseline.ClientSaturated || c.Candidate.ClientSaturated
 	switch {
-	case c.Baseline.ClientSaturated || c.Candidate.ClientSaturated:
+	case saturated && slices.ContainsFunc(c.Metrics, func(m Metric) bool { return m.Metric == "quality" && m.Verdict == Worse }):
+		// No delay of the client's fails an answer's checks.
+		return Worse, append(reasons, "the answers are worse whatever the client's delays, which leave the latencies undecided")
+	case saturated:
 		return Inconclusive, reasons
 	case count[Worse] > 0:
 		return Worse, reasons

@@ -2,6 +2,8 @@ package prompt_test
 
 import (
 	"context"
+	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -127,5 +129,56 @@ func TestGoldenAgainstSim(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// A server's answers that break a golden line's checks each fail with the
+// line and the check that failed: a schema violation names its path, an
+// answer that is no JSON says so, an answer cut at max_tokens misses what
+// came after the cut. The request succeeded; it is not good.
+func TestGoldenHostileAnswers(t *testing.T) {
+	s := goldenScenario(t)
+	b := prompt.NewBuilder(s, 1)
+	promptOf := func(line int) (prompt.Prompt, int) {
+		for i := range 500 {
+			if p, maxTokens := b.At(uint64(i)); p.Golden.Line == line {
+				return p, maxTokens
+			}
+		}
+		t.Fatalf("no draw of line %d", line)
+		return prompt.Prompt{}, 0
+	}
+	for _, tc := range []struct {
+		name   string
+		line   int
+		chunks []string
+		finish string
+		reason string
+	}{
+		{"schema violation", 3, []string{`{"ok":`, ` false}`}, "stop", `golden line 3 (json-ok): answer does not match the schema at /ok: value must be true`},
+		{"not JSON", 3, []string{"Sure! Here", " it is."}, "stop", `golden line 3 (json-ok): answer is not valid JSON`},
+		{"cut at max_tokens", 1, []string{"The", " capital", " of"}, "length", `golden line 1 (capital-fr): answer does not contain "Paris"`},
+		{"wrong exact", 4, []string{"Blue", " sky"}, "stop", `golden line 4: answer is not exactly "blue"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := testkit.FaultServer(t, func(w http.ResponseWriter, r *http.Request) {
+				testkit.EventStream(w)
+				for _, c := range tc.chunks {
+					fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"text\":%q,\"finish_reason\":null}]}\n\n", c)
+				}
+				fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"text\":\"\",\"finish_reason\":%q}],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":%d,\"total_tokens\":%d}}\n\ndata: [DONE]\n\n", tc.finish, len(tc.chunks), 9+len(tc.chunks))
+			})
+			target := testkit.Target(srv.URL, config.APICompletions)
+			target.Model = "m"
+			c, err := prober.NewClient(target)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, maxTokens := promptOf(tc.line)
+			res := c.Do(context.Background(), prober.Request{Scenario: s, Traffic: prober.TrafficCanary, Prompt: p, MaxTokens: maxTokens, Sched: time.Now()})
+			if res.Outcome != prober.OutcomeSuccess || res.Good || res.Quality == nil || res.Quality.Passed || res.Quality.Reason != tc.reason {
+				t.Errorf("outcome %s (%s), good %v, quality %+v; want success, not good, %q", res.Outcome, res.FailureText(), res.Good, res.Quality, tc.reason)
+			}
+		})
 	}
 }
