@@ -543,8 +543,12 @@ func (s sample) counts(r *prober.Result) {
 	if r.CachedReported {
 		s.count(ctrCached, float64(r.CachedPromptTokens))
 	}
-	s.count(ctrOutput, float64(r.OutputTokens))
-	s.count(ctrSource, 1, string(r.TokenSource))
+	// An answer without tokens (embeddings, rerank) has no output count:
+	// n/a, not 0, and no source.
+	if r.TokenSource != "" {
+		s.count(ctrOutput, float64(r.OutputTokens))
+		s.count(ctrSource, 1, string(r.TokenSource))
+	}
 	if r.Quality != nil {
 		res := "failed"
 		if r.Quality.Passed {
@@ -554,6 +558,8 @@ func (s sample) counts(r *prober.Result) {
 	}
 	if r.Good {
 		s.count(ctrGood, 1)
-		s.count(ctrGoodOutput, float64(r.OutputTokens))
+		if r.TokenSource != "" {
+			s.count(ctrGoodOutput, float64(r.OutputTokens))
+		}
 	}
 }

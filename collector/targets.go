@@ -21,6 +21,8 @@ var (
 		[]string{"target", "phase"}, nil)
 	targetCertDesc = prometheus.NewDesc(namespace+"_target_tls_cert_expiry_timestamp_seconds",
 		"Earliest NotAfter of the certificate chain of the last response over TLS.", []string{"target"}, nil)
+	targetDimensionDesc = prometheus.NewDesc(namespace+"_target_embedding_dimension",
+		"Vector length of the last successful embeddings answer of the target; absent before one.", []string{"target"}, nil)
 )
 
 // Targets exports what each target said about itself and how its last
@@ -36,7 +38,7 @@ func NewTargets(set *target.Set) *Targets {
 
 // Describe implements prometheus.Collector.
 func (t *Targets) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{targetInfoDesc, targetConfirmedDesc, targetUpDesc, targetStatusDesc, targetPhaseDesc, targetCertDesc} {
+	for _, d := range []*prometheus.Desc{targetInfoDesc, targetConfirmedDesc, targetUpDesc, targetStatusDesc, targetPhaseDesc, targetCertDesc, targetDimensionDesc} {
 		ch <- d
 	}
 }
@@ -56,6 +58,9 @@ func (t *Targets) Collect(ch chan<- prometheus.Metric) {
 		r := st.Last
 		if r == nil {
 			continue
+		}
+		if st.Dimension > 0 {
+			gauge(targetDimensionDesc, float64(st.Dimension), name)
 		}
 		gauge(targetUpDesc, boolValue(st.Up), name)
 		gauge(targetStatusDesc, float64(r.HTTPStatus), name)

@@ -23,6 +23,9 @@ const (
 	NoDifference Verdict = "no significant difference"
 	// TooFew: fewer pairs than the quantile needs (stats.MinSamples).
 	TooFew Verdict = "too few"
+	// NotApplicable: no pair has the metric, since no answer of the burst
+	// does (embeddings, rerank and unstreamed answers have no token times).
+	NotApplicable Verdict = "n/a"
 	// Inconclusive: the rounds disagree in direction, or the client was
 	// saturated, or nothing could be decided.
 	Inconclusive Verdict = "inconclusive"
@@ -144,6 +147,10 @@ func Analyze(b config.Burst, base, cand Side, order []string, rounds []Round) *C
 	c.Pairs = len(p.round)
 	for _, m := range Latencies {
 		base, cand, strata := p.metric(m)
+		if len(base) == 0 && c.Pairs > 0 {
+			c.Metrics = append(c.Metrics, Metric{Metric: m, Quantile: "p50", Verdict: NotApplicable}, Metric{Metric: m, Quantile: "p99", Verdict: NotApplicable})
+			continue
+		}
 		c.Metrics = append(c.Metrics,
 			MedianShift(m, base, cand, strata, len(rounds), Tolerance(b, m, "p50")),
 			TailRatio(m, 0.99, base, cand, strata, len(rounds), Tolerance(b, m, "p99")))

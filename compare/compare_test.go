@@ -198,3 +198,28 @@ func TestAnalyze(t *testing.T) {
 		t.Errorf("nothing paired: %q %v", c.Verdict, c.Reasons)
 	}
 }
+
+// Answers without token times (embeddings, rerank, unstreamed): TTFT, TPOT
+// and ITL are n/a, not "too few" (more pairs would not help), and e2e alone
+// decides.
+func TestAnalyzeWithoutTokenTimes(t *testing.T) {
+	pooled := func(id string, n int, slow float64) Run {
+		r := report.Run{NotSent: map[string]int{}}
+		for i := range n {
+			r.Add(i, &prober.Result{Outcome: prober.OutcomeSuccess, Good: true, E2E: time.Duration(slow * float64(50+i%7) * 1e6)})
+		}
+		r.Close(time.Now())
+		return Run{Report: &report.Report{ID: id, Requests: n, Outcomes: map[prober.Outcome]int{prober.OutcomeSuccess: n}}, Measured: r}
+	}
+	rounds := []Round{{pooled("a1", 60, 1), pooled("b1", 60, 1.5)}, {pooled("a2", 60, 1), pooled("b2", 60, 1.5)}}
+	c := Analyze(config.Burst{Name: "b"}, Side{Target: "a"}, Side{Target: "b"}, nil, rounds)
+	if c.Verdict != Worse {
+		t.Errorf("verdict %q %v, want worse on e2e", c.Verdict, c.Reasons)
+	}
+	for _, m := range c.Metrics {
+		tokenTime := m.Metric == "ttft" || m.Metric == "tpot" || m.Metric == "itl"
+		if tokenTime != (m.Verdict == NotApplicable) {
+			t.Errorf("%s: %q", m.Name(), m.Verdict)
+		}
+	}
+}

@@ -171,7 +171,7 @@ func overall(c *Comparison) (Verdict, []string) {
 	count, latencies := map[Verdict]int{}, 0
 	for _, m := range c.Metrics {
 		count[m.Verdict]++
-		if !m.IsShare() && m.Verdict != TooFew {
+		if !m.IsShare() && m.Verdict != TooFew && m.Verdict != NotApplicable {
 			latencies++
 		}
 		if m.Verdict == Inconclusive {

@@ -29,8 +29,9 @@ type Client struct {
 	// again before each scrub, as the transport reads them for each request.
 	secretFiles bool
 
-	mu   sync.Mutex
-	info targetinfo.Info
+	mu        sync.Mutex
+	info      targetinfo.Info
+	infoTried time.Time // a rerank target's last read of its info (learnEngine)
 }
 
 // NewClient builds the client of target t (see transport.NewClient).
@@ -85,9 +86,15 @@ func (c *Client) Close() { c.http.CloseIdleConnections() }
 
 func (c *Client) endpoint() string {
 	if pooling.Is(c.target.API) {
-		return c.base + pooling.Path(c.target.API)
+		return c.base + c.pooled().Path()
 	}
 	return c.base + openai.Path(c.target.API)
+}
+
+// pooled is how the target speaks its pooled API: TEI's own shapes once
+// its /info said it is TEI.
+func (c *Client) pooled() pooling.Wire {
+	return pooling.Wire{API: c.target.API, TEI: c.Info().Engine == targetinfo.EngineTEI}
 }
 
 // Model returns the configured model, or the one discovered from /v1/models.
@@ -107,7 +114,12 @@ func (c *Client) Model() string {
 var errNoModel = errors.New("/v1/models lists no model")
 
 // resolveModel discovers the model on first use when none is configured.
+// A rerank target's dialect (TEI's or the OpenAI-style shape) depends on
+// what it is: it is read before the first request, and again while unknown.
 func (c *Client) resolveModel(ctx context.Context) (string, error) {
+	if c.target.API == config.APIRerank && c.target.Model != "" {
+		c.learnEngine(ctx)
+	}
 	if m := c.Model(); m != "" {
 		return m, nil
 	}
@@ -150,6 +162,23 @@ func (c *Client) RefreshInfo(ctx context.Context) targetinfo.Info {
 	}
 	return c.info
 }
+
+// learnEngine reads the target's info when nothing confirmed it yet, at
+// most every infoRetry.
+func (c *Client) learnEngine(ctx context.Context) {
+	c.mu.Lock()
+	due := c.info.Confirmed.IsZero() && time.Since(c.infoTried) >= infoRetry
+	if due {
+		c.infoTried = time.Now()
+	}
+	c.mu.Unlock()
+	if due {
+		c.RefreshInfo(ctx)
+	}
+}
+
+// infoRetry spaces a rerank target's reads of its info while it does not answer.
+const infoRetry = 10 * time.Second
 
 // server is the target as targetinfo asks it.
 func (c *Client) server() targetinfo.Server {

@@ -63,7 +63,7 @@ func TestEmbeddingsInputsUnique(t *testing.T) {
 			Input []string `json:"input"`
 			Model string   `json:"model"`
 		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Model != "m" || r.URL.Path != pooling.Path(config.APIEmbeddings) {
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Model != "m" || r.URL.Path != (pooling.Wire{API: config.APIEmbeddings}).Path() {
 			http.Error(w, fmt.Sprintf("%s %+v %v", r.URL.Path, req, err), http.StatusBadRequest)
 			return
 		}

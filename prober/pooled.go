@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"time"
 
 	"github.com/llmprobe/llmprobe/prober/openai"
@@ -23,7 +24,7 @@ func (c *Client) payload(model string, r Request) (func() io.Reader, int64, erro
 		}
 		return body.Open, body.Size(), nil
 	}
-	b, err := pooling.Body(c.target.API, model, r.Prompt.Text+r.Prompt.Tail, r.Scenario, c.target.ExtraBody)
+	b, err := c.pooled().Body(model, r.Prompt.Text+r.Prompt.Tail, r.Scenario, c.target.ExtraBody)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -33,8 +34,8 @@ func (c *Client) payload(model string, r Request) (func() io.Reader, int64, erro
 // readPooled reads and checks an embeddings or rerank answer: end to end
 // is its one latency; it has no output token, so TTFT, ITL and TPOT stay
 // unset.
-func (c *Client) readPooled(ctx context.Context, body io.Reader, r Request, res *Result) {
-	a, err := pooling.Read(c.target.API, body, pooling.Count(c.target.API, r.Scenario))
+func (c *Client) readPooled(ctx context.Context, body io.Reader, header http.Header, r Request, res *Result) {
+	a, err := c.pooled().Read(body, header, pooling.Count(c.target.API, r.Scenario))
 	res.E2E = time.Since(r.Sched)
 	var p *pooling.Problem
 	switch {

@@ -174,7 +174,7 @@ func (c *Client) readAnswer(ctx context.Context, resp *http.Response, r Request,
 		return
 	}
 	if pooling.Is(c.target.API) {
-		c.readPooled(ctx, body, r, res)
+		c.readPooled(ctx, body, resp.Header, r, res)
 		return
 	}
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {

@@ -3,12 +3,14 @@ package prober
 import (
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober/pooling"
+	"github.com/llmprobe/llmprobe/sim"
 )
 
 // Against the sim: a query and 5 documents ranked, e2e and tokens measured,
@@ -59,6 +61,63 @@ func TestRerankHostile(t *testing.T) {
 			res := probeOnce(t, testkit.Target(srv.URL, config.APIRerank), s)
 			if res.Outcome != OutcomeStreamError || res.Reason != tc.reason || !strings.Contains(res.Error, tc.in) || res.Good {
 				t.Errorf("%s %s [%s]; want stream_error [%s] with %q", res.Outcome, res.Error, res.Reason, tc.reason, tc.in)
+			}
+		})
+	}
+}
+
+// TEI serves no /v1/models and ranks on its own /rerank: the client learns
+// it is TEI from /info, with or without a configured model, then sends
+// {query, texts} and reads the bare list and the x-compute-tokens header.
+func TestRerankTEI(t *testing.T) {
+	srv, _ := testkit.StartSim(t, func(c *sim.Config) { c.Engine = sim.EngineTEI })
+	for _, model := range []string{"m", ""} {
+		t.Run("model="+model, func(t *testing.T) {
+			target := testkit.Target(srv.URL, config.APIRerank)
+			target.Model = model
+			s := embeddingsScenario(1)
+			s.Documents, s.DocumentTokens = 4, 10
+			res := probeOnce(t, target, s)
+			if res.Outcome != OutcomeSuccess || res.Inputs != 4 {
+				t.Fatalf("%s %s\n%s", res.Outcome, res.Error, logOf(res))
+			}
+			if !strings.Contains(logOf(res), srv.URL+"/rerank ") {
+				t.Errorf("want POST /rerank, log:\n%s", logOf(res))
+			}
+			// The query's 32 words and 4 documents of 10, as TEI's header counts them.
+			if res.PromptTokensReported != 32+4*10 {
+				t.Errorf("prompt tokens reported %d, want 72 from x-compute-tokens", res.PromptTokensReported)
+			}
+		})
+	}
+}
+
+// TEI's bare list is checked as the other shape is.
+func TestRerankTEIHostile(t *testing.T) {
+	info := `{"model_id":"m","model_type":{"reranker":{}},"version":"1.8.0"}`
+	cases := []struct{ name, body, reason, in string }{
+		{"wrong count", `[{"index":0,"score":0.5}]`, pooling.ReasonRerankCount, "1 of 2 results"},
+		{"NaN score", `[{"index":0,"score":0.5},{"index":1,"score":"NaN"}]`, pooling.ReasonRerankNotFinite, `score "NaN" at results[1]`},
+		{"OpenAI shape", `{"results":[]}`, pooling.ReasonRerankNotJSON, "not JSON of the rerank shape"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				switch r.URL.Path {
+				case "/info":
+					fmt.Fprint(w, info)
+				case "/rerank":
+					fmt.Fprint(w, tc.body)
+				default:
+					http.NotFound(w, r)
+				}
+			}))
+			defer srv.Close()
+			s := embeddingsScenario(1)
+			s.Documents = 2
+			res := probeOnce(t, testkit.Target(srv.URL, config.APIRerank), s)
+			if res.Outcome != OutcomeStreamError || res.Reason != tc.reason || !strings.Contains(res.Error, tc.in) {
+				t.Errorf("%s %s [%s]; want stream_error [%s] with %q\n%s", res.Outcome, res.Error, res.Reason, tc.reason, tc.in, logOf(res))
 			}
 		})
 	}

@@ -385,7 +385,9 @@ func (t *tally) add(r *Report, res *prober.Result, start time.Time) {
 	if res.Outcome != prober.OutcomeSuccess {
 		return
 	}
-	r.TokenSources[res.TokenSource]++
+	if res.TokenSource != "" { // answers without tokens (embeddings, rerank) have none
+		r.TokenSources[res.TokenSource]++
+	}
 	if res.FirstTokenSeen() {
 		t.samples["ttft"] = append(t.samples["ttft"], res.TTFT.Seconds())
 		if len(r.TTFTSeries) < maxSeriesPoints {

@@ -23,7 +23,7 @@ func (e *Engine) servePooled(read func(io.Reader) (pooling.Job, error)) http.Han
 			apiError(w, http.StatusBadRequest, "BadRequestError", err.Error())
 			return
 		}
-		if job.Model != e.cfg.Model {
+		if job.Model != e.cfg.Model && job.Model != pooling.AnyModel {
 			apiError(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("The model `%s` does not exist.", job.Model))
 			return
 		}
@@ -38,6 +38,9 @@ func (e *Engine) servePooled(read func(io.Reader) (pooling.Job, error)) http.Han
 			return
 		}
 		if waitToken(r.Context(), s) {
+			for k, v := range job.Header {
+				w.Header().Set(k, v)
+			}
 			writeJSON(w, http.StatusOK, job.Answer(e.cfg.Model))
 		}
 	}

@@ -26,11 +26,18 @@ const (
 	EngineSGLang   = persona.SGLang
 	EngineTGI      = persona.TGI
 	EngineLlamaCPP = persona.LlamaCPP
+	// EngineTEI serves only embeddings and TEI's own /rerank, and no
+	// /v1/models, as text-embeddings-inference does.
+	EngineTEI = persona.TEI
 )
 
-// Engines lists the families Config.Engine accepts besides "" (the sim's own
-// identity, with vLLM's metric names).
+// Engines lists the generating families Config.Engine accepts besides ""
+// (the sim's own identity, with vLLM's metric names).
 var Engines = persona.Families
+
+// PoolingEngines lists the families Config.Engine accepts that only embed
+// and rank.
+var PoolingEngines = persona.PoolingFamilies
 
 // Config sets the engine's capacity, costs and faults.
 type Config struct {
@@ -106,8 +113,8 @@ func (c *Config) validate() error {
 			errs = append(errs, fmt.Errorf("%s %s must not be negative", d.name, d.v))
 		}
 	}
-	if c.Engine != "" && !slices.Contains(Engines, c.Engine) {
-		errs = append(errs, fmt.Errorf("engine %q is not one of %s (or empty for the sim itself)", c.Engine, strings.Join(Engines, ", ")))
+	if c.Engine != "" && !slices.Contains(Engines, c.Engine) && !slices.Contains(PoolingEngines, c.Engine) {
+		errs = append(errs, fmt.Errorf("engine %q is not one of %s (or empty for the sim itself)", c.Engine, strings.Join(slices.Concat(Engines, PoolingEngines), ", ")))
 	}
 	if c.PrefixCacheTokens < 0 {
 		errs = append(errs, fmt.Errorf("prefix cache tokens %d must not be negative", c.PrefixCacheTokens))

@@ -22,17 +22,21 @@ import (
 // /health, /metrics and /sim/faults.
 func (e *Engine) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { e.serveGenerate(w, r, apiCompletions) })
-	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { e.serveGenerate(w, r, apiChat) })
-	mux.HandleFunc("POST /v1/responses", func(w http.ResponseWriter, r *http.Request) { e.serveGenerate(w, r, apiResponses) })
-	mux.HandleFunc("POST /v1/embeddings", e.servePooled(pooling.Embeddings))
-	mux.HandleFunc("POST /v1/rerank", e.servePooled(pooling.Rerank))
 	id := persona.IdentityOf(e.cfg.Engine, e.cfg.Model)
-	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []map[string]any{{
-			"id": e.cfg.Model, "object": "model", "created": 0, "owned_by": id.OwnedBy, "max_model_len": 32768,
-		}}})
-	})
+	mux.HandleFunc("POST /v1/embeddings", e.servePooled(pooling.Embeddings))
+	if id.PoolingOnly {
+		mux.HandleFunc("POST /rerank", e.servePooled(pooling.RerankTEI))
+	} else {
+		mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { e.serveGenerate(w, r, apiCompletions) })
+		mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { e.serveGenerate(w, r, apiChat) })
+		mux.HandleFunc("POST /v1/responses", func(w http.ResponseWriter, r *http.Request) { e.serveGenerate(w, r, apiResponses) })
+		mux.HandleFunc("POST /v1/rerank", e.servePooled(pooling.Rerank))
+		mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, r *http.Request) {
+			writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []map[string]any{{
+				"id": e.cfg.Model, "object": "model", "created": 0, "owned_by": id.OwnedBy, "max_model_len": 32768,
+			}}})
+		})
+	}
 	mux.HandleFunc("GET "+id.VersionPath, func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, id.Version(e.currentVersion()))
 	})

@@ -23,6 +23,9 @@ type State struct {
 	// CertExpiry is the earliest NotAfter of the certificate chain of the
 	// last response over TLS; it stays while the target does not answer.
 	CertExpiry time.Time
+	// Dimension is the vector length of the last successful embeddings
+	// answer; 0 before one.
+	Dimension int
 }
 
 // health follows a target's state and logs its changes: up to down and
@@ -56,6 +59,9 @@ func (h *health) observe(r *prober.Result, logger log.Logger, now time.Time) {
 	h.state.Last = r
 	if !r.Timings.CertExpiry.IsZero() {
 		h.state.CertExpiry = r.Timings.CertExpiry
+	}
+	if r.Dimension > 0 {
+		h.state.Dimension = r.Dimension
 	}
 	up := r.Outcome == prober.OutcomeSuccess
 	changed := prev.Last == nil || prev.Up != up

@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -43,8 +44,8 @@ func addSimFlags(cmd *kingpin.CmdClause) *sim.Config {
 	cmd.Flag("sim.seed", "Seed of token text and fault draws.").Default(strconv.FormatInt(d.Seed, 10)).Int64Var(&c.Seed)
 	cmd.Flag("sim.model", "Model name served.").Default(d.Model).StringVar(&c.Model)
 	cmd.Flag("sim.version", "Version the engine's version endpoint reports.").Default(d.Version).StringVar(&c.Version)
-	cmd.Flag("sim.engine", "Engine family to pose as (metric names on /metrics and identity): sim (itself, with vLLM's metric names), "+strings.Join(sim.Engines, ", ")+".").
-		Default("sim").EnumVar(&c.Engine, append([]string{"sim"}, sim.Engines...)...)
+	cmd.Flag("sim.engine", "Engine family to pose as (metric names on /metrics and identity): sim (itself, with vLLM's metric names), "+strings.Join(sim.Engines, ", ")+"; or tei, which serves only /v1/embeddings and TEI's /rerank, and no /v1/models.").
+		Default("sim").EnumVar(&c.Engine, slices.Concat([]string{"sim"}, sim.Engines, sim.PoolingEngines)...)
 	cmd.Flag("sim.max-batch", "Running sequences at most.").Default(itoa(d.MaxBatch)).IntVar(&c.MaxBatch)
 	cmd.Flag("sim.max-queue", "Waiting requests at most; more are answered 429.").Default(itoa(d.MaxQueue)).IntVar(&c.MaxQueue)
 	cmd.Flag("sim.prefill-base", "Fixed cost of a step that admits sequences.").Default(d.PrefillBase.String()).DurationVar(&c.PrefillBase)

@@ -84,6 +84,8 @@ func JUnit(w io.Writer, c *compare.Comparison) error {
 			jc.Failure = &junitNote{fmt.Sprintf("%s worse: %s (95 %% CI %s) beyond the %s tolerance", label(m), change(m), changeInterval(m), tolerance(m))}
 		case compare.TooFew:
 			jc.Skipped = &junitNote{fmt.Sprintf("%d pairs, too few: needs %d", m.Pairs, m.Needs)}
+		case compare.NotApplicable:
+			jc.Skipped = &junitNote{"n/a: no answer of this burst has " + m.Metric}
 		case compare.Inconclusive:
 			jc.Error = &junitNote{"the rounds disagree in direction"}
 		}

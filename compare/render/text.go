@@ -132,6 +132,8 @@ func interval(m compare.Metric) string {
 	switch {
 	case m.Verdict == compare.TooFew:
 		return fmt.Sprintf("too few, needs %d", m.Needs)
+	case m.Verdict == compare.NotApplicable:
+		return "n/a: no answer has one"
 	case m.Lower == nil || m.Upper == nil:
 		return "n/a"
 	case m.IsShare():
@@ -153,6 +155,9 @@ func pValue(m compare.Metric) string {
 }
 
 func perRound(m compare.Metric) string {
+	if len(m.Rounds) == 0 {
+		return "n/a"
+	}
 	out := make([]string, len(m.Rounds))
 	for i, r := range m.Rounds {
 		switch {

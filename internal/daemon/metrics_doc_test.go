@@ -61,6 +61,7 @@ func TestMetricContract(t *testing.T) {
   - {name: sim, url: %q, engine_metrics: {interval: 5s, timeout: 2s}}
   - {name: tls, url: %q, http_client_config: {tls_config: {insecure_skip_verify: true}}}
   - {name: dead, url: "http://127.0.0.1:1", model: m}
+  - {name: embed, url: %[1]q, api: embeddings, timeout: 2s}
 scenarios:
   - name: checked
     prompt_tokens: 16
@@ -71,10 +72,15 @@ scenarios:
     prompt_tokens: 16
     output_tokens: 4
     conversation: {turns: 2}
+  - name: vectors
+    prompt_tokens: 8
+    inputs: 2
+    slo: {e2e: 5s}
 canary:
   interval: 200ms
   probes:
-    - {scenarios: [checked]}
+    - {scenarios: [checked], targets: [sim, tls, dead]}
+    - {scenarios: [vectors], targets: [embed]}
     - {scenarios: [chat], targets: [sim], interval: 1s}
 bursts:
   - name: quick
@@ -127,7 +133,7 @@ comparisons:
 		"llmprobe_engine_latency_seconds", "llmprobe_engine_latency_mean_seconds",
 		"llmprobe_time_to_first_answer_token_seconds", "llmprobe_reasoning_output_tokens_total",
 		"llmprobe_conversation_ttft_seconds", "llmprobe_probe_ttft_component_seconds", "llmprobe_prompt_cached_tokens_total",
-		"llmprobe_comparison_ratio", "llmprobe_comparison_pairs"}
+		"llmprobe_comparison_ratio", "llmprobe_comparison_pairs", "llmprobe_target_embedding_dimension"}
 	var got map[string]registered
 	var missing []string
 	defer func() {

@@ -200,8 +200,12 @@ func probeMetrics(res *prober.Result, elapsed time.Duration) prometheus.Collecto
 	}
 	if success {
 		gauge("llmprobe_probe_request_duration_seconds", "Time from the request to the end of its stream.", res.E2E.Seconds())
-		gauge("llmprobe_probe_output_tokens", "Output tokens of the answer.", float64(res.OutputTokens))
-		if res.OutputTokens > 1 {
+		// Answers without tokens (embeddings, rerank) have no count and no
+		// TPOT; an unstreamed answer has a count and no TPOT.
+		if res.OutputTokens > 0 {
+			gauge("llmprobe_probe_output_tokens", "Output tokens of the answer.", float64(res.OutputTokens))
+		}
+		if res.OutputTokens > 1 && res.FirstTokenSeen() {
 			gauge("llmprobe_probe_time_per_output_token_seconds", "(E2E - TTFT) / (output tokens - 1).", res.TPOT.Seconds())
 		}
 	}

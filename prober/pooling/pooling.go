@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/llmprobe/llmprobe/config"
@@ -16,9 +18,22 @@ import (
 // Is reports whether api is one of this package's.
 func Is(api config.API) bool { return api == config.APIEmbeddings || api == config.APIRerank }
 
-// Path is api's endpoint under the server's root.
-func Path(api config.API) string {
-	if api == config.APIRerank {
+// Wire is how one target speaks its pooled API: the API, and whether the
+// server is TEI (text-embeddings-inference), which ranks on its own /rerank
+// in its own shapes; its embeddings are OpenAI's.
+type Wire struct {
+	API config.API
+	TEI bool
+}
+
+func (w Wire) teiRerank() bool { return w.TEI && w.API == config.APIRerank }
+
+// Path is the API's endpoint under the server's root.
+func (w Wire) Path() string {
+	switch {
+	case w.teiRerank():
+		return "/rerank"
+	case w.API == config.APIRerank:
 		return "/v1/rerank"
 	}
 	return "/v1/embeddings"
@@ -47,22 +62,28 @@ func Requested(api config.API, s workload.Scenario, each int) int {
 }
 
 // Body is the request's JSON for prompt text (the builder's Text and
-// Tail), with extra (the target's extra_body) beneath what it sets.
-func Body(api config.API, model, text string, s workload.Scenario, extra map[string]any) ([]byte, error) {
+// Tail), with extra (the target's extra_body) beneath what it sets. TEI
+// serves one model and its /rerank names none.
+func (w Wire) Body(model, text string, s workload.Scenario, extra map[string]any) ([]byte, error) {
 	body := make(map[string]any, 3+len(extra))
 	for k, v := range extra {
 		body[k] = v
 	}
-	body["model"] = model
-	if api == config.APIRerank {
+	switch {
+	case w.teiRerank():
+		body["query"] = text
+		body["texts"] = documents(text, s.DocumentCount(), s.DocumentTokens)
+	case w.API == config.APIRerank:
+		body["model"] = model
 		body["query"] = text
 		body["documents"] = documents(text, s.DocumentCount(), s.DocumentTokens)
-	} else {
+	default:
+		body["model"] = model
 		body["input"] = inputs(text, s.InputCount())
 	}
 	b, err := json.Marshal(body)
 	if err != nil {
-		return nil, fmt.Errorf("%s request body: %w", api, err)
+		return nil, fmt.Errorf("%s request body: %w", w.API, err)
 	}
 	return b, nil
 }
@@ -91,13 +112,21 @@ var Reasons = []string{ReasonEmbeddingsNotJSON, ReasonEmbeddingsCount, ReasonEmb
 // 4,096 dimensions written as JSON text.
 const maxBody = 64 << 20
 
-// Read reads and checks the answer to a request of n texts.
-func Read(api config.API, r io.Reader, n int) (Answer, error) {
+// Read reads and checks the answer to a request of n texts; h is its
+// header, where TEI counts the tokens of its /rerank.
+func (w Wire) Read(r io.Reader, h http.Header, n int) (Answer, error) {
 	raw, err := io.ReadAll(io.LimitReader(r, maxBody+1))
 	if err != nil {
 		return Answer{}, fmt.Errorf("reading the answer: %w", err)
 	}
-	if api == config.APIRerank {
+	switch {
+	case w.teiRerank():
+		a, err := readRerankTEI(raw, n)
+		if t, perr := strconv.Atoi(h.Get("X-Compute-Tokens")); perr == nil && t > 0 {
+			a.Tokens = t
+		}
+		return a, err
+	case w.API == config.APIRerank:
 		return readRerank(raw, n)
 	}
 	return readEmbeddings(raw, n)

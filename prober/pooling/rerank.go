@@ -39,11 +39,13 @@ const (
 )
 
 type rerankAnswer struct {
-	Results []struct {
-		Index *int            `json:"index"`
-		Score json.RawMessage `json:"relevance_score"`
-	} `json:"results"`
-	Usage *usage `json:"usage"`
+	Results []rank `json:"results"`
+	Usage   *usage `json:"usage"`
+}
+
+type rank struct {
+	Index *int            `json:"index"`
+	Score json.RawMessage `json:"relevance_score"`
 }
 
 func readRerank(raw []byte, n int) (Answer, error) {
@@ -51,11 +53,33 @@ func readRerank(raw []byte, n int) (Answer, error) {
 	if err := decode(raw, &a, ReasonRerankNotJSON, config.APIRerank); err != nil {
 		return Answer{}, err
 	}
-	if len(a.Results) != n {
-		return Answer{}, &Problem{ReasonRerankCount, fmt.Sprintf("%d of %d results", len(a.Results), n)}
+	return checkRanks(a.Results, n, a.Usage.tokens(), "relevance_score")
+}
+
+// readRerankTEI reads TEI's answer: a bare list of {index, score}.
+func readRerankTEI(raw []byte, n int) (Answer, error) {
+	var list []struct {
+		Index *int            `json:"index"`
+		Score json.RawMessage `json:"score"`
+	}
+	if err := decode(raw, &list, ReasonRerankNotJSON, config.APIRerank); err != nil {
+		return Answer{}, err
+	}
+	ranks := make([]rank, len(list))
+	for i, r := range list {
+		ranks[i] = rank{r.Index, r.Score}
+	}
+	return checkRanks(ranks, n, 0, "score")
+}
+
+// checkRanks checks n ranks: every index once, every score (named
+// scoreField in the answer) finite.
+func checkRanks(results []rank, n, tokens int, scoreField string) (Answer, error) {
+	if len(results) != n {
+		return Answer{}, &Problem{ReasonRerankCount, fmt.Sprintf("%d of %d results", len(results), n)}
 	}
 	seen := make([]bool, n)
-	for i, res := range a.Results {
+	for i, res := range results {
 		switch {
 		case res.Index == nil:
 			return Answer{}, &Problem{ReasonRerankIndex, fmt.Sprintf("results[%d] has no index", i)}
@@ -67,8 +91,8 @@ func readRerank(raw []byte, n int) (Answer, error) {
 		seen[*res.Index] = true
 		var f float64
 		if err := json.Unmarshal(res.Score, &f); err != nil || len(res.Score) == 0 || string(res.Score) == "null" || math.IsInf(f, 0) {
-			return Answer{}, &Problem{ReasonRerankNotFinite, fmt.Sprintf("relevance_score %s at results[%d]", excerpt(res.Score), i)}
+			return Answer{}, &Problem{ReasonRerankNotFinite, fmt.Sprintf("%s %s at results[%d]", scoreField, excerpt(res.Score), i)}
 		}
 	}
-	return Answer{Count: n, Tokens: a.Usage.tokens()}, nil
+	return Answer{Count: n, Tokens: tokens}, nil
 }

@@ -30,8 +30,11 @@ const (
 	engineOllama   = "ollama"
 	engineTRTLLM   = "trtllm"
 	engineNIM      = "nim"
-	engineSim      = "llmprobe-sim"
-	engineUnknown  = "unknown"
+	// EngineTEI is Hugging Face's text-embeddings-inference: it lists no
+	// /v1/models, names its model in /info, and ranks on its own /rerank.
+	EngineTEI     = "tei"
+	engineSim     = "llmprobe-sim"
+	engineUnknown = "unknown"
 )
 
 // Info is what a target says about itself. Every string is sanitised and
@@ -90,6 +93,11 @@ func (s Server) Models(ctx context.Context) ([]string, error) {
 func (s Server) listModels(ctx context.Context) (models []string, ownedBy string, hdr http.Header, err error) {
 	var list openai.ModelList
 	hdr, err = s.getJSON(ctx, "/v1/models", &list)
+	if se, ok := errors.AsType[*StatusError](err); ok && se.Status == http.StatusNotFound {
+		if tei, teiHdr, teiErr := s.readTEI(ctx); teiErr == nil {
+			return []string{tei.ModelID}, EngineTEI, teiHdr, nil
+		}
+	}
 	for _, m := range list.Data {
 		if id := sanitizeLabel(m.ID, 128); id != "" && len(models) < 16 {
 			models = append(models, id)
@@ -118,6 +126,9 @@ func (s Server) Read(ctx context.Context) Info {
 		info.Server = sanitizeLabel(hdr.Get("Server"), 64)
 	}
 	info.Engine = detectEngine(ownedBy, info.Server)
+	if ownedBy == EngineTEI { // read from its /info already, for want of /v1/models
+		info.Engine = EngineTEI
+	}
 	info.EngineVersion = s.engineVersion(ctx, &info)
 	// What the target says becomes labels and page text: it may echo a secret.
 	info.Server, info.EngineVersion = s.Redact.String(info.Server), s.Redact.String(info.EngineVersion)
@@ -174,6 +185,8 @@ func versionPaths(engine string) []string {
 		return []string{"/info"}
 	case engineSGLang:
 		return []string{"/get_server_info", "/version"}
+	case EngineTEI:
+		return []string{"/info"}
 	case engineLlamaCPP:
 		return []string{"/props"}
 	case engineNIM:
@@ -226,6 +239,28 @@ func (s Server) getJSON(ctx context.Context, path string, v any) (http.Header, e
 		return resp.Header, fmt.Errorf("GET %s: %w", path, err)
 	}
 	return resp.Header, nil
+}
+
+// teiInfo is the part of TEI's /info that says it is TEI: a model id and
+// type (embedding, reranker, classifier), and no router, which TGI's has.
+type teiInfo struct {
+	ModelID   string                     `json:"model_id"`
+	ModelType map[string]json.RawMessage `json:"model_type"`
+	Router    string                     `json:"router"`
+}
+
+// readTEI reads /info of a server that lists no /v1/models, and says
+// whether it is TEI's.
+func (s Server) readTEI(ctx context.Context) (teiInfo, http.Header, error) {
+	var v teiInfo
+	hdr, err := s.getJSON(ctx, "/info", &v)
+	if err == nil {
+		v.ModelID = sanitizeLabel(v.ModelID, 128)
+		if v.ModelID == "" || len(v.ModelType) == 0 || v.Router != "" {
+			err = errors.New("GET /info: not text-embeddings-inference's")
+		}
+	}
+	return v, hdr, err
 }
 
 var unsafeLabelRe = regexp.MustCompile(`[^A-Za-z0-9_.:/@+=-]`)

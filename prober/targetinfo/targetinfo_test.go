@@ -81,3 +81,36 @@ func TestReadFailure(t *testing.T) {
 		t.Errorf("models: %v", err)
 	}
 }
+
+// TEI lists no /v1/models: its /info (model_type, no router) names the
+// model and the version; a TGI-shaped /info behind a missing /v1/models
+// is no TEI.
+func TestTEIFromInfo(t *testing.T) {
+	t.Run("sim", func(t *testing.T) {
+		srv, _ := testkit.StartSim(t, func(c *sim.Config) { c.Engine, c.Version = sim.EngineTEI, "1.8.2" })
+		info := serverAt(srv.URL).Read(t.Context())
+		if info.Engine != EngineTEI || info.EngineVersion != "1.8.2" || len(info.Models) != 1 || info.Models[0] != "m" || info.Confirmed.IsZero() {
+			t.Errorf("info %+v, want tei 1.8.2 serving m", info)
+		}
+	})
+	for _, tc := range []struct{ name, info, engine string }{
+		// TEI 1.8's /info as its router serialises it.
+		{"tei", `{"model_id":"BAAI/bge-reranker-v2-m3","model_sha":null,"model_dtype":"float16","model_type":{"reranker":{"id2label":{"0":"LABEL_0"},"label2id":{"LABEL_0":0}}},"max_concurrent_requests":512,"max_input_length":8192,"max_batch_tokens":16384,"max_batch_requests":null,"max_client_batch_size":32,"auto_truncate":false,"tokenization_workers":8,"version":"1.8.0","sha":"abc","docker_label":null}`, EngineTEI},
+		{"tgi", `{"model_id":"m","router":"text-generation-router","version":"3.3.6"}`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/info" {
+					fmt.Fprint(w, tc.info)
+					return
+				}
+				http.NotFound(w, r)
+			}))
+			defer srv.Close()
+			info := serverAt(srv.URL).Read(t.Context())
+			if info.Engine != tc.engine || (tc.engine == "" && info.ModelsStatus != http.StatusNotFound) {
+				t.Errorf("info %+v, want engine %q", info, tc.engine)
+			}
+		})
+	}
+}

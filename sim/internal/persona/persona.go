@@ -11,11 +11,17 @@ const (
 	SGLang   = "sglang"
 	TGI      = "tgi"
 	LlamaCPP = "llamacpp"
+	// TEI is text-embeddings-inference: it serves embeddings and its own
+	// /rerank, no generation and no /v1/models.
+	TEI = "tei"
 )
 
-// Families lists them; any other name is the sim itself, with vLLM's
-// metric names.
+// Families lists the generating families; any other name is the sim
+// itself, with vLLM's metric names.
 var Families = []string{VLLM, SGLang, TGI, LlamaCPP}
+
+// PoolingFamilies lists the families that only embed and rank.
+var PoolingFamilies = []string{TEI}
 
 // Request is one request's course through the engine: its tokens and when
 // it arrived, was admitted to the batch, and got its first and last token.
@@ -29,6 +35,8 @@ type Request struct {
 type Identity struct {
 	OwnedBy     string
 	VersionPath string
+	// PoolingOnly: no generation endpoints and no /v1/models, as TEI.
+	PoolingOnly bool
 	server      func(version string) string
 	version     func(version string) any
 }
@@ -55,6 +63,13 @@ func IdentityOf(family, model string) Identity {
 		// TGI's router names the model as its owner and sends no Server header.
 		return Identity{OwnedBy: model, server: func(string) string { return "" }, VersionPath: "/info", version: func(v string) any {
 			return map[string]any{"model_id": model, "router": "text-generation-router", "version": v}
+		}}
+	case TEI:
+		return Identity{PoolingOnly: true, server: func(string) string { return "" }, VersionPath: "/info", version: func(v string) any {
+			return map[string]any{"model_id": model, "model_sha": nil, "model_dtype": "float16",
+				"model_type":              map[string]any{"reranker": map[string]any{"id2label": map[string]string{"0": "LABEL_0"}, "label2id": map[string]int{"LABEL_0": 0}}},
+				"max_concurrent_requests": 512, "max_input_length": 8192, "max_batch_tokens": 16384, "max_client_batch_size": 512,
+				"auto_truncate": false, "tokenization_workers": 2, "version": v, "sha": nil, "docker_label": nil}
 		}}
 	case LlamaCPP:
 		return Identity{OwnedBy: "llamacpp", server: func(string) string { return "llama.cpp" }, VersionPath: "/props", version: func(v string) any {

@@ -22,7 +22,13 @@ type Job struct {
 	Model  string
 	Tokens int
 	Answer func(model string) any
+	// Header is set on the answer: TEI counts its tokens there.
+	Header map[string]string
 }
+
+// AnyModel is the Model of a request that names none, which a server of
+// one model (TEI) answers.
+const AnyModel = "\x00any"
 
 // Embeddings reads a /v1/embeddings request: input is a string or a list
 // of strings, each embedded as a vector seeded by its text.
@@ -69,18 +75,56 @@ func Rerank(body io.Reader) (Job, error) {
 	}
 	job := Job{Model: req.Model, Tokens: words(req.Query) + words(req.Documents...)}
 	job.Answer = func(model string) any {
-		type result struct {
-			Index int     `json:"index"`
-			Score float64 `json:"relevance_score"`
+		var results []map[string]any
+		for _, r := range ranked(req.Query, req.Documents) {
+			results = append(results, map[string]any{"index": r.index, "relevance_score": r.score})
 		}
-		results := make([]result, len(req.Documents))
-		for i, d := range req.Documents {
-			results[i] = result{i, float64(hash(req.Query+"\x00"+d)>>11) / (1 << 53)}
-		}
-		sort.SliceStable(results, func(i, j int) bool { return results[i].Score > results[j].Score })
 		return map[string]any{"id": "rerank-sim", "model": model, "results": results, "usage": usage(job.Tokens)}
 	}
 	return job, nil
+}
+
+// RerankTEI reads a request to TEI's own /rerank ({query, texts}): its
+// answer is a bare list of {index, score}, sorted by score, and the tokens
+// it cost are in the x-compute-tokens header, as TEI sends them.
+func RerankTEI(body io.Reader) (Job, error) {
+	var req struct {
+		Query string   `json:"query"`
+		Texts []string `json:"texts"`
+	}
+	if err := json.NewDecoder(body).Decode(&req); err != nil {
+		return Job{}, fmt.Errorf("invalid JSON body: %w", err)
+	}
+	if len(req.Texts) == 0 {
+		return Job{}, errors.New("`texts` cannot be empty")
+	}
+	job := Job{Model: AnyModel, Tokens: words(req.Query) + words(req.Texts...)}
+	job.Header = map[string]string{"X-Compute-Tokens": fmt.Sprint(job.Tokens)}
+	job.Answer = func(string) any {
+		var ranks []map[string]any
+		for _, r := range ranked(req.Query, req.Texts) {
+			ranks = append(ranks, map[string]any{"index": r.index, "score": r.score})
+		}
+		return ranks
+	}
+	return job, nil
+}
+
+type rank struct {
+	index int
+	score float64
+}
+
+// ranked is the documents' indices by relevance to the query, highest
+// first, as the engines send them; each score is seeded by the query and
+// the document's text, in [0, 1).
+func ranked(query string, docs []string) []rank {
+	out := make([]rank, len(docs))
+	for i, d := range docs {
+		out[i] = rank{i, float64(hash(query+"\x00"+d)>>11) / (1 << 53)}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].score > out[j].score })
+	return out
 }
 
 func usage(tokens int) map[string]int {

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/llmprobe/llmprobe/internal/testkit"
+	"github.com/llmprobe/llmprobe/prober"
+	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/sim"
+)
+
+// gateAPI is one burst of TestGateEveryAPI: a target and scenario in YAML,
+// and what its report must hold.
+type gateAPI struct {
+	name, target, scenario string
+	tokens                 bool     // output tokens, counted from usage
+	tokenTimes             bool     // TTFT, TPOT and ITL samples
+	say                    []string // in the gate's text
+}
+
+// A burst per API through llmprobe gate against the sim: each passes, its
+// report has the figures that apply (e2e always; TTFT, TPOT and ITL for
+// streamed token answers; output tokens from usage where answers have
+// tokens) and n/a for the rest.
+func TestGateEveryAPI(t *testing.T) {
+	srv, _ := simServer(t)
+	tei, _ := testkit.StartSim(t, func(c *sim.Config) { c.Engine, c.Model = sim.EngineTEI, "sim-model" })
+	streamed := `{name: s, prompt_tokens: 16, output_tokens: 4, slo: {ttft: 2s, e2e: 5s, target_ratio: 0.9}}`
+	for _, tc := range []gateAPI{
+		{"chat", `{name: t, url: %q}`, streamed, true, true, nil},
+		{"completions", `{name: t, url: %q, api: completions}`, streamed, true, true, nil},
+		{"responses", `{name: t, url: %q, api: responses}`, streamed, true, true, nil},
+		{"embeddings", `{name: t, url: %q, api: embeddings}`, `{name: s, prompt_tokens: 16, inputs: 4, slo: {e2e: 5s}}`, false, false, []string{"n/a output tok/s"}},
+		{"rerank", `{name: t, url: %q, api: rerank}`, `{name: s, prompt_tokens: 8, documents: 5, slo: {e2e: 5s}}`, false, false, []string{"n/a output tok/s"}},
+		{"tei-rerank", `{name: t, url: "` + tei.URL + `", api: rerank}`, `{name: s, prompt_tokens: 8, documents: 5, slo: {e2e: 5s}}`, false, false, []string{"engine tei 0.1.0"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { gateOneAPI(t, srv.URL, tc) })
+	}
+}
+
+func gateOneAPI(t *testing.T, url string, tc gateAPI) {
+	target := tc.target
+	if strings.Contains(target, "%q") {
+		target = fmt.Sprintf(target, url)
+	}
+	cfg := writeTemp(t, tc.name+".yml", fmt.Sprintf(`targets: [%s]
+scenarios: [%s]
+bursts:
+  - name: b
+    target: t
+    scenarios: [{scenario: s}]
+    arrival: {rate: 20}
+    requests: 20
+`, target, tc.scenario))
+	output := filepath.Join(t.TempDir(), "report.json")
+	out, err := exec.Command(binPath, "gate", "--config.file="+cfg, "--burst=b", "--output="+output, "--storage.path=").CombinedOutput()
+	if exitCode(err) != 0 || !strings.Contains(string(out), "gate: passed") {
+		t.Fatalf("exit %d\n%s", exitCode(err), out)
+	}
+	for _, s := range tc.say {
+		if !strings.Contains(string(out), s) {
+			t.Errorf("the gate's text does not say %q:\n%s", s, out)
+		}
+	}
+	var rep report.Report
+	b, err := os.ReadFile(output)
+	if err != nil || json.Unmarshal(b, &rep) != nil {
+		t.Fatalf("report %s: %v", output, err)
+	}
+	if rep.Outcomes[prober.OutcomeSuccess] != 20 || !rep.Passed {
+		t.Errorf("outcomes %v, passed %v: want 20 successes", rep.Outcomes, rep.Passed)
+	}
+	if s := rep.Latency["e2e"]; s.Count != 20 || s.P50 <= 0 {
+		t.Errorf("e2e: %d samples, p50 %g", s.Count, s.P50)
+	}
+	for _, m := range []string{"ttft", "tpot", "itl"} {
+		if n := rep.Latency[m].Count; tc.tokenTimes != (n > 0) {
+			t.Errorf("%s: %d samples; token times apply: %v", m, n, tc.tokenTimes)
+		}
+	}
+	if got := rep.TokenSources[prober.TokensFromUsage]; tc.tokens != (got == 20) || (!tc.tokens && len(rep.TokenSources) > 0) {
+		t.Errorf("token sources %v; the answers have tokens: %v", rep.TokenSources, tc.tokens)
+	}
+	if tc.tokens != (rep.Throughput.OutputTokens != nil) {
+		t.Errorf("output tok/s %v; the answers have tokens: %v", rep.Throughput.OutputTokens, tc.tokens)
+	}
+}

@@ -1,0 +1,176 @@
+package daemon
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/llmprobe/llmprobe/internal/testkit"
+	"github.com/llmprobe/llmprobe/sim"
+)
+
+// apiPair is one canary pair of the every-API daemon, and what its
+// answers have.
+type apiPair struct {
+	target, scenario string
+	tokens           bool // the answers have output tokens
+	tokenTimes       bool // TTFT, TPOT and ITL apply
+	checked          bool // a quality check runs on every answer
+}
+
+// One daemon against the sim measures every API it speaks with canaries:
+// each pair succeeds with the figures that apply to it and none that do
+// not, passes its checks, answers /probe, and the page stays lint-clean
+// within the series budget.
+func TestEveryAPIWithCanaries(t *testing.T) {
+	srv, _ := testkit.StartSim(t, func(c *sim.Config) { c.PrefillBase, c.DecodeBase = 5*time.Millisecond, 2*time.Millisecond })
+	tei, _ := testkit.StartSim(t, func(c *sim.Config) {
+		c.Engine, c.PrefillBase, c.DecodeBase = sim.EngineTEI, 5*time.Millisecond, 2*time.Millisecond
+	})
+	cfg := fmt.Sprintf(`targets:
+  - {name: chat, url: %[1]q}
+  - {name: completions, url: %[1]q, api: completions}
+  - {name: responses, url: %[1]q, api: responses}
+  - {name: embeddings, url: %[1]q, api: embeddings}
+  - {name: rerank, url: %[1]q, api: rerank}
+  - {name: tei-rerank, url: %[2]q, api: rerank}
+scenarios:
+  - name: stream
+    prompt_tokens: 16
+    output_tokens: 6
+    slo: {ttft: 5s, tpot: 1s, e2e: 10s}
+    quality: {regex: '\w'}
+  - name: vectors
+    prompt_tokens: 16
+    inputs: 3
+    slo: {e2e: 5s}
+  - name: ranked
+    prompt_tokens: 8
+    documents: 4
+    document_tokens: 12
+    slo: {e2e: 5s}
+canary:
+  interval: 300ms
+  probes:
+    - {targets: [chat, completions, responses], scenarios: [stream]}
+    - {targets: [embeddings], scenarios: [vectors]}
+    - {targets: [rerank, tei-rerank], scenarios: [ranked]}
+`, srv.URL, tei.URL)
+	pairs := []apiPair{
+		{"chat", "stream", true, true, true}, {"completions", "stream", true, true, true}, {"responses", "stream", true, true, true},
+		{"embeddings", "vectors", false, false, false}, {"rerank", "ranked", false, false, false}, {"tei-rerank", "ranked", false, false, false},
+	}
+	path := filepath.Join(t.TempDir(), "llmprobe.yml")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := startDaemon(t, Options{ConfigFile: path, StoragePath: t.TempDir(), HistoryRecent: 5, HistoryFailures: 5})
+
+	const want = 3
+	var fams []*dto.MetricFamily
+	testkit.WaitUntil(t, fmt.Sprintf("%d successes of every pair", want), 30*time.Second, func() bool {
+		fams = scrapeFamilies(t, d.routes())
+		for _, p := range pairs {
+			if counterOf(fams, "llmprobe_requests_total", p, "outcome", "success") < want {
+				return false
+			}
+		}
+		return true
+	})
+	for _, p := range pairs {
+		t.Run(p.target+"/"+p.scenario, func(t *testing.T) { checkAPIPair(t, d, fams, p) })
+	}
+
+	code, page := d.get("/metrics")
+	if code != http.StatusOK {
+		t.Fatalf("/metrics: %d", code)
+	}
+	testkit.PromtoolCheckMetrics(t, page)
+	if c := countSeries(scrapeFamilies(t, d.routes()), false); float64(c.total) > 120*float64(len(pairs)) {
+		t.Errorf("%d series for %d pairs: past the budget of 120 per pair", c.total, len(pairs))
+	}
+	if _, landing := d.get("/"); !strings.Contains(landing, fmt.Sprintf("(%d dimensions)", sim.EmbeddingDimension)) {
+		t.Errorf("the landing page does not show the embeddings target's dimension")
+	}
+}
+
+// checkAPIPair checks one pair's series on the page and its /probe.
+func checkAPIPair(t *testing.T, d *running, fams []*dto.MetricFamily, p apiPair) {
+	for _, outcome := range []string{"rejected", "http_error", "timeout", "connection_error", "stream_error"} {
+		if n := counterOf(fams, "llmprobe_requests_total", p, "outcome", outcome); n != 0 {
+			t.Errorf("%v %s requests", n, outcome)
+		}
+	}
+	if n := counterOf(fams, "llmprobe_quality_checks_total", p, "result", "failed"); n != 0 {
+		t.Errorf("%v failed quality checks", n)
+	}
+	if passed := counterOf(fams, "llmprobe_quality_checks_total", p, "result", "passed"); p.checked != (passed > 0) {
+		t.Errorf("%v passed quality checks; want some: %v", passed, p.checked)
+	}
+	if sources := pairMetrics(fams, "llmprobe_token_count_source_total", p); p.tokens != (len(sources) > 0) {
+		t.Errorf("%d token count sources; the answers have tokens: %v", len(sources), p.tokens)
+	}
+	if n := histogramCount(fams, "llmprobe_request_duration_seconds", p); n == 0 {
+		t.Error("no e2e sample")
+	}
+	for _, h := range []string{"llmprobe_time_to_first_token_seconds", "llmprobe_time_per_output_token_seconds", "llmprobe_inter_token_latency_seconds"} {
+		if n := histogramCount(fams, h, p); p.tokenTimes != (n > 0) {
+			t.Errorf("%s has %d samples; token times apply: %v", h, n, p.tokenTimes)
+		}
+	}
+	code, body := d.get("/probe?target=" + p.target + "&scenario=" + p.scenario)
+	if code != http.StatusOK || !strings.Contains(body, "\nprobe_success 1\n") || !strings.Contains(body, "\nllmprobe_probe_good 1\n") {
+		t.Errorf("/probe: %d\n%s", code, body)
+	}
+	if has := strings.Contains(body, "llmprobe_probe_time_to_first_token_seconds"); has != p.tokenTimes {
+		t.Errorf("/probe answers a TTFT: %v, want %v", has, p.tokenTimes)
+	}
+}
+
+// counterOf is the value of a pair's counter whose label is value; 0 when
+// it has none.
+func counterOf(fams []*dto.MetricFamily, name string, p apiPair, label, value string) float64 {
+	var sum float64
+	for _, m := range pairMetrics(fams, name, p) {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == label && l.GetValue() == value {
+				sum += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return sum
+}
+
+func histogramCount(fams []*dto.MetricFamily, name string, p apiPair) uint64 {
+	var n uint64
+	for _, m := range pairMetrics(fams, name, p) {
+		n += m.GetHistogram().GetSampleCount()
+	}
+	return n
+}
+
+// pairMetrics are the canary series of family name for pair p.
+func pairMetrics(fams []*dto.MetricFamily, name string, p apiPair) []*dto.Metric {
+	var out []*dto.Metric
+	for _, f := range fams {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["target"] == p.target && labels["scenario"] == p.scenario && labels["traffic"] == "canary" {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
