@@ -153,7 +153,7 @@ func NewProbe(classicBuckets bool) *Probe {
 			Help: "Requests sent a second time because the reused connection they went out on was closed before any byte of an answer, by why (reason: eof, connection_reset, server_closed_idle)."}, []string{"target", "reason"}),
 		objective:   gauge("slo_objective_seconds", "Configured threshold of each objective.", "scenario", "objective"),
 		interval:    gauge("canary_interval_seconds", "Configured canary interval of each (target, scenario) schedule.", "target", "scenario"),
-		targetRatio: gauge("slo_target_ratio", "Configured ratio of requests that must meet each objective.", "scenario", "objective"),
+		targetRatio: gauge("slo_target_ratio", "Configured ratio of requests that must meet each objective; objective=\"quality\" is slo.quality_ratio, the share of checked answers that must pass their checks.", "scenario", "objective"),
 		inFlight:    map[inFlightKey]int{},
 		modelOf:     map[string]string{},
 		objectives:  map[string][]string{},
@@ -270,6 +270,9 @@ func (p *Probe) Configure(cfg *config.Config) {
 			p.objectives[s.Name] = append(p.objectives[s.Name], o.Name)
 			p.objective.WithLabelValues(s.Name, o.Name).Set(o.Threshold.Seconds())
 			p.targetRatio.WithLabelValues(s.Name, o.Name).Set(s.SLO.TargetRatio)
+		}
+		if r := s.SLO.QualityRatio; r > 0 {
+			p.targetRatio.WithLabelValues(s.Name, workload.ObjectiveQuality).Set(r)
 		}
 	}
 	for key := range p.series {

@@ -139,7 +139,7 @@ llmprobe_slo_checks_total{model="m",objective="ttft",result="missed",scenario="s
 # HELP llmprobe_prompt_tokens_total Prompt tokens of successful requests, as the server reported them (requested count when it reported none).
 # TYPE llmprobe_prompt_tokens_total counter
 llmprobe_prompt_tokens_total{model="m",scenario="s",target="a",traffic="canary"} 110
-# HELP llmprobe_slo_target_ratio Configured ratio of requests that must meet each objective.
+# HELP llmprobe_slo_target_ratio Configured ratio of requests that must meet each objective; objective="quality" is slo.quality_ratio, the share of checked answers that must pass their checks.
 # TYPE llmprobe_slo_target_ratio gauge
 llmprobe_slo_target_ratio{objective="stall",scenario="s"} 0.95
 llmprobe_slo_target_ratio{objective="tpot",scenario="s"} 0.95

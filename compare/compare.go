@@ -71,6 +71,10 @@ type Side struct {
 	Succeeded int `json:"succeeded"`
 	Good      int `json:"good"`
 	Judged    int `json:"judged"`
+	// QualityPassed of QualityChecked answers passed their checks (golden
+	// lines, quality); both 0 where no answer was checked.
+	QualityChecked int `json:"quality_checked,omitempty"`
+	QualityPassed  int `json:"quality_passed,omitempty"`
 	// Throughput is the mean over the runs, reported and not judged.
 	RequestsPerSecond     *float64          `json:"requests_per_second"`
 	OutputTokensPerSecond *float64          `json:"output_tokens_per_second"`
@@ -152,6 +156,9 @@ func Analyze(b config.Burst, base, cand Side, order []string, rounds []Round) *C
 			TailRatio(m, 0.99, base, cand, strata, len(rounds), Tolerance(b, m, "p99")))
 	}
 	c.Metrics = append(c.Metrics, goodput(rounds))
+	if c.Baseline.QualityChecked+c.Candidate.QualityChecked > 0 {
+		c.Metrics = append(c.Metrics, Quality(p.quality.passed, p.quality.round, len(rounds), QualityTolerance))
+	}
 	c.Verdict, c.Reasons = overall(c)
 	return c
 }
@@ -178,6 +185,7 @@ func (s *Side) add(r Run) {
 	s.Succeeded += rep.Outcomes[prober.OutcomeSuccess]
 	good, judged := goodOf(r.Measured)
 	s.Good, s.Judged = s.Good+good, s.Judged+judged
+	s.addQuality(r.Measured.Results)
 	s.ClientSaturated = s.ClientSaturated || rep.ClientSaturated
 	s.ErrorBound = stats.WorseBound(s.ErrorBound, rep.ErrorBound)
 	if rep.Aborted {
@@ -237,9 +245,10 @@ func thin(xs []float64, n int) []float64 {
 // metric the two sides' values, where the metric applies to both, and the
 // round of each.
 type pairs struct {
-	round  []int
-	values map[string][2][]float64
-	rounds map[string][]int
+	round   []int
+	values  map[string][2][]float64
+	rounds  map[string][]int
+	quality qualityPairs
 }
 
 // key is a request's place in the plan: its arrival and its turn.
@@ -261,6 +270,7 @@ func (p *pairs) add(k int, base, cand report.Run) {
 			continue
 		}
 		p.round = append(p.round, k)
+		p.quality.add(k, b, c)
 		for _, m := range Latencies {
 			bv, bok := latency(b, m)
 			cv, cok := latency(c, m)

@@ -148,9 +148,11 @@ func Judge(est, lo, hi, margin float64, rounds []float64) Verdict {
 }
 
 // overall is the comparison's verdict: not measured without pairs;
-// inconclusive with a saturated client or when no latency could be decided;
+// inconclusive with a saturated client (worse when the answers are) or
+// when no latency could be decided;
 // else worse if any metric is worse, inconclusive if any is, better if any
-// is, and no significant difference otherwise.
+// is and the answers are not significantly worse, and no significant
+// difference otherwise.
 func overall(c *Comparison) (Verdict, []string) {
 	var reasons []string
 	for _, s := range []*Side{&c.Baseline, &c.Candidate} {
@@ -169,15 +171,19 @@ func overall(c *Comparison) (Verdict, []string) {
 	count, latencies := map[Verdict]int{}, 0
 	for _, m := range c.Metrics {
 		count[m.Verdict]++
-		if m.Metric != "goodput" && m.Verdict != TooFew && m.Verdict != NotApplicable {
+		if !m.IsShare() && m.Verdict != TooFew && m.Verdict != NotApplicable {
 			latencies++
 		}
 		if m.Verdict == Inconclusive {
 			reasons = append(reasons, fmt.Sprintf("%s: the rounds disagree in direction", m.Name()))
 		}
 	}
+	saturated := c.Baseline.ClientSaturated || c.Candidate.ClientSaturated
 	switch {
-	case c.Baseline.ClientSaturated || c.Candidate.ClientSaturated:
+	case saturated && slices.ContainsFunc(c.Metrics, func(m Metric) bool { return m.Metric == "quality" && m.Verdict == Worse }):
+		// No delay of the client's fails an answer's checks.
+		return Worse, append(reasons, "the answers are worse whatever the client's delays, which leave the latencies undecided")
+	case saturated:
 		return Inconclusive, reasons
 	case count[Worse] > 0:
 		return Worse, reasons
@@ -185,11 +191,18 @@ func overall(c *Comparison) (Verdict, []string) {
 		return Inconclusive, reasons
 	case latencies == 0:
 		return Inconclusive, append(reasons, fmt.Sprintf("%d pairs are too few for any latency", c.Pairs))
+	case count[Better] > 0 && slices.ContainsFunc(c.Metrics, Metric.SignificantlyWorse):
+		// Faster output may be worse output: never better with worse answers.
+		return NoDifference, append(reasons, "its answers passed their checks significantly less often (within the quality tolerance): a faster candidate with worse answers is not better")
 	case count[Better] > 0:
 		return Better, reasons
 	}
 	return NoDifference, reasons
 }
+
+// IsShare reports whether m compares shares of requests (goodput,
+// quality): its estimate is a difference in points, not a ratio.
+func (m Metric) IsShare() bool { return m.Metric == "goodput" || m.Metric == "quality" }
 
 // Name is the metric with its quantile, like "tpot p50".
 func (m Metric) Name() string {

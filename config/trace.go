@@ -37,8 +37,8 @@ func (b *Burst) validateTrace(path string, cfg *Config, errs *field.Errors) {
 		switch {
 		case found && s.Prompt != "":
 			errs.Add(fmt.Sprintf("%s.scenarios[%d]", path, i), "scenario %q sends a literal prompt; a trace sets prompt lengths", ws.Scenario)
-		case found && s.PromptDataset != nil:
-			errs.Add(fmt.Sprintf("%s.scenarios[%d]", path, i), "scenario %q draws its prompts from a dataset; a trace sets prompt lengths", ws.Scenario)
+		case found && (s.PromptDataset != nil || s.Golden != nil):
+			errs.Add(fmt.Sprintf("%s.scenarios[%d]", path, i), "scenario %q draws its prompts from a dataset or golden set; a trace sets prompt lengths", ws.Scenario)
 		case found && s.Conversation != nil:
 			errs.Add(fmt.Sprintf("%s.scenarios[%d]", path, i), "scenario %q is a conversation; a trace replays single requests", ws.Scenario)
 		}

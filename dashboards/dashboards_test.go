@@ -335,6 +335,7 @@ var unitRules = []struct {
 }{
 	{regexp.MustCompile(`/ on \(scenario\) group_left \(\) max by \(scenario\) \(llmprobe_slo_objective_seconds`), "percentunit"},
 	{regexp.MustCompile(`rate\(llmprobe_good_requests_total\{[^/]*/ sum\(rate\(llmprobe_requests_total\{`), "percentunit"},
+	{regexp.MustCompile(`rate\(llmprobe_quality_checks_total\{result="passed"[^/]*/`), "percentunit"},
 	{regexp.MustCompile(`rate\([a-z:_]*seconds_total\{[^/]*/ sum by \(target\) \(rate\([a-z:_]*tokens[a-z_]*total\{`), "s"}, // time per token
 	{regexp.MustCompile(`regression_ratio\{|upgrade_ratio\{|comparison_ratio(_lower|_upper)?\{`), "none"},                   // a quantile over the same quantile
 	{regexp.MustCompile(`_bytes_per_second\b`), "Bps"},

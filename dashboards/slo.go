@@ -75,8 +75,17 @@ func sloOverview() *dashboard.DashboardBuilder {
 		WithPanel(timeSeries("Good requests", "Requests per second that succeeded and met every objective.", unitReqPerSec,
 			q(`sum by (target, scenario) (rate(llmprobe_good_requests_total{`+probeSel+`}[$__rate_interval]))`, "{{target}} {{scenario}}"))).
 		WithPanel(timeSeries("Good output tokens", "Output tokens per second of good requests.", unitTokPerSec,
-			q(`sum by (target, scenario) (rate(llmprobe_good_output_tokens_total{`+probeSel+`}[$__rate_interval]))`, "{{target}} {{scenario}}")))
+			q(`sum by (target, scenario) (rate(llmprobe_good_output_tokens_total{`+probeSel+`}[$__rate_interval]))`, "{{target}} {{scenario}}"))).
+		WithRow(row("Answer quality")).
+		WithPanel(timeSeries("Answers passing their checks", "Share of canary answers that passed their checks (a golden set's lines, a scenario's quality; llmprobe_quality_checks_total), per target and scenario, beside each scenario's slo.quality_ratio: LLMProbeQualityCheckFailing fires when the share stays below it (below 90% where none is set) for 15 minutes. A faster engine whose answers got worse shows here, not in the latencies (docs/golden.md).", unitRatio,
+			q(qualityPassed, "{{target}} {{scenario}}"),
+			q(`max by (scenario) (llmprobe_slo_target_ratio{objective="quality", scenario=~"$scenario"})`, "{{scenario}} quality_ratio")).Span(24))
 }
+
+// qualityPassed is the share of canary answers that passed their checks.
+var qualityPassed = `sum by (target, scenario) (rate(llmprobe_quality_checks_total{result="passed", ` + canarySel + `}[$__rate_interval]))
+/
+sum by (target, scenario) (rate(llmprobe_quality_checks_total{` + canarySel + `}[$__rate_interval]))`
 
 // latencyObjectives pairs each latency objective with its histogram.
 var latencyObjectives = []struct{ objective, metric string }{

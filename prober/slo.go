@@ -51,3 +51,17 @@ func Evaluate(res *Result, s workload.Scenario) {
 	}
 	res.Good = good
 }
+
+// checkGolden holds a successful answer to the checks of the golden line
+// its prompt was drawn from (nil: none): failed, the result is not good,
+// and its quality reason names the line.
+func checkGolden(res *Result, line *workload.GoldenLine) {
+	if line == nil || res.Outcome != OutcomeSuccess {
+		return
+	}
+	if why := quality.Golden(line, res.Answer); why != "" {
+		res.Quality, res.Good = &QualityResult{Reason: why}, false
+	} else if res.Quality == nil {
+		res.Quality = &QualityResult{Passed: true}
+	}
+}

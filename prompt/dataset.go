@@ -73,22 +73,12 @@ func CheckDatasets(c *config.Config, _ []*config.FieldError) []*config.FieldErro
 // maxDatasetPrompts of them or maxDatasetPromptBytes of text; the rest of
 // the file is not read.
 func readShareGPT(file string) ([]workload.DatasetPrompt, error) {
-	fi, err := os.Stat(file)
-	switch {
-	case err != nil:
-		return nil, fmt.Errorf("cannot be read: %v", field.FileError(err))
-	case !fi.Mode().IsRegular():
-		// A FIFO or a device would block the load or never end.
-		return nil, fmt.Errorf("%s is not a regular file", file)
-	case fi.Size() > maxDatasetFileBytes:
-		return nil, fmt.Errorf("%s is %d bytes, past the %d MiB a dataset may be; keep its first lines (head -n 10000)", file, fi.Size(), maxDatasetFileBytes>>20)
-	}
-	f, err := os.Open(file)
+	f, err := openBounded(file, maxDatasetFileBytes, "a dataset", "; keep its first lines (head -n 10000)")
 	if err != nil {
-		return nil, fmt.Errorf("cannot be read: %v", field.FileError(err))
+		return nil, err
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(&limitedReader{f, maxDatasetFileBytes + 1})
+	sc := bufio.NewScanner(newLimitedReader(f, maxDatasetFileBytes))
 	sc.Buffer(make([]byte, 0, 64<<10), maxDatasetLineBytes)
 	var (
 		prompts []workload.DatasetPrompt
@@ -172,16 +162,20 @@ func jsonMessage(err error) string {
 	return msg
 }
 
-// limitedReader fails past n bytes: a file that grows while it is read
-// stays bounded.
+// limitedReader fails past limit bytes: a file that grows while it is
+// read stays bounded.
 type limitedReader struct {
-	f *os.File
-	n int64
+	f        *os.File
+	n, limit int64 // n: bytes left to read, limit+1 at first
+}
+
+func newLimitedReader(f *os.File, limit int64) *limitedReader {
+	return &limitedReader{f: f, n: limit + 1, limit: limit}
 }
 
 func (l *limitedReader) Read(p []byte) (int, error) {
 	if l.n <= 0 {
-		return 0, fmt.Errorf("the file grew past %s while it was read", field.Bytes(maxDatasetFileBytes))
+		return 0, fmt.Errorf("the file grew past %s while it was read", field.Bytes(l.limit))
 	}
 	if int64(len(p)) > l.n {
 		p = p[:l.n]

@@ -55,6 +55,9 @@ type Prompt struct {
 	// 0 for a prompt that is no conversation.
 	History []Message
 	Turn    int
+	// Golden is the golden line the prompt was drawn from, whose checks
+	// its answer must pass; nil for other prompts.
+	Golden *workload.GoldenLine
 }
 
 // Message is one earlier message of a conversation.
@@ -110,6 +113,9 @@ func (b *Builder) At(n uint64) (Prompt, int) {
 func (b *Builder) build(rng *rand.Rand) (Prompt, int) {
 	maxTokens := b.output.draw(rng)
 	nonce := b.nonce(rng)
+	if g := b.scenario.Golden; g != nil && len(g.Lines) > 0 {
+		return goldenPrompt(&g.Lines[rng.IntN(len(g.Lines))], nonce), maxTokens
+	}
 	if d := b.scenario.PromptDataset; d != nil && len(d.Prompts) > 0 {
 		// The real text, whole, after the nonce line: the engine's tokenizer
 		// and the quality check see what a user wrote.

@@ -39,14 +39,21 @@ func TestDatasetGood(t *testing.T) {
 	if strings.Contains(d.Prompts[1].Text, "why would it not help") {
 		t.Error("a later human turn was kept")
 	}
+	shownAsFile(t, cfg, "haiku", "testdata/sharegpt_sample.jsonl", CheckDatasets)
+}
+
+// shownAsFile holds /config to showing the file cfg names, not the text
+// read from it (hidden), and to loading back the same with check.
+func shownAsFile(t *testing.T, cfg *config.Config, hidden, file string, check config.Check) {
+	t.Helper()
 	out, err := cfg.Redacted()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(string(out), "haiku") || !strings.Contains(string(out), "file: testdata/sharegpt_sample.jsonl") {
-		t.Errorf("/config shows the prompts or hides the file:\n%s", out)
+	if strings.Contains(string(out), hidden) || !strings.Contains(string(out), "file: "+file) {
+		t.Errorf("/config shows what the file holds or hides the file:\n%s", out)
 	}
-	again, err := config.Parse(out, "redacted.yml", CheckDatasets)
+	again, err := config.Parse(out, "redacted.yml", check)
 	if err != nil || !config.Equal(cfg.Scenarios, again.Scenarios) {
 		t.Errorf("the rendered configuration does not load back the same: %v", err)
 	}
@@ -68,49 +75,68 @@ func TestEstimateTokens(t *testing.T) {
 	}
 }
 
-// A changed dataset file is a changed configuration, so a reload applies it.
-func TestDatasetReloadSeesNewFile(t *testing.T) {
-	dir := t.TempDir()
-	cfgFile := filepath.Join(dir, "llmprobe.yml")
-	write := func(name, text string) {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
-			t.Fatal(err)
-		}
+// A changed dataset or golden set is a changed configuration, so a reload
+// applies it.
+func TestReloadSeesNewFile(t *testing.T) {
+	for _, tc := range []struct {
+		key, before, after string
+		check              config.Check
+	}{
+		{"prompt_dataset", `{"conversations": [{"from": "human", "value": "first"}]}`, `{"conversations": [{"from": "human", "value": "second"}]}`, CheckDatasets},
+		{"golden", `{"prompt": "capital of France?", "checks": {"contains": "Paris"}}`, `{"prompt": "capital of France?", "checks": {"contains": "paris"}}`, CheckGolden},
+	} {
+		t.Run(tc.key, func(t *testing.T) {
+			dir := t.TempDir()
+			write := func(name, text string) {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			write("llmprobe.yml", "targets: [{name: a, url: 'http://x:1'}]\nscenarios: [{name: s, "+tc.key+": {file: p.jsonl}}]\n")
+			write("p.jsonl", tc.before+"\n")
+			cfgFile := filepath.Join(dir, "llmprobe.yml")
+			a, err := config.LoadFile(cfgFile, tc.check) // relative to the configuration, not the working directory
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := config.LoadFile(cfgFile, tc.check)
+			if !config.Equal(a, b) {
+				t.Error("two loads of one file differ")
+			}
+			write("p.jsonl", tc.after+"\n")
+			c, err := config.LoadFile(cfgFile, tc.check)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if config.Equal(a, c) {
+				t.Error("a changed file is Equal to the old one: a reload would keep what it said before")
+			}
+		})
 	}
-	write("llmprobe.yml", "targets: [{name: a, url: 'http://x:1'}]\nscenarios: [{name: s, prompt_dataset: {file: p.jsonl}}]\n")
-	write("p.jsonl", `{"conversations": [{"from": "human", "value": "first"}]}`+"\n")
-	a, err := config.LoadFile(cfgFile, CheckDatasets) // relative to the configuration, not the working directory
+}
+
+// loadWritten writes file name in dir with write, and loads a
+// configuration whose one scenario names it under key (prompt_dataset or
+// golden).
+func loadWritten(t *testing.T, dir, name, key string, check config.Check, write func(f *os.File)) (*config.Config, error) {
+	t.Helper()
+	f, err := os.Create(filepath.Join(dir, name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := config.LoadFile(cfgFile, CheckDatasets)
-	if !config.Equal(a, b) {
-		t.Error("two loads of one file differ")
-	}
-	write("p.jsonl", `{"conversations": [{"from": "human", "value": "second"}]}`+"\n")
-	c, err := config.LoadFile(cfgFile, CheckDatasets)
-	if err != nil {
+	write(f)
+	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if config.Equal(a, c) {
-		t.Error("a changed dataset is Equal to the old one: a reload would keep the old prompts")
-	}
+	yml := fmt.Sprintf("targets: [{name: a, url: 'http://x:1'}]\nscenarios:\n  - name: s\n    %s: {file: %s}\n", key, f.Name())
+	return config.Parse([]byte(yml), "cfg.yml", check)
 }
 
 func TestDatasetBounds(t *testing.T) {
 	dir := t.TempDir()
 	load := func(t *testing.T, name string, write func(f *os.File)) error {
 		t.Helper()
-		f, err := os.Create(filepath.Join(dir, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		write(f)
-		if err := f.Close(); err != nil {
-			t.Fatal(err)
-		}
-		yml := fmt.Sprintf("targets: [{name: a, url: 'http://x:1'}]\nscenarios:\n  - name: s\n    prompt_dataset: {file: %s}\n", f.Name())
-		cfg, err := config.Parse([]byte(yml), "cfg.yml", CheckDatasets)
+		cfg, err := loadWritten(t, dir, name, "prompt_dataset", CheckDatasets, write)
 		if err == nil && len(cfg.Scenarios[0].PromptDataset.Prompts) == 0 {
 			t.Fatal("loaded with no prompts")
 		}

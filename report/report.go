@@ -14,6 +14,7 @@ import (
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/prober"
+	"github.com/llmprobe/llmprobe/report/turns"
 	"github.com/llmprobe/llmprobe/shard"
 	"github.com/llmprobe/llmprobe/stats"
 )
@@ -152,6 +153,9 @@ type Goodput struct {
 	Judged               int                       `json:"judged,omitempty"`
 	RatioInterval        *stats.Interval           `json:"ratio_interval,omitempty"`
 	PerObjectiveInterval map[string]stats.Interval `json:"per_objective_interval,omitempty"`
+	// PerObjectiveChecked is how many requests each share rests on (for
+	// quality, the successful requests whose answer was checked).
+	PerObjectiveChecked map[string]int `json:"per_objective_checked,omitempty"`
 }
 
 // Gate is one pass/fail verdict with its threshold. A skipped gate could not
@@ -331,8 +335,8 @@ func Build(b config.Burst, o Run, meta Meta) *Report {
 	}
 	t.rates(r, o.Start)
 	r.TTFTBreakdown = newTTFTBreakdown(o.Results)
-	r.Turns = newTurns(o.Results)
-	r.PromptCache = newPromptCache(o.Results)
+	r.Turns = turns.Of(o.Results)
+	r.PromptCache = turns.PromptCacheOf(o.Results)
 	r.ErrorBound = newErrorBound(r.Latency["dispatch_delay"], o.Runtime, meta.Scenarios)
 	r.ClientSaturated = r.ErrorBound.Saturated()
 	r.gates(meta.Scenarios)
@@ -373,10 +377,10 @@ func (t *tally) add(r *Report, res *prober.Result, start time.Time) {
 		}
 	}
 	for _, c := range res.Checks {
-		t.checked[c.Objective]++
-		if c.Met {
-			t.met[c.Objective]++
-		}
+		t.count(c.Objective, c.Met)
+	}
+	if q := res.Quality; q != nil { // an answer's checks: the share of answers, apart from the requests that failed
+		t.count(workload.ObjectiveQuality, q.Passed)
 	}
 	if res.Outcome != prober.OutcomeSuccess {
 		return
@@ -415,6 +419,14 @@ func (t *tally) add(r *Report, res *prober.Result, start time.Time) {
 	}
 }
 
+// count adds one check of objective, met or not.
+func (t *tally) count(objective string, met bool) {
+	t.checked[objective]++
+	if met {
+		t.met[objective]++
+	}
+}
+
 // rates sets r's throughput, goodput and achieved rate from the tally, over
 // the measured part's span from start.
 func (t *tally) rates(r *Report, start time.Time) {
@@ -432,6 +444,7 @@ func (t *tally) rates(r *Report, start time.Time) {
 	r.Goodput.Ratio = figure(float64(t.good)/float64(t.judged), t.judged > 0)
 	r.Goodput.Judged, r.Goodput.RatioInterval = t.judged, stats.WilsonOf(t.good, t.judged)
 	r.Goodput.PerObjective, r.Goodput.PerObjectiveInterval = map[string]float64{}, map[string]stats.Interval{}
+	r.Goodput.PerObjectiveChecked = t.checked
 	for obj, n := range t.checked {
 		r.Goodput.PerObjective[obj] = float64(t.met[obj]) / float64(n)
 		r.Goodput.PerObjectiveInterval[obj] = *stats.WilsonOf(t.met[obj], n)

@@ -57,6 +57,8 @@ type ShardRequest struct {
 	Good   bool               `json:"good,omitempty"`
 	Met    []string           `json:"met,omitempty"`
 	Missed []string           `json:"missed,omitempty"`
+	// Quality is whether the answer passed its checks; nil when none.
+	Quality *bool `json:"q,omitempty"`
 	// Why a failed request failed; Error only on the shard's first request
 	// of each (outcome, phase, reason, status), which is all the failure
 	// groups show.
@@ -112,6 +114,9 @@ func newShardPart(o Run) *ShardPart {
 			} else {
 				row.Missed = append(row.Missed, c.Objective)
 			}
+		}
+		if q := res.Quality; q != nil {
+			row.Quality = &q.Passed
 		}
 		if res.Outcome == prober.OutcomeSuccess {
 			row.Source = res.TokenSource

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/llmprobe/llmprobe/sim/internal/content"
+	"github.com/llmprobe/llmprobe/sim/internal/golden"
 	"github.com/llmprobe/llmprobe/sim/internal/persona"
 	"github.com/llmprobe/llmprobe/sim/internal/prefixcache"
 	"github.com/llmprobe/llmprobe/sim/internal/truth"
@@ -71,6 +72,12 @@ type Config struct {
 	// stands for (0: 28, Qwen2-VL's): an image's prefill grows with its
 	// pixels.
 	ImagePatch int
+	// Golden names a golden set (llmprobe's JSONL): a prompt of it, after
+	// llmprobe's nonce line, is answered with its reference answer, and
+	// GoldenWrongRate of them (seeded by Seed and each request's text)
+	// wrong.
+	Golden          string
+	GoldenWrongRate float64
 }
 
 // DefaultConfig is a small GPU-like engine: 32 sequences, 20 ms prefill,
@@ -120,6 +127,9 @@ func (c *Config) validate() error {
 	if c.ImagePatch < 0 {
 		errs = append(errs, fmt.Errorf("image patch %d must not be negative", c.ImagePatch))
 	}
+	if c.GoldenWrongRate != 0 && c.Golden == "" {
+		errs = append(errs, fmt.Errorf("golden wrong rate %g needs a golden set", c.GoldenWrongRate))
+	}
 	if c.DefaultMaxTokens < 1 {
 		errs = append(errs, fmt.Errorf("default max tokens %d must be at least 1", c.DefaultMaxTokens))
 	}
@@ -145,7 +155,8 @@ type Engine struct {
 	stats    Stats
 	cache    *prefixcache.Cache // nil without one; owned by mu
 
-	truth *truth.Log // nil unless cfg.TruthStamps
+	truth  *truth.Log  // nil unless cfg.TruthStamps
+	golden *golden.Set // nil unless cfg.Golden
 
 	wake chan struct{}
 	stop chan struct{}
@@ -166,6 +177,7 @@ type sequence struct {
 	blocks       []uint64 // the prompt's block hashes, for the prefix cache
 	cachedTokens int      // of promptTokens, found in the prefix cache at admission
 	maxTokens    int
+	stop         bool // the answer ends before max_tokens (finish_reason stop)
 	generated    int
 	arrived      time.Time
 	admitted     time.Time
@@ -199,6 +211,13 @@ func New(cfg Config) (*Engine, error) {
 		wake:    make(chan struct{}, 1),
 		stop:    make(chan struct{}),
 		done:    make(chan struct{}),
+	}
+	if cfg.Golden != "" {
+		g, err := golden.Load(cfg.Golden, cfg.GoldenWrongRate, cfg.Seed)
+		if err != nil {
+			return nil, fmt.Errorf("sim: %w", err)
+		}
+		e.golden = g
 	}
 	e.m = persona.NewMetrics(e.reg, cfg.Engine, cfg.Model, cfg.MaxBatch, e.load)
 	if cfg.TruthStamps {

@@ -149,7 +149,7 @@ func (e *Engine) serveGenerate(w http.ResponseWriter, r *http.Request, api endpo
 			return
 		}
 	}
-	var receipt Receipt
+	var receipt truth.Receipt
 	if e.truth != nil {
 		receipt = truth.ReceiptOf(r)
 	}
@@ -177,6 +177,10 @@ func (e *Engine) serveGenerate(w http.ResponseWriter, r *http.Request, api endpo
 		return
 	}
 
+	answer, stop := e.goldenAnswer(&req, chat, maxTokens)
+	if answer != nil {
+		maxTokens = len(answer)
+	}
 	n, faults := e.nextArrival()
 	rng := rand.New(rand.NewPCG(uint64(e.cfg.Seed), n))
 	plan := drawPlan(rng, faults)
@@ -189,10 +193,13 @@ func (e *Engine) serveGenerate(w http.ResponseWriter, r *http.Request, api endpo
 		apiError(w, http.StatusBadRequest, "BadRequestError", err.Error())
 		return
 	}
-	if shape != nil {
+	switch {
+	case answer != nil: // the golden answer is the whole answer, whatever shape was asked
+		shape, faults.ReasoningTokens = nil, 0
+	case shape != nil:
 		maxTokens, faults.ReasoningTokens = min(maxTokens, shape.Tokens()), 0
 	}
-	s := &sequence{ctx: r.Context(), promptTokens: prompt, maxTokens: maxTokens, arrived: time.Now(), out: make(chan struct{}, maxTokens)}
+	s := &sequence{ctx: r.Context(), promptTokens: prompt, maxTokens: maxTokens, stop: stop, arrived: time.Now(), out: make(chan struct{}, maxTokens)}
 	if e.cache != nil {
 		s.blocks = req.promptBlocks(chat)
 	}
@@ -200,9 +207,13 @@ func (e *Engine) serveGenerate(w http.ResponseWriter, r *http.Request, api endpo
 		apiError(w, http.StatusTooManyRequests, "RateLimitError", "the simulated engine's queue is full")
 		return
 	}
-	words := e.words(rng, maxTokens)
-	if shape != nil {
+	words := answer
+	switch {
+	case words != nil:
+	case shape != nil:
 		words = shape.Words()[:maxTokens]
+	default:
+		words = e.words(rng, maxTokens)
 	}
 	id := fmt.Sprintf("cmpl-sim-%d", n)
 	st := &streamWriter{w: w, chat: chat, id: id, model: e.cfg.Model, created: time.Now().Unix(), faults: faults, plan: plan,
@@ -286,7 +297,7 @@ func (st *streamWriter) whole(ctx context.Context, s *sequence, api endpoint) {
 			return
 		}
 	}
-	finish := finishOf(st.shape, s.maxTokens)
+	finish := st.finish(s.maxTokens)
 	calls := st.shape != nil && st.shape.Calls != nil && finish != "length"
 	split := 0
 	if st.chat && !calls {

@@ -18,11 +18,12 @@ func (e *Engine) shapeOf(req *generateRequest, n uint64, fault string) (*shaped.
 		rand.New(rand.NewPCG(uint64(e.cfg.Seed)^shapeSeed, n)), fault, e.cfg.Engine == persona.LlamaCPP)
 }
 
-// finishOf is the finish_reason of an answer of sent tokens: a shaped
-// answer's own when it was given whole, else the length asked for.
-func finishOf(shape *shaped.Answer, sent int) string {
-	if shape != nil && sent == shape.Tokens() {
-		return shape.Finish()
+// finish is the finish_reason of an answer of sent tokens: a shaped
+// answer's own when it was given whole, stop where a golden answer ended,
+// else the length asked for.
+func (st *streamWriter) finish(sent int) string {
+	if st.shape != nil && sent == st.shape.Tokens() {
+		return st.shape.Finish()
 	}
-	return "length"
+	return st.seq.finishReason()
 }

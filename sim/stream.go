@@ -103,7 +103,7 @@ func (st *streamWriter) run(ctx context.Context, s *sequence) {
 		st.endEvents(sent)
 		return
 	}
-	finish := finishOf(st.shape, sent)
+	finish := st.finish(sent)
 	var usage *usageJSON
 	separate := st.includeUsage && st.faults.UsagePlacement == UsageSeparate
 	if st.includeUsage && st.faults.UsagePlacement == UsageFinish {

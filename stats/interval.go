@@ -150,3 +150,40 @@ func meanVar(xs []float64) (mean, variance float64) {
 	}
 	return mean, variance / float64(len(xs)-1)
 }
+
+// McNemar is the exact two-sided p-value of McNemar's test on paired
+// pass/fail outcomes, from the discordant pairs alone: b passed on the
+// first side only, c on the second only. With no difference each
+// discordant pair is either kind with probability 1/2, so p = min(1,
+// 2·P(X ≤ min(b, c))) for X ~ Binomial(b+c, 1/2); 1 without discordant pairs.
+func McNemar(b, c int) float64 {
+	n := b + c
+	if n == 0 {
+		return 1
+	}
+	return min(1, 2*distuv.Binomial{N: float64(n), P: 0.5}.CDF(float64(min(b, c))))
+}
+
+// PairedProportionDiff is p2 − p1 for two proportions measured on the same
+// n = a+b+c+d pairs (a passed on both sides, b on the first only, c on the
+// second only, d on neither): (c − b)/n with Newcombe's 95 % hybrid score
+// interval for paired data (his method 10: the two Wilson intervals,
+// combined with the pairs' correlation φ). ok is false for n = 0.
+func PairedProportionDiff(a, b, c, d int) (diff, lo, hi float64, ok bool) {
+	n := a + b + c + d
+	if n == 0 {
+		return 0, 0, 0, false
+	}
+	l1, u1, _ := Wilson(a+b, n)
+	l2, u2, _ := Wilson(a+c, n)
+	p1, p2 := float64(a+b)/float64(n), float64(a+c)/float64(n)
+	phi := 0.0
+	if den := float64(a+b) * float64(c+d) * float64(a+c) * float64(b+d); den > 0 {
+		phi = (float64(a)*float64(d) - float64(b)*float64(c)) / math.Sqrt(den)
+	}
+	diff = p2 - p1
+	down := func(x, y float64) float64 { return math.Sqrt(max(0, x*x-2*phi*x*y+y*y)) }
+	lo = diff - down(p2-l2, u1-p1)
+	hi = diff + down(u2-p2, p1-l1)
+	return diff, max(lo, -1), min(hi, 1), true
+}

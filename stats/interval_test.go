@@ -111,3 +111,73 @@ func TestWelchT(t *testing.T) {
 		t.Errorf("runs 0.1 vs 0.2 apart by ten spreads: p = %g, want < 0.01", p)
 	}
 }
+
+// McNemar's exact p is the binomial test's on the discordant pairs (R:
+// binom.test(min(b, c), b + c)$p.value).
+func TestMcNemarMatchesTheBinomialTest(t *testing.T) {
+	for _, tc := range []struct {
+		b, c int
+		p    float64
+	}{
+		{10, 2, 0.03857422},
+		{2, 10, 0.03857422},
+		{6, 0, 0.03125},
+		{5, 0, 0.0625},
+		{7, 7, 1},
+		{0, 0, 1},
+		{30, 12, 0.0079159}, // 2·Σ_{i≤12} C(42, i) / 2⁴²
+	} {
+		if p := McNemar(tc.b, tc.c); !near(p, tc.p, 1e-5) {
+			t.Errorf("McNemar(%d, %d) = %.6f, want %.6f", tc.b, tc.c, p, tc.p)
+		}
+	}
+}
+
+// Newcombe's paired interval holds the difference, stays within [-1, 1],
+// narrows as the sides agree more, and covers the true difference about
+// 95 % of the time.
+func TestPairedProportionDiff(t *testing.T) {
+	d, lo, hi, ok := PairedProportionDiff(80, 12, 3, 5) // baseline 92 %, candidate 83 %
+	if !ok || !near(d, -0.09, 1e-12) || !(lo < d && d < hi) || hi >= 0 || lo < -1 {
+		t.Errorf("diff %.3f [%.3f, %.3f] ok %v", d, lo, hi, ok)
+	}
+	// The same margins, less agreement: a wider interval.
+	_, lo2, hi2, _ := PairedProportionDiff(75, 17, 8, 0)
+	if hi2-lo2 <= hi-lo {
+		t.Errorf("less agreement gave [%.3f, %.3f], no wider than [%.3f, %.3f]", lo2, hi2, lo, hi)
+	}
+	if _, _, _, ok := PairedProportionDiff(0, 0, 0, 0); ok {
+		t.Error("no pairs gave an interval")
+	}
+	if d, lo, hi, _ := PairedProportionDiff(0, 0, 0, 10); d != 0 || lo > 0 || hi < 0 {
+		t.Errorf("all failing on both sides: %g [%g, %g]", d, lo, hi)
+	}
+	// Coverage: pairs pass on the baseline with 0.9; a candidate that
+	// passes a baseline pass with 0.95 and a baseline fail with 0.3 passes
+	// 0.885 in all: the difference is -0.015.
+	rng := rand.New(rand.NewPCG(1, 2))
+	covered, reps := 0, 2000
+	for range reps {
+		var a, b, c, d int
+		for range 200 {
+			base := rng.Float64() < 0.9
+			cand := rng.Float64() < map[bool]float64{true: 0.95, false: 0.3}[base]
+			switch {
+			case base && cand:
+				a++
+			case base:
+				b++
+			case cand:
+				c++
+			default:
+				d++
+			}
+		}
+		if _, lo, hi, _ := PairedProportionDiff(a, b, c, d); lo <= -0.015 && -0.015 <= hi {
+			covered++
+		}
+	}
+	if share := float64(covered) / float64(reps); share < 0.93 || share > 0.975 {
+		t.Errorf("the interval covered the true difference %.1f%% of the time, want about 95%%", 100*share)
+	}
+}

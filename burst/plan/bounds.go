@@ -253,7 +253,7 @@ func wholeBytes(s workload.Scenario) int64 {
 
 // promptBytesOf is the prompt's part of streamBytesOf.
 func promptBytesOf(s workload.Scenario, trace bool) int64 {
-	if s.PromptDataset != nil || s.Prompt != "" || s.Conversation != nil {
+	if s.PromptDataset != nil || s.Golden != nil || s.Prompt != "" || s.Conversation != nil {
 		// Held whole: a conversation's later turns carry its history.
 		return streamBytes + bytesPerPrompt*int64(maxPromptTokens(s))
 	}
@@ -269,7 +269,7 @@ func promptBytesOf(s workload.Scenario, trace bool) int64 {
 // bodyBytes is the body every synthetic prompt of s ends with: made once
 // per builder, that is per burst run and per canary schedule.
 func bodyBytes(s workload.Scenario) int64 {
-	if s.PromptDataset != nil || s.Prompt != "" {
+	if s.PromptDataset != nil || s.Golden != nil || s.Prompt != "" {
 		return 0
 	}
 	n := int64(s.PromptTokens.Maximum())
@@ -284,6 +284,9 @@ func maxPromptTokens(s workload.Scenario) int {
 			n = max(n, p.Tokens)
 		}
 		return n + datasetNonceTokens
+	}
+	if g := s.Golden; g != nil {
+		return longestGolden(g).Tokens + datasetNonceTokens
 	}
 	if s.Prompt != "" {
 		return len(s.Prompt)/2 + 8 // a token is at least two bytes of text, mostly
@@ -327,6 +330,8 @@ func CheckBounds(c *config.Config, found []*config.FieldError) []*config.FieldEr
 		case d != nil:
 			longest := slices.MaxFunc(d.Prompts, func(a, b workload.DatasetPrompt) int { return a.Tokens - b.Tokens })
 			errs.Add(fmt.Sprintf("scenarios[%d].prompt_dataset.file", i), "the prompt at %s:%d is about %d tokens with its nonce line (estimated), past limits.max_prompt_tokens (%d): raise the limit or drop that conversation", d.File, longest.Line, n, l.MaxPromptTokens)
+		case s.Golden != nil:
+			errs.Add(fmt.Sprintf("scenarios[%d].golden.file", i), "the prompt at %s:%d is about %d tokens with its nonce line (estimated), past limits.max_prompt_tokens (%d): raise the limit or shorten that line", s.Golden.File, longestGolden(s.Golden).Line, n, l.MaxPromptTokens)
 		default:
 			what := ""
 			if cv := s.Conversation; cv != nil {
@@ -350,4 +355,12 @@ func CheckBounds(c *config.Config, found []*config.FieldError) []*config.FieldEr
 		}
 	}
 	return errs
+}
+
+// longestGolden is g's line of the longest prompt (a zero line for none).
+func longestGolden(g *workload.Golden) workload.GoldenLine {
+	if len(g.Lines) == 0 {
+		return workload.GoldenLine{}
+	}
+	return slices.MaxFunc(g.Lines, func(a, b workload.GoldenLine) int { return a.Tokens - b.Tokens })
 }

@@ -23,7 +23,7 @@ type sideFlags struct {
 }
 
 func newCompareCommand(app *kingpin.Application) *compareCommand {
-	cmd := app.Command("compare", "Send one burst's identical requests to a baseline and a candidate target in alternating rounds (ABBA…) and judge each latency with a paired test; exit 0 if no metric is significantly worse, 1 if one is, 2 on a usage or config error, 3 if a side could not be measured or the verdict is inconclusive.")
+	cmd := app.Command("compare", "Send one burst's identical requests to a baseline and a candidate target in alternating rounds (ABBA…) and judge each latency, and the share of answers passing their checks where a scenario checks them (golden, quality), with a paired test; exit 0 if no metric is significantly worse, 1 if one is, 2 on a usage or config error, 3 if a side could not be measured or the verdict is inconclusive.")
 	c := &compareCommand{cmd: cmd}
 	c.configFile = cmd.Flag("config.file", "llmprobe configuration file.").Required().String()
 	c.burst = cmd.Flag("burst", "Name of the burst whose requests both sides get (its seed, arrivals, lengths, warmup).").Required().String()

@@ -22,9 +22,20 @@ import (
 // decodeSim serves a sim whose decode steps take slower times the default's.
 func decodeSim(t *testing.T, slower float64) string {
 	t.Helper()
+	return serveSim(t, func(c *sim.Config) { slowerDecode(c, slower) })
+}
+
+// slowerDecode makes c's decode steps take slower times what they did.
+func slowerDecode(c *sim.Config, slower float64) {
+	c.DecodeBase = time.Duration(float64(c.DecodeBase) * slower)
+	c.DecodePerSeq = time.Duration(float64(c.DecodePerSeq) * slower)
+}
+
+// serveSim serves a sim of the default configuration as mutate changes it.
+func serveSim(t *testing.T, mutate func(*sim.Config)) string {
+	t.Helper()
 	cfg := sim.DefaultConfig()
-	cfg.DecodeBase = time.Duration(float64(cfg.DecodeBase) * slower)
-	cfg.DecodePerSeq = time.Duration(float64(cfg.DecodePerSeq) * slower)
+	mutate(&cfg)
 	engine, err := sim.New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -53,15 +52,7 @@ func exitCode(err error) int {
 // objective by far more than the client adds (a tenth of it, 20 ms), so
 // the failure is the target's, never inconclusive.
 func slowSim(t *testing.T) string {
-	cfg := sim.DefaultConfig()
-	cfg.PrefillBase = 500 * time.Millisecond
-	engine, err := sim.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(engine.Handler())
-	t.Cleanup(func() { srv.Close(); engine.Close() })
-	return srv.URL
+	return serveSim(t, func(c *sim.Config) { c.PrefillBase = 500 * time.Millisecond })
 }
 
 // Exit codes are the contract with release pipelines: 0 passed, 1 a gate

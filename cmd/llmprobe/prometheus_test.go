@@ -142,7 +142,7 @@ func TestDashboardsAndRulesAgainstPrometheus(t *testing.T) {
   - name: chat
     prompt_tokens: 32
     output_tokens: 8
-    slo: {ttft: 1s, tpot: 200ms, e2e: 5s, stall: 1s, target_ratio: 0.99}
+    slo: {ttft: 1s, tpot: 200ms, e2e: 5s, stall: 1s, target_ratio: 0.99, quality_ratio: 0.9}
     quality: {contains: " "}
   - name: session
     prompt_tokens: 32

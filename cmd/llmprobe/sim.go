@@ -63,6 +63,8 @@ func addSimFlags(cmd *kingpin.CmdClause) *sim.Config {
 	cmd.Flag("sim.usage-placement", "Where streamed usage goes: separate, finish or none.").Default(sim.UsageSeparate).EnumVar(&c.Faults.UsagePlacement, sim.UsageSeparate, sim.UsageFinish, sim.UsageNone)
 	cmd.Flag("sim.close-after-stream", "Close each connection after a streamed answer while advertising keep-alive, as llama.cpp's server does (on by default with --sim.engine=llamacpp).").BoolVar(&c.Faults.CloseAfterStream)
 	cmd.Flag("sim.image-patch", "Side in pixels of the square one image token stands for: an image costs prefill for width/patch × height/patch tokens, each rounded to the nearest and at least 1, counted in usage (28 is Qwen2-VL's 14-pixel patches merged 2×2; 14 counts as a ViT without merging).").Default("28").IntVar(&c.ImagePatch)
+	cmd.Flag("sim.golden", "A golden set (llmprobe's JSONL: prompt or messages, checks, answer): a prompt of it, after llmprobe's nonce line, is answered with its reference answer.").PlaceHolder("FILE").StringVar(&c.Golden)
+	cmd.Flag("sim.golden.wrong-rate", "Fraction of golden prompts answered wrong instead, drawn from --sim.seed and each request's text.").Default("0").Float64Var(&c.GoldenWrongRate)
 	cmd.Flag("sim.reasoning-tokens", "Leading chat tokens sent as reasoning_content, as a reasoning model streams them; usage reports them as completion_tokens_details.reasoning_tokens.").Default("0").IntVar(&c.Faults.ReasoningTokens)
 	return c
 }

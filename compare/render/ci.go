@@ -81,7 +81,7 @@ func JUnit(w io.Writer, c *compare.Comparison) error {
 		jc := junitCase{Name: m.Name(), Classname: class, Out: fmt.Sprintf("%s %s, 95 %% interval %s, per round %s: %s", label(m), estimate(m), interval(m), perRound(m), m.Verdict)}
 		switch m.Verdict {
 		case compare.Worse:
-			jc.Failure = &junitNote{fmt.Sprintf("%s worse: %s (95 %% CI %s) beyond the %.0f %% tolerance", label(m), change(m), changeInterval(m), 100*m.Tolerance)}
+			jc.Failure = &junitNote{fmt.Sprintf("%s worse: %s (95 %% CI %s) beyond the %s tolerance", label(m), change(m), changeInterval(m), tolerance(m))}
 		case compare.TooFew:
 			jc.Skipped = &junitNote{fmt.Sprintf("%d pairs, too few: needs %d", m.Pairs, m.Needs)}
 		case compare.NotApplicable:

@@ -96,3 +96,34 @@ func TestHTML(t *testing.T) {
 		t.Errorf("the worse row is not marked:\n%s", page)
 	}
 }
+
+// The quality row reads in points with its tolerance, each side's share of
+// answers passing their checks stands beside its latency, and a worse
+// quality decides the headline as latencies do.
+func TestQualityRendered(t *testing.T) {
+	c := comparison()
+	c.Baseline.QualityChecked, c.Baseline.QualityPassed = 80, 79
+	c.Candidate.QualityChecked, c.Candidate.QualityPassed = 80, 66
+	c.Metrics = []compare.Metric{
+		{Metric: "ttft", Quantile: "p50", Pairs: 80, Estimate: ptr(0.6), Lower: ptr(0.55), Upper: ptr(0.65), P: ptr(0.00001), Tolerance: 0.1, Rounds: []*float64{ptr(0.6), ptr(0.6)}, Verdict: compare.Better},
+		{Metric: "quality", Method: compare.MethodMcNemar, Pairs: 80, Needs: 300, Estimate: ptr(-0.1625), Lower: ptr(-0.25), Upper: ptr(-0.08), P: ptr(0.0002), Tolerance: 0.02, Rounds: []*float64{ptr(-0.15), ptr(-0.175)}, Verdict: compare.Worse},
+	}
+	var b bytes.Buffer
+	Text(&b, c)
+	for _, want := range []string{
+		"compare: candidate next|<b> vs baseline stable: worse: quality -16.2 pp (95 % CI -25.0 pp … -8.0 pp)\n",
+		"baseline   stable (http://a), model m: 80 requests, 80 succeeded, 80 good, answers passing their checks 98.8 % of 80\n",
+		"candidate  next|<b> (http://b), model m: 80 requests, 80 succeeded, 78 good, answers passing their checks 82.5 % of 80\n",
+		"quality   80     -16.2 pp            [-25.0 pp, -8.0 pp]  0.0002   -15.0 pp -17.5 pp  worse (beyond 2.0 pp)",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("no %q in\n%s", want, b.String())
+		}
+	}
+	c.Metrics[1].Verdict, c.Metrics[1].Estimate, c.Metrics[1].Lower, c.Metrics[1].Upper = compare.NoDifference, ptr(-0.0125), ptr(-0.02), ptr(-0.005)
+	b.Reset()
+	Text(&b, c)
+	if !strings.Contains(b.String(), "no significant difference (a change within 2.0 pp)") {
+		t.Errorf("a significant drop within the tolerance is not said:\n%s", b.String())
+	}
+}

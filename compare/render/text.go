@@ -67,8 +67,8 @@ const maxHeadline = 3
 
 // label is the metric's name as people write it: TPOT p50.
 func label(m compare.Metric) string {
-	if m.Metric == "goodput" {
-		return "goodput"
+	if m.IsShare() {
+		return m.Metric
 	}
 	return strings.ToUpper(m.Metric) + " " + m.Quantile
 }
@@ -78,7 +78,11 @@ func sideLine(s compare.Side) string {
 	if s.Engine != "" {
 		out += fmt.Sprintf(", %s %s", s.Engine, s.EngineVersion)
 	}
-	return out + fmt.Sprintf(": %d requests, %d succeeded, %d good", s.Requests, s.Succeeded, s.Good)
+	out += fmt.Sprintf(": %d requests, %d succeeded, %d good", s.Requests, s.Succeeded, s.Good)
+	if q := s.QualityShare(); q != "" {
+		out += ", answers passing their checks " + q
+	}
+	return out
 }
 
 func roundsLine(c *compare.Comparison) string {
@@ -95,7 +99,7 @@ func estimate(m compare.Metric) string {
 	if m.Estimate == nil {
 		return "n/a"
 	}
-	if m.Metric == "goodput" {
+	if m.IsShare() {
 		return points(*m.Estimate)
 	}
 	return fmt.Sprintf("%.3f", *m.Estimate)
@@ -106,7 +110,7 @@ func change(m compare.Metric) string {
 	if m.Estimate == nil {
 		return "n/a"
 	}
-	if m.Metric == "goodput" {
+	if m.IsShare() {
 		return points(*m.Estimate)
 	}
 	return fmt.Sprintf("%+.1f %%", 100*(*m.Estimate-1))
@@ -117,7 +121,7 @@ func changeInterval(m compare.Metric) string {
 	switch {
 	case m.Lower == nil || m.Upper == nil:
 		return interval(m)
-	case m.Metric == "goodput":
+	case m.IsShare():
 		return fmt.Sprintf("%s … %s", points(*m.Lower), points(*m.Upper))
 	}
 	return fmt.Sprintf("%+.1f … %+.1f %%", 100*(*m.Lower-1), 100*(*m.Upper-1))
@@ -132,7 +136,7 @@ func interval(m compare.Metric) string {
 		return "n/a: no answer has one"
 	case m.Lower == nil || m.Upper == nil:
 		return "n/a"
-	case m.Metric == "goodput":
+	case m.IsShare():
 		return fmt.Sprintf("[%s, %s]", points(*m.Lower), points(*m.Upper))
 	}
 	return fmt.Sprintf("[%.3f, %.3f]", *m.Lower, *m.Upper)
@@ -159,7 +163,7 @@ func perRound(m compare.Metric) string {
 		switch {
 		case r == nil:
 			out[i] = "n/a"
-		case m.Metric == "goodput":
+		case m.IsShare():
 			out[i] = points(*r)
 		default:
 			out[i] = fmt.Sprintf("%.3f", *r)
@@ -171,12 +175,22 @@ func perRound(m compare.Metric) string {
 func verdictCell(m compare.Metric) string {
 	switch {
 	case m.Verdict == compare.Worse || m.Verdict == compare.Better:
-		return fmt.Sprintf("%s (beyond %.0f %%)", m.Verdict, 100*m.Tolerance)
-	case m.Verdict == compare.NoDifference && m.Metric != "goodput" && m.Lower != nil && (*m.Lower > 1 || *m.Upper < 1):
+		return fmt.Sprintf("%s (beyond %s)", m.Verdict, tolerance(m))
+	case m.Verdict == compare.NoDifference && m.SignificantlyWorse(),
+		m.Verdict == compare.NoDifference && !m.IsShare() && m.Lower != nil && (*m.Lower > 1 || *m.Upper < 1):
 		// Significant, yet smaller than the tolerance: said, not hidden.
-		return fmt.Sprintf("%s (a change within %.0f %%)", m.Verdict, 100*m.Tolerance)
+		return fmt.Sprintf("%s (a change within %s)", m.Verdict, tolerance(m))
 	}
 	return string(m.Verdict)
+}
+
+// tolerance is m's tolerance as its estimate reads: 10 %, or quality's
+// 2.0 pp.
+func tolerance(m compare.Metric) string {
+	if m.Metric == "quality" {
+		return fmt.Sprintf("%.1f pp", 100*m.Tolerance)
+	}
+	return fmt.Sprintf("%.0f %%", 100*m.Tolerance)
 }
 
 func throughputLine(c *compare.Comparison) string {

@@ -99,6 +99,9 @@ func (s *Scenario) refuseOutput(path, target string, errs *field.Errors) {
 	if s.Quality != nil {
 		fields = append(fields, "quality")
 	}
+	if s.Golden != nil {
+		fields = append(fields, "golden")
+	}
 	if s.Conversation != nil {
 		fields = append(fields, "conversation")
 	}

@@ -39,6 +39,9 @@ type Scenario struct {
 	DocumentTokens int `yaml:"document_tokens,omitempty"`
 	// Structured asks for function calls or a response format.
 	Structured `yaml:",inline"`
+	// Golden, when set, draws each prompt (after the nonce) from a golden
+	// set, each answer held to its line's checks.
+	Golden *Golden `yaml:"golden,omitempty"`
 }
 
 // MaxDocumentTokens bounds document_tokens.
@@ -102,6 +105,7 @@ func (s *Scenario) SetDirectory(dir string) {
 	if d := s.PromptDataset; d != nil && d.File != "" && !filepath.IsAbs(d.File) {
 		d.File = filepath.Join(dir, d.File)
 	}
+	s.Golden.setDirectory(dir)
 }
 
 // Validate adds to errs what is wrong with s, written at path
@@ -111,6 +115,7 @@ func (s *Scenario) SetDirectory(dir string) {
 // beside its siblings' names.
 func (s *Scenario) Validate(path string, errs *field.Errors) {
 	s.validatePrompt(path, errs)
+	s.validateGolden(path, errs)
 	s.OutputTokens.validate(path+".output_tokens", errs)
 	if c := s.Conversation; c != nil {
 		c.validate(path+".conversation", s, errs)
@@ -141,9 +146,11 @@ func (s *Scenario) Validate(path string, errs *field.Errors) {
 	}
 }
 
-// ChecksAnswer reports whether the answer's text is checked: by quality, or
-// against a JSON response format.
-func (s *Scenario) ChecksAnswer() bool { return s.Quality != nil || s.ChecksFormat() }
+// ChecksAnswer reports whether the answer's text is checked: by quality, a
+// golden line's checks, or against a JSON response format.
+func (s *Scenario) ChecksAnswer() bool {
+	return s.Quality != nil || s.Golden != nil || s.ChecksFormat()
+}
 
 // validatePrompt checks what the prompt is made of: a dataset, a literal
 // prompt, or synthetic text of prompt_tokens with a shared prefix.

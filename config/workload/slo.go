@@ -27,6 +27,9 @@ type SLO struct {
 	Stall       field.Duration `yaml:"stall,omitempty"`
 	TargetRatio float64        `yaml:"target_ratio,omitempty"`
 	TTFTAnswer  field.Duration `yaml:"ttft_answer,omitempty"`
+	// QualityRatio is the share of checked answers (golden or quality) that
+	// must pass their checks; 0 means no such objective.
+	QualityRatio float64 `yaml:"quality_ratio,omitempty"`
 }
 
 // Objective is one configured latency objective.

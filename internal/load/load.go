@@ -1,6 +1,6 @@
 // Package load reads a configuration whole: config's decoding and
 // validation, then the checks of the packages that read what it names
-// (prompt's datasets, burst/plan's traces, the files target's clients
+// (prompt's datasets and golden sets, burst/plan's traces, the files target's clients
 // read) and bound what it may cost (burst/plan's limits), every problem
 // with its file and line.
 package load
@@ -12,9 +12,9 @@ import (
 	"github.com/llmprobe/llmprobe/target"
 )
 
-// checks run in this order: the bounds need the datasets' prompts and the
-// traces' counts.
-var checks = []config.Check{prompt.CheckDatasets, plan.CheckTraces, target.CheckFiles, plan.CheckBounds}
+// checks run in this order: the bounds need the datasets' and golden sets'
+// prompts and the traces' counts.
+var checks = []config.Check{prompt.CheckDatasets, prompt.CheckGolden, plan.CheckTraces, target.CheckFiles, plan.CheckBounds}
 
 // File reads and checks a configuration file; files it names are read
 // relative to its directory.
@@ -30,7 +30,7 @@ func Parse(data []byte, filename string) (*config.Config, error) {
 
 // overrideChecks are the checks an override can change the outcome of: a
 // burst's rate and duration change its trace cut and its bounds; the
-// datasets and files c names were read and checked when c was loaded, and
+// datasets, golden sets and files c names were read and checked when c was loaded, and
 // the copy shares what they found.
 var overrideChecks = []config.Check{plan.CheckTraces, plan.CheckBounds}
 

@@ -1,6 +1,7 @@
 // Package transport is one target's HTTP transport: its credentials only on
 // its own host, each request's network phases timed, and a request that got
-// no answer sorted into the phase and the reason it failed.
+// no answer sorted into the phase and the reason it failed; and the ids
+// each request carries.
 package transport
 
 import (

@@ -123,8 +123,8 @@ func compareFigures(t *testing.T, got, want *report.Report) {
 }
 
 // synthetic is a large run with every kind of request Build tells apart:
-// successes with and without objectives met, a success that never saw a
-// token, one-token answers, each failure outcome with its reasons, and
+// successes with and without objectives met, answers that pass their
+// checks and answers that fail them, a success that never saw a token, one-token answers, each failure outcome with its reasons, and
 // cancelled requests. It is big enough that the report thins the
 // significance samples (5000) and the TTFT series (2000).
 func synthetic(n int) report.Run {
@@ -168,7 +168,8 @@ func synthetic(n int) report.Run {
 				res.TPOT = (res.E2E - res.TTFT) / time.Duration(res.OutputTokens-1)
 			}
 			res.Checks = []prober.Check{{Objective: "ttft", Met: res.TTFT < ms(80)}, {Objective: "tpot", Met: res.TPOT < ms(7)}}
-			res.Good = res.Checks[0].Met && res.Checks[1].Met
+			res.Quality = &prober.QualityResult{Passed: x%5 != 0}
+			res.Good = res.Checks[0].Met && res.Checks[1].Met && res.Quality.Passed
 			run.AllOutputTokens += res.OutputTokens
 		case x < 88:
 			res.Outcome, res.HTTPStatus, res.Phase, res.Reason = prober.OutcomeRejected, 503, "headers", "http_status"
@@ -211,6 +212,7 @@ func maxTime(a, b time.Time) time.Time {
 func TestMergeIsExact(t *testing.T) {
 	b, s := reporttest.GoldenBurst()
 	s.SLO.TPOT = config.Duration(7 * time.Millisecond)
+	s.SLO.QualityRatio = 0.8 // the synthetic runs' answers pass their checks 4 times in 5
 	meta := func(v string) report.Meta {
 		return report.Meta{Model: "m", Engine: "llmprobe-sim", EngineVersion: v, Version: "test", Host: "host", Scenarios: []workload.Scenario{s}}
 	}

@@ -153,6 +153,9 @@ func resultOf(q report.ShardRequest, start time.Time) *prober.Result {
 	if q.Cached != nil {
 		res.CachedPromptTokens, res.CachedReported = *q.Cached, true
 	}
+	if q.Quality != nil {
+		res.Quality = &prober.QualityResult{Passed: *q.Quality}
+	}
 	for _, o := range q.Met {
 		res.Checks = append(res.Checks, prober.Check{Objective: o, Met: true})
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/report"
 )
 
@@ -23,8 +24,9 @@ type Outcome struct {
 
 // Of says r's verdict. A saturated client only adds delay: a pass still
 // holds (the target is at least this fast), a failure may be the client's
-// own and is inconclusive. Reports judged before the verdict had a word
-// are read from their fields the same way.
+// own and is inconclusive, unless a gate no delay touches failed (the
+// answers' checks). Reports judged before the verdict had a word are read
+// from their fields the same way.
 func Of(r *report.Report) Outcome {
 	failing := failingChecks(r)
 	switch {
@@ -36,11 +38,22 @@ func Of(r *report.Report) Outcome {
 		return Outcome{Passed, fmt.Sprintf("llmprobe added up to %s; the target is at least this fast", addedUpTo(r))}
 	case r.Passed:
 		return Outcome{Passed, held(r)}
-	case r.ClientSaturated && !r.Aborted && Refused(r) == "":
+	case r.ClientSaturated && !r.Aborted && Refused(r) == "" && !answersFailed(r):
 		return Outcome{Inconclusive, fmt.Sprintf("the client was saturated (llmprobe added up to %s): %s may be llmprobe's own delay, not the target's",
 			addedUpTo(r), strings.Join(failing, ", "))}
 	}
 	return Outcome{Failed, strings.Join(failing, ", ")}
+}
+
+// answersFailed reports whether r failed its quality gate: answers that
+// fail their checks are the target's, however late the client was.
+func answersFailed(r *report.Report) bool {
+	for _, g := range r.Gates {
+		if g.Name == "slo_"+workload.ObjectiveQuality && !g.Passed && !g.Skipped {
+			return true
+		}
+	}
+	return false
 }
 
 // Line is the verdict as a sentence's head: "passed", "passed (caveat)",

@@ -59,7 +59,8 @@ func TestRepeatedRunsCompareRunLevelFigures(t *testing.T) {
 }
 
 // A saturated client only adds delay: a pass holds with what it added, a
-// failure is inconclusive; a clean run's verdict has no caveat.
+// failure is inconclusive unless its answers failed their checks; a clean
+// run's verdict has no caveat.
 func TestVerdictCarriesItsCaveat(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
 	for _, tc := range []struct {
@@ -73,15 +74,21 @@ func TestVerdictCarriesItsCaveat(t *testing.T) {
 		{"saturated pass", true, true, verdict.Passed, "llmprobe added up to 30.0 ms; the target is at least this fast"},
 		{"clean failure", false, false, verdict.Failed, "slo_ttft 50.0% < 99%"},
 		{"saturated failure", false, true, verdict.Inconclusive, "the client was saturated (llmprobe added up to 30.0 ms): slo_ttft 50.0% < 99% may be llmprobe's own delay, not the target's"},
+		// No delay of the client's makes an answer fail its checks.
+		{"saturated, answers failed", false, true, verdict.Failed, "slo_quality 50.0% < 99%"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			share := 0.5
 			if tc.passed {
 				share = 1
 			}
+			gate := "slo_ttft"
+			if strings.Contains(tc.name, "answers") {
+				gate = "slo_quality"
+			}
 			r := &report.Report{Requests: 10, ClientSaturated: tc.saturated,
 				ErrorBound: &stats.ErrorBound{P99: f(0.02), Max: f(0.03), Limit: 0.01},
-				Gates:      []report.Gate{{Name: "slo_ttft", Threshold: 0.99, Value: &share, Passed: tc.passed}}}
+				Gates:      []report.Gate{{Name: gate, Threshold: 0.99, Value: &share, Passed: tc.passed}}}
 			verdict.Judge(r, nil, nil)
 			if r.Verdict != tc.word || r.VerdictReason != tc.reason {
 				t.Errorf("%q: %q, want %q: %q", r.Verdict, r.VerdictReason, tc.word, tc.reason)

@@ -1,0 +1,86 @@
+package workload
+
+import (
+	"path/filepath"
+	"strconv"
+
+	"github.com/llmprobe/llmprobe/config/field"
+)
+
+// ObjectiveQuality names the share of checked answers that passed their
+// checks (slo.quality_ratio): the `objective` label of its target ratio,
+// and its gate slo_quality.
+const ObjectiveQuality = "quality"
+
+// Golden draws a scenario's prompts from a golden set: a JSONL file of
+// prompts (or message lists), each with the checks its answer must pass.
+type Golden struct {
+	// File is read at load (by prompt's check); a relative path is
+	// relative to the configuration file.
+	File string `yaml:"file"`
+	// Lines are the file's prompts with their compiled checks. They are
+	// compared by Equal, so a reload sees a changed file.
+	Lines []GoldenLine `yaml:"-"`
+}
+
+// GoldenLine is one prompt of a golden set and what its answer must pass.
+type GoldenLine struct {
+	ID   string // optional; named with Line in a failed check's reason
+	Line int    // in the file
+	// Prompt is the user message; Messages, when set instead, is the whole
+	// message list, whose last message is the user's.
+	Prompt   string
+	Messages []GoldenMessage
+	Checks   Quality
+	// Answer is the reference answer, which passes Checks (checked at load).
+	Answer string
+	// Tokens estimates the prompt's length (prompt.EstimateTokens).
+	Tokens int
+}
+
+// GoldenMessage is one message of a golden prompt.
+type GoldenMessage struct {
+	Role    string
+	Content string
+}
+
+// Name is how a failed check names the line: "golden line 12 (capital-fr)".
+func (l *GoldenLine) Name() string {
+	if l.ID == "" {
+		return "golden line " + strconv.Itoa(l.Line)
+	}
+	return "golden line " + strconv.Itoa(l.Line) + " (" + l.ID + ")"
+}
+
+func (g *Golden) setDirectory(dir string) {
+	if g != nil && g.File != "" && !filepath.IsAbs(g.File) {
+		g.File = filepath.Join(dir, g.File)
+	}
+}
+
+// validateGolden refuses what a golden set cannot be used with: its lines
+// are the prompts, so no other prompt source applies.
+func (s *Scenario) validateGolden(path string, errs *field.Errors) {
+	if r := s.SLO.QualityRatio; r != 0 {
+		if !(r > 0 && r < 1) {
+			errs.Add(path+".slo.quality_ratio", "%g must be within (0, 1), like 0.95", r)
+		} else if !s.ChecksAnswer() {
+			errs.Add(path+".slo.quality_ratio", "needs answers to check: set golden or quality")
+		}
+	}
+	g := s.Golden
+	if g == nil {
+		return
+	}
+	if g.File == "" {
+		errs.Add(path+".golden.file", "is required")
+	}
+	for _, other := range []struct {
+		name string
+		set  bool
+	}{{"prompt", s.Prompt != ""}, {"prompt_dataset", s.PromptDataset != nil}, {"conversation", s.Conversation != nil}, {"shared_prefix_tokens", s.SharedPrefixTokens != 0}} {
+		if other.set {
+			errs.Add(path+"."+other.name, "cannot be used with golden: the golden set's lines are the prompts")
+		}
+	}
+}

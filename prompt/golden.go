@@ -1,0 +1,273 @@
+package prompt
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/config/field"
+	"github.com/llmprobe/llmprobe/config/workload"
+	"github.com/llmprobe/llmprobe/prober/quality"
+)
+
+// Bounds on what golden sets may make the daemon read and hold. A golden
+// set is read whole (a line dropped would silently change the pass rate),
+// so a file past a bound is refused, not cut.
+const (
+	maxGoldenFileBytes = 16 << 20
+	maxGoldenLineBytes = 1 << 20
+	maxGoldenLines     = 10_000
+	maxGoldenBytes     = 64 << 20 // all files together
+	maxGoldenErrors    = 20       // reported per file: the rest would bury them
+	maxGoldenID        = 64
+)
+
+// CheckGolden is a config.Check: it reads every scenario's golden set into
+// its Lines, or says what is wrong with it, every line at fault with its
+// file, line and field. A file named twice is read once and shared.
+func CheckGolden(c *config.Config, _ []*config.FieldError) []*config.FieldError {
+	type loaded struct {
+		lines []workload.GoldenLine
+		errs  []string
+		size  int
+	}
+	var errs config.FieldErrors
+	files := map[string]loaded{}
+	total := 0
+	for i := range c.Scenarios {
+		g := c.Scenarios[i].Golden
+		if g == nil || g.File == "" {
+			continue
+		}
+		path := fmt.Sprintf("scenarios[%d].golden.file", i)
+		l, seen := files[g.File]
+		if !seen {
+			l.lines, l.size, l.errs = readGolden(g.File)
+			files[g.File] = l
+			if total += l.size; total > maxGoldenBytes {
+				errs.Add(path, "%s brings the golden sets to %d bytes, past %d MiB in all", g.File, total, maxGoldenBytes>>20)
+				return errs
+			}
+		}
+		for _, e := range l.errs {
+			errs.Add(path, "%s", e)
+		}
+		if len(l.errs) == 0 {
+			g.Lines = l.lines
+		}
+	}
+	return errs
+}
+
+// goldenJSON is one line of a golden set as written.
+type goldenJSON struct {
+	ID       *string `json:"id"`
+	Prompt   *string `json:"prompt"`
+	Messages []struct {
+		Role    string  `json:"role"`
+		Content *string `json:"content"`
+	} `json:"messages"`
+	Checks *struct {
+		Contains   string `json:"contains"`
+		Regex      string `json:"regex"`
+		JSON       bool   `json:"json"`
+		Exact      string `json:"exact"`
+		JSONSchema any    `json:"json_schema"`
+	} `json:"checks"`
+	Answer *string `json:"answer"`
+}
+
+// readGolden reads a golden set whole, and the bytes of its lines. It
+// returns every problem of the file, each as "file:line: field: what", up
+// to maxGoldenErrors of them.
+func readGolden(file string) (_ []workload.GoldenLine, size int, _ []string) {
+	f, err := openBounded(file, maxGoldenFileBytes, "a golden set", "; split it")
+	if err != nil {
+		return nil, 0, []string{err.Error()}
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(newLimitedReader(f, maxGoldenFileBytes))
+	sc.Buffer(make([]byte, 0, 64<<10), maxGoldenLineBytes)
+	var (
+		lines []workload.GoldenLine
+		errs  []string
+		n     int
+	)
+	ids := map[string]int{}
+	for sc.Scan() && len(errs) < maxGoldenErrors {
+		n++
+		raw := bytes.TrimSpace(sc.Bytes())
+		if len(raw) == 0 {
+			continue
+		}
+		if n == 1 && raw[0] == '[' {
+			return nil, 0, []string{fmt.Sprintf("%s:1: is a JSON array, not JSONL (one golden line per line); convert it with jq -c '.[]'", file)}
+		}
+		if len(lines) == maxGoldenLines {
+			return nil, 0, append(errs, fmt.Sprintf("%s:%d: more than %d golden lines; split the file", file, n, maxGoldenLines))
+		}
+		line, problems := parseGoldenLine(raw, n, ids)
+		for _, p := range problems {
+			errs = append(errs, fmt.Sprintf("%s:%d: %s", file, n, p))
+		}
+		if len(problems) == 0 {
+			lines, size = append(lines, line), size+len(raw)
+		}
+	}
+	switch err := sc.Err(); {
+	case len(errs) >= maxGoldenErrors:
+		errs = append(errs[:maxGoldenErrors], fmt.Sprintf("%s: stopped after %d errors", file, maxGoldenErrors))
+	case errors.Is(err, bufio.ErrTooLong):
+		errs = append(errs, fmt.Sprintf("%s:%d: a line is longer than %s", file, n+1, field.Bytes(maxGoldenLineBytes)))
+	case err != nil:
+		errs = append(errs, fmt.Sprintf("%s:%d: %v", file, n+1, err))
+	case len(lines) == 0 && len(errs) == 0:
+		errs = append(errs, fmt.Sprintf("%s holds no golden line", file))
+	}
+	if len(errs) > 0 {
+		return nil, 0, errs
+	}
+	return lines, size, nil
+}
+
+// parseGoldenLine reads line n of a golden set; ids maps each id seen to
+// its line and learns this one's. It returns every problem of the line.
+func parseGoldenLine(raw []byte, n int, ids map[string]int) (workload.GoldenLine, []string) {
+	var g goldenJSON
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&g); err != nil {
+		return workload.GoldenLine{}, []string{"not a golden line (a JSON object with prompt or messages, and checks): " + strings.TrimPrefix(jsonMessage(err), "json: ")}
+	}
+	if dec.More() {
+		return workload.GoldenLine{}, []string{"holds more than one JSON value"}
+	}
+	line := workload.GoldenLine{Line: n}
+	var problems []string
+	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	if g.ID != nil {
+		line.ID = *g.ID
+		switch first, dup := ids[line.ID]; {
+		case !printable(line.ID) || len(line.ID) > maxGoldenID:
+			add("id: %s must be 1 to %d printable characters", quality.Quote(line.ID), maxGoldenID)
+		case dup:
+			add("id: %s repeats the id of line %d", quality.Quote(line.ID), first)
+		default:
+			ids[line.ID] = n
+		}
+	}
+	problems = append(problems, readGoldenPrompt(&line, g)...)
+	if g.Checks == nil {
+		add("checks: is required: contains, regex, exact, json or json_schema")
+		return line, problems
+	}
+	c := g.Checks
+	line.Checks = workload.Quality{Contains: c.Contains, Regex: c.Regex, JSON: c.JSON, Exact: c.Exact, JSONSchema: c.JSONSchema}
+	var fe field.Errors
+	line.Checks.Validate("checks", &fe)
+	for _, e := range fe {
+		add("%s: %s", e.Path, e.Msg)
+	}
+	if g.Answer != nil {
+		line.Answer = *g.Answer
+		if why := quality.Check(&line.Checks, line.Answer); why != "" && len(fe) == 0 {
+			add("answer: the reference answer fails the line's own checks: %s", why)
+		}
+	}
+	return line, problems
+}
+
+// goldenRoles are the message roles a golden line may use.
+var goldenRoles = []string{"system", "developer", "user", "assistant"}
+
+// readGoldenPrompt fills in l's prompt or messages, and its token estimate.
+func readGoldenPrompt(l *workload.GoldenLine, g goldenJSON) []string {
+	var problems []string
+	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	switch {
+	case g.Prompt != nil && g.Messages != nil:
+		add("prompt: set prompt or messages, not both")
+	case g.Prompt != nil:
+		if strings.TrimSpace(*g.Prompt) == "" {
+			add("prompt: is empty")
+		}
+		l.Prompt = *g.Prompt
+		l.Tokens = EstimateTokens(l.Prompt)
+	case len(g.Messages) == 0:
+		add("prompt: is required (or messages, a list of {role, content})")
+	default:
+		var all strings.Builder
+		for i, m := range g.Messages {
+			switch {
+			case !slices.Contains(goldenRoles, m.Role):
+				add("messages[%d].role: %s must be one of %s", i, quality.Quote(m.Role), strings.Join(goldenRoles, ", "))
+			case i == len(g.Messages)-1 && m.Role != "user":
+				add("messages[%d].role: the last message must be the user's, not %s", i, quality.Quote(m.Role))
+			}
+			if m.Content == nil || strings.TrimSpace(*m.Content) == "" {
+				add("messages[%d].content: is required and not empty", i)
+				continue
+			}
+			l.Messages = append(l.Messages, workload.GoldenMessage{Role: m.Role, Content: *m.Content})
+			all.WriteString(*m.Content)
+			all.WriteByte('\n')
+		}
+		l.Tokens = EstimateTokens(all.String())
+	}
+	return problems
+}
+
+func printable(s string) bool {
+	return s != "" && strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) < 0
+}
+
+// openBounded opens file for reading, refusing what is no regular file
+// (a FIFO or a device would block the load or never end) and what is past
+// limit bytes; what names the file's kind in the error, and hint ends it.
+func openBounded(file string, limit int64, what, hint string) (*os.File, error) {
+	fi, err := os.Stat(file)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("cannot be read: %v", field.FileError(err))
+	case !fi.Mode().IsRegular():
+		return nil, fmt.Errorf("%s is not a regular file", file)
+	case fi.Size() > limit:
+		return nil, fmt.Errorf("%s is %d bytes, past the %d MiB %s may be%s", file, fi.Size(), limit>>20, what, hint)
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, fmt.Errorf("cannot be read: %v", field.FileError(err))
+	}
+	return f, nil
+}
+
+// goldenPrompt is line l sent with nonce: the nonce line leads the first
+// message (so no cached prefix hides the prompt's cost), a messages line's
+// earlier messages go as the history before its last, the user's.
+func goldenPrompt(l *workload.GoldenLine, nonce string) Prompt {
+	head := "ref:" + nonce + "\n"
+	p := Prompt{RequestedTokens: EstimateTokens(head) + l.Tokens, Estimated: true, Golden: l}
+	if len(l.Messages) == 0 {
+		p.Text = head + l.Prompt
+		return p
+	}
+	last := len(l.Messages) - 1
+	p.Text = l.Messages[last].Content
+	if last == 0 {
+		p.Text = head + p.Text
+		return p
+	}
+	p.History = make([]Message, last)
+	for i, m := range l.Messages[:last] {
+		p.History[i] = Message{Role: m.Role, Content: m.Content}
+	}
+	p.History[0].Content = head + p.History[0].Content
+	return p
+}

@@ -1,0 +1,83 @@
+package report_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/config/workload"
+	"github.com/llmprobe/llmprobe/prober"
+	"github.com/llmprobe/llmprobe/report"
+)
+
+// The quality gate holds the share of checked answers that passed to the
+// strictest quality_ratio, with its Wilson interval; it says "too few"
+// where the answers cannot show the target, n/a where none was checked,
+// and a failed request counts against goodput, not against the share.
+func TestQualityGate(t *testing.T) {
+	start := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
+	run := func(passed, failed, broken int) report.Run {
+		var o report.Run
+		n := 0
+		add := func(res *prober.Result) {
+			res.Sched, res.E2E = start.Add(time.Duration(n)*time.Second), 100*time.Millisecond
+			o.Add(n, res)
+			n++
+		}
+		for i := range passed + failed {
+			add(&prober.Result{Outcome: prober.OutcomeSuccess, Good: i < passed, Quality: &prober.QualityResult{Passed: i < passed}})
+		}
+		for range broken {
+			add(&prober.Result{Outcome: prober.OutcomeHTTPError})
+		}
+		o.Planned = n
+		o.Close(start)
+		return o
+	}
+	scenarios := []workload.Scenario{
+		{Name: "loose", SLO: workload.SLO{TargetRatio: 0.99, QualityRatio: 0.9}},
+		{Name: "strict", SLO: workload.SLO{TargetRatio: 0.99, QualityRatio: 0.95}},
+		{Name: "unchecked", SLO: workload.SLO{TargetRatio: 0.99}},
+	}
+	for _, tc := range []struct {
+		name                   string
+		passed, failed, broken int
+		pass                   bool
+		detail                 string
+	}{
+		{"held", 97, 3, 10, true, "97.00% of 100 checked answers passed their checks; the target is 95.00% (the share's 95% Wilson interval: 91.5%–99.0%)"},
+		{"missed", 90, 10, 0, false, "90.00% of 100 checked answers passed their checks; the target is 95.00%"},
+		{"too few", 20, 0, 0, true, "; too few: 20 answers cannot show 95.00% (needs 72)"},
+		{"none checked", 0, 0, 5, false, "n/a: no answer was checked (no request succeeded); the target is 95.00%"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep := report.Build(config.Burst{Name: "b"}, run(tc.passed, tc.failed, tc.broken), report.Meta{Scenarios: scenarios})
+			var g *report.Gate
+			for i := range rep.Gates {
+				if rep.Gates[i].Name == "slo_quality" {
+					g = &rep.Gates[i]
+				}
+			}
+			if g == nil {
+				t.Fatalf("no slo_quality gate among %+v", rep.Gates)
+			}
+			if g.Passed != tc.pass || g.Threshold != 0.95 || !strings.Contains(g.Detail, tc.detail) {
+				t.Errorf("gate %+v, want passed %v at 0.95 with %q", *g, tc.pass, tc.detail)
+			}
+			if checked := tc.passed + tc.failed; checked == 0 {
+				if g.Value != nil {
+					t.Errorf("value %v, want n/a", *g.Value)
+				}
+			} else if g.Value == nil || *g.Value != float64(tc.passed)/float64(checked) || rep.Goodput.PerObjectiveChecked["quality"] != checked {
+				t.Errorf("value %v of %d checked, want %d of %d", g.Value, rep.Goodput.PerObjectiveChecked["quality"], tc.passed, checked)
+			}
+		})
+	}
+	rep := report.Build(config.Burst{Name: "b"}, run(10, 0, 0), report.Meta{Scenarios: scenarios[2:]})
+	for _, g := range rep.Gates {
+		if g.Name == "slo_quality" {
+			t.Errorf("a burst whose scenarios set no quality_ratio has a quality gate: %+v", g)
+		}
+	}
+}

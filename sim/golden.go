@@ -1,0 +1,35 @@
+package sim
+
+import "github.com/llmprobe/llmprobe/sim/internal/content"
+
+// goldenAnswer is the golden set's answer to req as tokens, cut to
+// maxTokens, and whether it ended within them (finish_reason stop); nil
+// without a golden set or for a prompt it does not hold.
+func (e *Engine) goldenAnswer(req *generateRequest, chat bool, maxTokens int) ([]string, bool) {
+	if e.golden == nil {
+		return nil, false
+	}
+	var texts []string
+	if chat {
+		for _, m := range req.Messages {
+			var text string
+			content.EachText(m.Content, func(t string) { text += t })
+			texts = append(texts, text)
+		}
+	} else {
+		content.EachText(req.Prompt, func(t string) { texts = append(texts, t) })
+	}
+	tokens := e.golden.Answer(texts)
+	if len(tokens) > maxTokens {
+		return tokens[:maxTokens], false
+	}
+	return tokens, tokens != nil
+}
+
+// finishReason is why s's answer ended: its own end, or max_tokens.
+func (s *sequence) finishReason() string {
+	if s.stop {
+		return "stop"
+	}
+	return "length"
+}
