@@ -8,13 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"strings"
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/internal/sse"
+	"github.com/llmprobe/llmprobe/prober/chunks"
 	"github.com/llmprobe/llmprobe/prober/openai"
 	"github.com/llmprobe/llmprobe/prober/toolcall"
 	"github.com/llmprobe/llmprobe/prober/transport"
@@ -37,7 +37,7 @@ type streamState struct {
 }
 
 func (c *Client) readStream(ctx context.Context, body io.Reader, r Request, res *Result) {
-	st := &streamState{exactCounts: true, answerLimit: answerPreview, maxChunks: maxOutputChunks(r.MaxTokens), tools: toolcall.New(workload.MaxTools)}
+	st := &streamState{exactCounts: true, answerLimit: answerPreview, maxChunks: chunks.Max(r.MaxTokens), tools: toolcall.New(workload.MaxTools)}
 	if r.Scenario.ChecksAnswer() || r.Prompt.Turn > 0 {
 		st.answerLimit = maxAnswerBytes // checked, or sent back in the next turn
 	}
@@ -138,16 +138,6 @@ func (c *Client) decode(ev sse.Event, chunk *openai.Chunk) (done bool, reason st
 		return false, reasonErrorInStream, fmt.Errorf("error in stream: %s", openai.Truncate(string(chunk.Error), 256))
 	}
 	return false, "", nil
-}
-
-// maxOutputChunks is how many output chunks a request may stream before the
-// server counts as ignoring max_tokens: a chunk carries at least one token,
-// and the margin allows for engines that split a token's bytes.
-func maxOutputChunks(maxTokens int) int {
-	if maxTokens <= 0 {
-		return math.MaxInt
-	}
-	return 2*maxTokens + 16
 }
 
 // observe takes one parsed chunk that arrived at offset at.
@@ -279,7 +269,7 @@ func (st *streamState) finish(res *Result) {
 	if res.OutputTokens > 1 {
 		res.TPOT = (res.E2E - res.TTFT) / time.Duration(res.OutputTokens-1)
 	}
-	res.ITL = perTokenITL(st.chunkAt, st.chunkTokens, st.exactCounts, res.OutputTokens)
+	res.ITL = chunks.PerTokenITL(st.chunkAt, st.chunkTokens, st.exactCounts, res.OutputTokens)
 	for i := 1; i < len(st.chunkAt); i++ {
 		res.MaxGap = max(res.MaxGap, st.chunkAt[i]-st.chunkAt[i-1])
 	}
@@ -297,48 +287,4 @@ func (st *streamState) splitReasoning(res *Result) {
 		return
 	}
 	res.logf("reasoning: %d reasoning and %d answer tokens (%s)", res.ReasoningTokens, res.AnswerTokens, res.ReasoningSource)
-}
-
-// perTokenITL splits each gap between output chunks over the tokens the later
-// chunk carried, so engines that send several tokens per chunk don't inflate
-// ITL. Exact per-chunk counts come from running usage; otherwise the tokens
-// after the first chunk are spread evenly over the later chunks, carrying the
-// fractional remainder so the sample count adds up.
-func perTokenITL(at []time.Duration, tokens []int, exact bool, total int) []time.Duration {
-	if len(at) < 2 {
-		return nil
-	}
-	gaps := len(at) - 1
-	var out []time.Duration
-	if exact && len(tokens) == len(at) {
-		n := 0
-		for _, k := range tokens[1:] {
-			n += k
-		}
-		out = make([]time.Duration, 0, n)
-		for i := 1; i < len(at); i++ {
-			k := tokens[i]
-			for range k {
-				out = append(out, (at[i]-at[i-1])/time.Duration(k))
-			}
-		}
-		return out
-	}
-	later := max(total-1, gaps) // at least one token per later chunk
-	perChunk := float64(later) / float64(gaps)
-	out = make([]time.Duration, 0, later)
-	carry := 0.0
-	for i := 1; i < len(at); i++ {
-		carry += perChunk
-		k := int(carry + 1e-9)
-		carry -= float64(k)
-		if k < 1 {
-			continue
-		}
-		gap := at[i] - at[i-1]
-		for range k {
-			out = append(out, gap/time.Duration(k))
-		}
-	}
-	return out
 }

@@ -1,25 +1,15 @@
 package sim
 
-import "github.com/llmprobe/llmprobe/sim/internal/content"
+import "github.com/llmprobe/llmprobe/sim/internal/request"
 
 // goldenAnswer is the golden set's answer to req as tokens, cut to
 // maxTokens, and whether it ended within them (finish_reason stop); nil
 // without a golden set or for a prompt it does not hold.
-func (e *Engine) goldenAnswer(req *generateRequest, chat bool, maxTokens int) ([]string, bool) {
+func (e *Engine) goldenAnswer(req *request.Generate, maxTokens int) ([]string, bool) {
 	if e.golden == nil {
 		return nil, false
 	}
-	var texts []string
-	if chat {
-		for _, m := range req.Messages {
-			var text string
-			content.EachText(m.Content, func(t string) { text += t })
-			texts = append(texts, text)
-		}
-	} else {
-		content.EachText(req.Prompt, func(t string) { texts = append(texts, t) })
-	}
-	tokens := e.golden.Answer(texts)
+	tokens := e.golden.Answer(req.Texts())
 	if len(tokens) > maxTokens {
 		return tokens[:maxTokens], false
 	}

@@ -13,9 +13,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/llmprobe/llmprobe/sim/internal/content"
 	"github.com/llmprobe/llmprobe/sim/internal/persona"
 	"github.com/llmprobe/llmprobe/sim/internal/pooling"
+	"github.com/llmprobe/llmprobe/sim/internal/request"
 	"github.com/llmprobe/llmprobe/sim/internal/responses"
 	"github.com/llmprobe/llmprobe/sim/internal/truth"
 )
@@ -73,81 +73,16 @@ func (e *Engine) Handler() http.Handler {
 	})
 }
 
-type generateRequest struct {
-	Model               string          `json:"model"`
-	Prompt              json.RawMessage `json:"prompt"`
-	Messages            []chatMessage   `json:"messages"`
-	MaxTokens           *int            `json:"max_tokens"`
-	MaxCompletionTokens *int            `json:"max_completion_tokens"`
-	// The Responses API's prompt and output cap.
-	Input           json.RawMessage `json:"input"`
-	MaxOutputTokens *int            `json:"max_output_tokens"`
-	Stream          bool            `json:"stream"`
-	IncludeMetrics  bool            `json:"include_metrics"`
-	StreamOptions   *struct {
-		IncludeUsage         bool `json:"include_usage"`
-		ContinuousUsageStats bool `json:"continuous_usage_stats"`
-	} `json:"stream_options"`
-	// The answer's shape, read by sim/internal/shaped.
-	Tools          json.RawMessage `json:"tools"`
-	ToolChoice     json.RawMessage `json:"tool_choice"`
-	ResponseFormat json.RawMessage `json:"response_format"`
-	Text           json.RawMessage `json:"text"`
-}
-
-type chatMessage struct {
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"`
-}
-
-// maxGenerateBody bounds a request's body: 16 images of 2048×2048 pixels,
-// llmprobe's most, stored uncompressed, come to 85 MiB.
-const maxGenerateBody = 128 << 20
-
-// Chat templates add tokens around each message, as real engines' do, so a
-// chat request's reported prompt tokens exceed the words sent.
-const chatTemplateTokens = 4
-
-// promptTokens is what the prompt costs to prefill: its words, a chat
-// message's template tokens and its images' tokens, one per patch×patch
-// pixels.
-func (req *generateRequest) promptTokens(chat bool, patch int) (int, error) {
-	if chat {
-		if len(req.Messages) == 0 {
-			return 0, fmt.Errorf("messages must not be empty")
-		}
-		n := 0
-		for _, m := range req.Messages {
-			images, err := content.ImageTokens(m.Content, patch)
-			if err != nil {
-				return 0, err
-			}
-			n += chatTemplateTokens + content.Words(m.Content) + images
-		}
-		return n, nil
-	}
-	if len(req.Prompt) == 0 {
-		return 0, fmt.Errorf("prompt is required")
-	}
-	return content.Words(req.Prompt), nil
-}
-
 func (e *Engine) serveGenerate(w http.ResponseWriter, r *http.Request, api endpoint) {
-	var req generateRequest
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxGenerateBody)).Decode(&req); err != nil {
-		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			apiError(w, http.StatusRequestEntityTooLarge, "BadRequestError", fmt.Sprintf("request body over %d MiB", maxGenerateBody>>20))
-			return
-		}
-		apiError(w, http.StatusBadRequest, "BadRequestError", "invalid JSON body: "+err.Error())
-		return
-	}
 	chat := api != apiCompletions
-	if api == apiResponses {
-		if err := req.asChat(); err != nil {
-			apiError(w, http.StatusBadRequest, "BadRequestError", err.Error())
-			return
-		}
+	req, err := request.Read(w, r.Body, api == apiChat, api == apiResponses)
+	switch {
+	case errors.Is(err, request.ErrTooLarge):
+		apiError(w, http.StatusRequestEntityTooLarge, "BadRequestError", err.Error())
+		return
+	case err != nil:
+		apiError(w, http.StatusBadRequest, "BadRequestError", err.Error())
+		return
 	}
 	var receipt truth.Receipt
 	if e.truth != nil {
@@ -161,23 +96,18 @@ func (e *Engine) serveGenerate(w http.ResponseWriter, r *http.Request, api endpo
 		apiError(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("The model `%s` does not exist.", req.Model))
 		return
 	}
-	prompt, err := req.promptTokens(chat, e.cfg.ImagePatch)
+	prompt, err := req.PromptTokens(e.cfg.ImagePatch)
 	if err != nil {
 		apiError(w, http.StatusBadRequest, "BadRequestError", err.Error())
 		return
 	}
-	maxTokens := e.cfg.DefaultMaxTokens
-	for _, m := range []*int{req.MaxTokens, req.MaxCompletionTokens, req.MaxOutputTokens} {
-		if m != nil {
-			maxTokens = *m
-		}
-	}
+	maxTokens := req.AnswerTokens(e.cfg.DefaultMaxTokens)
 	if maxTokens < 1 {
 		apiError(w, http.StatusBadRequest, "BadRequestError", "max_tokens must be at least 1")
 		return
 	}
 
-	answer, stop := e.goldenAnswer(&req, chat, maxTokens)
+	answer, stop := e.goldenAnswer(req, maxTokens)
 	if answer != nil {
 		maxTokens = len(answer)
 	}
@@ -188,7 +118,7 @@ func (e *Engine) serveGenerate(w http.ResponseWriter, r *http.Request, api endpo
 		apiError(w, faults.ErrorStatus, "InternalServerError", "simulated failure")
 		return
 	}
-	shape, err := e.shapeOf(&req, n, faults.Shaped)
+	shape, err := e.shapeOf(req, n, faults.Shaped)
 	if err != nil {
 		apiError(w, http.StatusBadRequest, "BadRequestError", err.Error())
 		return
@@ -201,7 +131,7 @@ func (e *Engine) serveGenerate(w http.ResponseWriter, r *http.Request, api endpo
 	}
 	s := &sequence{ctx: r.Context(), promptTokens: prompt, maxTokens: maxTokens, stop: stop, arrived: time.Now(), out: make(chan struct{}, maxTokens)}
 	if e.cache != nil {
-		s.blocks = req.promptBlocks(chat)
+		s.blocks = req.Blocks()
 	}
 	if err := e.submit(s); err != nil {
 		apiError(w, http.StatusTooManyRequests, "RateLimitError", "the simulated engine's queue is full")
@@ -217,7 +147,7 @@ func (e *Engine) serveGenerate(w http.ResponseWriter, r *http.Request, api endpo
 	}
 	id := fmt.Sprintf("cmpl-sim-%d", n)
 	st := &streamWriter{w: w, chat: chat, id: id, model: e.cfg.Model, created: time.Now().Unix(), faults: faults, plan: plan,
-		prompt: prompt, words: words, timings: e.timingsFor(&req), seq: s, shape: shape}
+		prompt: prompt, words: words, timings: e.timingsFor(req), seq: s, shape: shape}
 	if !req.Stream {
 		st.whole(r.Context(), s, api)
 		return
@@ -340,7 +270,7 @@ func (st *streamWriter) whole(ctx context.Context, s *sequence, api endpoint) {
 }
 
 // timingsFor says which timings object a request's response carries.
-func (e *Engine) timingsFor(req *generateRequest) persona.TimingsKind {
+func (e *Engine) timingsFor(req *request.Generate) persona.TimingsKind {
 	return persona.TimingsFor(e.cfg.Engine, e.cfg.PerRequestMetrics, req.IncludeMetrics)
 }
 

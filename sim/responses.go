@@ -1,9 +1,6 @@
 package sim
 
 import (
-	"encoding/json"
-	"fmt"
-
 	"github.com/llmprobe/llmprobe/sim/internal/responses"
 )
 
@@ -15,20 +12,6 @@ const (
 	apiChat
 	apiResponses
 )
-
-// asChat reads a Responses API request as the chat request it stands for:
-// input as a string is one user message, as a list the messages.
-func (req *generateRequest) asChat() error {
-	var text string
-	if json.Unmarshal(req.Input, &text) == nil {
-		req.Messages = []chatMessage{{Role: "user", Content: req.Input}}
-		return nil
-	}
-	if err := json.Unmarshal(req.Input, &req.Messages); err != nil {
-		return fmt.Errorf("input must be a string or a list of messages: %v", err)
-	}
-	return nil
-}
 
 // endEvents closes a Responses API stream: its usage in response.completed.
 func (st *streamWriter) endEvents(sent int) {

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/llmprobe/llmprobe/sim/internal/persona"
+	"github.com/llmprobe/llmprobe/sim/internal/request"
 	"github.com/llmprobe/llmprobe/sim/internal/shaped"
 )
 
@@ -13,7 +14,7 @@ const shapeSeed = 0x5ba9ed
 // shapeOf is the answer of function calls or JSON text that req asks for,
 // or nil. Its draws come from a generator of their own, so they move no
 // other draw of request n.
-func (e *Engine) shapeOf(req *generateRequest, n uint64, fault string) (*shaped.Answer, error) {
+func (e *Engine) shapeOf(req *request.Generate, n uint64, fault string) (*shaped.Answer, error) {
 	return shaped.Plan(shaped.Request{Tools: req.Tools, ToolChoice: req.ToolChoice, ResponseFormat: req.ResponseFormat, Text: req.Text},
 		rand.New(rand.NewPCG(uint64(e.cfg.Seed)^shapeSeed, n)), fault, e.cfg.Engine == persona.LlamaCPP)
 }

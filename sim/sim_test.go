@@ -19,6 +19,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/llmprobe/llmprobe/sim/internal/persona"
+	"github.com/llmprobe/llmprobe/sim/internal/request"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -234,7 +235,7 @@ func TestFaultsOnTheWire(t *testing.T) {
 		}},
 		{"usage separate", Faults{}, "/v1/chat/completions", chatBody(3, `,"stream_options":{"include_usage":true}`), func(t *testing.T, s streamed) {
 			last := parse(t, s.events[len(s.events)-2])
-			if len(last.Choices) != 0 || last.Usage == nil || last.Usage.CompletionTokens != 3 || last.Usage.PromptTokens != 3+chatTemplateTokens || last.Usage.CompletionTokensDetails != nil {
+			if len(last.Choices) != 0 || last.Usage == nil || last.Usage.CompletionTokens != 3 || last.Usage.PromptTokens != 3+request.TemplateTokens || last.Usage.CompletionTokensDetails != nil {
 				t.Errorf("usage chunk %q", s.events[len(s.events)-2])
 			}
 		}},
