@@ -130,6 +130,9 @@ func latency() *dashboard.DashboardBuilder {
 			Stacking(common.NewStackingConfigBuilder().Mode(common.StackingModeNormal)).FillOpacity(40)).
 		WithPanel(timeSeries("TTFT component, worst", "Each component's largest value over the window of any selected series (they do not add up: the slowest requests differ per component).", unitSeconds,
 			q(`max by (component) (max_over_time(llmprobe_probe_ttft_component_seconds{`+canarySel+`}[$__rate_interval]))`, "{{component}} max"))).
+		WithRow(row("Agents (canary)")).
+		WithPanel(timeSeries("Time to first tool call", "Scenarios with tools only (docs/api-tools.md): from when the request was due to its first tool-call delta, the moment an agent can start acting; a request that answered in text instead has no sample. Whether the calls were right is llmprobe_quality_checks_total, on the SLO overview's Answer quality row.", unitSeconds,
+			quantiles("llmprobe_time_to_first_tool_call_seconds", canarySel, "target, scenario")...).Span(24)).
 		WithRow(row("Conversations (canary)")).
 		WithPanel(timeSeries("TTFT by turn", "Conversation scenarios only (docs/conversations.md): p50 TTFT per turn from the native histogram (the turns have no classic buckets), the mean where Prometheus does not ingest native histograms. Where the engine's prefix cache serves the history, a turn's TTFT from turn 2 stays at or below turn 1's although its prompt is longer; turns climbing with the history say it does not (llmprobe_prompt_cached_tokens_total says what the engine reported it cached).", unitSeconds,
 			q(`histogram_quantile(0.5, sum by (target, scenario, turn) (rate(llmprobe_conversation_ttft_seconds{`+canarySel+`}[$__rate_interval])))`+

@@ -20,6 +20,7 @@ import (
 	"github.com/llmprobe/llmprobe/burst/plan"
 	"github.com/llmprobe/llmprobe/dashboards"
 	"github.com/llmprobe/llmprobe/internal/load"
+	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/store"
 	"github.com/llmprobe/llmprobe/sim"
@@ -148,11 +149,12 @@ func TestDashboardsAndRulesAgainstPrometheus(t *testing.T) {
     prompt_tokens: 32
     output_tokens: 8
     conversation: {turns: 2}
+  - {name: agent, prompt_tokens: 16, output_tokens: 32, %s, tool_choice: required}
 canary:
   interval: 300ms
   probes:
     - {scenarios: [chat]}
-    - {scenarios: [session], targets: [sim]}
+    - {scenarios: [session, agent], targets: [sim]}
 bursts:
   - name: e2e
     target: sim
@@ -181,7 +183,7 @@ bursts:
     cost: {per_gpu_hour: 2.5}
 comparisons:
   - {name: family, baseline: sim, candidate: %s, scenarios: [chat], window: 20s}
-`, targets.String(), sim.EngineVLLM)
+`, targets.String(), testkit.WeatherTool, sim.EngineVLLM)
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}

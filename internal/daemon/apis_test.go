@@ -154,6 +154,9 @@ func checkAPIPair(t *testing.T, d *running, fams []*dto.MetricFamily, p apiPair)
 	if code != http.StatusOK || !strings.Contains(body, "\nprobe_success 1\n") || !strings.Contains(body, "\nllmprobe_probe_good 1\n") {
 		t.Errorf("/probe: %d\n%s", code, body)
 	}
+	if passed := strings.Contains(body, "\nllmprobe_probe_answer_check_passed 1\n"); passed != p.checked {
+		t.Errorf("/probe says the answer passed its checks: %v, want %v", passed, p.checked)
+	}
 	if has := strings.Contains(body, "llmprobe_probe_time_to_first_token_seconds"); has != p.tokenTimes {
 		t.Errorf("/probe answers a TTFT: %v, want %v", has, p.tokenTimes)
 	}

@@ -209,6 +209,12 @@ func probeMetrics(res *prober.Result, elapsed time.Duration) prometheus.Collecto
 			gauge("llmprobe_probe_time_per_output_token_seconds", "(E2E - TTFT) / (output tokens - 1).", res.TPOT.Seconds())
 		}
 	}
+	if res.TTFTool > 0 {
+		gauge("llmprobe_probe_time_to_first_tool_call_seconds", "Time from the request to its first tool-call delta.", res.TTFTool.Seconds())
+	}
+	if q := res.Quality; q != nil {
+		gauge("llmprobe_probe_answer_check_passed", "Whether the answer passed its checks (quality, golden line, tool calls, response format).", bit(q.Passed))
+	}
 	checks := slices.Clone(res.Checks)
 	slices.SortFunc(checks, func(a, b prober.Check) int { return strings.Compare(a.Objective, b.Objective) })
 	for _, c := range checks {

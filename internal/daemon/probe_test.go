@@ -31,10 +31,10 @@ func TestProbeMetricsAreDocumented(t *testing.T) {
 	srv, _ := testkit.StartSim(t, nil)
 	d := startProbeDaemon(t, srv.URL)
 	got := map[string]metricdoc.Metric{}
-	for _, target := range []string{srv.URL, "http://127.0.0.1:1"} {
-		code, body := d.get("/probe?scenario=chat&target=" + target)
+	for _, q := range []string{"scenario=chat&target=" + srv.URL, "scenario=chat&target=http://127.0.0.1:1", "scenario=agent&target=" + srv.URL} {
+		code, body := d.get("/probe?" + q)
 		if code != http.StatusOK {
-			t.Fatalf("/probe %s: %d %s", target, code, body)
+			t.Fatalf("/probe?%s: %d %s", q, code, body)
 		}
 		testkit.PromtoolCheckMetrics(t, body)
 		parser := expfmt.NewTextParser(model.UTF8Validation)
@@ -143,9 +143,10 @@ scenarios:
     prompt_tokens: 16
     output_tokens: 4
     slo: {ttft: 5s, tpot: 1s, e2e: 10s, stall: 5s}
+  - {name: agent, prompt_tokens: 16, output_tokens: 32, %s, tool_choice: required}
 canary: {interval: 1h}
 probe: {timeout: 30s}
-`, url)
+`, url, testkit.WeatherTool)
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
