@@ -92,7 +92,7 @@ func FaultServer(t testing.TB, fault http.HandlerFunc) *httptest.Server {
 // Faults is the failure catalogue: every way a target breaks that the
 // prober tells apart.
 func Faults() []Fault {
-	return slices.Concat(answerFaults(), streamFaults(), embeddingFaults(), unstreamedFaults())
+	return slices.Concat(answerFaults(), streamFaults(), embeddingFaults(), unstreamedFaults(), apiFaults())
 }
 
 // refusedURL is the URL of a port nothing listens on.
@@ -266,5 +266,50 @@ func unstreamedFaults() []Fault {
 				http.Error(w, `{"object":"error","message":"Failed to load image: cannot identify image file","type":"BadRequestError","param":null,"code":400}`, http.StatusBadRequest)
 			}).URL
 		}, false, "http_error", "headers", "http_status", "HTTP 400 Bad Request: Failed to load image: cannot identify image file", "chat", "images: {count: 1, width: 32, height: 32}"},
+	}
+}
+
+// apiFaults break the Responses API's typed events and rerank answers, in
+// the OpenAI-style shape and in TEI's.
+func apiFaults() []Fault {
+	// events answers with Responses API events, each its type and the
+	// rest of its JSON object.
+	events := func(evs ...[2]string) func(t *testing.T) string {
+		return func(t *testing.T) string {
+			return FaultServer(t, func(w http.ResponseWriter, r *http.Request) {
+				EventStream(w)
+				for _, ev := range evs {
+					fmt.Fprintf(w, "event: %s\ndata: {\"type\":%q%s}\n\n", ev[0], ev[0], ev[1])
+				}
+			}).URL
+		}
+	}
+	delta := [2]string{"response.output_text.delta", `,"delta":" tok"`}
+	failed := [2]string{"response.failed", `,"response":{"status":"failed","error":{"code":"server_error","message":"CUDA out of memory"}}`}
+	return []Fault{
+		{"responses: no response.completed", events(delta, delta), false, "stream_error", "stream", "no_finish", "stream ended without response.completed", "responses", ""},
+		{"responses: response.failed", events(delta, failed), false, "stream_error", "stream", "error_in_stream", "response.failed event: server_error: CUDA out of memory", "responses", ""},
+		{"rerank: wrong count", func(t *testing.T) string {
+			return FaultServer(t, func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				fmt.Fprint(w, `{"results":[{"index":0,"relevance_score":0.9},{"index":1,"relevance_score":0.1}]}`)
+			}).URL
+		}, false, "stream_error", "stream", "rerank_count", "2 of 3 results", "rerank", "documents: 3"},
+		// TEI lists no /v1/models: its /info says what it serves.
+		{"rerank on TEI: NaN score", func(t *testing.T) string {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				switch r.URL.Path {
+				case "/info":
+					fmt.Fprint(w, `{"model_id":"m","model_type":{"reranker":{}},"version":"1.8.0"}`)
+				case "/rerank":
+					w.Header().Set("Content-Type", "application/json")
+					fmt.Fprint(w, `[{"index":2,"score":0.9},{"index":0,"score":"NaN"},{"index":1,"score":0.1}]`)
+				default:
+					http.NotFound(w, r)
+				}
+			}))
+			t.Cleanup(srv.Close)
+			return srv.URL
+		}, true, "stream_error", "stream", "rerank_not_finite", `score "NaN" at results[1]`, "rerank", "documents: 3"},
 	}
 }
