@@ -292,7 +292,7 @@ func TestLatencyPanelsShowTheirObjective(t *testing.T) {
 // probe's latency histograms shows its exemplars, from exactly one query
 // (each that asks draws the same points again); no other panel asks.
 func TestLatencyPanelsShowExemplars(t *testing.T) {
-	histogram := regexp.MustCompile(`llmprobe_(time_to_first_token|inter_token_latency|time_per_output_token|request_duration|dispatch_delay)_seconds_bucket\{`)
+	histogram := regexp.MustCompile(`llmprobe_(time_to_first_token|time_to_first_tool_call|inter_token_latency|time_per_output_token|request_duration|dispatch_delay)_seconds_bucket\{`)
 	seen := 0
 	for file, panels := range rawPanels(t) {
 		for _, p := range panels {
@@ -321,10 +321,10 @@ func TestLatencyPanelsShowExemplars(t *testing.T) {
 			}
 		}
 	}
-	// TTFT, ITL, TPOT, E2E, two heatmaps and dispatch delay; TTFT and TPOT
-	// by engine version.
-	if seen != 9 {
-		t.Errorf("%d panels with exemplars, want 9", seen)
+	// TTFT, ITL, TPOT, E2E, two heatmaps, the first tool call and dispatch
+	// delay; TTFT and TPOT by engine version.
+	if seen != 10 {
+		t.Errorf("%d panels with exemplars, want 10", seen)
 	}
 }
 
