@@ -136,7 +136,10 @@ type GPUFacts struct {
 
 // Throughput of the measured part, per second; null when it lasted no time.
 type Throughput struct {
-	Requests     *float64 `json:"requests_per_second"`
+	Requests *float64 `json:"requests_per_second"`
+	// Inputs is the texts embedded or documents ranked per second by
+	// successful embeddings and rerank requests; absent for other APIs.
+	Inputs       *float64 `json:"inputs_per_second,omitempty"`
 	PromptTokens *float64 `json:"prompt_tokens_per_second"`
 	OutputTokens *float64 `json:"output_tokens_per_second"`
 	TotalTokens  *float64 `json:"total_tokens_per_second"`
@@ -352,6 +355,7 @@ type tally struct {
 	samples                                         map[string][]float64
 	met, checked                                    map[string]int
 	prompt, output, goodOut, good, judged, arrivals int
+	inputs                                          int // texts embedded or documents ranked
 	lastSched                                       time.Time
 }
 
@@ -413,6 +417,7 @@ func (t *tally) add(r *Report, res *prober.Result, start time.Time) {
 	}
 	t.prompt += p
 	t.output += res.OutputTokens
+	t.inputs += res.Inputs
 	if res.Good {
 		t.good++
 		t.goodOut += res.OutputTokens
@@ -434,6 +439,9 @@ func (t *tally) rates(r *Report, start time.Time) {
 		perSecond := func(n int) *float64 { return figure(float64(n)/dur, true) }
 		r.Throughput = Throughput{Requests: perSecond(r.Outcomes[prober.OutcomeSuccess]), PromptTokens: perSecond(t.prompt), OutputTokens: perSecond(t.output), TotalTokens: perSecond(t.prompt + t.output)}
 		r.Goodput.Requests, r.Goodput.OutputTokens = perSecond(t.good), perSecond(t.goodOut)
+		if t.inputs > 0 {
+			r.Throughput.Inputs = perSecond(t.inputs)
+		}
 		if t.output == 0 && r.Outcomes[prober.OutcomeSuccess] > 0 { // answers without tokens (embeddings): n/a, not 0
 			r.Throughput.OutputTokens, r.Goodput.OutputTokens = nil, nil
 		}

@@ -44,14 +44,16 @@ type ShardRequest struct {
 	Outcome  prober.Outcome `json:"o"`
 	Dispatch int64          `json:"d"`
 	E2E      int64          `json:"e2e"`
-	// TTFT is nil when no output token arrived.
+	// TTFT is nil when no output token arrived; Tool when no tool call did.
 	TTFT *int64 `json:"ttft,omitempty"`
+	Tool *int64 `json:"tool,omitempty"`
 	TPOT int64  `json:"tpot,omitempty"`
 	// Parts is the TTFT split, nanoseconds by component; Engine names the
 	// source of the engine's timings, "" without.
 	Parts  map[string]int64   `json:"parts,omitempty"`
 	Engine string             `json:"eng,omitempty"`
 	Output int                `json:"out,omitempty"`
+	Inputs int                `json:"inputs,omitempty"` // texts embedded or documents ranked
 	Prompt int                `json:"in,omitempty"` // the server's count, else the requested one
 	Source prober.TokenSource `json:"src,omitempty"`
 	Good   bool               `json:"good,omitempty"`
@@ -98,7 +100,7 @@ func newShardPart(o Run) *ShardPart {
 			n = o.Index[i]
 		}
 		row := ShardRequest{N: n, At: int64(res.Sched.Sub(o.Origin)), Outcome: res.Outcome, Dispatch: int64(res.DispatchDelay), E2E: int64(res.E2E),
-			Output: res.OutputTokens, Prompt: res.PromptTokensReported, Good: res.Good}
+			Output: res.OutputTokens, Inputs: res.Inputs, Prompt: res.PromptTokensReported, Good: res.Good}
 		if row.Prompt == 0 {
 			row.Prompt = res.PromptTokensRequested
 		}
@@ -123,6 +125,10 @@ func newShardPart(o Run) *ShardPart {
 			if res.FirstTokenSeen() {
 				ttft := int64(res.TTFT)
 				row.TTFT, row.TPOT = &ttft, int64(res.TPOT)
+			}
+			if res.TTFTool > 0 {
+				tool := int64(res.TTFTool)
+				row.Tool = &tool
 			}
 			if len(res.TTFTParts) > 0 {
 				row.Parts = make(map[string]int64, len(res.TTFTParts))

@@ -36,8 +36,8 @@ func TestGateEveryAPI(t *testing.T) {
 		{"chat", `{name: t, url: %q}`, streamed, true, true, nil},
 		{"completions", `{name: t, url: %q, api: completions}`, streamed, true, true, nil},
 		{"responses", `{name: t, url: %q, api: responses}`, streamed, true, true, nil},
-		{"embeddings", `{name: t, url: %q, api: embeddings}`, `{name: s, prompt_tokens: 16, inputs: 4, slo: {e2e: 5s}}`, false, false, []string{"n/a output tok/s"}},
-		{"rerank", `{name: t, url: %q, api: rerank}`, `{name: s, prompt_tokens: 8, documents: 5, slo: {e2e: 5s}}`, false, false, []string{"n/a output tok/s"}},
+		{"embeddings", `{name: t, url: %q, api: embeddings}`, `{name: s, prompt_tokens: 16, inputs: 4, slo: {e2e: 5s}}`, false, false, []string{"inputs/s, n/a output tok/s"}},
+		{"rerank", `{name: t, url: %q, api: rerank}`, `{name: s, prompt_tokens: 8, documents: 5, slo: {e2e: 5s}}`, false, false, []string{"inputs/s, n/a output tok/s"}},
 		{"tei-rerank", `{name: t, url: "` + tei.URL + `", api: rerank}`, `{name: s, prompt_tokens: 8, documents: 5, slo: {e2e: 5s}}`, false, false, []string{"engine tei 0.1.0"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) { gateOneAPI(t, srv.URL, tc) })
@@ -58,7 +58,7 @@ bursts:
     arrival: {rate: 20}
     requests: 20
 `, target, tc.scenario))
-	rep, out, _ := gateReport(t, cfg, "b")
+	rep, out, file := gateReport(t, cfg, "b")
 	for _, s := range tc.say {
 		if !strings.Contains(out, s) {
 			t.Errorf("the gate's text does not say %q:\n%s", s, out)
@@ -80,6 +80,17 @@ bursts:
 	}
 	if tc.tokens != (rep.Throughput.OutputTokens != nil) {
 		t.Errorf("output tok/s %v; the answers have tokens: %v", rep.Throughput.OutputTokens, tc.tokens)
+	}
+	// Embeddings and rerank answers count their inputs, on the page too.
+	if pooled := !tc.tokens; pooled != (rep.Throughput.Inputs != nil) {
+		t.Errorf("inputs/s %v; pooled: %v", rep.Throughput.Inputs, pooled)
+	}
+	if out, err := exec.Command(binPath, "report", "show", file).CombinedOutput(); err != nil {
+		t.Fatalf("report show: %v\n%s", err, out)
+	}
+	page, err := os.ReadFile(strings.TrimSuffix(file, ".json") + ".html")
+	if err != nil || tc.tokens == strings.Contains(string(page), "inputs/s") {
+		t.Errorf("the report page (%v) says inputs/s: %v; the answers have tokens: %v", err, strings.Contains(string(page), "inputs/s"), tc.tokens)
 	}
 }
 

@@ -135,12 +135,15 @@ func mergeFailedSamples(parts []Part, start time.Time) []report.FailedRequest {
 func resultOf(q report.ShardRequest, start time.Time) *prober.Result {
 	res := &prober.Result{
 		Sched: start.Add(time.Duration(q.At)), Outcome: q.Outcome, DispatchDelay: time.Duration(q.Dispatch), E2E: time.Duration(q.E2E),
-		TPOT: time.Duration(q.TPOT), OutputTokens: q.Output, PromptTokensReported: q.Prompt, TokenSource: q.Source, Good: q.Good,
+		TPOT: time.Duration(q.TPOT), OutputTokens: q.Output, Inputs: q.Inputs, PromptTokensReported: q.Prompt, TokenSource: q.Source, Good: q.Good,
 		Turn: q.Turn, Scenario: q.Scenario,
 		Phase: q.Phase, Reason: q.Reason, HTTPStatus: q.Status, Error: q.Error,
 	}
 	if q.TTFT != nil {
 		res.TTFT, res.OutputChunks = time.Duration(*q.TTFT), 1
+	}
+	if q.Tool != nil {
+		res.TTFTool = time.Duration(*q.Tool)
 	}
 	for _, c := range prober.Components {
 		if d, ok := q.Parts[c]; ok {

@@ -128,9 +128,9 @@ func markdownFigures(b *strings.Builder, r *report.Report) {
 		fmt.Fprintf(b, " **Too few** samples: %s.", md(t))
 	}
 	b.WriteString("\n")
-	fmt.Fprintf(b, "\nGoodput %s of requests%s (%s req/s, %s output tok/s); throughput %s req/s, %s output tok/s.",
+	fmt.Fprintf(b, "\nGoodput %s of requests%s (%s req/s, %s output tok/s); throughput %s.",
 		na(r.Goodput.Ratio, "%.1f%%", 100), goodputInterval(r), na(r.Goodput.Requests, "%.2f", 1), na(r.Goodput.OutputTokens, "%.1f", 1),
-		na(r.Throughput.Requests, "%.2f", 1), na(r.Throughput.OutputTokens, "%.1f", 1))
+		throughputText(r))
 	if r.MaxRateUnderSLO != nil {
 		fmt.Fprintf(b, " Max rate under SLO: %.2f/s.", *r.MaxRateUnderSLO)
 	}

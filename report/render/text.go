@@ -94,8 +94,7 @@ func write(out io.Writer, r *report.Report, verbose bool) {
 	} else {
 		writeShortLatency(out, r)
 	}
-	fmt.Fprintf(out, "throughput %s req/s, %s output tok/s; goodput %s req/s, %s output tok/s, ratio %s%s\n",
-		na(r.Throughput.Requests, "%.2f", 1), na(r.Throughput.OutputTokens, "%.1f", 1),
+	fmt.Fprintf(out, "throughput %s; goodput %s req/s, %s output tok/s, ratio %s%s\n", throughputText(r),
 		na(r.Goodput.Requests, "%.2f", 1), na(r.Goodput.OutputTokens, "%.1f", 1), na(r.Goodput.Ratio, "%.1f%%", 100), goodputInterval(r))
 	writeRepeat(out, r)
 	writeSweep(out, r)
@@ -337,4 +336,14 @@ func writeTurns(out io.Writer, r *report.Report) {
 		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 	}
 	_ = tw.Flush()
+}
+
+// throughputText is the run's throughput: requests, the inputs of an
+// embeddings or rerank run, and output tokens.
+func throughputText(r *report.Report) string {
+	inputs := ""
+	if r.Throughput.Inputs != nil {
+		inputs = ", " + na(r.Throughput.Inputs, "%.1f", 1) + " inputs/s"
+	}
+	return na(r.Throughput.Requests, "%.2f", 1) + " req/s" + inputs + ", " + na(r.Throughput.OutputTokens, "%.1f", 1) + " output tok/s"
 }
