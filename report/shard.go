@@ -54,7 +54,7 @@ type ShardRequest struct {
 	Engine string             `json:"eng,omitempty"`
 	Output int                `json:"out,omitempty"`
 	Inputs int                `json:"inputs,omitempty"` // texts embedded or documents ranked
-	Prompt int                `json:"in,omitempty"` // the server's count, else the requested one
+	Prompt int                `json:"in,omitempty"`     // the server's count, else the requested one
 	Source prober.TokenSource `json:"src,omitempty"`
 	Good   bool               `json:"good,omitempty"`
 	Met    []string           `json:"met,omitempty"`
