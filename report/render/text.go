@@ -308,7 +308,11 @@ func writeGPU(out io.Writer, r *report.Report) {
 // writeBreakdown writes the TTFT split table.
 func writeBreakdown(out io.Writer, r *report.Report) {
 	b := r.TTFTBreakdown
-	if b == nil {
+	switch {
+	case b == nil && r.Latency["ttft"].Count == 0:
+		fmt.Fprintln(out, "\nTTFT split: n/a (no request had a first token to split: embeddings, rerank and unstreamed answers have none)")
+		return
+	case b == nil:
 		fmt.Fprintln(out, "\nTTFT split: n/a (no successful request was split)")
 		return
 	}
