@@ -249,7 +249,7 @@ func (s *Site) landingPage(w http.ResponseWriter, _ *http.Request) {
 		pairs[[2]string{p.Target, p.Scenario}] = row
 		rows = append(rows, row)
 	}
-	for _, h := range s.history.Snapshot() {
+	for _, h := range s.history.Snapshot(time.Now()) {
 		if row := pairs[[2]string{h.Target, h.Scenario}]; row != nil {
 			row.Pair = h
 			continue
