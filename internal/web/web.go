@@ -18,7 +18,9 @@ import (
 	"github.com/prometheus/common/version"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/internal/web/chart"
 	"github.com/llmprobe/llmprobe/internal/web/history"
+	"github.com/llmprobe/llmprobe/internal/web/timeline"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report/store"
 	"github.com/llmprobe/llmprobe/target"
@@ -107,6 +109,8 @@ type Options struct {
 	Requests int
 	// Comparisons says each always-on comparison in a line; nil shows none.
 	Comparisons func() []string
+	// Now is the clock the last hour's trends are read at; nil is time.Now.
+	Now func() time.Time
 }
 
 // Site is the set of pages. It keeps the recent probes it is given through
@@ -137,6 +141,9 @@ func New(opts Options) *Site {
 	}
 	if opts.Schedules == nil {
 		opts.Schedules = func() []config.Pair { return nil }
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
 	return &Site{opts: opts, history: history.New(opts.Recent, opts.Failures, opts.Requests), lastSuccess: map[string]time.Time{}}
 }
@@ -224,6 +231,28 @@ type targetRow struct {
 	State                                                           target.State
 }
 
+// OlderFailures are the pair's kept failures and misses older than its
+// recent probes: one still among those is marked in their table, not
+// listed twice.
+func (p *pairRow) OlderFailures() []*history.Entry {
+	if len(p.Recent) == 0 {
+		return p.Failures
+	}
+	var older []*history.Entry
+	for _, e := range p.Failures {
+		if e.ID < p.Recent[len(p.Recent)-1].ID {
+			older = append(older, e)
+		}
+	}
+	return older
+}
+
+// trendRow is one canary pair's last hour.
+type trendRow struct {
+	Target, Scenario string
+	chart.TrendRow
+}
+
 // pairRow is one canary schedule, or a pair that has results and no
 // schedule any more (a burst's target, say).
 type pairRow struct {
@@ -249,7 +278,7 @@ func (s *Site) landingPage(w http.ResponseWriter, _ *http.Request) {
 		pairs[[2]string{p.Target, p.Scenario}] = row
 		rows = append(rows, row)
 	}
-	for _, h := range s.history.Snapshot(time.Now()) {
+	for _, h := range s.history.Snapshot(s.opts.Now()) {
 		if row := pairs[[2]string{h.Target, h.Scenario}]; row != nil {
 			row.Pair = h
 			continue
@@ -261,6 +290,14 @@ func (s *Site) landingPage(w http.ResponseWriter, _ *http.Request) {
 		ver = "dev (built without make)"
 	}
 	summary, burstErr := s.summary(rows)
+	apis := map[string]config.API{}
+	for _, t := range targets {
+		apis[t.Name] = config.API(t.API)
+	}
+	trends := make([]trendRow, 0, len(rows))
+	for _, p := range rows {
+		trends = append(trends, trendRow{Target: p.Target, Scenario: p.Scenario, TrendRow: chart.Trend(p.Trend, apis[p.Target])})
+	}
 	s.render(w, "landing.html", map[string]any{
 		"Version":       ver,
 		"Summary":       summary,
@@ -270,6 +307,7 @@ func (s *Site) landingPage(w http.ResponseWriter, _ *http.Request) {
 		"Targets":       targets,
 		"TargetErrors":  s.opts.Targets.Errors(),
 		"Pairs":         rows,
+		"Trends":        trends,
 		"TelemetryPath": s.opts.TelemetryPath,
 		"Comparisons":   s.comparisons(),
 	})
@@ -286,7 +324,7 @@ func (s *Site) comparisons() []string {
 // from it, one field per section that needs one.
 type probeView struct {
 	*history.Entry
-	Timeline timeline
+	Timeline timeline.Timeline
 	Split    []splitRow
 }
 
@@ -329,7 +367,7 @@ func (s *Site) probePage(w http.ResponseWriter, r *http.Request) {
 		})
 		return
 	}
-	s.render(w, "probe.html", probeView{Entry: e, Timeline: buildTimeline(e.Result), Split: splitRows(e.Result)})
+	s.render(w, "probe.html", probeView{Entry: e, Timeline: timeline.Of(e.Result), Split: splitRows(e.Result)})
 }
 
 // isRequestID reports whether id has the shape of llmprobe's request ids:

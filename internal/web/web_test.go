@@ -54,7 +54,7 @@ canary: {interval: 15s}
 	defer srv.Close()
 
 	code, page := get(t, srv.URL, "/")
-	if code != 200 || !strings.Contains(page, "<h3>t · s</h3>") || !strings.Contains(page, "canary every 15s; no probe has finished yet") {
+	if code != 200 || !strings.Contains(page, `<h3 id="probes-t-s">t · s</h3>`) || !strings.Contains(page, "canary every 15s; no probe has finished yet") {
 		t.Errorf("landing page before any probe (%d):\n%s", code, page)
 	}
 

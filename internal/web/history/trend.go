@@ -28,10 +28,10 @@ type Trend struct {
 }
 
 type minute struct {
-	start        int64 // Unix minute the bucket holds; buckets are reused round the clock
-	used         bool
-	ttft, tpot   Tail
-	good, judged int
+	start                   int64 // Unix minute the bucket holds; buckets are reused round the clock
+	used                    bool
+	ttft, tpot              Tail
+	good, succeeded, judged int
 }
 
 // Observe adds a canary result to the bucket of the minute it was due. A
@@ -50,6 +50,7 @@ func (t *Trend) Observe(r *prober.Result) {
 	if r.Outcome != prober.OutcomeSuccess {
 		return
 	}
+	b.succeeded++
 	if r.Good {
 		b.good++
 	}
@@ -80,8 +81,9 @@ func (t *Trend) bucket(m int64) *minute {
 type Point struct {
 	Start      time.Time // the minute's start
 	TTFT, TPOT Tail      // successful requests' latencies, in seconds
-	// Good of Judged requests were good (succeeded and met every objective).
-	Good, Judged int
+	// Good of Judged requests were good (succeeded and met every
+	// objective); Succeeded succeeded.
+	Good, Succeeded, Judged int
 }
 
 // Points returns the TrendMinutes minutes up to now's, oldest first; a
@@ -93,7 +95,8 @@ func (t *Trend) Points(now time.Time) []Point {
 		m := last - TrendMinutes + 1 + int64(i)
 		out[i].Start = time.Unix(m*60, 0)
 		if b := t.bucket(m); b.used && b.start == m {
-			out[i].TTFT, out[i].TPOT, out[i].Good, out[i].Judged = b.ttft, b.tpot, b.good, b.judged
+			out[i].TTFT, out[i].TPOT = b.ttft, b.tpot
+			out[i].Good, out[i].Succeeded, out[i].Judged = b.good, b.succeeded, b.judged
 		}
 	}
 	return out

@@ -42,8 +42,8 @@ func TestTrendBuckets(t *testing.T) {
 	if !first.Start.Equal(hour0) || !second.Start.Equal(hour0.Add(time.Minute)) {
 		t.Fatalf("the last two minutes start at %v and %v, want 14:00 and 14:01", first.Start, second.Start)
 	}
-	if first.Judged != 3 || first.Good != 1 || first.TTFT.Count() != 2 || first.TPOT.Count() != 2 {
-		t.Errorf("14:00: %d of %d good, %d TTFT and %d TPOT samples; want 1 of 3, 2 and 2", first.Good, first.Judged, first.TTFT.Count(), first.TPOT.Count())
+	if first.Judged != 3 || first.Succeeded != 2 || first.Good != 1 || first.TTFT.Count() != 2 || first.TPOT.Count() != 2 {
+		t.Errorf("14:00: %d of %d good, %d succeeded, %d TTFT and %d TPOT samples; want 1 of 3, 2, 2 and 2", first.Good, first.Judged, first.Succeeded, first.TTFT.Count(), first.TPOT.Count())
 	}
 	if v, k := first.TTFT.Figure(); k != KindMax || v != 0.3 {
 		t.Errorf("14:00 TTFT figure %v (kind %d), want the max 0.3 s: 2 samples are too few for a p99", v, k)
