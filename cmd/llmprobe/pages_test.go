@@ -100,7 +100,8 @@ bursts:
 		}
 	}
 	// The last hour: a sparkline per figure with its newest value, n/a in
-	// words where there is none; each failure shown once.
+	// words where there is none; each failure shown once, with no hint
+	// that does not apply to it.
 	contains(t, "the sim's last hour", trendRow(t, page, "sim · chat"), `<svg class="spark ttft"`, `<svg class="spark tpot"`, `<svg class="spark goodput"`,
 		`<span class="spark-value"><b>`, " ms</b>", "this minute", "<circle")
 	contains(t, "the refused target's last hour", trendRow(t, page, "down · chat"), "n/a: no probe succeeded in the last hour", "<b>0%</b>", `<svg class="spark goodput"`)
@@ -108,6 +109,14 @@ bursts:
 		if n := strings.Count(page, link); n != 1 {
 			t.Errorf("%s is on the landing page %d times: a failure listed twice", link, n)
 		}
+	}
+	failed := regexp.MustCompile(`(?s)<h3 id="probes-down-chat">.*?href="(/probe\?id=\d+)"`).FindStringSubmatch(page)
+	if failed == nil {
+		t.Fatal("no probe of the refused target is linked")
+	}
+	contains(t, "the refused probe's page", browser.DOM(t, d.base+failed[1]), "n/a: the request failed before an answer could carry them")
+	if _, probe := d.get(failed[1]); strings.Contains(probe, "include_metrics") {
+		t.Error("a refused connection's page suggests vLLM's include_metrics")
 	}
 	browser.Screenshot(t, d.base+"/", filepath.Join(artifacts, "landing.png"))
 

@@ -174,7 +174,7 @@ func TestProbePageShowsTheTTFTSplit(t *testing.T) {
 	failed.OutputChunks, failed.TTFTParts, failed.Engine = 0, nil, nil
 	site.Observe(failed)
 	_, page = get(t, srv.URL, "/probe?id="+failed.RequestID)
-	for _, want := range []string{"n/a: no output token arrived", "engine timings</th><td>n/a: the response carried none"} {
+	for _, want := range []string{"n/a: no output token arrived", "engine timings</th><td>n/a: the answer carried none"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("a request without a first token: the page lacks %q", want)
 		}

@@ -3,7 +3,6 @@ package web
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -29,15 +28,10 @@ import (
 // recent ones, the older ones are listed apart.
 func TestLandingPageTrendAndFailuresOnce(t *testing.T) {
 	sim, _ := testkit.StartSim(t, nil)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln.Close()
 	cfg := testkit.Config(t, fmt.Sprintf(`targets:
   - {name: chat, url: %[1]q}
   - {name: embed, url: %[1]q, api: embeddings}
-  - {name: down, url: "http://%[2]s"}
+  - {name: down, url: %[2]q}
 scenarios:
   - {name: s, prompt_tokens: 8, output_tokens: 4}
   - {name: q, inputs: 2, prompt_tokens: 8}
@@ -45,7 +39,7 @@ canary:
   probes:
     - {targets: [chat, down], scenarios: [s]}
     - {targets: [embed], scenarios: [q]}
-`, sim.URL, ln.Addr()))
+`, sim.URL, testkit.RefusedURL(t)))
 	targets := target.NewSet(log.NewNopLogger())
 	t.Cleanup(targets.Stop)
 	targets.Apply(context.Background(), cfg)

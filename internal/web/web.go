@@ -22,6 +22,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/web/history"
 	"github.com/llmprobe/llmprobe/internal/web/timeline"
 	"github.com/llmprobe/llmprobe/prober"
+	"github.com/llmprobe/llmprobe/prober/targetinfo"
 	"github.com/llmprobe/llmprobe/report/store"
 	"github.com/llmprobe/llmprobe/target"
 )
@@ -326,6 +327,8 @@ type probeView struct {
 	*history.Entry
 	Timeline timeline.Timeline
 	Split    []splitRow
+	// TimingsNA says why the answer carried no engine timings.
+	TimingsNA string
 }
 
 // probeMissing is what probe-missing.html shows.
@@ -367,7 +370,27 @@ func (s *Site) probePage(w http.ResponseWriter, r *http.Request) {
 		})
 		return
 	}
-	s.render(w, "probe.html", probeView{Entry: e, Timeline: timeline.Of(e.Result), Split: splitRows(e.Result)})
+	s.render(w, "probe.html", probeView{Entry: e, Timeline: timeline.Of(e.Result), Split: splitRows(e.Result), TimingsNA: s.timingsNA(e.Result)})
+}
+
+// timingsNA says why r carried no engine timings, with the way to get
+// them only where its target's engine has them; "" when it carried some.
+func (s *Site) timingsNA(r *prober.Result) string {
+	switch {
+	case r.Engine != nil:
+		return ""
+	case r.Outcome != prober.OutcomeSuccess:
+		return "n/a: the request failed before an answer could carry them"
+	case s.opts.Targets == nil:
+		return "n/a: the answer carried none"
+	}
+	for _, c := range s.opts.Targets.Clients() {
+		if t := c.Target(); t.Name == r.Target {
+			_, asked := t.ExtraBody["include_metrics"]
+			return "n/a: " + targetinfo.WhyNoTimings(c.Info().Engine, asked)
+		}
+	}
+	return "n/a: the answer carried none (its target is no longer configured)"
 }
 
 // isRequestID reports whether id has the shape of llmprobe's request ids:
