@@ -118,6 +118,12 @@ bursts:
 	if _, probe := d.get(failed[1]); strings.Contains(probe, "include_metrics") {
 		t.Error("a refused connection's page suggests vLLM's include_metrics")
 	}
+	for _, path := range []string{"/", "/bursts/" + rep.ID} {
+		_, html := d.get(path)
+		if wrapped := browser.WrappedCells(t, html, 1280); len(wrapped) > 0 {
+			t.Errorf("%s wraps %d numbers in Chromium: %q", path, len(wrapped), wrapped)
+		}
+	}
 	browser.Screenshot(t, d.base+"/", filepath.Join(artifacts, "landing.png"))
 
 	// The burst's report, served.

@@ -10,10 +10,10 @@ import (
 	"github.com/llmprobe/llmprobe/stats"
 )
 
-// Size of a sparkline: an hour of minutes in 150 pixels, the axis' top
+// Size of a sparkline: an hour of minutes in 240 pixels, the axis' top
 // written above the line and its time span under it.
 const (
-	sparkWidth, sparkHeight            = 150, 50
+	sparkWidth, sparkHeight            = 240, 50
 	sparkTop, sparkBottom, sparkPad    = 12, 38, 2
 	ttftColor, tpotColor, goodputColor = "#4e79a7", "#f28e2b", "#59a14f"
 )
@@ -29,8 +29,9 @@ type Spark struct {
 	TopText                  string // the axis' top, with its unit; the bottom is 0
 	Lines                    []string
 	Points                   []sparkPoint
-	Value, Note              string // "118.0 ms", "max of 4, this minute"
+	Value, Note              string // "118.0 ms", "max of 4, 1 min ago"
 	NA                       string
+	rank                     int // of the figure beside the line: see newest
 }
 
 // sparkPoint is one minute; Hollow marks a max standing in for a p99
@@ -88,6 +89,23 @@ func ago(i, n int) string {
 	}
 }
 
+// newest keeps minute i's figure (of n, oldest first) as the one beside
+// the line if it is the newest that says most about now: the last whole
+// minute's, else the current minute's (still filling), else the newest
+// before them. Called oldest first.
+func (s *Spark) newest(i, n int, value, note string) {
+	rank := 1
+	switch i {
+	case n - 2:
+		rank = 3
+	case n - 1:
+		rank = 2
+	}
+	if rank >= s.rank {
+		s.Value, s.Note, s.rank = value, note, rank
+	}
+}
+
 // plot sets the y axis from 0 to a nice top over values and draws the
 // points, joining consecutive minutes.
 func (s *Spark) plot(xs []float64, ys []float64, hollow []bool, titles []string, top float64, unit string) {
@@ -125,8 +143,8 @@ func tailSpark(points []history.Point, class, name, color, na string, tail func(
 			continue
 		}
 		top = max(top, 1000*v)
-		s.Value, s.Note = msText(1000*v), figureName(kind, t.Count())+", "+ago(i, n)
-		titles[i] = fmt.Sprintf("%s UTC, %s: %s %s", p.Start.UTC().Format("15:04"), ago(i, n), name, s.Value)
+		s.newest(i, n, msText(1000*v), figureName(kind, t.Count())+", "+ago(i, n))
+		titles[i] = fmt.Sprintf("%s UTC, %s: %s %s", p.Start.UTC().Format("15:04"), ago(i, n), name, msText(1000*v))
 		if kind == history.KindMax {
 			titles[i] += fmt.Sprintf(", the max of %d samples: too few for a p99, which needs %d", t.Count(), p99Needs)
 		} else {
@@ -183,8 +201,8 @@ func goodputSpark(points []history.Point) Spark {
 			continue
 		}
 		ys[i] = 100 * float64(p.Good) / float64(p.Judged)
-		s.Value, s.Note = fmt.Sprintf("%.0f%%", ys[i]), fmt.Sprintf("%d of %d good, %s", p.Good, p.Judged, ago(i, n))
-		titles[i] = fmt.Sprintf("%s UTC, %s: %s good, %d of %d", p.Start.UTC().Format("15:04"), ago(i, n), s.Value, p.Good, p.Judged)
+		s.newest(i, n, fmt.Sprintf("%.0f%%", ys[i]), fmt.Sprintf("%d of %d good, %s", p.Good, p.Judged, ago(i, n)))
+		titles[i] = fmt.Sprintf("%s UTC, %s: %.0f%% good, %d of %d", p.Start.UTC().Format("15:04"), ago(i, n), ys[i], p.Good, p.Judged)
 	}
 	if s.Value == "" {
 		s.NA = "n/a: no probe in the last hour"

@@ -43,7 +43,13 @@ func TestTrendSparklines(t *testing.T) {
 		t.Errorf("2 samples: %+v, want their max, hollow and said so", few)
 	}
 	if ttft.Value != "30.0 ms" || ttft.Note != "max of 1, this minute" || !last.Hollow {
-		t.Errorf("beside the line: %q %q, want the newest minute's max", ttft.Value, ttft.Note)
+		t.Errorf("beside the line: %q %q, want this minute's max: the last whole minute has none", ttft.Value, ttft.Note)
+	}
+	// Once the last whole minute has a figure, it stands beside the line:
+	// the current minute is still filling.
+	tr.Observe(streamed(now.Add(-time.Minute), 90*time.Millisecond, true))
+	if ttft = Trend(tr.Points(now), config.APIChat).TTFT; ttft.Value != "90.0 ms" || ttft.Note != "max of 1, 1 min ago" {
+		t.Errorf("beside the line: %q %q, want the last whole minute's", ttft.Value, ttft.Note)
 	}
 	if p99.Y >= few.Y || few.Y >= last.Y || p99.Y < ttft.Top || last.Y > ttft.Bottom || ttft.TopText != "400 ms" {
 		t.Errorf("y: %v, %v, %v in %v..%v up to %q: a higher figure must sit higher, inside the plot", p99.Y, few.Y, last.Y, ttft.Top, ttft.Bottom, ttft.TopText)
