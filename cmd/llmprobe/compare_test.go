@@ -125,6 +125,9 @@ func TestCompareTwoSims(t *testing.T) {
 	if dom := browser.DOM(t, page); strings.Count(dom, `<polyline class="side"`) != 8 || !strings.Contains(dom, "<h1>worse: candidate next vs baseline stable</h1>") {
 		t.Errorf("the page draws %d distributions, want both sides of 4 metrics:\n%s", strings.Count(dom, `<polyline class="side"`), dom)
 	}
+	if wrapped := browser.WrappedCells(t, readFile(t, filepath.Join(dir, "slow.html")), 1000); len(wrapped) > 0 {
+		t.Errorf("the comparison page wraps %d numbers in Chromium: %q", len(wrapped), wrapped)
+	}
 	browser.Screenshot(t, page, filepath.Join(t.ArtifactDir(), "compare.png"))
 
 	out, err = exec.Command(binPath, append([]string{"compare", "--config.file=" + cfg, "--burst=release", "--candidate=twin"}, files("same")...)...).CombinedOutput()

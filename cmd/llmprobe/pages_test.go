@@ -17,6 +17,16 @@ import (
 
 var reportSections = []string{`id="summary"`, `id="verdicts"`, `id="percentiles"`, `id="latency-over-time"`, `id="outcomes"`, `id="regression"`, `id="gpu"`}
 
+// trendRow is the landing page's last-hour row of one pair ("target · scenario").
+func trendRow(t *testing.T, page, pair string) string {
+	t.Helper()
+	m := regexp.MustCompile(`(?s)<tr class="trend" data-pair="` + regexp.QuoteMeta(pair) + `">.*?</tr>`).FindString(page)
+	if m == "" {
+		t.Fatalf("the last hour has no row for %s:\n%s", pair, page)
+	}
+	return m
+}
+
 // summaryRow is the landing page summary's row of one target.
 func summaryRow(t *testing.T, page, target string) string {
 	t.Helper()
@@ -80,13 +90,38 @@ bursts:
 	page := browser.DOM(t, d.base+"/")
 	contains(t, "the landing page", page, `<meta http-equiv="refresh" content="10">`, "this page reloads itself every 10 s", "among the last")
 	contains(t, "the sim's summary", summaryRow(t, page, "sim"),
-		`<span class="ok">up</span> for`, "llmprobe-sim ", " ago</td>", "chat: <span class=\"ok\">meeting</span>", "good (100.0%), target 90.0%",
+		`<span class="ok">up</span> for`, "llmprobe-sim ", " ago</td>", "chat</a>: <span class=\"ok\">meeting</span>", "good (100.0%), target 90.0%",
 		`<a href="/bursts/`+rep.ID+`" class="ok">passed</a>`)
 	contains(t, "the refused target's summary", summaryRow(t, page, "down"),
-		`<span class="bad">down</span> for`, "connection refused", "n/a (never read: /v1/models fails", "never", "chat: <span class=\"bad\">violating</span>", "0 of ", "no burst")
+		`<span class="bad">down</span> for`, "connection refused", "n/a (never read: /v1/models fails", "never", "chat</a>: <span class=\"bad\">violating</span>", "0 of ", "no burst")
 	for _, placeholder := range []string{"0 ()", "()", "<td></td>"} {
 		if strings.Contains(page, placeholder) {
 			t.Errorf("the landing page shows the placeholder %q", placeholder)
+		}
+	}
+	// The last hour: a sparkline per figure with its newest value, n/a in
+	// words where there is none; each failure shown once, with no hint
+	// that does not apply to it.
+	contains(t, "the sim's last hour", trendRow(t, page, "sim · chat"), `<svg class="spark ttft"`, `<svg class="spark tpot"`, `<svg class="spark goodput"`,
+		`<span class="spark-value"><b>`, " ms</b>", "this minute", "<circle")
+	contains(t, "the refused target's last hour", trendRow(t, page, "down · chat"), "n/a: no probe succeeded in the last hour", "<b>0%</b>", `<svg class="spark goodput"`)
+	for _, link := range regexp.MustCompile(`href="/probe\?id=\d+"`).FindAllString(page, -1) {
+		if n := strings.Count(page, link); n != 1 {
+			t.Errorf("%s is on the landing page %d times: a failure listed twice", link, n)
+		}
+	}
+	failed := regexp.MustCompile(`(?s)<h3 id="probes-down-chat">.*?href="(/probe\?id=\d+)"`).FindStringSubmatch(page)
+	if failed == nil {
+		t.Fatal("no probe of the refused target is linked")
+	}
+	contains(t, "the refused probe's page", browser.DOM(t, d.base+failed[1]), "n/a: the request failed before an answer could carry them")
+	if _, probe := d.get(failed[1]); strings.Contains(probe, "include_metrics") {
+		t.Error("a refused connection's page suggests vLLM's include_metrics")
+	}
+	for _, path := range []string{"/", "/bursts/" + rep.ID} {
+		_, html := d.get(path)
+		if wrapped := browser.WrappedCells(t, html, 1280); len(wrapped) > 0 {
+			t.Errorf("%s wraps %d numbers in Chromium: %q", path, len(wrapped), wrapped)
 		}
 	}
 	browser.Screenshot(t, d.base+"/", filepath.Join(artifacts, "landing.png"))

@@ -134,7 +134,7 @@ var page = template.Must(template.New("compare").Parse(`<!DOCTYPE html>
 <style>
 body{font-family:system-ui,sans-serif;margin:2em;max-width:70em;color:#222}
 table{border-collapse:collapse}td,th{padding:.3em .8em;border-bottom:1px solid #ddd;text-align:left}
-td.num{text-align:right}tr.worse td{background:#fde2e1}tr.better td{background:#e2f5e4}
+td.num,th.num{text-align:right}td.num{white-space:nowrap;font-variant-numeric:tabular-nums}td.verdict{white-space:nowrap}tr.worse td{background:#fde2e1}tr.better td{background:#e2f5e4}
 tr.inconclusive td{background:#fff3cd}.charts{display:flex;flex-wrap:wrap;gap:1em}
 figure{margin:0}figcaption{font-size:.9em;color:#555;max-width:520px}pre{background:#f6f6f6;padding:1em;overflow:auto}
 </style></head><body>
@@ -144,8 +144,8 @@ figure{margin:0}figcaption{font-size:.9em;color:#555;max-width:520px}pre{backgro
 <p>Baseline <b>{{.C.Baseline.Target}}</b> ({{.C.Baseline.URL}}, {{.C.Baseline.Model}}) and candidate <b>{{.C.Candidate.Target}}</b>
 ({{.C.Candidate.URL}}, {{.C.Candidate.Model}}) were sent burst <code>{{.C.Burst}}</code>'s identical requests (seed {{.C.Seed}})
 in {{.C.Rounds}} rounds per side, order {{range $i, $o := .C.Order}}{{if $i}}, {{end}}{{$o}}{{end}}; {{.C.Pairs}} requests succeeded on both sides.</p>
-<table><thead><tr><th>metric</th><th>pairs</th><th>candidate/baseline</th><th>95 % interval</th><th>p</th><th>per round</th><th>verdict</th></tr></thead><tbody>
-{{range .Rows}}<tr class="{{.Class}}"><td>{{.Name}}</td><td class="num">{{.Pairs}}</td><td class="num">{{.Estimate}}</td><td>{{.Interval}}</td><td class="num">{{.P}}</td><td>{{.Rounds}}</td><td>{{.Verdict}}</td></tr>
+<table><thead><tr><th>metric</th><th class="num">pairs</th><th class="num">candidate/baseline</th><th class="num">95 % interval</th><th class="num">p</th><th class="num">per round</th><th>verdict</th></tr></thead><tbody>
+{{range .Rows}}<tr class="{{.Class}}"><td>{{.Name}}</td><td class="num">{{.Pairs}}</td><td class="num">{{.Estimate}}</td><td class="num">{{.Interval}}</td><td class="num">{{.P}}</td><td class="num">{{.Rounds}}</td><td class="verdict">{{.Verdict}}</td></tr>
 {{end}}</tbody></table>
 <h2>Distributions of the paired requests</h2>
 <div class="charts">{{range .Charts}}<figure class="ecdf">

@@ -122,7 +122,7 @@ func (r *running) runsShown(t *testing.T) *config.Config {
 		t.Errorf("/metrics has objectives\n%s\n/config asks for\n%s", objectives, want)
 	}
 	_, landing := r.get("/")
-	if got, want := grepLines(landing, "<h3>"), fmt.Sprintf("<h3>%s · s</h3>", targets[0]); got != want {
+	if got, want := grepLines(landing, "<h3 id=\"probes-"), fmt.Sprintf("<h3 id=\"probes-%[1]s-s\">%[1]s · s</h3>", targets[0]); got != want {
 		t.Errorf("the landing page shows schedules\n%s\n/config asks for\n%s", got, want)
 	}
 	return cfg

@@ -3,10 +3,16 @@ package testkit
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"html"
 	"image/png"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 )
@@ -79,4 +85,62 @@ func (b *Browser) Screenshot(t testing.TB, url, path string) {
 		t.Errorf("the screenshot %s is %d pixels wide, want 1280", path, w)
 	}
 	t.Logf("screenshot of %s: %s", url, path)
+}
+
+// wrapCheck runs in the page Chromium renders: it lists every table
+// cell's text that a line break splits where a reader needs it whole: any
+// line of a right-aligned number cell (td.num), and in any cell a number
+// with its unit ("47.2 ms").
+const wrapCheck = `<script>
+(() => {
+  const bad = [];
+  const broken = (node, from, to) => {
+    const r = document.createRange();
+    r.setStart(node, from); r.setEnd(node, to);
+    const tops = new Set([...r.getClientRects()].filter(x => x.width > 0).map(x => Math.round(x.top)));
+    return tops.size > 1;
+  };
+  for (const td of document.querySelectorAll('td')) {
+    const walk = document.createTreeWalker(td, NodeFilter.SHOW_TEXT);
+    for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+      const text = n.textContent;
+      if (td.classList.contains('num') && text.trim() && broken(n, 0, text.length)) {
+        bad.push(text.trim());
+        continue;
+      }
+      for (const m of text.matchAll(/\d[\d.,]*\s(ms|µs|s|%|req\/s|tok\/s)(?![\w\/])/g)) {
+        if (broken(n, m.index, m.index + m[0].length)) bad.push(m[0]);
+      }
+    }
+  }
+  const out = document.createElement('pre');
+  out.id = 'wrapped-cells';
+  out.textContent = JSON.stringify(bad);
+  document.body.append(out);
+})();
+</script>`
+
+// WrappedCells renders page (a whole HTML document) in a window width
+// pixels wide and returns the table cells' numbers that a line break
+// splits: a number cell's line, or a number from its unit.
+func (b *Browser) WrappedCells(t testing.TB, page string, width int) []string {
+	t.Helper()
+	i := strings.LastIndex(page, "</body>")
+	if i < 0 {
+		t.Fatal("the page has no </body>")
+	}
+	file := filepath.Join(t.TempDir(), "page.html")
+	if err := os.WriteFile(file, []byte(page[:i]+wrapCheck+page[i:]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dom := string(b.run(t, "file://"+file, "--dump-dom", fmt.Sprintf("--window-size=%d,2000", width)))
+	m := regexp.MustCompile(`<pre id="wrapped-cells">(.*?)</pre>`).FindStringSubmatch(dom)
+	if m == nil {
+		t.Fatalf("the wrap check did not run in Chromium:\n%s", dom)
+	}
+	var wrapped []string
+	if err := json.Unmarshal([]byte(html.UnescapeString(m[1])), &wrapped); err != nil {
+		t.Fatalf("the wrap check's result %q: %v", m[1], err)
+	}
+	return wrapped
 }

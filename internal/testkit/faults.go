@@ -95,8 +95,8 @@ func Faults() []Fault {
 	return slices.Concat(answerFaults(), streamFaults(), embeddingFaults(), unstreamedFaults(), apiFaults())
 }
 
-// refusedURL is the URL of a port nothing listens on.
-func refusedURL(t *testing.T) string {
+// RefusedURL is the URL of a port nothing listens on.
+func RefusedURL(t *testing.T) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -109,7 +109,7 @@ func refusedURL(t *testing.T) string {
 // trust, no end of redirects, an error status.
 func answerFaults() []Fault {
 	return []Fault{
-		{"refused", refusedURL, false, "connection_error", "connect", "connection_refused", "connection refused", "", ""},
+		{"refused", RefusedURL, false, "connection_error", "connect", "connection_refused", "connection refused", "", ""},
 		{"429 with Retry-After", func(t *testing.T) string {
 			return FaultServer(t, func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Retry-After", "7")

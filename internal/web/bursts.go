@@ -11,7 +11,6 @@ import (
 
 	"github.com/go-kit/log/level"
 
-	"github.com/llmprobe/llmprobe/internal/web/chart"
 	"github.com/llmprobe/llmprobe/report"
 )
 
@@ -22,7 +21,7 @@ type burstRow struct {
 	Verdict   verdict
 	LoadError string
 	IDs       []string
-	Charts    []*chart.Chart
+	Charts    charts
 	// LastUpgrade is the burst's last upgrade run when a later run is newest.
 	LastUpgrade *report.Report
 }
@@ -73,11 +72,7 @@ func (s *Site) burstsPage(w http.ResponseWriter, _ *http.Request) {
 				if rep.Upgrade == nil {
 					row.LastUpgrade = s.lastUpgradeOf(name, ids[0])
 				}
-				for _, c := range []*chart.Chart{chart.Percentiles(rep), chart.TTFT(rep)} {
-					if c != nil {
-						row.Charts = append(row.Charts, c)
-					}
-				}
+				row.Charts = newCharts(rep)
 			}
 		}
 		rows = append(rows, row)

@@ -28,7 +28,7 @@ func TestReportPageSaysWhatFiguresRestOn(t *testing.T) {
 	}
 	for _, want := range []string{
 		`<small class="bad">too few</small>`, "Too few samples: ttft: 20 samples, too few for p90, p95, p99, p99.9 (needs 36, 72, 368, 3,688)",
-		`<small class="muted">57.0 ms – 66.0 ms</small>`, `<small class="muted">66.0 ms – ∞</small>`,
+		`<small class="muted">57.0–66.0 ms</small>`, `<small class="muted">66.0 ms–∞</small>`,
 		"Across the runs", "repeated 3 times (b-0, b-1, b-2)", "<td>ttft p50</td><td class=\"num\">60.5ms</td>",
 	} {
 		if !strings.Contains(page.String(), want) {

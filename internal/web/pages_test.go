@@ -128,7 +128,15 @@ func TestReportPageInChromium(t *testing.T) {
 		"Baseline: report <a href=\"/bursts/"+reg.PreviousID+"\">"+reg.PreviousID+"</a>", "changed: 0.11.0 → 0.12.0",
 		rep.Failures[0].Phase+": "+rep.Failures[0].Reason, // the rejected request's reason beside its outcome
 		"2 × NVIDIA H100 80GB HBM3", "550.54.15", "1.900 J per output token", "415 W", "61 °C",
-		`class="chart percentiles"`, `class="chart ttft-over-time"`, "latency (ms)", "TTFT (ms)", "time since the measured part began (s)", ">p99</text>")
+		`class="chart ttft-over-time"`, "TTFT (ms)", "time since the measured part began (s)", ">p99</text>")
+	wantPercentileCharts(t, dom, rep)
+	// Headings say what a chart is: "over time" only above a chart over time.
+	wantAll(t, "the report page", dom, "<h3 id=\"percentile-charts\">Percentiles per metric, each on its own scale</h3>",
+		"<section id=\"latency-over-time\">\n<h2>TTFT over time</h2>\n<svg class=\"chart ttft-over-time\"")
+	if n := strings.Count(dom, "over time</h"); n != 1 {
+		t.Errorf("%d headings say over time, want 1: TTFT's", n)
+	}
+	noWrappedCells(t, browser, srv.URL+"/bursts/"+rep.ID)
 	browser.Screenshot(t, srv.URL+"/bursts/"+rep.ID, filepath.Join(artifacts, "report.png"))
 
 	dom = browser.DOM(t, srv.URL+"/bursts/"+empty.ID)
@@ -143,6 +151,10 @@ func TestReportPageInChromium(t *testing.T) {
 	if strings.Contains(dom, "0.0 ms") || strings.Contains(dom, "()") {
 		t.Error("the unmeasured report shows a 0 or an empty placeholder")
 	}
+	if strings.Contains(dom, "<svg") {
+		t.Error("the unmeasured report draws a chart of nothing")
+	}
+	wantAll(t, "the unmeasured report", dom, "<h2>TTFT over time</h2>\n<p>n/a: no request succeeded.</p>")
 	browser.Screenshot(t, srv.URL+"/bursts/"+empty.ID, filepath.Join(artifacts, "report-unmeasured.png"))
 
 	// The saved file is the same view, without links into a server.
@@ -163,16 +175,57 @@ func TestReportPageInChromium(t *testing.T) {
 
 	// /bursts: every chart has axes with units, tick labels and a legend.
 	dom = browser.DOM(t, srv.URL+"/bursts")
-	wantAll(t, "/bursts", dom, `class="axis-title y-title"`, "latency (ms)", "TTFT (ms)", "time since the measured part began (s)",
+	wantAll(t, "/bursts", dom, `class="axis-title y-title"`, "TTFT (ms)", "time since the measured part began (s)",
 		`<g class="legend">`, ">p50</text>", ">TTFT of one successful request</text>", `href="/bursts/`+rep.ID+`"`)
-	if ticks := regexp.MustCompile(`<g class="axis y-axis"[^>]*>(<line[^>]*></line><text[^>]*>[0-9.]+</text>)+`).FindAllString(dom, -1); len(ticks) < 2 {
-		t.Errorf("/bursts has %d charts with numbered y ticks, want 2", len(ticks))
+	wantPercentileCharts(t, dom, rep)
+	if ticks := regexp.MustCompile(`<g class="axis y-axis"[^>]*>(<line[^>]*></line><text[^>]*>[0-9.]+</text>)+`).FindAllString(dom, -1); len(ticks) != 5 {
+		t.Errorf("/bursts has %d charts with numbered y ticks, want 5: four percentile panels and TTFT over time", len(ticks))
 	}
+	noWrappedCells(t, browser, srv.URL+"/bursts")
 	browser.Screenshot(t, srv.URL+"/bursts", filepath.Join(artifacts, "bursts.png"))
 
 	code, body := get(t, srv.URL, "/bursts/b-20991231T000000.000Z")
 	if code != 404 || !strings.Contains(body, "No burst report has this id") {
 		t.Errorf("unknown report: %d %s", code, body)
+	}
+}
+
+// wantPercentileCharts checks that dom draws one chart per latency of rep,
+// each on its own y axis (its top tick at or above its own p99, within a
+// step of it), with the bars' values written.
+func wantPercentileCharts(t *testing.T, dom string, rep *report.Report) {
+	t.Helper()
+	for _, m := range []string{"ttft", "tpot", "itl", "e2e"} {
+		svg := regexp.MustCompile(`(?s)<svg class="chart percentiles percentiles-` + m + `".*?</svg>`).FindString(dom)
+		if svg == "" {
+			t.Errorf("no percentile chart of %s", m)
+			continue
+		}
+		s := rep.Latency[m]
+		wantAll(t, m+"'s chart", svg, fmt.Sprintf(">%s (%d samples)</text>", m, s.Count), ">ms</text>", ">p50</text>", ">p99</text>", `class="bar-value"`)
+		ticks := regexp.MustCompile(`<g class="axis y-axis".*?</g>`).FindString(svg)
+		var top float64
+		for _, v := range regexp.MustCompile(`>([0-9.]+)</text>`).FindAllStringSubmatch(ticks, -1) {
+			fmt.Sscan(v[1], &top)
+		}
+		if p99 := 1000 * s.P99; top < p99 || top > 2.5*p99 {
+			t.Errorf("%s's axis ends at %g ms for a p99 of %.1f ms: not its own scale", m, top, p99)
+		}
+		if s.IsTooFew("p99") != strings.Contains(svg, ">too few</text>") {
+			t.Errorf("%s's chart says too few: %v; its p99 from %d samples is too few: %v", m, !s.IsTooFew("p99"), s.Count, s.IsTooFew("p99"))
+		}
+	}
+}
+
+// noWrappedCells fails for each number of the page at url that a line
+// break splits in Chromium, at a laptop's width and a narrow window's.
+func noWrappedCells(t *testing.T, browser *testkit.Browser, url string) {
+	t.Helper()
+	_, page := get(t, url, "")
+	for _, width := range []int{1280, 900} {
+		if wrapped := browser.WrappedCells(t, page, width); len(wrapped) > 0 {
+			t.Errorf("%s at %d pixels wraps %d numbers: %q", url, width, len(wrapped), wrapped)
+		}
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/internal/web/timeline"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/prober/transport"
 )
@@ -44,7 +45,7 @@ func timelineResult() *prober.Result {
 }
 
 func TestTimeline(t *testing.T) {
-	tl := buildTimeline(timelineResult())
+	tl := timeline.Of(timelineResult())
 	var got []string
 	for _, e := range tl.Events {
 		at := "–"
@@ -68,11 +69,11 @@ func TestTimeline(t *testing.T) {
 	}
 	g := tl.Gaps
 	// 20 first, 10 last, and the stall between them: 31 rows.
-	if g.Count != 300 || len(g.Rows) != gapsHead+gapsTail+1 || g.Elided != 300-len(g.Rows) || g.Longest != 900*time.Millisecond {
+	if g.Count != 300 || len(g.Rows) != timeline.GapsHead+timeline.GapsTail+1 || g.Elided != 300-len(g.Rows) || g.Longest != 900*time.Millisecond {
 		t.Fatalf("gaps: %d counted, %d rows, %d elided, longest %v", g.Count, len(g.Rows), g.Elided, g.Longest)
 	}
-	stall := g.Rows[gapsHead]
-	if !stall.Longest || stall.N != 152 || stall.Skipped != 150-gapsHead || stall.At != 95*time.Millisecond+151*10*time.Millisecond+890*time.Millisecond {
+	stall := g.Rows[timeline.GapsHead]
+	if !stall.Longest || stall.N != 152 || stall.Skipped != 150-timeline.GapsHead || stall.At != 95*time.Millisecond+151*10*time.Millisecond+890*time.Millisecond {
 		t.Errorf("the stall's row: %+v", stall)
 	}
 	if last := g.Rows[len(g.Rows)-1]; last.N != 301 || last.At != 95*time.Millisecond+10*299*time.Millisecond+900*time.Millisecond {
@@ -82,7 +83,7 @@ func TestTimeline(t *testing.T) {
 	// A request refused before a token: no token rows, the failure at the end.
 	refused := &prober.Result{Outcome: prober.OutcomeRejected, HTTPStatus: 429, Phase: "headers", Reason: "http_status", Error: "HTTP 429",
 		DispatchDelay: time.Millisecond, Timings: transport.Timings{ConnReused: true, FirstByte: 4 * time.Millisecond, TTFB: 6 * time.Millisecond}, E2E: 7 * time.Millisecond}
-	tl = buildTimeline(refused)
+	tl = timeline.Of(refused)
 	last := tl.Events[len(tl.Events)-1]
 	if tl.Gaps.Count != 0 || !last.Bad || last.Name != "failed: rejected" || last.Note != "headers: HTTP 429 [http_status]" || last.At != 7*time.Millisecond {
 		t.Errorf("refused request's timeline: %+v", tl)
@@ -173,7 +174,7 @@ func TestProbePageShowsTheTTFTSplit(t *testing.T) {
 	failed.OutputChunks, failed.TTFTParts, failed.Engine = 0, nil, nil
 	site.Observe(failed)
 	_, page = get(t, srv.URL, "/probe?id="+failed.RequestID)
-	for _, want := range []string{"n/a: no output token arrived", "engine timings</th><td>n/a: the response carried none"} {
+	for _, want := range []string{"n/a: no output token arrived", "engine timings</th><td>n/a: the answer carried none"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("a request without a first token: the page lacks %q", want)
 		}

@@ -47,7 +47,7 @@ type reportView struct {
 	Breakdown      []breakdownRow
 	Outcomes       []outcomeRow
 	RegressionRows []regressionRow
-	Charts         []*chart.Chart
+	Charts         charts
 	Config         string
 	EngineView     engineView
 	SweepRows      []sweepRow
@@ -119,7 +119,10 @@ func newPctCell(s report.Summary, name string) pctCell {
 		if i.Hi != nil {
 			hi = msFigure(*i.Hi, true)
 		}
-		c.Interval = lo + " – " + hi
+		if strings.HasSuffix(lo, " ms") && strings.HasSuffix(hi, " ms") {
+			lo = strings.TrimSuffix(lo, " ms") // one unit for both ends: "46.1–48.8 ms"
+		}
+		c.Interval = lo + "–" + hi
 	}
 	return c
 }
@@ -295,9 +298,10 @@ func newReportView(r *report.Report, linked bool) reportView {
 		EngineView: newEngineView(r.EngineMetrics),
 	}
 	v.SweepRows = sweepRows(r)
-	for _, c := range []*chart.Chart{chart.Percentiles(r), chart.TTFT(r), chart.Sweep(r), chart.Curve(r, "ttft"), chart.Curve(r, "tpot"), chart.Frontier(r)} {
+	v.Charts = newCharts(r)
+	for _, c := range []*chart.Chart{chart.Sweep(r), chart.Curve(r, "ttft"), chart.Curve(r, "tpot"), chart.Frontier(r)} {
 		if c != nil {
-			v.Charts = append(v.Charts, c)
+			v.Charts.Sweep = append(v.Charts.Sweep, c)
 		}
 	}
 	cfg := map[string]any{"burst": r.Config, "scenarios": r.Scenarios}
@@ -305,6 +309,39 @@ func newReportView(r *report.Report, linked bool) reportView {
 		v.Config = string(b)
 	}
 	return v
+}
+
+// charts are a report's charts by what they show, and in words why one
+// is not drawn.
+type charts struct {
+	Percentiles    []*chart.Chart
+	PercentilesNA  string // "ttft, tpot, itl": metrics without samples
+	PercentilesWhy string // why they have none
+	TTFT           *chart.Chart
+	TTFTNA         string // why there is no TTFT over time
+	Sweep          []*chart.Chart
+}
+
+func newCharts(r *report.Report) charts {
+	var c charts
+	var na []string
+	c.Percentiles, na = chart.Percentiles(r)
+	c.PercentilesNA, c.PercentilesWhy = strings.Join(na, ", "), "no request gave a sample"
+	noFirstToken := "no request had a first token (embeddings, rerank and unstreamed answers have none)"
+	if r.Latency["e2e"].Count > 0 && r.Latency["ttft"].Count == 0 {
+		c.PercentilesWhy = noFirstToken
+	}
+	if c.TTFT = chart.TTFT(r); c.TTFT == nil {
+		switch {
+		case r.Outcomes[prober.OutcomeSuccess] == 0:
+			c.TTFTNA = "n/a: no request succeeded"
+		case r.Latency["ttft"].Count == 0:
+			c.TTFTNA = "n/a: " + noFirstToken
+		default:
+			c.TTFTNA = "n/a: the report keeps no TTFT series"
+		}
+	}
+	return c
 }
 
 // gpuNames says which GPUs, "2 × NVIDIA H100" for a uniform node.

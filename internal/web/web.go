@@ -18,8 +18,11 @@ import (
 	"github.com/prometheus/common/version"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/internal/web/chart"
 	"github.com/llmprobe/llmprobe/internal/web/history"
+	"github.com/llmprobe/llmprobe/internal/web/timeline"
 	"github.com/llmprobe/llmprobe/prober"
+	"github.com/llmprobe/llmprobe/prober/targetinfo"
 	"github.com/llmprobe/llmprobe/report/store"
 	"github.com/llmprobe/llmprobe/target"
 )
@@ -107,6 +110,8 @@ type Options struct {
 	Requests int
 	// Comparisons says each always-on comparison in a line; nil shows none.
 	Comparisons func() []string
+	// Now is the clock the last hour's trends are read at; nil is time.Now.
+	Now func() time.Time
 }
 
 // Site is the set of pages. It keeps the recent probes it is given through
@@ -137,6 +142,9 @@ func New(opts Options) *Site {
 	}
 	if opts.Schedules == nil {
 		opts.Schedules = func() []config.Pair { return nil }
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
 	return &Site{opts: opts, history: history.New(opts.Recent, opts.Failures, opts.Requests), lastSuccess: map[string]time.Time{}}
 }
@@ -224,6 +232,28 @@ type targetRow struct {
 	State                                                           target.State
 }
 
+// OlderFailures are the pair's kept failures and misses older than its
+// recent probes: one still among those is marked in their table, not
+// listed twice.
+func (p *pairRow) OlderFailures() []*history.Entry {
+	if len(p.Recent) == 0 {
+		return p.Failures
+	}
+	var older []*history.Entry
+	for _, e := range p.Failures {
+		if e.ID < p.Recent[len(p.Recent)-1].ID {
+			older = append(older, e)
+		}
+	}
+	return older
+}
+
+// trendRow is one canary pair's last hour.
+type trendRow struct {
+	Target, Scenario string
+	chart.TrendRow
+}
+
 // pairRow is one canary schedule, or a pair that has results and no
 // schedule any more (a burst's target, say).
 type pairRow struct {
@@ -249,7 +279,7 @@ func (s *Site) landingPage(w http.ResponseWriter, _ *http.Request) {
 		pairs[[2]string{p.Target, p.Scenario}] = row
 		rows = append(rows, row)
 	}
-	for _, h := range s.history.Snapshot() {
+	for _, h := range s.history.Snapshot(s.opts.Now()) {
 		if row := pairs[[2]string{h.Target, h.Scenario}]; row != nil {
 			row.Pair = h
 			continue
@@ -261,6 +291,14 @@ func (s *Site) landingPage(w http.ResponseWriter, _ *http.Request) {
 		ver = "dev (built without make)"
 	}
 	summary, burstErr := s.summary(rows)
+	apis := map[string]config.API{}
+	for _, t := range targets {
+		apis[t.Name] = config.API(t.API)
+	}
+	trends := make([]trendRow, 0, len(rows))
+	for _, p := range rows {
+		trends = append(trends, trendRow{Target: p.Target, Scenario: p.Scenario, TrendRow: chart.Trend(p.Trend, apis[p.Target])})
+	}
 	s.render(w, "landing.html", map[string]any{
 		"Version":       ver,
 		"Summary":       summary,
@@ -270,6 +308,7 @@ func (s *Site) landingPage(w http.ResponseWriter, _ *http.Request) {
 		"Targets":       targets,
 		"TargetErrors":  s.opts.Targets.Errors(),
 		"Pairs":         rows,
+		"Trends":        trends,
 		"TelemetryPath": s.opts.TelemetryPath,
 		"Comparisons":   s.comparisons(),
 	})
@@ -286,8 +325,10 @@ func (s *Site) comparisons() []string {
 // from it, one field per section that needs one.
 type probeView struct {
 	*history.Entry
-	Timeline timeline
+	Timeline timeline.Timeline
 	Split    []splitRow
+	// TimingsNA says why the answer carried no engine timings.
+	TimingsNA string
 }
 
 // probeMissing is what probe-missing.html shows.
@@ -329,7 +370,27 @@ func (s *Site) probePage(w http.ResponseWriter, r *http.Request) {
 		})
 		return
 	}
-	s.render(w, "probe.html", probeView{Entry: e, Timeline: buildTimeline(e.Result), Split: splitRows(e.Result)})
+	s.render(w, "probe.html", probeView{Entry: e, Timeline: timeline.Of(e.Result), Split: splitRows(e.Result), TimingsNA: s.timingsNA(e.Result)})
+}
+
+// timingsNA says why r carried no engine timings, with the way to get
+// them only where its target's engine has them; "" when it carried some.
+func (s *Site) timingsNA(r *prober.Result) string {
+	switch {
+	case r.Engine != nil:
+		return ""
+	case r.Outcome != prober.OutcomeSuccess:
+		return "n/a: the request failed before an answer could carry them"
+	case s.opts.Targets == nil:
+		return "n/a: the answer carried none"
+	}
+	for _, c := range s.opts.Targets.Clients() {
+		if t := c.Target(); t.Name == r.Target {
+			_, asked := t.ExtraBody["include_metrics"]
+			return "n/a: " + targetinfo.WhyNoTimings(c.Info().Engine, asked)
+		}
+	}
+	return "n/a: the answer carried none (its target is no longer configured)"
 }
 
 // isRequestID reports whether id has the shape of llmprobe's request ids:

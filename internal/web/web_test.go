@@ -54,7 +54,7 @@ canary: {interval: 15s}
 	defer srv.Close()
 
 	code, page := get(t, srv.URL, "/")
-	if code != 200 || !strings.Contains(page, "<h3>t · s</h3>") || !strings.Contains(page, "canary every 15s; no probe has finished yet") {
+	if code != 200 || !strings.Contains(page, `<h3 id="probes-t-s">t · s</h3>`) || !strings.Contains(page, "canary every 15s; no probe has finished yet") {
 		t.Errorf("landing page before any probe (%d):\n%s", code, page)
 	}
 
@@ -106,7 +106,7 @@ scenarios: [{name: s}]
 		t.Fatal(err)
 	}
 	code, page = get(t, srv.URL, "/bursts")
-	for _, want := range []string{`<svg class="chart percentiles"`, `<svg class="chart ttft-over-time"`, "<circle", "<rect", "50.00% of requests met", `href="/bursts/` + rep.ID + `.json"`} {
+	for _, want := range []string{`<svg class="chart percentiles percentiles-ttft"`, `<svg class="chart percentiles percentiles-e2e"`, "No chart for tpot, itl: n/a, no request gave a sample", `<svg class="chart ttft-over-time"`, "<circle", "<rect", "50.00% of requests met", `href="/bursts/` + rep.ID + `.json"`} {
 		if code != 200 || !strings.Contains(page, want) {
 			t.Errorf("/bursts (%d) lacks %s", code, want)
 		}

@@ -91,11 +91,15 @@ func TestTTFTBreakdownInReport(t *testing.T) {
 	}
 }
 
-// Without engine timings the table says why the server side is one part.
+// Without engine timings the table says why the server side is one part,
+// and suggests vLLM's flags only to a vLLM target.
 func TestBreakdownWithoutEngineTimingsSaysWhy(t *testing.T) {
 	b := &report.TTFTBreakdown{Requests: 3, EngineTimings: map[string]int{}}
-	if got := render.PageOf(&report.Report{TTFTBreakdown: b}).EngineTimingsText; !strings.Contains(got, "none of 3 requests") || !strings.Contains(got, "--enable-per-request-metrics") {
-		t.Errorf("%q", got)
+	if got := render.PageOf(&report.Report{TTFTBreakdown: b, Engine: "vllm"}).EngineTimingsText; !strings.Contains(got, "none of 3 requests") || !strings.Contains(got, "--enable-per-request-metrics") {
+		t.Errorf("vllm: %q", got)
+	}
+	if got := render.PageOf(&report.Report{TTFTBreakdown: b, Engine: "sglang"}).EngineTimingsText; !strings.Contains(got, "sglang reports no per-request timings") || strings.Contains(got, "include_metrics") {
+		t.Errorf("sglang: %q, want no vLLM flag", got)
 	}
 }
 

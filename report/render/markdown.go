@@ -144,7 +144,7 @@ func markdownFigures(b *strings.Builder, r *report.Report) {
 	b.WriteString("\n<details><summary>Details: the client's error bound, where TTFT went, turns, the engine's view</summary>\n")
 	fmt.Fprintf(b, "\n%s.\n", md(boundText(r)))
 	if bd := r.TTFTBreakdown; bd != nil {
-		fmt.Fprintf(b, "\nWhere TTFT went (%d requests; engine timings from %s):\n\n| component | p50 | p90 | p99 | share |\n|---|--:|--:|--:|--:|\n", bd.Requests, md(engineTimingsText(bd)))
+		fmt.Fprintf(b, "\nWhere TTFT went (%d requests; engine timings from %s):\n\n| component | p50 | p90 | p99 | share |\n|---|--:|--:|--:|--:|\n", bd.Requests, md(engineTimingsText(bd, r.Engine)))
 		for _, c := range bd.Components {
 			s := c.Summary
 			fmt.Fprintf(b, "| %s | %s | %s | %s | %.1f%% |\n", c.Component, ms(s, s.P50), pct(s, "p90"), pct(s, "p99"), 100*c.Share)

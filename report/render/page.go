@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/llmprobe/llmprobe/prober/targetinfo"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/render/prefixcache"
 )
@@ -44,7 +45,7 @@ func PageOf(r *report.Report) Page {
 		p.KneeText, p.PlanText, p.CurveNote = kneeText(r), planText(r), curveFootnote(r)
 	}
 	if r.TTFTBreakdown != nil {
-		p.EngineTimingsText = engineTimingsText(r.TTFTBreakdown)
+		p.EngineTimingsText = engineTimingsText(r.TTFTBreakdown, r.Engine)
 	}
 	p.TooFew = TooFewText(r)
 	p.RetriesText = retriesText(r)
@@ -121,8 +122,9 @@ func delay(seconds *float64) string {
 }
 
 // engineTimingsText says which requests carried the engine's own timings:
-// "412 of 420 (vllm_metrics 412)", or why the server side is not split.
-func engineTimingsText(b *report.TTFTBreakdown) string {
+// "412 of 420 (vllm_metrics 412)", or why the server side is not split,
+// with how to get the timings only from an engine that has them.
+func engineTimingsText(b *report.TTFTBreakdown, engine string) string {
 	n := 0
 	var by string
 	for src, k := range b.EngineTimings {
@@ -130,7 +132,7 @@ func engineTimingsText(b *report.TTFTBreakdown) string {
 		by += fmt.Sprintf(" %s %d", src, k)
 	}
 	if n == 0 {
-		return fmt.Sprintf("none of %d requests: the engine reported no per-request timings, so the server side is one part (server_other); vLLM reports them when started with --enable-per-request-metrics and asked with extra_body include_metrics: true", b.Requests)
+		return fmt.Sprintf("none of %d requests, so the server side is one part (server_other): %s", b.Requests, targetinfo.WhyNoTimings(engine, false))
 	}
 	return fmt.Sprintf("%d of %d requests (%s)", n, b.Requests, by[1:])
 }

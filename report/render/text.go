@@ -316,7 +316,7 @@ func writeBreakdown(out io.Writer, r *report.Report) {
 		fmt.Fprintln(out, "\nTTFT split: n/a (no successful request was split)")
 		return
 	}
-	fmt.Fprintf(out, "\nTTFT split over %d requests; engine timings from %s\n", b.Requests, engineTimingsText(b))
+	fmt.Fprintf(out, "\nTTFT split over %d requests; engine timings from %s\n", b.Requests, engineTimingsText(b, r.Engine))
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "component\tsamples\tp50\tp90\tp99\tmean\tshare\t")
 	for _, c := range b.Components {

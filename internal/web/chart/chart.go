@@ -1,13 +1,13 @@
-// Package chart lays out a burst report's charts (latency percentiles, TTFT
-// over time, a sweep's achieved rates) as SVG geometry: axes with ticks and
-// units, bars, points and a legend, which the pages' templates draw.
+// Package chart lays out llmprobe's charts as SVG geometry (a burst
+// report's percentiles per metric, TTFT over time, a sweep's curves, the
+// landing page's sparklines): axes with ticks and units, bars, points and
+// a legend, which the pages' templates draw.
 package chart
 
 import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 
 	"github.com/llmprobe/llmprobe/report"
 )
@@ -15,7 +15,7 @@ import (
 // Chart geometry is computed here; internal/web/templates/charts.html draws
 // it as inline SVG: axes with tick labels and units, a legend for every series.
 const (
-	chartWidth, chartHeight = 600, 280
+	chartWidth, chartHeight = 560, 280
 	// The plot area's margins: room for tick labels, axis titles and the legend.
 	marginLeft, marginRight, marginTop, marginBottom = 64, 16, 48, 48
 )
@@ -30,6 +30,7 @@ type Chart struct {
 	XTitle, YTitle           string
 	XTicks, YTicks           []tick
 	Categories               []tick // category names under bar groups
+	Notes                    []tick // a second line under a category: "too few"
 	Bars                     []bar
 	Series                   []series
 	Legend                   []legendEntry
@@ -41,10 +42,12 @@ type tick struct {
 	Text string
 }
 
-// bar is one bar, with its hover text.
+// bar is one bar, with its hover text and the value written above it;
+// Faint draws a figure that rests on too few samples.
 type bar struct {
-	X, Y, W, H  float64
-	Fill, Title string
+	X, Y, W, H         float64
+	Fill, Title, Label string
+	Faint              bool
 }
 
 // series is one set of points, in one color, joined or not.
@@ -72,6 +75,12 @@ func newChart(class, label, title, xTitle, yTitle string) *Chart {
 		Left: marginLeft, Right: chartWidth - marginRight, Top: marginTop, Bottom: chartHeight - marginBottom,
 		XTitle: xTitle, YTitle: yTitle,
 	}
+}
+
+// resize gives c another size, keeping its margins.
+func (c *Chart) resize(width, height int) {
+	c.Width, c.Height = width, height
+	c.Right, c.Bottom = float64(width)-marginRight, float64(height)-marginBottom
 }
 
 // niceTicks returns ticks from 0 to at least hi in steps of 1, 2 or 5 times
@@ -130,40 +139,6 @@ func (c *Chart) legend(colors, labels []string) {
 		c.Legend = append(c.Legend, legendEntry{X: x, Y: 24, Color: colors[i], Label: l})
 		x += 24 + 6.5*float64(len(l))
 	}
-}
-
-// Percentiles draws p50, p90 and p99 of each latency metric that has
-// samples as grouped bars, in milliseconds; nil when none has any.
-func Percentiles(r *report.Report) *Chart {
-	quantiles := []string{"p50", "p90", "p99"}
-	var metrics []string
-	maxMS := 0.0
-	for _, m := range []string{"ttft", "tpot", "itl", "e2e"} {
-		if s := r.Latency[m]; s.Count > 0 {
-			metrics = append(metrics, m)
-			maxMS = max(maxMS, 1000*s.P99)
-		}
-	}
-	if len(metrics) == 0 {
-		return nil
-	}
-	c := newChart("chart percentiles", "latency percentiles of "+r.ID, "Latency percentiles", "metric", "latency (ms)")
-	y := c.yAxis(maxMS)
-	group := (c.Right - c.Left) / float64(len(metrics))
-	width := group / float64(len(quantiles)+1)
-	for i, m := range metrics {
-		x0 := c.Left + float64(i)*group + width/2
-		for j, q := range quantiles {
-			v := 1000 * r.Latency[m].Quantile(q)
-			c.Bars = append(c.Bars, bar{
-				X: x0 + float64(j)*width, Y: y(v), W: width - 2, H: c.Bottom - y(v),
-				Fill: chartColors[j], Title: strings.TrimSuffix(fmt.Sprintf("%s %s %.1f ms; %s", m, q, v, r.Latency[m].TooFewText(q)), "; "),
-			})
-		}
-		c.Categories = append(c.Categories, tick{Pos: c.Left + (float64(i)+0.5)*group, Text: m})
-	}
-	c.legend(chartColors, quantiles)
-	return c
 }
 
 // TTFT plots each measured request's TTFT (ms) against when it was due

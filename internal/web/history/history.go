@@ -1,6 +1,7 @@
 // Package history keeps the recent probes of each (target, scenario), its
-// failures apart, and the last requests of any traffic by request id, each
-// bounded, for the pages that show them.
+// failures apart, its last hour in one-minute buckets, and the last
+// requests of any traffic by request id, each bounded, for the pages that
+// show them.
 package history
 
 import (
@@ -28,6 +29,7 @@ type History struct {
 
 type pairHistory struct {
 	recent, failed []*Entry
+	trend          Trend
 }
 
 // Entry is one result in the history, with an id for its detail page.
@@ -58,6 +60,7 @@ func (h *History) Observe(r *prober.Result) {
 		h.pairs[k] = ph
 	}
 	ph.recent = pushBounded(ph.recent, e, h.recent)
+	ph.trend.Observe(r)
 	if r.Outcome != prober.OutcomeSuccess || !r.Good {
 		ph.failed = pushBounded(ph.failed, e, h.failures)
 	}
@@ -153,19 +156,21 @@ func pushBounded(s []*Entry, e *Entry, limit int) []*Entry {
 	return s
 }
 
-// Pair is one pair's entries, newest first.
+// Pair is one pair's entries, newest first, and its last hour.
 type Pair struct {
 	Target, Scenario string
 	Recent, Failures []*Entry
+	Trend            []Point // TrendMinutes minutes, oldest first
 }
 
-// Snapshot returns every pair's history, sorted by target then scenario.
-func (h *History) Snapshot() []Pair {
+// Snapshot returns every pair's history as of now, sorted by target then
+// scenario.
+func (h *History) Snapshot(now time.Time) []Pair {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	out := make([]Pair, 0, len(h.pairs))
 	for k, ph := range h.pairs {
-		out = append(out, Pair{Target: k[0], Scenario: k[1], Recent: newestFirst(ph.recent), Failures: newestFirst(ph.failed)})
+		out = append(out, Pair{Target: k[0], Scenario: k[1], Recent: newestFirst(ph.recent), Failures: newestFirst(ph.failed), Trend: ph.trend.Points(now)})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Target != out[j].Target {

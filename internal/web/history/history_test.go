@@ -35,7 +35,7 @@ func TestHistoryRing(t *testing.T) {
 	}
 	h.Observe(result("b", "s", prober.OutcomeSuccess, true)) // 9
 
-	snap := h.Snapshot()
+	snap := h.Snapshot(time.Now())
 	if len(snap) != 2 || snap[0].Target != "a" || snap[1].Target != "b" {
 		t.Fatalf("pairs %+v, want a then b", snap)
 	}
@@ -61,7 +61,7 @@ func TestHistoryRing(t *testing.T) {
 	}
 
 	h.Forget(func(target, _ string) bool { return target == "b" })
-	if snap := h.Snapshot(); len(snap) != 1 || snap[0].Target != "b" {
+	if snap := h.Snapshot(time.Now()); len(snap) != 1 || snap[0].Target != "b" {
 		t.Errorf("after forget: %+v", snap)
 	}
 	if _, ok := h.Get(8); ok {
@@ -73,7 +73,7 @@ func TestHistoryRing(t *testing.T) {
 func TestHistoryZeroSize(t *testing.T) {
 	h := New(0, 0, 0)
 	h.Observe(result("a", "s", prober.OutcomeTimeout, false))
-	if snap := h.Snapshot(); len(snap) != 1 || len(snap[0].Recent) != 0 || len(snap[0].Failures) != 0 {
+	if snap := h.Snapshot(time.Now()); len(snap) != 1 || len(snap[0].Recent) != 0 || len(snap[0].Failures) != 0 {
 		t.Errorf("snapshot = %+v", snap)
 	}
 	h2 := New(-1, -5, -1)
@@ -110,14 +110,14 @@ func TestHistoryConcurrent(t *testing.T) {
 			defer wg.Done()
 			for i := range 200 {
 				h.Observe(result(fmt.Sprint("t", g%2), "s", prober.OutcomeSuccess, i%3 != 0))
-				h.Snapshot()
+				h.Snapshot(time.Now())
 				h.Get(uint64(i))
 			}
 		}()
 	}
 	wg.Wait()
 	total := 0
-	for _, p := range h.Snapshot() {
+	for _, p := range h.Snapshot(time.Now()) {
 		total += len(p.Recent)
 		if p.Recent[0].ID <= p.Recent[len(p.Recent)-1].ID {
 			t.Errorf("%s: not newest first: %v", p.Target, ids(p.Recent))
@@ -151,7 +151,7 @@ func TestHistoryRequestRing(t *testing.T) {
 			t.Errorf("request %d found %s", i, e.RequestID)
 		}
 	}
-	if len(h.Snapshot()) != 0 {
+	if len(h.Snapshot(time.Now())) != 0 {
 		t.Error("burst requests reached the canary pairs of the landing page")
 	}
 	// Probe numbers of burst requests work too.

@@ -1,4 +1,6 @@
-package web
+// Package timeline lays out one request's events from t_sched on and its
+// token gaps, bounded, for the request's page.
+package timeline
 
 import (
 	"slices"
@@ -10,21 +12,21 @@ import (
 // Bounds on the token gaps a probe page lists: the first and the last of
 // a long answer, and the longest gap wherever it is.
 const (
-	gapsHead = 20
-	gapsTail = 10
+	GapsHead = 20
+	GapsTail = 10
 )
 
-// timeline is one request's events from t_sched on, built from what its
+// Timeline is one request's events from t_sched on, built from what its
 // Result holds.
-type timeline struct {
-	Events []event
-	Gaps   tokenGaps
+type Timeline struct {
+	Events []Event
+	Gaps   TokenGaps
 }
 
-// event is one moment of a request. At is from t_sched; Known is false
+// Event is one moment of a request. At is from t_sched; Known is false
 // where the Result holds only a duration (DNS, connect, TLS), or the
 // request never got there.
-type event struct {
+type Event struct {
 	Name  string
 	At    time.Duration
 	Known bool
@@ -35,35 +37,36 @@ type event struct {
 	Bad  bool
 }
 
-// tokenGaps is the gap before each output token after the first (ITL),
+// TokenGaps is the gap before each output token after the first (ITL),
 // bounded: Rows lists some, Elided says how many were left out and how
 // long their gaps were.
-type tokenGaps struct {
+type TokenGaps struct {
 	Count                   int
-	Rows                    []gapRow
+	Rows                    []GapRow
 	Longest                 time.Duration
 	Elided                  int
 	ElidedMin, ElidedMedian time.Duration
 	ElidedMax               time.Duration
 }
 
-// gapRow is output token N (1 is the first), its gap and when it came.
-type gapRow struct {
+// GapRow is output token N (1 is the first), its gap and when it came.
+type GapRow struct {
 	N       int
 	Gap, At time.Duration
 	Longest bool
 	Skipped int // tokens left out before this row
 }
 
-func buildTimeline(r *prober.Result) timeline {
-	var t timeline
+// Of is r's timeline.
+func Of(r *prober.Result) Timeline {
+	var t Timeline
 	var last time.Duration
 	add := func(name string, at time.Duration, note string) {
-		t.Events = append(t.Events, event{Name: name, At: at, Known: true, Took: at - last, Note: note})
+		t.Events = append(t.Events, Event{Name: name, At: at, Known: true, Took: at - last, Note: note})
 		last = at
 	}
 	phase := func(name string, took time.Duration, note string) {
-		t.Events = append(t.Events, event{Name: name, Took: took, Note: note})
+		t.Events = append(t.Events, Event{Name: name, Took: took, Note: note})
 	}
 	add("due (t_sched)", 0, "every latency counts from here")
 	sent := r.DispatchDelay + r.QueueWait
@@ -107,10 +110,10 @@ func buildTimeline(r *prober.Result) timeline {
 	return t
 }
 
-// gapsOf lists the first gapsHead and the last gapsTail token gaps, and
+// gapsOf lists the first GapsHead and the last GapsTail token gaps, and
 // the longest wherever it falls; the rest it sums up.
-func gapsOf(ttft time.Duration, itl []time.Duration) tokenGaps {
-	g := tokenGaps{Count: len(itl)}
+func gapsOf(ttft time.Duration, itl []time.Duration) TokenGaps {
+	g := TokenGaps{Count: len(itl)}
 	if len(itl) == 0 {
 		return g
 	}
@@ -121,7 +124,7 @@ func gapsOf(ttft time.Duration, itl []time.Duration) tokenGaps {
 		}
 	}
 	g.Longest = itl[longest]
-	show := func(i int) bool { return i < gapsHead || i >= len(itl)-gapsTail || i == longest }
+	show := func(i int) bool { return i < GapsHead || i >= len(itl)-GapsTail || i == longest }
 	var elided []time.Duration
 	at, skipped := ttft, 0
 	for i, d := range itl {
@@ -132,7 +135,7 @@ func gapsOf(ttft time.Duration, itl []time.Duration) tokenGaps {
 			continue
 		}
 		// Token 1 is the first; itl[i] is the gap before token i+2.
-		g.Rows = append(g.Rows, gapRow{N: i + 2, Gap: d, At: at, Longest: i == longest, Skipped: skipped})
+		g.Rows = append(g.Rows, GapRow{N: i + 2, Gap: d, At: at, Longest: i == longest, Skipped: skipped})
 		skipped = 0
 	}
 	if len(elided) > 0 {
