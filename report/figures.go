@@ -1,0 +1,26 @@
+package report
+
+import (
+	"math"
+	"strconv"
+)
+
+// Ms is a latency in seconds as every text surface prints it, the gate,
+// Markdown, JUnit and the log: milliseconds with one decimal, "109.6ms".
+func Ms(seconds float64) string {
+	return strconv.FormatFloat(noNegativeZero(1000*seconds, 1), 'f', 1, 64) + "ms"
+}
+
+// Percent is a ratio as a percentage with one decimal, "99.5%".
+func Percent(ratio float64) string {
+	return strconv.FormatFloat(noNegativeZero(100*ratio, 1), 'f', 1, 64) + "%"
+}
+
+// noNegativeZero is v, or 0 where v rounds to zero at digits decimals:
+// a tiny negative figure prints as 0.0, not -0.0.
+func noNegativeZero(v float64, digits int) float64 {
+	if math.Abs(v) < 0.5*math.Pow(10, -float64(digits)) {
+		return 0
+	}
+	return v
+}
