@@ -18,6 +18,7 @@ import (
 	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/figure"
 )
 
 // Scheduler runs each configured burst on its schedule, one run of a burst
@@ -269,10 +270,10 @@ func (s *Scheduler) logRun(rep *report.Report, saveErr error) {
 	kv := []any{"msg", "burst finished", "burst", rep.Burst, "report", rep.ID, "passed", rep.Passed, "requests", rep.Requests, "planned", rep.PlannedRequests}
 	// Figures as the pages and the gate print them: 109.6ms, 99.5%.
 	if rep.Goodput.Ratio != nil {
-		kv = append(kv, "goodput", report.Percent(*rep.Goodput.Ratio))
+		kv = append(kv, "goodput", figure.Percent(*rep.Goodput.Ratio))
 	}
 	if ttft := rep.Latency["ttft"]; ttft.Count > 0 {
-		kv = append(kv, "ttft_p99", report.Ms(ttft.P99))
+		kv = append(kv, "ttft_p99", figure.Ms(ttft.P99))
 	}
 	if rep.Aborted {
 		kv = append(kv, "aborted", rep.AbortReason)

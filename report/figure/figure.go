@@ -1,4 +1,7 @@
-package report
+// Package figure prints a report's figures as every text surface does (the
+// gate, Markdown, JUnit, the page's sentences, the log): latencies in
+// milliseconds, ratios and changes in percent, never a signed zero.
+package figure
 
 import (
 	"math"
@@ -14,6 +17,16 @@ func Ms(seconds float64) string {
 // Percent is a ratio as a percentage with one decimal, "99.5%".
 func Percent(ratio float64) string {
 	return strconv.FormatFloat(noNegativeZero(100*ratio, 1), 'f', 1, 64) + "%"
+}
+
+// SignedPercent is a change as a signed percentage, "+0.9%", "-3.2%";
+// one that rounds to zero is "0.0%".
+func SignedPercent(change float64) string {
+	p := Percent(change)
+	if change > 0 && p != "0.0%" {
+		return "+" + p
+	}
+	return p
 }
 
 // noNegativeZero is v, or 0 where v rounds to zero at digits decimals:

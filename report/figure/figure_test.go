@@ -1,4 +1,4 @@
-package report
+package figure
 
 import "testing"
 
@@ -11,6 +11,10 @@ func TestFigures(t *testing.T) {
 		{Percent(1), "100.0%"},
 		{Percent(0.99549), "99.5%"},
 		{Percent(-0.0001), "0.0%"},
+		{SignedPercent(0.009), "+0.9%"},
+		{SignedPercent(0.0001), "0.0%"},
+		{SignedPercent(-0.0001), "0.0%"},
+		{SignedPercent(-0.032), "-3.2%"},
 	} {
 		if c.got != c.want {
 			t.Errorf("got %s, want %s", c.got, c.want)
