@@ -29,6 +29,15 @@ func SignedPercent(change float64) string {
 	return p
 }
 
+// P is a test's p-value with its sign, as compare prints it: "p=0.94",
+// "p=0.00025", and "p<0.0001" below that, never in e-notation.
+func P(p float64) string {
+	if p < 0.0001 {
+		return "p<0.0001"
+	}
+	return "p=" + strconv.FormatFloat(p, 'g', 2, 64)
+}
+
 // noNegativeZero is v, or 0 where v rounds to zero at digits decimals:
 // a tiny negative figure prints as 0.0, not -0.0.
 func noNegativeZero(v float64, digits int) float64 {

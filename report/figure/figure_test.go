@@ -15,6 +15,9 @@ func TestFigures(t *testing.T) {
 		{SignedPercent(0.0001), "0.0%"},
 		{SignedPercent(-0.0001), "0.0%"},
 		{SignedPercent(-0.032), "-3.2%"},
+		{P(0.94), "p=0.94"},
+		{P(0.00025), "p=0.00025"},
+		{P(6.8e-08), "p<0.0001"},
 	} {
 		if c.got != c.want {
 			t.Errorf("got %s, want %s", c.got, c.want)
