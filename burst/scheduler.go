@@ -231,6 +231,9 @@ func (s *Scheduler) await(ctx context.Context, burst string, cad *cadence.Cadenc
 	}
 }
 
+// stamp is how a skip's log line writes instants: UTC, to the millisecond.
+const stamp = "2006-01-02T15:04:05.000Z07:00"
+
 // skipMissed is the start to wait for after a run that began at began:
 // next, or past the starts planned before the run ended. Those are
 // skipped (runs never overlap, and a late run is no catching up), logged
@@ -244,14 +247,14 @@ func (s *Scheduler) skipMissed(burst string, cad *cadence.Cadence, next int64, b
 	skipped := resume - next
 	missed := make([]string, 0, 3)
 	for k := next; k < resume && len(missed) < 3; k++ {
-		missed = append(missed, cad.Start(k).Format(time.RFC3339))
+		missed = append(missed, cad.Start(k).Format(stamp))
 	}
 	if skipped > 3 {
-		missed[2] = "… " + cad.Start(resume-1).Format(time.RFC3339)
+		missed[2] = "… " + cad.Start(resume-1).Format(stamp)
 	}
 	level.Warn(s.logger).Log("msg", "burst starts skipped: the run before was still running; runs never overlap, and missed starts are not made up",
 		"burst", burst, "skipped", skipped, "missed", strings.Join(missed, ", "),
-		"run_began", began.UTC().Format(time.RFC3339), "run_ended", ended.UTC().Format(time.RFC3339), "next", cad.Start(resume).Format(time.RFC3339))
+		"run_began", began.UTC().Format(stamp), "run_ended", ended.UTC().Format(stamp), "next", cad.Start(resume).Format(stamp))
 	if s.watcher != nil {
 		s.watcher.Skipped(burst, int(skipped))
 	}

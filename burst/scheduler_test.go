@@ -197,8 +197,8 @@ func TestOverrunSkipsMissedStarts(t *testing.T) {
 	if skipped != 5 {
 		t.Errorf("skipped %d starts, want 5", skipped)
 	}
-	missed := starts[0].Add(time.Minute).Format(time.RFC3339)
-	for _, want := range []string{`level=warn`, `skipped=1`, `missed=` + missed, `next=` + starts[1].Format(time.RFC3339), `run_began=` + starts[0].Format(time.RFC3339)} {
+	missed := starts[0].Add(time.Minute).Format(stamp)
+	for _, want := range []string{`level=warn`, `skipped=1`, `missed=` + missed, `next=` + starts[1].Format(stamp), `run_began=` + starts[0].Format(stamp)} {
 		if !strings.Contains(logged, want) {
 			t.Errorf("the log lacks %s:\n%s", want, logged)
 		}
