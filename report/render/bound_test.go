@@ -55,8 +55,8 @@ func TestErrorBoundInReportAndOutputs(t *testing.T) {
 	if err := rjunit.Write(&xml, &back); err != nil {
 		t.Fatal(err)
 	}
-	bound := "client error bound p99 0.633ms max 3.32ms = dispatch delay (p99 0.020ms, max 0.020ms) + scheduling latency (p99 0.384ms, max 3.07ms, n=812) + GC pauses (p99 0.229ms, max 0.229ms, n=3)"
-	check := "error bound p99 0.633ms ≤ 10.00ms, a tenth of the tightest objective (ttft 100ms of scenario s)"
+	bound := "client error bound p99 633.4µs max 3.32ms = dispatch delay (p99 20.0µs, max 20.0µs) + scheduling latency (p99 384.0µs, max 3.07ms, n=812) + GC pauses (p99 229.4µs, max 229.4µs, n=3)"
+	check := "error bound p99 633.4µs ≤ 10.00ms, a tenth of the tightest objective (ttft 100ms of scenario s)"
 	for name, out := range map[string]string{"text": text.String(), "markdown": md.String(), "junit": xml.String()} {
 		for _, want := range []string{bound, check} {
 			if !strings.Contains(out, want) {

@@ -108,15 +108,15 @@ func boundText(r *report.Report) string {
 	return s
 }
 
-// delay formats a client delay in milliseconds, as every latency, with
-// three decimals below one so that a short one does not read as 0; "n/a"
+// delay formats a client delay in milliseconds, in microseconds below one
+// (as the page's tables do) so that a short one does not read as 0; "n/a"
 // without samples.
 func delay(seconds *float64) string {
 	switch {
 	case seconds == nil:
 		return "n/a"
 	case *seconds < 1e-3:
-		return fmt.Sprintf("%.3fms", 1e3**seconds)
+		return fmt.Sprintf("%.1fµs", 1e6**seconds)
 	}
 	return fmt.Sprintf("%.2fms", 1e3**seconds)
 }

@@ -14,12 +14,11 @@ import (
 	"github.com/llmprobe/llmprobe/report/verdict"
 )
 
-// Text bugs that read as noise: a latency under a second in seconds or
-// µs beside milliseconds, a raw float, a doubled word, a dangling
+// Text bugs that read as noise: a latency under a second in seconds, a
+// raw float, a doubled word, a dangling
 // separator, a signed zero.
 var noise = map[string]*regexp.Regexp{
 	"a sub-second figure in seconds": regexp.MustCompile(`\b0\.\d+ ?s\b`),
-	"µs beside ms":                   regexp.MustCompile(`µs`),
 	"a raw float":                    regexp.MustCompile(`\d\.\d{6,}`),
 	"a dangling separator":           regexp.MustCompile(`( ·|,|;)\s*($|\n|\))`),
 	"a signed zero":                  regexp.MustCompile(`[-−+]0\.0+(ms|%)`),
