@@ -5,17 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
 
+	"github.com/llmprobe/llmprobe/burst/cadence"
 	"github.com/llmprobe/llmprobe/burst/plan"
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/figure"
 )
 
 // Scheduler runs each configured burst on its schedule, one run of a burst
@@ -30,6 +33,26 @@ type Scheduler struct {
 	running map[string]*burstLoop
 	watches map[string]*engineWatch // by burst name: bursts with on_engine_change
 	wg      sync.WaitGroup
+
+	// clock and run are time and Runner.Run; tests drive their own.
+	clock timer
+	run   func(Runner, context.Context, config.Burst, []workload.Scenario) (*report.Report, error)
+}
+
+// timer is the scheduler's time.
+type timer interface {
+	Now() time.Time
+	// After's channel receives once d has passed; cancel stops it.
+	After(d time.Duration) (c <-chan time.Time, cancel func())
+}
+
+type wallClock struct{}
+
+func (wallClock) Now() time.Time { return time.Now() }
+
+func (wallClock) After(d time.Duration) (<-chan time.Time, func()) {
+	t := time.NewTimer(d)
+	return t.C, func() { t.Stop() }
 }
 
 // Watcher is told when each burst is due and how each run went.
@@ -40,6 +63,9 @@ type Watcher interface {
 	Due(burst string, at time.Time)
 	// Finished takes a run's report and the error of saving it, if any.
 	Finished(r *report.Report, saveErr error)
+	// Skipped counts starts of a burst that were planned while its
+	// previous run still ran, and were not made up.
+	Skipped(burst string, starts int)
 }
 
 type burstLoop struct {
@@ -58,7 +84,8 @@ var (
 // NewScheduler returns a scheduler whose loops live until ctx ends. Each run
 // uses runner with the burst's target client.
 func NewScheduler(ctx context.Context, logger log.Logger, runner Runner, watcher Watcher) *Scheduler {
-	return &Scheduler{ctx: ctx, logger: logger, runner: runner, watcher: watcher, running: map[string]*burstLoop{}, watches: map[string]*engineWatch{}}
+	return &Scheduler{ctx: ctx, logger: logger, runner: runner, watcher: watcher, running: map[string]*burstLoop{}, watches: map[string]*engineWatch{},
+		clock: wallClock{}, run: Runner.Run}
 }
 
 // Apply restarts loops whose burst changed and stops removed ones; a run in
@@ -117,53 +144,27 @@ func (s *Scheduler) Stop() {
 }
 
 // loop runs b on its schedule and, with a watch, when its target's engine
-// changed; one run at a time, so a change seen during a run waits for it.
+// changed; one run at a time, so a change seen during a run waits for it,
+// and a start planned while a run still runs is skipped, not made up.
 func (s *Scheduler) loop(ctx context.Context, b config.Burst, client *prober.Client, scenarios []workload.Scenario, watch *engineWatch) {
 	runner := s.runner
 	runner.Client = client
-	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())) // jitter only: no need to repeat
-	first := b.Schedule.OnStart
-	var changed <-chan struct{}
-	if watch != nil {
-		changed = watch.signal
+	cad := cadence.Of(b, rand.Uint64()) // the seed draws jitter only: no need to repeat
+	var next int64                      // the start waited for
+	if cad != nil {
+		next = cad.From(s.clock.Now())
 	}
+	first := b.Schedule.OnStart
 	for {
 		runner.From = nil
+		ticked := false
 		if !first {
-			wait := nextBurstTime(b.Schedule, time.Now(), rng)
-			var timer *time.Timer
-			var due <-chan time.Time
-			switch {
-			case wait >= 0:
-				s.due(b.Name, time.Now().Add(wait))
-				timer = time.NewTimer(wait)
-				due = timer.C
-			case watch == nil:
-				s.due(b.Name, time.Time{})
-				return
-			default:
-				s.due(b.Name, time.Time{})
-			}
-			onChange := false
-			select {
-			case <-ctx.Done():
-			case <-due:
-			case <-changed:
-				onChange = true
-			}
-			if timer != nil {
-				timer.Stop()
-			}
-			if ctx.Err() != nil {
-				if onChange {
-					watch.poke() // for the loop a reload starts in this one's place
-				}
+			var stop bool
+			if ticked, runner.From, stop = s.await(ctx, b.Name, cad, next, watch); stop {
 				return
 			}
-			if onChange {
-				if runner.From = watch.take(); runner.From == nil {
-					continue // a scheduled run took it already
-				}
+			if !ticked && runner.From == nil {
+				continue // a scheduled run took the change already
 			}
 		}
 		first = false
@@ -175,8 +176,9 @@ func (s *Scheduler) loop(ctx context.Context, b config.Burst, client *prober.Cli
 			level.Info(s.logger).Log("msg", "engine change settled; running the upgrade burst", "burst", b.Name, "target", b.Target, "from", runner.From.String())
 			runner.MaxIncrease = b.Schedule.OnEngineChange.MaxIncrease
 		}
-		s.due(b.Name, time.Now().Add(runLength(b, client.Target().Timeout.Std())+time.Minute))
-		rep, err := runner.Run(ctx, b, scenarios)
+		began := s.clock.Now()
+		s.due(b.Name, began.Add(runLength(b, client.Target().Timeout.Std())+time.Minute))
+		rep, err := s.run(runner, ctx, b, scenarios)
 		s.logRun(rep, err)
 		if s.watcher != nil {
 			s.watcher.Finished(rep, err)
@@ -184,7 +186,79 @@ func (s *Scheduler) loop(ctx context.Context, b config.Burst, client *prober.Cli
 		if ctx.Err() != nil {
 			return
 		}
+		if cad != nil {
+			if ticked {
+				next++
+			}
+			next = s.skipMissed(b.Name, cad, next, began)
+		}
 	}
+}
+
+// await waits for start next of cad, or for watch's settled engine change
+// (then from is the change's "from": nil when a scheduled run took it).
+// stop says the loop ends: ctx ended, or nothing is left to wait for.
+func (s *Scheduler) await(ctx context.Context, burst string, cad *cadence.Cadence, next int64, watch *engineWatch) (ticked bool, from *report.Facts, stop bool) {
+	var due <-chan time.Time
+	switch {
+	case cad != nil:
+		at := cad.Start(next)
+		s.due(burst, at)
+		c, cancel := s.clock.After(at.Sub(s.clock.Now()))
+		defer cancel()
+		due = c
+	case watch == nil:
+		s.due(burst, time.Time{})
+		return false, nil, true
+	default:
+		s.due(burst, time.Time{})
+	}
+	var changed <-chan struct{}
+	if watch != nil {
+		changed = watch.signal
+	}
+	select {
+	case <-ctx.Done():
+		return false, nil, true
+	case <-due:
+		return true, nil, ctx.Err() != nil
+	case <-changed:
+		if ctx.Err() != nil {
+			watch.poke() // for the loop a reload starts in this one's place
+			return false, nil, true
+		}
+		return false, watch.take(), false
+	}
+}
+
+// stamp is how a skip's log line writes instants: UTC, to the millisecond.
+const stamp = "2006-01-02T15:04:05.000Z07:00"
+
+// skipMissed is the start to wait for after a run that began at began:
+// next, or past the starts planned before the run ended. Those are
+// skipped (runs never overlap, and a late run is no catching up), logged
+// and counted.
+func (s *Scheduler) skipMissed(burst string, cad *cadence.Cadence, next int64, began time.Time) int64 {
+	ended := s.clock.Now()
+	resume := cad.From(ended)
+	if resume <= next {
+		return next
+	}
+	skipped := resume - next
+	missed := make([]string, 0, 3)
+	for k := next; k < resume && len(missed) < 3; k++ {
+		missed = append(missed, cad.Start(k).Format(stamp))
+	}
+	if skipped > 3 {
+		missed[2] = "… " + cad.Start(resume-1).Format(stamp)
+	}
+	level.Warn(s.logger).Log("msg", "burst starts skipped: the run before was still running; runs never overlap, and missed starts are not made up",
+		"burst", burst, "skipped", skipped, "missed", strings.Join(missed, ", "),
+		"run_began", began.UTC().Format(stamp), "run_ended", ended.UTC().Format(stamp), "next", cad.Start(resume).Format(stamp))
+	if s.watcher != nil {
+		s.watcher.Skipped(burst, int(skipped))
+	}
+	return resume
 }
 
 func (s *Scheduler) due(burst string, at time.Time) {
@@ -197,11 +271,12 @@ func (s *Scheduler) due(burst string, at time.Time) {
 // failed, why.
 func (s *Scheduler) logRun(rep *report.Report, saveErr error) {
 	kv := []any{"msg", "burst finished", "burst", rep.Burst, "report", rep.ID, "passed", rep.Passed, "requests", rep.Requests, "planned", rep.PlannedRequests}
+	// Figures as the pages and the gate print them: 109.6ms, 99.5%.
 	if rep.Goodput.Ratio != nil {
-		kv = append(kv, "goodput_ratio", *rep.Goodput.Ratio)
+		kv = append(kv, "goodput", figure.Percent(*rep.Goodput.Ratio))
 	}
 	if ttft := rep.Latency["ttft"]; ttft.Count > 0 {
-		kv = append(kv, "ttft_p99", ttft.P99)
+		kv = append(kv, "ttft_p99", figure.Ms(ttft.P99))
 	}
 	if rep.Aborted {
 		kv = append(kv, "aborted", rep.AbortReason)
@@ -241,32 +316,4 @@ func runLength(b config.Burst, timeout time.Duration) time.Duration {
 		}
 	}
 	return total * time.Duration(max(b.Repeat, 1)) // each run of a repeat
-}
-
-// nextBurstTime is the wait until the next run: every (plus jitter), or the
-// next configured time of day (UTC); -1 when the burst has no schedule left.
-func nextBurstTime(s config.BurstSchedule, now time.Time, rng *rand.Rand) time.Duration {
-	if s.Every > 0 {
-		wait := s.Every.Std()
-		if s.Jitter > 0 {
-			wait += time.Duration(rng.Int64N(int64(s.Jitter)))
-		}
-		return wait
-	}
-	now = now.UTC()
-	best := time.Duration(-1)
-	for _, hhmm := range s.At { // validated: HH:MM, UTC
-		t, err := time.Parse("15:04", hhmm)
-		if err != nil {
-			continue
-		}
-		at := time.Date(now.Year(), now.Month(), now.Day(), t.Hour(), t.Minute(), 0, 0, time.UTC)
-		if !at.After(now) {
-			at = at.Add(24 * time.Hour)
-		}
-		if d := at.Sub(now); best < 0 || d < best {
-			best = d
-		}
-	}
-	return best
 }

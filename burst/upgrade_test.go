@@ -133,6 +133,7 @@ type reports chan *report.Report
 
 func (r reports) Due(string, time.Time)                {}
 func (r reports) Finished(rep *report.Report, _ error) { r <- rep }
+func (r reports) Skipped(string, int)                  {}
 
 // Against the sim: the on_start run measures 0.1.0; the sim then reports
 // 0.2.0, and after the settle time the upgrade run compares with it.

@@ -20,11 +20,12 @@ type Bursts struct {
 	upgrade       map[string]*report.Report // each burst's last upgrade run
 	due           map[string]time.Time
 	writeFailures map[string]float64
+	skipped       map[string]float64 // scheduled bursts' starts missed while a run ran
 }
 
 // NewBursts returns an empty set.
 func NewBursts() *Bursts {
-	return &Bursts{last: map[string]*report.Report{}, upgrade: map[string]*report.Report{}, due: map[string]time.Time{}, writeFailures: map[string]float64{}}
+	return &Bursts{last: map[string]*report.Report{}, upgrade: map[string]*report.Report{}, due: map[string]time.Time{}, writeFailures: map[string]float64{}, skipped: map[string]float64{}}
 }
 
 var (
@@ -45,6 +46,7 @@ var (
 	upgradeRegressDesc = prometheus.NewDesc(namespace+"_burst_upgrade_regression", "1 when the last upgrade run of the burst (schedule on_engine_change) found the quantile (metric is like tpot_p99) significantly slower (Mann-Whitney p < 0.05) than the burst's last report from before the engine change, by more than max_increase at 95 % confidence; else 0. Absent without such a report.", []string{"burst", "metric"}, nil)
 	upgradeRatioDesc   = prometheus.NewDesc(namespace+"_burst_upgrade_ratio", "The last upgrade run's quantile over the one of the burst's last report from before the engine change (metric is like tpot_p99).", []string{"burst", "metric"}, nil)
 	upgradeInfoDesc    = prometheus.NewDesc(namespace+"_burst_upgrade_info", "The engine change the burst's last upgrade run measured, from and to (engine, version, model as target_info has them); 1.", []string{"burst", "target", "from_engine", "from_version", "from_model", "to_engine", "to_version", "to_model"}, nil)
+	skippedDesc        = prometheus.NewDesc(namespace+"_burst_skipped_starts_total", "Planned starts of the burst (schedule every or at) skipped because its previous run was still running.", []string{"burst"}, nil)
 	writeFailuresDesc  = prometheus.NewDesc(namespace+"_report_write_failures_total", "Burst reports that could not be written to --storage.path.", []string{"burst"}, nil)
 )
 
@@ -100,8 +102,18 @@ func (b *Bursts) Finished(r *report.Report, saveErr error) {
 	}
 }
 
+// Skipped implements burst.Watcher: starts missed by an overrun are counted.
+func (b *Bursts) Skipped(burst string, starts int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, ok := b.skipped[burst]; ok { // not a burst a reload removed meanwhile
+		b.skipped[burst] += float64(starts)
+	}
+}
+
 // Configure drops bursts no longer configured and starts the write-failure
-// counter of new ones at zero.
+// counter of new ones at zero, and the skipped-starts counter of new ones
+// with every or at.
 func (b *Bursts) Configure(cfg *config.Config) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -113,16 +125,28 @@ func (b *Bursts) Configure(cfg *config.Config) {
 	})
 	maps.DeleteFunc(b.due, func(name string, _ time.Time) bool { return !configured(name) })
 	maps.DeleteFunc(b.writeFailures, func(name string, _ float64) bool { return !configured(name) })
+	maps.DeleteFunc(b.skipped, func(name string, _ float64) bool {
+		br, ok := cfg.Burst(name)
+		return !ok || !timed(br)
+	})
 	for _, br := range cfg.Bursts {
 		if _, ok := b.writeFailures[br.Name]; !ok {
 			b.writeFailures[br.Name] = 0
 		}
+		if _, ok := b.skipped[br.Name]; !ok && timed(br) {
+			b.skipped[br.Name] = 0
+		}
 	}
+}
+
+// timed says br has planned starts to skip: every or at.
+func timed(br config.Burst) bool {
+	return br.Schedule.Every > 0 || len(br.Schedule.At) > 0
 }
 
 // Describe implements prometheus.Collector.
 func (b *Bursts) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{burstLatencyDesc, burstRateDesc, burstOutputDesc, burstGoodputDesc, burstPassedDesc, burstLastRunDesc, burstAbortedDesc, burstSaturatedDesc, burstBoundDesc, burstTTFTPartDesc, burstRegressDesc, burstMaxRateDesc, burstEnergyDesc, burstDueDesc, upgradeRegressDesc, upgradeRatioDesc, upgradeInfoDesc, writeFailuresDesc} {
+	for _, d := range []*prometheus.Desc{burstLatencyDesc, burstRateDesc, burstOutputDesc, burstGoodputDesc, burstPassedDesc, burstLastRunDesc, burstAbortedDesc, burstSaturatedDesc, burstBoundDesc, burstTTFTPartDesc, burstRegressDesc, burstMaxRateDesc, burstEnergyDesc, burstDueDesc, upgradeRegressDesc, upgradeRatioDesc, upgradeInfoDesc, skippedDesc, writeFailuresDesc} {
 		ch <- d
 	}
 	for _, d := range sweepDescs {
@@ -155,6 +179,9 @@ func (b *Bursts) Collect(ch chan<- prometheus.Metric) {
 	}
 	for name, n := range b.writeFailures {
 		ch <- prometheus.MustNewConstMetric(writeFailuresDesc, prometheus.CounterValue, n, name)
+	}
+	for name, n := range b.skipped {
+		ch <- prometheus.MustNewConstMetric(skippedDesc, prometheus.CounterValue, n, name)
 	}
 	for name, r := range b.upgrade {
 		u := r.Upgrade

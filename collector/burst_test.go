@@ -74,3 +74,33 @@ func TestBurstTTFTComponents(t *testing.T) {
 		}
 	}
 }
+
+// Skipped starts count per burst with every or at, from 0; a gate-only
+// burst has no such series, and a burst a reload removed loses it.
+func TestBurstSkippedStarts(t *testing.T) {
+	bursts := NewBursts()
+	cfg := testkit.Config(t, `targets: [{name: t, url: "http://127.0.0.1:1", model: m}]
+scenarios: [{name: s}]
+bursts:
+  - {name: every, target: t, scenarios: [{scenario: s}], arrival: {rate: 1}, requests: 2, schedule: {every: 1m}}
+  - {name: nightly, target: t, scenarios: [{scenario: s}], arrival: {rate: 1}, requests: 2, schedule: {at: ["02:00"]}}
+  - {name: gate, target: t, scenarios: [{scenario: s}], arrival: {rate: 1}, requests: 2}
+`)
+	bursts.Configure(cfg)
+	bursts.Skipped("every", 2)
+	bursts.Skipped("every", 1)
+	bursts.Skipped("removed", 1)
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(bursts)
+	const name = "llmprobe_burst_skipped_starts_total"
+	for burst, want := range map[string]float64{"every": 3, "nightly": 0} {
+		if m := findMetric(t, reg, name, map[string]string{"burst": burst}); m == nil || m.GetCounter().GetValue() != want {
+			t.Errorf("%s{burst=%q} = %v, want %g", name, burst, m, want)
+		}
+	}
+	for _, burst := range []string{"gate", "removed"} {
+		if m := findMetric(t, reg, name, map[string]string{"burst": burst}); m != nil {
+			t.Errorf("burst %s exports %v", burst, m)
+		}
+	}
+}

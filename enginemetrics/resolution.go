@@ -126,8 +126,12 @@ func (d Difference) Text() string {
 	return "n/a"
 }
 
-// signedMs is "+2.2ms" or "−104.2ms" (a true minus sign).
+// signedMs is "+2.2ms" or "−104.2ms" (a true minus sign); one that
+// rounds to zero is "0.0ms", neither +0.0 nor −0.0.
 func signedMs(seconds float64) string {
 	s := fmt.Sprintf("%+.1fms", 1000*seconds)
+	if s == "+0.0ms" || s == "-0.0ms" {
+		return "0.0ms"
+	}
 	return strings.Replace(s, "-", "−", 1)
 }

@@ -43,6 +43,10 @@ func TestDiff(t *testing.T) {
 	if got := ExactDiff(0.06, 0.05).Text(); got != "+10.0ms" {
 		t.Errorf("exact difference %q", got)
 	}
+	// A difference that rounds to nothing has no sign, of either kind.
+	if got := ExactDiff(0.05, 0.05+1e-6).Text(); !strings.HasPrefix(got, "n/a as a network share (client − server 0.0ms, exact") {
+		t.Errorf("a negative difference below the precision: %q", got)
+	}
 }
 
 // A percentile prints as its bucket, never with an exact figure's precision.

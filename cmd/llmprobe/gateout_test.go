@@ -101,8 +101,8 @@ func TestSaturatedClientVerdicts(t *testing.T) {
 		code  int
 		first string
 	}{
-		{"passed", 1, gatePassed, "gate: passed (llmprobe added up to 30.0 ms; the target is at least this fast)"},
-		{"failed", 0.5, gateUnmeasured, "gate: inconclusive — the client was saturated (llmprobe added up to 30.0 ms): slo_ttft 50.0% < 99% may be llmprobe's own delay, not the target's"},
+		{"passed", 1, gatePassed, "gate: passed (llmprobe added up to 30.0ms; the target is at least this fast)"},
+		{"failed", 0.5, gateUnmeasured, "gate: inconclusive — the client was saturated (llmprobe added up to 30.0ms): slo_ttft 50.0% < 99% may be llmprobe's own delay, not the target's"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rep := &report.Report{ID: "b-1", Burst: "b", Target: "sim", Requests: 40, PlannedRequests: 40,

@@ -4,17 +4,13 @@ package main
 
 import (
 	"fmt"
-	"log/slog"
 	"os"
 	"runtime/debug"
-	"strings"
 
 	"github.com/alecthomas/kingpin/v2"
-	"github.com/go-kit/log"
-	"github.com/go-kit/log/level"
 	"github.com/prometheus/common/version"
-	sloggokit "github.com/tjhop/slog-gokit"
 
+	"github.com/llmprobe/llmprobe/internal/logging"
 	"github.com/llmprobe/llmprobe/internal/redact"
 )
 
@@ -55,17 +51,17 @@ func run(args []string) int {
 		fmt.Fprintf(os.Stderr, "llmprobe: %v (try --help)\n", err)
 		return 2
 	}
-	base, err := logFlags.logger()
+	base, err := logging.New(os.Stderr, *logFlags.format, *logFlags.level)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "llmprobe: %v\n", err)
 		return 2
 	}
 	// The redactor sits under the caller valuer, so lines name their real caller.
 	secrets := redact.New()
-	logger := log.With(secrets.Logger(base), "ts", log.DefaultTimestampUTC, "caller", log.DefaultCaller)
+	logger := logging.Stamp(secrets.Logger(base))
 	switch cmd {
 	case serve.cmd.FullCommand():
-		return serve.run(logger, slogFor(secrets.Logger(base), *logFlags.level), secrets)
+		return serve.run(logger, logging.Slog(secrets.Logger(base), *logFlags.level), secrets)
 	case sim.cmd.FullCommand():
 		return sim.run(logger)
 	case gate.cmd.FullCommand():
@@ -99,37 +95,4 @@ func addLogFlags(app *kingpin.Application) *logFlags {
 		level:  app.Flag("log.level", "Only log messages with the given severity or above. One of: [debug, info, warn, error]").Default("info").Enum("debug", "info", "warn", "error"),
 		format: app.Flag("log.format", "Output format of log messages. One of: [logfmt, json]").Default("logfmt").Enum("logfmt", "json"),
 	}
-}
-
-func (f *logFlags) logger() (log.Logger, error) {
-	w := log.NewSyncWriter(os.Stderr)
-	var l log.Logger
-	if *f.format == "json" {
-		l = log.NewJSONLogger(w)
-	} else {
-		l = log.NewLogfmtLogger(w)
-	}
-	var opt level.Option
-	switch *f.level {
-	case "debug":
-		opt = level.AllowDebug()
-	case "info":
-		opt = level.AllowInfo()
-	case "warn":
-		opt = level.AllowWarn()
-	case "error":
-		opt = level.AllowError()
-	default:
-		return nil, fmt.Errorf("unknown log level %q", *f.level)
-	}
-	return level.NewFilter(l, opt), nil
-}
-
-// slogFor bridges the project's go-kit logger to the *slog.Logger that
-// exporter-toolkit wants, so its lines come out through the same logger
-// (slog adds its own time and source).
-func slogFor(l log.Logger, lvl string) *slog.Logger {
-	var sl slog.Level
-	_ = sl.UnmarshalText([]byte(strings.ToUpper(lvl)))
-	return slog.New(sloggokit.NewGoKitHandler(l, sl))
 }

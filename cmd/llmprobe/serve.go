@@ -93,6 +93,9 @@ func (c *serveCommand) run(logger log.Logger, webLogger *slog.Logger, secrets *r
 		fmt.Fprintf(os.Stderr, "llmprobe: --shard: %v\n", err)
 		return 2
 	}
+	// Lines of the standard log and slog's default, a library's say, come
+	// out in the same format as llmprobe's own.
+	slog.SetDefault(webLogger)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	d := daemon.New(daemon.Options{

@@ -37,10 +37,10 @@ func TestText(t *testing.T) {
 	}
 	for _, want := range []string{
 		"order B C C B",
-		"tpot p50  80     1.400               [1.350, 1.460]      <0.0001  1.380 1.420      worse (beyond 10 %)",
-		"tpot p99  80     1.300               too few, needs 368  -        1.200 n/a        too few",
-		"ttft p50  80     0.950               [0.900, 0.990]      0.0010   0.940 0.960      no significant difference (a change within 10 %)",
-		"goodput   80     -2.5 pp             [-8.0 pp, +3.0 pp]  -        +0.0 pp -5.0 pp  no significant difference",
+		"tpot p50  80     1.400               [1.350, 1.460]      <0.0001  1.380 1.420     worse (beyond 10 %)",
+		"tpot p99  80     1.300               too few, needs 368  -        1.200 n/a       too few",
+		"ttft p50  80     0.950               [0.900, 0.990]      0.0010   0.940 0.960     no significant difference (a change within 10 %)",
+		"goodput   80     -2.5 pp             [-8.0 pp, +3.0 pp]  -        0.0 pp -5.0 pp  no significant difference",
 		"throughput (reported, not judged): baseline n/a req/s",
 	} {
 		if !strings.Contains(b.String(), want) {

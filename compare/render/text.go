@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/llmprobe/llmprobe/compare"
+	"github.com/llmprobe/llmprobe/report/figure"
 )
 
 // Text writes the comparison top-down: the verdict, the two sides and how
@@ -142,7 +143,9 @@ func interval(m compare.Metric) string {
 	return fmt.Sprintf("[%.3f, %.3f]", *m.Lower, *m.Upper)
 }
 
-func points(d float64) string { return fmt.Sprintf("%+.1f pp", 100*d) }
+// points is a difference of shares in percentage points, signed; one
+// that rounds to zero has no sign.
+func points(d float64) string { return strings.TrimSuffix(figure.SignedPercent(d), "%") + " pp" }
 
 func pValue(m compare.Metric) string {
 	if m.P == nil {
@@ -216,7 +219,7 @@ func clientLine(c *compare.Comparison) string {
 		case s.ClientSaturated:
 			parts = append(parts, fmt.Sprintf("saturated against %s", s.Target))
 		case e != nil && e.P99 != nil:
-			parts = append(parts, fmt.Sprintf("kept up against %s (error bound p99 %.2f ms)", s.Target, 1000**e.P99))
+			parts = append(parts, fmt.Sprintf("kept up against %s (error bound p99 %.2fms)", s.Target, 1000**e.P99))
 		default:
 			parts = append(parts, fmt.Sprintf("kept up against %s", s.Target))
 		}

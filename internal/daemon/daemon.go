@@ -26,7 +26,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/common/version"
 	toolkit "github.com/prometheus/exporter-toolkit/web"
-	sloggokit "github.com/tjhop/slog-gokit"
 
 	"github.com/llmprobe/llmprobe/burst"
 	"github.com/llmprobe/llmprobe/canary"
@@ -35,6 +34,7 @@ import (
 	"github.com/llmprobe/llmprobe/collector/gpu"
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/load"
+	"github.com/llmprobe/llmprobe/internal/logging"
 	"github.com/llmprobe/llmprobe/internal/redact"
 	"github.com/llmprobe/llmprobe/internal/web"
 	"github.com/llmprobe/llmprobe/prober"
@@ -46,7 +46,8 @@ import (
 // Options are the daemon's flags.
 type Options struct {
 	Logger log.Logger
-	// WebLogger is the bridge exporter-toolkit needs to log through Logger.
+	// WebLogger is the bridge exporter-toolkit and the HTTP server log
+	// through (logging.Slog over Logger before its ts and caller).
 	WebLogger *slog.Logger
 	// Secrets learns every loaded configuration's secrets, and masks them
 	// in pages, reports and, when it wraps Logger's output, in log lines.
@@ -125,7 +126,7 @@ func New(opts Options) *Daemon {
 		opts.Logger = secrets.Logger(opts.Logger)
 	}
 	if opts.WebLogger == nil {
-		opts.WebLogger = slog.New(sloggokit.NewGoKitHandler(opts.Logger, slog.LevelInfo))
+		opts.WebLogger = logging.Slog(opts.Logger, "info")
 	}
 	if opts.TelemetryPath == "" {
 		opts.TelemetryPath = "/metrics"
@@ -248,7 +249,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 		}
 	}()
 
-	srv := &http.Server{Handler: d.routes(), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: d.routes(), ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: slog.NewLogLogger(d.opts.WebLogger.Handler(), slog.LevelError)} // a TLS handshake error, say
 	errc := make(chan error, 1)
 	go func() {
 		if listeners == nil {

@@ -22,9 +22,9 @@ func TestSaturatedVerdictCarriesItsCaveat(t *testing.T) {
 		passed bool
 		wants  []string
 	}{
-		{"passed", true, []string{`<span class="verdict warn">passed</span>`, "passed: llmprobe added up to 30.0 ms; the target is at least this fast",
+		{"passed", true, []string{`<span class="verdict warn">passed</span>`, "passed: llmprobe added up to 30.0ms; the target is at least this fast",
 			"the pass holds, since the target is at least this fast"}},
-		{"failed", false, []string{`<span class="verdict warn">inconclusive</span>`, "inconclusive: the client was saturated (llmprobe added up to 30.0 ms)",
+		{"failed", false, []string{`<span class="verdict warn">inconclusive</span>`, "inconclusive: the client was saturated (llmprobe added up to 30.0ms)",
 			"so the failing gates are not the target's: inconclusive"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

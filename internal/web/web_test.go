@@ -130,7 +130,7 @@ scenarios: [{name: s}]
 		t.Fatal(err)
 	}
 	code, page = get(t, srv.URL, "/bursts")
-	for _, want := range []string{"not sent 6: safety brake", "connection_refused", "dial tcp 127.0.0.1:1: connect: connection refused", "TTFT p99 n/a", "goodput n/a", "n/a achieved", "Failed requests, with their timelines (1 kept)", "POST http://127.0.0.1:1/v1/chat/completions"} {
+	for _, want := range []string{`Outcomes: connection_error 4 · <span class="bad">not sent 6: safety brake: error ratio 1.00 over the last 1s (4 of 4 requests) passed 0.50</span></p>`, "connection_refused", "dial tcp 127.0.0.1:1: connect: connection refused", "TTFT p99 n/a", "goodput n/a", "n/a achieved", "Failed requests, with their timelines (1 kept)", "POST http://127.0.0.1:1/v1/chat/completions"} {
 		if code != 200 || !strings.Contains(page, want) {
 			t.Errorf("/bursts (%d) lacks %q for the broken burst", code, want)
 		}

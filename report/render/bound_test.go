@@ -96,7 +96,7 @@ func TestSaturatedRunWarns(t *testing.T) {
 	}
 	var text bytes.Buffer
 	render.Text(&text, rep)
-	want := "WARN  client saturated: error bound p99 27.58ms > 10.00ms, a tenth of the tightest objective (ttft 100ms of scenario s); the pass holds, since llmprobe only adds delay: llmprobe added up to 44.0 ms; the target is at least this fast"
+	want := "WARN  client saturated: error bound p99 27.58ms > 10.00ms, a tenth of the tightest objective (ttft 100ms of scenario s); the pass holds, since llmprobe only adds delay: llmprobe added up to 44.0ms; the target is at least this fast"
 	if !strings.Contains(text.String(), want) {
 		t.Errorf("text lacks %q:\n%s", want, text.String())
 	}

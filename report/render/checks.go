@@ -56,9 +56,9 @@ func Checks(r *report.Report) []Check {
 	}
 	if r.Sweep != nil {
 		if r.MaxRateUnderSLO != nil {
-			out = append(out, Check{"sweep", StatusPassed, fmt.Sprintf("held the SLO up to %.2f/s of %d steps", *r.MaxRateUnderSLO, len(r.Sweep))})
+			out = append(out, Check{"sweep", StatusPassed, fmt.Sprintf("held the SLO up to %.2f/s (%s)", *r.MaxRateUnderSLO, steps(len(r.Sweep)))})
 		} else {
-			out = append(out, Check{"sweep", StatusFailed, fmt.Sprintf("no step of %d held the SLO", len(r.Sweep))})
+			out = append(out, Check{"sweep", StatusFailed, fmt.Sprintf("no step held the SLO (%s)", steps(len(r.Sweep)))})
 		}
 		out = append(out, planChecks(r)...)
 	}

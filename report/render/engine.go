@@ -8,6 +8,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/enginemetrics"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/figure"
 )
 
 // Bucket says where a server quantile lies, "" for a mean.
@@ -59,7 +60,7 @@ func writeEngine(out io.Writer, r *report.Report) {
 		if p.page.Error != "" {
 			state = "FAILED: " + p.page.Error
 		}
-		fmt.Fprintf(out, "  scrape %s at %s in %.3fs: %s\n", p.name, p.page.Time.Format("15:04:05.000"), p.page.Duration, state)
+		fmt.Fprintf(out, "  scrape %s at %s in %s: %s\n", p.name, p.page.Time.Format("15:04:05.000"), figure.Ms(p.page.Duration), state)
 	}
 	if e.Error != "" {
 		return

@@ -90,7 +90,7 @@ func markdownHead(b *strings.Builder, r *report.Report) {
 		fmt.Fprintf(b, ", engine %s %s", md(r.Engine), md(r.EngineVersion))
 	}
 	if r.ID != "" {
-		fmt.Fprintf(b, "; report `%s`: %d of %d planned requests at %.2f/s planned, %s/s achieved, in %.1f s",
+		fmt.Fprintf(b, "; report `%s`: %d of %d planned requests at %.2f/s planned, %s/s achieved, in %.1fs",
 			r.ID, r.Requests, r.PlannedRequests, r.Rate, na(r.AchievedRate, "%.2f", 1), r.DurationSeconds)
 	}
 	b.WriteString(".\n")
@@ -123,7 +123,7 @@ func markdownFigures(b *strings.Builder, r *report.Report) {
 		cell := func(name string) string { return pct(s, name) + " <sub>" + md(interval(s, name)) + "</sub>" }
 		fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s | %s |\n", m, s.Count, cell("p50"), cell("p90"), cell("p99"), cell("p99.9"), ms(s, s.Max))
 	}
-	b.WriteString("\nUnder each percentile its 95 % interval from order statistics (∞: no sample bounds it).")
+	b.WriteString("\nUnder each percentile its 95% interval from order statistics (∞: no sample bounds it).")
 	if t := TooFewText(r); t != "" {
 		fmt.Fprintf(b, " **Too few** samples: %s.", md(t))
 	}

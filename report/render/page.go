@@ -110,7 +110,8 @@ func boundText(r *report.Report) string {
 }
 
 // delay formats a client delay in milliseconds, in microseconds below one
-// so that a short one does not read as 0; "n/a" without samples.
+// (as the page's tables do) so that a short one does not read as 0; "n/a"
+// without samples.
 func delay(seconds *float64) string {
 	switch {
 	case seconds == nil:

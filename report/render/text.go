@@ -13,6 +13,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/figure"
 	"github.com/llmprobe/llmprobe/report/render/prefixcache"
 	"github.com/llmprobe/llmprobe/report/verdict"
 )
@@ -256,21 +257,25 @@ func writeRegression(out io.Writer, r *report.Report) {
 		if m.Quantile != "p99" || (m.Metric != "ttft" && m.Metric != "tpot" && m.Metric != "e2e") {
 			continue
 		}
-		fmt.Fprintf(out, "  %s p99 %s", m.Metric, na(m.Ratio, "x%.2f", 1))
+		var notes []string
 		if m.TooFew {
-			fmt.Fprint(out, " (too few)")
+			notes = append(notes, "too few")
 		}
 		if m.PValue != nil {
 			sig := "not significant"
 			if m.Significant {
 				sig = "significant"
 			}
-			fmt.Fprintf(out, " (p=%.2g, %s)", *m.PValue, sig)
+			notes = append(notes, figure.P(*m.PValue)+", "+sig)
+		}
+		fmt.Fprintf(out, "  %s p99 %s", m.Metric, na(m.Ratio, "×%.2f", 1))
+		if len(notes) > 0 {
+			fmt.Fprintf(out, " (%s)", strings.Join(notes, "; "))
 		}
 	}
 	fmt.Fprintln(out)
 	if g.EngineVersionChanged {
-		fmt.Fprintf(out, "engine version changed since %s: %s -> %s\n", g.PreviousID, g.PreviousEngineVersion, r.EngineVersion)
+		fmt.Fprintf(out, "engine version changed since %s: %s → %s\n", g.PreviousID, g.PreviousEngineVersion, r.EngineVersion)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/figure"
 )
 
 // The verdict's words, as every surface prints them.
@@ -137,5 +138,5 @@ func ms(seconds *float64) string {
 	if seconds == nil {
 		return "n/a"
 	}
-	return fmt.Sprintf("%.1f ms", 1e3**seconds)
+	return figure.Ms(*seconds)
 }

@@ -6,12 +6,14 @@ package verdict
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/report/figure"
 	"github.com/llmprobe/llmprobe/stats"
 )
 
@@ -86,7 +88,7 @@ func judge(r, prev *report.Report, maxRegression []config.MaxRegression, named b
 	if prev == nil {
 		for _, mr := range maxRegression {
 			r.Gates = append(r.Gates, report.Gate{Name: regressionGateName(mr), Threshold: mr.MaxIncrease, Passed: true, Skipped: true,
-				Detail: "skipped: " + r.RegressionSkipped})
+				Detail: r.RegressionSkipped}) // every surface marks it skipped already
 		}
 	}
 	if r.Upgrade != nil {
@@ -164,8 +166,8 @@ func requestSetDiffers(r, prev *report.Report) []string {
 		d = append(d, fmt.Sprintf("%d requests planned, this run %d", prev.PlannedRequests, r.PlannedRequests))
 	}
 	if prev.Scenarios != nil && r.Scenarios != nil {
-		if a, b := jsonOf(lengths(prev.Scenarios)), jsonOf(lengths(r.Scenarios)); a != b {
-			d = append(d, fmt.Sprintf("scenarios' requests %s, this run %s", a, b))
+		if diff := scenariosDiffer(lengths(prev.Scenarios), lengths(r.Scenarios)); diff != "" {
+			d = append(d, "scenarios' requests differ: "+diff)
 		}
 	}
 	return d
@@ -196,6 +198,50 @@ func lengths(scenarios []map[string]any) []map[string]any {
 		}
 	}
 	return out
+}
+
+// scenariosDiffer names the scenarios whose requests differ, and the
+// fields that do: "chat (prompt_tokens), rag only in the baseline"; ""
+// when none does.
+func scenariosDiffer(prev, cur []map[string]any) string {
+	byName := func(list []map[string]any) (map[string]map[string]any, []string) {
+		m, names := map[string]map[string]any{}, []string{}
+		for _, s := range list {
+			name := fmt.Sprint(s["name"])
+			m[name], names = s, append(names, name)
+		}
+		return m, names
+	}
+	a, names := byName(prev)
+	b, curNames := byName(cur)
+	var d []string
+	for _, name := range curNames {
+		if a[name] == nil {
+			d = append(d, name+" only in this run")
+		}
+	}
+	for _, name := range names {
+		if b[name] == nil {
+			d = append(d, name+" only in the baseline")
+			continue
+		}
+		var fields []string
+		for k := range maps.Keys(a[name]) {
+			if jsonOf(a[name][k]) != jsonOf(b[name][k]) {
+				fields = append(fields, k)
+			}
+		}
+		for k := range maps.Keys(b[name]) {
+			if _, ok := a[name][k]; !ok {
+				fields = append(fields, k)
+			}
+		}
+		if len(fields) > 0 {
+			sort.Strings(fields)
+			d = append(d, name+" ("+strings.Join(fields, " and ")+")")
+		}
+	}
+	return strings.Join(d, ", ")
 }
 
 // jsonOf renders a configuration value the same whether it came from YAML
@@ -312,27 +358,34 @@ func regress(r, prev *report.Report, maxRegression []config.MaxRegression) {
 			increase := *rt - 1
 			significant := !mr.Significant || rl.Significant
 			g.Value, g.Passed = &increase, !(increase > mr.MaxIncrease && significant)
-			g.Detail = fmt.Sprintf("%s %s mean of %d runs %.4gs vs %.4gs of %d runs in %s (%+.1f%%, limit +%.1f%%; run-level Welch p=%s)", mr.Metric, mr.Quantile,
-				r.Repeat.Runs, *cur, *old, prev.Repeat.Runs, prev.ID, 100*increase, 100*mr.MaxIncrease, pText(rl.PValue))
+			g.Detail = fmt.Sprintf("%s %s mean of %d runs %s vs %s of %d runs in %s (%s, limit +%.1f%%; run-level Welch %s)", mr.Metric, mr.Quantile,
+				r.Repeat.Runs, figure.Ms(*cur), figure.Ms(*old), prev.Repeat.Runs, prev.ID, figure.SignedPercent(increase), 100*mr.MaxIncrease, pText(rl.PValue))
 			g.Detail += tooFewNote(r.Latency[mr.Metric], prev.Latency[mr.Metric], mr.Quantile)
 		case cur == nil:
 			g.Detail = fmt.Sprintf("n/a: no %s samples in this run to compare with %s", mr.Metric, prev.ID)
 		case rt == nil:
 			g.Passed, g.Skipped = true, true
-			g.Detail = fmt.Sprintf("skipped: the baseline %s has no %s samples", prev.ID, mr.Metric)
+			g.Detail = fmt.Sprintf("the baseline %s has no %s samples", prev.ID, mr.Metric)
 		default:
 			increase := *rt - 1
-			significant := true
+			significant, test := true, ""
 			if mr.Significant {
 				p, ok := pvalues[mr.Metric]
 				significant = ok && p < significanceLevel
+				test = "; Mann–Whitney p=n/a, not significant"
+				switch {
+				case significant:
+					test = "; Mann–Whitney " + figure.P(p) + ", significant"
+				case ok:
+					test = "; Mann–Whitney " + figure.P(p) + ", not significant"
+				}
 			}
 			g.Value, g.Passed = &increase, !(increase > mr.MaxIncrease && significant)
-			g.Detail = fmt.Sprintf("%s %s %.4gs vs %.4gs in %s (%+.1f%%, limit +%.1f%%)", mr.Metric, mr.Quantile, *cur, *old, prev.ID, 100*increase, 100*mr.MaxIncrease)
+			g.Detail = fmt.Sprintf("%s %s %s vs %s in %s (%s, limit +%.1f%%%s)", mr.Metric, mr.Quantile, figure.Ms(*cur), figure.Ms(*old), prev.ID, figure.SignedPercent(increase), 100*mr.MaxIncrease, test)
 			g.Detail += tooFewNote(r.Latency[mr.Metric], prev.Latency[mr.Metric], mr.Quantile)
 		}
 		if reg.EngineVersionChanged {
-			g.Detail += fmt.Sprintf("; engine %s -> %s", prev.EngineVersion, r.EngineVersion)
+			g.Detail += fmt.Sprintf("; engine %s → %s", prev.EngineVersion, r.EngineVersion)
 		}
 		r.Gates = append(r.Gates, g)
 	}
@@ -353,12 +406,12 @@ func runLevel(r, prev *report.Report, metric, q string) (report.RegressionMetric
 	return rm, true
 }
 
-// pText is a p-value, or "n/a" (fewer than 2 runs a side).
+// pText is a p-value, or "p=n/a" (fewer than 2 runs a side).
 func pText(p *float64) string {
 	if p == nil {
-		return "n/a"
+		return "p=n/a"
 	}
-	return fmt.Sprintf("%.2g", *p)
+	return figure.P(*p)
 }
 
 // tooFewNote says which side's quantile rests on too few samples: the

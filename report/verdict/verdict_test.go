@@ -2,6 +2,7 @@ package verdict_test
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -52,7 +53,7 @@ func TestRepeatedRunsCompareRunLevelFigures(t *testing.T) {
 		base := runs(0.0100, 0.0102, 0.0098)
 		verdict.Judge(tc.candidate, base, gate)
 		g := tc.candidate.Gates[len(tc.candidate.Gates)-1]
-		if g.Passed != tc.pass || !strings.Contains(g.Detail, "mean of 3 runs") || !strings.Contains(g.Detail, "run-level Welch p=") {
+		if g.Passed != tc.pass || !strings.Contains(g.Detail, "mean of 3 runs") || !strings.Contains(g.Detail, "run-level Welch p") {
 			t.Errorf("%s: gate %+v, want passed %v by run-level figures", tc.name, g, tc.pass)
 		}
 	}
@@ -71,9 +72,9 @@ func TestVerdictCarriesItsCaveat(t *testing.T) {
 		reason    string
 	}{
 		{"clean pass", true, false, verdict.Passed, "1 gate held"},
-		{"saturated pass", true, true, verdict.Passed, "llmprobe added up to 30.0 ms; the target is at least this fast"},
+		{"saturated pass", true, true, verdict.Passed, "llmprobe added up to 30.0ms; the target is at least this fast"},
 		{"clean failure", false, false, verdict.Failed, "slo_ttft 50.0% < 99%"},
-		{"saturated failure", false, true, verdict.Inconclusive, "the client was saturated (llmprobe added up to 30.0 ms): slo_ttft 50.0% < 99% may be llmprobe's own delay, not the target's"},
+		{"saturated failure", false, true, verdict.Inconclusive, "the client was saturated (llmprobe added up to 30.0ms): slo_ttft 50.0% < 99% may be llmprobe's own delay, not the target's"},
 		// No delay of the client's makes an answer fail its checks.
 		{"saturated, answers failed", false, true, verdict.Failed, "slo_quality 50.0% < 99%"},
 	} {
@@ -94,5 +95,32 @@ func TestVerdictCarriesItsCaveat(t *testing.T) {
 				t.Errorf("%q: %q, want %q: %q", r.Verdict, r.VerdictReason, tc.word, tc.reason)
 			}
 		})
+	}
+}
+
+// The regression texts: latencies in ms as everywhere else, the change
+// signed, a skipped gate's reason without a second "skipped", and a
+// baseline of other requests named by scenario and field, not as JSON.
+func TestRegressionTexts(t *testing.T) {
+	before, after := reporttest.GoldenPair(t)
+	g := after.Gates[len(after.Gates)-1]
+	if want := regexp.MustCompile(`^ttft p99 \d+\.\dms vs \d+\.\dms in ` + before.ID + ` \(\+\d+\.\d%, limit \+20\.0%; Mann–Whitney p=\S+, significant\); .*; engine 0\.11\.0 → 0\.12\.0$`); !want.MatchString(g.Detail) {
+		t.Errorf("regression gate: %q, want it to match %s", g.Detail, want)
+	}
+
+	b, s := reporttest.GoldenBurst()
+	fa := reporttest.Fixture(t, "run-after.json")
+	alone := report.Build(b, fa.Run, report.Meta{Model: "m", Scenarios: []workload.Scenario{s}})
+	verdict.Judge(alone, nil, b.MaxRegression)
+	if g := alone.Gates[len(alone.Gates)-1]; !g.Skipped || g.Detail != "no previous report of burst b" {
+		t.Errorf("without a previous report: %+v", g)
+	}
+
+	longer := s
+	longer.PromptTokens.Value *= 2
+	other := report.Build(b, fa.Run, report.Meta{Model: "m", Scenarios: []workload.Scenario{longer}})
+	verdict.Judge(other, before, b.MaxRegression)
+	if want := "is not comparable: scenarios' requests differ: s (prompt_tokens)"; !strings.HasSuffix(other.RegressionSkipped, want) || strings.Contains(other.RegressionSkipped, "{") {
+		t.Errorf("a baseline of other lengths: %q, want it to end %q", other.RegressionSkipped, want)
 	}
 }

@@ -1,0 +1,48 @@
+// Package figure prints a report's figures as every text surface does (the
+// gate, Markdown, JUnit, the page's sentences, the log): latencies in
+// milliseconds, ratios and changes in percent, never a signed zero.
+package figure
+
+import (
+	"math"
+	"strconv"
+)
+
+// Ms is a latency in seconds as every text surface prints it, the gate,
+// Markdown, JUnit and the log: milliseconds with one decimal, "109.6ms".
+func Ms(seconds float64) string {
+	return strconv.FormatFloat(noNegativeZero(1000*seconds, 1), 'f', 1, 64) + "ms"
+}
+
+// Percent is a ratio as a percentage with one decimal, "99.5%".
+func Percent(ratio float64) string {
+	return strconv.FormatFloat(noNegativeZero(100*ratio, 1), 'f', 1, 64) + "%"
+}
+
+// SignedPercent is a change as a signed percentage, "+0.9%", "-3.2%";
+// one that rounds to zero is "0.0%".
+func SignedPercent(change float64) string {
+	p := Percent(change)
+	if change > 0 && p != "0.0%" {
+		return "+" + p
+	}
+	return p
+}
+
+// P is a test's p-value with its sign, as compare prints it: "p=0.94",
+// "p=0.00025", and "p<0.0001" below that, never in e-notation.
+func P(p float64) string {
+	if p < 0.0001 {
+		return "p<0.0001"
+	}
+	return "p=" + strconv.FormatFloat(p, 'g', 2, 64)
+}
+
+// noNegativeZero is v, or 0 where v rounds to zero at digits decimals:
+// a tiny negative figure prints as 0.0, not -0.0.
+func noNegativeZero(v float64, digits int) float64 {
+	if math.Abs(v) < 0.5*math.Pow(10, -float64(digits)) {
+		return 0
+	}
+	return v
+}
