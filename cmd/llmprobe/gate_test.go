@@ -148,7 +148,7 @@ func TestRestartRestoresBurstGauges(t *testing.T) {
 		t.Error("no burst latency gauges after restart")
 	}
 	code, page := d.get("/bursts")
-	if code != 200 || !strings.Contains(page, `class="chart percentiles"`) || !strings.Contains(page, "p99 from 20 samples: too few, needs 368") {
+	if code != 200 || !strings.Contains(page, `class="chart percentiles percentiles-ttft"`) || !strings.Contains(page, "p99 from 20 samples: too few, needs 368") {
 		t.Errorf("/bursts (%d) lacks the chart:\n%s", code, page)
 	}
 	list, _ := store.New(storage, nil).List()
@@ -161,7 +161,7 @@ func TestRestartRestoresBurstGauges(t *testing.T) {
 
 	// Rendered by a real browser: the dumped DOM holds the charts.
 	dom := testkit.Chromium(t).DOM(t, d.base+"/bursts")
-	for _, want := range []string{`<svg class="chart percentiles"`, `<svg class="chart ttft-over-time"`, "<circle", "<rect"} {
+	for _, want := range []string{`<svg class="chart percentiles percentiles-ttft"`, `<svg class="chart percentiles percentiles-e2e"`, `<svg class="chart ttft-over-time"`, "<circle", "<rect"} {
 		if !strings.Contains(string(dom), want) {
 			t.Errorf("the rendered DOM lacks %s", want)
 		}
