@@ -10,10 +10,10 @@ import (
 	"github.com/llmprobe/llmprobe/stats"
 )
 
-// Size of a sparkline: an hour of minutes in 240 pixels, the axis' top
+// Size of a sparkline: an hour of minutes in 180 pixels (three a minute), the axis' top
 // written above the line and its time span under it.
 const (
-	sparkWidth, sparkHeight            = 240, 50
+	sparkWidth, sparkHeight            = 180, 50
 	sparkTop, sparkBottom, sparkPad    = 12, 38, 2
 	ttftColor, tpotColor, goodputColor = "#4e79a7", "#f28e2b", "#59a14f"
 )
