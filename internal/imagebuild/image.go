@@ -72,7 +72,7 @@ type Options struct {
 func Build(ctx context.Context, o Options) (v1.Image, error) {
 	client := o.Client
 	if client == nil {
-		client = http.DefaultClient
+		client = &http.Client{Timeout: 5 * time.Minute}
 	}
 	var layers []mutate.Addendum
 	certs := map[string][]byte{}
