@@ -13,6 +13,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
 )
 
 func TestReadLockNamesEveryBadLine(t *testing.T) {
@@ -150,4 +153,30 @@ func arArchive(members map[string]string) []byte {
 		}
 	}
 	return b.Bytes()
+}
+
+// A layout is replaced by the next build, and anything else is left alone.
+func TestWriteLayoutReplacesOnlyALayout(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "image")
+	for range 2 {
+		if err := WriteLayout(dir, empty.Image, "v1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	idx, err := layout.ImageIndexFromPath(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if im, err := idx.IndexManifest(); err != nil || len(im.Manifests) != 1 {
+		t.Errorf("after two builds index.json has %v manifests (%v), want 1", len(im.Manifests), err)
+	}
+
+	other := t.TempDir()
+	write(t, filepath.Join(other, "notes.txt"), "mine")
+	if err := WriteLayout(other, empty.Image, "v1"); err == nil || !strings.Contains(err.Error(), "is not an OCI image layout: not replacing it") {
+		t.Errorf("writing over a directory that is no layout: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(other, "notes.txt")); err != nil {
+		t.Errorf("the directory's file is gone: %v", err)
+	}
 }
