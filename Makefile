@@ -14,12 +14,21 @@ STATICCHECK_VERSION ?= v0.8.2
 # nvml.h marks many calls deprecated; the warnings drown real build output.
 export CGO_CFLAGS ?= -Wno-deprecated-declarations
 
-.PHONY: all build test lint run generate fmt-check vet staticcheck bench bench-rss bench-longctx
+.PHONY: all build image test lint run generate fmt-check vet staticcheck bench bench-rss bench-longctx
 
 all: lint test build
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/llmprobe
+
+# The container image as an OCI image layout in bin/image, without a
+# container engine: the Debian packages pinned in deploy/image/packages.lock
+# (downloaded once into bin/image-cache), the binary, a non-root user
+# (docs/image.md).
+CREATED   ?= $(shell git log -1 --format=%cI 2>/dev/null || echo 1970-01-01T00:00:00Z)
+image: build
+	$(GO) run ./deploy/image -binary $(BIN) -out bin/image -cache bin/image-cache \
+		-version $(VERSION) -revision $(REVISION) -created $(CREATED)
 
 generate:
 	$(GO) generate ./...
