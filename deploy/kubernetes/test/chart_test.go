@@ -388,11 +388,37 @@ func TestChartBurstJob(t *testing.T) {
 			t.Errorf("BURST_START %s, want install time + 3m (%s to %s)", start, lo, hi)
 		}
 	}
-	r := decodeChart(t, "burst-job", mustRenderChart(t, values(t, file, map[string]any{"burstJob": map[string]any{"start": "2026-06-01T12:00:00Z"}})))
+	r := decodeChart(t, "burst-job", mustRenderChart(t, values(t, file, map[string]any{"burstJob": map[string]any{
+		"start": "2026-06-01T12:00:00Z", "baseline": "previous.json"}})))
+	checkBurstJob(t, r.burst)
 	if got := envOf(r.burst.job.Spec.Template.Spec.Containers[0])["BURST_START"].Value; got != "2026-06-01T12:00:00Z" {
 		t.Errorf("burstJob.start 2026-06-01T12:00:00Z, BURST_START %s", got)
 	}
+	if got := flagValue(r.burst.merge.Spec.Template.Spec.Containers[0].Args, "--baseline"); got != "/reports/previous.json" {
+		t.Errorf("burstJob.baseline previous.json, the merge's --baseline=%s", got)
+	}
 	if _, err := renderChart(t, values(t, file, map[string]any{"burstJob": map[string]any{"startIn": "three minutes"}})); err == nil {
 		t.Error("burstJob.startIn \"three minutes\" was accepted")
+	}
+}
+
+// Values of a wrong name or type stop the install with the key that is
+// wrong (values.schema.json), before anything is applied.
+func TestChartRefusesBadValues(t *testing.T) {
+	for _, tc := range []struct {
+		vals map[string]any
+		want string
+	}{
+		{map[string]any{"replica": 3}, "replica"},
+		{map[string]any{"replicas": 0}, "/replicas"},
+		{map[string]any{"workload": map[string]any{"kind": "ReplicaSet"}}, "/workload/kind"},
+		{map[string]any{"dashboards": map[string]any{"lable": "x"}}, "lable"},
+		{map[string]any{"burstJob": map[string]any{"shards": 1}}, "/burstJob/shards"},
+		{map[string]any{"burstJob": map[string]any{"start": "tomorrow"}}, "/burstJob/start"},
+	} {
+		_, err := renderChart(t, tc.vals)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("values %v: %v, want an error naming %s", tc.vals, err, tc.want)
+		}
 	}
 }
