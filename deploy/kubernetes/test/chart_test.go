@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -419,6 +420,43 @@ func TestChartRefusesBadValues(t *testing.T) {
 		_, err := renderChart(t, tc.vals)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("values %v: %v, want an error naming %s", tc.vals, err, tc.want)
+		}
+	}
+}
+
+// Without the reloader a changed configuration changes the pod template (a
+// checksum), so the pods restart with it; with it, the template stays and
+// a sidecar posts to llmprobe's /-/reload when the mounted files change.
+func TestChartConfigReload(t *testing.T) {
+	podOf := func(over map[string]any) *corev1.PodTemplateSpec {
+		r := decodeChart(t, "reload", mustRenderChart(t, values(t, "", over)))
+		return &r.workload.(*appsv1.Deployment).Spec.Template
+	}
+	changed := map[string]any{"canary": map[string]any{"interval": "30s"}}
+	a, b := podOf(nil), podOf(changed)
+	if a.Annotations["checksum/config"] == "" || a.Annotations["checksum/config"] == b.Annotations["checksum/config"] {
+		t.Errorf("checksums %q and %q: a changed configuration must change the pod template", a.Annotations["checksum/config"], b.Annotations["checksum/config"])
+	}
+	on := map[string]any{"configReloader": map[string]any{"enabled": true}}
+	a, b = podOf(on), podOf(mergeValues(changed, on))
+	if !reflect.DeepEqual(a, b) {
+		t.Error("with the reloader, a changed configuration changed the pod template: the pods would restart")
+	}
+	if len(a.Spec.Containers) != 2 {
+		t.Fatalf("with the reloader, %d containers", len(a.Spec.Containers))
+	}
+	c := a.Spec.Containers[1]
+	if got := flagValue(c.Args, "--reload-url"); got != "http://127.0.0.1:9479/-/reload" {
+		t.Errorf("the reloader posts to %q", got)
+	}
+	mounts := map[string]string{}
+	for _, m := range c.VolumeMounts {
+		mounts[m.MountPath] = m.Name
+	}
+	for _, want := range []string{"--watched-dir=/etc/llmprobe/config", "--watched-dir=/etc/llmprobe/secrets"} {
+		dir := strings.TrimPrefix(want, "--watched-dir=")
+		if !slices.Contains(c.Args, want) || mounts[dir] == "" {
+			t.Errorf("the reloader does not watch %s (args %v, mounts %v)", dir, c.Args, mounts)
 		}
 	}
 }
