@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -175,6 +176,24 @@ func TestChartRendersEachVariant(t *testing.T) {
 				t.Errorf("burst Job rendered %v, want %v", r.burst.job != nil, want)
 			}
 		})
+	}
+}
+
+// Every values file in ci/ is a row of docs/helm.md's variant table, and
+// every row a file.
+func TestChartVariantsAreDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../../docs/helm.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var documented []string
+	for _, m := range regexp.MustCompile("(?m)^\\| `(ci/[\\w-]+-values\\.yaml)` \\|").FindAllSubmatch(doc, -1) {
+		documented = append(documented, filepath.Join(chartDir, string(m[1])))
+	}
+	files := variants(t)[1:]
+	slices.Sort(documented)
+	if !slices.Equal(documented, files) {
+		t.Errorf("docs/helm.md documents the variants %v, the chart has %v", documented, files)
 	}
 }
 
