@@ -41,6 +41,8 @@ run:
 # Alertmanager and bursts make them miss.
 test: fmt-check vet
 	$(GO) test -race -count=1 -p 1 -timeout 30m ./...
+	# The kustomize manifests and the Helm chart, in a module of their own so
+	# Helm's and Kubernetes' dependencies stay out of llmprobe's.
 	cd deploy/kubernetes/test && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 fmt-check:

@@ -3,6 +3,8 @@
 package alerts
 
 //go:generate go run ./internal/prometheusrule ../deploy/kubernetes/base/prometheusrule.yaml
+// The Helm chart ships a copy: Helm reads no file outside the chart.
+//go:generate cp llmprobe.rules.yml ../deploy/helm/llmprobe/files/llmprobe.rules.yml
 
 import (
 	"bytes"

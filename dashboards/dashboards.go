@@ -2,7 +2,8 @@
 // foundation SDK; `make generate` writes them as JSON next to this file.
 package dashboards
 
-//go:generate go run ./internal/generate .
+// The Helm chart ships a copy: Helm reads no file outside the chart.
+//go:generate go run ./internal/generate . ../deploy/helm/llmprobe/files/dashboards
 
 import (
 	"github.com/grafana/grafana-foundation-sdk/go/cog"

@@ -1,4 +1,5 @@
-// Command generate writes every dashboard of package dashboards as JSON into a folder.
+// Command generate writes every dashboard of package dashboards as JSON into
+// each folder it is given: dashboards/ and the Helm chart's copy.
 package main
 
 import (
@@ -10,8 +11,8 @@ import (
 )
 
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: generate DIR")
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: generate DIR...")
 		os.Exit(2)
 	}
 	files, err := dashboards.Render()
@@ -19,10 +20,12 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	for name, data := range files {
-		if err := os.WriteFile(filepath.Join(os.Args[1], name), data, 0o644); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
+	for _, dir := range os.Args[1:] {
+		for name, data := range files {
+			if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
 		}
 	}
 }

@@ -70,11 +70,13 @@ func decode(t *testing.T, where string, doc []byte) any {
 	return obj
 }
 
+// splitDocs splits a YAML stream into its documents, each ending in the line
+// break that the separator took (a block scalar's last line keeps it).
 func splitDocs(b []byte) [][]byte {
 	var out [][]byte
 	for _, d := range bytes.Split(b, []byte("\n---")) {
 		if len(bytes.TrimSpace(d)) > 0 {
-			out = append(out, d)
+			out = append(out, append(d[:len(d):len(d)], '\n'))
 		}
 	}
 	return out
@@ -239,30 +241,76 @@ func claimAt(pod *corev1.PodSpec, path string) string {
 	return ""
 }
 
-// The burst Job renders and decodes strictly. It is an Indexed Job whose pod
-// i runs shard i/N of a burst its ConfigMap configures, all from one shared
-// start, each writing its report to a volume every pod can mount; the merge
-// Job reads exactly those N reports from it.
+// The burst Job renders and decodes strictly (checkBurstJob), and its
+// BURST_START placeholder is one ../README.md explains how to fill.
 func TestBurstJob(t *testing.T) {
-	var job *batchv1.Job
-	var cfg *config.Config
-	var claim *corev1.PersistentVolumeClaim
-	for _, doc := range renderDir(t, "../burst-job") {
-		switch o := decode(t, "burst-job", doc).(type) {
+	var split burstSplit
+	split.collect(t, "burst-job", renderDir(t, "../burst-job"))
+	split.collect(t, "burst-job/merge", renderDir(t, "../burst-job/merge"))
+	checkBurstJob(t, split)
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := envOf(split.job.Spec.Template.Spec.Containers[0])["BURST_START"].Value; v == "" || !strings.Contains(string(readme), v) {
+		t.Errorf("BURST_START is %q, a placeholder ../README.md does not explain", v)
+	}
+}
+
+// burstSplit is what a burst split over replicas is made of: the Indexed
+// Job, the configuration it runs, the claim the shards write to and the Job
+// that merges their reports.
+type burstSplit struct {
+	job, merge *batchv1.Job
+	cfg        *config.Config
+	claim      *corev1.PersistentVolumeClaim
+}
+
+// collect decodes docs strictly and keeps the split's objects: the Job
+// whose pods run `gate` is the burst, the one running `report` the merge.
+func (s *burstSplit) collect(t *testing.T, where string, docs [][]byte) {
+	t.Helper()
+	for _, doc := range docs {
+		switch o := decode(t, where, doc).(type) {
 		case *batchv1.Job:
-			job = o
+			if args := o.Spec.Template.Spec.Containers[0].Args; len(args) > 0 && args[0] == "report" {
+				s.merge = o
+			} else {
+				s.job = o
+			}
 		case *corev1.PersistentVolumeClaim:
-			claim = o
+			s.claim = o
 		case *corev1.ConfigMap:
+			yml, ok := o.Data["llmprobe.yml"]
+			if !ok {
+				continue
+			}
 			var err error
-			if cfg, err = parseConfig(t, o.Data["llmprobe.yml"], "burst-job configmap llmprobe.yml"); err != nil {
+			if s.cfg, err = parseConfig(t, yml, where+" configmap llmprobe.yml"); err != nil {
 				t.Errorf("the ConfigMap's configuration: %v", err)
 			}
 		}
 	}
-	if job == nil || cfg == nil || claim == nil {
-		t.Fatalf("burst-job renders job %v, configuration %v, claim %v", job != nil, cfg != nil, claim != nil)
+}
+
+func envOf(c corev1.Container) map[string]corev1.EnvVar {
+	env := map[string]corev1.EnvVar{}
+	for _, e := range c.Env {
+		env[e.Name] = e
 	}
+	return env
+}
+
+// checkBurstJob: an Indexed Job whose pod i runs shard i/N of a burst its
+// ConfigMap configures, all from one shared start, each writing its report to
+// a volume every pod can mount; the merge Job reads exactly those N reports
+// from it.
+func checkBurstJob(t *testing.T, s burstSplit) {
+	t.Helper()
+	if s.job == nil || s.cfg == nil || s.claim == nil || s.merge == nil {
+		t.Fatalf("the split renders job %v, configuration %v, claim %v, merge %v", s.job != nil, s.cfg != nil, s.claim != nil, s.merge != nil)
+	}
+	job, claim := s.job, s.claim
 	spec := job.Spec
 	if spec.CompletionMode == nil || *spec.CompletionMode != batchv1.IndexedCompletion || spec.Completions == nil || spec.Parallelism == nil {
 		t.Fatalf("job %s is not an Indexed Job with completions and parallelism", job.Name)
@@ -288,23 +336,12 @@ func TestBurstJob(t *testing.T) {
 	if got := flagValue(c.Args, "--burst.start"); got != "$(BURST_START)" {
 		t.Errorf("--burst.start=%s, want $(BURST_START)", got)
 	}
-	env := map[string]corev1.EnvVar{}
-	for _, e := range c.Env {
-		env[e.Name] = e
-	}
-	if e := env["JOB_COMPLETION_INDEX"]; e.ValueFrom == nil || e.ValueFrom.FieldRef == nil ||
+	if e := envOf(c)["JOB_COMPLETION_INDEX"]; e.ValueFrom == nil || e.ValueFrom.FieldRef == nil ||
 		e.ValueFrom.FieldRef.FieldPath != "metadata.annotations['batch.kubernetes.io/job-completion-index']" {
 		t.Errorf("JOB_COMPLETION_INDEX is %+v, not the pod's completion index", e)
 	}
-	readme, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v := env["BURST_START"].Value; v == "" || !strings.Contains(string(readme), v) {
-		t.Errorf("BURST_START is %q, a placeholder ../README.md does not explain", v)
-	}
 	name := flagValue(c.Args, "--burst")
-	if b, ok := cfg.Burst(name); !ok || b.Sweep != nil {
+	if b, ok := s.cfg.Burst(name); !ok || b.Sweep != nil {
 		t.Errorf("--burst=%s: not a single-rate burst of the ConfigMap's configuration", name)
 	}
 	output := flagValue(c.Args, "--output")
@@ -315,16 +352,7 @@ func TestBurstJob(t *testing.T) {
 		t.Errorf("claim %s is %v: pods on several nodes write to it", claim.Name, claim.Spec.AccessModes)
 	}
 
-	var merge *batchv1.Job
-	for _, doc := range renderDir(t, "../burst-job/merge") {
-		if o, ok := decode(t, "burst-job/merge", doc).(*batchv1.Job); ok {
-			merge = o
-		}
-	}
-	if merge == nil {
-		t.Fatal("burst-job/merge renders no Job")
-	}
-	mpod := &merge.Spec.Template.Spec
+	mpod := &s.merge.Spec.Template.Spec
 	checkHardened(t, mpod)
 	args := mpod.Containers[0].Args
 	var want []string
@@ -338,8 +366,8 @@ func TestBurstJob(t *testing.T) {
 		t.Errorf("the merge does not mount claim %s at %s", claim.Name, filepath.Dir(output))
 	}
 	// Its exit code is the verdict: a failed gate is not retried.
-	if merge.Spec.BackoffLimit == nil || *merge.Spec.BackoffLimit != 0 {
-		t.Errorf("merge backoffLimit %v, want 0", merge.Spec.BackoffLimit)
+	if s.merge.Spec.BackoffLimit == nil || *s.merge.Spec.BackoffLimit != 0 {
+		t.Errorf("merge backoffLimit %v, want 0", s.merge.Spec.BackoffLimit)
 	}
 }
 
