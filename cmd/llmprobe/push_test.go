@@ -19,12 +19,13 @@ import (
 )
 
 // runPushgateway starts Debian's prometheus-pushgateway on a free port,
-// keeping nothing on disk, and returns its base URL.
-func runPushgateway(t *testing.T) string {
+// keeping its groups in memory only (Debian's default file is under
+// /var/lib), with the flags given; it returns its base URL.
+func runPushgateway(t *testing.T, flags ...string) string {
 	t.Helper()
 	bin := testkit.Tool(t, "prometheus-pushgateway", "apt-get install prometheus-pushgateway")
 	addr := freeAddr(t)
-	return runServer(t, bin, addr, "--web.listen-address="+addr)
+	return runServer(t, bin, addr, append([]string{"--web.listen-address=" + addr, "--persistence.file="}, flags...)...)
 }
 
 // pushConfig has a fast burst on the sim and a sweep on a sim that serves

@@ -70,7 +70,7 @@ func runServer(t *testing.T, bin, addr string, args ...string) string {
 	base := "http://" + addr
 	testkit.WaitUntil(t, name+" ready", 30*time.Second, func() bool {
 		code, _ := testkit.Get(base + "/-/ready")
-		return code == http.StatusOK
+		return code == http.StatusOK || code == http.StatusUnauthorized // answering, behind basic auth
 	})
 	return base
 }
