@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,7 +15,9 @@ import (
 
 	junit "github.com/joshdk/go-junit"
 	"go.yaml.in/yaml/v3"
+	"golang.org/x/crypto/bcrypt"
 
+	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/sim"
 )
 
@@ -22,7 +25,42 @@ import (
 const (
 	ciToken  = "ci-test-token-7d1f"
 	ciConfig = "ci/llmprobe.yml"
+	// ciPushPassword is the Pushgateway's basic auth password, ciCommit the
+	// commit a CI system names (the default release label).
+	ciPushPassword = "ci-push-password-3e9a"
+	ciCommit       = "0123456789abcdef0123456789abcdef01234567"
 )
+
+// ciPushgateway is a Pushgateway that wants basic auth, and the HTTP client
+// configuration (prometheus/common's) that passes it.
+func ciPushgateway(t *testing.T) (url, httpConfig string) {
+	t.Helper()
+	hash, err := bcrypt.GenerateFromPassword([]byte(ciPushPassword), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	web := writeTemp(t, "pushgateway-web.yml", fmt.Sprintf("basic_auth_users:\n  ci: %q\n", hash))
+	return runPushgateway(t, "--web.config.file="+web), fmt.Sprintf("basic_auth: {username: ci, password: %s}\n", ciPushPassword)
+}
+
+// checkPushed: the Pushgateway holds job's run of the templates' burst on
+// target staging, its verdict passed, labelled with release.
+func checkPushed(t *testing.T, pushgateway, job, release string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, pushgateway+"/metrics", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.SetBasicAuth("ci", ciPushPassword)
+	code, body := testkit.Do(req)
+	if code != http.StatusOK {
+		t.Fatalf("Pushgateway /metrics: %d %s", code, body)
+	}
+	labels := map[string]string{"job": job, "burst": "release-check", "target": "staging", "release": release}
+	if v, ok := sampleValue(parseMetrics(t, body), "llmprobe_burst_passed", labels); !ok || v != 1 {
+		t.Errorf("the Pushgateway has no passed verdict %v (found %v, value %g)", labels, ok, v)
+	}
+}
 
 // ghWorkflow is the part of a GitHub Actions workflow the checks read.
 type ghWorkflow struct {
@@ -297,7 +335,7 @@ func runGitHubJob(t *testing.T, w ghWorkflow, job string, secrets map[string]str
 	var run ghJobRun
 	for i, s := range j.Steps {
 		where := fmt.Sprintf("github-actions.yml: jobs.%s.steps[%d] (%s)", job, i, s.Name+s.Uses)
-		vars := map[string]string{"GITHUB_STEP_SUMMARY": summary, "GITHUB_PATH": filepath.Join(t.TempDir(), "path"), "CI": "true"}
+		vars := map[string]string{"GITHUB_STEP_SUMMARY": summary, "GITHUB_PATH": filepath.Join(t.TempDir(), "path"), "CI": "true", "GITHUB_SHA": ciCommit}
 		resolve(t, w.Env, secrets, vars)
 		resolve(t, j.Env, secrets, vars)
 		resolve(t, s.Env, secrets, vars)
@@ -368,6 +406,24 @@ func TestCIExampleGitHubActions(t *testing.T) {
 		t.Fatalf("compare job: step %q exit %d, summary:\n%s\n%s", cmp.failedStep, cmp.code, cmp.summary, cmp.output)
 	}
 	checkArtifacts(t, "compare", cmp.artifacts, ".json", ".xml", ".html")
+
+	if strings.Contains(gate.output+cmp.output, "push") {
+		t.Errorf("no Pushgateway configured, yet the jobs pushed:\n%s\n%s", gate.output, cmp.output)
+	}
+
+	// With a Pushgateway behind basic auth: both jobs push, the credentials
+	// from the secret, the release the commit's unless a variable names it.
+	pushing := maps.Clone(good)
+	pushing["LLMPROBE_PUSHGATEWAY_URL"], pushing["LLMPROBE_PUSHGATEWAY_HTTP_CONFIG"] = ciPushgateway(t)
+	if r := runGitHubJob(t, w, "gate", pushing); r.failedStep != "" || strings.Contains(r.output, ciPushPassword) {
+		t.Fatalf("gate job with a Pushgateway: step %q exit %d\n%s", r.failedStep, r.code, r.output)
+	}
+	checkPushed(t, pushing["LLMPROBE_PUSHGATEWAY_URL"], "llmprobe_gate", ciCommit[:12])
+	pushing["LLMPROBE_RELEASE"] = "v1.2.3"
+	if r := runGitHubJob(t, w, "compare", pushing); r.failedStep != "" || strings.Contains(r.output, ciPushPassword) {
+		t.Fatalf("compare job with a Pushgateway: step %q exit %d\n%s", r.failedStep, r.code, r.output)
+	}
+	checkPushed(t, pushing["LLMPROBE_PUSHGATEWAY_URL"], "llmprobe_compare", "v1.2.3")
 
 	down := ciSecrets(ciEndpoints{refusedURL(t), good["LLMPROBE_BASELINE_URL"], refusedURL(t)})
 	if r := runGitHubJob(t, w, "gate", down); r.failedStep != "Gate" || r.code != 3 {
@@ -508,9 +564,19 @@ func TestCIExampleGitLab(t *testing.T) {
 		}
 
 		code, failed, out, dir := runGitLabJob(t, vars, j, tc.job, good)
-		if failed || code != 0 {
-			t.Fatalf("%s: exit %d\n%s", where, code, out)
+		if failed || code != 0 || strings.Contains(out, "push") {
+			t.Fatalf("%s: exit %d, want 0 and no push without a Pushgateway\n%s", where, code, out)
 		}
+		// With a Pushgateway behind basic auth, its configuration a File
+		// variable (a path), the release the commit's.
+		pushing := maps.Clone(good)
+		pushgateway, httpConfig := ciPushgateway(t)
+		pushing["LLMPROBE_PUSHGATEWAY_URL"], pushing["LLMPROBE_PUSHGATEWAY_HTTP_CONFIG"] = pushgateway, writeTemp(t, "pushgateway.yml", httpConfig)
+		pushing["CI_COMMIT_SHORT_SHA"] = ciCommit[:8]
+		if code, failed, out, _ := runGitLabJob(t, vars, j, tc.job, pushing); failed || code != 0 || strings.Contains(out, ciPushPassword) {
+			t.Fatalf("%s with a Pushgateway: exit %d\n%s", where, code, out)
+		}
+		checkPushed(t, pushgateway, "llmprobe_"+tc.sub, ciCommit[:8])
 		var paths []string
 		for _, p := range append(j.Artifacts.Paths, j.Artifacts.Reports.JUnit) {
 			paths = append(paths, filepath.Join(dir, p))

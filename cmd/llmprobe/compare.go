@@ -1,10 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"os"
 
 	"github.com/alecthomas/kingpin/v2"
 	"golang.org/x/term"
+
+	"github.com/llmprobe/llmprobe/internal/push"
 )
 
 type compareCommand struct {
@@ -15,6 +18,7 @@ type compareCommand struct {
 	rate                         *float64
 	rateSet                      bool
 	output, junit, markdown, web *string
+	push                         push.Flags
 }
 
 // sideFlags are one side's flags: --baseline, --baseline.url, --baseline.model.
@@ -35,6 +39,7 @@ func newCompareCommand(app *kingpin.Application) *compareCommand {
 	c.junit = cmd.Flag("output.junit", "Write the verdicts here as JUnit XML: one test case per metric (written on every exit but 2).").PlaceHolder("FILE").String()
 	c.markdown = cmd.Flag("output.markdown", "Write a Markdown summary here, for CI step summaries (written on every exit but 2).").PlaceHolder("FILE").String()
 	c.web = cmd.Flag("output.html", "Write an HTML page here: the verdicts and both sides' distributions.").PlaceHolder("FILE").String()
+	c.push = push.AddFlags(cmd, push.JobCompare)
 	return c
 }
 
@@ -53,6 +58,11 @@ func (f sideFlags) side(name string) compareSide {
 func (c *compareCommand) run() int {
 	ctx, stop := signalContext()
 	defer stop()
+	pusher, err := c.push.Pusher()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "llmprobe compare: %v\n", err)
+		return gateError
+	}
 	var rate *float64
 	if c.rateSet {
 		rate = c.rate
@@ -63,7 +73,7 @@ func (c *compareCommand) run() int {
 		Sides:  [2]compareSide{c.baseline.side("baseline"), c.candidate.side("candidate")},
 		Rounds: *c.rounds,
 		Output: *c.output, JUnit: *c.junit, Markdown: *c.markdown, HTML: *c.web,
-		Stdout: os.Stdout, Stderr: os.Stderr,
+		Stdout: os.Stdout, Stderr: os.Stderr, Push: pusher,
 		Terminal: term.IsTerminal(int(os.Stderr.Fd())),
 	})
 }

@@ -15,6 +15,7 @@ import (
 	comparerender "github.com/llmprobe/llmprobe/compare/render"
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/load"
+	"github.com/llmprobe/llmprobe/internal/push"
 	"github.com/llmprobe/llmprobe/internal/redact"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
@@ -37,6 +38,8 @@ type compareOptions struct {
 	Stdout, Stderr   io.Writer
 	Terminal         bool
 	ProgressInterval time.Duration
+	// Push, if set, gets the candidate's run on every exit but gateError.
+	Push *push.Pusher
 }
 
 // compareSide is one side as its flags name it; empty fields keep the
@@ -55,6 +58,8 @@ type compareRun struct {
 	targets [2]config.Target
 	cfgs    [2]*config.Config
 	clients [2]*prober.Client
+	// candidate is the candidate's last run, the one pushed.
+	candidate *report.Report
 }
 
 // compareTargets runs the comparison and returns the exit code: gate's
@@ -84,6 +89,7 @@ func compareTargets(ctx context.Context, o compareOptions) int {
 			why = r.Sides[i].Name + ": " + why
 			fmt.Fprintf(r.Stderr, "llmprobe compare: %s\n", why)
 			r.writeFiles(r.stub(why))
+			r.publish(ctx, false)
 			return gateUnmeasured
 		}
 	}
@@ -98,7 +104,7 @@ func compareTargets(ctx context.Context, o compareOptions) int {
 // load reads the configuration and readies the burst for each side:
 // false (a usage error, said on Stderr) stops the comparison.
 func (r *compareRun) load() bool {
-	cfg, b, secrets, ok := loadBurst("compare", r.ConfigFile, r.Burst, &r.Stdout, &r.Stderr)
+	cfg, b, secrets, ok := loadBurst("compare", r.ConfigFile, r.Burst, r.Push.Secrets(), &r.Stdout, &r.Stderr)
 	if !ok {
 		return false
 	}
@@ -182,6 +188,9 @@ func (r *compareRun) runSide(ctx context.Context, k, i int) compare.Run {
 	b.Repeat = 0
 	run.Report, _ = runner.Run(ctx, b, r.cfgs[i].ScenariosOf(b))
 	prog.finish()
+	if i == 1 {
+		r.candidate = run.Report
+	}
 	return run
 }
 
@@ -209,10 +218,24 @@ func (r *compareRun) verdict(c *compare.Comparison, problem string) int {
 	case compare.Inconclusive, compare.NotMeasured:
 		code = gateUnmeasured
 	}
+	r.publish(context.Background(), code == gatePassed)
 	if !r.writeFiles(c) {
 		code = gateUnmeasured
 	}
 	return code
+}
+
+// publish pushes the candidate's last run as the burst's run of its
+// target, passed when the comparison found nothing worse and was measured
+// and conclusive; a comparison that ran nothing pushes a failed run.
+func (r *compareRun) publish(ctx context.Context, passed bool) {
+	rep := &report.Report{Burst: r.bursts[1].Name, End: time.Now()}
+	if r.candidate != nil {
+		cp := *r.candidate
+		rep = &cp
+	}
+	rep.Target, rep.Passed = r.targets[1].Name, passed
+	push.Publish(ctx, r.Push, push.JobCompare, rep, r.Stderr)
 }
 
 // writeFiles writes the files that were asked for; false if one could not

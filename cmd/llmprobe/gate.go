@@ -12,6 +12,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/internal/push"
 	"github.com/llmprobe/llmprobe/shard"
 )
 
@@ -34,6 +35,7 @@ type gateCommand struct {
 	shard       *string
 	start       *string
 	verbose     *bool
+	push        push.Flags
 }
 
 func newGateCommand(app *kingpin.Application) *gateCommand {
@@ -54,6 +56,7 @@ func newGateCommand(app *kingpin.Application) *gateCommand {
 	c.shard = cmd.Flag("burst.shard", "Run only this replica's share i/N of the burst: arrival n of the seeded schedule when n % N == i. Every shard needs the same --burst.start; `llmprobe report merge` makes one report of the N shards' reports.").PlaceHolder("i/N").String()
 	c.start = cmd.Flag("burst.start", "Count the schedule from this instant (RFC 3339, like 2026-06-01T12:00:00Z) instead of now: the same in every shard; within the next hour.").PlaceHolder("TIME").String()
 	c.verbose = cmd.Flag("verbose", "Print every detail of the report (percentile intervals, the client's error bound, the TTFT split, the turns, the engine's view), not only the verdict, the gates and p50/p90/p99; the report files always have them.").Bool()
+	c.push = push.AddFlags(cmd, push.JobGate)
 	return c
 }
 
@@ -72,6 +75,11 @@ func (c *gateCommand) run() int {
 			return gateError
 		}
 	}
+	pusher, err := c.push.Pusher()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "llmprobe gate: %v\n", err)
+		return gateError
+	}
 	o := config.Override{URL: *c.targetURL, Model: *c.model}
 	if c.rateSet {
 		o.Rate = c.rate
@@ -83,7 +91,7 @@ func (c *gateCommand) run() int {
 		ConfigFile: *c.configFile, Burst: *c.burst, Override: o,
 		Output: *c.output, JUnit: *c.junit, Markdown: *c.markdown,
 		StoragePath: *c.storagePath, Baseline: *c.baseline, GPU: *c.gpu,
-		Shard: shard, Start: start, Verbose: *c.verbose,
+		Shard: shard, Start: start, Verbose: *c.verbose, Push: pusher,
 		Stdout: os.Stdout, Stderr: os.Stderr,
 		// Progress goes to stderr, so stderr decides: a CI log gets lines.
 		Terminal: term.IsTerminal(int(os.Stderr.Fd())),

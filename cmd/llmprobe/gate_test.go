@@ -348,6 +348,11 @@ func TestGateUsageErrors(t *testing.T) {
 		{[]string{"--burst=release", "--rate=5000", "--duration=12h"}, "burst release with --rate=5000 --duration=12h0m0s: plans up to"},
 		{[]string{"--burst=release", "--target.url=http://admin:hunter22@staging:8000"}, "--target.url: must not carry credentials"},
 		{[]string{"--burst=release", "--target.url=ftp://staging"}, `--target.url: "ftp://staging" must be an absolute http or https URL`},
+		{[]string{"--burst=release", "--push.url=http://admin:hunter22@pushgateway:9091"}, "--push.url holds credentials"},
+		{[]string{"--burst=release", "--push.url=http://pushgateway:9091", "--push.release=v1/2"}, `--push.release="v1/2": letters, digits and . _ + - only`},
+		{[]string{"--burst=release", "--push.release=v1"}, "--push.http-config.file and --push.release need --push.url"},
+		{[]string{"--burst=release", "--push.url=http://pushgateway:9091", "--burst.shard=0/2", "--burst.start=" + time.Now().Add(time.Minute).UTC().Format(time.RFC3339)},
+			"--push.url with --burst.shard=0/2: a shard's report is a share of the burst"},
 	} {
 		out, err := exec.Command(binPath, append([]string{"gate", "--config.file=" + cfgPath, "--storage.path="}, tc.args...)...).CombinedOutput()
 		if exitCode(err) != 2 || !strings.Contains(string(out), tc.want) {

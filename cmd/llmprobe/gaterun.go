@@ -18,6 +18,7 @@ import (
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/internal/load"
+	"github.com/llmprobe/llmprobe/internal/push"
 	"github.com/llmprobe/llmprobe/internal/redact"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/prompt"
@@ -56,6 +57,8 @@ type gateOptions struct {
 	ProgressInterval time.Duration
 	// Verbose prints every detail of the report, not only its summary.
 	Verbose bool
+	// Push, if set, gets the run on every exit but gateError.
+	Push *push.Pusher
 }
 
 // Exit codes of `llmprobe gate`, the contract with release pipelines.
@@ -113,7 +116,7 @@ func gate(ctx context.Context, o gateOptions) int {
 // checks the split; false (a usage error, said on Stderr) stops the gate.
 // From here on Stdout and Stderr mask the configuration's secrets.
 func (g *gateRun) load() bool {
-	cfg, b, secrets, ok := loadBurst("gate", g.ConfigFile, g.Burst, &g.Stdout, &g.Stderr)
+	cfg, b, secrets, ok := loadBurst("gate", g.ConfigFile, g.Burst, g.Push.Secrets(), &g.Stdout, &g.Stderr)
 	if !ok {
 		return false
 	}
@@ -202,12 +205,13 @@ func (g *gateRun) notMeasured(t config.Target, why render.Check) {
 		}
 	}
 	g.writeCI(stub, why)
+	push.Publish(context.Background(), g.Push, push.JobGate, stub, g.Stderr)
 }
 
 // loadBurst reads the configuration file and looks up the burst, saying
 // on stderr why it cannot (false: a usage error of command cmd). From then
-// on *stdout and *stderr mask the configuration's secrets.
-func loadBurst(cmd, file, burst string, stdout, stderr *io.Writer) (*config.Config, config.Burst, *redact.Redactor, bool) {
+// on *stdout and *stderr mask the configuration's secrets and extraSecrets.
+func loadBurst(cmd, file, burst string, extraSecrets []string, stdout, stderr *io.Writer) (*config.Config, config.Burst, *redact.Redactor, bool) {
 	cfg, err := load.File(file)
 	if err != nil {
 		fmt.Fprintln(*stderr, err)
@@ -215,6 +219,7 @@ func loadBurst(cmd, file, burst string, stdout, stderr *io.Writer) (*config.Conf
 	}
 	secrets := redact.New()
 	secrets.Add(redact.Secrets(cfg))
+	secrets.Add(extraSecrets)
 	*stdout, *stderr = secrets.Writer(*stdout), secrets.Writer(*stderr)
 	b, err := cfg.LookupBurst(burst)
 	if err != nil {
@@ -354,6 +359,7 @@ func (g *gateRun) verdict(ctx context.Context, t config.Target, rep *report.Repo
 	if !g.writeCI(rep, problems...) {
 		code = gateUnmeasured
 	}
+	push.Publish(ctx, g.Push, push.JobGate, rep, g.Stderr)
 	return code
 }
 
@@ -420,6 +426,8 @@ func (o gateOptions) checkSplit(b config.Burst, now time.Time) error {
 	switch {
 	case !split && o.Start.IsZero():
 		return nil
+	case split && o.Push != nil:
+		return fmt.Errorf("--push.url with --burst.shard=%d/%d: a shard's report is a share of the burst, and the shards would replace each other's push", o.Shard.Index, o.Shard.Count)
 	case split && o.Start.IsZero():
 		return fmt.Errorf("--burst.shard=%d/%d needs --burst.start: every shard counts its share of the schedule from that one instant (RFC 3339, like %s), or the shares do not make up one burst",
 			o.Shard.Index, o.Shard.Count, now.Add(2*time.Minute).UTC().Format(time.RFC3339))

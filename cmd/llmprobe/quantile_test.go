@@ -36,8 +36,17 @@ func runPrometheus(t *testing.T, cfg string, flags ...string) string {
 		t.Fatal(err)
 	}
 	addr := freeAddr(t)
-	cmd := exec.Command(bin, append([]string{"--config.file=" + filepath.Join(dir, "prometheus.yml"),
+	return runServer(t, bin, addr, append([]string{"--config.file=" + filepath.Join(dir, "prometheus.yml"),
 		"--storage.tsdb.path=" + filepath.Join(dir, "data"), "--web.listen-address=" + addr}, flags...)...)
+}
+
+// runServer starts bin, a Prometheus server or one of its kind listening on
+// addr, and waits for its /-/ready; it stops it at cleanup, showing its log
+// if the test failed. It returns the server's base URL.
+func runServer(t *testing.T, bin, addr string, args ...string) string {
+	t.Helper()
+	name := filepath.Base(bin)
+	cmd := exec.Command(bin, args...)
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -52,16 +61,16 @@ func runPrometheus(t *testing.T, cfg string, flags ...string) string {
 		case <-time.After(10 * time.Second):
 			_ = cmd.Process.Kill()
 			<-waited
-			t.Error("Prometheus did not stop within 10s of SIGTERM")
+			t.Errorf("%s did not stop within 10s of SIGTERM", name)
 		}
 		if t.Failed() {
-			t.Logf("prometheus %v log:\n%s", flags, out.String())
+			t.Logf("%s %v log:\n%s", name, args, out.String())
 		}
 	})
 	base := "http://" + addr
-	testkit.WaitUntil(t, "Prometheus ready", 30*time.Second, func() bool {
+	testkit.WaitUntil(t, name+" ready", 30*time.Second, func() bool {
 		code, _ := testkit.Get(base + "/-/ready")
-		return code == http.StatusOK
+		return code == http.StatusOK || code == http.StatusUnauthorized // answering, behind basic auth
 	})
 	return base
 }

@@ -22,6 +22,8 @@ var (
 	rowRe    = regexp.MustCompile("(?m)^\\| `((?:llmprobe_|probe_)[a-z_]+)` \\| ([a-z]+) \\|([^|]*)\\|")
 	labelRe  = regexp.MustCompile("`([a-z_]+)`")
 	metricRe = regexp.MustCompile(`\bllmprobe_[a-z_]+\b`)
+	// quotedRe is a PromQL string in double quotes, escapes included.
+	quotedRe = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
 )
 
 // Shorthands the table uses for label sets shared by many rows.
@@ -73,10 +75,11 @@ func Names(path string) ([]string, error) {
 
 // Undocumented returns the llmprobe_ metrics a PromQL expression names that
 // are not in names (histogram _bucket, _count and _sum series count as their
-// histogram).
+// histogram). Quoted strings are label values, like job="llmprobe_gate",
+// not metric names.
 func Undocumented(expr string, names []string) []string {
 	var out []string
-	for _, m := range metricRe.FindAllString(expr, -1) {
+	for _, m := range metricRe.FindAllString(quotedRe.ReplaceAllString(expr, `""`), -1) {
 		base := m
 		for _, suffix := range []string{"_bucket", "_count", "_sum"} {
 			base = strings.TrimSuffix(base, suffix)

@@ -30,3 +30,12 @@ func TestReadContract(t *testing.T) {
 		}
 	}
 }
+
+// A label value in quotes is no metric name; a metric name outside quotes is.
+func TestUndocumentedSkipsLabelValues(t *testing.T) {
+	names := []string{"llmprobe_burst_passed"}
+	expr := `max by (job) (llmprobe_burst_passed{job=~"llmprobe_gate|llmprobe_compare", burst="a\"llmprobe_x"}) + llmprobe_unknown_total`
+	if got := Undocumented(expr, names); len(got) != 1 || got[0] != "llmprobe_unknown_total" {
+		t.Errorf("Undocumented = %v, want only llmprobe_unknown_total", got)
+	}
+}
