@@ -235,7 +235,7 @@ func (r *compareRun) publish(ctx context.Context, passed bool) {
 		rep = &cp
 	}
 	rep.Target, rep.Passed = r.targets[1].Name, passed
-	push.Publish(ctx, r.Push, push.JobCompare, rep, r.Stderr)
+	push.Publish(ctx, r.Push, "compare", push.JobCompare, rep, r.Stderr)
 }
 
 // writeFiles writes the files that were asked for; false if one could not

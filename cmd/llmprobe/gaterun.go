@@ -205,7 +205,7 @@ func (g *gateRun) notMeasured(t config.Target, why render.Check) {
 		}
 	}
 	g.writeCI(stub, why)
-	push.Publish(context.Background(), g.Push, push.JobGate, stub, g.Stderr)
+	push.Publish(context.Background(), g.Push, "gate", push.JobGate, stub, g.Stderr)
 }
 
 // loadBurst reads the configuration file and looks up the burst, saying
@@ -359,7 +359,7 @@ func (g *gateRun) verdict(ctx context.Context, t config.Target, rep *report.Repo
 	if !g.writeCI(rep, problems...) {
 		code = gateUnmeasured
 	}
-	push.Publish(ctx, g.Push, push.JobGate, rep, g.Stderr)
+	push.Publish(ctx, g.Push, "gate", push.JobGate, rep, g.Stderr)
 	return code
 }
 
@@ -427,7 +427,7 @@ func (o gateOptions) checkSplit(b config.Burst, now time.Time) error {
 	case !split && o.Start.IsZero():
 		return nil
 	case split && o.Push != nil:
-		return fmt.Errorf("--push.url with --burst.shard=%d/%d: a shard's report is a share of the burst, and the shards would replace each other's push", o.Shard.Index, o.Shard.Count)
+		return fmt.Errorf("--push.url with --burst.shard=%d/%d: a shard's report is a share of the burst, and the shards would replace each other's push: give --push.url to report merge, whose report is the burst's", o.Shard.Index, o.Shard.Count)
 	case split && o.Start.IsZero():
 		return fmt.Errorf("--burst.shard=%d/%d needs --burst.start: every shard counts its share of the schedule from that one instant (RFC 3339, like %s), or the shares do not make up one burst",
 			o.Shard.Index, o.Shard.Count, now.Add(2*time.Minute).UTC().Format(time.RFC3339))

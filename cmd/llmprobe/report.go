@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
+	"github.com/llmprobe/llmprobe/internal/push"
 	"github.com/llmprobe/llmprobe/internal/web"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/merge"
@@ -29,6 +31,7 @@ type reportMergeCommand struct {
 	files    *[]string
 	output   *string
 	baseline *string
+	push     push.Flags
 }
 
 func newReportCommands(app *kingpin.Application) (*reportShowCommand, *reportMergeCommand) {
@@ -46,10 +49,16 @@ func newReportCommands(app *kingpin.Application) (*reportShowCommand, *reportMer
 		output:   cmd.Flag("output", "Where to write the merged report JSON.").Required().String(),
 		baseline: cmd.Flag("baseline", "Report file to compare with for the regression verdict and max_regression gates (the burst's previous report, whole or merged); without it they are skipped.").PlaceHolder("FILE").String(),
 	}
+	merge.push = push.AddFlags(cmd, push.JobGate) // the merged report is the split gate's run
 	return show, merge
 }
 
 func (c *reportMergeCommand) run(stdout, stderr io.Writer) int {
+	pusher, err := c.push.Pusher()
+	if err != nil {
+		fmt.Fprintf(stderr, "llmprobe report merge: %v\n", err)
+		return 2
+	}
 	parts := make([]merge.Part, 0, len(*c.files))
 	for _, f := range *c.files {
 		rep, err := store.Read(f)
@@ -73,6 +82,7 @@ func (c *reportMergeCommand) run(stdout, stderr io.Writer) int {
 		return 2
 	}
 	render.Text(stdout, merged)
+	defer push.Publish(context.Background(), pusher, "report merge", push.JobGate, merged, stderr)
 	if err := store.WriteJSON(*c.output, merged, nil); err != nil {
 		fmt.Fprintf(stderr, "llmprobe report merge: writing %s: %v\n", *c.output, err)
 		return 3

@@ -17,6 +17,7 @@ import (
 	"github.com/llmprobe/llmprobe/burst/plan"
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/load"
+	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/report"
 )
 
@@ -96,9 +97,18 @@ func TestSplitBurstMatchesOneProcess(t *testing.T) {
 	}
 	mergedPath := filepath.Join(dir, "merged.json")
 	shardFile := func(i int) string { return filepath.Join(dir, fmt.Sprintf("shard-%d.json", i)) }
-	out, err := exec.Command(binPath, "report", "merge", "--output="+mergedPath, "--baseline="+single, shardFile(2), shardFile(0), shardFile(1)).CombinedOutput()
-	if exitCode(err) != 0 || !strings.Contains(string(out), "merged from 3 shards") || !strings.Contains(string(out), "gate: passed") {
+	// The merge is the split gate's run: it pushes as the gate would.
+	pushgateway := runPushgateway(t)
+	out, err := exec.Command(binPath, "report", "merge", "--output="+mergedPath, "--baseline="+single,
+		"--push.url="+pushgateway, "--push.release=r1", shardFile(2), shardFile(0), shardFile(1)).CombinedOutput()
+	if exitCode(err) != 0 || !strings.Contains(string(out), "merged from 3 shards") || !strings.Contains(string(out), "gate: passed") ||
+		!strings.Contains(string(out), `llmprobe report merge: pushed to --push.url as {job="llmprobe_gate", burst="split", target="sim"}`) {
 		t.Fatalf("merge: exit %d\n%s", exitCode(err), out)
+	}
+	_, pushed := testkit.Get(pushgateway + "/metrics")
+	group := map[string]string{"job": "llmprobe_gate", "burst": "split", "target": "sim", "release": "r1"}
+	if v, ok := sampleValue(parseMetrics(t, pushed), "llmprobe_burst_passed", group); !ok || v != 1 {
+		t.Errorf("the Pushgateway's llmprobe_burst_passed%v = %v (present %v), want 1", group, v, ok)
 	}
 	merged, one := readReportFile(t, mergedPath), readReportFile(t, single)
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -34,15 +33,14 @@ func (f Flags) Pusher() (*Pusher, error) {
 // interrupted.
 const Timeout = 30 * time.Second
 
-// Publish pushes r as job's run where p is set, saying on stderr what it
-// pushed or why it could not. A failed push leaves the exit code to the
+// Publish pushes r as job's run where p is set, saying on stderr (as
+// llmprobe's command cmd) what it pushed or why it could not. A failed push leaves the exit code to the
 // verdict: the verdict is the pipeline's contract, the Pushgateway its
 // monitoring.
-func Publish(ctx context.Context, p *Pusher, job string, r *report.Report, stderr io.Writer) {
+func Publish(ctx context.Context, p *Pusher, cmd, job string, r *report.Report, stderr io.Writer) {
 	if p == nil {
 		return
 	}
-	cmd := strings.TrimPrefix(job, "llmprobe_") // gate or compare
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), Timeout)
 	defer cancel()
 	if err := p.Push(ctx, job, r); err != nil {

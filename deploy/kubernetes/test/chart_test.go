@@ -417,6 +417,37 @@ func TestChartBurstJob(t *testing.T) {
 	if got := flagValue(r.burst.merge.Spec.Template.Spec.Containers[0].Args, "--baseline"); got != "/reports/previous.json" {
 		t.Errorf("burstJob.baseline previous.json, the merge's --baseline=%s", got)
 	}
+	if args := r.burst.merge.Spec.Template.Spec.Containers[0].Args; flagValue(args, "--push.url") != "" || len(r.burst.merge.Spec.Template.Spec.Volumes) != 1 {
+		t.Errorf("no burstJob.push, yet the merge pushes: %q, volumes %v", args, r.burst.merge.Spec.Template.Spec.Volumes)
+	}
+
+	// The merge pushes the burst's run, its credentials from a Secret.
+	r = decodeChart(t, "burst-job", mustRenderChart(t, values(t, file, map[string]any{"burstJob": map[string]any{
+		"push": map[string]any{"url": "http://pushgateway.monitoring:9091", "release": "v1.2.3", "httpConfigSecret": "pushgateway-auth"}}})))
+	checkBurstJob(t, r.burst)
+	merge := r.burst.merge.Spec.Template.Spec
+	args := merge.Containers[0].Args
+	for flag, want := range map[string]string{"--push.url": "http://pushgateway.monitoring:9091", "--push.release": "v1.2.3", "--push.http-config.file": "/etc/llmprobe/push/http-config.yml"} {
+		if got := flagValue(args, flag); got != want {
+			t.Errorf("burstJob.push: the merge's %s=%q, want %q", flag, got, want)
+		}
+	}
+	var mounted bool
+	for _, m := range merge.Containers[0].VolumeMounts {
+		mounted = mounted || (m.Name == "push" && m.MountPath == "/etc/llmprobe/push" && m.ReadOnly)
+	}
+	var secret string
+	for _, v := range merge.Volumes {
+		if v.Name == "push" && v.Secret != nil {
+			secret = v.Secret.SecretName
+		}
+	}
+	if !mounted || secret != "pushgateway-auth" {
+		t.Errorf("burstJob.push.httpConfigSecret: mounted %v, Secret %q; want pushgateway-auth read-only at /etc/llmprobe/push", mounted, secret)
+	}
+	if _, err := renderChart(t, values(t, file, map[string]any{"burstJob": map[string]any{"push": map[string]any{"url": "http://ci:secret@pushgateway:9091"}}})); err == nil {
+		t.Error("burstJob.push.url with credentials was accepted")
+	}
 	if _, err := renderChart(t, values(t, file, map[string]any{"burstJob": map[string]any{"startIn": "three minutes"}})); err == nil {
 		t.Error("burstJob.startIn \"three minutes\" was accepted")
 	}
