@@ -124,7 +124,7 @@ func TestComposeStack(t *testing.T) {
 	if err := yaml.Unmarshal(b, &compose); err != nil {
 		t.Fatalf("compose.yaml: %v", err)
 	}
-	for _, name := range []string{"llmprobe", "sim", "prometheus", "alertmanager", "grafana"} {
+	for _, name := range []string{"llmprobe", "sim", "prometheus", "alertmanager", "grafana", "pushgateway"} {
 		svc, ok := compose.Services[name]
 		if !ok {
 			t.Errorf("compose.yaml has no %s service", name)
@@ -153,6 +153,18 @@ func TestComposeStack(t *testing.T) {
 	}
 	// Exemplars: Prometheus keeps them, Grafana links their trace_id to the
 	// probe page ($$ is a literal $ in Grafana's provisioning files).
+	// Pushed gate runs keep their labels (docs/ci.md#results-in-prometheus).
+	type scrapeJob struct {
+		Name        string `yaml:"job_name"`
+		HonorLabels bool   `yaml:"honor_labels"`
+	}
+	var scrape struct {
+		Jobs []scrapeJob `yaml:"scrape_configs"`
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "prometheus/prometheus.yml")); err != nil || yaml.Unmarshal(b, &scrape) != nil ||
+		!slices.Contains(scrape.Jobs, scrapeJob{"pushgateway", true}) {
+		t.Errorf("the stack's Prometheus does not scrape the Pushgateway with honor_labels: %+v %v", scrape, err)
+	}
 	if !slices.Contains(compose.Services["prometheus"].Command, "--enable-feature=exemplar-storage") {
 		t.Error("the stack's Prometheus does not keep exemplars (--enable-feature=exemplar-storage)")
 	}
