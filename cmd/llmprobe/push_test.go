@@ -66,9 +66,6 @@ bursts:
 // every query of the Bursts dashboard returns the pushed runs. compare
 // pushes its candidate's run as a group of its own.
 func TestGatePushesToPrometheus(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts Prometheus and a Pushgateway")
-	}
 	pushgateway := runPushgateway(t)
 	rules, err := filepath.Abs("../../alerts/llmprobe.rules.yml")
 	if err != nil {
