@@ -425,7 +425,7 @@ func TestCIExampleGitHubActions(t *testing.T) {
 	}
 	checkPushed(t, pushing["LLMPROBE_PUSHGATEWAY_URL"], "llmprobe_compare", "v1.2.3")
 
-	down := ciSecrets(ciEndpoints{refusedURL(t), good["LLMPROBE_BASELINE_URL"], refusedURL(t)})
+	down := ciSecrets(ciEndpoints{testkit.RefusedURL(t), good["LLMPROBE_BASELINE_URL"], testkit.RefusedURL(t)})
 	if r := runGitHubJob(t, w, "gate", down); r.failedStep != "Gate" || r.code != 3 {
 		t.Errorf("gate against a refused endpoint: step %q exit %d, want the Gate step to fail with 3\n%s", r.failedStep, r.code, r.output)
 	}
@@ -535,7 +535,7 @@ func TestCIExampleGitLab(t *testing.T) {
 	if !slices.Equal(stages, []string{"gate", "compare"}) {
 		t.Errorf("stages %v, want the gate before the comparison", stages)
 	}
-	down := ciSecrets(ciEndpoints{refusedURL(t), good["LLMPROBE_BASELINE_URL"], refusedURL(t)})
+	down := ciSecrets(ciEndpoints{testkit.RefusedURL(t), good["LLMPROBE_BASELINE_URL"], testkit.RefusedURL(t)})
 	for _, tc := range []struct {
 		job, sub, html string
 		allowed        []int

@@ -165,7 +165,7 @@ func TestCompareExitCodes(t *testing.T) {
 		}
 	}
 	junitPath := filepath.Join(t.TempDir(), "junit.xml")
-	out, err := exec.Command(binPath, "compare", "--config.file="+cfg, "--burst=release", "--candidate.url="+refusedURL(t), "--output.junit="+junitPath).CombinedOutput()
+	out, err := exec.Command(binPath, "compare", "--config.file="+cfg, "--burst=release", "--candidate.url="+testkit.RefusedURL(t), "--output.junit="+junitPath).CombinedOutput()
 	if exitCode(err) != 3 || !strings.Contains(string(out), "llmprobe compare: candidate: preflight request to target stable") {
 		t.Fatalf("unreachable candidate: exit %d, want 3\n%s", exitCode(err), out)
 	}

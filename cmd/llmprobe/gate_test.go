@@ -197,12 +197,6 @@ func TestGateAgainstARefusedPort(t *testing.T) {
 	}
 }
 
-// refusedURL is a loopback URL nothing listens on.
-func refusedURL(t *testing.T) string {
-	t.Helper()
-	return "http://" + freeAddr(t)
-}
-
 // readJUnit reads a JUnit file with go-junit, a reader from outside the project.
 func readJUnit(t *testing.T, path string) junit.Suite {
 	t.Helper()
@@ -239,7 +233,7 @@ bursts:
     arrival: {process: poisson, rate: 1}
     requests: 5
     sweep: {rates: [1, 2]}
-`, refusedURL(t))
+`, testkit.RefusedURL(t))
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -320,7 +314,7 @@ func TestGateCIOutputsOnFailure(t *testing.T) {
 		t.Errorf("summary:\n%s", md)
 	}
 
-	out, err = exec.Command(binPath, append([]string{"gate", "--config.file=" + gateConfig(t, refusedURL(t), "2s"), "--burst=release"}, ci...)...).CombinedOutput()
+	out, err = exec.Command(binPath, append([]string{"gate", "--config.file=" + gateConfig(t, testkit.RefusedURL(t), "2s"), "--burst=release"}, ci...)...).CombinedOutput()
 	if exitCode(err) != 3 {
 		t.Fatalf("exit %d, want 3\n%s", exitCode(err), out)
 	}
@@ -336,7 +330,7 @@ func TestGateCIOutputsOnFailure(t *testing.T) {
 // Bad overrides and burst names are usage errors (exit 2) that say what is
 // wrong and what is allowed, and never show a URL's credentials.
 func TestGateUsageErrors(t *testing.T) {
-	cfgPath := gateConfig(t, refusedURL(t), "2s")
+	cfgPath := gateConfig(t, testkit.RefusedURL(t), "2s")
 	for _, tc := range []struct {
 		args []string
 		want string

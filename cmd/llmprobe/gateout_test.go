@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/verdict"
@@ -72,7 +73,7 @@ func TestGateReadsTopDown(t *testing.T) {
 func TestDeadTargetLeavesAReport(t *testing.T) {
 	dir := t.TempDir()
 	output, junitPath, md := filepath.Join(dir, "r.json"), filepath.Join(dir, "j.xml"), filepath.Join(dir, "s.md")
-	code, out, errOut := runGate(t, "--config.file="+gateConfig(t, refusedURL(t), "2s"), "--burst=release",
+	code, out, errOut := runGate(t, "--config.file="+gateConfig(t, testkit.RefusedURL(t), "2s"), "--burst=release",
 		"--output="+output, "--output.junit="+junitPath, "--output.markdown="+md)
 	if code != 3 || !strings.HasPrefix(out, "gate: not measured — preflight request to target sim") {
 		t.Errorf("exit %d, stdout %q; want 3 and the verdict\n%s", code, out, errOut)

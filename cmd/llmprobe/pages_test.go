@@ -54,7 +54,7 @@ func contains(t *testing.T, what, page string, wants ...string) {
 func TestPagesInChromium(t *testing.T) {
 	browser := testkit.Chromium(t)
 	srv, _ := simServer(t)
-	down := refusedURL(t)
+	down := testkit.RefusedURL(t)
 	cfgPath := filepath.Join(t.TempDir(), "llmprobe.yml")
 	cfg := fmt.Sprintf(`targets:
   - {name: sim, url: %q}

@@ -206,7 +206,7 @@ func TestSplitBurstMatchesOneProcess(t *testing.T) {
 // Splitting flags that cannot make one burst are usage errors (exit 2),
 // refused before anything is sent.
 func TestGateSplitUsageErrors(t *testing.T) {
-	cfgPath := splitConfig(t, refusedURL(t))
+	cfgPath := splitConfig(t, testkit.RefusedURL(t))
 	soon := time.Now().Add(time.Minute).UTC().Format(time.RFC3339)
 	for _, tc := range []struct {
 		args []string

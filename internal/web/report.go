@@ -12,6 +12,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/web/chart"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
+	reportfigure "github.com/llmprobe/llmprobe/report/figure"
 	reportrender "github.com/llmprobe/llmprobe/report/render"
 	reportverdict "github.com/llmprobe/llmprobe/report/verdict"
 	"github.com/llmprobe/llmprobe/stats"
@@ -195,16 +196,12 @@ func newBoundRow(e *stats.ErrorBound) boundRow {
 	return boundRow{msFigure(deref(e.P99), e.P99 != nil), msFigure(deref(e.Max), e.Max != nil)}
 }
 
-// msFigure formats seconds as milliseconds (microseconds below one, so
-// the prober's own delays do not read as 0), or "n/a" without samples.
+// msFigure is seconds as the pages print them, or "n/a" without samples.
 func msFigure(seconds float64, ok bool) string {
-	switch {
-	case !ok:
+	if !ok {
 		return "n/a"
-	case seconds > 0 && seconds < 1e-3:
-		return figure(seconds, 1e6, 1, " µs")
 	}
-	return figure(seconds, 1000, 1, " ms")
+	return reportfigure.PageMs(seconds)
 }
 
 // outcomeRow is how many planned requests ended one way.

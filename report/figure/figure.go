@@ -14,6 +14,16 @@ func Ms(seconds float64) string {
 	return strconv.FormatFloat(noNegativeZero(1000*seconds, 1), 'f', 1, 64) + "ms"
 }
 
+// PageMs is a latency in seconds as the pages print it: "118.0 ms", and
+// in microseconds below one, "0.8 µs", so the prober's own delays do not
+// read as 0.
+func PageMs(seconds float64) string {
+	if seconds > 0 && seconds < 1e-3 {
+		return strconv.FormatFloat(1e6*seconds, 'f', 1, 64) + " µs"
+	}
+	return strconv.FormatFloat(noNegativeZero(1000*seconds, 1), 'f', 1, 64) + " ms"
+}
+
 // Percent is a ratio as a percentage with one decimal, "99.5%".
 func Percent(ratio float64) string {
 	return strconv.FormatFloat(noNegativeZero(100*ratio, 1), 'f', 1, 64) + "%"

@@ -31,7 +31,7 @@ func ms(s report.Summary, v float64) string {
 	if s.Count == 0 {
 		return "n/a"
 	}
-	return fmt.Sprintf("%.1fms", 1000*v)
+	return figure.Ms(v)
 }
 
 // retriesText says how many requests went out again on a new connection,

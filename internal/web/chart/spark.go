@@ -7,6 +7,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/web/history"
+	"github.com/llmprobe/llmprobe/report/figure"
 	"github.com/llmprobe/llmprobe/stats"
 )
 
@@ -143,8 +144,8 @@ func tailSpark(points []history.Point, class, name, color, na string, tail func(
 			continue
 		}
 		top = max(top, 1000*v)
-		s.newest(i, n, msText(1000*v), figureName(kind, t.Count())+", "+ago(i, n))
-		titles[i] = fmt.Sprintf("%s UTC, %s: %s %s", p.Start.UTC().Format("15:04"), ago(i, n), name, msText(1000*v))
+		s.newest(i, n, figure.PageMs(v), figureName(kind, t.Count())+", "+ago(i, n))
+		titles[i] = fmt.Sprintf("%s UTC, %s: %s %s", p.Start.UTC().Format("15:04"), ago(i, n), name, figure.PageMs(v))
 		if kind == history.KindMax {
 			titles[i] += fmt.Sprintf(", the max of %d samples: too few for a p99, which needs %d", t.Count(), p99Needs)
 		} else {
@@ -210,12 +211,4 @@ func goodputSpark(points []history.Point) Spark {
 	}
 	s.plot(xs, ys, hollow, titles, 100, "%")
 	return s
-}
-
-// msText writes milliseconds as the pages do: "118.0 ms", µs below 1 ms.
-func msText(ms float64) string {
-	if ms > 0 && ms < 1 {
-		return fmt.Sprintf("%.1f µs", 1000*ms)
-	}
-	return fmt.Sprintf("%.1f ms", ms)
 }
