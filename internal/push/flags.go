@@ -8,6 +8,7 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
+	"github.com/llmprobe/llmprobe/internal/redact"
 	"github.com/llmprobe/llmprobe/report"
 )
 
@@ -44,7 +45,9 @@ func Publish(ctx context.Context, p *Pusher, cmd, job string, r *report.Report, 
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), Timeout)
 	defer cancel()
 	if err := p.Push(ctx, job, r); err != nil {
-		fmt.Fprintf(stderr, "llmprobe %s: WARNING: the run was not pushed to --push.url (the exit code is the verdict's): %v\n", cmd, err)
+		red := redact.New() // the caller may not mask its stderr (report merge)
+		red.Add(p.Secrets())
+		fmt.Fprintf(red.Writer(stderr), "llmprobe %s: WARNING: the run was not pushed to --push.url (the exit code is the verdict's): %v\n", cmd, err)
 		return
 	}
 	fmt.Fprintf(stderr, "llmprobe %s: pushed to --push.url as {job=%q, burst=%q, target=%q}\n", cmd, job, r.Burst, r.Target)

@@ -5,14 +5,11 @@ package push
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
 	"regexp"
 	"slices"
-	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/push"
@@ -20,6 +17,8 @@ import (
 	promconfig "github.com/prometheus/common/config"
 
 	"github.com/llmprobe/llmprobe/collector"
+	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/internal/redact"
 	"github.com/llmprobe/llmprobe/report"
 )
 
@@ -74,7 +73,7 @@ func New(rawURL, httpConfigFile, release string) (*Pusher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--push.http-config.file=%s: %w", httpConfigFile, err)
 	}
-	return &Pusher{url: rawURL, client: client, release: release, secrets: credentials(hc)}, nil
+	return &Pusher{url: rawURL, client: client, release: release, secrets: redact.TargetSecrets(config.Target{HTTPClientConfig: hc})}, nil
 }
 
 // checkURL accepts an http or https URL without credentials, query or
@@ -111,46 +110,10 @@ func checkRelease(release string) error {
 	return nil
 }
 
-// credentials are the secrets the HTTP configuration sends, written in it
-// or read from its files now, in every form a request carries them (basic
-// auth as its header encodes it), for the caller's redactor: a push error
-// may quote what a Pushgateway or a proxy answered.
-func credentials(hc promconfig.HTTPClientConfig) []string {
-	out := []string{string(hc.BearerToken), readFile(hc.BearerTokenFile)}
-	if a := hc.BasicAuth; a != nil {
-		user, password := string(a.Username), string(a.Password)
-		if user == "" {
-			user = readFile(a.UsernameFile)
-		}
-		if password == "" {
-			password = readFile(a.PasswordFile)
-		}
-		out = append(out, password, base64.StdEncoding.EncodeToString([]byte(user+":"+password)))
-	}
-	if a := hc.Authorization; a != nil {
-		out = append(out, string(a.Credentials), readFile(a.CredentialsFile))
-	}
-	if o := hc.OAuth2; o != nil {
-		out = append(out, string(o.ClientSecret), readFile(o.ClientSecretFile))
-	}
-	return slices.DeleteFunc(out, func(s string) bool { return s == "" })
-}
-
-// readFile is a credential file's secret as prometheus/common reads it
-// (trimmed); "" when it cannot be read, which the push then says.
-func readFile(path string) string {
-	if path == "" {
-		return ""
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(b))
-}
-
-// Secrets are the credentials of the HTTP configuration, to be masked
-// wherever the caller writes text.
+// Secrets are the credentials of the HTTP configuration (written in it or
+// read from its files, in every form a request carries them), to be masked
+// wherever the caller writes text: a push error may quote what a
+// Pushgateway or a proxy answered.
 func (p *Pusher) Secrets() []string {
 	if p == nil {
 		return nil

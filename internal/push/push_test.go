@@ -1,10 +1,16 @@
 package push
 
 import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/llmprobe/llmprobe/report"
 )
 
 // Flags are checked before anything runs; no error repeats a credential.
@@ -83,5 +89,31 @@ func TestSecretsFromTheConfigAndItsFiles(t *testing.T) {
 	var none *Pusher
 	if none.Secrets() != nil {
 		t.Error("no pusher, yet secrets")
+	}
+}
+
+// A refused push is a warning that names no credential, whoever writes it:
+// report merge's stderr has no redactor of its own.
+func TestPublishMasksWhatTheAnswerEchoes(t *testing.T) {
+	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "forbidden: "+r.Header.Get("Authorization"), http.StatusForbidden)
+	}))
+	defer gw.Close()
+	file := filepath.Join(t.TempDir(), "http.yml")
+	if err := os.WriteFile(file, []byte("basic_auth: {username: ci, password: hunter2-secret}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p, err := New(gw.URL, file, "v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	Publish(context.Background(), p, "report merge", JobGate, &report.Report{Burst: "split", Target: "sim"}, &stderr)
+	out := stderr.String()
+	if !strings.Contains(out, "llmprobe report merge: WARNING: the run was not pushed") || !strings.Contains(out, "<secret>") {
+		t.Errorf("stderr %q: want the warning with the echoed credential masked", out)
+	}
+	if strings.Contains(out, "hunter2") || strings.Contains(out, "Y2k6aHVudGVyMi1zZWNyZXQ=") { // base64("ci:hunter2-secret")
+		t.Errorf("stderr repeats the credential: %q", out)
 	}
 }
