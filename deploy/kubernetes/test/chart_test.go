@@ -420,6 +420,13 @@ func TestChartBurstJob(t *testing.T) {
 	if args := r.burst.merge.Spec.Template.Spec.Containers[0].Args; flagValue(args, "--push.url") != "" || len(r.burst.merge.Spec.Template.Spec.Volumes) != 1 {
 		t.Errorf("no burstJob.push, yet the merge pushes: %q, volumes %v", args, r.burst.merge.Spec.Template.Spec.Volumes)
 	}
+	// Without a URL the other push values are inert: the merge would refuse them.
+	r = decodeChart(t, "burst-job", mustRenderChart(t, values(t, file, map[string]any{"burstJob": map[string]any{
+		"push": map[string]any{"release": "v1.2.3", "httpConfigSecret": "pushgateway-auth"}}})))
+	if args := r.burst.merge.Spec.Template.Spec.Containers[0].Args; slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--push.") }) ||
+		len(r.burst.merge.Spec.Template.Spec.Volumes) != 1 {
+		t.Errorf("burstJob.push without a url: the merge gets %q, volumes %v", args, r.burst.merge.Spec.Template.Spec.Volumes)
+	}
 
 	// The merge pushes the burst's run, its credentials from a Secret.
 	r = decodeChart(t, "burst-job", mustRenderChart(t, values(t, file, map[string]any{"burstJob": map[string]any{
