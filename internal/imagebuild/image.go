@@ -178,7 +178,7 @@ func tarLayer(fill func(*tar.Writer) error) (v1.Layer, error) {
 	b := buf.Bytes()
 	return tarball.LayerFromOpener(func() (io.ReadCloser, error) {
 		return io.NopCloser(bytes.NewReader(b)), nil
-	}, tarball.WithMediaType(types.OCILayer))
+	}, tarball.WithMediaType(types.OCILayer), tarball.WithCompressedCaching) // gzip once, not again when written
 }
 
 // WriteLayout writes img as the only image of an OCI image layout in dir,
