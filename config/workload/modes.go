@@ -28,14 +28,6 @@ const (
 	MaxImageSide = 2048
 )
 
-// ImageCount is the images per request of s, 0 for none.
-func (s *Scenario) ImageCount() int {
-	if s.Images == nil {
-		return 0
-	}
-	return s.Images.Count
-}
-
 // validateModes checks stream and images: an unstreamed answer has one
 // latency, its e2e, so objectives of its tokens' timing are refused; images
 // ride in a user message a conversation would have to send again.

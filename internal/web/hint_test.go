@@ -32,10 +32,11 @@ func TestEngineTimingsHintOnlyWhereItApplies(t *testing.T) {
 	cfg := testkit.Config(t, fmt.Sprintf(`targets:
   - {name: vllm, url: %q}
   - {name: vllm-asking, url: %q, extra_body: {include_metrics: true}}
+  - {name: vllm-declining, url: %q, extra_body: {include_metrics: false}}
   - {name: sglang, url: %q}
   - {name: down, url: %q}
 scenarios: [{name: s, prompt_tokens: 8, output_tokens: 2}]
-`, vllm, vllm, pose("sglang"), testkit.RefusedURL(t)))
+`, vllm, vllm, vllm, pose("sglang"), testkit.RefusedURL(t)))
 	targets := target.NewSet(log.NewNopLogger())
 	t.Cleanup(targets.Stop)
 	targets.Apply(context.Background(), cfg)
@@ -58,8 +59,10 @@ scenarios: [{name: s, prompt_tokens: 8, output_tokens: 2}]
 	want := map[string]string{
 		"vllm":        "n/a: the engine sent none; vLLM sends them when started with --enable-per-request-metrics and asked with extra_body include_metrics: true",
 		"vllm-asking": "n/a: the request asked (extra_body include_metrics) but the engine sent none: vLLM sends them only when started with --enable-per-request-metrics",
-		"sglang":      "n/a: the engine sent none: sglang reports no per-request timings",
-		"down":        "n/a: the request failed before an answer could carry them",
+		// include_metrics: false asks for none: told to ask.
+		"vllm-declining": "n/a: the engine sent none; vLLM sends them when started with --enable-per-request-metrics and asked with extra_body include_metrics: true",
+		"sglang":         "n/a: the engine sent none: sglang reports no per-request timings",
+		"down":           "n/a: the request failed before an answer could carry them",
 	}
 	s := cfg.Scenarios[0]
 	for i, c := range targets.Clients() {

@@ -386,7 +386,7 @@ func (s *Site) timingsNA(r *prober.Result) string {
 	}
 	for _, c := range s.opts.Targets.Clients() {
 		if t := c.Target(); t.Name == r.Target {
-			_, asked := t.ExtraBody["include_metrics"]
+			asked := t.ExtraBody["include_metrics"] == true // false asks for none
 			return "n/a: " + targetinfo.WhyNoTimings(c.Info().Engine, asked)
 		}
 	}
