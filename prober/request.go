@@ -45,8 +45,7 @@ const (
 // scrubbed of the target's secrets.
 func (c *Client) Do(ctx context.Context, r Request) *Result {
 	res := c.do(ctx, r)
-	Evaluate(res, r.Scenario)
-	checkGolden(res, r.Prompt.Golden)
+	Evaluate(res, r.Scenario, r.Prompt.Golden)
 	if q := res.Quality; q != nil && !q.Passed {
 		res.logf("answer check failed: %s", q.Reason)
 	}

@@ -12,12 +12,12 @@ type QualityResult struct {
 }
 
 // Evaluate checks a finished result against its scenario's objectives and
-// answer checks (quality, tool calls, response format), and decides whether
-// it is good: succeeded, met every objective, and passed the checks
-// configured. A failed
-// request misses every objective: a server that rejects everything must not
-// look compliant.
-func Evaluate(res *Result, s workload.Scenario) {
+// answer checks (quality, tool calls, response format, and the golden line
+// its prompt was drawn from, nil for none), and decides whether it is good:
+// succeeded, met every objective, and passed every check configured. A
+// failed request misses every objective: a server that rejects everything
+// must not look compliant.
+func Evaluate(res *Result, s workload.Scenario, golden *workload.GoldenLine) {
 	res.Checks = res.Checks[:0]
 	good := res.Outcome == OutcomeSuccess
 	for _, o := range s.SLO.Objectives() {
@@ -45,22 +45,25 @@ func Evaluate(res *Result, s workload.Scenario) {
 		res.Checks = append(res.Checks, Check{Objective: o.Name, Threshold: o.Threshold, Met: met})
 		good = good && met
 	}
-	if checked, why := quality.Scenario(&s, res.Answer, res.ToolCalls); checked && res.Outcome == OutcomeSuccess {
-		res.Quality = &QualityResult{Passed: why == "", Reason: why}
-		good = good && res.Quality.Passed
+	if res.Outcome == OutcomeSuccess {
+		checkAnswer(res, s, golden)
+		good = good && (res.Quality == nil || res.Quality.Passed)
 	}
 	res.Good = good
 }
 
-// checkGolden holds a successful answer to the checks of the golden line
-// its prompt was drawn from (nil: none): failed, the result is not good,
-// and its quality reason names the line.
-func checkGolden(res *Result, line *workload.GoldenLine) {
-	if line == nil || res.Outcome != OutcomeSuccess {
+// checkAnswer sets a successful answer's quality from the scenario's checks
+// and its golden line's: a golden failure names the line, over whatever
+// the scenario's checks said.
+func checkAnswer(res *Result, s workload.Scenario, golden *workload.GoldenLine) {
+	if checked, why := quality.Scenario(&s, res.Answer, res.ToolCalls); checked {
+		res.Quality = &QualityResult{Passed: why == "", Reason: why}
+	}
+	if golden == nil {
 		return
 	}
-	if why := quality.Golden(line, res.Answer); why != "" {
-		res.Quality, res.Good = &QualityResult{Reason: why}, false
+	if why := quality.Golden(golden, res.Answer); why != "" {
+		res.Quality = &QualityResult{Reason: why}
 	} else if res.Quality == nil {
 		res.Quality = &QualityResult{Passed: true}
 	}

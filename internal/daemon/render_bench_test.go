@@ -132,7 +132,7 @@ func renderResult(rng *rand.Rand, target string, sc workload.Scenario, scIndex i
 		r.PromptTokensReported = r.PromptTokensRequested
 		r.Answer = "a reply of some words"
 	}
-	prober.Evaluate(r, sc)
+	prober.Evaluate(r, sc, nil)
 	return r
 }
 

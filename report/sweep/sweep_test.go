@@ -17,7 +17,7 @@ func run(rate float64, n, bad int, start time.Time) report.Run {
 	results := reporttest.Results(scenarios[0], start, n, 0)
 	for _, res := range results[:bad] {
 		res.TTFT, res.Checks = 200*time.Millisecond, nil
-		prober.Evaluate(res, scenarios[0])
+		prober.Evaluate(res, scenarios[0], nil)
 	}
 	return report.Run{Rate: rate, Start: start, End: start.Add(time.Duration(n) * 100 * time.Millisecond), Planned: n, Results: results}
 }

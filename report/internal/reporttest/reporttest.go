@@ -100,7 +100,7 @@ func Results(s workload.Scenario, start time.Time, n int, dispatch time.Duration
 	for i := range n {
 		res := &prober.Result{Outcome: prober.OutcomeSuccess, Sched: start.Add(time.Duration(i) * 100 * time.Millisecond), OutputChunks: 5,
 			TTFT: 50 * time.Millisecond, E2E: 90 * time.Millisecond, OutputTokens: 5, TokenSource: prober.TokensFromUsage, DispatchDelay: dispatch}
-		prober.Evaluate(res, s)
+		prober.Evaluate(res, s, nil)
 		out = append(out, res)
 	}
 	return out
