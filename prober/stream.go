@@ -36,11 +36,17 @@ type streamState struct {
 	tools                         *toolcall.Assembler
 }
 
-func (c *Client) readStream(ctx context.Context, body io.Reader, r Request, res *Result) {
-	st := &streamState{exactCounts: true, answerLimit: answerPreview, maxChunks: chunks.Max(r.MaxTokens), tools: toolcall.New(workload.MaxTools)}
+// answerKeep is how much of r's answer is kept: all of it that is checked
+// or sent back in a conversation's next turn, else a preview.
+func answerKeep(r Request) int {
 	if r.Scenario.ChecksAnswer() || r.Prompt.Turn > 0 {
-		st.answerLimit = maxAnswerBytes // checked, or sent back in the next turn
+		return maxAnswerBytes
 	}
+	return answerPreview
+}
+
+func (c *Client) readStream(ctx context.Context, body io.Reader, r Request, res *Result) {
+	st := &streamState{exactCounts: true, answerLimit: answerKeep(r), maxChunks: chunks.Max(r.MaxTokens), tools: toolcall.New(workload.MaxTools)}
 	events := sse.NewReader(body, maxLineBytes)
 	var chunk openai.Chunk
 	var reason string
@@ -245,9 +251,7 @@ func (st *streamState) finish(res *Result) {
 		res.logf("tool calls: %d past the %d kept, %d deltas that were no JSON object", t.Dropped, workload.MaxTools, t.Unread)
 	}
 	res.PromptTokensReported = st.lastUsage.PromptTokens
-	if d := st.lastUsage.PromptTokensDetails; d != nil && d.CachedTokens != nil && *d.CachedTokens >= 0 && *d.CachedTokens <= st.lastUsage.PromptTokens {
-		res.CachedPromptTokens, res.CachedReported = *d.CachedTokens, true
-	}
+	res.CachedPromptTokens, res.CachedReported = st.lastUsage.Cached()
 	if st.lastUsage.CompletionTokens > 0 {
 		res.OutputTokens, res.TokenSource = st.lastUsage.CompletionTokens, TokensFromUsage
 	} else {

@@ -16,10 +16,7 @@ import (
 // stay unset (n/a). Its answer is kept as a stream's is, for the quality
 // check and a conversation's next turn.
 func (c *Client) readWhole(ctx context.Context, body io.Reader, r Request, res *Result) {
-	keep := answerPreview
-	if r.Scenario.ChecksAnswer() || r.Prompt.Turn > 0 {
-		keep = maxAnswerBytes
-	}
+	keep := answerKeep(r)
 	w, err := openai.ReadWhole(c.target.API, body, openai.WholeLimit(r.MaxTokens), keep+answerMargin)
 	res.E2E = time.Since(r.Sched)
 	if res.failAnswer(ctx, err) {
@@ -34,9 +31,7 @@ func (c *Client) readWhole(ctx context.Context, body io.Reader, r Request, res *
 	switch {
 	case u != nil:
 		res.OutputTokens, res.TokenSource, res.PromptTokensReported = u.CompletionTokens, TokensFromUsage, u.PromptTokens
-		if d := u.PromptTokensDetails; d != nil && d.CachedTokens != nil && *d.CachedTokens >= 0 && *d.CachedTokens <= u.PromptTokens {
-			res.CachedPromptTokens, res.CachedReported = *d.CachedTokens, true
-		}
+		res.CachedPromptTokens, res.CachedReported = u.Cached()
 		res.logf("usage: prompt_tokens=%d completion_tokens=%d", u.PromptTokens, u.CompletionTokens)
 	case w.TextTokens > 0:
 		res.OutputTokens, res.TokenSource = w.TextTokens, TokensFromText

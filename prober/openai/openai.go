@@ -91,6 +91,15 @@ func (u Usage) Reasoning() int {
 	return max(u.ReasoningTokens, 0)
 }
 
+// Cached is the prompt tokens the usage says the engine's prefix cache
+// served; ok is false where it reports none, or a count past the prompt's.
+func (u Usage) Cached() (n int, ok bool) {
+	if d := u.PromptTokensDetails; d != nil && d.CachedTokens != nil && *d.CachedTokens >= 0 && *d.CachedTokens <= u.PromptTokens {
+		return *d.CachedTokens, true
+	}
+	return 0, false
+}
+
 // Bounds of what a failed answer's body makes llmprobe hold.
 const (
 	maxErrorBody   = 4 << 10 // read of a failed response, for its message
