@@ -4,11 +4,11 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/web/history"
 	"github.com/llmprobe/llmprobe/report/figure"
-	"github.com/llmprobe/llmprobe/stats"
 )
 
 // Size of a sparkline: an hour of minutes in 180 pixels (three a minute), the axis' top
@@ -113,21 +113,22 @@ func (s *Spark) plot(xs []float64, ys []float64, hollow []bool, titles []string,
 	_, top = niceTicks(top, 3)
 	s.TopText = tickText(top) + unit
 	y := func(v float64) float64 { return s.Bottom - v/top*(s.Bottom-s.Top) }
-	line := ""
+	var line strings.Builder
+	end := func() {
+		if line.Len() > 0 {
+			s.Lines = append(s.Lines, line.String())
+			line.Reset()
+		}
+	}
 	for i := range xs {
 		if math.IsNaN(ys[i]) {
-			if line != "" {
-				s.Lines = append(s.Lines, line)
-			}
-			line = ""
+			end()
 			continue
 		}
-		line += fmt.Sprintf("%.1f,%.1f ", xs[i], y(ys[i]))
+		fmt.Fprintf(&line, "%.1f,%.1f ", xs[i], y(ys[i]))
 		s.Points = append(s.Points, sparkPoint{X: xs[i], Y: y(ys[i]), Hollow: hollow[i], Title: titles[i]})
 	}
-	if line != "" {
-		s.Lines = append(s.Lines, line)
-	}
+	end()
 }
 
 // tailSpark draws a latency's p99 per minute, its max where too few.
@@ -147,7 +148,7 @@ func tailSpark(points []history.Point, class, name, color, na string, tail func(
 		s.newest(i, n, figure.PageMs(v), figureName(kind, t.Count())+", "+ago(i, n))
 		titles[i] = fmt.Sprintf("%s UTC, %s: %s %s", p.Start.UTC().Format("15:04"), ago(i, n), name, figure.PageMs(v))
 		if kind == history.KindMax {
-			titles[i] += fmt.Sprintf(", the max of %d samples: too few for a p99, which needs %d", t.Count(), p99Needs)
+			titles[i] += fmt.Sprintf(", the max of %d samples: too few for a p99, which needs %d", t.Count(), history.P99Needs)
 		} else {
 			titles[i] += ", " + figureName(kind, t.Count())
 		}
@@ -159,9 +160,6 @@ func tailSpark(points []history.Point, class, name, color, na string, tail func(
 	s.plot(xs, ys, hollow, titles, top, " ms")
 	return s
 }
-
-// p99Needs is the fewest samples a p99 stands on: stats.MinSamples(0.99).
-var p99Needs = stats.MinSamples(0.99)
 
 // figureName says what a minute's figure is: "p99 of 600", "max of 4".
 func figureName(kind history.Kind, n int) string {

@@ -16,8 +16,8 @@ const TrendMinutes = 60
 // shortest interval config allows, gives 600), and an upper bound past it.
 const tailKept = 16
 
-// p99Needs is the fewest samples a p99 stands on (BRIEF's rule): 368.
-var p99Needs = stats.MinSamples(0.99)
+// P99Needs is the fewest samples a p99 stands on (BRIEF's rule): 368.
+var P99Needs = stats.MinSamples(0.99)
 
 // Trend is one canary pair's last hour in one-minute buckets: the largest
 // TTFT and TPOT samples of each minute's successful requests, and how many
@@ -167,7 +167,7 @@ func (t Tail) Figure() (seconds float64, kind Kind) {
 	switch {
 	case t.n == 0:
 		return math.NaN(), KindNone
-	case t.n < p99Needs:
+	case t.n < P99Needs:
 		return t.Max(), KindMax
 	}
 	// stats.Quantile interpolates between ranks lo and lo+1 of the sorted

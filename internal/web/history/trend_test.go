@@ -96,7 +96,7 @@ func TestTrendExpiry(t *testing.T) {
 // below it the max; past what the kept tail covers, an upper bound.
 func TestTailFigure(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, n := range []int{1, 5, p99Needs - 1, p99Needs, 600, 1501, 1502, 5000} {
+	for _, n := range []int{1, 5, P99Needs - 1, P99Needs, 600, 1501, 1502, 5000} {
 		var tail Tail
 		xs := make([]float64, n)
 		for i := range xs {
@@ -107,7 +107,7 @@ func TestTailFigure(t *testing.T) {
 		got, kind := tail.Figure()
 		p99 := stats.Quantile(xs, 0.99)
 		switch {
-		case n < p99Needs:
+		case n < P99Needs:
 			if kind != KindMax || got != xs[n-1] {
 				t.Errorf("n=%d: %v (kind %d), want the max %v: too few for a p99", n, got, kind, xs[n-1])
 			}
