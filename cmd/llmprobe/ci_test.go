@@ -536,6 +536,8 @@ func TestCIExampleGitLab(t *testing.T) {
 		t.Errorf("stages %v, want the gate before the comparison", stages)
 	}
 	down := ciSecrets(ciEndpoints{testkit.RefusedURL(t), good["LLMPROBE_BASELINE_URL"], testkit.RefusedURL(t)})
+	// One Pushgateway for both jobs: their groups' job labels differ.
+	pushgateway, httpConfig := ciPushgateway(t)
 	for _, tc := range []struct {
 		job, sub, html string
 		allowed        []int
@@ -570,7 +572,6 @@ func TestCIExampleGitLab(t *testing.T) {
 		// With a Pushgateway behind basic auth, its configuration a File
 		// variable (a path), the release the commit's.
 		pushing := maps.Clone(good)
-		pushgateway, httpConfig := ciPushgateway(t)
 		pushing["LLMPROBE_PUSHGATEWAY_URL"], pushing["LLMPROBE_PUSHGATEWAY_HTTP_CONFIG"] = pushgateway, writeTemp(t, "pushgateway.yml", httpConfig)
 		pushing["CI_COMMIT_SHORT_SHA"] = ciCommit[:8]
 		if code, failed, out, _ := runGitLabJob(t, vars, j, tc.job, pushing); failed || code != 0 || strings.Contains(out, ciPushPassword) {
