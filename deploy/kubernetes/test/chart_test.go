@@ -115,9 +115,10 @@ type rendered struct {
 func decodeChart(t *testing.T, where string, docs [][]byte) rendered {
 	t.Helper()
 	var r rendered
-	r.burst.collect(t, where, docs)
 	for _, doc := range docs {
-		switch o := decode(t, where, doc).(type) {
+		obj := decode(t, where, doc)
+		r.burst.add(t, where, obj)
+		switch o := obj.(type) {
 		case *appsv1.Deployment:
 			r.workload, r.pod = o, &o.Spec.Template.Spec
 		case *appsv1.DaemonSet:

@@ -271,24 +271,30 @@ type burstSplit struct {
 func (s *burstSplit) collect(t *testing.T, where string, docs [][]byte) {
 	t.Helper()
 	for _, doc := range docs {
-		switch o := decode(t, where, doc).(type) {
-		case *batchv1.Job:
-			if args := o.Spec.Template.Spec.Containers[0].Args; len(args) > 0 && args[0] == "report" {
-				s.merge = o
-			} else {
-				s.job = o
-			}
-		case *corev1.PersistentVolumeClaim:
-			s.claim = o
-		case *corev1.ConfigMap:
-			yml, ok := o.Data["llmprobe.yml"]
-			if !ok {
-				continue
-			}
-			var err error
-			if s.cfg, err = parseConfig(t, yml, where+" configmap llmprobe.yml"); err != nil {
-				t.Errorf("the ConfigMap's configuration: %v", err)
-			}
+		s.add(t, where, decode(t, where, doc))
+	}
+}
+
+// add keeps obj where it is a part of the split.
+func (s *burstSplit) add(t *testing.T, where string, obj any) {
+	t.Helper()
+	switch o := obj.(type) {
+	case *batchv1.Job:
+		if args := o.Spec.Template.Spec.Containers[0].Args; len(args) > 0 && args[0] == "report" {
+			s.merge = o
+		} else {
+			s.job = o
+		}
+	case *corev1.PersistentVolumeClaim:
+		s.claim = o
+	case *corev1.ConfigMap:
+		yml, ok := o.Data["llmprobe.yml"]
+		if !ok {
+			return
+		}
+		var err error
+		if s.cfg, err = parseConfig(t, yml, where+" configmap llmprobe.yml"); err != nil {
+			t.Errorf("the ConfigMap's configuration: %v", err)
 		}
 	}
 }
