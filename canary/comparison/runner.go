@@ -148,10 +148,11 @@ func (r *Runner) loop(ctx context.Context, s *run) {
 		}
 		req := prober.Request{Scenario: s.scenario, Traffic: Traffic, Sched: sched}
 		req.Prompt, req.MaxTokens = prompts.Next()
+		candFirst := rng.IntN(2) == 1
 		reqs.Add(1)
 		go func() {
 			defer reqs.Done()
-			r.tick(ctx, s, req)
+			r.tick(ctx, s, req, candFirst)
 		}()
 		tick = tick.Add(s.interval)
 		if behind := time.Since(tick); behind > s.interval {
@@ -161,12 +162,20 @@ func (r *Runner) loop(ctx context.Context, s *run) {
 }
 
 // tick sends req to both targets at once and adds the pair to the window.
-func (r *Runner) tick(ctx context.Context, s *run, req prober.Request) {
+// Which side starts first is a coin flip per pair: the scheduler runs the
+// newest goroutine first, and a fixed order would give one side every
+// dispatch delay, a bias no number of pairs averages away.
+func (r *Runner) tick(ctx context.Context, s *run, req prober.Request, candFirst bool) {
 	var base, cand *prober.Result
 	var both sync.WaitGroup
 	both.Add(2)
-	go func() { defer both.Done(); base = r.do(ctx, s.base, req) }()
-	go func() { defer both.Done(); cand = r.do(ctx, s.cand, req) }()
+	first := func() { defer both.Done(); base = r.do(ctx, s.base, req) }
+	second := func() { defer both.Done(); cand = r.do(ctx, s.cand, req) }
+	if candFirst {
+		first, second = second, first
+	}
+	go first()
+	go second()
 	both.Wait()
 	if ctx.Err() != nil {
 		return // stopped by a reload or shutdown: no pair

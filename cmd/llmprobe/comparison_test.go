@@ -139,12 +139,13 @@ scrape_configs:
 		_, last := ruleState(t, prom, comparisonAlert)
 		return last.After(judged.Add(comparisonWindow + 2*time.Second))
 	})
+	// Never firing at any evaluation. A look may find a tail of a noisy
+	// metric significant by chance, the rule then pending (that is what
+	// its for: is for); the median TPOT of identical engines never.
 	if state, _ := ruleState(t, prom, comparisonAlert); state != "inactive" {
-		t.Errorf("%s is %s for identical targets", comparisonAlert, state)
+		chance, _ := promInstant(prom, `llmprobe_comparison_significant == 1`)
+		t.Logf("%s is %s for identical targets, significant now: %v", comparisonAlert, state, chance)
 	}
-	// Never firing at any evaluation. A single look may find a tail of a
-	// noisy metric significant by chance (that is what the rule's for: is
-	// for); the median TPOT of identical engines never.
 	for _, expr := range []string{`max_over_time(ALERTS{alertname="` + comparisonAlert + `", alertstate="firing"}[5m])`, `max_over_time(` + significant + `[5m]) == 1`} {
 		if got, err := promInstant(prom, expr); err != nil || len(got) > 0 {
 			t.Errorf("%s for identical targets: %v %v", expr, got, err)
