@@ -6,7 +6,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/llmprobe/llmprobe/config/analysis"
+	"github.com/llmprobe/llmprobe/config"
 )
 
 // LLMProbeComparisonWorse holds for at least the longest window a
@@ -34,8 +34,8 @@ func TestComparisonAlertHoldsAWindow(t *testing.T) {
 			if err != nil {
 				t.Fatalf("for: %v", err)
 			}
-			if d < analysis.MaxWindow {
-				t.Errorf("for: %s, shorter than the longest comparison window (%s)", d, analysis.MaxWindow)
+			if d < config.MaxComparisonWindow {
+				t.Errorf("for: %s, shorter than the longest comparison window (%s)", d, config.MaxComparisonWindow)
 			}
 			return
 		}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/report/render"
 )
 
@@ -23,7 +22,7 @@ func TestBoundAtLowRate(t *testing.T) {
 	b.Requests = 30
 	s := burstScenario()
 	s.SLO.TTFT = config.Duration(time.Second)
-	rep, err := Runner{Client: c}.Run(context.Background(), b, []workload.Scenario{s})
+	rep, err := Runner{Client: c}.Run(context.Background(), b, []config.Scenario{s})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +64,7 @@ func TestSaturatedClientIsDetected(t *testing.T) {
 			burned.Add(int64(x))
 		})
 	}
-	rep, err := Runner{Client: c}.Run(context.Background(), b, []workload.Scenario{burstScenario()})
+	rep, err := Runner{Client: c}.Run(context.Background(), b, []config.Scenario{burstScenario()})
 	stop.Store(true)
 	wg.Wait()
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/prober"
 )
 
@@ -141,7 +140,7 @@ func (b *brake) checkLocked(now time.Time) {
 
 // tightest is the soonest a request of s misses an objective: its TTFT or
 // E2E threshold, whichever is smaller; 0 when it has neither.
-func tightest(s workload.Scenario) time.Duration {
+func tightest(s config.Scenario) time.Duration {
 	var t time.Duration
 	for _, d := range []config.Duration{s.SLO.TTFT, s.SLO.E2E} {
 		if d > 0 && (t == 0 || d.Std() < t) {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
@@ -36,14 +35,14 @@ func conversationRun(t *testing.T, cacheTokens int, mutate func(*sim.Config)) *r
 	}
 	t.Cleanup(c.Close)
 	s := testkit.Scenario()
-	s.PromptTokens = workload.Distribution{Kind: workload.DistFixed, Value: 1000}
-	s.OutputTokens = workload.Distribution{Kind: workload.DistFixed, Value: 20}
-	s.Conversation = &workload.Conversation{Turns: 3, FollowupTokens: workload.Distribution{Kind: workload.DistFixed, Value: 500}, ThinkTime: config.Duration(20 * time.Millisecond)}
+	s.PromptTokens = config.Distribution{Kind: config.DistFixed, Value: 1000}
+	s.OutputTokens = config.Distribution{Kind: config.DistFixed, Value: 20}
+	s.Conversation = &config.Conversation{Turns: 3, FollowupTokens: config.Distribution{Kind: config.DistFixed, Value: 500}, ThinkTime: config.Duration(20 * time.Millisecond)}
 	b := burstOf(config.ArrivalConstant, 1, 0)
 	b.Requests = 4
 	var last [2]int // progress counts requests, every turn
 	progress := func(done, total int) { last = [2]int{done, total} }
-	rep, err := Runner{Client: c, Progress: progress}.Run(context.Background(), b, []workload.Scenario{s})
+	rep, err := Runner{Client: c, Progress: progress}.Run(context.Background(), b, []config.Scenario{s})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,11 +146,11 @@ func TestConversationSessionsOverlap(t *testing.T) {
 	c := simClient(t, config.APIChat)
 	s := testkit.Scenario()
 	// Follow-ups as long as the first message, as the load fills them in.
-	s.Conversation = &workload.Conversation{Turns: 3, FollowupTokens: s.PromptTokens, ThinkTime: config.Duration(200 * time.Millisecond)}
+	s.Conversation = &config.Conversation{Turns: 3, FollowupTokens: s.PromptTokens, ThinkTime: config.Duration(200 * time.Millisecond)}
 	b := burstOf(config.ArrivalConstant, 20, 0)
 	b.Requests = 5
 	seen := &collect{}
-	rep, err := Runner{Client: c, Observer: seen}.Run(context.Background(), b, []workload.Scenario{s})
+	rep, err := Runner{Client: c, Observer: seen}.Run(context.Background(), b, []config.Scenario{s})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/llmprobe/llmprobe/burst/plan"
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/internal/clock"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/prompt"
@@ -31,7 +30,7 @@ type job struct {
 // what it released. The run's tallies, which both write, are under mu.
 type dispatcher struct {
 	r         Runner
-	scenarios []workload.Scenario
+	scenarios []config.Scenario
 	builders  []*prompt.Builder
 	trace     *traceStats // nil unless the burst replays a trace
 	target    string
@@ -63,7 +62,7 @@ type dispatcher struct {
 }
 
 // newDispatcher readies a run of b at rate; it sends nothing yet.
-func newDispatcher(ctx context.Context, r Runner, b config.Burst, scenarios []workload.Scenario, rate float64) *dispatcher {
+func newDispatcher(ctx context.Context, r Runner, b config.Burst, scenarios []config.Scenario, rate float64) *dispatcher {
 	d := &dispatcher{r: r, scenarios: scenarios, target: r.Client.Target().Name, ctx: ctx}
 	d.builders = make([]*prompt.Builder, len(scenarios))
 	for i, s := range scenarios {
@@ -92,7 +91,7 @@ func newDispatcher(ctx context.Context, r Runner, b config.Burst, scenarios []wo
 // plannedTotal is what progress counts to: the requests the seeded plan
 // sends, warmup and every turn included, drawn once before the run so the
 // total never moves. A trace's plan is its file: its count, estimated.
-func plannedTotal(b config.Burst, scenarios []workload.Scenario, rate float64, s shard.Shard) int {
+func plannedTotal(b config.Burst, scenarios []config.Scenario, rate float64, s shard.Shard) int {
 	if b.Arrival.Process == config.ArrivalTrace {
 		return int(float64(plan.MeanArrivals(b, rate)/max(1, s.Count)) * plan.MeanTurns(b, scenarios))
 	}
@@ -240,7 +239,7 @@ func (d *dispatcher) request(j job) prober.Request {
 func (d *dispatcher) converse(a plan.Arrival, first prober.Request) {
 	send := func(req prober.Request) *prober.Result {
 		// Negative brake ids never meet an arrival's own.
-		return d.send(-(a.Index*workload.MaxTurns + req.Prompt.Turn), req)
+		return d.send(-(a.Index*config.MaxTurns + req.Prompt.Turn), req)
 	}
 	record := func(res *prober.Result) { d.record(a, res) }
 	left, why := prober.Converse(d.sending, first, d.builders[a.Scenario].Session(uint64(a.Index)), send, record)

@@ -17,7 +17,6 @@ import (
 
 	"github.com/llmprobe/llmprobe/burst/plan"
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/internal/clock"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober"
@@ -50,10 +49,10 @@ func fastSim(t *testing.T, errorRate float64) (c *prober.Client, posts *atomic.I
 }
 
 // sessionScenario is scenario "c": three turns, no think time.
-func sessionScenario() workload.Scenario {
+func sessionScenario() config.Scenario {
 	s := burstScenario()
 	s.Name = "c"
-	s.Conversation = &workload.Conversation{Turns: 3}
+	s.Conversation = &config.Conversation{Turns: 3}
 	return s
 }
 
@@ -70,7 +69,7 @@ func mixBurst() config.Burst {
 // single request and 1 a session, against c; it starts nothing.
 func newTestDispatcher(t *testing.T, ctx context.Context, r Runner, b config.Burst) *dispatcher {
 	t.Helper()
-	d := newDispatcher(ctx, r, b, []workload.Scenario{burstScenario(), sessionScenario()}, 10)
+	d := newDispatcher(ctx, r, b, []config.Scenario{burstScenario(), sessionScenario()}, 10)
 	t.Cleanup(func() { d.stopSending(nil) })
 	return d
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/llmprobe/llmprobe/burst/plan"
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/sim"
@@ -29,12 +28,12 @@ func TestFootprintBounds(t *testing.T) {
 	defer c.Close()
 	s := testkit.Scenario()
 	s.Name = "s"
-	s.PromptTokens = workload.Distribution{Kind: workload.DistFixed, Value: 512}
-	s.OutputTokens = workload.Distribution{Kind: workload.DistFixed, Value: 64}
-	s.SLO = workload.SLO{TTFT: config.Duration(time.Second), TPOT: config.Duration(time.Second), E2E: config.Duration(time.Second), Stall: config.Duration(time.Second), TargetRatio: 0.9}
+	s.PromptTokens = config.Distribution{Kind: config.DistFixed, Value: 512}
+	s.OutputTokens = config.Distribution{Kind: config.DistFixed, Value: 64}
+	s.SLO = config.SLO{TTFT: config.Duration(time.Second), TPOT: config.Duration(time.Second), E2E: config.Duration(time.Second), Stall: config.Duration(time.Second), TargetRatio: 0.9}
 	b := burstOf(config.ArrivalConstant, 200, 0)
 	b.Duration, b.Requests, b.MaxConcurrency = 0, 200, 8
-	cfg := &config.Config{Targets: []config.Target{target}, Scenarios: []workload.Scenario{s}, Bursts: []config.Burst{b}, Limits: config.DefaultLimits}
+	cfg := &config.Config{Targets: []config.Target{target}, Scenarios: []config.Scenario{s}, Bursts: []config.Burst{b}, Limits: config.DefaultLimits}
 	// What one more measured request adds to the footprint.
 	more := b
 	more.Requests *= 2
@@ -44,7 +43,7 @@ func TestFootprintBounds(t *testing.T) {
 		if err := e.SetFaults(faults); err != nil {
 			t.Fatal(err)
 		}
-		out := Runner{Client: c}.runRate(context.Background(), b, []workload.Scenario{s}, 200)
+		out := Runner{Client: c}.runRate(context.Background(), b, []config.Scenario{s}, 200)
 		if len(out.Results) != 200 {
 			t.Fatalf("%d results, want 200", len(out.Results))
 		}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 )
 
 // Progress counts to the plan's size from the first request on: a Poisson
@@ -24,7 +23,7 @@ func TestProgressTotalIsThePlanFromTheStart(t *testing.T) {
 		defer mu.Unlock()
 		dones, totals = append(dones, done), append(totals, total)
 	}}
-	rep, err := r.Run(context.Background(), b, []workload.Scenario{burstScenario()})
+	rep, err := r.Run(context.Background(), b, []config.Scenario{burstScenario()})
 	if err != nil {
 		t.Fatal(err)
 	}

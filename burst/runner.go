@@ -15,7 +15,6 @@ import (
 	"github.com/llmprobe/llmprobe/burst/plan"
 	"github.com/llmprobe/llmprobe/burst/selfmeasure"
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/enginemetrics"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/prober/targetinfo"
@@ -73,7 +72,7 @@ type GPU interface {
 // previous one, and saves it. scenarios are b's, in the order of
 // b.Scenarios. The report comes back judged even when the error, which is
 // about reading or writing the store, is not nil.
-func (r Runner) Run(ctx context.Context, b config.Burst, scenarios []workload.Scenario) (*report.Report, error) {
+func (r Runner) Run(ctx context.Context, b config.Burst, scenarios []config.Scenario) (*report.Report, error) {
 	// The target's facts are read beside the burst: a target that hangs must
 	// not hold the burst back by the info call's timeout.
 	infoDone := make(chan targetinfo.Info, 1)
@@ -141,7 +140,7 @@ func (r Runner) baseline(burst string) (*report.Report, string, error) {
 
 // measure runs the burst at its rate, or its sweep step by step, and builds
 // the report.
-func (r Runner) measure(ctx context.Context, b config.Burst, scenarios []workload.Scenario, meta report.Meta) *report.Report {
+func (r Runner) measure(ctx context.Context, b config.Burst, scenarios []config.Scenario, meta report.Meta) *report.Report {
 	eng := r.engine(ctx)
 	if b.Sweep == nil {
 		// repeat: N runs it N times, one after another, for run-level
@@ -209,7 +208,7 @@ func (e *engineReads) around(ctx context.Context, run func() report.Run) report.
 
 // runMeasured runs one rate with the client's own delays sampled around
 // it, for the report's error bound.
-func (r Runner) runMeasured(ctx context.Context, b config.Burst, scenarios []workload.Scenario, rate float64) report.Run {
+func (r Runner) runMeasured(ctx context.Context, b config.Burst, scenarios []config.Scenario, rate float64) report.Run {
 	self := selfmeasure.Start()
 	run := r.runRate(ctx, b, scenarios, rate)
 	run.Runtime = self.Done()
@@ -232,7 +231,7 @@ func (r Runner) runMeasured(ctx context.Context, b config.Burst, scenarios []wor
 // flight then run to their own deadline and count, so a hang is a timeout,
 // never a gap. When ctx ends (shutdown, a reload that removed the burst),
 // requests in flight are cancelled and count as cancelled.
-func (r Runner) runRate(ctx context.Context, b config.Burst, scenarios []workload.Scenario, rate float64) report.Run {
+func (r Runner) runRate(ctx context.Context, b config.Burst, scenarios []config.Scenario, rate float64) report.Run {
 	d := newDispatcher(ctx, r, b, scenarios, rate)
 	return d.run(plan.Share(b, rate, r.Shard, d.trace))
 }

@@ -14,7 +14,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
@@ -45,10 +44,10 @@ func serialSim(t *testing.T, maxBatch int) (*prober.Client, *sim.Engine) {
 	return c, e
 }
 
-func burstScenario() workload.Scenario {
+func burstScenario() config.Scenario {
 	s := testkit.Scenario()
-	s.OutputTokens = workload.Distribution{Kind: workload.DistFixed, Value: 5}
-	s.SLO = workload.SLO{TTFT: config.Duration(100 * time.Millisecond), TargetRatio: 0.9}
+	s.OutputTokens = config.Distribution{Kind: config.DistFixed, Value: 5}
+	s.SLO = config.SLO{TTFT: config.Duration(100 * time.Millisecond), TargetRatio: 0.9}
 	return s
 }
 
@@ -63,7 +62,7 @@ func burstOf(process string, rate float64, d time.Duration) config.Burst {
 
 func runAt(t *testing.T, c *prober.Client, b config.Burst) *report.Report {
 	t.Helper()
-	rep, err := Runner{Client: c}.Run(context.Background(), b, []workload.Scenario{burstScenario()})
+	rep, err := Runner{Client: c}.Run(context.Background(), b, []config.Scenario{burstScenario()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +102,7 @@ func TestWarmupExcluded(t *testing.T) {
 	c, e := serialSim(t, 8)
 	b := burstOf(config.ArrivalConstant, 50, 0)
 	b.Duration, b.Requests, b.Warmup = 0, 10, config.Warmup{Requests: 5}
-	out := Runner{Client: c}.runRate(context.Background(), b, []workload.Scenario{burstScenario()}, 50)
+	out := Runner{Client: c}.runRate(context.Background(), b, []config.Scenario{burstScenario()}, 50)
 	if len(out.Results) != 10 || out.Warmup != 5 || out.Planned != 10 {
 		t.Fatalf("results %d, warmup %d, planned %d; want 10, 5, 10", len(out.Results), out.Warmup, out.Planned)
 	}
@@ -130,7 +129,7 @@ func TestSafetyBrake(t *testing.T) {
 		flipped <- time.Now()
 	}()
 	start := time.Now()
-	out := Runner{Client: c}.runRate(context.Background(), b, []workload.Scenario{burstScenario()}, 40)
+	out := Runner{Client: c}.runRate(context.Background(), b, []config.Scenario{burstScenario()}, 40)
 	stopped := time.Now()
 	at := <-flipped
 	if !out.Aborted || !strings.Contains(out.AbortReason, "reject") {
@@ -216,7 +215,7 @@ func TestHangingServerIsBrakedAndCounted(t *testing.T) {
 	c := clientOf(t, hangAfterHeaders(t).URL, 1500*time.Millisecond)
 	b := burstOf(config.ArrivalConstant, 20, 10*time.Second)
 	b.Brake = config.Brake{Window: config.Duration(time.Second), MaxSLOMissRatio: 0.5}
-	rep, err := Runner{Client: c}.Run(context.Background(), b, []workload.Scenario{burstScenario()})
+	rep, err := Runner{Client: c}.Run(context.Background(), b, []config.Scenario{burstScenario()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +258,7 @@ func TestShutdownCountsInFlightAndSaves(t *testing.T) {
 		}
 		cancel(errors.New("llmprobe is shutting down"))
 	}()
-	rep, err := Runner{Client: c, Store: store, InFlight: flying}.Run(ctx, b, []workload.Scenario{burstScenario()})
+	rep, err := Runner{Client: c, Store: store, InFlight: flying}.Run(ctx, b, []config.Scenario{burstScenario()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,7 +290,7 @@ func TestBrakeIgnoresTwoTransientErrors(t *testing.T) {
 	c := clientOf(t, flaky.URL, 5*time.Second)
 	b := burstOf(config.ArrivalConstant, 40, time.Second)
 	b.Brake = config.Brake{Window: config.Duration(time.Second), MaxErrorRatio: 0.3}
-	rep, err := Runner{Client: c}.Run(context.Background(), b, []workload.Scenario{burstScenario()})
+	rep, err := Runner{Client: c}.Run(context.Background(), b, []config.Scenario{burstScenario()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,13 +310,13 @@ func TestSaltAndMeasured(t *testing.T) {
 	}
 	defer c.Close()
 	s := burstScenario()
-	s.PromptTokens = workload.Distribution{Kind: workload.DistFixed, Value: 64}
+	s.PromptTokens = config.Distribution{Kind: config.DistFixed, Value: 64}
 	b := burstOf(config.ArrivalPoisson, 50, 0)
 	b.Duration, b.Requests = 0, 10
 	cached := func(salt uint64) int {
 		var run report.Run
 		r := Runner{Client: c, Salt: salt, Measured: func(m report.Run) { run = m }}
-		if _, err := r.Run(context.Background(), b, []workload.Scenario{s}); err != nil {
+		if _, err := r.Run(context.Background(), b, []config.Scenario{s}); err != nil {
 			t.Fatal(err)
 		}
 		if len(run.Results) != 10 || run.Index[0] != 0 || run.Index[9] != 9 {

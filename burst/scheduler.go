@@ -15,7 +15,6 @@ import (
 	"github.com/llmprobe/llmprobe/burst/cadence"
 	"github.com/llmprobe/llmprobe/burst/plan"
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/figure"
@@ -36,7 +35,7 @@ type Scheduler struct {
 
 	// clock and run are time and Runner.Run; tests drive their own.
 	clock timer
-	run   func(Runner, context.Context, config.Burst, []workload.Scenario) (*report.Report, error)
+	run   func(Runner, context.Context, config.Burst, []config.Scenario) (*report.Report, error)
 }
 
 // timer is the scheduler's time.
@@ -71,7 +70,7 @@ type Watcher interface {
 type burstLoop struct {
 	burst     config.Burst
 	client    *prober.Client
-	scenarios []workload.Scenario
+	scenarios []config.Scenario
 	cancel    context.CancelCauseFunc
 }
 
@@ -146,7 +145,7 @@ func (s *Scheduler) Stop() {
 // loop runs b on its schedule and, with a watch, when its target's engine
 // changed; one run at a time, so a change seen during a run waits for it,
 // and a start planned while a run still runs is skipped, not made up.
-func (s *Scheduler) loop(ctx context.Context, b config.Burst, client *prober.Client, scenarios []workload.Scenario, watch *engineWatch) {
+func (s *Scheduler) loop(ctx context.Context, b config.Burst, client *prober.Client, scenarios []config.Scenario, watch *engineWatch) {
 	runner := s.runner
 	runner.Client = client
 	cad := cadence.Of(b, rand.Uint64()) // the seed draws jitter only: no need to repeat

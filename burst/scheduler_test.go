@@ -11,7 +11,6 @@ import (
 	"github.com/go-kit/log"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
@@ -110,7 +109,7 @@ bursts:
 	s := NewScheduler(context.Background(), log.NewLogfmtLogger(log.NewSyncWriter(&logs)), Runner{}, w)
 	s.clock = clock
 	begun := make(chan time.Time)
-	s.run = func(_ Runner, ctx context.Context, b config.Burst, _ []workload.Scenario) (*report.Report, error) {
+	s.run = func(_ Runner, ctx context.Context, b config.Burst, _ []config.Scenario) (*report.Report, error) {
 		begun <- clock.Now()
 		clock.advance(runFor)
 		return &report.Report{Burst: b.Name, ID: "r"}, nil

@@ -13,7 +13,6 @@ import (
 
 	"github.com/llmprobe/llmprobe/burst/plan"
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report/merge"
@@ -68,7 +67,7 @@ func TestShardRunnersSendTheWholeBurst(t *testing.T) {
 	c, sent := recordingSim(t)
 	b := burstOf(config.ArrivalPoisson, 30, 0)
 	b.Duration, b.Requests, b.Warmup = 0, 30, config.Warmup{Requests: 3}
-	scenarios := []workload.Scenario{burstScenario()}
+	scenarios := []config.Scenario{burstScenario()}
 	whole, err := Runner{Client: c}.Run(context.Background(), b, scenarios)
 	if err != nil {
 		t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmprobe/llmprobe/capacity"
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/report/render"
 )
@@ -18,8 +17,8 @@ func TestSweepDrawsTheCurveAndSizesTheFleet(t *testing.T) {
 	c, _ := serialSim(t, 1)
 	b := burstOf(config.ArrivalConstant, 1, 2*time.Second)
 	b.Sweep = &config.Sweep{Auto: &config.AutoSweep{Start: 4, Step: 4, Max: 16, TargetRatio: 0.5, Resolution: 1}}
-	b.Capacity = &capacity.Config{TargetRate: 100, Headroom: 0.2, GPUsPerInstance: 2}
-	b.Cost = &capacity.Cost{PerGPUHour: 2.5}
+	b.Capacity = &config.Capacity{TargetRate: 100, Headroom: 0.2, GPUsPerInstance: 2}
+	b.Cost = &config.Cost{PerGPUHour: 2.5}
 	rep := runAt(t, c, b)
 
 	k := rep.Knee

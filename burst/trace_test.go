@@ -12,7 +12,6 @@ import (
 
 	"github.com/llmprobe/llmprobe/burst/plan"
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/internal/load"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober"
@@ -25,7 +24,7 @@ import (
 
 // traceBurst loads a one-burst configuration replaying file, its trace
 // read as the load reads it.
-func traceBurst(t testing.TB, file, extra string) (config.Burst, []workload.Scenario) {
+func traceBurst(t testing.TB, file, extra string) (config.Burst, []config.Scenario) {
 	t.Helper()
 	cfg, err := load.Parse([]byte(testkit.TraceConfig(file, 1, extra)), t.Name()+".yml")
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
@@ -27,10 +26,10 @@ func TestUnstreamedBurst(t *testing.T) {
 // e2eBurst runs a second of 20 requests/s of s, with an e2e objective, on
 // a target of api against the sim: each succeeds with its e2e, and TTFT,
 // TPOT and ITL have no sample.
-func e2eBurst(t *testing.T, api config.API, s workload.Scenario) *report.Report {
+func e2eBurst(t *testing.T, api config.API, s config.Scenario) *report.Report {
 	t.Helper()
-	s.SLO = workload.SLO{E2E: config.Duration(5 * time.Second), TargetRatio: 0.9}
-	rep, err := Runner{Client: simClient(t, api)}.Run(context.Background(), burstOf(config.ArrivalConstant, 20, time.Second), []workload.Scenario{s})
+	s.SLO = config.SLO{E2E: config.Duration(5 * time.Second), TargetRatio: 0.9}
+	rep, err := Runner{Client: simClient(t, api)}.Run(context.Background(), burstOf(config.ArrivalConstant, 20, time.Second), []config.Scenario{s})
 	if err != nil {
 		t.Fatal(err)
 	}

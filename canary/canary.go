@@ -15,7 +15,6 @@ import (
 	"github.com/go-kit/log/level"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/internal/clock"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/prompt"
@@ -41,7 +40,7 @@ type scheduleKey struct{ target, scenario string }
 
 type schedule struct {
 	client   *prober.Client
-	scenario workload.Scenario
+	scenario config.Scenario
 	interval time.Duration
 	jitter   time.Duration
 	cancel   context.CancelFunc

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/llmprobe/llmprobe/config/field"
+	"github.com/llmprobe/llmprobe/config"
 )
 
 func TestInstancesRoundUpWithHeadroom(t *testing.T) {
@@ -27,14 +27,14 @@ func TestInstancesRoundUpWithHeadroom(t *testing.T) {
 
 func TestSizeCountsGPUsAndTokensPerGPU(t *testing.T) {
 	tps := 900.0
-	p := Size(Config{TargetRate: 40, Headroom: 0.25}, 9, false, &tps, 2)
+	p := Size(config.Capacity{TargetRate: 40, Headroom: 0.25}, 9, false, &tps, 2)
 	if p.Instances != 6 || p.GPUs == nil || *p.GPUs != 12 || p.OutputTokensPerGPU == nil || *p.OutputTokensPerGPU != 450 {
 		t.Fatalf("plan %+v", p)
 	}
 	if s := p.String(); !strings.Contains(s, "instances 6, GPUs 12 (2 per instance)") || strings.Contains(s, "at most") {
 		t.Errorf("plan says %q", s)
 	}
-	open := Size(Config{TargetRate: 40}, 9, true, nil, 0)
+	open := Size(config.Capacity{TargetRate: 40}, 9, true, nil, 0)
 	if open.GPUs != nil || open.OutputTokensPerGPU != nil {
 		t.Errorf("GPUs from nowhere: %+v", open)
 	}
@@ -53,31 +53,10 @@ func TestPricePerMillionTokens(t *testing.T) {
 	if perMillion(1, &zero) != nil || perMillion(1, nil) != nil {
 		t.Error("a price without tokens")
 	}
-	if h, ok := (Cost{PerGPUHour: 2.5}).Hourly(4); !ok || h != 10 {
+	if h, ok := (config.Cost{PerGPUHour: 2.5}).Hourly(4); !ok || h != 10 {
 		t.Errorf("4 GPUs at 2.5 = %g %v", h, ok)
 	}
-	if _, ok := (Cost{PerGPUHour: 2.5}).Hourly(0); ok {
+	if _, ok := (config.Cost{PerGPUHour: 2.5}).Hourly(0); ok {
 		t.Error("priced GPUs nobody counted")
-	}
-}
-
-func TestValidateNamesTheField(t *testing.T) {
-	var errs field.Errors
-	(&Config{TargetRate: 0, Headroom: -1, GPUsPerInstance: 5000}).Validate("bursts[0].capacity", &errs)
-	(&Cost{PerInstanceHour: 1, PerGPUHour: 2}).Validate("bursts[0].cost", &errs)
-	(&Cost{}).Validate("bursts[1].cost", &errs)
-	var paths []string
-	for _, e := range errs {
-		paths = append(paths, e.Path)
-	}
-	want := "bursts[0].capacity.target_rate bursts[0].capacity.headroom bursts[0].capacity.gpus_per_instance bursts[0].cost bursts[1].cost"
-	if strings.Join(paths, " ") != want {
-		t.Errorf("errors at %v, want %s", paths, want)
-	}
-	errs = nil
-	(&Config{TargetRate: 100, Headroom: 0.3, GPUsPerInstance: 8}).Validate("c", &errs)
-	(&Cost{PerGPUHour: 2}).Validate("c", &errs)
-	if len(errs) != 0 {
-		t.Errorf("a good configuration refused: %v", errs)
 	}
 }

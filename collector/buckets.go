@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 )
 
 // Native histograms: ~10% resolution (schema 3), bounded bucket count; past
@@ -122,15 +121,15 @@ func layoutFor(cfg *config.Config, classic bool) layout {
 		cfg = &config.Config{}
 	}
 	thresholds := cfg.Thresholds
-	l[histTTFT] = ttftGrid.withThresholds(thresholds(workload.ObjectiveTTFT))
+	l[histTTFT] = ttftGrid.withThresholds(thresholds(config.ObjectiveTTFT))
 	// A token gap's objective is stall (the longest gap allowed); TPOT's
 	// thresholds are a request's mean, on TPOT's histogram.
-	l[histITL] = itlGrid.withThresholds(thresholds(workload.ObjectiveStall))
-	l[histTPOT] = tpotGrid.withThresholds(thresholds(workload.ObjectiveTPOT))
-	l[histE2E] = e2eGrid.withThresholds(thresholds(workload.ObjectiveE2E))
+	l[histITL] = itlGrid.withThresholds(thresholds(config.ObjectiveStall))
+	l[histTPOT] = tpotGrid.withThresholds(thresholds(config.ObjectiveTPOT))
+	l[histE2E] = e2eGrid.withThresholds(thresholds(config.ObjectiveE2E))
 	l[histDispatch] = dispatchGrid.bounds
 	// Reasoning takes long: the first answer token's objective is often past TTFT's.
-	l[histTTFTAnswer] = ttftGrid.withThresholds(thresholds(workload.ObjectiveTTFTAnswer))
+	l[histTTFTAnswer] = ttftGrid.withThresholds(thresholds(config.ObjectiveTTFTAnswer))
 	l[histTTFTool] = ttftGrid.bounds // no objective of its own: TTFT's grid
 	return l
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/prober/transport"
 )
@@ -272,7 +271,7 @@ func (p *Probe) Configure(cfg *config.Config) {
 			p.targetRatio.WithLabelValues(s.Name, o.Name).Set(s.SLO.TargetRatio)
 		}
 		if r := s.SLO.QualityRatio; r > 0 {
-			p.targetRatio.WithLabelValues(s.Name, workload.ObjectiveQuality).Set(r)
+			p.targetRatio.WithLabelValues(s.Name, config.ObjectiveQuality).Set(r)
 		}
 	}
 	for key := range p.series {
@@ -442,7 +441,7 @@ func (p *Probe) record(key [4]string, r *prober.Result) {
 	if r.FirstTokenSeen() {
 		s.observe(histTTFT, r.TTFT)
 		s.components(r.TTFTParts)
-		if r.Turn >= 1 && r.Turn <= workload.MaxTurns {
+		if r.Turn >= 1 && r.Turn <= config.MaxTurns {
 			s.observeWith(histTurn, []string{strconv.Itoa(r.Turn)}, r.TTFT)
 		}
 	}

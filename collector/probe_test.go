@@ -13,7 +13,6 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/prober/transport"
 )
@@ -334,7 +333,7 @@ scenarios:
 		t.Fatal(err)
 	}
 	p.Configure(cfg)
-	for _, turn := range []int{0, 1, 2, 2, workload.MaxTurns + 1} {
+	for _, turn := range []int{0, 1, 2, 2, config.MaxTurns + 1} {
 		r := successResult("a")
 		r.Turn = turn
 		p.Observe(r)

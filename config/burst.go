@@ -6,10 +6,6 @@ import (
 	"regexp"
 	"slices"
 	"time"
-
-	"github.com/llmprobe/llmprobe/capacity"
-	"github.com/llmprobe/llmprobe/config/field"
-	"github.com/llmprobe/llmprobe/config/workload"
 )
 
 // Arrival processes of a burst.
@@ -46,8 +42,8 @@ type Burst struct {
 	Repeat int `yaml:"repeat,omitempty"`
 
 	// Capacity and Cost size and price a fleet from a sweep's max rate.
-	Capacity *capacity.Config `yaml:"capacity,omitempty"`
-	Cost     *capacity.Cost   `yaml:"cost,omitempty"`
+	Capacity *Capacity `yaml:"capacity,omitempty"`
+	Cost     *Cost     `yaml:"cost,omitempty"`
 }
 
 // WeightedScenario is one scenario of a burst's mix.
@@ -194,8 +190,8 @@ func (c *Config) Burst(name string) (Burst, bool) {
 }
 
 // ScenariosOf returns the scenarios b mixes, in the order of b.Scenarios.
-func (c *Config) ScenariosOf(b Burst) []workload.Scenario {
-	out := make([]workload.Scenario, 0, len(b.Scenarios))
+func (c *Config) ScenariosOf(b Burst) []Scenario {
+	out := make([]Scenario, 0, len(b.Scenarios))
 	for _, ws := range b.Scenarios {
 		s, _ := c.Scenario(ws.Scenario)
 		out = append(out, s)
@@ -205,7 +201,7 @@ func (c *Config) ScenariosOf(b Burst) []workload.Scenario {
 
 var timeOfDayRe = regexp.MustCompile(`^([01]\d|2[0-3]):([0-5]\d)$`)
 
-func (b *Burst) validate(path string, cfg *Config, seen map[string]string, errs *field.Errors) {
+func (b *Burst) validate(path string, cfg *Config, seen map[string]string, errs *FieldErrors) {
 	errs.Name(path, b.Name, "burst", seen)
 	if b.Target == "" {
 		errs.Add(path+".target", "is required")
@@ -271,7 +267,7 @@ func (b *Burst) validate(path string, cfg *Config, seen map[string]string, errs 
 	b.validateRepeat(path, errs)
 }
 
-func (s *BurstSchedule) validate(path string, errs *field.Errors) {
+func (s *BurstSchedule) validate(path string, errs *FieldErrors) {
 	errs.DurationWithin(path+".every", s.Every, time.Second, 30*24*time.Hour, true)
 	if s.Jitter < 0 || (s.Every > 0 && s.Jitter >= s.Every) {
 		errs.Add(path+".jitter", "%s must be at least 0s and less than every", s.Jitter)
@@ -290,7 +286,7 @@ func (s *BurstSchedule) validate(path string, errs *field.Errors) {
 	}
 }
 
-func (br *Brake) validate(path string, errs *field.Errors) {
+func (br *Brake) validate(path string, errs *FieldErrors) {
 	for _, r := range []struct {
 		name string
 		v    float64
@@ -304,7 +300,7 @@ func (br *Brake) validate(path string, errs *field.Errors) {
 	errs.IntWithin(path+".min_samples", br.MinSamples, 0, 1_000_000, "(0 sizes it to the rate)")
 }
 
-func (sw *Sweep) validate(path string, errs *field.Errors) {
+func (sw *Sweep) validate(path string, errs *FieldErrors) {
 	if (len(sw.Rates) > 0) == (sw.Auto != nil) {
 		errs.Add(path, "set exactly one of rates and auto")
 	}
@@ -338,7 +334,7 @@ func (sw *Sweep) validate(path string, errs *field.Errors) {
 
 // validatePlanning checks capacity: and cost:, which size and price from
 // a sweep's max rate and so need a sweep.
-func (b *Burst) validatePlanning(path string, errs *field.Errors) {
+func (b *Burst) validatePlanning(path string, errs *FieldErrors) {
 	if b.Capacity != nil {
 		b.Capacity.Validate(path+".capacity", errs)
 	}
@@ -353,7 +349,7 @@ func (b *Burst) validatePlanning(path string, errs *field.Errors) {
 	}
 }
 
-func (r MaxRegression) validate(path string, errs *field.Errors) {
+func (r MaxRegression) validate(path string, errs *FieldErrors) {
 	if !slices.Contains(BurstMetrics, r.Metric) {
 		errs.Add(path+".metric", "%q must be one of %v", r.Metric, BurstMetrics)
 	}

@@ -1,6 +1,7 @@
-// Package config defines llmprobe's YAML configuration — targets, canaries,
-// bursts and limits around the scenarios of config/workload — with its
-// decoding, defaults, validation, equality and safe reload.
+// Package config is llmprobe's YAML configuration — targets, scenarios,
+// canaries, bursts, comparisons and limits — with its decoding, defaults,
+// validation (every error with its file, line, field and range), equality
+// and safe reload.
 package config
 
 import (
@@ -9,8 +10,6 @@ import (
 	"time"
 
 	promconfig "github.com/prometheus/common/config"
-
-	"github.com/llmprobe/llmprobe/config/workload"
 )
 
 // API selects the OpenAI-compatible endpoint a target is probed on.
@@ -26,11 +25,11 @@ const (
 
 // Config is the whole configuration file.
 type Config struct {
-	Targets   []Target            `yaml:"targets"`
-	Scenarios []workload.Scenario `yaml:"scenarios"`
-	Canary    Canary              `yaml:"canary,omitempty"`
-	Bursts    []Burst             `yaml:"bursts,omitempty"`
-	Limits    Limits              `yaml:"limits,omitempty"`
+	Targets   []Target   `yaml:"targets"`
+	Scenarios []Scenario `yaml:"scenarios"`
+	Canary    Canary     `yaml:"canary,omitempty"`
+	Bursts    []Burst    `yaml:"bursts,omitempty"`
+	Limits    Limits     `yaml:"limits,omitempty"`
 	// Probe holds the settings /probe uses for a URL that is no configured
 	// target (blackbox_exporter's module): everything of a target but its
 	// name and URL.
@@ -111,10 +110,10 @@ func (c *Config) Target(name string) (Target, bool) {
 }
 
 // Scenario returns the named scenario.
-func (c *Config) Scenario(name string) (workload.Scenario, bool) {
-	i := slices.IndexFunc(c.Scenarios, func(s workload.Scenario) bool { return s.Name == name })
+func (c *Config) Scenario(name string) (Scenario, bool) {
+	i := slices.IndexFunc(c.Scenarios, func(s Scenario) bool { return s.Name == name })
 	if i < 0 {
-		return workload.Scenario{}, false
+		return Scenario{}, false
 	}
 	return c.Scenarios[i], true
 }

@@ -9,8 +9,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-
-	"github.com/llmprobe/llmprobe/config/workload"
 )
 
 func TestGoodConfig(t *testing.T) {
@@ -33,14 +31,14 @@ func TestGoodConfig(t *testing.T) {
 		t.Errorf("llamacpp defaults not applied: %+v", l)
 	}
 	s, _ := cfg.Scenario("short")
-	if got := s.SLO.Objectives(); len(got) != 4 || got[0] != (workload.Objective{Name: workload.ObjectiveTTFT, Threshold: 500 * time.Millisecond}) {
+	if got := s.SLO.Objectives(); len(got) != 4 || got[0] != (Objective{Name: ObjectiveTTFT, Threshold: 500 * time.Millisecond}) {
 		t.Errorf("objectives = %v", got)
 	}
 	lp, _ := cfg.Scenario("long-prefix")
-	if lp.PromptTokens.Kind != workload.DistLognormal || lp.OutputTokens.Kind != workload.DistUniform || lp.SLO.TargetRatio != 0.99 {
+	if lp.PromptTokens.Kind != DistLognormal || lp.OutputTokens.Kind != DistUniform || lp.SLO.TargetRatio != 0.99 {
 		t.Errorf("long-prefix = %+v", lp)
 	}
-	if !Equal(s.PromptTokens, workload.Distribution{Kind: workload.DistFixed, Value: 128}) {
+	if !Equal(s.PromptTokens, Distribution{Kind: DistFixed, Value: 128}) {
 		t.Errorf("bare integer prompt_tokens = %+v", s.PromptTokens)
 	}
 	pairs := cfg.CanaryPairs()
@@ -61,7 +59,7 @@ func TestGoodConfig(t *testing.T) {
 	if nb, _ := cfg.Burst("nightly"); nb.Schedule.OnEngineChange == nil || *nb.Schedule.OnEngineChange != (EngineChange{Settle: Duration(5 * time.Minute), MaxIncrease: 0.1}) {
 		t.Errorf("nightly on_engine_change = %+v, want settle 5m and the default max_increase", nb.Schedule.OnEngineChange)
 	}
-	if got := cfg.Thresholds(workload.ObjectiveTTFT); len(got) != 2 || got[0] != 0.5 || got[1] != 2 {
+	if got := cfg.Thresholds(ObjectiveTTFT); len(got) != 2 || got[0] != 0.5 || got[1] != 2 {
 		t.Errorf("ttft thresholds = %v", got)
 	}
 }

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-
-	"github.com/llmprobe/llmprobe/config/workload"
 )
 
 func TestEmpiricalGood(t *testing.T) {
@@ -15,10 +13,10 @@ func TestEmpiricalGood(t *testing.T) {
 	}
 	s, _ := cfg.Scenario("chat-mix")
 	p, o := s.PromptTokens, s.OutputTokens
-	if p.Kind != workload.DistEmpirical || len(p.Values) != 4 || p.Minimum() != 128 || p.Maximum() != 8192 {
+	if p.Kind != DistEmpirical || len(p.Values) != 4 || p.Minimum() != 128 || p.Maximum() != 8192 {
 		t.Errorf("prompt_tokens = %+v (min %d, max %d)", p, p.Minimum(), p.Maximum())
 	}
-	if o.Kind != workload.DistEmpirical || len(o.Values) != 4 || o.Values[2][0] != 1024 || o.Values[2][1] != 0.5 || o.Maximum() != 1024 {
+	if o.Kind != DistEmpirical || len(o.Values) != 4 || o.Values[2][0] != 1024 || o.Values[2][1] != 0.5 || o.Maximum() != 1024 {
 		t.Errorf("output_tokens = %+v", o)
 	}
 	// What /config shows loads back to the same configuration.

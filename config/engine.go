@@ -4,8 +4,6 @@ import (
 	"net/url"
 	"strings"
 	"time"
-
-	"github.com/llmprobe/llmprobe/config/field"
 )
 
 // Engine families whose /metrics names llmprobe knows (enginemetrics maps
@@ -47,7 +45,7 @@ func (e *EngineMetrics) UnmarshalYAML(unmarshal func(any) error) error {
 	return unmarshal((*plain)(e))
 }
 
-func (e *EngineMetrics) validate(path string, errs *field.Errors) {
+func (e *EngineMetrics) validate(path string, errs *FieldErrors) {
 	if e.URL != "" {
 		if msg := urlProblem(e.URL); msg != "" {
 			errs.Add(path+".url", "%s", msg)

@@ -5,8 +5,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/llmprobe/llmprobe/config/workload"
 )
 
 func loadGood(t *testing.T, edit func(string) string) *Config {
@@ -83,14 +81,14 @@ func TestEqual(t *testing.T) {
 		t.Fatal("the load compiled no regexp: nothing to compare")
 	}
 	written := compiled
-	written.Quality = &workload.Quality{Regex: "ok"}
+	written.Quality = &Quality{Regex: "ok"}
 	if reflect.DeepEqual(compiled, written) {
 		t.Error("reflect.DeepEqual agrees now: the compiled regexp no longer exercises Equal's rule")
 	}
 	if !Equal(compiled, written) {
 		t.Error("a compiled regexp counts as a change")
 	}
-	written.Quality = &workload.Quality{Regex: "ok!"}
+	written.Quality = &Quality{Regex: "ok!"}
 	if Equal(compiled, written) {
 		t.Error("a changed regex is not a change")
 	}

@@ -2,9 +2,6 @@ package config
 
 import (
 	"github.com/alecthomas/units"
-
-	"github.com/llmprobe/llmprobe/config/field"
-	"github.com/llmprobe/llmprobe/config/workload"
 )
 
 // Limits bound what one burst may make llmprobe hold in memory; a burst whose
@@ -50,9 +47,9 @@ const (
 // the prompt's pieces where they are, after the headers.
 const MaxInlineBody = 16 << 10
 
-func (l *Limits) validate(errs *field.Errors) {
+func (l *Limits) validate(errs *FieldErrors) {
 	errs.IntWithin("limits.max_planned_requests", l.MaxPlannedRequests, 1, MaxPlannedCeiling, "requests")
-	errs.IntWithin("limits.max_prompt_tokens", l.MaxPromptTokens, 1, workload.MaxTokens, "tokens")
+	errs.IntWithin("limits.max_prompt_tokens", l.MaxPromptTokens, 1, MaxTokens, "tokens")
 	if m := l.MaxBurstMemory; m < units.MiB || m > 64*units.GiB {
 		errs.Add("limits.max_burst_memory", "%s must be within [1MiB, 64GiB]", m)
 	}

@@ -8,20 +8,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/llmprobe/llmprobe/config/field"
 	"github.com/llmprobe/llmprobe/config/internal/yamlerr"
 )
-
-// FieldError is a problem with one field, located by its path
-// (targets[1].url); the name the checks other packages own write.
-type FieldError = field.Error
-
-// FieldErrors collects FieldErrors; checks add theirs with its Add.
-type FieldErrors = field.Errors
-
-// Duration is a duration written as Prometheus does (500ms, 2s, 1m) or as Go
-// does (1.5s), in every part of the configuration.
-type Duration = field.Duration
 
 // A Check is validation another package owns: it reads what a
 // configuration names (a dataset, a trace) or bounds what it costs. It runs

@@ -3,8 +3,6 @@ package config
 import (
 	"fmt"
 	"path/filepath"
-
-	"github.com/llmprobe/llmprobe/config/field"
 )
 
 // Trace formats.
@@ -14,7 +12,7 @@ const (
 )
 
 // validateTrace checks a trace burst's fields; burst/plan reads its file.
-func (b *Burst) validateTrace(path string, cfg *Config, errs *field.Errors) {
+func (b *Burst) validateTrace(path string, cfg *Config, errs *FieldErrors) {
 	a := &b.Arrival
 	p := path + ".arrival"
 	if a.File == "" {

@@ -4,17 +4,13 @@ import (
 	"fmt"
 	"net/url"
 	"time"
-
-	"github.com/llmprobe/llmprobe/config/analysis"
-	"github.com/llmprobe/llmprobe/config/field"
-	"github.com/llmprobe/llmprobe/config/workload"
 )
 
 // Request fields the prober owns; extra_body must not override them.
 var reservedBodyKeys = []string{"model", "prompt", "messages", "input", "query", "documents", "stream", "max_tokens", "max_completion_tokens"}
 
-func (c *Config) validate() field.Errors {
-	var errs field.Errors
+func (c *Config) validate() FieldErrors {
+	var errs FieldErrors
 	if len(c.Targets) == 0 {
 		errs.Add("targets", "at least one target is required")
 	}
@@ -37,7 +33,7 @@ func (c *Config) validate() field.Errors {
 		c.Bursts[i].validate(fmt.Sprintf("bursts[%d]", i), c, seen, &errs)
 	}
 	c.validateEmbeddings(&errs)
-	analysis.Validate(c.Comparisons, c.comparisonScope(), &errs)
+	Validate(c.Comparisons, c.comparisonScope(), &errs)
 	c.Limits.validate(&errs)
 	if c.Probe != nil {
 		c.Probe.validateTemplate(&errs)
@@ -50,7 +46,7 @@ func (c *Config) validate() field.Errors {
 // target runs, what judges output tokens: such a request has none; images
 // on a scenario any target but a chat one runs; and tools and response
 // formats where neither chat nor the Responses API runs it.
-func (c *Config) validateEmbeddings(errs *field.Errors) {
+func (c *Config) validateEmbeddings(errs *FieldErrors) {
 	runs := map[[2]string]bool{}
 	for _, p := range c.CanaryPairs() {
 		runs[[2]string{p.Target, p.Scenario}] = true
@@ -61,10 +57,10 @@ func (c *Config) validateEmbeddings(errs *field.Errors) {
 		}
 	}
 	for i, s := range c.Scenarios {
-		var runners []workload.Runner
+		var runners []Runner
 		for _, t := range c.Targets {
 			if runs[[2]string{t.Name, s.Name}] {
-				runners = append(runners, workload.Runner{Target: fmt.Sprintf("%s target %q", t.API, t.Name),
+				runners = append(runners, Runner{Target: fmt.Sprintf("%s target %q", t.API, t.Name),
 					Pooled: t.API == APIEmbeddings || t.API == APIRerank, Chat: t.API == APIChat, Tools: t.API == APIChat || t.API == APIResponses})
 			}
 		}
@@ -72,7 +68,7 @@ func (c *Config) validateEmbeddings(errs *field.Errors) {
 	}
 }
 
-func (t *Target) validate(path string, seen map[string]string, errs *field.Errors) {
+func (t *Target) validate(path string, seen map[string]string, errs *FieldErrors) {
 	errs.Name(path, t.Name, "target", seen)
 	if t.URL == "" {
 		errs.Add(path+".url", "is required")
@@ -98,7 +94,7 @@ func urlProblem(raw string) string {
 
 // validateTemplate checks the probe: block, whose name and URL come from
 // each /probe request.
-func (t *Target) validateTemplate(errs *field.Errors) {
+func (t *Target) validateTemplate(errs *FieldErrors) {
 	if t.Name != "" {
 		errs.Add("probe.name", "cannot be set: /probe results carry no target name")
 	}
@@ -112,7 +108,7 @@ func (t *Target) validateTemplate(errs *field.Errors) {
 }
 
 // validateSettings checks everything of a target but its name and URL.
-func (t *Target) validateSettings(path string, errs *field.Errors) {
+func (t *Target) validateSettings(path string, errs *FieldErrors) {
 	if t.API != APIChat && t.API != APICompletions && t.API != APIResponses && t.API != APIEmbeddings && t.API != APIRerank {
 		errs.Add(path+".api", "%q must be %q, %q, %q, %q or %q", t.API, APIChat, APICompletions, APIResponses, APIEmbeddings, APIRerank)
 	}
@@ -124,7 +120,7 @@ func (t *Target) validateSettings(path string, errs *field.Errors) {
 		}
 	}
 	for k, v := range t.ExtraBody {
-		if sub, msg := field.JSONProblem(v); msg != "" {
+		if sub, msg := JSONProblem(v); msg != "" {
 			errs.Add(path+".extra_body."+k+sub, "%s; extra_body must encode to JSON", msg)
 		}
 	}
@@ -136,7 +132,7 @@ func (t *Target) validateSettings(path string, errs *field.Errors) {
 	}
 }
 
-func (c *Canary) validate(cfg *Config, errs *field.Errors) {
+func (c *Canary) validate(cfg *Config, errs *FieldErrors) {
 	errs.DurationWithin("canary.interval", c.Interval, 100*time.Millisecond, 24*time.Hour, false)
 	if c.Jitter < 0 || c.Jitter >= c.Interval {
 		errs.Add("canary.jitter", "%s must be at least 0s and less than the interval (%s)", c.Jitter, c.Interval)

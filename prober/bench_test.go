@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prompt"
 )
@@ -66,8 +65,8 @@ func BenchmarkLongPromptRequest(b *testing.B) {
 			}
 			defer c.Close()
 			s := testkit.Scenario()
-			s.PromptTokens = workload.Distribution{Kind: workload.DistFixed, Value: tokens}
-			s.OutputTokens = workload.Distribution{Kind: workload.DistFixed, Value: 1}
+			s.PromptTokens = config.Distribution{Kind: config.DistFixed, Value: tokens}
+			s.OutputTokens = config.Distribution{Kind: config.DistFixed, Value: 1}
 			builder := prompt.NewBuilder(s, 1)
 			builder.At(0) // the body, made once per builder (a burst run), not per request
 			b.ReportAllocs()

@@ -14,7 +14,6 @@ import (
 
 	"github.com/llmprobe/llmprobe/burst/plan"
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober/openai"
 	"github.com/llmprobe/llmprobe/prober/transport"
@@ -41,14 +40,14 @@ func TestBodySentWithItsLength(t *testing.T) {
 	}))
 	defer srv.Close()
 	long := testkit.Scenario()
-	long.PromptTokens = workload.Distribution{Kind: workload.DistFixed, Value: 20_000}
+	long.PromptTokens = config.Distribution{Kind: config.DistFixed, Value: 20_000}
 	longPrompt, _ := prompt.NewBuilder(long, 1).At(3)
 	if longPrompt.Tail == "" {
 		t.Fatal("a synthetic long prompt has no tail")
 	}
 	temp, topP, seed := 0.5, 0.9, int64(42)
 	sampled := testkit.Scenario()
-	sampled.Sampling = workload.Sampling{Temperature: &temp, TopP: &topP, Seed: &seed}
+	sampled.Sampling = config.Sampling{Temperature: &temp, TopP: &topP, Seed: &seed}
 	prompts := map[string]prompt.Prompt{
 		"tail":      longPrompt,
 		"no tail":   {Text: "ref: a b c d\nSay OK.", RequestedTokens: 8},
@@ -152,7 +151,7 @@ func TestLongBodyCutIsAReset(t *testing.T) {
 	}))
 	defer srv.Close()
 	s := testkit.Scenario()
-	s.PromptTokens = workload.Distribution{Kind: workload.DistFixed, Value: 128 << 10}
+	s.PromptTokens = config.Distribution{Kind: config.DistFixed, Value: 128 << 10}
 	c := newClient(t, testkit.Target(srv.URL, config.APIChat))
 	builder := prompt.NewBuilder(s, 1)
 	for i := range 20 {

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober/transport"
 	"github.com/llmprobe/llmprobe/prompt"
@@ -212,13 +211,13 @@ func TestSplitAgainstSim(t *testing.T) {
 	target := testkit.Target(srv.URL, config.APIChat)
 	target.ExtraBody = map[string]any{"include_metrics": true}
 	c := newClient(t, target)
-	send := func(s workload.Scenario, seed uint64) *Result {
+	send := func(s config.Scenario, seed uint64) *Result {
 		p, maxTokens := prompt.NewBuilder(s, seed).Next()
 		return c.Do(context.Background(), Request{Scenario: s, Traffic: TrafficCanary, Prompt: p, MaxTokens: maxTokens, Sched: time.Now()})
 	}
 	long, short := testkit.Scenario(), testkit.Scenario()
-	long.OutputTokens = workload.Distribution{Kind: workload.DistFixed, Value: 50} // holds the batch ~540 ms
-	short.OutputTokens = workload.Distribution{Kind: workload.DistFixed, Value: 2}
+	long.OutputTokens = config.Distribution{Kind: config.DistFixed, Value: 50} // holds the batch ~540 ms
+	short.OutputTokens = config.Distribution{Kind: config.DistFixed, Value: 2}
 
 	results := make([]*Result, 3)
 	var wg sync.WaitGroup

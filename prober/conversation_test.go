@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prompt"
 	"github.com/llmprobe/llmprobe/sim"
@@ -58,10 +57,10 @@ func converse(t *testing.T, target config.Target, turns int) []*Result {
 	return results
 }
 
-func conversationScenario(turns int) workload.Scenario {
+func conversationScenario(turns int) config.Scenario {
 	s := testkit.Scenario()
-	s.OutputTokens = workload.Distribution{Kind: workload.DistFixed, Value: 4}
-	s.Conversation = &workload.Conversation{Turns: turns, FollowupTokens: workload.Distribution{Kind: workload.DistFixed, Value: 5}, ThinkTime: config.Duration(30 * time.Millisecond)}
+	s.OutputTokens = config.Distribution{Kind: config.DistFixed, Value: 4}
+	s.Conversation = &config.Conversation{Turns: turns, FollowupTokens: config.Distribution{Kind: config.DistFixed, Value: 5}, ThinkTime: config.Duration(30 * time.Millisecond)}
 	return s
 }
 
@@ -154,7 +153,7 @@ func TestCachedPromptTokens(t *testing.T) {
 	srv, _ := testkit.StartSim(t, func(c *sim.Config) { c.PrefixCacheTokens = 1 << 16 })
 	c := newClient(t, testkit.Target(srv.URL, config.APIChat))
 	s := conversationScenario(2)
-	s.PromptTokens = workload.Distribution{Kind: workload.DistFixed, Value: 64}
+	s.PromptTokens = config.Distribution{Kind: config.DistFixed, Value: 64}
 	var results []*Result
 	Converse(context.Background(), Request{Scenario: s, Sched: time.Now()}, prompt.NewBuilder(s, 1).Session(1),
 		func(r Request) *Result { return c.Do(context.Background(), r) }, func(r *Result) { results = append(results, r) })

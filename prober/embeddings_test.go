@@ -13,17 +13,16 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober/pooling"
 	"github.com/llmprobe/llmprobe/prompt"
 	"github.com/llmprobe/llmprobe/sim"
 )
 
-func embeddingsScenario(inputs int) workload.Scenario {
+func embeddingsScenario(inputs int) config.Scenario {
 	s := testkit.Scenario()
 	s.Inputs = inputs
-	s.PromptTokens = workload.Distribution{Kind: workload.DistFixed, Value: 32}
+	s.PromptTokens = config.Distribution{Kind: config.DistFixed, Value: 32}
 	s.SLO.E2E = config.Duration(5 * time.Second)
 	return s
 }
@@ -46,7 +45,7 @@ func TestEmbeddingsAgainstSim(t *testing.T) {
 	if res.E2E <= 0 || res.FirstTokenSeen() || res.TTFT != 0 || res.TPOT != 0 || res.ITL != nil || res.OutputTokens != 0 || res.TTFTParts != nil {
 		t.Errorf("e2e %s; want TTFT, TPOT, ITL, output tokens and the TTFT split unset, got %s, %s, %v, %d, %v", res.E2E, res.TTFT, res.TPOT, res.ITL, res.OutputTokens, res.TTFTParts)
 	}
-	if len(res.Checks) != 1 || res.Checks[0].Objective != workload.ObjectiveE2E || !res.Checks[0].Met {
+	if len(res.Checks) != 1 || res.Checks[0].Objective != config.ObjectiveE2E || !res.Checks[0].Met {
 		t.Errorf("checks %+v, want e2e met", res.Checks)
 	}
 	if !strings.Contains(logOf(res), "4 vectors of 384 dimensions") {

@@ -15,7 +15,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober/transport"
 )
@@ -320,7 +319,7 @@ func TestFailuresMissEveryObjective(t *testing.T) {
 	}))
 	defer srv.Close()
 	s := testkit.Scenario()
-	s.SLO = workload.SLO{TTFT: config.Duration(time.Second), E2E: config.Duration(time.Second), TargetRatio: 0.9}
+	s.SLO = config.SLO{TTFT: config.Duration(time.Second), E2E: config.Duration(time.Second), TargetRatio: 0.9}
 	res := probeOnce(t, testkit.Target(srv.URL, config.APIChat), s)
 	if len(res.Checks) != 2 {
 		t.Fatalf("checks = %+v, want ttft and e2e", res.Checks)

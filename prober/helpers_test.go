@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/prompt"
 )
 
@@ -98,7 +97,7 @@ func newClient(t *testing.T, target config.Target) *Client {
 }
 
 // probeOnce sends one request now and returns its result.
-func probeOnce(t *testing.T, target config.Target, s workload.Scenario) *Result {
+func probeOnce(t *testing.T, target config.Target, s config.Scenario) *Result {
 	t.Helper()
 	c := newClient(t, target)
 	prompt, maxTokens := prompt.NewBuilder(s, 1).Next()

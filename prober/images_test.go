@@ -9,15 +9,14 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prompt"
 	"github.com/llmprobe/llmprobe/sim"
 )
 
-func withImages(count, side int) workload.Scenario {
+func withImages(count, side int) config.Scenario {
 	s := testkit.Scenario()
-	s.Images = &workload.Images{Count: count, Width: side, Height: side}
+	s.Images = &config.Images{Count: count, Width: side, Height: side}
 	return s
 }
 

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 )
 
@@ -57,9 +56,9 @@ func usageChunk(completion int) string {
 }
 
 // scenarioFor asks for maxTokens output tokens.
-func scenarioFor(maxTokens int) workload.Scenario {
+func scenarioFor(maxTokens int) config.Scenario {
 	s := testkit.Scenario()
-	s.OutputTokens = workload.Distribution{Kind: workload.DistFixed, Value: maxTokens}
+	s.OutputTokens = config.Distribution{Kind: config.DistFixed, Value: maxTokens}
 	return s
 }
 
@@ -163,7 +162,7 @@ func TestTPOTAndSLOChecks(t *testing.T) {
 	}
 	steps = append(steps, step{0, finishChunk}, step{0, done})
 	s := testkit.Scenario()
-	s.SLO = workload.SLO{
+	s.SLO = config.SLO{
 		TTFT:        config.Duration(10 * time.Millisecond), // missed: TTFT is ~30ms
 		TPOT:        config.Duration(40 * time.Millisecond), // met: ~20ms
 		Stall:       config.Duration(60 * time.Millisecond), // met
@@ -173,7 +172,7 @@ func TestTPOTAndSLOChecks(t *testing.T) {
 	if !within(res.TPOT, 20*time.Millisecond, 8*time.Millisecond) {
 		t.Errorf("TPOT = %s, want ~20ms", res.TPOT)
 	}
-	want := map[string]bool{workload.ObjectiveTTFT: false, workload.ObjectiveTPOT: true, workload.ObjectiveStall: true}
+	want := map[string]bool{config.ObjectiveTTFT: false, config.ObjectiveTPOT: true, config.ObjectiveStall: true}
 	if len(res.Checks) != len(want) {
 		t.Fatalf("checks = %+v", res.Checks)
 	}
@@ -192,14 +191,14 @@ func TestQualityChecks(t *testing.T) {
 		return []step{{0, chatDelta(fmt.Sprintf(`{"content":%q}`, text))}, {0, finishChunk}, {0, done}}
 	}
 	cases := []struct {
-		q      workload.Quality
+		q      config.Quality
 		answer string
 		pass   bool
 	}{
-		{workload.Quality{Contains: "Paris"}, "The capital is Paris.", true},
-		{workload.Quality{Contains: "Paris"}, "The capital is Lyon.", false},
-		{workload.Quality{JSON: true}, ` {"ok": true} `, true},
-		{workload.Quality{JSON: true}, `{"ok": tru`, false},
+		{config.Quality{Contains: "Paris"}, "The capital is Paris.", true},
+		{config.Quality{Contains: "Paris"}, "The capital is Lyon.", false},
+		{config.Quality{JSON: true}, ` {"ok": true} `, true},
+		{config.Quality{JSON: true}, `{"ok": tru`, false},
 	}
 	for i, tc := range cases {
 		s := testkit.Scenario()

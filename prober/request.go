@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/llmprobe/llmprobe/config/workload"
+	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/prober/openai"
 	"github.com/llmprobe/llmprobe/prober/pooling"
 	"github.com/llmprobe/llmprobe/prober/transport"
@@ -18,7 +18,7 @@ import (
 
 // Request is one request to measure.
 type Request struct {
-	Scenario workload.Scenario
+	Scenario config.Scenario
 	Traffic  string
 	Prompt   prompt.Prompt
 	// MaxTokens is the max_tokens to ask for.

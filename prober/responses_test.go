@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/sim"
 )
@@ -21,7 +20,7 @@ import (
 func TestResponsesAgainstSim(t *testing.T) {
 	srv, _ := testkit.StartSim(t, func(c *sim.Config) { c.Faults.ReasoningTokens = 4 })
 	s := testkit.Scenario()
-	s.OutputTokens = workload.Distribution{Kind: workload.DistFixed, Value: 12}
+	s.OutputTokens = config.Distribution{Kind: config.DistFixed, Value: 12}
 	res := probeOnce(t, testkit.Target(srv.URL, config.APIResponses), s)
 	if res.Outcome != OutcomeSuccess {
 		t.Fatalf("%s %s\n%s", res.Outcome, res.Error, logOf(res))

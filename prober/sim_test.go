@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prompt"
 	"github.com/llmprobe/llmprobe/sim"
@@ -27,7 +26,7 @@ func TestMeasurementsMatchSimSchedule(t *testing.T) {
 		t.Run(string(api), func(t *testing.T) {
 			srv, _ := testkit.StartSim(t, nil)
 			s := testkit.Scenario()
-			s.OutputTokens = workload.Distribution{Kind: workload.DistFixed, Value: 20}
+			s.OutputTokens = config.Distribution{Kind: config.DistFixed, Value: 20}
 			var ttft, tpot, itl []time.Duration
 			for range 7 {
 				res := probeOnce(t, testkit.Target(srv.URL, api), s)
@@ -132,7 +131,7 @@ func TestSimFramings(t *testing.T) {
 			target := testkit.Target(srv.URL, config.APIChat)
 			target.ExtraBody = tc.extra
 			s := testkit.Scenario()
-			s.OutputTokens = workload.Distribution{Kind: workload.DistFixed, Value: 8}
+			s.OutputTokens = config.Distribution{Kind: config.DistFixed, Value: 8}
 			res := probeOnce(t, target, s)
 			if res.Outcome != OutcomeSuccess && tc.faults.ErrorRate == 0 && tc.faults.DisconnectRate == 0 && tc.faults.MalformedRate == 0 {
 				t.Fatalf("%s: %s\n%s", res.Outcome, res.Error, logOf(res))
@@ -200,7 +199,7 @@ func TestTimings(t *testing.T) {
 func TestReasoningAgainstSim(t *testing.T) {
 	srv, _ := testkit.StartSim(t, func(c *sim.Config) { c.Faults.ReasoningTokens = 8 })
 	s := testkit.Scenario()
-	s.OutputTokens = workload.Distribution{Kind: workload.DistFixed, Value: 20}
+	s.OutputTokens = config.Distribution{Kind: config.DistFixed, Value: 20}
 	s.SLO.TTFT = config.Duration(time.Hour)
 	s.SLO.TTFTAnswer = config.Duration(time.Millisecond) // past TTFT by 80 ms of reasoning: missed
 	res := probeOnce(t, testkit.Target(srv.URL, config.APIChat), s)
@@ -217,7 +216,7 @@ func TestReasoningAgainstSim(t *testing.T) {
 	if d := res.TTFTAnswer - res.TTFTReasoning; d < 60*time.Millisecond || d > 400*time.Millisecond {
 		t.Errorf("first answer token %s after the first reasoning token, want ~80ms", d)
 	}
-	if len(res.Checks) != 2 || !res.Checks[0].Met || res.Checks[1].Objective != workload.ObjectiveTTFTAnswer || res.Checks[1].Met || res.Good {
+	if len(res.Checks) != 2 || !res.Checks[0].Met || res.Checks[1].Objective != config.ObjectiveTTFTAnswer || res.Checks[1].Met || res.Good {
 		t.Errorf("checks %+v good %v: want ttft met, ttft_answer missed, not good", res.Checks, res.Good)
 	}
 

@@ -1,7 +1,7 @@
 package prober
 
 import (
-	"github.com/llmprobe/llmprobe/config/workload"
+	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/prober/quality"
 )
 
@@ -17,7 +17,7 @@ type QualityResult struct {
 // succeeded, met every objective, and passed every check configured. A
 // failed request misses every objective: a server that rejects everything
 // must not look compliant.
-func Evaluate(res *Result, s workload.Scenario, golden *workload.GoldenLine) {
+func Evaluate(res *Result, s config.Scenario, golden *config.GoldenLine) {
 	res.Checks = res.Checks[:0]
 	good := res.Outcome == OutcomeSuccess
 	for _, o := range s.SLO.Objectives() {
@@ -27,18 +27,18 @@ func Evaluate(res *Result, s workload.Scenario, golden *workload.GoldenLine) {
 		}
 		var met bool
 		switch o.Name {
-		case workload.ObjectiveTTFT:
+		case config.ObjectiveTTFT:
 			met = res.FirstTokenSeen() && res.TTFT <= o.Threshold
-		case workload.ObjectiveTPOT:
+		case config.ObjectiveTPOT:
 			if res.OutputTokens < 2 {
 				continue // TPOT is undefined for one token
 			}
 			met = res.TPOT <= o.Threshold
-		case workload.ObjectiveE2E:
+		case config.ObjectiveE2E:
 			met = res.E2E <= o.Threshold
-		case workload.ObjectiveStall:
+		case config.ObjectiveStall:
 			met = res.MaxGap <= o.Threshold
-		case workload.ObjectiveTTFTAnswer:
+		case config.ObjectiveTTFTAnswer:
 			// A request that reasoned until it ended never answered: missed.
 			met = res.TTFTAnswer > 0 && res.TTFTAnswer <= o.Threshold
 		}
@@ -55,7 +55,7 @@ func Evaluate(res *Result, s workload.Scenario, golden *workload.GoldenLine) {
 // checkAnswer sets a successful answer's quality from the scenario's checks
 // and its golden line's: a golden failure names the line, over whatever
 // the scenario's checks said.
-func checkAnswer(res *Result, s workload.Scenario, golden *workload.GoldenLine) {
+func checkAnswer(res *Result, s config.Scenario, golden *config.GoldenLine) {
 	if checked, why := quality.Scenario(&s, res.Answer, res.ToolCalls); checked {
 		res.Quality = &QualityResult{Passed: why == "", Reason: why}
 	}

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/internal/sse"
 	"github.com/llmprobe/llmprobe/prober/chunks"
 	"github.com/llmprobe/llmprobe/prober/openai"
@@ -46,7 +45,7 @@ func answerKeep(r Request) int {
 }
 
 func (c *Client) readStream(ctx context.Context, body io.Reader, r Request, res *Result) {
-	st := &streamState{exactCounts: true, answerLimit: answerKeep(r), maxChunks: chunks.Max(r.MaxTokens), tools: toolcall.New(workload.MaxTools)}
+	st := &streamState{exactCounts: true, answerLimit: answerKeep(r), maxChunks: chunks.Max(r.MaxTokens), tools: toolcall.New(config.MaxTools)}
 	events := sse.NewReader(body, maxLineBytes)
 	var chunk openai.Chunk
 	var reason string
@@ -248,7 +247,7 @@ func (st *streamState) finish(res *Result) {
 		res.logf("tool call %s: %d bytes of arguments: %s", openai.Truncate(tc.Name, 64), len(tc.Arguments), openai.Truncate(tc.Arguments, 160))
 	}
 	if t := st.tools; t.Dropped+t.Unread > 0 {
-		res.logf("tool calls: %d past the %d kept, %d deltas that were no JSON object", t.Dropped, workload.MaxTools, t.Unread)
+		res.logf("tool calls: %d past the %d kept, %d deltas that were no JSON object", t.Dropped, config.MaxTools, t.Unread)
 	}
 	res.PromptTokensReported = st.lastUsage.PromptTokens
 	res.CachedPromptTokens, res.CachedReported = st.lastUsage.Cached()

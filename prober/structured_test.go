@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/field"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/sim"
 )
@@ -20,30 +18,30 @@ var weatherParameters = map[string]any{
 
 // toolScenario is testkit's scenario with tool get_weather (and ping) and
 // tool_choice choice, validated as a load validates it.
-func toolScenario(t *testing.T, choice any) workload.Scenario {
+func toolScenario(t *testing.T, choice any) config.Scenario {
 	t.Helper()
 	s := testkit.Scenario()
-	s.OutputTokens = workload.Distribution{Kind: workload.DistFixed, Value: 64}
-	s.Tools = []workload.Tool{{Function: workload.Function{Name: "get_weather", Parameters: weatherParameters}}, {Function: workload.Function{Name: "ping"}}}
+	s.OutputTokens = config.Distribution{Kind: config.DistFixed, Value: 64}
+	s.Tools = []config.Tool{{Function: config.Function{Name: "get_weather", Parameters: weatherParameters}}, {Function: config.Function{Name: "ping"}}}
 	s.ToolChoice = choice
 	return validated(t, s)
 }
 
 // formatScenario asks for a JSON person, and checks it with quality's schema too.
-func formatScenario(t *testing.T) workload.Scenario {
+func formatScenario(t *testing.T) config.Scenario {
 	t.Helper()
 	person := map[string]any{"type": "object", "required": []any{"name", "age"},
 		"properties": map[string]any{"name": map[string]any{"type": "string"}, "age": map[string]any{"type": "integer", "minimum": 0}}}
 	s := testkit.Scenario()
-	s.OutputTokens = workload.Distribution{Kind: workload.DistFixed, Value: 64}
-	s.ResponseFormat = &workload.ResponseFormat{Type: workload.FormatJSONSchema, JSONSchema: &workload.JSONFormat{Name: "person", Schema: person}}
-	s.Quality = &workload.Quality{JSONSchema: person}
+	s.OutputTokens = config.Distribution{Kind: config.DistFixed, Value: 64}
+	s.ResponseFormat = &config.ResponseFormat{Type: config.FormatJSONSchema, JSONSchema: &config.JSONFormat{Name: "person", Schema: person}}
+	s.Quality = &config.Quality{JSONSchema: person}
 	return validated(t, s)
 }
 
-func validated(t *testing.T, s workload.Scenario) workload.Scenario {
+func validated(t *testing.T, s config.Scenario) config.Scenario {
 	t.Helper()
-	var errs field.Errors
+	var errs config.FieldErrors
 	s.Validate("s", &errs)
 	if len(errs) > 0 {
 		t.Fatal(errs)
@@ -160,8 +158,8 @@ func TestToolCallTranscripts(t *testing.T) {
 		t.Run(tc.file, func(t *testing.T) {
 			srv := replay(t, loadTranscript(t, tc.file), gap)
 			s := testkit.Scenario()
-			s.OutputTokens = workload.Distribution{Kind: workload.DistFixed, Value: 64}
-			s.Tools = []workload.Tool{{Function: workload.Function{Name: tc.function, Parameters: tc.parameters}}}
+			s.OutputTokens = config.Distribution{Kind: config.DistFixed, Value: 64}
+			s.Tools = []config.Tool{{Function: config.Function{Name: tc.function, Parameters: tc.parameters}}}
 			s.ToolChoice = "required"
 			res := probeOnce(t, testkit.Target(srv.URL, config.APIChat), validated(t, s))
 			if res.Outcome != OutcomeSuccess || res.Quality == nil || !res.Quality.Passed || !res.Good {

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 )
 
@@ -122,7 +121,7 @@ func TestReasoningTranscript(t *testing.T) {
 			if res.Answer != "Hello! How" {
 				t.Errorf("answer %q: reasoning must not be part of it", res.Answer)
 			}
-			if len(res.Checks) != 1 || res.Checks[0].Objective != workload.ObjectiveTTFTAnswer || !res.Checks[0].Met {
+			if len(res.Checks) != 1 || res.Checks[0].Objective != config.ObjectiveTTFTAnswer || !res.Checks[0].Met {
 				t.Errorf("checks %+v: want ttft_answer met", res.Checks)
 			}
 		})
@@ -143,7 +142,7 @@ func TestRealReasoningTranscript(t *testing.T) {
 	}
 	srv := replay(t, tr, gap)
 	s := testkit.Scenario()
-	s.OutputTokens = workload.Distribution{Kind: workload.DistFixed, Value: 128}
+	s.OutputTokens = config.Distribution{Kind: config.DistFixed, Value: 128}
 	s.SLO.TTFTAnswer = config.Duration(time.Hour)
 	res := probeOnce(t, testkit.Target(srv.URL, config.APIChat), s)
 	if res.Outcome != OutcomeSuccess {
@@ -168,7 +167,7 @@ func TestRealReasoningTranscript(t *testing.T) {
 	if res.Answer != "5 + 3 = 8." {
 		t.Errorf("answer %q, want %q: reasoning must not be part of it", res.Answer, "5 + 3 = 8.")
 	}
-	if len(res.Checks) != 1 || res.Checks[0].Objective != workload.ObjectiveTTFTAnswer || !res.Checks[0].Met {
+	if len(res.Checks) != 1 || res.Checks[0].Objective != config.ObjectiveTTFTAnswer || !res.Checks[0].Met {
 		t.Errorf("checks %+v: want ttft_answer met", res.Checks)
 	}
 }

@@ -6,8 +6,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/llmprobe/llmprobe/config/field"
-	"github.com/llmprobe/llmprobe/config/workload"
+	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/prober/openai"
 )
 
@@ -54,9 +53,9 @@ func (c *Client) readWhole(ctx context.Context, body io.Reader, r Request, res *
 }
 
 // imagesAsked is the log's word on a request's images, with the body's size.
-func imagesAsked(s workload.Scenario, body int64) string {
+func imagesAsked(s config.Scenario, body int64) string {
 	if im := s.Images; im != nil {
-		return fmt.Sprintf(", %d images of %dx%d px (body %s)", im.Count, im.Width, im.Height, field.Bytes(body))
+		return fmt.Sprintf(", %d images of %dx%d px (body %s)", im.Count, im.Width, im.Height, config.Bytes(body))
 	}
 	return ""
 }

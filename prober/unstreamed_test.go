@@ -12,7 +12,6 @@ import (
 	promconfig "github.com/prometheus/common/config"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober/openai"
 	"github.com/llmprobe/llmprobe/prompt"
@@ -20,7 +19,7 @@ import (
 )
 
 // unstreamed is testkit's scenario with stream: false.
-func unstreamed() workload.Scenario {
+func unstreamed() config.Scenario {
 	s := testkit.Scenario()
 	off := false
 	s.Stream = &off
@@ -79,7 +78,7 @@ func TestUnstreamedQualityAndHistory(t *testing.T) {
 	target, bodies := recordBodies(t, config.APIChat)
 	s := conversationScenario(2)
 	off := false
-	s.Stream, s.Quality = &off, &workload.Quality{Contains: "thanks"}
+	s.Stream, s.Quality = &off, &config.Quality{Contains: "thanks"}
 	c := newClient(t, target)
 	var results []*Result
 	first := Request{Scenario: s, Traffic: TrafficCanary, Sched: time.Now()}

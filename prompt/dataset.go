@@ -12,8 +12,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/field"
-	"github.com/llmprobe/llmprobe/config/workload"
 )
 
 // Bounds on what a dataset may make the daemon read and hold.
@@ -36,7 +34,7 @@ const (
 // however many scenarios name them.
 func CheckDatasets(c *config.Config, _ []*config.FieldError) []*config.FieldError {
 	type loaded struct {
-		prompts []workload.DatasetPrompt
+		prompts []config.DatasetPrompt
 		err     error
 	}
 	var errs config.FieldErrors
@@ -44,7 +42,7 @@ func CheckDatasets(c *config.Config, _ []*config.FieldError) []*config.FieldErro
 	total := 0
 	for i := range c.Scenarios {
 		d := c.Scenarios[i].PromptDataset
-		if d == nil || d.File == "" || d.Format != workload.DatasetShareGPT {
+		if d == nil || d.File == "" || d.Format != config.DatasetShareGPT {
 			continue
 		}
 		path := fmt.Sprintf("scenarios[%d].prompt_dataset.file", i)
@@ -72,7 +70,7 @@ func CheckDatasets(c *config.Config, _ []*config.FieldError) []*config.FieldErro
 // readShareGPT keeps the first human turn of each conversation, up to
 // maxDatasetPrompts of them or maxDatasetPromptBytes of text; the rest of
 // the file is not read.
-func readShareGPT(file string) ([]workload.DatasetPrompt, error) {
+func readShareGPT(file string) ([]config.DatasetPrompt, error) {
 	f, err := openBounded(file, maxDatasetFileBytes, "a dataset", "; keep its first lines (head -n 10000)")
 	if err != nil {
 		return nil, err
@@ -81,7 +79,7 @@ func readShareGPT(file string) ([]workload.DatasetPrompt, error) {
 	sc := bufio.NewScanner(newLimitedReader(f, maxDatasetFileBytes))
 	sc.Buffer(make([]byte, 0, 64<<10), maxDatasetLineBytes)
 	var (
-		prompts []workload.DatasetPrompt
+		prompts []config.DatasetPrompt
 		kept    int
 		line    int
 	)
@@ -113,7 +111,7 @@ func readShareGPT(file string) ([]workload.DatasetPrompt, error) {
 					return finish(file, prompts)
 				}
 				kept += len(turn.Value)
-				prompts = append(prompts, workload.DatasetPrompt{Text: turn.Value, Line: line, Tokens: EstimateTokens(turn.Value)})
+				prompts = append(prompts, config.DatasetPrompt{Text: turn.Value, Line: line, Tokens: EstimateTokens(turn.Value)})
 				break
 			}
 		}
@@ -123,14 +121,14 @@ func readShareGPT(file string) ([]workload.DatasetPrompt, error) {
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, fmt.Errorf("%s:%d: a line is longer than %s", file, line+1, field.Bytes(maxDatasetLineBytes))
+			return nil, fmt.Errorf("%s:%d: a line is longer than %s", file, line+1, config.Bytes(maxDatasetLineBytes))
 		}
 		return nil, fmt.Errorf("%s:%d: %v", file, line+1, err)
 	}
 	return finish(file, prompts)
 }
 
-func finish(file string, prompts []workload.DatasetPrompt) ([]workload.DatasetPrompt, error) {
+func finish(file string, prompts []config.DatasetPrompt) ([]config.DatasetPrompt, error) {
 	if len(prompts) == 0 {
 		return nil, fmt.Errorf("%s holds no conversation with a human turn (\"from\": \"human\")", file)
 	}
@@ -175,7 +173,7 @@ func newLimitedReader(f *os.File, limit int64) *limitedReader {
 
 func (l *limitedReader) Read(p []byte) (int, error) {
 	if l.n <= 0 {
-		return 0, fmt.Errorf("the file grew past %s while it was read", field.Bytes(l.limit))
+		return 0, fmt.Errorf("the file grew past %s while it was read", config.Bytes(l.limit))
 	}
 	if int64(len(p)) > l.n {
 		p = p[:l.n]

@@ -14,14 +14,13 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/internal/load"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/prompt"
 )
 
-func datasetScenario(t *testing.T) workload.Scenario {
+func datasetScenario(t *testing.T) config.Scenario {
 	t.Helper()
 	cfg, err := config.LoadFile("testdata/good_dataset.yml", prompt.CheckDatasets)
 	if err != nil {
@@ -35,7 +34,7 @@ func datasetScenario(t *testing.T) workload.Scenario {
 // which, every prompt is drawn, and no two requests share a nonce.
 func TestDatasetPrompts(t *testing.T) {
 	s := datasetScenario(t)
-	texts := map[string]workload.DatasetPrompt{}
+	texts := map[string]config.DatasetPrompt{}
 	for _, p := range s.PromptDataset.Prompts {
 		texts[p.Text] = p
 	}
@@ -100,7 +99,7 @@ func TestDatasetAgainstSim(t *testing.T) {
 	}))
 	defer srv.Close()
 	s := datasetScenario(t)
-	s.OutputTokens = workload.Distribution{Kind: workload.DistFixed, Value: 3} // the sim's 10 ms a token
+	s.OutputTokens = config.Distribution{Kind: config.DistFixed, Value: 3} // the sim's 10 ms a token
 	b := prompt.NewBuilder(s, 1)
 	for _, api := range []config.API{config.APIChat, config.APICompletions} {
 		c, err := prober.NewClient(testkit.Target(srv.URL, api))

@@ -12,8 +12,6 @@ import (
 	"unicode"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/field"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/prober/quality"
 )
 
@@ -34,7 +32,7 @@ const (
 // file, line and field. A file named twice is read once and shared.
 func CheckGolden(c *config.Config, _ []*config.FieldError) []*config.FieldError {
 	type loaded struct {
-		lines []workload.GoldenLine
+		lines []config.GoldenLine
 		errs  []string
 		size  int
 	}
@@ -87,7 +85,7 @@ type goldenJSON struct {
 // readGolden reads a golden set whole, and the bytes of its lines. It
 // returns every problem of the file, each as "file:line: field: what", up
 // to maxGoldenErrors of them.
-func readGolden(file string) (_ []workload.GoldenLine, size int, _ []string) {
+func readGolden(file string) (_ []config.GoldenLine, size int, _ []string) {
 	f, err := openBounded(file, maxGoldenFileBytes, "a golden set", "; split it")
 	if err != nil {
 		return nil, 0, []string{err.Error()}
@@ -96,7 +94,7 @@ func readGolden(file string) (_ []workload.GoldenLine, size int, _ []string) {
 	sc := bufio.NewScanner(newLimitedReader(f, maxGoldenFileBytes))
 	sc.Buffer(make([]byte, 0, 64<<10), maxGoldenLineBytes)
 	var (
-		lines []workload.GoldenLine
+		lines []config.GoldenLine
 		errs  []string
 		n     int
 	)
@@ -125,7 +123,7 @@ func readGolden(file string) (_ []workload.GoldenLine, size int, _ []string) {
 	case len(errs) >= maxGoldenErrors:
 		errs = append(errs[:maxGoldenErrors], fmt.Sprintf("%s: stopped after %d errors", file, maxGoldenErrors))
 	case errors.Is(err, bufio.ErrTooLong):
-		errs = append(errs, fmt.Sprintf("%s:%d: a line is longer than %s", file, n+1, field.Bytes(maxGoldenLineBytes)))
+		errs = append(errs, fmt.Sprintf("%s:%d: a line is longer than %s", file, n+1, config.Bytes(maxGoldenLineBytes)))
 	case err != nil:
 		errs = append(errs, fmt.Sprintf("%s:%d: %v", file, n+1, err))
 	case len(lines) == 0 && len(errs) == 0:
@@ -139,17 +137,17 @@ func readGolden(file string) (_ []workload.GoldenLine, size int, _ []string) {
 
 // parseGoldenLine reads line n of a golden set; ids maps each id seen to
 // its line and learns this one's. It returns every problem of the line.
-func parseGoldenLine(raw []byte, n int, ids map[string]int) (workload.GoldenLine, []string) {
+func parseGoldenLine(raw []byte, n int, ids map[string]int) (config.GoldenLine, []string) {
 	var g goldenJSON
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&g); err != nil {
-		return workload.GoldenLine{}, []string{"not a golden line (a JSON object with prompt or messages, and checks): " + strings.TrimPrefix(jsonMessage(err), "json: ")}
+		return config.GoldenLine{}, []string{"not a golden line (a JSON object with prompt or messages, and checks): " + strings.TrimPrefix(jsonMessage(err), "json: ")}
 	}
 	if dec.More() {
-		return workload.GoldenLine{}, []string{"holds more than one JSON value"}
+		return config.GoldenLine{}, []string{"holds more than one JSON value"}
 	}
-	line := workload.GoldenLine{Line: n}
+	line := config.GoldenLine{Line: n}
 	var problems []string
 	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 	if g.ID != nil {
@@ -169,8 +167,8 @@ func parseGoldenLine(raw []byte, n int, ids map[string]int) (workload.GoldenLine
 		return line, problems
 	}
 	c := g.Checks
-	line.Checks = workload.Quality{Contains: c.Contains, Regex: c.Regex, JSON: c.JSON, Exact: c.Exact, JSONSchema: c.JSONSchema}
-	var fe field.Errors
+	line.Checks = config.Quality{Contains: c.Contains, Regex: c.Regex, JSON: c.JSON, Exact: c.Exact, JSONSchema: c.JSONSchema}
+	var fe config.FieldErrors
 	line.Checks.Validate("checks", &fe)
 	for _, e := range fe {
 		add("%s: %s", e.Path, e.Msg)
@@ -188,7 +186,7 @@ func parseGoldenLine(raw []byte, n int, ids map[string]int) (workload.GoldenLine
 var goldenRoles = []string{"system", "developer", "user", "assistant"}
 
 // readGoldenPrompt fills in l's prompt or messages, and its token estimate.
-func readGoldenPrompt(l *workload.GoldenLine, g goldenJSON) []string {
+func readGoldenPrompt(l *config.GoldenLine, g goldenJSON) []string {
 	var problems []string
 	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 	switch {
@@ -215,7 +213,7 @@ func readGoldenPrompt(l *workload.GoldenLine, g goldenJSON) []string {
 				add("messages[%d].content: is required and not empty", i)
 				continue
 			}
-			l.Messages = append(l.Messages, workload.GoldenMessage{Role: m.Role, Content: *m.Content})
+			l.Messages = append(l.Messages, config.GoldenMessage{Role: m.Role, Content: *m.Content})
 			all.WriteString(*m.Content)
 			all.WriteByte('\n')
 		}
@@ -235,7 +233,7 @@ func openBounded(file string, limit int64, what, hint string) (*os.File, error) 
 	fi, err := os.Stat(file)
 	switch {
 	case err != nil:
-		return nil, fmt.Errorf("cannot be read: %v", field.FileError(err))
+		return nil, fmt.Errorf("cannot be read: %v", config.FileError(err))
 	case !fi.Mode().IsRegular():
 		return nil, fmt.Errorf("%s is not a regular file", file)
 	case fi.Size() > limit:
@@ -243,7 +241,7 @@ func openBounded(file string, limit int64, what, hint string) (*os.File, error) 
 	}
 	f, err := os.Open(file)
 	if err != nil {
-		return nil, fmt.Errorf("cannot be read: %v", field.FileError(err))
+		return nil, fmt.Errorf("cannot be read: %v", config.FileError(err))
 	}
 	return f, nil
 }
@@ -251,7 +249,7 @@ func openBounded(file string, limit int64, what, hint string) (*os.File, error) 
 // goldenPrompt is line l sent with nonce: the nonce line leads the first
 // message (so no cached prefix hides the prompt's cost), a messages line's
 // earlier messages go as the history before its last, the user's.
-func goldenPrompt(l *workload.GoldenLine, nonce string) Prompt {
+func goldenPrompt(l *config.GoldenLine, nonce string) Prompt {
 	head := "ref:" + nonce + "\n"
 	p := Prompt{RequestedTokens: EstimateTokens(head) + l.Tokens, Estimated: true, Golden: l}
 	if len(l.Messages) == 0 {

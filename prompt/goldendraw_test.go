@@ -10,14 +10,13 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/prompt"
 	"github.com/llmprobe/llmprobe/sim"
 )
 
-func goldenScenario(t *testing.T) workload.Scenario {
+func goldenScenario(t *testing.T) config.Scenario {
 	t.Helper()
 	cfg, err := config.LoadFile("testdata/good_golden.yml", prompt.CheckGolden)
 	if err != nil {
@@ -94,7 +93,7 @@ func TestGoldenPrompts(t *testing.T) {
 // fails with the line that failed and why, and is not good.
 func TestGoldenAgainstSim(t *testing.T) {
 	s := goldenScenario(t)
-	s.OutputTokens = workload.Distribution{Kind: workload.DistFixed, Value: 8} // the sim's 10 ms a token
+	s.OutputTokens = config.Distribution{Kind: config.DistFixed, Value: 8} // the sim's 10 ms a token
 	for _, wrong := range []float64{0, 1} {
 		srv, _ := testkit.StartSim(t, func(c *sim.Config) { c.Golden, c.GoldenWrongRate = "testdata/golden_good.jsonl", wrong })
 		b := prompt.NewBuilder(s, 3)

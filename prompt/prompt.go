@@ -12,7 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/llmprobe/llmprobe/config/workload"
+	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/replay"
 )
 
@@ -57,7 +57,7 @@ type Prompt struct {
 	Turn    int
 	// Golden is the golden line the prompt was drawn from, whose checks
 	// its answer must pass; nil for other prompts.
-	Golden *workload.GoldenLine
+	Golden *config.GoldenLine
 }
 
 // Message is one earlier message of a conversation.
@@ -74,7 +74,7 @@ type Builder struct {
 	// no cached prefix beyond the shared one with the unsalted prompts
 	// (a comparison's rounds).
 	Salt           uint64
-	scenario       workload.Scenario
+	scenario       config.Scenario
 	seed           uint64
 	rng            *rand.Rand
 	prefix         string
@@ -84,7 +84,7 @@ type Builder struct {
 
 // NewBuilder seeds the builder. The shared prefix depends on the scenario
 // name alone, so every request of the scenario shares it (warm prefix cache).
-func NewBuilder(s workload.Scenario, seed uint64) *Builder {
+func NewBuilder(s config.Scenario, seed uint64) *Builder {
 	b := &Builder{scenario: s, seed: seed, rng: rand.New(rand.NewPCG(seed, hashString(s.Name))),
 		prompt: newLengths(s.PromptTokens), output: newLengths(s.OutputTokens),
 		body: body{seed: seed ^ hashString(s.Name), size: s.PromptTokens.Maximum()}}
@@ -313,15 +313,15 @@ func makeBody(seed uint64, n int) *bodyText {
 
 // lengths draws token lengths from one distribution.
 type lengths struct {
-	d workload.Distribution
+	d config.Distribution
 	// cum holds an empirical distribution's running sum of weights, built
 	// once per builder so a draw is one binary search.
 	cum []float64
 }
 
-func newLengths(d workload.Distribution) lengths {
+func newLengths(d config.Distribution) lengths {
 	l := lengths{d: d}
-	if d.Kind == workload.DistEmpirical {
+	if d.Kind == config.DistEmpirical {
 		l.cum = make([]float64, len(d.Values))
 		total := 0.0
 		for i, p := range d.Values {
@@ -335,7 +335,7 @@ func newLengths(d workload.Distribution) lengths {
 func (l *lengths) draw(rng *rand.Rand) int {
 	d := l.d
 	switch d.Kind {
-	case workload.DistEmpirical:
+	case config.DistEmpirical:
 		n := len(l.cum)
 		if n == 0 {
 			return 1 // validation allows no empty list; never an index panic
@@ -345,9 +345,9 @@ func (l *lengths) draw(rng *rand.Rand) int {
 		u := rng.Float64() * l.cum[n-1]
 		i := min(sort.Search(n, func(i int) bool { return l.cum[i] > u }), n-1)
 		return int(d.Values[i][0])
-	case workload.DistUniform:
+	case config.DistUniform:
 		return d.Min + rng.IntN(d.Max-d.Min+1)
-	case workload.DistLognormal:
+	case config.DistLognormal:
 		// mean is the distribution's mean, so mu = ln(mean) - sigma^2/2.
 		mu := math.Log(d.Mean) - d.Sigma*d.Sigma/2
 		x := math.Exp(mu + d.Sigma*rng.NormFloat64())

@@ -10,13 +10,13 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/llmprobe/llmprobe/config/workload"
+	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 )
 
 func TestPromptLengthsAndNonce(t *testing.T) {
 	s := testkit.Scenario()
-	s.PromptTokens = workload.Distribution{Kind: workload.DistFixed, Value: 100}
+	s.PromptTokens = config.Distribution{Kind: config.DistFixed, Value: 100}
 	b := NewBuilder(s, 7)
 	seen := map[string]bool{}
 	for range 200 {
@@ -37,7 +37,7 @@ func TestPromptLengthsAndNonce(t *testing.T) {
 
 func TestSharedPrefix(t *testing.T) {
 	s := testkit.Scenario()
-	s.PromptTokens = workload.Distribution{Kind: workload.DistFixed, Value: 64}
+	s.PromptTokens = config.Distribution{Kind: config.DistFixed, Value: 64}
 	s.SharedPrefixTokens = 32
 	a, _ := NewBuilder(s, 1).Next()
 	b, _ := NewBuilder(s, 2).Next()
@@ -57,7 +57,7 @@ func TestSharedPrefix(t *testing.T) {
 // with that salt, and nothing else: not its lengths, prefix or body.
 func TestSaltChangesOnlyTheNonce(t *testing.T) {
 	s := testkit.Scenario()
-	s.PromptTokens = workload.Distribution{Kind: workload.DistUniform, Min: 40, Max: 80}
+	s.PromptTokens = config.Distribution{Kind: config.DistUniform, Min: 40, Max: 80}
 	s.SharedPrefixTokens = 16
 	plain, salted, again, other := NewBuilder(s, 5), NewBuilder(s, 5), NewBuilder(s, 5), NewBuilder(s, 5)
 	salted.Salt, again.Salt, other.Salt = 1, 1, 2
@@ -84,8 +84,8 @@ func TestSaltChangesOnlyTheNonce(t *testing.T) {
 
 func TestLengthDistributions(t *testing.T) {
 	s := testkit.Scenario()
-	s.PromptTokens = workload.Distribution{Kind: workload.DistLognormal, Mean: 500, Sigma: 0.5, Min: 100, Max: 2000}
-	s.OutputTokens = workload.Distribution{Kind: workload.DistUniform, Min: 10, Max: 20}
+	s.PromptTokens = config.Distribution{Kind: config.DistLognormal, Mean: 500, Sigma: 0.5, Min: 100, Max: 2000}
+	s.OutputTokens = config.Distribution{Kind: config.DistUniform, Min: 10, Max: 20}
 	b := NewBuilder(s, 3)
 	var sum float64
 	const n = 4000
@@ -120,8 +120,8 @@ func TestLiteralPrompt(t *testing.T) {
 // shifted one pair fails by far.
 func TestEmpiricalFrequencies(t *testing.T) {
 	s := testkit.Scenario()
-	s.PromptTokens = workload.Distribution{Kind: workload.DistEmpirical, Values: [][]float64{{8, 5}, {16, 3}, {32, 1}}}
-	s.OutputTokens = workload.Distribution{Kind: workload.DistEmpirical, Values: [][]float64{{10, 0.25}, {20, 0.5}, {30, 0.25}}}
+	s.PromptTokens = config.Distribution{Kind: config.DistEmpirical, Values: [][]float64{{8, 5}, {16, 3}, {32, 1}}}
+	s.OutputTokens = config.Distribution{Kind: config.DistEmpirical, Values: [][]float64{{10, 0.25}, {20, 0.5}, {30, 0.25}}}
 	const n = 90_000
 	for _, via := range []string{"Next", "At"} {
 		b := NewBuilder(s, 11)
@@ -158,14 +158,14 @@ func TestEmpiricalFrequencies(t *testing.T) {
 // never runs past the last pair.
 func TestEmpiricalEdges(t *testing.T) {
 	s := testkit.Scenario()
-	s.OutputTokens = workload.Distribution{Kind: workload.DistEmpirical, Values: [][]float64{{7, 1e300}, {8, 1e-300}}}
+	s.OutputTokens = config.Distribution{Kind: config.DistEmpirical, Values: [][]float64{{7, 1e300}, {8, 1e-300}}}
 	b := NewBuilder(s, 5)
 	for i := range 10_000 {
 		if _, out := b.At(uint64(i)); out != 7 {
 			t.Fatalf("draw %d = %d, want 7", i, out)
 		}
 	}
-	s.OutputTokens = workload.Distribution{Kind: workload.DistEmpirical, Values: [][]float64{{9, 2}}}
+	s.OutputTokens = config.Distribution{Kind: config.DistEmpirical, Values: [][]float64{{9, 2}}}
 	if _, out := NewBuilder(s, 5).Next(); out != 9 {
 		t.Errorf("one pair drew %d, want 9", out)
 	}
@@ -178,7 +178,7 @@ func TestEmpiricalSeeded(t *testing.T) {
 	for v := 1; v <= 100; v++ {
 		values = append(values, []float64{float64(10 * v), float64(v)})
 	}
-	s.PromptTokens = workload.Distribution{Kind: workload.DistEmpirical, Values: values}
+	s.PromptTokens = config.Distribution{Kind: config.DistEmpirical, Values: values}
 	s.OutputTokens = s.PromptTokens
 	seq := func(seed uint64) []int {
 		b := NewBuilder(s, seed)
@@ -253,7 +253,7 @@ func TestSizedSharesBlocks(t *testing.T) {
 // given. The same n gives the same session.
 func TestSessionTurns(t *testing.T) {
 	s := testkit.Scenario()
-	s.Conversation = &workload.Conversation{Turns: 3, FollowupTokens: workload.Distribution{Kind: workload.DistFixed, Value: 7}}
+	s.Conversation = &config.Conversation{Turns: 3, FollowupTokens: config.Distribution{Kind: config.DistFixed, Value: 7}}
 	b := NewBuilder(s, 5)
 	run := func(n uint64) []Prompt {
 		sess := b.Session(n)
@@ -300,7 +300,7 @@ func TestSessionTurns(t *testing.T) {
 // nonce first, and Text is small.
 func TestLongPromptsShareTheBody(t *testing.T) {
 	s := testkit.Scenario()
-	s.PromptTokens = workload.Distribution{Kind: workload.DistUniform, Min: 16 << 10, Max: 128 << 10}
+	s.PromptTokens = config.Distribution{Kind: config.DistUniform, Min: 16 << 10, Max: 128 << 10}
 	b := NewBuilder(s, 9)
 	var mu sync.Mutex
 	var wg sync.WaitGroup

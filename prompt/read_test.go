@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 )
 
 func TestDatasetGood(t *testing.T) {
@@ -18,7 +17,7 @@ func TestDatasetGood(t *testing.T) {
 	}
 	s, _ := cfg.Scenario("sharegpt")
 	d := s.PromptDataset
-	if d.Format != workload.DatasetShareGPT || d.File != filepath.Join("testdata", "sharegpt_sample.jsonl") {
+	if d.Format != config.DatasetShareGPT || d.File != filepath.Join("testdata", "sharegpt_sample.jsonl") {
 		t.Errorf("dataset = %s, %s", d.Format, d.File)
 	}
 	// Lines 3 and 6 have no human turn and line 4 is blank: six prompts, each
@@ -176,7 +175,7 @@ func TestDatasetBounds(t *testing.T) {
 		}
 	})
 	t.Run("count", func(t *testing.T) {
-		var prompts []workload.DatasetPrompt
+		var prompts []config.DatasetPrompt
 		err := load(t, "many.jsonl", func(f *os.File) {
 			for i := range maxDatasetPrompts + 50 {
 				fmt.Fprint(f, line(fmt.Sprintf("prompt %d", i)))

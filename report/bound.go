@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/llmprobe/llmprobe/config/workload"
+	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/stats"
 )
 
@@ -22,7 +22,7 @@ const (
 // TPOT, E2E and stall alike; for TPOT, an average over tokens, this is
 // conservative), or of fallbackObjective where none is set. It also says
 // which objective that is.
-func saturationLimit(scenarios []workload.Scenario) (time.Duration, string) {
+func saturationLimit(scenarios []config.Scenario) (time.Duration, string) {
 	var tightest time.Duration
 	var name string
 	for _, s := range scenarios {
@@ -41,7 +41,7 @@ func saturationLimit(scenarios []workload.Scenario) (time.Duration, string) {
 // newErrorBound is the bound of a run whose dispatch delay is dispatch and
 // whose read side rt (nil: not sampled), against a tenth of the tightest
 // objective of its scenarios.
-func newErrorBound(dispatch Summary, rt *stats.RuntimeDelays, scenarios []workload.Scenario) *stats.ErrorBound {
+func newErrorBound(dispatch Summary, rt *stats.RuntimeDelays, scenarios []config.Scenario) *stats.ErrorBound {
 	limit, objective := saturationLimit(scenarios)
 	d := stats.Tail{Count: uint64(dispatch.Count)}
 	if dispatch.Count > 0 {

@@ -5,14 +5,13 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/stats"
 )
 
 func f(v float64) *float64 { return &v }
 
-func scenarioWith(name string, slo workload.SLO) workload.Scenario {
-	return workload.Scenario{Name: name, SLO: slo}
+func scenarioWith(name string, slo config.SLO) config.Scenario {
+	return config.Scenario{Name: name, SLO: slo}
 }
 
 func millis(d float64) time.Duration { return time.Duration(d * float64(time.Millisecond)) }
@@ -22,18 +21,18 @@ func millis(d float64) time.Duration { return time.Duration(d * float64(time.Mil
 func TestSaturationLimit(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
-		scenarios []workload.Scenario
+		scenarios []config.Scenario
 		limit     time.Duration
 		objective string
 	}{
 		{"no scenario", nil, 5 * time.Millisecond, "no objective is set: 50ms stands in"},
-		{"no objective", []workload.Scenario{scenarioWith("a", workload.SLO{TargetRatio: 0.9})}, 5 * time.Millisecond, "no objective is set: 50ms stands in"},
-		{"ttft only", []workload.Scenario{scenarioWith("a", workload.SLO{TTFT: config.Duration(millis(100))})}, 10 * time.Millisecond, "ttft 100ms of scenario a"},
-		{"tpot tighter than ttft", []workload.Scenario{scenarioWith("a", workload.SLO{TTFT: config.Duration(millis(500)), TPOT: config.Duration(millis(40)), E2E: config.Duration(5 * time.Second)})},
+		{"no objective", []config.Scenario{scenarioWith("a", config.SLO{TargetRatio: 0.9})}, 5 * time.Millisecond, "no objective is set: 50ms stands in"},
+		{"ttft only", []config.Scenario{scenarioWith("a", config.SLO{TTFT: config.Duration(millis(100))})}, 10 * time.Millisecond, "ttft 100ms of scenario a"},
+		{"tpot tighter than ttft", []config.Scenario{scenarioWith("a", config.SLO{TTFT: config.Duration(millis(500)), TPOT: config.Duration(millis(40)), E2E: config.Duration(5 * time.Second)})},
 			4 * time.Millisecond, "tpot 40ms of scenario a"},
-		{"across scenarios", []workload.Scenario{
-			scenarioWith("long", workload.SLO{TTFT: config.Duration(time.Second)}),
-			scenarioWith("short", workload.SLO{Stall: config.Duration(millis(300)), E2E: config.Duration(millis(800))}),
+		{"across scenarios", []config.Scenario{
+			scenarioWith("long", config.SLO{TTFT: config.Duration(time.Second)}),
+			scenarioWith("short", config.SLO{Stall: config.Duration(millis(300)), E2E: config.Duration(millis(800))}),
 		}, 30 * time.Millisecond, "stall 300ms of scenario short"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -49,7 +48,7 @@ func TestSaturationLimit(t *testing.T) {
 // read side was not sampled, when the dispatch delay alone does; never
 // without samples.
 func TestClientSaturatedDecision(t *testing.T) {
-	ttft100 := []workload.Scenario{scenarioWith("a", workload.SLO{TTFT: config.Duration(millis(100))})} // limit 10 ms
+	ttft100 := []config.Scenario{scenarioWith("a", config.SLO{TTFT: config.Duration(millis(100))})} // limit 10 ms
 	dispatch := func(p99, max float64) Summary { return Summary{Count: 30, P99: p99, Max: max} }
 	rt := func(sched, gc float64) *stats.RuntimeDelays {
 		r := &stats.RuntimeDelays{SchedLatency: stats.Tail{Count: 500, P99: f(sched), Max: f(4 * sched)}}
@@ -62,7 +61,7 @@ func TestClientSaturatedDecision(t *testing.T) {
 		name      string
 		dispatch  Summary
 		runtime   *stats.RuntimeDelays
-		scenarios []workload.Scenario
+		scenarios []config.Scenario
 		p99       *float64 // the bound's, nil for n/a
 		saturated bool
 	}{

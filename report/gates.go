@@ -5,18 +5,18 @@ import (
 	"sort"
 	"time"
 
-	"github.com/llmprobe/llmprobe/config/workload"
+	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/stats"
 )
 
 // gates: per objective, the share of requests meeting it against the
 // strictest target ratio among the burst's scenarios that set it; and the
 // share of checked answers that passed against the strictest quality_ratio.
-func (r *Report) gates(scenarios []workload.Scenario) {
+func (r *Report) gates(scenarios []config.Scenario) {
 	target := map[string]float64{}
 	lo, hi := map[string]time.Duration{}, map[string]time.Duration{}
 	for _, s := range scenarios {
-		target[workload.ObjectiveQuality] = max(target[workload.ObjectiveQuality], s.SLO.QualityRatio)
+		target[config.ObjectiveQuality] = max(target[config.ObjectiveQuality], s.SLO.QualityRatio)
 		for _, o := range s.SLO.Objectives() {
 			if s.SLO.TargetRatio > target[o.Name] {
 				target[o.Name] = s.SLO.TargetRatio
@@ -35,7 +35,7 @@ func (r *Report) gates(scenarios []workload.Scenario) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		if n == workload.ObjectiveQuality {
+		if n == config.ObjectiveQuality {
 			r.Gates = append(r.Gates, r.qualityGate(target[n]))
 			continue
 		}
@@ -61,16 +61,16 @@ func (r *Report) gates(scenarios []workload.Scenario) {
 // (golden lines, quality) to target. Fewer answers than could show target
 // at 95 % confidence (stats.MinSamples) keep the verdict and say so.
 func (r *Report) qualityGate(target float64) Gate {
-	g := Gate{Name: "slo_" + workload.ObjectiveQuality, Threshold: target}
-	n := r.Goodput.PerObjectiveChecked[workload.ObjectiveQuality]
+	g := Gate{Name: "slo_" + config.ObjectiveQuality, Threshold: target}
+	n := r.Goodput.PerObjectiveChecked[config.ObjectiveQuality]
 	if n == 0 {
 		g.Detail = fmt.Sprintf("n/a: no answer was checked (no request succeeded); the target is %.2f%%", 100*target)
 		return g
 	}
-	v := r.Goodput.PerObjective[workload.ObjectiveQuality]
+	v := r.Goodput.PerObjective[config.ObjectiveQuality]
 	g.Value, g.Passed = figure(v, true), v >= target
 	g.Detail = fmt.Sprintf("%.2f%% of %d checked answers passed their checks; the target is %.2f%% (the share's 95%% Wilson interval: %s)",
-		100*v, n, 100*target, r.Goodput.PerObjectiveInterval[workload.ObjectiveQuality].Text("%.1f%%", 100))
+		100*v, n, 100*target, r.Goodput.PerObjectiveInterval[config.ObjectiveQuality].Text("%.1f%%", 100))
 	if need := stats.MinSamples(target); n < need {
 		g.Detail += fmt.Sprintf("; too few: %d answers cannot show %.2f%% (needs %d)", n, 100*target, need)
 	}

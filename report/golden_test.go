@@ -14,7 +14,6 @@ import (
 
 	"github.com/llmprobe/llmprobe/burst"
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
@@ -58,7 +57,7 @@ func recordRun(t *testing.T, version string, prefill time.Duration, errorRate fl
 	defer client.Close()
 	b, s := reporttest.GoldenBurst()
 	seen := &observed{}
-	rep, err := burst.Runner{Client: client, Observer: seen}.Run(context.Background(), b, []workload.Scenario{s})
+	rep, err := burst.Runner{Client: client, Observer: seen}.Run(context.Background(), b, []config.Scenario{s})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +97,7 @@ func TestReportGolden(t *testing.T) {
 	before, after := reporttest.Fixture(t, reporttest.Upgrade[0].File), reporttest.Fixture(t, reporttest.Upgrade[1].File)
 	b, s := reporttest.GoldenBurst()
 	meta := func(engineVersion string) report.Meta {
-		return report.Meta{Model: "m", Engine: "llmprobe-sim", EngineVersion: engineVersion, Version: "test", Host: "host", Scenarios: []workload.Scenario{s}}
+		return report.Meta{Model: "m", Engine: "llmprobe-sim", EngineVersion: engineVersion, Version: "test", Host: "host", Scenarios: []config.Scenario{s}}
 	}
 	prev := report.Build(b, before.Run, meta(before.EngineVersion))
 	verdict.Judge(prev, nil, b.MaxRegression)

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
 )
@@ -35,10 +34,10 @@ func TestQualityGate(t *testing.T) {
 		o.Close(start)
 		return o
 	}
-	scenarios := []workload.Scenario{
-		{Name: "loose", SLO: workload.SLO{TargetRatio: 0.99, QualityRatio: 0.9}},
-		{Name: "strict", SLO: workload.SLO{TargetRatio: 0.99, QualityRatio: 0.95}},
-		{Name: "unchecked", SLO: workload.SLO{TargetRatio: 0.99}},
+	scenarios := []config.Scenario{
+		{Name: "loose", SLO: config.SLO{TargetRatio: 0.99, QualityRatio: 0.9}},
+		{Name: "strict", SLO: config.SLO{TargetRatio: 0.99, QualityRatio: 0.95}},
+		{Name: "unchecked", SLO: config.SLO{TargetRatio: 0.99}},
 	}
 	for _, tc := range []struct {
 		name                   string

@@ -12,7 +12,6 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report/turns"
 	"github.com/llmprobe/llmprobe/shard"
@@ -293,7 +292,7 @@ func (o *Run) Close(start time.Time) {
 // Meta is what the runner knows besides the results.
 type Meta struct {
 	Model, Engine, EngineVersion, Version, Host string
-	Scenarios                                   []workload.Scenario
+	Scenarios                                   []config.Scenario
 }
 
 // Limits on what a report keeps, so its size is bounded whatever the burst.
@@ -384,7 +383,7 @@ func (t *tally) add(r *Report, res *prober.Result, start time.Time) {
 		t.count(c.Objective, c.Met)
 	}
 	if q := res.Quality; q != nil { // an answer's checks: the share of answers, apart from the requests that failed
-		t.count(workload.ObjectiveQuality, q.Passed)
+		t.count(config.ObjectiveQuality, q.Passed)
 	}
 	if res.Outcome != prober.OutcomeSuccess {
 		return

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/field"
 	"github.com/llmprobe/llmprobe/internal/redact"
 )
 
@@ -69,7 +68,7 @@ func CheckFiles(c *config.Config, _ []*config.FieldError) []*config.FieldError {
 			}
 			b, err := os.ReadFile(r.file)
 			if err != nil {
-				errs.Add(r.path, "cannot be read: %v", field.FileError(err))
+				errs.Add(r.path, "cannot be read: %v", config.FileError(err))
 				continue
 			}
 			if err := r.check(b); err != nil {

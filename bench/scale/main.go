@@ -40,7 +40,6 @@ import (
 	"github.com/llmprobe/llmprobe/burst/selfmeasure"
 	"github.com/llmprobe/llmprobe/canary"
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/internal/load"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
@@ -259,11 +258,11 @@ func newClient(name, url string) (*prober.Client, error) {
 	return prober.NewClient(t)
 }
 
-func benchScenario(name string, tokens int) workload.Scenario {
-	s := workload.DefaultScenario
+func benchScenario(name string, tokens int) config.Scenario {
+	s := config.DefaultScenario
 	s.Name = name
-	s.PromptTokens = workload.Distribution{Kind: workload.DistFixed, Value: 32}
-	s.OutputTokens = workload.Distribution{Kind: workload.DistFixed, Value: tokens}
+	s.PromptTokens = config.Distribution{Kind: config.DistFixed, Value: 32}
+	s.OutputTokens = config.Distribution{Kind: config.DistFixed, Value: tokens}
 	s.SLO.TTFT = config.Duration(500 * time.Millisecond)
 	s.SLO.TPOT = config.Duration(100 * time.Millisecond)
 	return s
@@ -310,7 +309,7 @@ func burstRow(ctx context.Context, o options, name string, rate float64, d, step
 		}
 	}
 	m := startMeter()
-	rep, err := burst.Runner{Client: client, Observer: results, InFlight: peak}.Run(ctx, b, []workload.Scenario{sc})
+	rep, err := burst.Runner{Client: client, Observer: results, InFlight: peak}.Run(ctx, b, []config.Scenario{sc})
 	if err != nil {
 		return Row{}, err
 	}
@@ -336,7 +335,7 @@ func burstRow(ctx context.Context, o options, name string, rate float64, d, step
 }
 
 // warm opens a connection before the clock starts, as a long-running daemon has.
-func warm(ctx context.Context, c *prober.Client, sc workload.Scenario) error {
+func warm(ctx context.Context, c *prober.Client, sc config.Scenario) error {
 	res := c.Do(ctx, prober.Request{Scenario: sc, Traffic: prober.TrafficBurst, MaxTokens: 1, Sched: time.Now()})
 	if res.Outcome != prober.OutcomeSuccess {
 		return fmt.Errorf("warm-up request to the emitter: %s: %s", res.Outcome, res.Error)

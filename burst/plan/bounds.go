@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/field"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/prober/openai"
 	"github.com/llmprobe/llmprobe/prober/toolcall"
 	"github.com/llmprobe/llmprobe/prompt/images"
@@ -79,7 +77,7 @@ func MeanArrivals(b config.Burst, rate float64) int {
 
 // MeanTurns is the requests an arrival of b's mix sends on average, its
 // scenarios in the order of b.Scenarios: 1 without conversations.
-func MeanTurns(b config.Burst, scenarios []workload.Scenario) float64 {
+func MeanTurns(b config.Burst, scenarios []config.Scenario) float64 {
 	sum, weights := 0.0, 0.0
 	for i, ws := range b.Scenarios {
 		if i < len(scenarios) {
@@ -125,7 +123,7 @@ type Footprint struct {
 }
 
 func (f Footprint) String() string {
-	return fmt.Sprintf("at most %d planned requests (%d measured), worst-case memory %s", f.Requests, f.Measured, field.Bytes(f.Bytes))
+	return fmt.Sprintf("at most %d planned requests (%d measured), worst-case memory %s", f.Requests, f.Measured, config.Bytes(f.Bytes))
 }
 
 // BurstFootprint is the most one run of b may hold: every measured result
@@ -198,7 +196,7 @@ func CanaryFootprint(c *config.Config) (schedules int, rate float64, bytes int64
 const comparisonPairBytes = 96
 
 // resultBytesOf is the most one measured result of s holds.
-func resultBytesOf(s workload.Scenario) int64 {
+func resultBytesOf(s config.Scenario) int64 {
 	r := resultBytes + bytesPerITL*int64(s.OutputTokens.Maximum())
 	if s.ChecksAnswer() {
 		r += qualityKeepBytes
@@ -214,14 +212,14 @@ func resultBytesOf(s workload.Scenario) int64 {
 // unstreamed answer as it is read. A synthetic prompt's own text is its
 // shared prefix (or a trace's keyed prefix) and nonce; the rest is a slice
 // of the scenario's body, which bodyBytes counts once.
-func streamBytesOf(s workload.Scenario, trace bool) int64 {
+func streamBytesOf(s config.Scenario, trace bool) int64 {
 	return promptBytesOf(s, trace) + imageBytes(s) + wholeBytes(s)
 }
 
 // imageBytes is what a request of s holds of its images in flight: their
 // data URIs, which its body is sent from. Making them holds more for a
 // moment, in a bounded number of encoders: encodeBytes.
-func imageBytes(s workload.Scenario) int64 {
+func imageBytes(s config.Scenario) int64 {
 	im := s.Images
 	if im == nil {
 		return 0
@@ -231,7 +229,7 @@ func imageBytes(s workload.Scenario) int64 {
 
 // encodeBytes is what making the largest images of scenarios holds at
 // most, whatever the requests in flight: images.MaxEncoders at once.
-func encodeBytes(scenarios []workload.Scenario) int64 {
+func encodeBytes(scenarios []config.Scenario) int64 {
 	var n int64
 	for _, s := range scenarios {
 		if im := s.Images; im != nil {
@@ -244,7 +242,7 @@ func encodeBytes(scenarios []workload.Scenario) int64 {
 // wholeBytes is what an unstreamed answer of s holds while it is read: its
 // body, at most openai.WholeLimit of its longest answer, which reading it
 // whole may buffer twice over, and the texts decoded from it.
-func wholeBytes(s workload.Scenario) int64 {
+func wholeBytes(s config.Scenario) int64 {
 	if s.Streamed() {
 		return 0
 	}
@@ -252,7 +250,7 @@ func wholeBytes(s workload.Scenario) int64 {
 }
 
 // promptBytesOf is the prompt's part of streamBytesOf.
-func promptBytesOf(s workload.Scenario, trace bool) int64 {
+func promptBytesOf(s config.Scenario, trace bool) int64 {
 	if s.PromptDataset != nil || s.Golden != nil || s.Prompt != "" || s.Conversation != nil {
 		// Held whole: a conversation's later turns carry its history.
 		return streamBytes + bytesPerPrompt*int64(maxPromptTokens(s))
@@ -268,7 +266,7 @@ func promptBytesOf(s workload.Scenario, trace bool) int64 {
 
 // bodyBytes is the body every synthetic prompt of s ends with: made once
 // per builder, that is per burst run and per canary schedule.
-func bodyBytes(s workload.Scenario) int64 {
+func bodyBytes(s config.Scenario) int64 {
 	if s.PromptDataset != nil || s.Golden != nil || s.Prompt != "" {
 		return 0
 	}
@@ -277,7 +275,7 @@ func bodyBytes(s workload.Scenario) int64 {
 }
 
 // maxPromptTokens is the longest prompt the scenario sends.
-func maxPromptTokens(s workload.Scenario) int {
+func maxPromptTokens(s config.Scenario) int {
 	if d := s.PromptDataset; d != nil {
 		n := 0
 		for _, p := range d.Prompts {
@@ -296,7 +294,7 @@ func maxPromptTokens(s workload.Scenario) int {
 
 // conversationTokens is the longest prompt a session of s sends: its last
 // turn, with every earlier message and answer.
-func conversationTokens(s workload.Scenario, first int) int {
+func conversationTokens(s config.Scenario, first int) int {
 	c := s.Conversation
 	if c == nil {
 		return first
@@ -307,7 +305,7 @@ func conversationTokens(s workload.Scenario, first int) int {
 
 // sessionSpan bounds how long one session of s lasts against a target with
 // timeout: every turn to its timeout, and the think times between them.
-func sessionSpan(s workload.Scenario, timeout time.Duration) time.Duration {
+func sessionSpan(s config.Scenario, timeout time.Duration) time.Duration {
 	if s.Conversation == nil {
 		return timeout
 	}
@@ -328,7 +326,7 @@ func CheckBounds(c *config.Config, found []*config.FieldError) []*config.FieldEr
 		switch d := s.PromptDataset; {
 		case n <= l.MaxPromptTokens:
 		case d != nil:
-			longest := slices.MaxFunc(d.Prompts, func(a, b workload.DatasetPrompt) int { return a.Tokens - b.Tokens })
+			longest := slices.MaxFunc(d.Prompts, func(a, b config.DatasetPrompt) int { return a.Tokens - b.Tokens })
 			errs.Add(fmt.Sprintf("scenarios[%d].prompt_dataset.file", i), "the prompt at %s:%d is about %d tokens with its nonce line (estimated), past limits.max_prompt_tokens (%d): raise the limit or drop that conversation", d.File, longest.Line, n, l.MaxPromptTokens)
 		case s.Golden != nil:
 			errs.Add(fmt.Sprintf("scenarios[%d].golden.file", i), "the prompt at %s:%d is about %d tokens with its nonce line (estimated), past limits.max_prompt_tokens (%d): raise the limit or shorten that line", s.Golden.File, longestGolden(s.Golden).Line, n, l.MaxPromptTokens)
@@ -343,7 +341,7 @@ func CheckBounds(c *config.Config, found []*config.FieldError) []*config.FieldEr
 	if n, rate, bytes := CanaryFootprint(c); rate > l.MaxCanaryRate*(1+1e-9) {
 		errs.Add("canary", "%d schedules send %.4g requests per second, past limits.max_canary_rate (%g): lengthen intervals, pair fewer targets and scenarios, or raise the limit", n, rate, l.MaxCanaryRate)
 	} else if bytes > int64(l.MaxCanaryMemory) {
-		errs.Add("canary", "%d schedules may hold up to %s with every target hanging to its timeout, past limits.max_canary_memory (%s): shorten timeouts, prompts or images, lengthen intervals, or raise the limit", n, field.Bytes(bytes), field.Bytes(int64(l.MaxCanaryMemory)))
+		errs.Add("canary", "%d schedules may hold up to %s with every target hanging to its timeout, past limits.max_canary_memory (%s): shorten timeouts, prompts or images, lengthen intervals, or raise the limit", n, config.Bytes(bytes), config.Bytes(int64(l.MaxCanaryMemory)))
 	}
 	for i, b := range c.Bursts {
 		path := fmt.Sprintf("bursts[%d]", i)
@@ -351,16 +349,16 @@ func CheckBounds(c *config.Config, found []*config.FieldError) []*config.FieldEr
 		if f.Requests > l.MaxPlannedRequests {
 			errs.Add(path, "plans up to %d requests per run, past limits.max_planned_requests (%d): lower its rate, duration or requests, or raise the limit", f.Requests, l.MaxPlannedRequests)
 		} else if f.Bytes > int64(l.MaxBurstMemory) {
-			errs.Add(path, "may hold up to %s, past limits.max_burst_memory (%s): lower its rate, duration, max_concurrency, token lengths or images, or raise the limit", field.Bytes(f.Bytes), field.Bytes(int64(l.MaxBurstMemory)))
+			errs.Add(path, "may hold up to %s, past limits.max_burst_memory (%s): lower its rate, duration, max_concurrency, token lengths or images, or raise the limit", config.Bytes(f.Bytes), config.Bytes(int64(l.MaxBurstMemory)))
 		}
 	}
 	return errs
 }
 
 // longestGolden is g's line of the longest prompt (a zero line for none).
-func longestGolden(g *workload.Golden) workload.GoldenLine {
+func longestGolden(g *config.Golden) config.GoldenLine {
 	if len(g.Lines) == 0 {
-		return workload.GoldenLine{}
+		return config.GoldenLine{}
 	}
-	return slices.MaxFunc(g.Lines, func(a, b workload.GoldenLine) int { return a.Tokens - b.Tokens })
+	return slices.MaxFunc(g.Lines, func(a, b config.GoldenLine) int { return a.Tokens - b.Tokens })
 }

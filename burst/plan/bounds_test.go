@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 )
 
@@ -96,8 +95,8 @@ func TestMeans(t *testing.T) {
 	if n := MeanArrivals(b, 4); n != 45 {
 		t.Errorf("5 warmup requests and 10 s at 4/s: %d arrivals, want 45", n)
 	}
-	one, talk := workload.Scenario{Name: "one"}, workload.Scenario{Name: "talk", Conversation: &workload.Conversation{Turns: 5}}
-	if m := MeanTurns(b, []workload.Scenario{one, talk}); m != 2 {
+	one, talk := config.Scenario{Name: "one"}, config.Scenario{Name: "talk", Conversation: &config.Conversation{Turns: 5}}
+	if m := MeanTurns(b, []config.Scenario{one, talk}); m != 2 {
 		t.Errorf("3:1 of one turn and five: %g turns an arrival, want 2", m)
 	}
 	if m := MeanTurns(config.Burst{}, nil); m != 1 {
@@ -126,7 +125,7 @@ func (c *clamps) Clamped(prompt, output bool) {
 // A trace arrival asks for its own lengths within the scenario's maxima,
 // at least 1 each, and its shared blocks leave room for the nonce.
 func TestTraceLengths(t *testing.T) {
-	s := workload.Scenario{PromptTokens: workload.Distribution{Kind: workload.DistFixed, Value: 2000}, OutputTokens: workload.Distribution{Kind: workload.DistFixed, Value: 100}}
+	s := config.Scenario{PromptTokens: config.Distribution{Kind: config.DistFixed, Value: 2000}, OutputTokens: config.Distribution{Kind: config.DistFixed, Value: 100}}
 	var c clamps
 	for _, tc := range []struct {
 		a                      Arrival

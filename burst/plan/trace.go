@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/replay"
 )
 
@@ -127,7 +126,7 @@ func (quiet) Clamped(bool, bool)                {}
 // prompt and output lengths, each clamped to the scenario's maximum (what
 // the bounds sized the burst for) and to at least 1, and the tokens of its
 // shared blocks; a clamp is told to events, if not nil.
-func TraceLengths(a Arrival, s workload.Scenario, events Replay) (prompt, output, prefix int) {
+func TraceLengths(a Arrival, s config.Scenario, events Replay) (prompt, output, prefix int) {
 	prompt, output = int(a.Input), int(a.Output)
 	maxPrompt, maxOutput := s.PromptTokens.Maximum(), s.OutputTokens.Maximum()
 	clampedPrompt, clampedOutput := prompt > maxPrompt, output > maxOutput

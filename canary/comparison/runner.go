@@ -14,7 +14,6 @@ import (
 	"github.com/go-kit/log/level"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/internal/clock"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/prompt"
@@ -48,7 +47,7 @@ type runKey struct{ comparison, scenario string }
 // run is one (comparison, scenario): its schedule and its window.
 type run struct {
 	cmp        config.Comparison
-	scenario   workload.Scenario
+	scenario   config.Scenario
 	interval   time.Duration
 	base, cand *prober.Client
 	cancel     context.CancelFunc

@@ -8,7 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/llmprobe/llmprobe/config/workload"
+	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/stats"
 )
@@ -122,7 +122,7 @@ comparisons:
   - {name: ab, baseline: a, candidate: b}
 `)
 	p := cfg.ComparisonPairs()[0]
-	s := &run{cmp: p.Comparison, scenario: workload.Scenario{Name: p.Scenario}, interval: p.Interval, cancel: func() {}}
+	s := &run{cmp: p.Comparison, scenario: config.Scenario{Name: p.Scenario}, interval: p.Interval, cancel: func() {}}
 	s.window = pairsOf(stats.MinSamples(0.99), 1.4)
 	s.evaluated, s.pairs = time.Now(), len(s.window)
 	s.figures = evaluate(s.window, p.Comparison.MinPairs, p.Comparison.Tolerance)

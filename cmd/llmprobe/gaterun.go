@@ -16,7 +16,6 @@ import (
 	"github.com/llmprobe/llmprobe/burst/plan"
 	"github.com/llmprobe/llmprobe/collector/gpu"
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/internal/load"
 	"github.com/llmprobe/llmprobe/internal/push"
 	"github.com/llmprobe/llmprobe/internal/redact"
@@ -179,7 +178,7 @@ func (g *gateRun) baselineFits(t config.Target) bool {
 // preflight sends one request of the burst's first scenario, measured like
 // any other, before the burst is sent; false when the target could not
 // answer it, which the gate says and writes to its CI files.
-func (g *gateRun) preflight(ctx context.Context, c *prober.Client, t config.Target, s workload.Scenario) bool {
+func (g *gateRun) preflight(ctx context.Context, c *prober.Client, t config.Target, s config.Scenario) bool {
 	why := preflight(ctx, c, t, g.burst.Seed, s, g.Stderr)
 	if why == "" {
 		return true
@@ -232,7 +231,7 @@ func loadBurst(cmd, file, burst string, extraSecrets []string, stdout, stderr *i
 // preflight sends one request of scenario s, measured like any other,
 // before a burst of seed goes to target t: "" when t answered it (said on
 // stderr), else why it did not.
-func preflight(ctx context.Context, c *prober.Client, t config.Target, seed uint64, s workload.Scenario, stderr io.Writer) string {
+func preflight(ctx context.Context, c *prober.Client, t config.Target, seed uint64, s config.Scenario, stderr io.Writer) string {
 	p, maxTokens := prompt.NewBuilder(s, seed^0x9e3779b97f4a7c15).Next()
 	res := c.Do(ctx, prober.Request{Scenario: s, Traffic: prober.TrafficBurst, Prompt: p, MaxTokens: maxTokens, Sched: time.Now()})
 	if res.Outcome != prober.OutcomeSuccess {
@@ -272,7 +271,7 @@ func (g *gateRun) waitForStart(ctx context.Context) int {
 
 // measure runs the burst with progress on Stderr, the node's GPUs read
 // where asked, and the report stored where there is a storage path.
-func (g *gateRun) measure(ctx context.Context, client *prober.Client, scenarios []workload.Scenario) (*report.Report, error) {
+func (g *gateRun) measure(ctx context.Context, client *prober.Client, scenarios []config.Scenario) (*report.Report, error) {
 	prog := &progress{w: g.Stderr, name: g.burst.Name, terminal: g.Terminal, every: g.ProgressInterval, start: time.Now()}
 	runner := burst.Runner{
 		Client:    client,

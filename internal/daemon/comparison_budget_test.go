@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/canary/comparison"
-	"github.com/llmprobe/llmprobe/config/analysis"
+	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 )
 
@@ -23,10 +23,10 @@ func TestComparisonSeriesBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := strings.Join(strings.Fields(string(doc)), " ")
-	worst := analysis.MaxComparisons*5*comparison.SeriesPerScenario + analysis.MaxComparisons*comparison.SeriesPerComparison
+	worst := config.MaxComparisons*5*comparison.SeriesPerScenario + config.MaxComparisons*comparison.SeriesPerComparison
 	for _, want := range []string{
 		fmt.Sprintf("at most %d series per compared scenario and %d per comparison", comparison.SeriesPerScenario, comparison.SeriesPerComparison),
-		fmt.Sprintf("with the most comparisons llmprobe takes (%d) over 5 scenarios each, %s.", analysis.MaxComparisons, commas(worst)),
+		fmt.Sprintf("with the most comparisons llmprobe takes (%d) over 5 scenarios each, %s.", config.MaxComparisons, commas(worst)),
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("docs/metrics.md does not say %q", want)

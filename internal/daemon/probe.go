@@ -14,7 +14,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/prompt"
 )
@@ -113,17 +112,17 @@ func (d *Daemon) probeClient(cfg *config.Config, target string) (*prober.Client,
 	return c, c.Close, nil
 }
 
-func probeScenario(cfg *config.Config, name string) (workload.Scenario, error) {
+func probeScenario(cfg *config.Config, name string) (config.Scenario, error) {
 	var names []string
 	for _, s := range cfg.Scenarios {
 		names = append(names, s.Name)
 	}
 	if name == "" {
-		return workload.Scenario{}, fmt.Errorf("scenario parameter is missing; configured scenarios: %s", strings.Join(names, ", "))
+		return config.Scenario{}, fmt.Errorf("scenario parameter is missing; configured scenarios: %s", strings.Join(names, ", "))
 	}
 	s, ok := cfg.Scenario(name)
 	if !ok {
-		return workload.Scenario{}, fmt.Errorf("scenario %q is not configured; configured scenarios: %s", name, strings.Join(names, ", "))
+		return config.Scenario{}, fmt.Errorf("scenario %q is not configured; configured scenarios: %s", name, strings.Join(names, ", "))
 	}
 	return s, nil
 }

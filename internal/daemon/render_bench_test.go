@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/prober/transport"
@@ -86,7 +85,7 @@ func renderConfig(url string, setup renderSetup) string {
 // renderResult is one finished request, its figures drawn so that the
 // samples spread over the buckets: lognormal TTFT and token gaps around
 // the scenario's thresholds, a few failures of each kind.
-func renderResult(rng *rand.Rand, target string, sc workload.Scenario, scIndex int, traffic string, sched time.Time) *prober.Result {
+func renderResult(rng *rand.Rand, target string, sc config.Scenario, scIndex int, traffic string, sched time.Time) *prober.Result {
 	logn := func(median float64, sigma float64) time.Duration {
 		return time.Duration(median * math.Exp(sigma*rng.NormFloat64()) * float64(time.Second))
 	}

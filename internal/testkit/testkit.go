@@ -19,7 +19,6 @@ import (
 	promconfig "github.com/prometheus/common/config"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/sim"
 )
 
@@ -57,11 +56,11 @@ func Target(url string, api config.API) config.Target {
 }
 
 // Scenario is scenario "s": 16 prompt tokens, 6 output tokens, no objective.
-func Scenario() workload.Scenario {
-	s := workload.DefaultScenario
+func Scenario() config.Scenario {
+	s := config.DefaultScenario
 	s.Name = "s"
-	s.PromptTokens = workload.Distribution{Kind: workload.DistFixed, Value: 16}
-	s.OutputTokens = workload.Distribution{Kind: workload.DistFixed, Value: 6}
+	s.PromptTokens = config.Distribution{Kind: config.DistFixed, Value: 16}
+	s.OutputTokens = config.Distribution{Kind: config.DistFixed, Value: 6}
 	return s
 }
 

@@ -18,7 +18,6 @@ import (
 
 	"github.com/llmprobe/llmprobe/burst"
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/enginemetrics"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober"
@@ -90,8 +89,8 @@ func surfaces(t *testing.T, simURL, emURL, family string) (*report.Report, map[s
 	b.Arrival = config.Arrival{Process: config.ArrivalConstant, Rate: 20, Burstiness: 1}
 	b.Duration = config.Duration(time.Second)
 	s := testkit.Scenario()
-	s.OutputTokens = workload.Distribution{Kind: workload.DistFixed, Value: 8}
-	rep, err := burst.Runner{Client: c}.Run(context.Background(), b, []workload.Scenario{s})
+	s.OutputTokens = config.Distribution{Kind: config.DistFixed, Value: 8}
+	rep, err := burst.Runner{Client: c}.Run(context.Background(), b, []config.Scenario{s})
 	if err != nil {
 		t.Fatal(err)
 	}

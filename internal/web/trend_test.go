@@ -13,7 +13,6 @@ import (
 	"github.com/go-kit/log"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/prompt"
@@ -53,7 +52,7 @@ canary:
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 
-	scenario := map[string]workload.Scenario{"chat": cfg.Scenarios[0], "down": cfg.Scenarios[0], "embed": cfg.Scenarios[1]}
+	scenario := map[string]config.Scenario{"chat": cfg.Scenarios[0], "down": cfg.Scenarios[0], "embed": cfg.Scenarios[1]}
 	var downIDs []int
 	n := 0
 	for _, c := range targets.Clients() {

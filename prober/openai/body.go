@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/prompt"
 )
 
@@ -21,7 +20,7 @@ type Request struct {
 	// new one. Tail is sent from where it is: the body holds no copy of it.
 	History    []prompt.Message
 	Text, Tail string
-	Sampling   workload.Sampling
+	Sampling   config.Sampling
 	// Extra is the target's extra_body, beneath the fields llmprobe sets.
 	Extra map[string]any
 	// Unstreamed asks for the answer in one body (stream: false).
@@ -30,7 +29,7 @@ type Request struct {
 	// chat message, from where they are: the body holds no copy of them.
 	Images [][]byte
 	// Structured is the scenario's tools and response format.
-	Structured workload.Structured
+	Structured config.Structured
 }
 
 // fields is the request's JSON object, with content as the prompt.
@@ -68,7 +67,7 @@ func (r Request) fields(content string) map[string]any {
 }
 
 // sampling adds the scenario's sampling parameters to body.
-func sampling(s workload.Sampling, body map[string]any) map[string]any {
+func sampling(s config.Sampling, body map[string]any) map[string]any {
 	if s.Temperature != nil {
 		body["temperature"] = *s.Temperature
 	}

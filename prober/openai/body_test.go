@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/prompt"
 )
 
@@ -21,7 +20,7 @@ import (
 // (then marshalled whole). Open reads it again each time.
 func TestBodyIsTheMarshalledRequest(t *testing.T) {
 	temp, topP, seed := 0.5, 0.9, int64(42)
-	sampling := workload.Sampling{Temperature: &temp, TopP: &topP, Seed: &seed}
+	sampling := config.Sampling{Temperature: &temp, TopP: &topP, Seed: &seed}
 	prompts := map[string]Request{
 		"tail":      {Text: "ref: shared prefix\n", Tail: strings.Repeat(" lorem", 20_000)},
 		"no tail":   {Text: "ref: a b c d\nSay OK."},

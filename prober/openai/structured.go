@@ -4,14 +4,13 @@ import (
 	"maps"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 )
 
 // structuredFields sets a scenario's tools, tool_choice and response format
 // on body in the API's shape: chat's as the scenario writes them; the
 // Responses API's flat function tools, {type: function, name} choice, and
 // the format as text.format beside whatever else extra_body's text holds.
-func structuredFields(body map[string]any, api config.API, s *workload.Structured) {
+func structuredFields(body map[string]any, api config.API, s *config.Structured) {
 	responses := api == config.APIResponses
 	if len(s.Tools) > 0 {
 		tools := make([]map[string]any, len(s.Tools))
@@ -22,7 +21,7 @@ func structuredFields(body map[string]any, api config.API, s *workload.Structure
 	}
 	if s.ToolChoice != nil {
 		body["tool_choice"] = s.ToolChoice
-		if mode, name := s.Choice(); responses && mode == workload.ChoiceFunction {
+		if mode, name := s.Choice(); responses && mode == config.ChoiceFunction {
 			body["tool_choice"] = map[string]any{"type": "function", "name": name}
 		}
 	}
@@ -51,7 +50,7 @@ func structuredFields(body map[string]any, api config.API, s *workload.Structure
 
 // functionTool is a function as a tool: {type: function, function: {…}} for
 // chat, flat for the Responses API.
-func functionTool(f workload.Function, flat bool) map[string]any {
+func functionTool(f config.Function, flat bool) map[string]any {
 	fn := map[string]any{"name": f.Name}
 	if f.Description != "" {
 		fn["description"] = f.Description
@@ -70,7 +69,7 @@ func functionTool(f workload.Function, flat bool) map[string]any {
 }
 
 // jsonFormat adds a json_schema format's fields to m and returns it.
-func jsonFormat(m map[string]any, j *workload.JSONFormat) map[string]any {
+func jsonFormat(m map[string]any, j *config.JSONFormat) map[string]any {
 	m["name"], m["schema"] = j.Name, j.Schema
 	if j.Description != "" {
 		m["description"] = j.Description

@@ -6,8 +6,6 @@ import (
 	"testing"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/field"
-	"github.com/llmprobe/llmprobe/config/workload"
 )
 
 // Tools, tool_choice and the response format go out as each API spells
@@ -15,15 +13,15 @@ import (
 // named choice and text.format (beside extra_body's other text settings).
 func TestStructuredBody(t *testing.T) {
 	strict := true
-	s := workload.Structured{
-		Tools: []workload.Tool{{Function: workload.Function{Name: "get_weather", Description: "Weather now", Strict: &strict,
+	s := config.Structured{
+		Tools: []config.Tool{{Function: config.Function{Name: "get_weather", Description: "Weather now", Strict: &strict,
 			Parameters: map[string]any{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}}}}},
 		ToolChoice:     map[string]any{"type": "function", "function": map[string]any{"name": "get_weather"}},
-		ResponseFormat: &workload.ResponseFormat{Type: "json_schema", JSONSchema: &workload.JSONFormat{Name: "w", Schema: map[string]any{"type": "object"}, Strict: &strict}},
+		ResponseFormat: &config.ResponseFormat{Type: "json_schema", JSONSchema: &config.JSONFormat{Name: "w", Schema: map[string]any{"type": "object"}, Strict: &strict}},
 	}
-	sc := workload.DefaultScenario
+	sc := config.DefaultScenario
 	sc.Structured = s
-	var errs field.Errors
+	var errs config.FieldErrors
 	sc.Validate("s", &errs)
 	if len(errs) > 0 {
 		t.Fatal(errs)

@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 )
 
 // Is reports whether api is one of this package's.
@@ -41,7 +40,7 @@ func (w Wire) Path() string {
 
 // Count is how many texts a request of s sends besides a query: its
 // inputs, or the documents a rerank target ranks.
-func Count(api config.API, s workload.Scenario) int {
+func Count(api config.API, s config.Scenario) int {
 	if api == config.APIRerank {
 		return s.DocumentCount()
 	}
@@ -50,7 +49,7 @@ func Count(api config.API, s workload.Scenario) int {
 
 // Requested is the prompt tokens a request of s asks to pool, its prompt
 // being each tokens long: every input, or the query and every document.
-func Requested(api config.API, s workload.Scenario, each int) int {
+func Requested(api config.API, s config.Scenario, each int) int {
 	n := Count(api, s)
 	switch {
 	case api != config.APIRerank:
@@ -64,7 +63,7 @@ func Requested(api config.API, s workload.Scenario, each int) int {
 // Body is the request's JSON for prompt text (the builder's Text and
 // Tail), with extra (the target's extra_body) beneath what it sets. TEI
 // serves one model and its /rerank names none.
-func (w Wire) Body(model, text string, s workload.Scenario, extra map[string]any) ([]byte, error) {
+func (w Wire) Body(model, text string, s config.Scenario, extra map[string]any) ([]byte, error) {
 	body := make(map[string]any, 3+len(extra))
 	for k, v := range extra {
 		body[k] = v

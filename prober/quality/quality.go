@@ -7,13 +7,13 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/llmprobe/llmprobe/config/workload"
+	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/jsonschema"
 )
 
 // Check returns "" when answer passes every check q sets, else the first
 // failed check's reason in one line, naming the failing path of a schema.
-func Check(q *workload.Quality, answer string) string {
+func Check(q *config.Quality, answer string) string {
 	trimmed := strings.TrimSpace(answer)
 	if q.Contains != "" && !strings.Contains(answer, q.Contains) {
 		return "answer does not contain " + Quote(q.Contains)
@@ -38,7 +38,7 @@ func Check(q *workload.Quality, answer string) string {
 // Golden returns "" when answer passes the checks of a golden line, else
 // the failed check's reason after the line's name: golden line 12
 // (capital-fr): answer does not contain "Paris".
-func Golden(line *workload.GoldenLine, answer string) string {
+func Golden(line *config.GoldenLine, answer string) string {
 	if why := Check(&line.Checks, answer); why != "" {
 		return line.Name() + ": " + why
 	}

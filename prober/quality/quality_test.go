@@ -4,8 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/llmprobe/llmprobe/config/field"
-	"github.com/llmprobe/llmprobe/config/workload"
+	"github.com/llmprobe/llmprobe/config"
 )
 
 func TestCheck(t *testing.T) {
@@ -18,26 +17,26 @@ func TestCheck(t *testing.T) {
 		},
 	}
 	for _, tc := range []struct {
-		q      workload.Quality
+		q      config.Quality
 		answer string
 		want   string // "" passes; else a part of the reason
 	}{
-		{workload.Quality{Contains: "Paris"}, "The capital is Paris.", ""},
-		{workload.Quality{Contains: "Paris"}, "The capital is Lyon.", `answer does not contain "Paris"`},
-		{workload.Quality{Regex: `^\d+$`}, "42", ""},
-		{workload.Quality{Regex: `^\d+$`}, "42!", `answer does not match "^\\d+$"`},
-		{workload.Quality{Exact: "4"}, " 4\n", ""},
-		{workload.Quality{Exact: "4"}, "4.0", `answer is not exactly "4"`},
-		{workload.Quality{JSON: true}, ` {"ok": true} `, ""},
-		{workload.Quality{JSON: true}, `{"ok": tru`, "answer is not valid JSON"},
-		{workload.Quality{JSONSchema: person}, `{"name": "Ada", "age": 36}`, ""},
-		{workload.Quality{JSONSchema: person}, `{"name": "Ada", "age": -1}`, "answer does not match the schema at /age: minimum"},
-		{workload.Quality{JSONSchema: person}, `{"name": "Ada", "age": "36"}`, "answer does not match the schema at /age: got string, want integer"},
-		{workload.Quality{JSONSchema: person}, `{"name": "Ada"}`, "answer does not match the schema at /: missing property 'age'"},
-		{workload.Quality{JSONSchema: person}, "Here you go: {\"name\": \"Ada\"}", "answer is not JSON: "},
-		{workload.Quality{Contains: "Ada", JSONSchema: person}, `{"name": "Bob", "age": 1}`, `does not contain "Ada"`},
+		{config.Quality{Contains: "Paris"}, "The capital is Paris.", ""},
+		{config.Quality{Contains: "Paris"}, "The capital is Lyon.", `answer does not contain "Paris"`},
+		{config.Quality{Regex: `^\d+$`}, "42", ""},
+		{config.Quality{Regex: `^\d+$`}, "42!", `answer does not match "^\\d+$"`},
+		{config.Quality{Exact: "4"}, " 4\n", ""},
+		{config.Quality{Exact: "4"}, "4.0", `answer is not exactly "4"`},
+		{config.Quality{JSON: true}, ` {"ok": true} `, ""},
+		{config.Quality{JSON: true}, `{"ok": tru`, "answer is not valid JSON"},
+		{config.Quality{JSONSchema: person}, `{"name": "Ada", "age": 36}`, ""},
+		{config.Quality{JSONSchema: person}, `{"name": "Ada", "age": -1}`, "answer does not match the schema at /age: minimum"},
+		{config.Quality{JSONSchema: person}, `{"name": "Ada", "age": "36"}`, "answer does not match the schema at /age: got string, want integer"},
+		{config.Quality{JSONSchema: person}, `{"name": "Ada"}`, "answer does not match the schema at /: missing property 'age'"},
+		{config.Quality{JSONSchema: person}, "Here you go: {\"name\": \"Ada\"}", "answer is not JSON: "},
+		{config.Quality{Contains: "Ada", JSONSchema: person}, `{"name": "Bob", "age": 1}`, `does not contain "Ada"`},
 	} {
-		var errs field.Errors
+		var errs config.FieldErrors
 		tc.q.Validate("quality", &errs)
 		if len(errs) > 0 {
 			t.Fatalf("%+v: %v", tc.q, errs[0])

@@ -6,14 +6,14 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/llmprobe/llmprobe/config/workload"
+	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/prober/toolcall"
 )
 
 // Scenario checks an answer (its text and its function calls) against
 // what s asks of it: the shape s.Structured asks for, then s.Quality's
 // checks. checked is false when s asks nothing; why is "" when it passed.
-func Scenario(s *workload.Scenario, answer string, calls []toolcall.Call) (checked bool, why string) {
+func Scenario(s *config.Scenario, answer string, calls []toolcall.Call) (checked bool, why string) {
 	if s.Quality == nil && len(s.Tools) == 0 && !s.ChecksFormat() {
 		return false, ""
 	}
@@ -29,7 +29,7 @@ func Scenario(s *workload.Scenario, answer string, calls []toolcall.Call) (check
 // tools, and its arguments are JSON that matches the function's
 // parameters. An answer without calls matches a json_object (a JSON
 // object) or json_schema (its schema) response format.
-func Structured(s *workload.Structured, answer string, calls []toolcall.Call) string {
+func Structured(s *config.Structured, answer string, calls []toolcall.Call) string {
 	if len(s.Tools) > 0 {
 		if why := toolChoice(s, calls); why != "" {
 			return why
@@ -44,7 +44,7 @@ func Structured(s *workload.Structured, answer string, calls []toolcall.Call) st
 		return ""
 	}
 	text := strings.TrimSpace(answer)
-	if s.ResponseFormat.Type == workload.FormatJSONObject {
+	if s.ResponseFormat.Type == config.FormatJSONObject {
 		var obj map[string]json.RawMessage
 		if err := json.Unmarshal([]byte(text), &obj); err != nil || obj == nil {
 			return "answer is not a JSON object, which response_format json_object asks for"
@@ -61,18 +61,18 @@ func Structured(s *workload.Structured, answer string, calls []toolcall.Call) st
 }
 
 // toolChoice says how calls fall short of tool_choice, or "".
-func toolChoice(s *workload.Structured, calls []toolcall.Call) string {
+func toolChoice(s *config.Structured, calls []toolcall.Call) string {
 	mode, chosen := s.Choice()
 	switch {
-	case mode == workload.ChoiceNone && len(calls) > 0:
+	case mode == config.ChoiceNone && len(calls) > 0:
 		return "tool call " + name(calls[0]) + " under tool_choice none"
-	case mode == workload.ChoiceRequired && len(calls) == 0:
+	case mode == config.ChoiceRequired && len(calls) == 0:
 		return "no tool call under tool_choice required"
-	case mode == workload.ChoiceFunction && len(calls) == 0:
+	case mode == config.ChoiceFunction && len(calls) == 0:
 		return "no tool call, while tool_choice names " + chosen
 	}
 	for _, c := range calls {
-		if mode == workload.ChoiceFunction && c.Name != chosen {
+		if mode == config.ChoiceFunction && c.Name != chosen {
 			return "tool call " + name(c) + ", while tool_choice names " + chosen
 		}
 	}
@@ -80,7 +80,7 @@ func toolChoice(s *workload.Structured, calls []toolcall.Call) string {
 }
 
 // toolCall says what is wrong with call i, c, or "".
-func toolCall(s *workload.Structured, i int, c toolcall.Call) string {
+func toolCall(s *config.Structured, i int, c toolcall.Call) string {
 	if c.Name == "" {
 		return fmt.Sprintf("tool call #%d names no function", i+1)
 	}

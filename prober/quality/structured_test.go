@@ -4,23 +4,22 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/llmprobe/llmprobe/config/field"
-	"github.com/llmprobe/llmprobe/config/workload"
+	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/prober/toolcall"
 )
 
-func weatherScenario(t *testing.T, choice any, format *workload.ResponseFormat) *workload.Scenario {
+func weatherScenario(t *testing.T, choice any, format *config.ResponseFormat) *config.Scenario {
 	t.Helper()
-	s := workload.DefaultScenario
-	s.Tools = []workload.Tool{
-		{Function: workload.Function{Name: "get_weather", Parameters: map[string]any{
+	s := config.DefaultScenario
+	s.Tools = []config.Tool{
+		{Function: config.Function{Name: "get_weather", Parameters: map[string]any{
 			"type": "object", "required": []any{"city", "unit"}, "additionalProperties": false,
 			"properties": map[string]any{"city": map[string]any{"type": "string"}, "unit": map[string]any{"enum": []any{"celsius", "fahrenheit"}}},
 		}}},
-		{Function: workload.Function{Name: "ping"}},
+		{Function: config.Function{Name: "ping"}},
 	}
 	s.ToolChoice, s.ResponseFormat = choice, format
-	var errs field.Errors
+	var errs config.FieldErrors
 	s.Validate("s", &errs)
 	if len(errs) > 0 {
 		t.Fatal(errs)
@@ -33,12 +32,12 @@ func weatherScenario(t *testing.T, choice any, format *workload.ResponseFormat) 
 func TestStructured(t *testing.T) {
 	ok := toolcall.Call{Name: "get_weather", Arguments: `{"city": "Paris", "unit": "celsius"}`}
 	named := map[string]any{"type": "function", "function": map[string]any{"name": "get_weather"}}
-	person := &workload.ResponseFormat{Type: "json_schema", JSONSchema: &workload.JSONFormat{Name: "p", Schema: map[string]any{
+	person := &config.ResponseFormat{Type: "json_schema", JSONSchema: &config.JSONFormat{Name: "p", Schema: map[string]any{
 		"type": "object", "required": []any{"name"}, "properties": map[string]any{"name": map[string]any{"type": "string"}}}}}
 	for _, tc := range []struct {
 		name   string
 		choice any
-		format *workload.ResponseFormat
+		format *config.ResponseFormat
 		answer string
 		calls  []toolcall.Call
 		want   string // "" passes; else the reason's start
@@ -67,10 +66,10 @@ func TestStructured(t *testing.T) {
 		{"json_schema format: a violation", nil, person, `{"name": 7}`, nil, "answer does not match response_format's schema at /name: got number, want string"},
 		{"json_schema format: no JSON", nil, person, `Sure! {"name": "Ada"}`, nil, "answer is not JSON, which response_format json_schema asks for: "},
 		{"json_schema format: calls answer instead", nil, person, "", []toolcall.Call{ok}, ""},
-		{"json_object format", nil, &workload.ResponseFormat{Type: "json_object"}, `{"a": [1]}`, nil, ""},
-		{"json_object format: an array", nil, &workload.ResponseFormat{Type: "json_object"}, `[1]`, nil, "answer is not a JSON object, which response_format json_object asks for"},
-		{"json_object format: null", nil, &workload.ResponseFormat{Type: "json_object"}, `null`, nil, "answer is not a JSON object"},
-		{"text format checks nothing", nil, &workload.ResponseFormat{Type: "text"}, `Hello`, nil, ""},
+		{"json_object format", nil, &config.ResponseFormat{Type: "json_object"}, `{"a": [1]}`, nil, ""},
+		{"json_object format: an array", nil, &config.ResponseFormat{Type: "json_object"}, `[1]`, nil, "answer is not a JSON object, which response_format json_object asks for"},
+		{"json_object format: null", nil, &config.ResponseFormat{Type: "json_object"}, `null`, nil, "answer is not a JSON object"},
+		{"text format checks nothing", nil, &config.ResponseFormat{Type: "text"}, `Hello`, nil, ""},
 	} {
 		s := weatherScenario(t, tc.choice, tc.format)
 		checked, got := Scenario(s, tc.answer, tc.calls)
@@ -88,13 +87,13 @@ func TestStructured(t *testing.T) {
 // A scenario that asks nothing of its answer is not checked; quality's
 // checks follow the structured ones.
 func TestScenarioChecks(t *testing.T) {
-	s := workload.DefaultScenario
+	s := config.DefaultScenario
 	if checked, _ := Scenario(&s, "anything", []toolcall.Call{{Name: "x"}}); checked {
 		t.Error("a scenario without checks was checked")
 	}
-	s.ResponseFormat = &workload.ResponseFormat{Type: "json_object"}
-	s.Quality = &workload.Quality{Contains: "Ada"}
-	var errs field.Errors
+	s.ResponseFormat = &config.ResponseFormat{Type: "json_object"}
+	s.Quality = &config.Quality{Contains: "Ada"}
+	var errs config.FieldErrors
 	s.Validate("s", &errs)
 	for answer, want := range map[string]string{`{"n": "Bob"}`: `answer does not contain "Ada"`, `Ada`: "answer is not a JSON object", `{"n": "Ada"}`: ""} {
 		if checked, got := Scenario(&s, answer, nil); !checked || got != want && !strings.HasPrefix(got, want+",") {

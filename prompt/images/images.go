@@ -14,7 +14,7 @@ import (
 	"math/rand/v2"
 	"sync"
 
-	"github.com/llmprobe/llmprobe/config/workload"
+	"github.com/llmprobe/llmprobe/config"
 )
 
 // Prefix starts every data URI this package writes.
@@ -31,7 +31,7 @@ func Seed(text string) uint64 {
 
 // Of is the images a request of a scenario with im (nil: none) sends,
 // its prompt's text being text.
-func Of(im *workload.Images, text string) [][]byte {
+func Of(im *config.Images, text string) [][]byte {
 	if im == nil {
 		return nil
 	}

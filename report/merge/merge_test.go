@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/internal/reporttest"
@@ -217,7 +216,7 @@ func TestMergeIsExact(t *testing.T) {
 	s.SLO.TPOT = config.Duration(7 * time.Millisecond)
 	s.SLO.QualityRatio = 0.8 // the synthetic runs' answers pass their checks 4 times in 5
 	meta := func(v string) report.Meta {
-		return report.Meta{Model: "m", Engine: "llmprobe-sim", EngineVersion: v, Version: "test", Host: "host", Scenarios: []workload.Scenario{s}}
+		return report.Meta{Model: "m", Engine: "llmprobe-sim", EngineVersion: v, Version: "test", Host: "host", Scenarios: []config.Scenario{s}}
 	}
 	before, after := reporttest.Fixture(t, reporttest.Upgrade[0].File), reporttest.Fixture(t, reporttest.Upgrade[1].File)
 	baseline := report.Build(b, before.Run, meta(before.EngineVersion))
@@ -279,7 +278,7 @@ func TestMergeIsExact(t *testing.T) {
 // and the warning names the shard.
 func TestMergeSaturatedShard(t *testing.T) {
 	b, s := reporttest.GoldenBurst()
-	meta := report.Meta{Model: "m", Scenarios: []workload.Scenario{s}}
+	meta := report.Meta{Model: "m", Scenarios: []config.Scenario{s}}
 	run := reporttest.Fixture(t, reporttest.Upgrade[0].File).Run
 	parts := shardParts(t, b, meta, splitRun(run, 3, run.Start))
 	parts[1].Report.ClientSaturated = true
@@ -302,7 +301,7 @@ func TestMergeSaturatedShard(t *testing.T) {
 // the file.
 func TestMergeRefuses(t *testing.T) {
 	b, s := reporttest.GoldenBurst()
-	meta := report.Meta{Model: "m", Scenarios: []workload.Scenario{s}}
+	meta := report.Meta{Model: "m", Scenarios: []config.Scenario{s}}
 	run := reporttest.Fixture(t, reporttest.Upgrade[0].File).Run
 	fresh := func() []merge.Part { return shardParts(t, b, meta, splitRun(run, 3, run.Start)) }
 	whole := report.Build(b, run, meta)

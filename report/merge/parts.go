@@ -13,7 +13,6 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
 )
@@ -87,14 +86,14 @@ func sameJSON(a, b any) bool {
 
 // burstOf decodes the burst and its scenarios from the configuration a
 // shard's report carries, for Build's gates and Judge's max_regression.
-func burstOf(p Part) (config.Burst, []workload.Scenario, error) {
+func burstOf(p Part) (config.Burst, []config.Scenario, error) {
 	r := p.Report
 	var b config.Burst
 	if err := redecode(r.Config, &b); err != nil {
 		return b, nil, fmt.Errorf("%s: reading its burst configuration: %w", p.Name, err)
 	}
 	b.Name, b.Target, b.Seed = r.Burst, r.Target, r.Seed // the seed exactly, never through a float
-	scenarios := make([]workload.Scenario, len(r.Scenarios))
+	scenarios := make([]config.Scenario, len(r.Scenarios))
 	for i, m := range r.Scenarios {
 		if err := redecode(m, &scenarios[i]); err != nil {
 			return b, nil, fmt.Errorf("%s: reading scenario %d of its configuration: %w", p.Name, i, err)

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/llmprobe/llmprobe/config/workload"
+	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/internal/reporttest"
 	"github.com/llmprobe/llmprobe/report/render"
@@ -47,11 +47,11 @@ func TestRenderingsReadClean(t *testing.T) {
 	before, after := reporttest.GoldenPair(t)
 	b, s := reporttest.GoldenBurst()
 	fa := reporttest.Fixture(t, "run-after.json")
-	alone := report.Build(b, fa.Run, report.Meta{Model: "m", Scenarios: []workload.Scenario{s}})
+	alone := report.Build(b, fa.Run, report.Meta{Model: "m", Scenarios: []config.Scenario{s}})
 	verdict.Judge(alone, nil, b.MaxRegression)
 	longer := s
 	longer.PromptTokens.Value *= 2
-	other := report.Build(b, fa.Run, report.Meta{Model: "m", Scenarios: []workload.Scenario{longer}})
+	other := report.Build(b, fa.Run, report.Meta{Model: "m", Scenarios: []config.Scenario{longer}})
 	verdict.Judge(other, before, b.MaxRegression)
 
 	for name, r := range map[string]*report.Report{"regression": after, "no baseline": alone, "other requests": other} {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/llmprobe/llmprobe/capacity"
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/stats"
@@ -175,7 +174,7 @@ func Size(b config.Burst, rep *report.Report) {
 
 // targetRatio is the goodput ratio a step must reach: auto's target_ratio,
 // else the strictest target ratio among the burst's scenarios.
-func targetRatio(b config.Burst, scenarios []workload.Scenario) float64 {
+func targetRatio(b config.Burst, scenarios []config.Scenario) float64 {
 	if b.Sweep != nil && b.Sweep.Auto != nil && b.Sweep.Auto.TargetRatio > 0 {
 		return b.Sweep.Auto.TargetRatio
 	}
@@ -190,12 +189,12 @@ func targetRatio(b config.Burst, scenarios []workload.Scenario) float64 {
 
 // objectives are the tightest latency objective of each curve metric
 // among the scenarios, in seconds.
-func objectives(scenarios []workload.Scenario) map[string]float64 {
+func objectives(scenarios []config.Scenario) map[string]float64 {
 	out := map[string]float64{}
 	for _, s := range scenarios {
 		for _, o := range s.SLO.Objectives() {
 			v := o.Threshold.Seconds()
-			if cur, ok := out[o.Name]; (o.Name == workload.ObjectiveTTFT || o.Name == workload.ObjectiveTPOT || o.Name == workload.ObjectiveE2E) && (!ok || v < cur) {
+			if cur, ok := out[o.Name]; (o.Name == config.ObjectiveTTFT || o.Name == config.ObjectiveTPOT || o.Name == config.ObjectiveE2E) && (!ok || v < cur) {
 				out[o.Name] = v
 			}
 		}

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmprobe/llmprobe/capacity"
+	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/internal/reporttest"
@@ -28,8 +28,8 @@ func run(rate float64, n, bad int, start time.Time) report.Run {
 // with the reason.
 func TestSweepJudgesStepsByTheGoodputBound(t *testing.T) {
 	b, scenarios := reporttest.Burst()
-	b.Capacity = &capacity.Config{TargetRate: 50, Headroom: 0.2}
-	b.Cost = &capacity.Cost{PerGPUHour: 2}
+	b.Capacity = &config.Capacity{TargetRate: 50, Headroom: 0.2}
+	b.Cost = &config.Cost{PerGPUHour: 2}
 	sw := New(b, report.Meta{Scenarios: scenarios})
 	start := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 	if sw.Add(run(5, 20, 0, start), false) {

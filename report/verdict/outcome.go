@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/llmprobe/llmprobe/config/workload"
+	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/figure"
 )
@@ -50,7 +50,7 @@ func Of(r *report.Report) Outcome {
 // fail their checks are the target's, however late the client was.
 func answersFailed(r *report.Report) bool {
 	for _, g := range r.Gates {
-		if g.Name == "slo_"+workload.ObjectiveQuality && !g.Passed && !g.Skipped {
+		if g.Name == "slo_"+config.ObjectiveQuality && !g.Passed && !g.Skipped {
 			return true
 		}
 	}

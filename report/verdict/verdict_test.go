@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/internal/reporttest"
 	"github.com/llmprobe/llmprobe/report/repeat"
@@ -21,7 +20,7 @@ func TestOverriddenRunsAreNotCompared(t *testing.T) {
 	before, _ := reporttest.GoldenPair(t)
 	b, s := reporttest.GoldenBurst()
 	fa := reporttest.Fixture(t, "run-after.json")
-	rep := report.Build(b, fa.Run, report.Meta{Model: "m", Scenarios: []workload.Scenario{s}})
+	rep := report.Build(b, fa.Run, report.Meta{Model: "m", Scenarios: []config.Scenario{s}})
 	rep.Overrides = []string{"--rate=50"}
 	verdict.Judge(rep, before, b.MaxRegression)
 	if rep.Regression != nil || !strings.Contains(rep.RegressionSkipped, `overrides "", this run "--rate=50"`) {
@@ -110,7 +109,7 @@ func TestRegressionTexts(t *testing.T) {
 
 	b, s := reporttest.GoldenBurst()
 	fa := reporttest.Fixture(t, "run-after.json")
-	alone := report.Build(b, fa.Run, report.Meta{Model: "m", Scenarios: []workload.Scenario{s}})
+	alone := report.Build(b, fa.Run, report.Meta{Model: "m", Scenarios: []config.Scenario{s}})
 	verdict.Judge(alone, nil, b.MaxRegression)
 	if g := alone.Gates[len(alone.Gates)-1]; !g.Skipped || g.Detail != "no previous report of burst b" {
 		t.Errorf("without a previous report: %+v", g)
@@ -118,7 +117,7 @@ func TestRegressionTexts(t *testing.T) {
 
 	longer := s
 	longer.PromptTokens.Value *= 2
-	other := report.Build(b, fa.Run, report.Meta{Model: "m", Scenarios: []workload.Scenario{longer}})
+	other := report.Build(b, fa.Run, report.Meta{Model: "m", Scenarios: []config.Scenario{longer}})
 	verdict.Judge(other, before, b.MaxRegression)
 	if want := "is not comparable: scenarios' requests differ: s (prompt_tokens)"; !strings.HasSuffix(other.RegressionSkipped, want) || strings.Contains(other.RegressionSkipped, "{") {
 		t.Errorf("a baseline of other lengths: %q, want it to end %q", other.RegressionSkipped, want)

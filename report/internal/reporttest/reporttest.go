@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/config/workload"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
@@ -39,7 +38,7 @@ var Upgrade = []struct {
 }
 
 // GoldenBurst is the drill's burst and its one scenario.
-func GoldenBurst() (config.Burst, workload.Scenario) {
+func GoldenBurst() (config.Burst, config.Scenario) {
 	b := config.DefaultBurst
 	b.Name, b.Target = "b", "t"
 	b.Scenarios = []config.WeightedScenario{{Scenario: "s", Weight: 1}}
@@ -48,8 +47,8 @@ func GoldenBurst() (config.Burst, workload.Scenario) {
 	b.Warmup = config.Warmup{Requests: 2}
 	b.MaxRegression = []config.MaxRegression{{Metric: "ttft", Quantile: "p99", MaxIncrease: 0.2, Significant: true}}
 	s := testkit.Scenario()
-	s.OutputTokens = workload.Distribution{Kind: workload.DistFixed, Value: 5}
-	s.SLO = workload.SLO{TTFT: config.Duration(100 * time.Millisecond), TargetRatio: 0.9}
+	s.OutputTokens = config.Distribution{Kind: config.DistFixed, Value: 5}
+	s.SLO = config.SLO{TTFT: config.Duration(100 * time.Millisecond), TargetRatio: 0.9}
 	return b, s
 }
 
@@ -80,22 +79,22 @@ func F(v float64) *float64 { return &v }
 func Millis(d float64) time.Duration { return time.Duration(d * float64(time.Millisecond)) }
 
 // Scenario is a scenario with only a name and an SLO.
-func Scenario(name string, slo workload.SLO) workload.Scenario {
-	return workload.Scenario{Name: name, SLO: slo}
+func Scenario(name string, slo config.SLO) config.Scenario {
+	return config.Scenario{Name: name, SLO: slo}
 }
 
 // Burst is burst "b" of target "t" with one scenario "s" of a 100 ms TTFT
 // objective at 90 %.
-func Burst() (config.Burst, []workload.Scenario) {
+func Burst() (config.Burst, []config.Scenario) {
 	b := config.DefaultBurst
 	b.Name, b.Target = "b", "t"
 	b.Scenarios = []config.WeightedScenario{{Scenario: "s", Weight: 1}}
-	return b, []workload.Scenario{Scenario("s", workload.SLO{TTFT: config.Duration(Millis(100)), TargetRatio: 0.9})}
+	return b, []config.Scenario{Scenario("s", config.SLO{TTFT: config.Duration(Millis(100)), TargetRatio: 0.9})}
 }
 
 // Results are n successful requests of scenario s, due every 100 ms from
 // start, each released dispatch late.
-func Results(s workload.Scenario, start time.Time, n int, dispatch time.Duration) []*prober.Result {
+func Results(s config.Scenario, start time.Time, n int, dispatch time.Duration) []*prober.Result {
 	var out []*prober.Result
 	for i := range n {
 		res := &prober.Result{Outcome: prober.OutcomeSuccess, Sched: start.Add(time.Duration(i) * 100 * time.Millisecond), OutputChunks: 5,
@@ -112,7 +111,7 @@ func GoldenPair(t testing.TB) (before, after *report.Report) {
 	t.Helper()
 	b, s := GoldenBurst()
 	meta := func(v string) report.Meta {
-		return report.Meta{Model: "m", Engine: "llmprobe-sim", EngineVersion: v, Version: "test", Host: "host", Scenarios: []workload.Scenario{s}}
+		return report.Meta{Model: "m", Engine: "llmprobe-sim", EngineVersion: v, Version: "test", Host: "host", Scenarios: []config.Scenario{s}}
 	}
 	fb, fa := Fixture(t, Upgrade[0].File), Fixture(t, Upgrade[1].File)
 	before = report.Build(b, fb.Run, meta(fb.EngineVersion))

@@ -1,12 +1,10 @@
-package workload
+package config
 
 import (
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/llmprobe/llmprobe/config/field"
 )
 
 // Validate fills in what follows from other fields, so a scenario built in
@@ -14,9 +12,9 @@ import (
 func TestValidateFills(t *testing.T) {
 	s := DefaultScenario
 	s.PromptTokens = Distribution{Value: 300}
-	s.Conversation = &Conversation{Turns: 3, ThinkTime: field.Duration(time.Second)}
+	s.Conversation = &Conversation{Turns: 3, ThinkTime: Duration(time.Second)}
 	s.Quality = &Quality{Regex: "^ok"}
-	var errs field.Errors
+	var errs FieldErrors
 	s.Validate("s", &errs)
 	if len(errs) > 0 {
 		t.Fatalf("errors: %v", errs)
@@ -46,10 +44,10 @@ func TestValidatePaths(t *testing.T) {
 	s.Prompt = "hi"
 	s.SharedPrefixTokens = 4
 	s.Sampling = Sampling{Temperature: &two, TopP: &minus}
-	s.SLO.TTFT = field.Duration(time.Microsecond)
+	s.SLO.TTFT = Duration(time.Microsecond)
 	s.SLO.TargetRatio = 1
 	s.Quality = &Quality{}
-	var errs field.Errors
+	var errs FieldErrors
 	s.Validate("scenarios[4]", &errs)
 	var got []string
 	for _, e := range errs {
@@ -102,7 +100,7 @@ func TestSetDirectory(t *testing.T) {
 }
 
 func TestObjectivesOrder(t *testing.T) {
-	got := SLO{TTFTAnswer: field.Duration(time.Second), TTFT: field.Duration(time.Millisecond), Stall: field.Duration(time.Minute)}.Objectives()
+	got := SLO{TTFTAnswer: Duration(time.Second), TTFT: Duration(time.Millisecond), Stall: Duration(time.Minute)}.Objectives()
 	want := []Objective{{ObjectiveTTFT, time.Millisecond}, {ObjectiveStall, time.Minute}, {ObjectiveTTFTAnswer, time.Second}}
 	if len(got) != len(want) {
 		t.Fatalf("objectives %v, want %v", got, want)

@@ -1,4 +1,4 @@
-package workload
+package config
 
 import (
 	"fmt"
@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/llmprobe/llmprobe/config/field"
 	"github.com/llmprobe/llmprobe/internal/jsonschema"
 )
 
@@ -121,7 +120,7 @@ func (s *Structured) ChecksFormat() bool {
 
 // validate adds to errs what is wrong with s, written at path, and compiles
 // its schemas.
-func (s *Structured) validate(path string, errs *field.Errors) {
+func (s *Structured) validate(path string, errs *FieldErrors) {
 	s.choice, s.chosen = "", ""
 	if len(s.Tools) > 0 {
 		errs.IntWithin(path+".tools", len(s.Tools), 1, MaxTools, "tools")
@@ -139,7 +138,7 @@ func (s *Structured) validate(path string, errs *field.Errors) {
 	}
 }
 
-func (t *Tool) validate(path string, seen map[string]string, errs *field.Errors) {
+func (t *Tool) validate(path string, seen map[string]string, errs *FieldErrors) {
 	if t.Type == "" {
 		t.Type = "function"
 	}
@@ -154,7 +153,7 @@ func (t *Tool) validate(path string, seen map[string]string, errs *field.Errors)
 	case !functionNameRe.MatchString(f.Name):
 		errs.Add(path+".name", "%q must be 1-64 letters, digits, '_' or '-'", f.Name)
 	case dup:
-		*errs = append(*errs, &field.Error{Path: path + ".name", Msg: fmt.Sprintf("duplicate function name %q", f.Name), First: first})
+		*errs = append(*errs, &FieldError{Path: path + ".name", Msg: fmt.Sprintf("duplicate function name %q", f.Name), First: first})
 	default:
 		seen[f.Name] = path + ".name"
 	}
@@ -169,7 +168,7 @@ func (t *Tool) validate(path string, seen map[string]string, errs *field.Errors)
 }
 
 // validateChoice reads tool_choice: a mode, or one function of tools by name.
-func (s *Structured) validateChoice(path string, errs *field.Errors) {
+func (s *Structured) validateChoice(path string, errs *FieldErrors) {
 	if len(s.Tools) == 0 {
 		errs.Add(path, "needs tools: it says which of them the model may call")
 		return
@@ -199,7 +198,7 @@ func (s *Structured) validateChoice(path string, errs *field.Errors) {
 	}
 }
 
-func (f *ResponseFormat) validate(path string, errs *field.Errors) {
+func (f *ResponseFormat) validate(path string, errs *FieldErrors) {
 	formats := []string{FormatText, FormatJSONObject, FormatJSONSchema}
 	if !slices.Contains(formats, f.Type) {
 		errs.Add(path+".type", "%q must be %q, %q or %q", f.Type, FormatText, FormatJSONObject, FormatJSONSchema)
@@ -233,7 +232,7 @@ func (f *ResponseFormat) validate(path string, errs *field.Errors) {
 // Refuse adds to errs, for s at path run on target (its API and name),
 // each field its API cannot send: only chat and responses have tools and
 // response formats.
-func (s *Structured) Refuse(path, target string, errs *field.Errors) {
+func (s *Structured) Refuse(path, target string, errs *FieldErrors) {
 	for _, f := range []struct {
 		name string
 		set  bool

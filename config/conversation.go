@@ -1,9 +1,7 @@
-package workload
+package config
 
 import (
 	"time"
-
-	"github.com/llmprobe/llmprobe/config/field"
 )
 
 // Conversation makes a scenario a multi-turn session: each turn sends the
@@ -19,7 +17,7 @@ type Conversation struct {
 	// (which is prompt_tokens long); unset, the load makes it prompt_tokens.
 	FollowupTokens Distribution `yaml:"followup_tokens,omitempty"`
 	// ThinkTime is the pause between an answer and the next user message.
-	ThinkTime field.Duration `yaml:"think_time,omitempty"`
+	ThinkTime Duration `yaml:"think_time,omitempty"`
 }
 
 // Bounds of a conversation.
@@ -37,7 +35,7 @@ func (s Scenario) TurnsOf() int {
 	return s.Conversation.Turns
 }
 
-func (c *Conversation) validate(path string, s *Scenario, errs *field.Errors) {
+func (c *Conversation) validate(path string, s *Scenario, errs *FieldErrors) {
 	errs.IntWithin(path+".turns", c.Turns, 2, MaxTurns, "")
 	errs.DurationWithin(path+".think_time", c.ThinkTime, 0, maxThinkTime, false)
 	switch {

@@ -1,4 +1,4 @@
-package field
+package config
 
 import (
 	"math"
@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-func TestChecks(t *testing.T) {
-	var errs Errors
+func TestFieldChecks(t *testing.T) {
+	var errs FieldErrors
 	errs.Within("a", math.NaN(), 0, 1, "")
 	errs.Above("b", 0, 0, 1, "tokens")
 	errs.IntWithin("c", 5, 1, 4, "")
@@ -19,7 +19,7 @@ func TestChecks(t *testing.T) {
 	errs.Name("x[0]", "s", "scenario", seen)
 	errs.Name("x[1]", "s", "scenario", seen)
 	errs.Name("x[2]", "-s", "scenario", seen)
-	want := []Error{
+	want := []FieldError{
 		{Path: "a", Msg: "NaN must be within [0, 1]"},
 		{Path: "b", Msg: "0 must be within (0, 1] tokens"},
 		{Path: "c", Msg: "5 must be within [1, 4]"},

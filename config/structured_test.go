@@ -1,9 +1,7 @@
-package workload
+package config
 
 import (
 	"testing"
-
-	"github.com/llmprobe/llmprobe/config/field"
 )
 
 // Validate reads tool_choice and compiles every schema a scenario holds;
@@ -22,7 +20,7 @@ func TestStructuredValidate(t *testing.T) {
 		s := DefaultScenario
 		s.Tools = []Tool{{Function: Function{Name: "get_weather", Parameters: weather}}, {Function: Function{Name: "lookup"}}}
 		s.ToolChoice = tc.choice
-		var errs field.Errors
+		var errs FieldErrors
 		s.Validate("s", &errs)
 		if len(errs) > 0 {
 			t.Fatalf("%v: %v", tc.choice, errs)
@@ -40,7 +38,7 @@ func TestStructuredValidate(t *testing.T) {
 
 	s := DefaultScenario
 	s.ResponseFormat = &ResponseFormat{Type: FormatJSONSchema, JSONSchema: &JSONFormat{Name: "weather", Schema: weather}}
-	var errs field.Errors
+	var errs FieldErrors
 	s.Validate("s", &errs)
 	if mode, _ := s.Choice(); len(errs) > 0 || mode != "" || s.ResponseFormat.Schema() == nil || !s.ChecksAnswer() {
 		t.Errorf("response format: errors %v, choice %q, schema %v, checked %v", errs, mode, s.ResponseFormat.Schema(), s.ChecksAnswer())

@@ -1,10 +1,8 @@
-package workload
+package config
 
 import (
 	"path/filepath"
 	"strconv"
-
-	"github.com/llmprobe/llmprobe/config/field"
 )
 
 // ObjectiveQuality names the share of checked answers that passed their
@@ -60,7 +58,7 @@ func (g *Golden) setDirectory(dir string) {
 
 // validateGolden refuses what a golden set cannot be used with: its lines
 // are the prompts, so no other prompt source applies.
-func (s *Scenario) validateGolden(path string, errs *field.Errors) {
+func (s *Scenario) validateGolden(path string, errs *FieldErrors) {
 	if r := s.SLO.QualityRatio; r != 0 {
 		if !(r > 0 && r < 1) {
 			errs.Add(path+".slo.quality_ratio", "%g must be within (0, 1), like 0.95", r)

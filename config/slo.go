@@ -1,10 +1,9 @@
-package workload
+package config
 
 import (
 	"regexp"
 	"time"
 
-	"github.com/llmprobe/llmprobe/config/field"
 	"github.com/llmprobe/llmprobe/internal/jsonschema"
 )
 
@@ -21,12 +20,12 @@ const (
 
 // SLO holds a scenario's latency objectives; a zero threshold means no objective.
 type SLO struct {
-	TTFT        field.Duration `yaml:"ttft,omitempty"`
-	TPOT        field.Duration `yaml:"tpot,omitempty"`
-	E2E         field.Duration `yaml:"e2e,omitempty"`
-	Stall       field.Duration `yaml:"stall,omitempty"`
-	TargetRatio float64        `yaml:"target_ratio,omitempty"`
-	TTFTAnswer  field.Duration `yaml:"ttft_answer,omitempty"`
+	TTFT        Duration `yaml:"ttft,omitempty"`
+	TPOT        Duration `yaml:"tpot,omitempty"`
+	E2E         Duration `yaml:"e2e,omitempty"`
+	Stall       Duration `yaml:"stall,omitempty"`
+	TargetRatio float64  `yaml:"target_ratio,omitempty"`
+	TTFTAnswer  Duration `yaml:"ttft_answer,omitempty"`
 	// QualityRatio is the share of checked answers (golden or quality) that
 	// must pass their checks; 0 means no such objective.
 	QualityRatio float64 `yaml:"quality_ratio,omitempty"`
@@ -55,10 +54,10 @@ func (s SLO) Objectives() []Objective {
 	return out
 }
 
-func (s SLO) validate(path string, errs *field.Errors) {
+func (s SLO) validate(path string, errs *FieldErrors) {
 	for _, o := range []struct {
 		name string
-		d    field.Duration
+		d    Duration
 	}{{ObjectiveTTFT, s.TTFT}, {ObjectiveTPOT, s.TPOT}, {ObjectiveE2E, s.E2E}, {ObjectiveStall, s.Stall}, {ObjectiveTTFTAnswer, s.TTFTAnswer}} {
 		errs.DurationWithin(path+"."+o.name, o.d, time.Millisecond, time.Hour, true)
 	}
@@ -90,7 +89,7 @@ func (q *Quality) Schema() *jsonschema.Schema { return q.schema }
 
 // Validate adds to errs what is wrong with q, written at path, and compiles
 // its regex and schema.
-func (q *Quality) Validate(path string, errs *field.Errors) {
+func (q *Quality) Validate(path string, errs *FieldErrors) {
 	if q.Contains == "" && q.Regex == "" && !q.JSON && q.Exact == "" && q.JSONSchema == nil {
 		errs.Add(path, "sets no check: use contains, regex, exact, json or json_schema")
 	}

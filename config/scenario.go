@@ -1,12 +1,10 @@
-// Package workload defines a scenario in YAML: what each request sends —
-// prompt, token lengths, conversation, sampling — and what it must meet —
-// objectives and answer checks.
-package workload
+// A scenario: what each request sends (prompt, token lengths, conversation,
+// sampling) and what it must meet (objectives and answer checks).
+
+package config
 
 import (
 	"path/filepath"
-
-	"github.com/llmprobe/llmprobe/config/field"
 )
 
 // Scenario describes one kind of request and the objectives it is judged by.
@@ -113,7 +111,7 @@ func (s *Scenario) SetDirectory(dir string) {
 // distribution's kind, a dataset's format, a conversation's follow-up
 // lengths, the compiled quality regex. Its name is the caller's to check,
 // beside its siblings' names.
-func (s *Scenario) Validate(path string, errs *field.Errors) {
+func (s *Scenario) Validate(path string, errs *FieldErrors) {
 	s.validatePrompt(path, errs)
 	s.validateGolden(path, errs)
 	s.OutputTokens.validate(path+".output_tokens", errs)
@@ -154,7 +152,7 @@ func (s *Scenario) ChecksAnswer() bool {
 
 // validatePrompt checks what the prompt is made of: a dataset, a literal
 // prompt, or synthetic text of prompt_tokens with a shared prefix.
-func (s *Scenario) validatePrompt(path string, errs *field.Errors) {
+func (s *Scenario) validatePrompt(path string, errs *FieldErrors) {
 	if d := s.PromptDataset; d != nil {
 		if s.Prompt != "" {
 			errs.Add(path+".prompt_dataset", "cannot be used with a literal prompt")
@@ -180,7 +178,7 @@ func (s *Scenario) validatePrompt(path string, errs *field.Errors) {
 	}
 }
 
-func (d *PromptDataset) validate(path string, errs *field.Errors) {
+func (d *PromptDataset) validate(path string, errs *FieldErrors) {
 	if d.Format == "" {
 		d.Format = DatasetShareGPT
 	}

@@ -1,7 +1,8 @@
-// Package field holds what every part of llmprobe's configuration is written
-// and checked with: Duration, and the Errors that name each field at fault by
-// its path, with the range checks that find them.
-package field
+// What every part of the configuration is written and checked with: the errors
+// that name each field at fault by its path, with the range checks that find
+// them.
+
+package config
 
 import (
 	"errors"
@@ -13,26 +14,26 @@ import (
 	"time"
 )
 
-// Error is a problem with one field, located by its path (targets[1].url).
-type Error struct {
+// FieldError is a problem with one field, located by its path (targets[1].url).
+type FieldError struct {
 	Path string
 	Msg  string
 	// First is where the value a duplicate repeats was first written.
 	First string
 }
 
-func (e *Error) Error() string { return e.Path + ": " + e.Msg }
+func (e *FieldError) Error() string { return e.Path + ": " + e.Msg }
 
-// Errors collects the problems of a configuration in the order they are found.
-type Errors []*Error
+// FieldErrors collects the problems of a configuration in the order they are found.
+type FieldErrors []*FieldError
 
 // Add appends a problem with the field at path.
-func (l *Errors) Add(path, format string, args ...any) {
-	*l = append(*l, &Error{Path: path, Msg: fmt.Sprintf(format, args...)})
+func (l *FieldErrors) Add(path, format string, args ...any) {
+	*l = append(*l, &FieldError{Path: path, Msg: fmt.Sprintf(format, args...)})
 }
 
 // Within adds an error unless v is a finite number in [lo, hi].
-func (l *Errors) Within(path string, v, lo, hi float64, unit string) bool {
+func (l *FieldErrors) Within(path string, v, lo, hi float64, unit string) bool {
 	if math.IsNaN(v) || math.IsInf(v, 0) || v < lo || v > hi {
 		l.Add(path, "%g must be within [%g, %g]%s", v, lo, hi, unitSuffix(unit))
 		return false
@@ -41,7 +42,7 @@ func (l *Errors) Within(path string, v, lo, hi float64, unit string) bool {
 }
 
 // Above adds an error unless v is a finite number in (lo, hi].
-func (l *Errors) Above(path string, v, lo, hi float64, unit string) bool {
+func (l *FieldErrors) Above(path string, v, lo, hi float64, unit string) bool {
 	if math.IsNaN(v) || math.IsInf(v, 0) || v <= lo || v > hi {
 		l.Add(path, "%g must be within (%g, %g]%s", v, lo, hi, unitSuffix(unit))
 		return false
@@ -50,7 +51,7 @@ func (l *Errors) Above(path string, v, lo, hi float64, unit string) bool {
 }
 
 // IntWithin adds an error unless v is in [lo, hi].
-func (l *Errors) IntWithin(path string, v, lo, hi int, unit string) bool {
+func (l *FieldErrors) IntWithin(path string, v, lo, hi int, unit string) bool {
 	if v < lo || v > hi {
 		l.Add(path, "%d must be within [%d, %d]%s", v, lo, hi, unitSuffix(unit))
 		return false
@@ -60,7 +61,7 @@ func (l *Errors) IntWithin(path string, v, lo, hi int, unit string) bool {
 
 // DurationWithin adds an error unless d is in [lo, hi]; a zero d passes when
 // optional, meaning the field is unset.
-func (l *Errors) DurationWithin(path string, d Duration, lo, hi time.Duration, optional bool) bool {
+func (l *FieldErrors) DurationWithin(path string, d Duration, lo, hi time.Duration, optional bool) bool {
 	if optional && d == 0 {
 		return true
 	}
@@ -84,7 +85,7 @@ var nameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$`)
 // Name checks the name of the kind of thing (target, scenario, burst)
 // written at path: required, of the label alphabet, and not in seen, which
 // maps each name to where it was first written and learns this one.
-func (l *Errors) Name(path, name, kind string, seen map[string]string) {
+func (l *FieldErrors) Name(path, name, kind string, seen map[string]string) {
 	switch {
 	case name == "":
 		l.Add(path+".name", "is required")
@@ -92,7 +93,7 @@ func (l *Errors) Name(path, name, kind string, seen map[string]string) {
 		l.Add(path+".name", "%q must be 1-63 letters, digits, '_', '.', ':' or '-', starting with a letter or digit", name)
 	default:
 		if first, dup := seen[name]; dup {
-			*l = append(*l, &Error{Path: path + ".name", Msg: fmt.Sprintf("duplicate %s name %q", kind, name), First: first + ".name"})
+			*l = append(*l, &FieldError{Path: path + ".name", Msg: fmt.Sprintf("duplicate %s name %q", kind, name), First: first + ".name"})
 			return
 		}
 		seen[name] = path

@@ -1,9 +1,7 @@
-package workload
+package config
 
 import (
 	"slices"
-
-	"github.com/llmprobe/llmprobe/config/field"
 )
 
 // Streamed reports whether a request of s asks for a streamed answer: the
@@ -31,7 +29,7 @@ const (
 // validateModes checks stream and images: an unstreamed answer has one
 // latency, its e2e, so objectives of its tokens' timing are refused; images
 // ride in a user message a conversation would have to send again.
-func (s *Scenario) validateModes(path string, errs *field.Errors) {
+func (s *Scenario) validateModes(path string, errs *FieldErrors) {
 	if !s.Streamed() {
 		for _, o := range s.SLO.Objectives() {
 			if o.Name != ObjectiveE2E {
@@ -67,7 +65,7 @@ type Runner struct {
 // output tokens or answer text on an embeddings or rerank target, which
 // answers none, images anywhere but the chat API, and tools and response
 // formats on an API that takes none.
-func (s *Scenario) RefuseOn(path string, runners []Runner, errs *field.Errors) {
+func (s *Scenario) RefuseOn(path string, runners []Runner, errs *FieldErrors) {
 	if i := slices.IndexFunc(runners, func(r Runner) bool { return r.Pooled }); i >= 0 {
 		s.refuseOutput(path, runners[i].Target, errs)
 	}
@@ -81,7 +79,7 @@ func (s *Scenario) RefuseOn(path string, runners []Runner, errs *field.Errors) {
 
 // refuseOutput adds to errs each field of s that judges output tokens or
 // answer text, or asks for a stream, on target, which answers no tokens.
-func (s *Scenario) refuseOutput(path, target string, errs *field.Errors) {
+func (s *Scenario) refuseOutput(path, target string, errs *FieldErrors) {
 	var fields []string
 	for _, o := range s.SLO.Objectives() {
 		if o.Name != ObjectiveE2E {

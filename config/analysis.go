@@ -1,14 +1,13 @@
-// Package analysis defines the always-on comparisons of the configuration
-// (canary analysis): the YAML type, its defaults, its expansion into
-// compared scenarios and its validation.
-package analysis
+// Always-on comparisons (canary analysis): their fields, defaults, expansion
+// into compared scenarios and validation.
+
+package config
 
 import (
 	"fmt"
 	"slices"
 	"time"
 
-	"github.com/llmprobe/llmprobe/config/field"
 	"github.com/llmprobe/llmprobe/config/internal/yamlerr"
 )
 
@@ -23,7 +22,7 @@ type Comparison struct {
 	// and the candidate both have, conversations left out.
 	Scenarios []string `yaml:"scenarios,omitempty"`
 	// Window is how far back the pairs judged reach.
-	Window field.Duration `yaml:"window,omitempty"`
+	Window Duration `yaml:"window,omitempty"`
 	// MinPairs is the fewest measured pairs a verdict rests on.
 	MinPairs int `yaml:"min_pairs,omitempty"`
 	// Tolerance is the change a verdict ignores: worse means the interval
@@ -31,30 +30,30 @@ type Comparison struct {
 	Tolerance float64 `yaml:"tolerance,omitempty"`
 }
 
-// Default's values apply to fields left out.
-var Default = Comparison{Window: field.Duration(10 * time.Minute), MinPairs: 20, Tolerance: 0.1}
+// DefaultComparison's values apply to fields left out.
+var DefaultComparison = Comparison{Window: Duration(10 * time.Minute), MinPairs: 20, Tolerance: 0.1}
 
-// Bounds of a comparison. MaxWindow is the `for:` of the rule
+// Bounds of a comparison. MaxComparisonWindow is the `for:` of the rule
 // LLMProbeComparisonWorse (alerts/llmprobe.rules.yml): the alert then needs
 // significance over at least one whole window of fresh pairs, so the
 // evaluations repeated every 15 s do not multiply false alarms.
 const (
-	MaxComparisons = 20
-	MinWindow      = 10 * time.Second
-	MaxWindow      = 10 * time.Minute
-	minPairs       = 6 // the fewest with a 95 % signed-rank interval
-	maxPairs       = 5000
+	MaxComparisons      = 20
+	MinComparisonWindow = 10 * time.Second
+	MaxComparisonWindow = 10 * time.Minute
+	minPairs            = 6 // the fewest with a 95 % signed-rank interval
+	maxPairs            = 5000
 )
 
 // UnmarshalYAML applies defaults. The func-style signature keeps the decoder's strict mode.
 func (c *Comparison) UnmarshalYAML(unmarshal func(any) error) error {
-	*c = Default
+	*c = DefaultComparison
 	type plain Comparison
 	return unmarshal((*plain)(c))
 }
 
-// Scope is what a comparison refers to in the rest of the configuration.
-type Scope struct {
+// ComparisonScope is what a comparison refers to in the rest of the configuration.
+type ComparisonScope struct {
 	Targets []string
 	// Scenarios in their configured order, and whether each is a conversation.
 	Scenarios    []string
@@ -65,19 +64,19 @@ type Scope struct {
 	Interval time.Duration
 }
 
-// Pair is one compared scenario of a comparison, sent every Interval.
-type Pair struct {
+// ComparisonPair is one compared scenario of a comparison, sent every Interval.
+type ComparisonPair struct {
 	Comparison Comparison
 	Scenario   string
 	Interval   time.Duration
 }
 
 // Pairs expands comparisons into their scenarios.
-func Pairs(comparisons []Comparison, s Scope) []Pair {
-	var out []Pair
+func Pairs(comparisons []Comparison, s ComparisonScope) []ComparisonPair {
+	var out []ComparisonPair
 	for _, c := range comparisons {
 		for _, sc := range s.compared(c) {
-			out = append(out, Pair{Comparison: c, Scenario: sc, Interval: s.interval(c.Baseline, sc)})
+			out = append(out, ComparisonPair{Comparison: c, Scenario: sc, Interval: s.interval(c.Baseline, sc)})
 		}
 	}
 	return out
@@ -85,7 +84,7 @@ func Pairs(comparisons []Comparison, s Scope) []Pair {
 
 // compared are c's scenarios, or by default the canary scenarios of both
 // its targets that are no conversation.
-func (s Scope) compared(c Comparison) []string {
+func (s ComparisonScope) compared(c Comparison) []string {
 	if len(c.Scenarios) > 0 {
 		return c.Scenarios
 	}
@@ -102,7 +101,7 @@ func (s Scope) compared(c Comparison) []string {
 
 // interval is the baseline's canary interval for the scenario, or
 // canary.interval where the baseline has no such canary.
-func (s Scope) interval(baseline, scenario string) time.Duration {
+func (s ComparisonScope) interval(baseline, scenario string) time.Duration {
 	if d, ok := s.Canaries[[2]string{baseline, scenario}]; ok {
 		return d
 	}
@@ -110,7 +109,7 @@ func (s Scope) interval(baseline, scenario string) time.Duration {
 }
 
 // Validate adds every problem of comparisons, written at "comparisons", to errs.
-func Validate(comparisons []Comparison, s Scope, errs *field.Errors) {
+func Validate(comparisons []Comparison, s ComparisonScope, errs *FieldErrors) {
 	if len(comparisons) > MaxComparisons {
 		errs.Add("comparisons", "%d comparisons, more than the %d llmprobe runs", len(comparisons), MaxComparisons)
 	}
@@ -123,14 +122,14 @@ func Validate(comparisons []Comparison, s Scope, errs *field.Errors) {
 		if c.Baseline != "" && c.Baseline == c.Candidate {
 			errs.Add(path+".candidate", "%q is the baseline too: a comparison needs two targets", c.Candidate)
 		}
-		errs.DurationWithin(path+".window", c.Window, MinWindow, MaxWindow, false)
+		errs.DurationWithin(path+".window", c.Window, MinComparisonWindow, MaxComparisonWindow, false)
 		errs.IntWithin(path+".min_pairs", c.MinPairs, minPairs, maxPairs, "pairs")
 		errs.Within(path+".tolerance", c.Tolerance, 0, 1, "")
 		s.validateScenarios(path, c, errs)
 	}
 }
 
-func (s Scope) knownTarget(path, name string, errs *field.Errors) {
+func (s ComparisonScope) knownTarget(path, name string, errs *FieldErrors) {
 	switch {
 	case slices.Contains(s.Targets, name):
 	case name == "":
@@ -146,7 +145,7 @@ func (s Scope) knownTarget(path, name string, errs *field.Errors) {
 
 // validateScenarios checks the scenarios exist, are no conversation, and
 // that the window holds min_pairs ticks of each.
-func (s Scope) validateScenarios(path string, c Comparison, errs *field.Errors) {
+func (s ComparisonScope) validateScenarios(path string, c Comparison, errs *FieldErrors) {
 	for j, name := range c.Scenarios {
 		p := fmt.Sprintf("%s.scenarios[%d]", path, j)
 		switch {

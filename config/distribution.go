@@ -1,12 +1,10 @@
-package workload
+package config
 
 import (
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
-
-	"github.com/llmprobe/llmprobe/config/field"
 )
 
 // Distribution kinds for token lengths.
@@ -102,7 +100,7 @@ func (d Distribution) empiricalRange() (lo, hi int) {
 	return lo, hi
 }
 
-func (d *Distribution) validate(path string, errs *field.Errors) {
+func (d *Distribution) validate(path string, errs *FieldErrors) {
 	if d.Kind == "" {
 		d.Kind = DistFixed
 	}
@@ -138,7 +136,7 @@ func (d *Distribution) validate(path string, errs *field.Errors) {
 // validateEmpirical checks the [tokens, weight] pairs. A pasted histogram may
 // be long and wrong throughout, so the first few bad pairs are named and the
 // rest counted.
-func (d *Distribution) validateEmpirical(path string, errs *field.Errors) {
+func (d *Distribution) validateEmpirical(path string, errs *FieldErrors) {
 	if d.Value != 0 || d.Min != 0 || d.Max != 0 || d.Mean != 0 || d.Sigma != 0 {
 		errs.Add(path, "an empirical length takes only values")
 	}
