@@ -11,7 +11,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/burst/plan"
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/internal/clock"
+	"github.com/llmprobe/llmprobe/lib/clock"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/prompt"
 	"github.com/llmprobe/llmprobe/report"

@@ -17,8 +17,8 @@ import (
 
 	"github.com/llmprobe/llmprobe/burst/plan"
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/internal/clock"
 	"github.com/llmprobe/llmprobe/internal/testkit"
+	"github.com/llmprobe/llmprobe/lib/clock"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/prompt"
 	"github.com/llmprobe/llmprobe/sim"

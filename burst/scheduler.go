@@ -15,9 +15,9 @@ import (
 	"github.com/llmprobe/llmprobe/burst/cadence"
 	"github.com/llmprobe/llmprobe/burst/plan"
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/lib/figure"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
-	"github.com/llmprobe/llmprobe/report/figure"
 )
 
 // Scheduler runs each configured burst on its schedule, one run of a burst

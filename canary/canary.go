@@ -15,7 +15,7 @@ import (
 	"github.com/go-kit/log/level"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/internal/clock"
+	"github.com/llmprobe/llmprobe/lib/clock"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/prompt"
 )

@@ -4,7 +4,7 @@ import (
 	"regexp"
 	"time"
 
-	"github.com/llmprobe/llmprobe/internal/jsonschema"
+	"github.com/llmprobe/llmprobe/lib/jsonschema"
 )
 
 // Objective names, used as the `objective` label.

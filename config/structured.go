@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/llmprobe/llmprobe/internal/jsonschema"
+	"github.com/llmprobe/llmprobe/lib/jsonschema"
 )
 
 // Structured is what a scenario asks the answer's shape to be: calls of the

@@ -12,7 +12,7 @@ import (
 	"github.com/prometheus/common/version"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/internal/redact"
+	"github.com/llmprobe/llmprobe/lib/redact"
 	"github.com/llmprobe/llmprobe/prober/openai"
 	"github.com/llmprobe/llmprobe/prober/pooling"
 	"github.com/llmprobe/llmprobe/prober/targetinfo"
@@ -41,8 +41,8 @@ func NewClient(t config.Target) (*Client, error) {
 		return nil, err
 	}
 	base := strings.TrimSuffix(strings.TrimSuffix(t.URL, "/"), "/v1")
-	c := &Client{target: t, http: hc, base: base, redact: redact.New(), secretFiles: len(redact.CredentialFiles(t)) > 0}
-	c.redact.Add(redact.TargetSecrets(t))
+	c := &Client{target: t, http: hc, base: base, redact: redact.New(), secretFiles: len(config.CredentialFiles(t)) > 0}
+	c.redact.Add(config.TargetSecrets(t))
 	return c, nil
 }
 
@@ -54,7 +54,7 @@ func (c *Client) redactText(s string) string { return c.redact.String(s) }
 // scrub redacts every text of a result that came from the target.
 func (c *Client) scrub(res *Result) {
 	if c.secretFiles && (res.Error != "" || res.Body != "" || res.Answer != "" || len(res.ToolCalls) > 0) {
-		c.redact.Add(redact.TargetSecrets(c.target))
+		c.redact.Add(config.TargetSecrets(c.target))
 	}
 	res.Error, res.Body, res.Answer = c.redactText(res.Error), c.redactText(res.Body), c.redactText(res.Answer)
 	if res.answerLimit > 0 {
@@ -80,7 +80,7 @@ func (c *Client) HTTPClient() *http.Client { return c.http }
 // Redact masks the target's secrets in s, for text read from the target.
 func (c *Client) Redact(s string) string {
 	if c.secretFiles {
-		c.redact.Add(redact.TargetSecrets(c.target))
+		c.redact.Add(config.TargetSecrets(c.target))
 	}
 	return c.redactText(s)
 }

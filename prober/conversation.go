@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/llmprobe/llmprobe/internal/clock"
+	"github.com/llmprobe/llmprobe/lib/clock"
 	"github.com/llmprobe/llmprobe/prober/openai"
 	"github.com/llmprobe/llmprobe/prompt"
 )

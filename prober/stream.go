@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/internal/sse"
+	"github.com/llmprobe/llmprobe/lib/sse"
 	"github.com/llmprobe/llmprobe/prober/chunks"
 	"github.com/llmprobe/llmprobe/prober/openai"
 	"github.com/llmprobe/llmprobe/prober/toolcall"

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/internal/redact"
 )
 
 // fileRef is one file a target's configuration names.
@@ -59,7 +58,7 @@ func CheckFiles(c *config.Config, _ []*config.FieldError) []*config.FieldError {
 		} else {
 			refs = append(refs, fileRef{p + ".tls_config.cert_file", tc.CertFile, nonEmpty}, fileRef{p + ".tls_config.key_file", tc.KeyFile, nonEmpty})
 		}
-		for _, f := range redact.CredentialFiles(t) {
+		for _, f := range config.CredentialFiles(t) {
 			refs = append(refs, fileRef{pt.path + "." + f.Field, f.Path, nonEmpty})
 		}
 		for _, r := range refs {

@@ -16,7 +16,7 @@ import (
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/load"
 	"github.com/llmprobe/llmprobe/internal/push"
-	"github.com/llmprobe/llmprobe/internal/redact"
+	"github.com/llmprobe/llmprobe/lib/redact"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/store"

@@ -18,7 +18,7 @@ import (
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/load"
 	"github.com/llmprobe/llmprobe/internal/push"
-	"github.com/llmprobe/llmprobe/internal/redact"
+	"github.com/llmprobe/llmprobe/lib/redact"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/prompt"
 	"github.com/llmprobe/llmprobe/report"
@@ -217,7 +217,7 @@ func loadBurst(cmd, file, burst string, extraSecrets []string, stdout, stderr *i
 		return nil, config.Burst{}, nil, false
 	}
 	secrets := redact.New()
-	secrets.Add(redact.Secrets(cfg))
+	secrets.Add(config.Secrets(cfg))
 	secrets.Add(extraSecrets)
 	*stdout, *stderr = secrets.Writer(*stdout), secrets.Writer(*stderr)
 	b, err := cfg.LookupBurst(burst)

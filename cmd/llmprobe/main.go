@@ -10,8 +10,8 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/common/version"
 
-	"github.com/llmprobe/llmprobe/internal/logging"
-	"github.com/llmprobe/llmprobe/internal/redact"
+	"github.com/llmprobe/llmprobe/lib/logging"
+	"github.com/llmprobe/llmprobe/lib/redact"
 )
 
 const defaultListenAddress = ":9479"

@@ -19,7 +19,7 @@ import (
 	"github.com/llmprobe/llmprobe/burst/plan"
 	"github.com/llmprobe/llmprobe/internal/daemon"
 	"github.com/llmprobe/llmprobe/internal/load"
-	"github.com/llmprobe/llmprobe/internal/redact"
+	"github.com/llmprobe/llmprobe/lib/redact"
 	"github.com/llmprobe/llmprobe/shard"
 )
 

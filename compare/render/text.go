@@ -10,7 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/llmprobe/llmprobe/compare"
-	"github.com/llmprobe/llmprobe/report/figure"
+	"github.com/llmprobe/llmprobe/lib/figure"
 )
 
 // Text writes the comparison top-down: the verdict, the two sides and how

@@ -34,9 +34,9 @@ import (
 	"github.com/llmprobe/llmprobe/collector/gpu"
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/load"
-	"github.com/llmprobe/llmprobe/internal/logging"
-	"github.com/llmprobe/llmprobe/internal/redact"
 	"github.com/llmprobe/llmprobe/internal/web"
+	"github.com/llmprobe/llmprobe/lib/logging"
+	"github.com/llmprobe/llmprobe/lib/redact"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report/store"
 	"github.com/llmprobe/llmprobe/shard"
@@ -400,7 +400,7 @@ func (d *Daemon) load() (*config.Config, error) {
 		cfg, err = load.File(d.opts.ConfigFile)
 	}
 	if err == nil {
-		d.secrets.Add(redact.Secrets(cfg))
+		d.secrets.Add(config.Secrets(cfg))
 	}
 	return cfg, err
 }

@@ -18,7 +18,6 @@ import (
 
 	"github.com/llmprobe/llmprobe/collector"
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/internal/redact"
 	"github.com/llmprobe/llmprobe/report"
 )
 
@@ -73,7 +72,7 @@ func New(rawURL, httpConfigFile, release string) (*Pusher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--push.http-config.file=%s: %w", httpConfigFile, err)
 	}
-	return &Pusher{url: rawURL, client: client, release: release, secrets: redact.TargetSecrets(config.Target{HTTPClientConfig: hc})}, nil
+	return &Pusher{url: rawURL, client: client, release: release, secrets: config.TargetSecrets(config.Target{HTTPClientConfig: hc})}, nil
 }
 
 // checkURL accepts an http or https URL without credentials, query or

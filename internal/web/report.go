@@ -10,9 +10,9 @@ import (
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/web/chart"
+	reportfigure "github.com/llmprobe/llmprobe/lib/figure"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
-	reportfigure "github.com/llmprobe/llmprobe/report/figure"
 	reportrender "github.com/llmprobe/llmprobe/report/render"
 	reportverdict "github.com/llmprobe/llmprobe/report/verdict"
 	"github.com/llmprobe/llmprobe/stats"

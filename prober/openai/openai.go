@@ -11,7 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/internal/redact"
+	"github.com/llmprobe/llmprobe/lib/redact"
 )
 
 // Path is the API's endpoint under the server's root.

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/internal/jsonschema"
+	"github.com/llmprobe/llmprobe/lib/jsonschema"
 )
 
 // Check returns "" when answer passes every check q sets, else the first

@@ -17,7 +17,7 @@ import (
 
 	"github.com/prometheus/common/version"
 
-	"github.com/llmprobe/llmprobe/internal/redact"
+	"github.com/llmprobe/llmprobe/lib/redact"
 	"github.com/llmprobe/llmprobe/prober/openai"
 )
 

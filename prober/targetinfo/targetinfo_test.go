@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/llmprobe/llmprobe/internal/redact"
 	"github.com/llmprobe/llmprobe/internal/testkit"
+	"github.com/llmprobe/llmprobe/lib/redact"
 	"github.com/llmprobe/llmprobe/sim"
 )
 

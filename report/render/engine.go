@@ -7,8 +7,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/llmprobe/llmprobe/enginemetrics"
+	"github.com/llmprobe/llmprobe/lib/figure"
 	"github.com/llmprobe/llmprobe/report"
-	"github.com/llmprobe/llmprobe/report/figure"
 )
 
 // Bucket says where a server quantile lies, "" for a mean.

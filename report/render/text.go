@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/lib/figure"
 	"github.com/llmprobe/llmprobe/report"
-	"github.com/llmprobe/llmprobe/report/figure"
 	"github.com/llmprobe/llmprobe/report/render/prefixcache"
 	"github.com/llmprobe/llmprobe/report/verdict"
 )

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/llmprobe/llmprobe/internal/redact"
+	"github.com/llmprobe/llmprobe/lib/redact"
 	"github.com/llmprobe/llmprobe/report"
 )
 

@@ -5,8 +5,8 @@ import (
 	"strings"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/lib/figure"
 	"github.com/llmprobe/llmprobe/report"
-	"github.com/llmprobe/llmprobe/report/figure"
 )
 
 // The verdict's words, as every surface prints them.

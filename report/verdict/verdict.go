@@ -12,8 +12,8 @@ import (
 	"strings"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/lib/figure"
 	"github.com/llmprobe/llmprobe/report"
-	"github.com/llmprobe/llmprobe/report/figure"
 	"github.com/llmprobe/llmprobe/stats"
 )
 

@@ -8,7 +8,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/web/history"
-	"github.com/llmprobe/llmprobe/report/figure"
+	"github.com/llmprobe/llmprobe/lib/figure"
 )
 
 // Size of a sparkline: an hour of minutes in 180 pixels (three a minute), the axis' top

@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/llmprobe/llmprobe/internal/jsonschema"
+	"github.com/llmprobe/llmprobe/lib/jsonschema"
 )
 
 // Instances of schemas of the keywords the package knows are valid, and

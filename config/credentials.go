@@ -1,9 +1,7 @@
-package redact
+package config
 
 import (
 	"fmt"
-
-	"github.com/llmprobe/llmprobe/config"
 )
 
 // CredentialFile is a file whose contents a target sends as a credential.
@@ -15,7 +13,7 @@ type CredentialFile struct {
 // CredentialFiles lists the files whose contents t sends: bearer token,
 // authorization credentials, basic-auth username and password, OAuth2
 // client secret, and http_headers files.
-func CredentialFiles(t config.Target) []CredentialFile {
+func CredentialFiles(t Target) []CredentialFile {
 	const p = "http_client_config"
 	h := t.HTTPClientConfig
 	var out []CredentialFile

@@ -1,4 +1,4 @@
-package redact
+package config
 
 import (
 	"encoding/base64"
@@ -9,8 +9,6 @@ import (
 	"testing"
 
 	promconfig "github.com/prometheus/common/config"
-
-	"github.com/llmprobe/llmprobe/config"
 )
 
 // Every place a target keeps a secret is found: inline values, the
@@ -25,7 +23,7 @@ func TestTargetSecrets(t *testing.T) {
 		return p
 	}
 	proxy, _ := url.Parse("http://proxy-user:proxy-pass-1@proxy:3128/?token=proxy-token-2&region=eu")
-	var tgt config.Target
+	var tgt Target
 	tgt.HTTPClientConfig = promconfig.HTTPClientConfig{
 		BasicAuth: &promconfig.BasicAuth{Username: "user", PasswordFile: file("pass", "pass-from-file")},
 		HTTPHeaders: &promconfig.Headers{Headers: map[string]promconfig.Header{
@@ -46,7 +44,7 @@ func TestTargetSecrets(t *testing.T) {
 		}
 	}
 	tgt.HTTPClientConfig.OAuth2 = &promconfig.OAuth2{ClientSecret: "oauth-secret", EndpointParams: map[string]string{"api_key": "param-key-3", "audience": "public"}}
-	got = Secrets(&config.Config{Targets: []config.Target{tgt}})
+	got = Secrets(&Config{Targets: []Target{tgt}})
 	if !slices.Contains(got, "oauth-secret") || !slices.Contains(got, "param-key-3") || slices.Contains(got, "public") {
 		t.Errorf("oauth2 secrets: %q", got)
 	}

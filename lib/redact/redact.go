@@ -1,6 +1,6 @@
-// Package redact finds the secrets a configuration holds and replaces them
-// with <secret> in every string that leaves llmprobe: log lines, pages,
-// reports and the gate's output.
+// Package redact replaces the secrets it is given (config.Secrets finds a
+// configuration's) with <secret> in every string that leaves llmprobe: log
+// lines, pages, HTTP answers, reports and the gate's output.
 package redact
 
 import (

@@ -1,4 +1,4 @@
-package redact
+package config
 
 import (
 	"encoding/base64"
@@ -6,8 +6,6 @@ import (
 	"os"
 	"regexp"
 	"strings"
-
-	"github.com/llmprobe/llmprobe/config"
 )
 
 // keyLikeRe matches parameter names whose values are credentials.
@@ -19,7 +17,7 @@ var keyLikeRe = regexp.MustCompile(`(?i)(key|token|secret|password|passwd|auth|s
 // passwords, and parameters named like keys; files are read now, so the
 // list holds what they say at this moment. Values shorter than 4 bytes are
 // left out: replacing them would mangle ordinary text.
-func TargetSecrets(t config.Target) []string {
+func TargetSecrets(t Target) []string {
 	var out []string
 	add := func(s string) {
 		s = strings.TrimSpace(s)
@@ -104,7 +102,7 @@ func addURLSecrets(raw string, add func(string)) {
 }
 
 // Secrets lists the secrets of every target of cfg.
-func Secrets(cfg *config.Config) []string {
+func Secrets(cfg *Config) []string {
 	var out []string
 	for _, t := range cfg.Targets {
 		out = append(out, TargetSecrets(t)...)
