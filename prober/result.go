@@ -5,8 +5,8 @@ package prober
 import (
 	"time"
 
-	"github.com/llmprobe/llmprobe/prober/toolcall"
 	"github.com/llmprobe/llmprobe/prober/transport"
+	"github.com/llmprobe/llmprobe/quality"
 )
 
 // Outcome classifies how a request ended; it is the `outcome` label.
@@ -120,7 +120,7 @@ type Result struct {
 	// ToolCalls are the answer's function calls, each assembled from its
 	// deltas (or read whole from an unstreamed answer); TTFTool is the first
 	// tool-call delta, from Sched, 0 when none came.
-	ToolCalls []ToolCall
+	ToolCalls []quality.ToolCall
 	TTFTool   time.Duration
 
 	// Engine is what the engine reported about the request in its response
@@ -144,9 +144,6 @@ type Result struct {
 	answerLimit int  // where scrub cuts Answer, once secrets are masked
 	queued      bool // released by a burst's dispatcher: it waited for the concurrency cap
 }
-
-// ToolCall is one function call of an answer.
-type ToolCall = toolcall.Call
 
 // FirstTokenSeen reports whether an output token arrived.
 func (r *Result) FirstTokenSeen() bool { return r.OutputChunks > 0 }

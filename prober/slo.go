@@ -2,7 +2,7 @@ package prober
 
 import (
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/prober/quality"
+	"github.com/llmprobe/llmprobe/quality"
 )
 
 // QualityResult is the outcome of a scenario's answer check.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/testkit"
+	"github.com/llmprobe/llmprobe/quality"
 	"github.com/llmprobe/llmprobe/sim"
 )
 
@@ -165,7 +166,7 @@ func TestToolCallTranscripts(t *testing.T) {
 			if res.Outcome != OutcomeSuccess || res.Quality == nil || !res.Quality.Passed || !res.Good {
 				t.Fatalf("%s %s, quality %+v\n%s", res.Outcome, res.Error, res.Quality, logOf(res))
 			}
-			if len(res.ToolCalls) != 1 || res.ToolCalls[0] != (ToolCall{Name: tc.function, Arguments: tc.arguments}) {
+			if len(res.ToolCalls) != 1 || res.ToolCalls[0] != (quality.ToolCall{Name: tc.function, Arguments: tc.arguments}) {
 				t.Errorf("calls %+v, want %s(%s)", res.ToolCalls, tc.function, tc.arguments)
 			}
 			lo := time.Duration(tc.firstOutputEvent+1) * gap

@@ -8,6 +8,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/prober/openai"
+	"github.com/llmprobe/llmprobe/quality"
 )
 
 // readWhole reads an unstreamed answer (stream: false): E2E, to the body's
@@ -23,7 +24,7 @@ func (c *Client) readWhole(ctx context.Context, body io.Reader, r Request, res *
 	}
 	res.Answer, res.answerLimit, res.FinishReason = w.Content, keep, openai.Truncate(w.FinishReason, 32)
 	for _, tc := range w.ToolCalls {
-		res.ToolCalls = append(res.ToolCalls, ToolCall(tc))
+		res.ToolCalls = append(res.ToolCalls, quality.ToolCall(tc))
 	}
 	(&streamState{}).engineTimings(&openai.Chunk{Metrics: w.Metrics, Timings: w.Timings}, res)
 	u := w.Usage

@@ -12,7 +12,7 @@ import (
 	"unicode"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/prober/quality"
+	"github.com/llmprobe/llmprobe/quality"
 )
 
 // Bounds on what golden sets may make the daemon read and hold. A golden

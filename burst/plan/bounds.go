@@ -8,8 +8,8 @@ import (
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/prober/openai"
-	"github.com/llmprobe/llmprobe/prober/toolcall"
 	"github.com/llmprobe/llmprobe/prompt/images"
+	"github.com/llmprobe/llmprobe/quality"
 	"github.com/llmprobe/llmprobe/replay"
 )
 
@@ -202,7 +202,7 @@ func resultBytesOf(s config.Scenario) int64 {
 		r += qualityKeepBytes
 	}
 	if len(s.Tools) > 0 {
-		r += toolcall.MaxArgumentBytes // the calls' arguments, kept to be checked
+		r += quality.MaxArgumentBytes // the calls' arguments, kept to be checked
 	}
 	return r * int64(s.TurnsOf()) // a session's arrival keeps one per turn
 }

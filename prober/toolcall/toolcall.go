@@ -6,27 +6,17 @@ package toolcall
 import (
 	"encoding/json"
 	"unicode/utf8"
+
+	"github.com/llmprobe/llmprobe/quality"
 )
 
-// Call is one function call of an answer.
-type Call struct {
-	Name string
-	// Arguments is the JSON text the model wrote, as it came (bounded).
-	Arguments string
-	// Cut: the arguments ran past what is kept, so they are not all here.
-	Cut bool
-}
-
-// Bounds of what one answer's calls make the prober hold.
-const (
-	MaxArgumentBytes = 64 << 10 // all calls' arguments together
-	maxNameBytes     = 128
-)
+// maxNameBytes bounds one call's name.
+const maxNameBytes = 128
 
 // Assembler builds an answer's calls from their deltas, in the order each
 // call first appeared. Its zero value is not ready: use New.
 type Assembler struct {
-	calls    []Call
+	calls    []quality.ToolCall
 	keys     []int // each call's index (chat) or output_index (Responses)
 	maxCalls int
 	bytes    int
@@ -119,7 +109,7 @@ func (a *Assembler) add(d *delta) {
 
 // call is the call of key, a new one when there is none yet: nil past
 // maxCalls.
-func (a *Assembler) call(key int) *Call {
+func (a *Assembler) call(key int) *quality.ToolCall {
 	for i, k := range a.keys {
 		if k == key {
 			return &a.calls[i]
@@ -130,21 +120,21 @@ func (a *Assembler) call(key int) *Call {
 		return nil
 	}
 	a.keys = append(a.keys, key)
-	a.calls = append(a.calls, Call{})
+	a.calls = append(a.calls, quality.ToolCall{})
 	return &a.calls[len(a.calls)-1]
 }
 
 // name sets c's name from a delta: the first one, a repeat of it ignored,
 // anything else appended (a name streamed in pieces).
-func (a *Assembler) name(c *Call, name string) {
+func (a *Assembler) name(c *quality.ToolCall, name string) {
 	if name == "" || name == c.Name {
 		return
 	}
 	c.Name = cut(c.Name+name, maxNameBytes)
 }
 
-func (a *Assembler) append(c *Call, s string) {
-	room := MaxArgumentBytes - a.bytes
+func (a *Assembler) append(c *quality.ToolCall, s string) {
+	room := quality.MaxArgumentBytes - a.bytes
 	if len(s) > room {
 		s, c.Cut = cut(s, room), true
 	}
@@ -152,14 +142,14 @@ func (a *Assembler) append(c *Call, s string) {
 	a.bytes += len(s)
 }
 
-func (a *Assembler) set(c *Call, s string) {
+func (a *Assembler) set(c *quality.ToolCall, s string) {
 	a.bytes -= len(c.Arguments)
 	c.Arguments, c.Cut = "", false
 	a.append(c, s)
 }
 
 // Calls returns the calls assembled so far.
-func (a *Assembler) Calls() []Call { return a.calls }
+func (a *Assembler) Calls() []quality.ToolCall { return a.calls }
 
 // cut is s in at most n bytes, not splitting a UTF-8 sequence.
 func cut(s string, n int) string {

@@ -7,13 +7,12 @@ import (
 	"strings"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/prober/toolcall"
 )
 
 // Scenario checks an answer (its text and its function calls) against
 // what s asks of it: the shape s.Structured asks for, then s.Quality's
 // checks. checked is false when s asks nothing; why is "" when it passed.
-func Scenario(s *config.Scenario, answer string, calls []toolcall.Call) (checked bool, why string) {
+func Scenario(s *config.Scenario, answer string, calls []ToolCall) (checked bool, why string) {
 	if s.Quality == nil && len(s.Tools) == 0 && !s.ChecksFormat() {
 		return false, ""
 	}
@@ -29,7 +28,7 @@ func Scenario(s *config.Scenario, answer string, calls []toolcall.Call) (checked
 // tools, and its arguments are JSON that matches the function's
 // parameters. An answer without calls matches a json_object (a JSON
 // object) or json_schema (its schema) response format.
-func Structured(s *config.Structured, answer string, calls []toolcall.Call) string {
+func Structured(s *config.Structured, answer string, calls []ToolCall) string {
 	if len(s.Tools) > 0 {
 		if why := toolChoice(s, calls); why != "" {
 			return why
@@ -61,7 +60,7 @@ func Structured(s *config.Structured, answer string, calls []toolcall.Call) stri
 }
 
 // toolChoice says how calls fall short of tool_choice, or "".
-func toolChoice(s *config.Structured, calls []toolcall.Call) string {
+func toolChoice(s *config.Structured, calls []ToolCall) string {
 	mode, chosen := s.Choice()
 	switch {
 	case mode == config.ChoiceNone && len(calls) > 0:
@@ -80,7 +79,7 @@ func toolChoice(s *config.Structured, calls []toolcall.Call) string {
 }
 
 // toolCall says what is wrong with call i, c, or "".
-func toolCall(s *config.Structured, i int, c toolcall.Call) string {
+func toolCall(s *config.Structured, i int, c ToolCall) string {
 	if c.Name == "" {
 		return fmt.Sprintf("tool call #%d names no function", i+1)
 	}
@@ -89,7 +88,7 @@ func toolCall(s *config.Structured, i int, c toolcall.Call) string {
 	case f == nil:
 		return "tool call " + name(c) + ": no such function in tools (" + strings.Join(s.FunctionNames(), ", ") + ")"
 	case c.Cut:
-		return fmt.Sprintf("tool call %s: arguments longer than the %d KiB kept, not checked", c.Name, toolcall.MaxArgumentBytes>>10)
+		return fmt.Sprintf("tool call %s: arguments longer than the %d KiB kept, not checked", c.Name, MaxArgumentBytes>>10)
 	}
 	notJSON, why := schemaProblem(f.Schema(), c.Arguments)
 	switch {
@@ -103,7 +102,7 @@ func toolCall(s *config.Structured, i int, c toolcall.Call) string {
 
 // name is a call's function name as a reason writes it: as it is when it
 // is of the alphabet of tools' names, quoted otherwise (it is the server's).
-func name(c toolcall.Call) string {
+func name(c ToolCall) string {
 	if functionName.MatchString(c.Name) {
 		return c.Name
 	}

@@ -1,5 +1,7 @@
-// Package quality checks an answer's text against the checks a scenario
-// (or a golden prompt) sets: contains, regex, exact, JSON and a JSON Schema.
+// Package quality checks an answer against what a scenario or a golden line
+// asks of it: its text (contains, regex, exact, JSON, a JSON Schema, the
+// response format) and its tool calls (their functions' parameters and
+// tool_choice).
 package quality
 
 import (
