@@ -17,7 +17,6 @@ import (
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/enginemetrics"
 	"github.com/llmprobe/llmprobe/prober"
-	"github.com/llmprobe/llmprobe/prober/targetinfo"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/repeat"
 	"github.com/llmprobe/llmprobe/report/store"
@@ -75,7 +74,7 @@ type GPU interface {
 func (r Runner) Run(ctx context.Context, b config.Burst, scenarios []config.Scenario) (*report.Report, error) {
 	// The target's facts are read beside the burst: a target that hangs must
 	// not hold the burst back by the info call's timeout.
-	infoDone := make(chan targetinfo.Info, 1)
+	infoDone := make(chan prober.Info, 1)
 	go func() { infoDone <- r.Client.RefreshInfo(ctx) }()
 	host, _ := os.Hostname()
 	meta := report.Meta{Version: version.Version, Host: host, Scenarios: scenarios}

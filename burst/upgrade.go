@@ -6,7 +6,6 @@ import (
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/prober"
-	"github.com/llmprobe/llmprobe/prober/targetinfo"
 	"github.com/llmprobe/llmprobe/report"
 )
 
@@ -35,7 +34,7 @@ func newEngineWatch(target string, settle time.Duration) *engineWatch {
 
 // FactsOf are the facts a client's confirmed info says: the engine, its
 // version and the model llmprobe measures.
-func FactsOf(c *prober.Client, info targetinfo.Info) report.Facts {
+func FactsOf(c *prober.Client, info prober.Info) report.Facts {
 	model := c.Target().Model
 	if model == "" && len(info.Models) > 0 {
 		model = info.Models[0]
@@ -161,7 +160,7 @@ func (s *Scheduler) applyWatches(cfg *config.Config, clients map[string]*prober.
 
 // TargetInfo takes a target's confirmed facts, from its info refresh; the
 // daemon wires it to the target set.
-func (s *Scheduler) TargetInfo(c *prober.Client, info targetinfo.Info) {
+func (s *Scheduler) TargetInfo(c *prober.Client, info prober.Info) {
 	if info.ModelsError != "" || info.Confirmed.IsZero() {
 		return // not confirmed now: a target that is down is still what it was
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober"
-	"github.com/llmprobe/llmprobe/prober/targetinfo"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/store"
 	"github.com/llmprobe/llmprobe/target"
@@ -104,9 +103,9 @@ func TestEngineWatchAcrossReloads(t *testing.T) {
 	cfg.Bursts[0].Schedule.OnStart = false
 	s.Apply(cfg, map[string]*prober.Client{"t": client})
 	w := s.watches["up"]
-	s.TargetInfo(client, targetinfo.Info{Engine: "vllm", EngineVersion: "0.11", Models: []string{"m"}, Confirmed: time.Now()})
+	s.TargetInfo(client, prober.Info{Engine: "vllm", EngineVersion: "0.11", Models: []string{"m"}, Confirmed: time.Now()})
 	// Down: the last facts stay, with the reason; nothing changes.
-	s.TargetInfo(client, targetinfo.Info{Engine: "vllm", EngineVersion: "0.12", Confirmed: time.Now(), ModelsError: "connection refused"})
+	s.TargetInfo(client, prober.Info{Engine: "vllm", EngineVersion: "0.12", Confirmed: time.Now(), ModelsError: "connection refused"})
 	if w.known == nil || *w.known != facts("0.11") || w.pending != nil {
 		t.Fatalf("known %v pending %v, want 0.11 and nothing pending", w.known, w.pending)
 	}
@@ -117,7 +116,7 @@ func TestEngineWatchAcrossReloads(t *testing.T) {
 		t.Errorf("a reload lost the known facts: watch %p (was %p), known %v, settle %s", s.watches["up"], w, w.known, w.settle)
 	}
 	// Back up with the new version: that is the change.
-	s.TargetInfo(client, targetinfo.Info{Engine: "vllm", EngineVersion: "0.12", Models: []string{"m"}, Confirmed: time.Now()})
+	s.TargetInfo(client, prober.Info{Engine: "vllm", EngineVersion: "0.12", Models: []string{"m"}, Confirmed: time.Now()})
 	if w.pending == nil || *w.pending != facts("0.12") {
 		t.Errorf("pending %v after the target came back on 0.12", w.pending)
 	}

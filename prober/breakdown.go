@@ -3,8 +3,6 @@ package prober
 import (
 	"fmt"
 	"time"
-
-	"github.com/llmprobe/llmprobe/prober/openai"
 )
 
 // Components of TTFT, the bounded `component` label. Consecutive stretches of
@@ -38,16 +36,6 @@ type TTFTPart struct {
 	Component string
 	D         time.Duration
 }
-
-// Sources of engine timings.
-const (
-	EngineTimingsVLLM     = openai.TimingsVLLM
-	EngineTimingsLlamaCPP = openai.TimingsLlamaCPP
-)
-
-// EngineTimings is what the engine reported about one request in its
-// response (openai reads it).
-type EngineTimings = openai.EngineTimings
 
 // engineTimingsSlack is how far an engine's own figures may exceed the wait
 // the client saw (their clocks and millisecond rounding differ) before they

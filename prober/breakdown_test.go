@@ -38,7 +38,7 @@ func componentsOf(r *Result) string {
 func TestSplitTTFT(t *testing.T) {
 	ms := func(f float64) time.Duration { return time.Duration(f * float64(time.Millisecond)) }
 	vllm := func(q, p float64) *EngineTimings {
-		return &EngineTimings{Source: EngineTimingsVLLM, Queue: ms(q), Prefill: ms(p), HasQueue: true, HasPrefill: true}
+		return &EngineTimings{Source: TimingsVLLM, Queue: ms(q), Prefill: ms(p), HasQueue: true, HasPrefill: true}
 	}
 	cases := []struct {
 		name   string
@@ -52,7 +52,7 @@ func TestSplitTTFT(t *testing.T) {
 			"dispatch,connect,engine_queue,engine_prefill,network", map[string]time.Duration{"engine_queue": ms(40), "engine_prefill": ms(50), "network": ms(7)}},
 		{"burst cap wait", Result{TTFT: ms(100), DispatchDelay: ms(1), QueueWait: ms(20), queued: true, Timings: transport.Timings{Wrote: ms(22)}, Engine: vllm(10, 50)},
 			"dispatch,client_queue,connect,engine_queue,engine_prefill,network", map[string]time.Duration{"client_queue": ms(20), "connect": ms(1), "network": ms(18)}},
-		{"llama.cpp: prefill only", Result{TTFT: ms(100), Timings: transport.Timings{Wrote: ms(1)}, Engine: &EngineTimings{Source: EngineTimingsLlamaCPP, Prefill: ms(30), HasPrefill: true}},
+		{"llama.cpp: prefill only", Result{TTFT: ms(100), Timings: transport.Timings{Wrote: ms(1)}, Engine: &EngineTimings{Source: TimingsLlamaCPP, Prefill: ms(30), HasPrefill: true}},
 			"dispatch,connect,engine_prefill,server_other", map[string]time.Duration{"engine_prefill": ms(30), "server_other": ms(69)}},
 		{"engine a little over the client's wait: rounding, trimmed", Result{TTFT: ms(100), DispatchDelay: ms(10), Timings: transport.Timings{Wrote: ms(10)}, Engine: vllm(40, 50.5)},
 			"dispatch,connect,engine_queue,engine_prefill,network", map[string]time.Duration{"connect": 0, "engine_queue": ms(40), "engine_prefill": ms(50), "network": 0}},
@@ -142,7 +142,7 @@ func TestLlamaCPPTimingsTranscript(t *testing.T) {
 		t.Fatalf("%s: %s", res.Outcome, res.Error)
 	}
 	e := res.Engine
-	if e == nil || e.Source != EngineTimingsLlamaCPP || !e.HasPrefill || e.HasQueue {
+	if e == nil || e.Source != TimingsLlamaCPP || !e.HasPrefill || e.HasQueue {
 		t.Fatalf("engine timings %+v, want llama.cpp's prefill and no queue", e)
 	}
 	if e.Prefill != 2126*time.Microsecond || e.Decode != 3098*time.Microsecond || e.CachedPromptTokens != 0 {

@@ -13,9 +13,6 @@ import (
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/lib/redact"
-	"github.com/llmprobe/llmprobe/prober/openai"
-	"github.com/llmprobe/llmprobe/prober/pooling"
-	"github.com/llmprobe/llmprobe/prober/targetinfo"
 	"github.com/llmprobe/llmprobe/prober/transport"
 )
 
@@ -30,7 +27,7 @@ type Client struct {
 	secretFiles bool
 
 	mu        sync.Mutex
-	info      targetinfo.Info
+	info      Info
 	infoTried time.Time // a rerank target's last read of its info (learnEngine)
 }
 
@@ -58,14 +55,14 @@ func (c *Client) scrub(res *Result) {
 	}
 	res.Error, res.Body, res.Answer = c.redactText(res.Error), c.redactText(res.Body), c.redactText(res.Answer)
 	if res.answerLimit > 0 {
-		res.Answer = openai.Truncate(res.Answer, res.answerLimit)
+		res.Answer = Truncate(res.Answer, res.answerLimit)
 	}
 	for i, l := range res.Log {
 		res.Log[i] = c.redactText(l)
 	}
 	for i := range res.ToolCalls {
 		tc := &res.ToolCalls[i]
-		tc.Name, tc.Arguments = c.redactText(tc.Name), openai.Truncate(c.redactText(tc.Arguments), maxAnswerBytes)
+		tc.Name, tc.Arguments = c.redactText(tc.Name), Truncate(c.redactText(tc.Arguments), maxAnswerBytes)
 	}
 	if q := res.Quality; q != nil {
 		q.Reason = c.redactText(q.Reason)
@@ -92,16 +89,16 @@ func (c *Client) Target() config.Target { return c.target }
 func (c *Client) Close() { c.http.CloseIdleConnections() }
 
 func (c *Client) endpoint() string {
-	if pooling.Is(c.target.API) {
+	if IsPooled(c.target.API) {
 		return c.base + c.pooled().Path()
 	}
-	return c.base + openai.Path(c.target.API)
+	return c.base + APIPath(c.target.API)
 }
 
 // pooled is how the target speaks its pooled API: TEI's own shapes once
 // its /info said it is TEI.
-func (c *Client) pooled() pooling.Wire {
-	return pooling.Wire{API: c.target.API, TEI: c.Info().Engine == targetinfo.EngineTEI}
+func (c *Client) pooled() PooledWire {
+	return PooledWire{API: c.target.API, TEI: c.Info().Engine == EngineTEI}
 }
 
 // Model returns the configured model, or the one discovered from /v1/models.
@@ -148,7 +145,7 @@ func (c *Client) setHeaders(req *http.Request) {
 }
 
 // Info returns the last targetinfo.Info read.
-func (c *Client) Info() targetinfo.Info {
+func (c *Client) Info() Info {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.info
@@ -156,7 +153,7 @@ func (c *Client) Info() targetinfo.Info {
 
 // RefreshInfo reads /v1/models and the engine's version endpoint. When
 // /v1/models fails, the last known facts stay, with the reason beside them.
-func (c *Client) RefreshInfo(ctx context.Context) targetinfo.Info {
+func (c *Client) RefreshInfo(ctx context.Context) Info {
 	ctx, cancel := context.WithTimeout(ctx, min(c.target.Timeout.Std(), 10*time.Second))
 	defer cancel()
 	info := c.server().Read(ctx)
@@ -188,6 +185,6 @@ func (c *Client) learnEngine(ctx context.Context) {
 const infoRetry = 10 * time.Second
 
 // server is the target as targetinfo asks it.
-func (c *Client) server() targetinfo.Server {
-	return targetinfo.Server{HTTP: c.http, Base: c.base, Redact: c.redact}
+func (c *Client) server() InfoServer {
+	return InfoServer{HTTP: c.http, Base: c.base, Redact: c.redact}
 }

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/lib/clock"
-	"github.com/llmprobe/llmprobe/prober/openai"
 	"github.com/llmprobe/llmprobe/prompt"
 )
 
@@ -42,7 +41,7 @@ func Converse(wait context.Context, first Request, session *prompt.Session, do f
 		session.Answered(res.Answer, res.OutputTokens)
 		if !req.Scenario.ChecksAnswer() {
 			// The whole answer was kept for the next turn only.
-			res.Answer = openai.Truncate(res.Answer, answerPreview)
+			res.Answer = Truncate(res.Answer, answerPreview)
 		}
 		done(res)
 		switch res.Outcome {

@@ -14,7 +14,7 @@ import (
 	"github.com/llmprobe/llmprobe/sim"
 )
 
-func withImages(count, side int) config.Scenario {
+func imageScenario(count, side int) config.Scenario {
 	s := testkit.Scenario()
 	s.Images = &config.Images{Count: count, Width: side, Height: side}
 	return s
@@ -27,7 +27,7 @@ func withImages(count, side int) config.Scenario {
 func TestImagesAgainstSim(t *testing.T) {
 	srv, _ := testkit.StartSim(t, func(c *sim.Config) { c.PrefillPerToken = 2 * time.Millisecond })
 	target := testkit.Target(srv.URL, config.APIChat)
-	small, large := probeOnce(t, target, withImages(1, 56)), probeOnce(t, target, withImages(4, 280))
+	small, large := probeOnce(t, target, imageScenario(1, 56)), probeOnce(t, target, imageScenario(4, 280))
 	for _, res := range []*Result{small, large} {
 		if res.Outcome != OutcomeSuccess {
 			t.Fatalf("%s %s\n%s", res.Outcome, res.Error, logOf(res))
@@ -50,7 +50,7 @@ func TestImagesAgainstSim(t *testing.T) {
 // the same images again, so a burst repeats.
 func TestImagesDifferPerRequest(t *testing.T) {
 	target, bodies := recordBodies(t, config.APIChat)
-	s := withImages(2, 32)
+	s := imageScenario(2, 32)
 	c := newClient(t, target)
 	send := func(b *prompt.Builder, n uint64) {
 		p, maxTokens := b.At(n)
@@ -93,6 +93,6 @@ func TestImageRefused(t *testing.T) {
 		http.Error(w, `{"object":"error","message":"At most 1 image(s) may be provided in one prompt.","type":"BadRequestError","code":400}`, http.StatusBadRequest)
 	}))
 	defer srv.Close()
-	res := probeOnce(t, testkit.Target(srv.URL, config.APIChat), withImages(2, 64))
+	res := probeOnce(t, testkit.Target(srv.URL, config.APIChat), imageScenario(2, 64))
 	checkFailure(t, res, OutcomeHTTPError, "headers", reasonHTTPStatus, "HTTP 400 Bad Request: At most 1 image(s) may be provided in one prompt.")
 }

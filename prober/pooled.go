@@ -9,16 +9,14 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/llmprobe/llmprobe/prober/openai"
-	"github.com/llmprobe/llmprobe/prober/pooling"
 	"github.com/llmprobe/llmprobe/prober/transport"
 )
 
 // payload is r's body as the target's API asks for it, opened afresh for
 // each send, and its size.
 func (c *Client) payload(model string, r Request) (func() io.Reader, int64, error) {
-	if !pooling.Is(c.target.API) {
-		body, err := openai.NewBody(c.wireRequest(model, r))
+	if !IsPooled(c.target.API) {
+		body, err := NewBody(c.wireRequest(model, r))
 		if err != nil {
 			return nil, 0, err
 		}
@@ -35,7 +33,7 @@ func (c *Client) payload(model string, r Request) (func() io.Reader, int64, erro
 // is its one latency; it has no output token, so TTFT, ITL and TPOT stay
 // unset.
 func (c *Client) readPooled(ctx context.Context, body io.Reader, header http.Header, r Request, res *Result) {
-	a, err := c.pooled().Read(body, header, pooling.Count(c.target.API, r.Scenario))
+	a, err := c.pooled().Read(body, header, PooledInputs(c.target.API, r.Scenario))
 	res.E2E = time.Since(r.Sched)
 	if res.failAnswer(ctx, err) {
 		return
@@ -53,7 +51,7 @@ func (c *Client) readPooled(ctx context.Context, body io.Reader, header http.Hea
 // checks (a *pooling.Problem with its reason) or its reading; it reports
 // whether there was an error.
 func (res *Result) failAnswer(ctx context.Context, err error) bool {
-	var p *pooling.Problem
+	var p *AnswerProblem
 	switch {
 	case err == nil:
 		return false

@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/prober/openai"
-	"github.com/llmprobe/llmprobe/prober/pooling"
 	"github.com/llmprobe/llmprobe/prober/transport"
 	"github.com/llmprobe/llmprobe/prompt"
 	"github.com/llmprobe/llmprobe/prompt/images"
@@ -74,7 +72,7 @@ func (c *Client) do(ctx context.Context, r Request) *Result {
 		Sched:                 r.Sched,
 		PromptTokensRequested: r.Prompt.RequestedTokens,
 		Turn:                  r.Prompt.Turn,
-		Unstreamed:            !r.Scenario.Streamed() && !pooling.Is(c.target.API),
+		Unstreamed:            !r.Scenario.Streamed() && !IsPooled(c.target.API),
 	}
 	// The deadline counts from t_sched, like every latency.
 	ctx, cancel := context.WithDeadline(ctx, r.Sched.Add(c.target.Timeout.Std()))
@@ -112,10 +110,10 @@ func (c *Client) do(ctx context.Context, r Request) *Result {
 	req.Header.Set("Content-Type", "application/json")
 	asks := fmt.Sprintf("prompt_tokens~%d max_tokens=%d%s", r.Prompt.RequestedTokens, r.MaxTokens, imagesAsked(r.Scenario, size))
 	switch {
-	case pooling.Is(c.target.API):
+	case IsPooled(c.target.API):
 		req.Header.Set("Accept", "application/json")
-		asks = fmt.Sprintf("%d inputs, prompt_tokens~%d", pooling.Count(c.target.API, r.Scenario), r.Prompt.RequestedTokens)
-		res.PromptTokensRequested = pooling.Requested(c.target.API, r.Scenario, r.Prompt.RequestedTokens)
+		asks = fmt.Sprintf("%d inputs, prompt_tokens~%d", PooledInputs(c.target.API, r.Scenario), r.Prompt.RequestedTokens)
+		res.PromptTokensRequested = PooledPromptTokens(c.target.API, r.Scenario, r.Prompt.RequestedTokens)
 	case res.Unstreamed:
 		req.Header.Set("Accept", "application/json")
 		asks += ", stream: false"
@@ -165,11 +163,11 @@ func (c *Client) readAnswer(ctx context.Context, resp *http.Response, r Request,
 	}
 	if resp.StatusCode != http.StatusOK {
 		res.E2E = time.Since(r.Sched)
-		msg, excerpt := openai.ReadError(body, c.redact)
+		msg, excerpt := ReadError(body, c.redact)
 		res.Body = excerpt
 		text := fmt.Sprintf("HTTP %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
 		if ra := resp.Header.Get("Retry-After"); ra != "" {
-			text += ", Retry-After " + openai.Truncate(ra, 32)
+			text += ", Retry-After " + Truncate(ra, 32)
 		}
 		if msg != "" {
 			text += ": " + msg
@@ -184,12 +182,12 @@ func (c *Client) readAnswer(ctx context.Context, resp *http.Response, r Request,
 	}
 	ct := resp.Header.Get("Content-Type")
 	switch {
-	case pooling.Is(c.target.API):
+	case IsPooled(c.target.API):
 		c.readPooled(ctx, body, resp.Header, r, res)
 		return
 	case res.Unstreamed && strings.HasPrefix(ct, "text/event-stream"):
 		res.E2E = time.Since(r.Sched)
-		res.fail(OutcomeStreamError, transport.PhaseHeaders, openai.ReasonUnaskedStream, "an event stream came for a request with stream: false")
+		res.fail(OutcomeStreamError, transport.PhaseHeaders, ReasonUnaskedStream, "an event stream came for a request with stream: false")
 		return
 	case res.Unstreamed:
 		c.readWhole(ctx, body, r, res)
@@ -197,7 +195,7 @@ func (c *Client) readAnswer(ctx context.Context, resp *http.Response, r Request,
 	}
 	if !strings.HasPrefix(ct, "text/event-stream") {
 		res.E2E = time.Since(r.Sched)
-		msg, excerpt := openai.ReadError(body, c.redact)
+		msg, excerpt := ReadError(body, c.redact)
 		res.Body = excerpt
 		res.fail(OutcomeStreamError, transport.PhaseHeaders, reasonNotEventStream, fmt.Sprintf("Content-Type %q is not text/event-stream: %s", ct, msg))
 		return
@@ -206,8 +204,8 @@ func (c *Client) readAnswer(ctx context.Context, resp *http.Response, r Request,
 }
 
 // wireRequest is r as the target's API asks for it.
-func (c *Client) wireRequest(model string, r Request) openai.Request {
-	return openai.Request{
+func (c *Client) wireRequest(model string, r Request) BodyRequest {
+	return BodyRequest{
 		API: c.target.API, Model: model, MaxTokens: r.MaxTokens,
 		History: r.Prompt.History, Text: r.Prompt.Text, Tail: r.Prompt.Tail,
 		Sampling: r.Scenario.Sampling, Extra: c.target.ExtraBody,

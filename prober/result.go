@@ -1,5 +1,7 @@
-// Package prober measures one streaming request to an OpenAI-compatible
-// inference server by llmprobe's measurement rules.
+// Package prober measures one request to an OpenAI-compatible inference
+// server by llmprobe's measurement rules: the body it sends in its API's
+// wire format, its answer (streamed or in one body) read and classified,
+// and what the server says it is.
 package prober
 
 import (

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/prober/openai"
 	"github.com/llmprobe/llmprobe/quality"
 )
 
@@ -17,16 +16,16 @@ import (
 // check and a conversation's next turn.
 func (c *Client) readWhole(ctx context.Context, body io.Reader, r Request, res *Result) {
 	keep := answerKeep(r)
-	w, err := openai.ReadWhole(c.target.API, body, openai.WholeLimit(r.MaxTokens), keep+answerMargin)
+	w, err := ReadWhole(c.target.API, body, WholeLimit(r.MaxTokens), keep+answerMargin)
 	res.E2E = time.Since(r.Sched)
 	if res.failAnswer(ctx, err) {
 		return
 	}
-	res.Answer, res.answerLimit, res.FinishReason = w.Content, keep, openai.Truncate(w.FinishReason, 32)
+	res.Answer, res.answerLimit, res.FinishReason = w.Content, keep, Truncate(w.FinishReason, 32)
 	for _, tc := range w.ToolCalls {
 		res.ToolCalls = append(res.ToolCalls, quality.ToolCall(tc))
 	}
-	(&streamState{}).engineTimings(&openai.Chunk{Metrics: w.Metrics, Timings: w.Timings}, res)
+	(&streamState{}).engineTimings(&Chunk{Metrics: w.Metrics, Timings: w.Timings}, res)
 	u := w.Usage
 	switch {
 	case u != nil:

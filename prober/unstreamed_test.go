@@ -13,7 +13,6 @@ import (
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/testkit"
-	"github.com/llmprobe/llmprobe/prober/openai"
 	"github.com/llmprobe/llmprobe/prompt"
 	"github.com/llmprobe/llmprobe/sim"
 )
@@ -115,19 +114,19 @@ func TestUnstreamedHostile(t *testing.T) {
 		phase, reason  string
 		errHas         string
 	}{
-		{"not JSON", js, "<html>gateway</html>", config.APIChat, OutcomeStreamError, phaseStream, openai.ReasonAnswerNotJSON, "not JSON"},
-		{"no choices", js, `{"choices":[],` + usage + `}`, config.APIChat, OutcomeStreamError, phaseStream, openai.ReasonAnswerNoChoices, "no choices"},
+		{"not JSON", js, "<html>gateway</html>", config.APIChat, OutcomeStreamError, phaseStream, ReasonAnswerNotJSON, "not JSON"},
+		{"no choices", js, `{"choices":[],` + usage + `}`, config.APIChat, OutcomeStreamError, phaseStream, ReasonAnswerNoChoices, "no choices"},
 		{"empty content", js, `{"choices":[{"message":{"role":"assistant","content":""},"finish_reason":"stop"}],` + usage + `}`, config.APIChat, OutcomeStreamError, phaseStream, reasonNoOutput, `no content, reasoning or tool call (finish_reason "stop")`},
 		{"null content", js, `{"choices":[{"message":{"role":"assistant","content":null}}]}`, config.APIChat, OutcomeStreamError, phaseStream, reasonNoOutput, "no content"},
-		{"event stream asked for none", "text/event-stream", `data: {"choices":[{"delta":{"content":"hi"}}]}` + "\n\n", config.APIChat, OutcomeStreamError, "headers", openai.ReasonUnaskedStream, "stream: false"},
-		{"event stream as JSON", js, `data: {"choices":[{"text":"hi"}]}` + "\n\ndata: [DONE]\n\n", config.APICompletions, OutcomeStreamError, phaseStream, openai.ReasonUnaskedStream, "stream: false"},
-		{"error in a 200", js, `{"error":{"message":"KV cache exhausted"}}`, config.APIChat, OutcomeStreamError, phaseStream, openai.ReasonErrorInAnswer, "KV cache exhausted"},
+		{"event stream asked for none", "text/event-stream", `data: {"choices":[{"delta":{"content":"hi"}}]}` + "\n\n", config.APIChat, OutcomeStreamError, "headers", ReasonUnaskedStream, "stream: false"},
+		{"event stream as JSON", js, `data: {"choices":[{"text":"hi"}]}` + "\n\ndata: [DONE]\n\n", config.APICompletions, OutcomeStreamError, phaseStream, ReasonUnaskedStream, "stream: false"},
+		{"error in a 200", js, `{"error":{"message":"KV cache exhausted"}}`, config.APIChat, OutcomeStreamError, phaseStream, ReasonErrorInAnswer, "KV cache exhausted"},
 		{"past max_tokens", js, `{"choices":[{"text":"a b c"}],"usage":{"prompt_tokens":16,"completion_tokens":900}}`, config.APICompletions, OutcomeStreamError, phaseStream, reasonMaxTokens, "900 completion tokens for max_tokens 6"},
-		{"too large", js, `{"choices":[{"text":"` + strings.Repeat("x", int(openai.WholeLimit(6))) + `"}]}`, config.APICompletions, OutcomeStreamError, phaseStream, openai.ReasonAnswerTooLarge, "bytes, the bound"},
-		{"response failed", js, `{"status":"failed","output":[],"error":{"code":"server_error","message":"out of memory"}}`, config.APIResponses, OutcomeStreamError, phaseStream, openai.ReasonErrorInAnswer, "server_error: out of memory"},
-		{"response incomplete by a filter", js, `{"status":"incomplete","output":[],"incomplete_details":{"reason":"content_filter"}}`, config.APIResponses, OutcomeStreamError, phaseStream, openai.ReasonErrorInAnswer, `reason "content_filter"`},
-		{"response in progress", js, `{"status":"in_progress","output":[]}`, config.APIResponses, OutcomeStreamError, phaseStream, openai.ReasonErrorInAnswer, `status "in_progress"`},
-		{"no response object", js, `{"id":"x"}`, config.APIResponses, OutcomeStreamError, phaseStream, openai.ReasonAnswerNoChoices, "no status"},
+		{"too large", js, `{"choices":[{"text":"` + strings.Repeat("x", int(WholeLimit(6))) + `"}]}`, config.APICompletions, OutcomeStreamError, phaseStream, ReasonAnswerTooLarge, "bytes, the bound"},
+		{"response failed", js, `{"status":"failed","output":[],"error":{"code":"server_error","message":"out of memory"}}`, config.APIResponses, OutcomeStreamError, phaseStream, ReasonErrorInAnswer, "server_error: out of memory"},
+		{"response incomplete by a filter", js, `{"status":"incomplete","output":[],"incomplete_details":{"reason":"content_filter"}}`, config.APIResponses, OutcomeStreamError, phaseStream, ReasonErrorInAnswer, `reason "content_filter"`},
+		{"response in progress", js, `{"status":"in_progress","output":[]}`, config.APIResponses, OutcomeStreamError, phaseStream, ReasonErrorInAnswer, `status "in_progress"`},
+		{"no response object", js, `{"id":"x"}`, config.APIResponses, OutcomeStreamError, phaseStream, ReasonAnswerNoChoices, "no status"},
 		{"response with no output", js, `{"status":"completed","output":[]}`, config.APIResponses, OutcomeStreamError, phaseStream, reasonNoOutput, "no content"},
 		{"response incomplete at max_output_tokens", js, `{"status":"incomplete","incomplete_details":{"reason":"max_output_tokens"},"output":[{"type":"message","content":[{"type":"output_text","text":"cut"}]}],"usage":{"input_tokens":16,"output_tokens":6}}`, config.APIResponses, OutcomeSuccess, "", "", ""},
 	}

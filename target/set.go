@@ -16,7 +16,6 @@ import (
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/prober"
-	"github.com/llmprobe/llmprobe/prober/targetinfo"
 )
 
 // Set owns one client per configured target, refreshes each target's info
@@ -32,7 +31,7 @@ type Set struct {
 	wg      sync.WaitGroup
 	now     func() time.Time // the clock of state changes; tests set it
 	// onInfo, when set, takes every refresh's info (the upgrade trigger).
-	onInfo func(*prober.Client, targetinfo.Info)
+	onInfo func(*prober.Client, prober.Info)
 }
 
 type managedClient struct {
@@ -111,7 +110,7 @@ func (t *Set) Apply(ctx context.Context, cfg *config.Config) map[string]*prober.
 
 // OnInfo makes every later info refresh call f, from the refreshing
 // goroutine; set it before the first Apply.
-func (t *Set) OnInfo(f func(*prober.Client, targetinfo.Info)) {
+func (t *Set) OnInfo(f func(*prober.Client, prober.Info)) {
 	t.mu.Lock()
 	t.onInfo = f
 	t.mu.Unlock()

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/prober/openai"
+	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/prompt/images"
 	"github.com/llmprobe/llmprobe/quality"
 	"github.com/llmprobe/llmprobe/replay"
@@ -246,7 +246,7 @@ func wholeBytes(s config.Scenario) int64 {
 	if s.Streamed() {
 		return 0
 	}
-	return 3 * openai.WholeLimit(s.OutputTokens.Maximum())
+	return 3 * prober.WholeLimit(s.OutputTokens.Maximum())
 }
 
 // promptBytesOf is the prompt's part of streamBytesOf.

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/prober/openai"
+	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/prompt/images"
 )
 
@@ -34,13 +34,13 @@ bursts:
 func TestImagesAndUnstreamedFootprint(t *testing.T) {
 	plain, plainFlight := footprints(t, `{name: s, prompt_tokens: 64, output_tokens: 256}`)
 	vision, visionFlight := footprints(t, `{name: s, prompt_tokens: 64, output_tokens: 256, images: {count: 4, width: 640, height: 480}}`)
-	r := openai.Request{Model: "m", MaxTokens: 256, Text: "ref: a b c d"}
-	without, err := openai.NewBody(r)
+	r := prober.BodyRequest{Model: "m", MaxTokens: 256, Text: "ref: a b c d"}
+	without, err := prober.NewBody(r)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r.Images = images.Make(1, 4, 640, 480)
-	with, err := openai.NewBody(r)
+	with, err := prober.NewBody(r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestImagesAndUnstreamedFootprint(t *testing.T) {
 		t.Errorf("eight in flight with images cost %d bytes more, want 8 × %d and the encoders' %d", d, perImages, images.EncodeBytes(640, 480))
 	}
 	_, wholeFlight := footprints(t, `{name: s, stream: false, prompt_tokens: 64, output_tokens: 256}`)
-	if wholeFlight-plainFlight != 3*openai.WholeLimit(256) {
-		t.Errorf("an unstreamed answer costs %d bytes in flight, want %d", wholeFlight-plainFlight, 3*openai.WholeLimit(256))
+	if wholeFlight-plainFlight != 3*prober.WholeLimit(256) {
+		t.Errorf("an unstreamed answer costs %d bytes in flight, want %d", wholeFlight-plainFlight, 3*prober.WholeLimit(256))
 	}
 }

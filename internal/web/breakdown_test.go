@@ -17,7 +17,7 @@ func TestReportPageShowsTheTTFTSplit(t *testing.T) {
 		t.Error("a report without a split does not say n/a")
 	}
 	split := *old
-	split.TTFTBreakdown = &report.TTFTBreakdown{Requests: 20, EngineTimings: map[string]int{prober.EngineTimingsVLLM: 20}, Components: []report.ComponentSummary{
+	split.TTFTBreakdown = &report.TTFTBreakdown{Requests: 20, EngineTimings: map[string]int{prober.TimingsVLLM: 20}, Components: []report.ComponentSummary{
 		{Component: prober.ComponentEngineQueue, Summary: report.Summarize([]float64{0.010, 0.030}), Share: 0.25},
 		{Component: prober.ComponentEnginePrefill, Summary: report.Summarize([]float64{0.050, 0.070}), Share: 0.75},
 	}}

@@ -153,7 +153,7 @@ func TestProbePageShowsTheTTFTSplit(t *testing.T) {
 
 	r := timelineResult()
 	r.TraceParent = "00-" + r.RequestID + "-00f067aa0ba902b7-01"
-	r.Engine = &prober.EngineTimings{Source: prober.EngineTimingsVLLM, Queue: 40 * time.Millisecond, HasQueue: true, Prefill: 30 * time.Millisecond, HasPrefill: true, CachedPromptTokens: -1}
+	r.Engine = &prober.EngineTimings{Source: prober.TimingsVLLM, Queue: 40 * time.Millisecond, HasQueue: true, Prefill: 30 * time.Millisecond, HasPrefill: true, CachedPromptTokens: -1}
 	r.TTFTParts = []prober.TTFTPart{{Component: prober.ComponentDispatch, D: 500 * time.Microsecond}, {Component: prober.ComponentClientQueue, D: 20 * time.Millisecond},
 		{Component: prober.ComponentConnect, D: 4500 * time.Microsecond}, {Component: prober.ComponentEngineQueue, D: 40 * time.Millisecond},
 		{Component: prober.ComponentEnginePrefill, D: 30 * time.Millisecond}, {Component: prober.ComponentNetwork, D: 0}}

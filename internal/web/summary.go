@@ -8,7 +8,6 @@ import (
 
 	"github.com/llmprobe/llmprobe/enginemetrics"
 	"github.com/llmprobe/llmprobe/prober"
-	"github.com/llmprobe/llmprobe/prober/targetinfo"
 	"github.com/llmprobe/llmprobe/target"
 )
 
@@ -46,7 +45,7 @@ type burstCell struct {
 }
 
 // engineText is "engine version", or n/a with the reason.
-func engineText(info targetinfo.Info) string {
+func engineText(info prober.Info) string {
 	if info.Confirmed.IsZero() {
 		if info.ModelsError != "" {
 			return "n/a (never read: /v1/models fails, see Targets)" // the error is in the Targets table

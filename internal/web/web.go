@@ -22,7 +22,6 @@ import (
 	"github.com/llmprobe/llmprobe/internal/web/history"
 	"github.com/llmprobe/llmprobe/internal/web/timeline"
 	"github.com/llmprobe/llmprobe/prober"
-	"github.com/llmprobe/llmprobe/prober/targetinfo"
 	"github.com/llmprobe/llmprobe/report/store"
 	"github.com/llmprobe/llmprobe/target"
 )
@@ -387,7 +386,7 @@ func (s *Site) timingsNA(r *prober.Result) string {
 	for _, c := range s.opts.Targets.Clients() {
 		if t := c.Target(); t.Name == r.Target {
 			asked := t.ExtraBody["include_metrics"] == true // false asks for none
-			return "n/a: " + targetinfo.WhyNoTimings(c.Info().Engine, asked)
+			return "n/a: " + prober.WhyNoTimings(c.Info().Engine, asked)
 		}
 	}
 	return "n/a: the answer carried none (its target is no longer configured)"

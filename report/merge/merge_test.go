@@ -154,7 +154,7 @@ func synthetic(n int) report.Run {
 				res.TTFTParts = splitOf(res, x%3 == 0)
 			}
 			if x%3 == 0 {
-				res.Engine = &prober.EngineTimings{Source: prober.EngineTimingsVLLM}
+				res.Engine = &prober.EngineTimings{Source: prober.TimingsVLLM}
 			}
 			e := res.TTFT
 			for range res.OutputTokens - 1 {

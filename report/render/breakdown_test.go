@@ -26,7 +26,7 @@ func TestTTFTBreakdownInReport(t *testing.T) {
 	for i, r := range res {
 		// 50 ms TTFT: 1 ms connect, then either the engine's split or none.
 		if i < 6 {
-			r.Engine = &prober.EngineTimings{Source: prober.EngineTimingsVLLM}
+			r.Engine = &prober.EngineTimings{Source: prober.TimingsVLLM}
 			r.TTFTParts = []prober.TTFTPart{{Component: prober.ComponentDispatch, D: 0}, {Component: prober.ComponentConnect, D: reporttest.Millis(1)},
 				{Component: prober.ComponentEngineQueue, D: reporttest.Millis(10)}, {Component: prober.ComponentEnginePrefill, D: reporttest.Millis(38)}, {Component: prober.ComponentNetwork, D: reporttest.Millis(1)}}
 		} else {
@@ -35,7 +35,7 @@ func TestTTFTBreakdownInReport(t *testing.T) {
 	}
 	rep := report.Build(b, report.Run{Rate: 10, Start: start, End: start.Add(time.Second), Planned: 10, Results: res}, report.Meta{Scenarios: scenarios})
 	bd := rep.TTFTBreakdown
-	if bd == nil || bd.Requests != 10 || bd.EngineTimings[prober.EngineTimingsVLLM] != 6 {
+	if bd == nil || bd.Requests != 10 || bd.EngineTimings[prober.TimingsVLLM] != 6 {
 		t.Fatalf("breakdown %+v", bd)
 	}
 	var names []string

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/llmprobe/llmprobe/prober/targetinfo"
+	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/render/prefixcache"
 )
@@ -133,7 +133,7 @@ func engineTimingsText(b *report.TTFTBreakdown, engine string) string {
 		by += fmt.Sprintf(" %s %d", src, k)
 	}
 	if n == 0 {
-		return fmt.Sprintf("none of %d requests, so the server side is one part (server_other): %s", b.Requests, targetinfo.WhyNoTimings(engine, false))
+		return fmt.Sprintf("none of %d requests, so the server side is one part (server_other): %s", b.Requests, prober.WhyNoTimings(engine, false))
 	}
 	return fmt.Sprintf("%d of %d requests (%s)", n, b.Requests, by[1:])
 }

@@ -1,4 +1,4 @@
-package targetinfo
+package prober
 
 import (
 	"fmt"
@@ -12,8 +12,8 @@ import (
 	"github.com/llmprobe/llmprobe/sim"
 )
 
-func serverAt(url string) Server {
-	return Server{HTTP: http.DefaultClient, Base: url, Redact: redact.New()}
+func serverAt(url string) InfoServer {
+	return InfoServer{HTTP: http.DefaultClient, Base: url, Redact: redact.New()}
 }
 
 // Each engine's version endpoint, asked first for the engine owned_by names.

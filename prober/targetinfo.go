@@ -1,7 +1,8 @@
-// Package targetinfo asks an OpenAI-compatible server what it is: the models
-// /v1/models lists, its engine and the engine's version, each sanitised and
-// bounded, since they become label values.
-package targetinfo
+// What a server says it is: the models /v1/models lists, its engine and the
+// engine's version, each sanitised and bounded, since they become label
+// values.
+
+package prober
 
 import (
 	"cmp"
@@ -15,10 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prometheus/common/version"
-
 	"github.com/llmprobe/llmprobe/lib/redact"
-	"github.com/llmprobe/llmprobe/prober/openai"
 )
 
 // Engines that target_info can name (docs/metrics.md lists them); anything else is "unknown", so the label stays bounded.
@@ -54,8 +52,8 @@ type Info struct {
 	ModelsStatus int
 }
 
-// Server is one target as targetinfo asks it.
-type Server struct {
+// InfoServer is one target as targetinfo asks it.
+type InfoServer struct {
 	// HTTP is the target's client: its TLS, proxy and credentials.
 	HTTP *http.Client
 	// Base is the server's root, without /v1.
@@ -66,17 +64,15 @@ type Server struct {
 
 const maxInfoBody = 1 << 20
 
-var userAgent = "llmprobe/" + version.Version
-
-// StatusError is an info endpoint answering with a status other than 200.
-type StatusError struct {
+// InfoStatusError is an info endpoint answering with a status other than 200.
+type InfoStatusError struct {
 	Path   string
 	Status int
 	// Excerpt is the server's message, masked and bounded.
 	Excerpt string
 }
 
-func (e *StatusError) Error() string {
+func (e *InfoStatusError) Error() string {
 	msg := fmt.Sprintf("GET %s: HTTP %d %s", e.Path, e.Status, http.StatusText(e.Status))
 	if e.Excerpt != "" {
 		msg += ": " + e.Excerpt
@@ -85,15 +81,15 @@ func (e *StatusError) Error() string {
 }
 
 // Models reads /v1/models: the ids it lists (at most 16, sanitised).
-func (s Server) Models(ctx context.Context) ([]string, error) {
+func (s InfoServer) Models(ctx context.Context) ([]string, error) {
 	models, _, _, err := s.listModels(ctx)
 	return models, err
 }
 
-func (s Server) listModels(ctx context.Context) (models []string, ownedBy string, hdr http.Header, err error) {
-	var list openai.ModelList
+func (s InfoServer) listModels(ctx context.Context) (models []string, ownedBy string, hdr http.Header, err error) {
+	var list ModelList
 	hdr, err = s.getJSON(ctx, "/v1/models", &list)
-	if se, ok := errors.AsType[*StatusError](err); ok && se.Status == http.StatusNotFound {
+	if se, ok := errors.AsType[*InfoStatusError](err); ok && se.Status == http.StatusNotFound {
 		if tei, teiHdr, teiErr := s.readTEI(ctx); teiErr == nil {
 			return []string{tei.ModelID}, EngineTEI, teiHdr, nil
 		}
@@ -112,11 +108,11 @@ func (s Server) listModels(ctx context.Context) (models []string, ownedBy string
 // Read reads /v1/models and the engine's version endpoint. When
 // /v1/models fails, the Info it returns holds only why (ModelsError and
 // ModelsStatus), for the caller to set beside what it knew.
-func (s Server) Read(ctx context.Context) Info {
+func (s InfoServer) Read(ctx context.Context) Info {
 	models, ownedBy, hdr, err := s.listModels(ctx)
 	if err != nil {
 		failed := Info{ModelsError: s.Redact.String(err.Error())}
-		if se, ok := errors.AsType[*StatusError](err); ok {
+		if se, ok := errors.AsType[*InfoStatusError](err); ok {
 			failed.ModelsStatus = se.Status
 		}
 		return failed
@@ -140,7 +136,7 @@ func (s Server) Read(ctx context.Context) Info {
 
 // engineVersion asks the engine's version endpoint (the likely one first for
 // an unknown engine) and falls back to the Server header's "name/version".
-func (s Server) engineVersion(ctx context.Context, info *Info) string {
+func (s InfoServer) engineVersion(ctx context.Context, info *Info) string {
 	for _, path := range versionPaths(info.Engine) {
 		var v struct {
 			Version   string `json:"version"`
@@ -219,7 +215,7 @@ func detectEngine(ownedBy, server string) string {
 	return engineUnknown
 }
 
-func (s Server) getJSON(ctx context.Context, path string, v any) (http.Header, error) {
+func (s InfoServer) getJSON(ctx context.Context, path string, v any) (http.Header, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.Base+path, nil)
 	if err != nil {
 		return nil, err
@@ -231,9 +227,9 @@ func (s Server) getJSON(ctx context.Context, path string, v any) (http.Header, e
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		msg, _ := openai.ReadError(resp.Body, s.Redact)
+		msg, _ := ReadError(resp.Body, s.Redact)
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxInfoBody))
-		return resp.Header, &StatusError{Path: path, Status: resp.StatusCode, Excerpt: msg}
+		return resp.Header, &InfoStatusError{Path: path, Status: resp.StatusCode, Excerpt: msg}
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, maxInfoBody)).Decode(v); err != nil {
 		return resp.Header, fmt.Errorf("GET %s: %w", path, err)
@@ -251,7 +247,7 @@ type teiInfo struct {
 
 // readTEI reads /info of a server that lists no /v1/models, and says
 // whether it is TEI's.
-func (s Server) readTEI(ctx context.Context) (teiInfo, http.Header, error) {
+func (s InfoServer) readTEI(ctx context.Context) (teiInfo, http.Header, error) {
 	var v teiInfo
 	hdr, err := s.getJSON(ctx, "/info", &v)
 	if err == nil {

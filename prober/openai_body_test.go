@@ -1,4 +1,4 @@
-package openai
+package prober
 
 import (
 	"bytes"
@@ -21,7 +21,7 @@ import (
 func TestBodyIsTheMarshalledRequest(t *testing.T) {
 	temp, topP, seed := 0.5, 0.9, int64(42)
 	sampling := config.Sampling{Temperature: &temp, TopP: &topP, Seed: &seed}
-	prompts := map[string]Request{
+	prompts := map[string]BodyRequest{
 		"tail":      {Text: "ref: shared prefix\n", Tail: strings.Repeat(" lorem", 20_000)},
 		"no tail":   {Text: "ref: a b c d\nSay OK."},
 		"escaped":   {Text: "ref:\n\"quoted\" <b>&</b> \\ é \u2028 \xff\t", Tail: " then plain words"},
@@ -68,11 +68,11 @@ func TestBodyIsTheMarshalledRequest(t *testing.T) {
 // A long body is sent from where its Tail is; a short one is one buffer,
 // written with the headers.
 func TestBodyInlineOnlyWhenShort(t *testing.T) {
-	long, err := NewBody(Request{Model: "m", Text: "a", Tail: strings.Repeat(" w", config.MaxInlineBody)})
+	long, err := NewBody(BodyRequest{Model: "m", Text: "a", Tail: strings.Repeat(" w", config.MaxInlineBody)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	short, err := NewBody(Request{Model: "m", Text: "a", Tail: " w w"})
+	short, err := NewBody(BodyRequest{Model: "m", Text: "a", Tail: " w w"})
 	if err != nil {
 		t.Fatal(err)
 	}

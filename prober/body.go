@@ -1,4 +1,4 @@
-package openai
+package prober
 
 import (
 	"bytes"
@@ -11,8 +11,8 @@ import (
 	"github.com/llmprobe/llmprobe/prompt"
 )
 
-// Request is what a streamed request asks for.
-type Request struct {
+// BodyRequest is what a streamed request asks for.
+type BodyRequest struct {
 	API       config.API
 	Model     string
 	MaxTokens int
@@ -33,7 +33,7 @@ type Request struct {
 }
 
 // fields is the request's JSON object, with content as the prompt.
-func (r Request) fields(content string) map[string]any {
+func (r BodyRequest) fields(content string) map[string]any {
 	body := make(map[string]any, 8+len(r.Extra))
 	maps.Copy(body, r.Extra)
 	body["model"] = r.Model
@@ -106,7 +106,7 @@ type Body struct {
 
 // NewBody is r's body: byte for byte what json.Marshal of the request with
 // the whole prompt and its images would write.
-func NewBody(r Request) (*Body, error) {
+func NewBody(r BodyRequest) (*Body, error) {
 	fields := r.fields(promptSentinel)
 	withImages(fields, imageSentinels(len(r.Images)))
 	out, err := json.Marshal(fields)

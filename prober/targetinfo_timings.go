@@ -1,4 +1,4 @@
-package targetinfo
+package prober
 
 // WhyNoTimings says why a successful answer from engine (an Info.Engine)
 // carried no per-request timings, and how to get them only where engine

@@ -1,4 +1,4 @@
-package pooling
+package prober
 
 import (
 	"encoding/json"
@@ -48,22 +48,22 @@ type rank struct {
 	Score json.RawMessage `json:"relevance_score"`
 }
 
-func readRerank(raw []byte, n int) (Answer, error) {
+func readRerank(raw []byte, n int) (PooledAnswer, error) {
 	var a rerankAnswer
 	if err := decode(raw, &a, ReasonRerankNotJSON, config.APIRerank); err != nil {
-		return Answer{}, err
+		return PooledAnswer{}, err
 	}
 	return checkRanks(a.Results, n, a.Usage.tokens(), "relevance_score")
 }
 
 // readRerankTEI reads TEI's answer: a bare list of {index, score}.
-func readRerankTEI(raw []byte, n int) (Answer, error) {
+func readRerankTEI(raw []byte, n int) (PooledAnswer, error) {
 	var list []struct {
 		Index *int            `json:"index"`
 		Score json.RawMessage `json:"score"`
 	}
 	if err := decode(raw, &list, ReasonRerankNotJSON, config.APIRerank); err != nil {
-		return Answer{}, err
+		return PooledAnswer{}, err
 	}
 	ranks := make([]rank, len(list))
 	for i, r := range list {
@@ -74,25 +74,25 @@ func readRerankTEI(raw []byte, n int) (Answer, error) {
 
 // checkRanks checks n ranks: every index once, every score (named
 // scoreField in the answer) finite.
-func checkRanks(results []rank, n, tokens int, scoreField string) (Answer, error) {
+func checkRanks(results []rank, n, tokens int, scoreField string) (PooledAnswer, error) {
 	if len(results) != n {
-		return Answer{}, &Problem{ReasonRerankCount, fmt.Sprintf("%d of %d results", len(results), n)}
+		return PooledAnswer{}, &AnswerProblem{ReasonRerankCount, fmt.Sprintf("%d of %d results", len(results), n)}
 	}
 	seen := make([]bool, n)
 	for i, res := range results {
 		switch {
 		case res.Index == nil:
-			return Answer{}, &Problem{ReasonRerankIndex, fmt.Sprintf("results[%d] has no index", i)}
+			return PooledAnswer{}, &AnswerProblem{ReasonRerankIndex, fmt.Sprintf("results[%d] has no index", i)}
 		case *res.Index < 0 || *res.Index >= n:
-			return Answer{}, &Problem{ReasonRerankIndex, fmt.Sprintf("results[%d].index %d is outside [0, %d)", i, *res.Index, n)}
+			return PooledAnswer{}, &AnswerProblem{ReasonRerankIndex, fmt.Sprintf("results[%d].index %d is outside [0, %d)", i, *res.Index, n)}
 		case seen[*res.Index]:
-			return Answer{}, &Problem{ReasonRerankIndex, fmt.Sprintf("results[%d].index %d repeats", i, *res.Index)}
+			return PooledAnswer{}, &AnswerProblem{ReasonRerankIndex, fmt.Sprintf("results[%d].index %d repeats", i, *res.Index)}
 		}
 		seen[*res.Index] = true
 		var f float64
 		if err := json.Unmarshal(res.Score, &f); err != nil || len(res.Score) == 0 || string(res.Score) == "null" || math.IsInf(f, 0) {
-			return Answer{}, &Problem{ReasonRerankNotFinite, fmt.Sprintf("%s %s at results[%d]", scoreField, excerpt(res.Score), i)}
+			return PooledAnswer{}, &AnswerProblem{ReasonRerankNotFinite, fmt.Sprintf("%s %s at results[%d]", scoreField, excerpt(res.Score), i)}
 		}
 	}
-	return Answer{Count: n, Tokens: tokens}, nil
+	return PooledAnswer{Count: n, Tokens: tokens}, nil
 }

@@ -1,4 +1,4 @@
-package openai
+package prober
 
 import (
 	"encoding/json"
@@ -44,7 +44,7 @@ func TestStructuredBody(t *testing.T) {
 			"text":            `{"format":{"name":"w","schema":{"type":"object"},"strict":true,"type":"json_schema"},"verbosity":"low"}`,
 		}},
 	} {
-		b, err := NewBody(Request{API: tc.api, Model: "m", MaxTokens: 8, Text: "weather?", Extra: tc.extra, Structured: sc.Structured})
+		b, err := NewBody(BodyRequest{API: tc.api, Model: "m", MaxTokens: 8, Text: "weather?", Extra: tc.extra, Structured: sc.Structured})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package openai
+package prober
 
 import (
 	"bytes"
@@ -19,7 +19,7 @@ import (
 // extra_body that holds an image's sentinel (then marshalled whole).
 func TestBodyWithImages(t *testing.T) {
 	uris := images.Make(images.Seed("ref: a b c d"), 2, 20, 20)
-	for name, r := range map[string]Request{
+	for name, r := range map[string]BodyRequest{
 		"long":     {Text: "ref: a b c d", Tail: strings.Repeat(" lorem", 20_000)},
 		"short":    {Text: "ref: a b c d", Tail: " what is in it?"},
 		"history":  {Text: "and now?", History: []prompt.Message{{Role: "user", Content: "hi"}, {Role: "assistant", Content: "hello"}}},
@@ -70,7 +70,7 @@ func TestBodyWithImages(t *testing.T) {
 // not even extra_body's, which engines refuse without a stream.
 func TestBodyUnstreamed(t *testing.T) {
 	for _, api := range []config.API{config.APIChat, config.APICompletions, config.APIResponses} {
-		r := Request{API: api, Model: "m", MaxTokens: 4, Text: "hi", Unstreamed: true,
+		r := BodyRequest{API: api, Model: "m", MaxTokens: 4, Text: "hi", Unstreamed: true,
 			Extra: map[string]any{"stream_options": map[string]any{"continuous_usage_stats": true}, "ignore_eos": true}}
 		b, err := NewBody(r)
 		if err != nil {

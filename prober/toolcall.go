@@ -1,7 +1,8 @@
-// Package toolcall assembles an answer's function calls from their streamed
-// deltas (chat's tool_calls by index, the Responses API's function_call
-// items and argument deltas), holding at most a bounded number of them.
-package toolcall
+// An answer's function calls assembled from their streamed deltas (chat's
+// tool_calls by index, the Responses API's function_call items and argument
+// deltas), holding at most a bounded number of them.
+
+package prober
 
 import (
 	"encoding/json"
@@ -13,9 +14,9 @@ import (
 // maxNameBytes bounds one call's name.
 const maxNameBytes = 128
 
-// Assembler builds an answer's calls from their deltas, in the order each
+// ToolCalls builds an answer's calls from their deltas, in the order each
 // call first appeared. Its zero value is not ready: use New.
-type Assembler struct {
+type ToolCalls struct {
 	calls    []quality.ToolCall
 	keys     []int // each call's index (chat) or output_index (Responses)
 	maxCalls int
@@ -24,8 +25,8 @@ type Assembler struct {
 	Dropped, Unread int
 }
 
-// New is an Assembler that keeps at most maxCalls calls.
-func New(maxCalls int) *Assembler { return &Assembler{maxCalls: maxCalls} }
+// NewToolCalls is an Assembler that keeps at most maxCalls calls.
+func NewToolCalls(maxCalls int) *ToolCalls { return &ToolCalls{maxCalls: maxCalls} }
 
 // delta is every shape Add reads, decoded once: a chat tool_calls element
 // or a Responses API event.
@@ -53,7 +54,7 @@ type delta struct {
 // arguments (an event's done) replace the pieces read before. A delta
 // that is no JSON object counts in Unread. carried reports whether any
 // delta carried a name or a piece of arguments: an empty one is no token.
-func (a *Assembler) Add(raws ...json.RawMessage) (carried bool) {
+func (a *ToolCalls) Add(raws ...json.RawMessage) (carried bool) {
 	for _, raw := range raws {
 		var d delta
 		if err := json.Unmarshal(raw, &d); err != nil {
@@ -66,7 +67,7 @@ func (a *Assembler) Add(raws ...json.RawMessage) (carried bool) {
 	return carried
 }
 
-func (a *Assembler) add(d *delta) {
+func (a *ToolCalls) add(d *delta) {
 	switch d.Type {
 	case "response.output_item.added", "response.output_item.done":
 		if it := d.Item; it != nil && it.Type == "function_call" {
@@ -109,7 +110,7 @@ func (a *Assembler) add(d *delta) {
 
 // call is the call of key, a new one when there is none yet: nil past
 // maxCalls.
-func (a *Assembler) call(key int) *quality.ToolCall {
+func (a *ToolCalls) call(key int) *quality.ToolCall {
 	for i, k := range a.keys {
 		if k == key {
 			return &a.calls[i]
@@ -126,14 +127,14 @@ func (a *Assembler) call(key int) *quality.ToolCall {
 
 // name sets c's name from a delta: the first one, a repeat of it ignored,
 // anything else appended (a name streamed in pieces).
-func (a *Assembler) name(c *quality.ToolCall, name string) {
+func (a *ToolCalls) name(c *quality.ToolCall, name string) {
 	if name == "" || name == c.Name {
 		return
 	}
 	c.Name = cut(c.Name+name, maxNameBytes)
 }
 
-func (a *Assembler) append(c *quality.ToolCall, s string) {
+func (a *ToolCalls) append(c *quality.ToolCall, s string) {
 	room := quality.MaxArgumentBytes - a.bytes
 	if len(s) > room {
 		s, c.Cut = cut(s, room), true
@@ -142,14 +143,14 @@ func (a *Assembler) append(c *quality.ToolCall, s string) {
 	a.bytes += len(s)
 }
 
-func (a *Assembler) set(c *quality.ToolCall, s string) {
+func (a *ToolCalls) set(c *quality.ToolCall, s string) {
 	a.bytes -= len(c.Arguments)
 	c.Arguments, c.Cut = "", false
 	a.append(c, s)
 }
 
 // Calls returns the calls assembled so far.
-func (a *Assembler) Calls() []quality.ToolCall { return a.calls }
+func (a *ToolCalls) Calls() []quality.ToolCall { return a.calls }
 
 // cut is s in at most n bytes, not splitting a UTF-8 sequence.
 func cut(s string, n int) string {

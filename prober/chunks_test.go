@@ -1,4 +1,4 @@
-package chunks
+package prober
 
 import (
 	"testing"

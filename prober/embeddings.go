@@ -1,4 +1,4 @@
-package pooling
+package prober
 
 import (
 	"bytes"
@@ -36,27 +36,27 @@ type answer struct {
 	Usage *usage `json:"usage"`
 }
 
-func readEmbeddings(raw []byte, n int) (Answer, error) {
+func readEmbeddings(raw []byte, n int) (PooledAnswer, error) {
 	var a answer
 	if err := decode(raw, &a, ReasonEmbeddingsNotJSON, config.APIEmbeddings); err != nil {
-		return Answer{}, err
+		return PooledAnswer{}, err
 	}
 	if len(a.Data) != n {
-		return Answer{}, &Problem{ReasonEmbeddingsCount, fmt.Sprintf("%d of %d vectors", len(a.Data), n)}
+		return PooledAnswer{}, &AnswerProblem{ReasonEmbeddingsCount, fmt.Sprintf("%d of %d vectors", len(a.Data), n)}
 	}
-	out := Answer{Count: n, Tokens: a.Usage.tokens()}
+	out := PooledAnswer{Count: n, Tokens: a.Usage.tokens()}
 	for i, d := range a.Data {
 		v, err := vector(d.Embedding, i)
 		if err != nil {
-			return Answer{}, err
+			return PooledAnswer{}, err
 		}
 		switch {
 		case len(v) == 0:
-			return Answer{}, &Problem{ReasonEmbeddingsDimension, fmt.Sprintf("data[%d].embedding is empty", i)}
+			return PooledAnswer{}, &AnswerProblem{ReasonEmbeddingsDimension, fmt.Sprintf("data[%d].embedding is empty", i)}
 		case i == 0:
 			out.Dimension = len(v)
 		case len(v) != out.Dimension:
-			return Answer{}, &Problem{ReasonEmbeddingsDimension, fmt.Sprintf("dimensions %d and %d (data[0] and data[%d])", out.Dimension, len(v), i)}
+			return PooledAnswer{}, &AnswerProblem{ReasonEmbeddingsDimension, fmt.Sprintf("dimensions %d and %d (data[0] and data[%d])", out.Dimension, len(v), i)}
 		}
 	}
 	return out, nil
@@ -76,27 +76,27 @@ func vector(raw json.RawMessage, i int) ([]float64, error) {
 	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
-		return nil, &Problem{ReasonEmbeddingsNotJSON, fmt.Sprintf("data[%d].embedding is no array of numbers", i)}
+		return nil, &AnswerProblem{ReasonEmbeddingsNotJSON, fmt.Sprintf("data[%d].embedding is no array of numbers", i)}
 	}
 	for j, item := range items {
 		var f float64
 		if err := json.Unmarshal(item, &f); err != nil || string(item) == "null" {
-			return nil, &Problem{ReasonEmbeddingsNotFinite, fmt.Sprintf("%s at data[%d].embedding[%d]", excerpt(item), i, j)}
+			return nil, &AnswerProblem{ReasonEmbeddingsNotFinite, fmt.Sprintf("%s at data[%d].embedding[%d]", excerpt(item), i, j)}
 		}
 	}
-	return nil, &Problem{ReasonEmbeddingsNotJSON, fmt.Sprintf("data[%d].embedding is no array of numbers", i)}
+	return nil, &AnswerProblem{ReasonEmbeddingsNotJSON, fmt.Sprintf("data[%d].embedding is no array of numbers", i)}
 }
 
 func fromBase64(s string, i int) ([]float64, error) {
 	b, err := base64.StdEncoding.DecodeString(s)
 	if err != nil || len(b)%4 != 0 {
-		return nil, &Problem{ReasonEmbeddingsNotJSON, fmt.Sprintf("data[%d].embedding is a string but no base64 of float32s", i)}
+		return nil, &AnswerProblem{ReasonEmbeddingsNotJSON, fmt.Sprintf("data[%d].embedding is a string but no base64 of float32s", i)}
 	}
 	v := make([]float64, len(b)/4)
 	for j := range v {
 		f := math.Float32frombits(binary.LittleEndian.Uint32(b[4*j:]))
 		if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
-			return nil, &Problem{ReasonEmbeddingsNotFinite, fmt.Sprintf("%g at data[%d].embedding[%d]", f, i, j)}
+			return nil, &AnswerProblem{ReasonEmbeddingsNotFinite, fmt.Sprintf("%g at data[%d].embedding[%d]", f, i, j)}
 		}
 		v[j] = float64(f)
 	}

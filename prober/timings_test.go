@@ -1,4 +1,4 @@
-package targetinfo
+package prober
 
 import (
 	"strings"

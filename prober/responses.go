@@ -1,4 +1,4 @@
-package openai
+package prober
 
 import (
 	"encoding/json"

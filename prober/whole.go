@@ -1,4 +1,4 @@
-package openai
+package prober
 
 import (
 	"bytes"
@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/prober/pooling"
 	"github.com/llmprobe/llmprobe/prompt"
 )
 
@@ -36,11 +35,11 @@ const (
 	maxToolArgBytes = 64<<10 + 1<<10
 )
 
-// Whole is what an unstreamed answer says: its texts, kept to the bound
+// WholeAnswer is what an unstreamed answer says: its texts, kept to the bound
 // ReadWhole was given, its tool calls, how it finished and its usage.
-type Whole struct {
+type WholeAnswer struct {
 	Content, Reasoning string
-	ToolCalls          []ToolCall
+	ToolCalls          []WholeToolCall
 	FinishReason       string
 	// Usage is nil when the answer reported none; TextTokens is then what
 	// its texts and tool-call arguments come to by prompt.EstimateTokens,
@@ -52,9 +51,9 @@ type Whole struct {
 	Metrics, Timings json.RawMessage
 }
 
-// ToolCall is one function call of an answer: its name and the arguments
+// WholeToolCall is one function call of an answer: its name and the arguments
 // the model wrote, as they came.
-type ToolCall struct {
+type WholeToolCall struct {
 	Name, Arguments string
 	// Cut: the arguments ran past what is kept, so they are not all here.
 	Cut bool
@@ -64,18 +63,18 @@ type ToolCall struct {
 // most limit bytes, each text kept to keep bytes. An answer that is not
 // one of api's shape, or says it failed, is a *pooling.Problem with its
 // reason; an error reading r is returned as it is.
-func ReadWhole(api config.API, r io.Reader, limit int64, keep int) (*Whole, error) {
+func ReadWhole(api config.API, r io.Reader, limit int64, keep int) (*WholeAnswer, error) {
 	raw, err := io.ReadAll(io.LimitReader(r, limit+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading the answer: %w", err)
 	}
 	if int64(len(raw)) > limit {
-		return nil, &pooling.Problem{Reason: ReasonAnswerTooLarge, Text: fmt.Sprintf("the answer is over %d bytes, the bound for its max_tokens", limit)}
+		return nil, &AnswerProblem{Reason: ReasonAnswerTooLarge, Text: fmt.Sprintf("the answer is over %d bytes, the bound for its max_tokens", limit)}
 	}
 	if t := bytes.TrimSpace(raw); bytes.HasPrefix(t, []byte("data:")) || bytes.HasPrefix(t, []byte("event:")) {
-		return nil, &pooling.Problem{Reason: ReasonUnaskedStream, Text: "an event stream came for a request with stream: false: " + Truncate(string(t), 64)}
+		return nil, &AnswerProblem{Reason: ReasonUnaskedStream, Text: "an event stream came for a request with stream: false: " + Truncate(string(t), 64)}
 	}
-	w := &Whole{}
+	w := &WholeAnswer{}
 	if api == config.APIResponses {
 		err = w.readResponse(raw)
 	} else {
@@ -111,16 +110,16 @@ type choicesAnswer struct {
 	Timings json.RawMessage `json:"timings"`
 }
 
-func (w *Whole) readChoices(raw []byte) error {
+func (w *WholeAnswer) readChoices(raw []byte) error {
 	var a choicesAnswer
 	if err := json.Unmarshal(raw, &a); err != nil {
 		return notJSON(raw, err)
 	}
 	if len(a.Error) > 0 && !bytes.Equal(a.Error, []byte("null")) {
-		return &pooling.Problem{Reason: ReasonErrorInAnswer, Text: "error in the answer: " + Truncate(string(a.Error), maxMessage)}
+		return &AnswerProblem{Reason: ReasonErrorInAnswer, Text: "error in the answer: " + Truncate(string(a.Error), maxMessage)}
 	}
 	if len(a.Choices) == 0 {
-		return &pooling.Problem{Reason: ReasonAnswerNoChoices, Text: "the answer has no choices: " + Truncate(string(raw), 64)}
+		return &AnswerProblem{Reason: ReasonAnswerNoChoices, Text: "the answer has no choices: " + Truncate(string(raw), 64)}
 	}
 	c := a.Choices[0]
 	w.Content, w.FinishReason = c.Text, c.FinishReason
@@ -131,7 +130,7 @@ func (w *Whole) readChoices(raw []byte) error {
 		// vLLM writes both names for one text (vllm#33635): read it once.
 		w.Reasoning = cmp.Or(m.ReasoningContent, m.Reasoning)
 		for _, tc := range m.ToolCalls {
-			w.ToolCalls = append(w.ToolCalls, ToolCall{Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+			w.ToolCalls = append(w.ToolCalls, WholeToolCall{Name: tc.Function.Name, Arguments: tc.Function.Arguments})
 		}
 	}
 	w.Usage, w.Metrics, w.Timings = usageOrNil(a.Usage), a.Metrics, a.Timings
@@ -157,17 +156,17 @@ type responseAnswer struct {
 	responseObject
 }
 
-func (w *Whole) readResponse(raw []byte) error {
+func (w *WholeAnswer) readResponse(raw []byte) error {
 	var a responseAnswer
 	if err := json.Unmarshal(raw, &a); err != nil {
 		return notJSON(raw, err)
 	}
 	switch a.Status {
 	case "":
-		return &pooling.Problem{Reason: ReasonAnswerNoChoices, Text: "the answer is no response object (no status): " + Truncate(string(raw), 64)}
+		return &AnswerProblem{Reason: ReasonAnswerNoChoices, Text: "the answer is no response object (no status): " + Truncate(string(raw), 64)}
 	case "completed", "incomplete", "failed":
 	default: // queued, in_progress, cancelled: no answer
-		return &pooling.Problem{Reason: ReasonErrorInAnswer, Text: "response status " + Truncate(fmt.Sprintf("%q", a.Status), 64)}
+		return &AnswerProblem{Reason: ReasonErrorInAnswer, Text: "response status " + Truncate(fmt.Sprintf("%q", a.Status), 64)}
 	}
 	var text, reasoning strings.Builder
 	for _, item := range a.Output {
@@ -186,7 +185,7 @@ func (w *Whole) readResponse(raw []byte) error {
 				}
 			}
 		case "function_call":
-			w.ToolCalls = append(w.ToolCalls, ToolCall{Name: item.Name, Arguments: item.Arguments})
+			w.ToolCalls = append(w.ToolCalls, WholeToolCall{Name: item.Name, Arguments: item.Arguments})
 		}
 	}
 	w.Content, w.Reasoning = text.String(), reasoning.String()
@@ -195,7 +194,7 @@ func (w *Whole) readResponse(raw []byte) error {
 	ev := responsesEvent{Type: "response." + a.Status, Response: &a.responseObject}
 	var c Chunk
 	if _, err := ev.final(&c); err != nil {
-		return &pooling.Problem{Reason: ReasonErrorInAnswer, Text: Truncate(err.Error(), maxMessage)}
+		return &AnswerProblem{Reason: ReasonErrorInAnswer, Text: Truncate(err.Error(), maxMessage)}
 	}
 	if len(c.Choices) > 0 {
 		w.FinishReason = c.Choices[0].FinishReason
@@ -205,7 +204,7 @@ func (w *Whole) readResponse(raw []byte) error {
 }
 
 func notJSON(raw []byte, err error) error {
-	return &pooling.Problem{Reason: ReasonAnswerNotJSON, Text: fmt.Sprintf("the answer is not JSON: %v: %s", err, Truncate(string(raw), 64))}
+	return &AnswerProblem{Reason: ReasonAnswerNotJSON, Text: fmt.Sprintf("the answer is not JSON: %v: %s", err, Truncate(string(raw), 64))}
 }
 
 // usageOrNil is u, or nil when it counts nothing (a zeroed usage object).
@@ -219,7 +218,7 @@ func usageOrNil(u *Usage) *Usage {
 // cut estimates the texts' tokens while they are whole, then keeps keep
 // bytes of each text, at most MaxToolCalls calls, and a bounded part of
 // each call's arguments.
-func (w *Whole) cut(keep int) {
+func (w *WholeAnswer) cut(keep int) {
 	estimate := func(s string) int {
 		if s == "" {
 			return 0

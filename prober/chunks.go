@@ -1,16 +1,17 @@
-// Package chunks says what a stream's output chunks stand for in tokens:
-// how many max_tokens allows, and each token's inter-token latency.
-package chunks
+// What a stream's output chunks stand for in tokens: how many max_tokens
+// allows, and each token's inter-token latency.
+
+package prober
 
 import (
 	"math"
 	"time"
 )
 
-// Max is how many output chunks a request may stream before the
+// MaxChunks is how many output chunks a request may stream before the
 // server counts as ignoring max_tokens: a chunk carries at least one token,
 // and the margin allows for engines that split a token's bytes.
-func Max(maxTokens int) int {
+func MaxChunks(maxTokens int) int {
 	if maxTokens <= 0 {
 		return math.MaxInt
 	}

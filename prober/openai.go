@@ -1,8 +1,7 @@
-// Package openai is the wire format of the OpenAI-compatible APIs llmprobe
-// measures: a request's body, written around a long prompt and its images
-// without copying them, the chunks of a streamed answer or the body of an
-// unstreamed one, engines' timing objects, the model list and error bodies.
-package openai
+// The wire format shared by the OpenAI-compatible APIs: streamed chunks,
+// usage, model lists and error bodies.
+
+package prober
 
 import (
 	"encoding/json"
@@ -14,8 +13,8 @@ import (
 	"github.com/llmprobe/llmprobe/lib/redact"
 )
 
-// Path is the API's endpoint under the server's root.
-func Path(api config.API) string {
+// APIPath is the API's endpoint under the server's root.
+func APIPath(api config.API) string {
 	switch api {
 	case config.APICompletions:
 		return "/v1/completions"

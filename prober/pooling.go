@@ -1,7 +1,7 @@
-// Package pooling is the wire format of the APIs that answer in one JSON
-// body without tokens, embeddings and rerank: each request's body and the
-// checks its answer must pass.
-package pooling
+// The APIs that answer in one JSON body without tokens, embeddings and rerank:
+// each request's body and the checks its answer must pass.
+
+package prober
 
 import (
 	"encoding/json"
@@ -14,21 +14,21 @@ import (
 	"github.com/llmprobe/llmprobe/config"
 )
 
-// Is reports whether api is one of this package's.
-func Is(api config.API) bool { return api == config.APIEmbeddings || api == config.APIRerank }
+// IsPooled reports whether api is one of this package's.
+func IsPooled(api config.API) bool { return api == config.APIEmbeddings || api == config.APIRerank }
 
-// Wire is how one target speaks its pooled API: the API, and whether the
+// PooledWire is how one target speaks its pooled API: the API, and whether the
 // server is TEI (text-embeddings-inference), which ranks on its own /rerank
 // in its own shapes; its embeddings are OpenAI's.
-type Wire struct {
+type PooledWire struct {
 	API config.API
 	TEI bool
 }
 
-func (w Wire) teiRerank() bool { return w.TEI && w.API == config.APIRerank }
+func (w PooledWire) teiRerank() bool { return w.TEI && w.API == config.APIRerank }
 
 // Path is the API's endpoint under the server's root.
-func (w Wire) Path() string {
+func (w PooledWire) Path() string {
 	switch {
 	case w.teiRerank():
 		return "/rerank"
@@ -38,19 +38,19 @@ func (w Wire) Path() string {
 	return "/v1/embeddings"
 }
 
-// Count is how many texts a request of s sends besides a query: its
+// PooledInputs is how many texts a request of s sends besides a query: its
 // inputs, or the documents a rerank target ranks.
-func Count(api config.API, s config.Scenario) int {
+func PooledInputs(api config.API, s config.Scenario) int {
 	if api == config.APIRerank {
 		return s.DocumentCount()
 	}
 	return s.InputCount()
 }
 
-// Requested is the prompt tokens a request of s asks to pool, its prompt
+// PooledPromptTokens is the prompt tokens a request of s asks to pool, its prompt
 // being each tokens long: every input, or the query and every document.
-func Requested(api config.API, s config.Scenario, each int) int {
-	n := Count(api, s)
+func PooledPromptTokens(api config.API, s config.Scenario, each int) int {
+	n := PooledInputs(api, s)
 	switch {
 	case api != config.APIRerank:
 		return n * each
@@ -63,7 +63,7 @@ func Requested(api config.API, s config.Scenario, each int) int {
 // Body is the request's JSON for prompt text (the builder's Text and
 // Tail), with extra (the target's extra_body) beneath what it sets. TEI
 // serves one model and its /rerank names none.
-func (w Wire) Body(model, text string, s config.Scenario, extra map[string]any) ([]byte, error) {
+func (w PooledWire) Body(model, text string, s config.Scenario, extra map[string]any) ([]byte, error) {
 	body := make(map[string]any, 3+len(extra))
 	for k, v := range extra {
 		body[k] = v
@@ -87,8 +87,8 @@ func (w Wire) Body(model, text string, s config.Scenario, extra map[string]any) 
 	return b, nil
 }
 
-// Answer is what a checked answer reports.
-type Answer struct {
+// PooledAnswer is what a checked answer reports.
+type PooledAnswer struct {
 	// Count is the vectors or results; Dimension the vectors' length (0
 	// for rerank).
 	Count, Dimension int
@@ -96,15 +96,15 @@ type Answer struct {
 	Tokens int
 }
 
-// Problem is an answer that failed a check; Reason is its bounded code.
-type Problem struct {
+// AnswerProblem is an answer that failed a check; Reason is its bounded code.
+type AnswerProblem struct {
 	Reason, Text string
 }
 
-func (p *Problem) Error() string { return p.Text }
+func (p *AnswerProblem) Error() string { return p.Text }
 
-// Reasons lists every reason a Problem may carry.
-var Reasons = []string{ReasonEmbeddingsNotJSON, ReasonEmbeddingsCount, ReasonEmbeddingsDimension, ReasonEmbeddingsNotFinite,
+// PooledReasons lists every reason a Problem may carry.
+var PooledReasons = []string{ReasonEmbeddingsNotJSON, ReasonEmbeddingsCount, ReasonEmbeddingsDimension, ReasonEmbeddingsNotFinite,
 	ReasonRerankNotJSON, ReasonRerankCount, ReasonRerankIndex, ReasonRerankNotFinite}
 
 // maxBody bounds what one answer makes the prober hold: 512 inputs of
@@ -113,10 +113,10 @@ const maxBody = 64 << 20
 
 // Read reads and checks the answer to a request of n texts; h is its
 // header, where TEI counts the tokens of its /rerank.
-func (w Wire) Read(r io.Reader, h http.Header, n int) (Answer, error) {
+func (w PooledWire) Read(r io.Reader, h http.Header, n int) (PooledAnswer, error) {
 	raw, err := io.ReadAll(io.LimitReader(r, maxBody+1))
 	if err != nil {
-		return Answer{}, fmt.Errorf("reading the answer: %w", err)
+		return PooledAnswer{}, fmt.Errorf("reading the answer: %w", err)
 	}
 	switch {
 	case w.teiRerank():
@@ -134,10 +134,10 @@ func (w Wire) Read(r io.Reader, h http.Header, n int) (Answer, error) {
 // decode reads raw into v, or says why it is not JSON of api's shape.
 func decode(raw []byte, v any, reason string, api config.API) error {
 	if len(raw) > maxBody {
-		return &Problem{reason, fmt.Sprintf("answer over %d MiB", maxBody>>20)}
+		return &AnswerProblem{reason, fmt.Sprintf("answer over %d MiB", maxBody>>20)}
 	}
 	if err := json.Unmarshal(raw, v); err != nil {
-		return &Problem{reason, fmt.Sprintf("answer is not JSON of the %s shape: %v", api, err)}
+		return &AnswerProblem{reason, fmt.Sprintf("answer is not JSON of the %s shape: %v", api, err)}
 	}
 	return nil
 }
