@@ -13,7 +13,6 @@ import (
 	"github.com/prometheus/common/version"
 
 	"github.com/llmprobe/llmprobe/burst/plan"
-	"github.com/llmprobe/llmprobe/burst/selfmeasure"
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/enginemetrics"
 	"github.com/llmprobe/llmprobe/prober"
@@ -208,7 +207,7 @@ func (e *engineReads) around(ctx context.Context, run func() report.Run) report.
 // runMeasured runs one rate with the client's own delays sampled around
 // it, for the report's error bound.
 func (r Runner) runMeasured(ctx context.Context, b config.Burst, scenarios []config.Scenario, rate float64) report.Run {
-	self := selfmeasure.Start()
+	self := StartSelfMeasure()
 	run := r.runRate(ctx, b, scenarios, rate)
 	run.Runtime = self.Done()
 	if r.Measured != nil {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/prompt"
-	"github.com/llmprobe/llmprobe/prompt/images"
 )
 
 // A chat body with images is, byte for byte, json.Marshal of the request
@@ -18,7 +17,7 @@ import (
 // short (one buffer), with a conversation's history, and with an
 // extra_body that holds an image's sentinel (then marshalled whole).
 func TestBodyWithImages(t *testing.T) {
-	uris := images.Make(images.Seed("ref: a b c d"), 2, 20, 20)
+	uris := prompt.MakeImage(prompt.ImageSeed("ref: a b c d"), 2, 20, 20)
 	for name, r := range map[string]BodyRequest{
 		"long":     {Text: "ref: a b c d", Tail: strings.Repeat(" lorem", 20_000)},
 		"short":    {Text: "ref: a b c d", Tail: " what is in it?"},

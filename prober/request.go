@@ -11,7 +11,6 @@ import (
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/prober/transport"
 	"github.com/llmprobe/llmprobe/prompt"
-	"github.com/llmprobe/llmprobe/prompt/images"
 )
 
 // Request is one request to measure.
@@ -209,7 +208,7 @@ func (c *Client) wireRequest(model string, r Request) BodyRequest {
 		API: c.target.API, Model: model, MaxTokens: r.MaxTokens,
 		History: r.Prompt.History, Text: r.Prompt.Text, Tail: r.Prompt.Tail,
 		Sampling: r.Scenario.Sampling, Extra: c.target.ExtraBody,
-		Unstreamed: !r.Scenario.Streamed(), Images: images.Of(r.Scenario.Images, r.Prompt.Text),
+		Unstreamed: !r.Scenario.Streamed(), Images: prompt.ImagesOf(r.Scenario.Images, r.Prompt.Text),
 		Structured: r.Scenario.Structured,
 	}
 }

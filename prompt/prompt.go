@@ -1,6 +1,7 @@
 // Package prompt makes the prompts llmprobe sends: synthetic ones of drawn
 // lengths or ones from a dataset it reads when the configuration loads,
-// each with a nonce against prefix caching.
+// each with a nonce against prefix caching, and the seeded images of
+// vision requests.
 package prompt
 
 import (

@@ -37,7 +37,6 @@ import (
 
 	"github.com/llmprobe/llmprobe/bench/internal/simchild"
 	"github.com/llmprobe/llmprobe/burst"
-	"github.com/llmprobe/llmprobe/burst/selfmeasure"
 	"github.com/llmprobe/llmprobe/canary"
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/load"
@@ -641,7 +640,7 @@ func (m *meter) stop(name string, rate float64, requests int) Row {
 		v := ms(cpuTime()-m.cpu) / float64(requests)
 		row.CPUPerRequestMs = &v
 	}
-	gc := selfmeasure.TailOf(m.samples[0].Value.Float64Histogram(), after[0].Value.Float64Histogram())
+	gc := burst.SelfMeasureTail(m.samples[0].Value.Float64Histogram(), after[0].Value.Float64Histogram())
 	row.GCPause = Quantiles{P99: msOf(gc.P99), Max: msOf(gc.Max)}
 	row.GCCycles = after[1].Value.Uint64() - m.samples[1].Value.Uint64()
 	return row

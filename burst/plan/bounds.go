@@ -8,7 +8,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/prober"
-	"github.com/llmprobe/llmprobe/prompt/images"
+	"github.com/llmprobe/llmprobe/prompt"
 	"github.com/llmprobe/llmprobe/quality"
 	"github.com/llmprobe/llmprobe/replay"
 )
@@ -224,7 +224,7 @@ func imageBytes(s config.Scenario) int64 {
 	if im == nil {
 		return 0
 	}
-	return int64(im.Count) * images.Size(im.Width, im.Height)
+	return int64(im.Count) * prompt.ImageSize(im.Width, im.Height)
 }
 
 // encodeBytes is what making the largest images of scenarios holds at
@@ -233,7 +233,7 @@ func encodeBytes(scenarios []config.Scenario) int64 {
 	var n int64
 	for _, s := range scenarios {
 		if im := s.Images; im != nil {
-			n = max(n, images.EncodeBytes(im.Width, im.Height))
+			n = max(n, prompt.ImageEncodeBytes(im.Width, im.Height))
 		}
 	}
 	return n

@@ -6,7 +6,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/prober"
-	"github.com/llmprobe/llmprobe/prompt/images"
+	"github.com/llmprobe/llmprobe/prompt"
 )
 
 // footprints are the footprints of a burst of scenario (YAML) at
@@ -39,17 +39,17 @@ func TestImagesAndUnstreamedFootprint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.Images = images.Make(1, 4, 640, 480)
+	r.Images = prompt.MakeImage(1, 4, 640, 480)
 	with, err := prober.NewBody(r)
 	if err != nil {
 		t.Fatal(err)
 	}
 	perImages := visionFlight - plainFlight
-	if perImages < with.Size()-without.Size() || perImages != 4*images.Size(640, 480) {
+	if perImages < with.Size()-without.Size() || perImages != 4*prompt.ImageSize(640, 480) {
 		t.Errorf("four images cost %d bytes in flight; they add %d to the body", perImages, with.Size()-without.Size())
 	}
-	if d := vision - plain; d != 8*perImages+images.EncodeBytes(640, 480) {
-		t.Errorf("eight in flight with images cost %d bytes more, want 8 × %d and the encoders' %d", d, perImages, images.EncodeBytes(640, 480))
+	if d := vision - plain; d != 8*perImages+prompt.ImageEncodeBytes(640, 480) {
+		t.Errorf("eight in flight with images cost %d bytes more, want 8 × %d and the encoders' %d", d, perImages, prompt.ImageEncodeBytes(640, 480))
 	}
 	_, wholeFlight := footprints(t, `{name: s, stream: false, prompt_tokens: 64, output_tokens: 256}`)
 	if wholeFlight-plainFlight != 3*prober.WholeLimit(256) {

@@ -1,4 +1,4 @@
-package selfmeasure
+package burst
 
 import (
 	"math"
@@ -35,7 +35,7 @@ func TestTailOf(t *testing.T) {
 		{"a count that seems to fall adds nothing", hist(0, 10, 5), hist(0, 12, 3), stats.Tail{Count: 2, P99: f(0.001), Max: f(0.001)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := TailOf(tc.before, tc.after)
+			got := SelfMeasureTail(tc.before, tc.after)
 			if got.Count != tc.want.Count || !sameFigure(got.P99, tc.want.P99) || !sameFigure(got.Max, tc.want.Max) {
 				t.Errorf("got count %d p99 %v max %v, want count %d p99 %v max %v", got.Count, show(got.P99), show(got.Max), tc.want.Count, show(tc.want.P99), show(tc.want.Max))
 			}

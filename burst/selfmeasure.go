@@ -1,7 +1,7 @@
-// Package selfmeasure samples the client's own delays around a burst run
-// (runtime scheduling latency, GC pauses, loopback read delay) for the
-// run's error bound.
-package selfmeasure
+// The client's own delays around a burst run (runtime scheduling latency, GC
+// pauses, loopback read delay), sampled for the run's error bound.
+
+package burst
 
 import (
 	"context"
@@ -24,11 +24,11 @@ const (
 	gcPauseMetric      = "/sched/pauses/total/gc:seconds"
 )
 
-// Measure holds the runtime's histograms as they were when a run started;
+// SelfMeasure holds the runtime's histograms as they were when a run started;
 // Done takes the difference at its end, so the figures are that run's
 // alone. They are the whole process's: whatever else llmprobe does
 // meanwhile delays the prober's goroutines too.
-type Measure struct {
+type SelfMeasure struct {
 	start []metrics.Sample
 	probe *selfProbe
 }
@@ -39,14 +39,14 @@ func readRuntime() []metrics.Sample {
 	return s
 }
 
-// Start begins sampling; call Done once, at the run's end.
-func Start() Measure {
-	return Measure{start: readRuntime(), probe: startSelfProbe()}
+// StartSelfMeasure begins sampling; call Done once, at the run's end.
+func StartSelfMeasure() SelfMeasure {
+	return SelfMeasure{start: readRuntime(), probe: startSelfProbe()}
 }
 
 // Done gives the run's scheduling latencies and GC pauses, or nil where
 // this runtime lacks either histogram.
-func (s Measure) Done() *stats.RuntimeDelays {
+func (s SelfMeasure) Done() *stats.RuntimeDelays {
 	end := readRuntime()
 	read := s.probe.stop()
 	var tails [2]stats.Tail
@@ -54,17 +54,17 @@ func (s Measure) Done() *stats.RuntimeDelays {
 		if s.start[i].Value.Kind() != metrics.KindFloat64Histogram || end[i].Value.Kind() != metrics.KindFloat64Histogram {
 			return nil
 		}
-		tails[i] = TailOf(s.start[i].Value.Float64Histogram(), end[i].Value.Float64Histogram())
+		tails[i] = SelfMeasureTail(s.start[i].Value.Float64Histogram(), end[i].Value.Float64Histogram())
 	}
 	return &stats.RuntimeDelays{SchedLatency: tails[0], GCPause: tails[1], ReadDelay: read}
 }
 
-// TailOf is the p99 (nearest rank) and max of the samples a cumulative
+// SelfMeasureTail is the p99 (nearest rank) and max of the samples a cumulative
 // histogram gained from before to after, each the upper bound of its
 // bucket, so never under the truth. A sample in the open top bucket counts
 // as its finite lower edge (about 39 hours for the runtime's histograms),
 // which passes any objective. Without new samples both are null.
-func TailOf(before, after *metrics.Float64Histogram) stats.Tail {
+func SelfMeasureTail(before, after *metrics.Float64Histogram) stats.Tail {
 	delta := make([]uint64, len(after.Counts))
 	var total uint64
 	for i, c := range after.Counts {
@@ -187,7 +187,7 @@ func startSelfProbe() *selfProbe {
 		w.Close() // the reader reads what is in flight, then ends
 		<-read
 		r.Close()
-		p.done <- TailOf(&metrics.Float64Histogram{Buckets: selfProbeBuckets}, h)
+		p.done <- SelfMeasureTail(&metrics.Float64Histogram{Buckets: selfProbeBuckets}, h)
 	}()
 	return p
 }

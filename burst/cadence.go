@@ -1,7 +1,8 @@
-// Package cadence says when a scheduled burst's runs start: every's grid
-// on the wall clock or at's times of day, each start fixed in advance, so
-// a run that overruns misses starts instead of shifting the later ones.
-package cadence
+// When a scheduled burst's runs start: every's grid on the wall clock or at's
+// times of day, each start fixed in advance, so a run that overruns misses
+// starts instead of shifting the later ones.
+
+package burst
 
 import (
 	"hash/fnv"
@@ -22,12 +23,12 @@ type Cadence struct {
 	at                   []time.Duration // times of day after midnight UTC, ascending
 }
 
-// Of is burst b's cadence, nil when its schedule has neither every nor
+// CadenceOf is burst b's cadence, nil when its schedule has neither every nor
 // at. With every, start k is k × every after the Unix epoch, plus a
 // phase from the burst's name (so bursts of one period do not all start
 // together, and restarts and reloads keep the rhythm), plus that start's
 // own jitter, drawn from seed, below the configured jitter.
-func Of(b config.Burst, seed uint64) *Cadence {
+func CadenceOf(b config.Burst, seed uint64) *Cadence {
 	s := b.Schedule
 	switch {
 	case s.Every > 0:

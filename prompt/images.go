@@ -1,7 +1,8 @@
-// Package images makes the synthetic images a vision request sends: PNGs
-// seeded per request, so every request's differ and a burst repeats with
-// its seed, written as data URIs whose size is bounded before they are made.
-package images
+// The synthetic images a vision request sends: PNGs seeded per request, so
+// every request's differ and a burst repeats with its seed, written as data
+// URIs whose size is bounded before they are made.
+
+package prompt
 
 import (
 	"bytes"
@@ -17,29 +18,29 @@ import (
 	"github.com/llmprobe/llmprobe/config"
 )
 
-// Prefix starts every data URI this package writes.
-const Prefix = "data:image/png;base64,"
+// ImagePrefix starts every data URI this package writes.
+const ImagePrefix = "data:image/png;base64,"
 
-// Seed is the image seed of a request whose prompt text is text: the text
+// ImageSeed is the image seed of a request whose prompt text is text: the text
 // holds the request's nonce, drawn from its burst's seed and its index (and
 // a comparison round's salt), so the images follow the prompt.
-func Seed(text string) uint64 {
+func ImageSeed(text string) uint64 {
 	h := fnv.New64a()
 	h.Write([]byte(text))
 	return h.Sum64()
 }
 
-// Of is the images a request of a scenario with im (nil: none) sends,
+// ImagesOf is the images a request of a scenario with im (nil: none) sends,
 // its prompt's text being text.
-func Of(im *config.Images, text string) [][]byte {
+func ImagesOf(im *config.Images, text string) [][]byte {
 	if im == nil {
 		return nil
 	}
-	return Make(Seed(text), im.Count, im.Width, im.Height)
+	return MakeImage(ImageSeed(text), im.Count, im.Width, im.Height)
 }
 
-// Make returns n data URIs of w×h images seeded by seed, each different.
-func Make(seed uint64, n, w, h int) [][]byte {
+// MakeImage returns n data URIs of w×h images seeded by seed, each different.
+func MakeImage(seed uint64, n, w, h int) [][]byte {
 	out := make([][]byte, n)
 	for i := range out {
 		out[i] = dataURI(seed, i, w, h)
@@ -47,20 +48,20 @@ func Make(seed uint64, n, w, h int) [][]byte {
 	return out
 }
 
-// MaxEncoders bounds the images made at once, process-wide: each holds its
+// MaxImageEncoders bounds the images made at once, process-wide: each holds its
 // pixels and a PNG encoder's buffers while it is made (EncodeBytes), and
 // more at once than cores would not be made sooner.
-const MaxEncoders = 4
+const MaxImageEncoders = 4
 
 // encoderBytes bounds a PNG encoder's buffers: its zlib writer is about
 // 720 KiB.
 const encoderBytes = 1 << 20
 
-// EncodeBytes bounds what making w×h images holds at once, beside the data
+// ImageEncodeBytes bounds what making w×h images holds at once, beside the data
 // URIs made: MaxEncoders images' pixels and encoders.
-func EncodeBytes(w, h int) int64 { return MaxEncoders * (int64(w)*int64(h) + encoderBytes) }
+func ImageEncodeBytes(w, h int) int64 { return MaxImageEncoders * (int64(w)*int64(h) + encoderBytes) }
 
-var encoding = make(chan struct{}, MaxEncoders)
+var encoding = make(chan struct{}, MaxImageEncoders)
 
 // Pixels are noise over a seeded palette of 256 opaque colours, one byte
 // each, stored without compression: no pattern an engine or a proxy could
@@ -80,8 +81,8 @@ func dataURI(seed uint64, i, w, h int) []byte {
 	}
 	img := image.NewPaletted(image.Rect(0, 0, w, h), palette)
 	_, _ = rng.Read(img.Pix) // ChaCha8's Read never fails
-	buf := bytes.NewBuffer(make([]byte, 0, Size(w, h)))
-	buf.WriteString(Prefix)
+	buf := bytes.NewBuffer(make([]byte, 0, ImageSize(w, h)))
+	buf.WriteString(ImagePrefix)
 	b64 := base64.NewEncoder(base64.StdEncoding, buf)
 	// Encoding into memory of a valid image cannot fail.
 	_ = encoder.Encode(b64, img)
@@ -112,10 +113,10 @@ const (
 	idatSize   = 1 << 15
 )
 
-// Size bounds the length of one data URI of a w×h image, in bytes: the
+// ImageSize bounds the length of one data URI of a w×h image, in bytes: the
 // PNG's exact length but for how its IDAT chunks split, counted here at
 // their most, then base64 of it.
-func Size(w, h int) int64 {
+func ImageSize(w, h int) int64 {
 	raw := int64(h) * int64(1+w) // a filter byte before each row
 	blocks := (raw + storeBlock - 1) / storeBlock
 	z := raw + 5*blocks + zlibFixed
@@ -123,5 +124,5 @@ func Size(w, h int) int64 {
 	// chunk per buffer flush, and at most two more per stored block.
 	chunks := (z+idatSize-1)/idatSize + 2*blocks + 1
 	n := pngFixed + z + 12*chunks
-	return int64(len(Prefix)) + 4*((n+2)/3)
+	return int64(len(ImagePrefix)) + 4*((n+2)/3)
 }
