@@ -20,7 +20,6 @@ import (
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/render"
-	rjunit "github.com/llmprobe/llmprobe/report/render/junit"
 	"github.com/llmprobe/llmprobe/sim"
 )
 
@@ -121,7 +120,7 @@ func TestBurstReportsEngineMetrics(t *testing.T) {
 	if err := render.Markdown(&md, rep); err != nil {
 		t.Fatal(err)
 	}
-	if err := rjunit.Write(&junit, rep); err != nil {
+	if err := render.JUnit(&junit, rep); err != nil {
 		t.Fatal(err)
 	}
 	// JUnit names the engine's view; its table is in the text and the report

@@ -17,10 +17,7 @@ import (
 	"github.com/llmprobe/llmprobe/enginemetrics"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
-	"github.com/llmprobe/llmprobe/report/repeat"
 	"github.com/llmprobe/llmprobe/report/store"
-	"github.com/llmprobe/llmprobe/report/sweep"
-	"github.com/llmprobe/llmprobe/report/verdict"
 	"github.com/llmprobe/llmprobe/shard"
 )
 
@@ -84,8 +81,8 @@ func (r Runner) Run(ctx context.Context, b config.Burst, scenarios []config.Scen
 	}
 	rep := r.measure(ctx, b, scenarios, meta)
 	rep.GPU = endGPU(rep.AllOutputTokens)
-	sweep.Size(b, rep) // the GPUs NVML counted size the fleet
-	info := <-infoDone // the model too, where it was discovered
+	report.SizeSweep(b, rep) // the GPUs NVML counted size the fleet
+	info := <-infoDone       // the model too, where it was discovered
 	rep.Model, rep.Engine, rep.EngineVersion = r.Client.Model(), info.Engine, info.EngineVersion
 	rep.RegressionSkipped = noBaseline
 	rep.Overrides = r.Overrides
@@ -95,9 +92,9 @@ func (r Runner) Run(ctx context.Context, b config.Burst, scenarios []config.Scen
 	if r.From != nil {
 		rep.ExpectUpgrade(*r.From, r.MaxIncrease)
 	}
-	judge := verdict.Judge
+	judge := report.Judge
 	if r.Baseline != nil {
-		judge = verdict.JudgeNamed // a baseline the user named is binding
+		judge = report.JudgeNamed // a baseline the user named is binding
 	}
 	judge(rep, previous, b.MaxRegression)
 	if r.Store != nil {
@@ -152,9 +149,9 @@ func (r Runner) measure(ctx context.Context, b config.Burst, scenarios []config.
 			}
 			runs = append(runs, report.Build(b, run, meta))
 		}
-		return repeat.Combine(runs)
+		return report.CombineRuns(runs)
 	}
-	sw, steps := sweep.New(b, meta), plan.NewStepper(b)
+	sw, steps := report.NewSweep(b, meta), plan.NewStepper(b)
 	for rate, bisect, ok := steps.Next(); ok && ctx.Err() == nil; rate, bisect, ok = steps.Next() {
 		steps.Record(sw.Add(eng.around(ctx, func() report.Run { return r.runMeasured(ctx, b, scenarios, rate) }), bisect))
 	}

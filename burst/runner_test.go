@@ -18,7 +18,6 @@ import (
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/store"
-	"github.com/llmprobe/llmprobe/report/verdict"
 	"github.com/llmprobe/llmprobe/sim"
 )
 
@@ -142,7 +141,7 @@ func TestSafetyBrake(t *testing.T) {
 		t.Errorf("the burst ran %s of its 20s", stopped.Sub(start))
 	}
 	rep := report.Build(b, out, report.Meta{})
-	verdict.Judge(rep, nil, b.MaxRegression)
+	report.Judge(rep, nil, b.MaxRegression)
 	if rep.Passed || !rep.Aborted {
 		t.Error("an aborted burst passed")
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober"
-	"github.com/llmprobe/llmprobe/report/merge"
+	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/shard"
 	"github.com/llmprobe/llmprobe/sim"
 )
@@ -75,7 +75,7 @@ func TestShardRunnersSendTheWholeBurst(t *testing.T) {
 	alone := sent()
 
 	start := time.Now().Add(300 * time.Millisecond)
-	parts := make([]merge.Part, 3)
+	parts := make([]report.ShardReport, 3)
 	var wg sync.WaitGroup
 	for i := range 3 {
 		wg.Add(1)
@@ -85,7 +85,7 @@ func TestShardRunnersSendTheWholeBurst(t *testing.T) {
 			if err != nil {
 				t.Error(err)
 			}
-			parts[i] = merge.Part{Name: rep.ID, Report: rep}
+			parts[i] = report.ShardReport{Name: rep.ID, Report: rep}
 		}()
 	}
 	wg.Wait()
@@ -103,7 +103,7 @@ func TestShardRunnersSendTheWholeBurst(t *testing.T) {
 			}
 		}
 	}
-	merged, err := merge.Shards(parts, nil)
+	merged, err := report.MergeShards(parts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

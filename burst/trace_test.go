@@ -16,7 +16,6 @@ import (
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
-	"github.com/llmprobe/llmprobe/report/merge"
 	"github.com/llmprobe/llmprobe/report/render"
 	"github.com/llmprobe/llmprobe/shard"
 	"github.com/llmprobe/llmprobe/sim"
@@ -80,7 +79,7 @@ func TestTraceShardRunnersMerge(t *testing.T) {
 	}
 	alone := sent()
 	start := time.Now().Add(300 * time.Millisecond)
-	parts := make([]merge.Part, 2)
+	parts := make([]report.ShardReport, 2)
 	var wg sync.WaitGroup
 	for i := range 2 {
 		wg.Add(1)
@@ -90,14 +89,14 @@ func TestTraceShardRunnersMerge(t *testing.T) {
 			if err != nil {
 				t.Error(err)
 			}
-			parts[i] = merge.Part{Name: rep.ID, Report: rep}
+			parts[i] = report.ShardReport{Name: rep.ID, Report: rep}
 		}()
 	}
 	wg.Wait()
 	if split := sent(); !slices.EqualFunc(split, alone, bytes.Equal) {
 		t.Errorf("the shards sent %d requests, one runner %d, and they differ", len(split), len(alone))
 	}
-	merged, err := merge.Shards(parts, nil)
+	merged, err := report.MergeShards(parts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

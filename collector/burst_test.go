@@ -59,7 +59,7 @@ func TestBurstErrorBound(t *testing.T) {
 func TestBurstTTFTComponents(t *testing.T) {
 	bursts := NewBursts()
 	bursts.Finished(&report.Report{Burst: "split", TTFTBreakdown: &report.TTFTBreakdown{Requests: 3, Components: []report.ComponentSummary{
-		{Component: "engine_queue", Summary: report.Summarize([]float64{0.01, 0.02, 0.09})},
+		{Component: "engine_queue", Summary: stats.Summarize([]float64{0.01, 0.02, 0.09})},
 	}}}, nil)
 	bursts.Restore(&report.Report{Burst: "old"})
 	reg := prometheus.NewPedanticRegistry()

@@ -5,9 +5,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/llmprobe/llmprobe/capacity"
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/stats"
 )
 
 // A sweep exports its curve step by step in offered-rate order, its
@@ -16,13 +16,13 @@ func TestSweepCurveAndCapacity(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
 	step := func(rate, ttft float64, passed bool) report.SweepStep {
 		return report.SweepStep{Rate: rate, Passed: passed, Throughput: report.Throughput{OutputTokens: f(10 * rate)},
-			Latency: map[string]report.Summary{"ttft": {Count: 40, P50: ttft, P99: 2 * ttft}}}
+			Latency: map[string]stats.Summary{"ttft": {Count: 40, P50: ttft, P99: 2 * ttft}}}
 	}
-	plan := capacity.Size(config.Capacity{TargetRate: 100, Headroom: 0.2}, 10, false, f(100), 2)
+	plan := report.SizeFleet(config.Capacity{TargetRate: 100, Headroom: 0.2}, 10, false, f(100), 2)
 	bursts := NewBursts()
 	bursts.Finished(&report.Report{Burst: "swept", MaxRateUnderSLO: f(10),
 		Sweep: []report.SweepStep{step(4, 0.02, true), step(12, 0.5, false), step(10, 0.04, true)},
-		Knee:  &report.Knee{Passing: f(10), Failing: f(12), Capacity: &plan, Cost: capacity.PriceAt(5, f(100), f(400))}}, nil)
+		Knee:  &report.Knee{Passing: f(10), Failing: f(12), Capacity: &plan, Cost: report.PriceAt(5, f(100), f(400))}}, nil)
 	bursts.Finished(&report.Report{Burst: "single"}, nil)
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(bursts)

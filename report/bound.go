@@ -41,11 +41,11 @@ func saturationLimit(scenarios []config.Scenario) (time.Duration, string) {
 // newErrorBound is the bound of a run whose dispatch delay is dispatch and
 // whose read side rt (nil: not sampled), against a tenth of the tightest
 // objective of its scenarios.
-func newErrorBound(dispatch Summary, rt *stats.RuntimeDelays, scenarios []config.Scenario) *stats.ErrorBound {
+func newErrorBound(dispatch stats.Summary, rt *stats.RuntimeDelays, scenarios []config.Scenario) *stats.ErrorBound {
 	limit, objective := saturationLimit(scenarios)
 	d := stats.Tail{Count: uint64(dispatch.Count)}
 	if dispatch.Count > 0 {
-		d.P99, d.Max = figure(dispatch.P99, true), figure(dispatch.Max, true)
+		d.P99, d.Max = orNA(dispatch.P99, true), orNA(dispatch.Max, true)
 	}
 	return stats.NewErrorBound(d, rt, limit.Seconds(), objective)
 }

@@ -49,7 +49,7 @@ func TestSaturationLimit(t *testing.T) {
 // without samples.
 func TestClientSaturatedDecision(t *testing.T) {
 	ttft100 := []config.Scenario{scenarioWith("a", config.SLO{TTFT: config.Duration(millis(100))})} // limit 10 ms
-	dispatch := func(p99, max float64) Summary { return Summary{Count: 30, P99: p99, Max: max} }
+	dispatch := func(p99, max float64) stats.Summary { return stats.Summary{Count: 30, P99: p99, Max: max} }
 	rt := func(sched, gc float64) *stats.RuntimeDelays {
 		r := &stats.RuntimeDelays{SchedLatency: stats.Tail{Count: 500, P99: f(sched), Max: f(4 * sched)}}
 		if gc > 0 {
@@ -59,7 +59,7 @@ func TestClientSaturatedDecision(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name      string
-		dispatch  Summary
+		dispatch  stats.Summary
 		runtime   *stats.RuntimeDelays
 		scenarios []config.Scenario
 		p99       *float64 // the bound's, nil for n/a
@@ -73,8 +73,8 @@ func TestClientSaturatedDecision(t *testing.T) {
 		{"no objective: the 5 ms fallback", dispatch(0.001, 0.001), rt(0.0045, 0), nil, f(0.0055), true},
 		{"read side not sampled: the dispatch delay decides", dispatch(0.011, 0.02), nil, ttft100, nil, true},
 		{"read side not sampled, dispatch within", dispatch(0.001, 0.002), nil, ttft100, nil, false},
-		{"nothing measured, read side quiet", Summary{}, rt(0.0002, 0), ttft100, f(0.0002), false},
-		{"nothing sampled at all", Summary{}, &stats.RuntimeDelays{}, ttft100, nil, false},
+		{"nothing measured, read side quiet", stats.Summary{}, rt(0.0002, 0), ttft100, f(0.0002), false},
+		{"nothing sampled at all", stats.Summary{}, &stats.RuntimeDelays{}, ttft100, nil, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newErrorBound(tc.dispatch, tc.runtime, tc.scenarios)

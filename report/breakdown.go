@@ -2,6 +2,7 @@ package report
 
 import (
 	"github.com/llmprobe/llmprobe/prober"
+	"github.com/llmprobe/llmprobe/stats"
 )
 
 // TTFTBreakdown splits the TTFT of a burst's successful requests into its
@@ -19,7 +20,7 @@ type TTFTBreakdown struct {
 type ComponentSummary struct {
 	Component string `json:"component"`
 	// Summary is in seconds, as the report's latencies are.
-	Summary Summary `json:"summary"`
+	Summary stats.Summary `json:"summary"`
 	// Share is the component's sum over the sum of TTFT of every split
 	// request: the shares of a report add up to 1.
 	Share float64 `json:"share"`
@@ -57,7 +58,7 @@ func newTTFTBreakdown(results []*prober.Result) *TTFTBreakdown {
 		if total > 0 {
 			share = sums[c] / total
 		}
-		b.Components = append(b.Components, ComponentSummary{Component: c, Summary: Summarize(samples[c]), Share: share})
+		b.Components = append(b.Components, ComponentSummary{Component: c, Summary: stats.Summarize(samples[c]), Share: share})
 	}
 	return b
 }

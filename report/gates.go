@@ -51,7 +51,7 @@ func (r *Report) gates(scenarios []config.Scenario) {
 			continue
 		}
 		r.Gates = append(r.Gates, Gate{
-			Name: "slo_" + n, Threshold: target[n], Value: figure(v, true), Passed: v >= target[n],
+			Name: "slo_" + n, Threshold: target[n], Value: orNA(v, true), Passed: v >= target[n],
 			Detail: fmt.Sprintf("%.2f%% of requests met %s <= %s; the target is %.2f%% (the share's 95%% Wilson interval: %s)", 100*v, n, limit, 100*target[n], r.Goodput.PerObjectiveInterval[n].Text("%.1f%%", 100)),
 		})
 	}
@@ -68,7 +68,7 @@ func (r *Report) qualityGate(target float64) Gate {
 		return g
 	}
 	v := r.Goodput.PerObjective[config.ObjectiveQuality]
-	g.Value, g.Passed = figure(v, true), v >= target
+	g.Value, g.Passed = orNA(v, true), v >= target
 	g.Detail = fmt.Sprintf("%.2f%% of %d checked answers passed their checks; the target is %.2f%% (the share's 95%% Wilson interval: %s)",
 		100*v, n, 100*target, r.Goodput.PerObjectiveInterval[config.ObjectiveQuality].Text("%.1f%%", 100))
 	if need := stats.MinSamples(target); n < need {

@@ -18,7 +18,6 @@ import (
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/internal/reporttest"
-	"github.com/llmprobe/llmprobe/report/verdict"
 	"github.com/llmprobe/llmprobe/sim"
 )
 
@@ -100,9 +99,9 @@ func TestReportGolden(t *testing.T) {
 		return report.Meta{Model: "m", Engine: "llmprobe-sim", EngineVersion: engineVersion, Version: "test", Host: "host", Scenarios: []config.Scenario{s}}
 	}
 	prev := report.Build(b, before.Run, meta(before.EngineVersion))
-	verdict.Judge(prev, nil, b.MaxRegression)
+	report.Judge(prev, nil, b.MaxRegression)
 	rep := report.Build(b, after.Run, meta(after.EngineVersion))
-	verdict.Judge(rep, prev, b.MaxRegression)
+	report.Judge(rep, prev, b.MaxRegression)
 
 	got, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {

@@ -1,6 +1,9 @@
-// Package report is the burst report's model, and Build, which makes one
-// from a run's measured requests: exact summaries, failures with their
-// reasons, where TTFT went, the client's error bound and the SLO gates.
+// Package report is the burst report: its model; Build, which makes one
+// from a run's measured requests (exact summaries, failures with their
+// reasons, where TTFT went, the client's error bound, the SLO gates); and
+// what else makes or judges one: a sweep's steps and knee with the fleet
+// they size, a repeated burst's runs, shards merged, the verdict against a
+// baseline.
 package report
 
 import (
@@ -13,7 +16,6 @@ import (
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/prober"
-	"github.com/llmprobe/llmprobe/report/turns"
 	"github.com/llmprobe/llmprobe/shard"
 	"github.com/llmprobe/llmprobe/stats"
 )
@@ -58,7 +60,7 @@ type Report struct {
 	Failures      []FailureGroup             `json:"failures,omitempty"`
 	FailedSamples []FailedRequest            `json:"failed_samples,omitempty"`
 	TokenSources  map[prober.TokenSource]int `json:"token_sources"`
-	Latency       map[string]Summary         `json:"latency"`
+	Latency       map[string]stats.Summary   `json:"latency"`
 	// TTFTBreakdown is where the successful requests' TTFT went; null when
 	// none was split (and in reports older than the split).
 	TTFTBreakdown *TTFTBreakdown `json:"ttft_breakdown,omitempty"`
@@ -311,7 +313,7 @@ func Build(b config.Burst, o Run, meta Meta) *Report {
 		LLMProbeVersion: meta.Version, Host: meta.Host,
 		PlannedRequests: o.Planned, Requests: len(o.Results), AllOutputTokens: o.AllOutputTokens,
 		Outcomes: map[prober.Outcome]int{}, TokenSources: map[prober.TokenSource]int{},
-		Latency: map[string]Summary{}, Aborted: o.Aborted, AbortReason: o.AbortReason,
+		Latency: map[string]stats.Summary{}, Aborted: o.Aborted, AbortReason: o.AbortReason,
 		Samples:       map[string][]float64{},
 		engineScrapes: o.Engine,
 	}
@@ -333,12 +335,12 @@ func Build(b config.Burst, o Run, meta Meta) *Report {
 		r.Samples[m] = thin(t.samples[m], maxSamples)
 	}
 	for _, m := range config.BurstMetrics {
-		r.Latency[m] = Summarize(t.samples[m])
+		r.Latency[m] = stats.Summarize(t.samples[m])
 	}
 	t.rates(r, o.Start)
 	r.TTFTBreakdown = newTTFTBreakdown(o.Results)
-	r.Turns = turns.Of(o.Results)
-	r.PromptCache = turns.PromptCacheOf(o.Results)
+	r.Turns = TurnsOf(o.Results)
+	r.PromptCache = PromptCacheOf(o.Results)
 	r.ErrorBound = newErrorBound(r.Latency["dispatch_delay"], o.Runtime, meta.Scenarios)
 	r.ClientSaturated = r.ErrorBound.Saturated()
 	r.gates(meta.Scenarios)
@@ -435,7 +437,7 @@ func (t *tally) count(objective string, met bool) {
 // the measured part's span from start.
 func (t *tally) rates(r *Report, start time.Time) {
 	if dur := r.DurationSeconds; dur > 0 {
-		perSecond := func(n int) *float64 { return figure(float64(n)/dur, true) }
+		perSecond := func(n int) *float64 { return orNA(float64(n)/dur, true) }
 		r.Throughput = Throughput{Requests: perSecond(r.Outcomes[prober.OutcomeSuccess]), PromptTokens: perSecond(t.prompt), OutputTokens: perSecond(t.output), TotalTokens: perSecond(t.prompt + t.output)}
 		r.Goodput.Requests, r.Goodput.OutputTokens = perSecond(t.good), perSecond(t.goodOut)
 		if t.inputs > 0 {
@@ -446,9 +448,9 @@ func (t *tally) rates(r *Report, start time.Time) {
 		}
 	}
 	if span := t.lastSched.Sub(start).Seconds(); span > 0 && t.arrivals > 1 {
-		r.AchievedRate = figure(float64(t.arrivals-1)/span, true)
+		r.AchievedRate = orNA(float64(t.arrivals-1)/span, true)
 	}
-	r.Goodput.Ratio = figure(float64(t.good)/float64(t.judged), t.judged > 0)
+	r.Goodput.Ratio = orNA(float64(t.good)/float64(t.judged), t.judged > 0)
 	r.Goodput.Judged, r.Goodput.RatioInterval = t.judged, stats.WilsonOf(t.good, t.judged)
 	r.Goodput.PerObjective, r.Goodput.PerObjectiveInterval = map[string]float64{}, map[string]stats.Interval{}
 	r.Goodput.PerObjectiveChecked = t.checked
@@ -458,8 +460,8 @@ func (t *tally) rates(r *Report, start time.Time) {
 	}
 }
 
-// figure is v, or nil (n/a) when it has no samples behind it.
-func figure(v float64, ok bool) *float64 {
+// orNA is v, or nil (n/a) when it has no samples behind it.
+func orNA(v float64, ok bool) *float64 {
 	if !ok {
 		return nil
 	}

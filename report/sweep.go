@@ -1,8 +1,12 @@
 package report
 
 import (
-	"github.com/llmprobe/llmprobe/capacity"
+	"math"
+	"time"
+
+	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/prober"
+	"github.com/llmprobe/llmprobe/stats"
 )
 
 // SweepStep is one rate of a sweep, with the figures its own report had:
@@ -24,18 +28,18 @@ type SweepStep struct {
 	Bisect bool `json:"bisect,omitempty"`
 	// Good of Judged requests were good (cancelled ones are not judged);
 	// GoodputLower and GoodputUpper bound the ratio (Wilson, 95 %).
-	Good         int                    `json:"good"`
-	Judged       int                    `json:"judged"`
-	GoodputLower *float64               `json:"goodput_lower"`
-	GoodputUpper *float64               `json:"goodput_upper"`
-	Requests     int                    `json:"requests"`
-	Planned      int                    `json:"planned_requests"`
-	Outcomes     map[prober.Outcome]int `json:"outcomes"`
-	Aborted      bool                   `json:"aborted,omitempty"`
-	Latency      map[string]Summary     `json:"latency"`
-	Throughput   Throughput             `json:"throughput"`
+	Good         int                      `json:"good"`
+	Judged       int                      `json:"judged"`
+	GoodputLower *float64                 `json:"goodput_lower"`
+	GoodputUpper *float64                 `json:"goodput_upper"`
+	Requests     int                      `json:"requests"`
+	Planned      int                      `json:"planned_requests"`
+	Outcomes     map[prober.Outcome]int   `json:"outcomes"`
+	Aborted      bool                     `json:"aborted,omitempty"`
+	Latency      map[string]stats.Summary `json:"latency"`
+	Throughput   Throughput               `json:"throughput"`
 	// Cost prices the step's achieved output, where cost: is configured.
-	Cost *capacity.Price `json:"cost,omitempty"`
+	Cost *CostPrice `json:"cost,omitempty"`
 }
 
 // Knee is what a sweep found: the highest rate that held the SLO and the
@@ -52,8 +56,196 @@ type Knee struct {
 	// scenarios, in seconds by metric: the curve's SLO lines.
 	Objectives map[string]float64 `json:"objectives,omitempty"`
 	// Capacity and Cost are at Passing, where capacity: and cost: are set.
-	Capacity *capacity.Plan  `json:"capacity,omitempty"`
-	Cost     *capacity.Price `json:"cost,omitempty"`
+	Capacity *CapacityPlan `json:"capacity,omitempty"`
+	Cost     *CostPrice    `json:"cost,omitempty"`
 	// Why says why Capacity or Cost could not be given.
 	Why string `json:"why,omitempty"`
+}
+
+// curveMetrics are the latencies each step keeps whole.
+var curveMetrics = []string{"ttft", "tpot", "itl", "e2e"}
+
+// SweepBuilder gathers the steps of a rate sweep, decides whether each held the
+// SLO, and makes the sweep's report from the highest step that did.
+type SweepBuilder struct {
+	burst   config.Burst
+	meta    Meta
+	target  float64
+	steps   []SweepStep
+	reports []*Report
+	tokens  int
+}
+
+// NewSweep starts an empty sweep of b.
+func NewSweep(b config.Burst, meta Meta) *SweepBuilder {
+	return &SweepBuilder{burst: b, meta: meta, target: targetRatio(b, meta.Scenarios)}
+}
+
+// Add records one step (bisect: auto ran it between a passing and a
+// failing rate) and reports whether it held the SLO: it ran to its end,
+// measured requests, and the lower bound of its goodput ratio's 95 %
+// interval reached the target. A ratio on few requests is uncertain, so a
+// step must measure enough of them to pass: 35 all good for a target of 0.9.
+func (s *SweepBuilder) Add(run Run, bisect bool) bool {
+	rep := Build(s.burst, run, s.meta)
+	s.tokens += rep.AllOutputTokens
+	st := sweepStep(rep, run.Rate)
+	st.Bisect = bisect
+	st.Passed = !rep.Aborted && st.GoodputLower != nil && *st.GoodputLower >= s.target-1e-12
+	s.steps = append(s.steps, st)
+	s.reports = append(s.reports, rep)
+	return st.Passed
+}
+
+// sweepStep keeps rep's figures for the curve.
+func sweepStep(rep *Report, rate float64) SweepStep {
+	st := SweepStep{Rate: rate, AchievedRate: rep.AchievedRate, GoodputRatio: rep.Goodput.Ratio, TTFTP99: rep.Latency["ttft"].Measured("p99"),
+		ErrorBoundP99: rep.ErrorBound.P99, ErrorBoundMax: rep.ErrorBound.Max, ClientSaturated: rep.ClientSaturated,
+		Requests: rep.Requests, Planned: rep.PlannedRequests, Outcomes: rep.Outcomes, Aborted: rep.Aborted,
+		Latency: map[string]stats.Summary{}, Throughput: rep.Throughput}
+	for _, m := range curveMetrics {
+		st.Latency[m] = rep.Latency[m]
+	}
+	for o, n := range rep.Outcomes {
+		if o != prober.OutcomeCancelled {
+			st.Judged += n
+		}
+	}
+	if r := rep.Goodput.Ratio; r != nil {
+		st.Good = int(math.Round(*r * float64(st.Judged)))
+	}
+	if lo, hi, ok := stats.Wilson(st.Good, st.Judged); ok {
+		st.GoodputLower, st.GoodputUpper = &lo, &hi
+	}
+	return st
+}
+
+// Report is the highest passing step's report, carrying every step, the
+// knee and the rate it held as max_rate_under_slo; with no step passing,
+// the first step's. Its error bound is the worst of every step's, and its
+// client was saturated if any step's was: the knee rests on every step.
+// verdict.Judge gives its verdict.
+func (s *SweepBuilder) Report() *Report {
+	best := -1
+	for i, st := range s.steps {
+		if st.Passed && (best < 0 || st.Rate > s.steps[best].Rate) {
+			best = i
+		}
+	}
+	var rep *Report
+	switch {
+	case best >= 0:
+		rep = s.reports[best]
+		rate := s.steps[best].Rate
+		rep.MaxRateUnderSLO = &rate
+	case len(s.reports) > 0:
+		rep = s.reports[0]
+	default:
+		rep = Build(s.burst, Run{Start: time.Now(), Aborted: true, AbortReason: "cancelled before the first step"}, s.meta)
+	}
+	rep.Sweep = s.steps
+	rep.AllOutputTokens = s.tokens
+	if len(s.reports) > 0 {
+		var worst *stats.ErrorBound
+		for _, step := range s.reports {
+			worst = stats.WorseBound(worst, step.ErrorBound)
+			rep.ClientSaturated = rep.ClientSaturated || step.ClientSaturated
+		}
+		rep.ErrorBound = worst
+	}
+	rep.Knee = s.knee(rep.MaxRateUnderSLO)
+	SizeSweep(s.burst, rep)
+	return rep
+}
+
+// knee bounds the max rate: the passing rate, and the lowest failing one
+// above it.
+func (s *SweepBuilder) knee(passing *float64) *Knee {
+	k := &Knee{TargetRatio: s.target, Passing: passing, Objectives: objectives(s.meta.Scenarios)}
+	if a := s.burst.Sweep; a != nil && a.Auto != nil {
+		k.Resolution = a.Auto.Resolution
+	}
+	for _, st := range s.steps {
+		if !st.Passed && (passing == nil || st.Rate > *passing) && (k.Failing == nil || st.Rate < *k.Failing) {
+			r := st.Rate
+			k.Failing = &r
+		}
+	}
+	return k
+}
+
+// SizeSweep fills the knee's capacity and cost from b's capacity: and cost:,
+// and prices each step; the GPUs of an instance are the configured ones,
+// else the node's where NVML counted them. It runs again once the run's
+// GPU facts are in.
+func SizeSweep(b config.Burst, rep *Report) {
+	k := rep.Knee
+	if k == nil || (b.Capacity == nil && b.Cost == nil) {
+		return
+	}
+	gpus := 0
+	if rep.GPU != nil {
+		gpus = rep.GPU.Count
+	}
+	if b.Capacity != nil && b.Capacity.GPUsPerInstance > 0 {
+		gpus = b.Capacity.GPUsPerInstance
+	}
+	var at *SweepStep
+	for i := range rep.Sweep {
+		if k.Passing != nil && rep.Sweep[i].Rate == *k.Passing && rep.Sweep[i].Passed {
+			at = &rep.Sweep[i]
+		}
+	}
+	k.Capacity, k.Cost, k.Why = nil, nil, ""
+	if at == nil {
+		k.Why = "no step held the SLO: nothing to size or price"
+	} else if b.Capacity != nil {
+		p := SizeFleet(*b.Capacity, at.Rate, k.Failing == nil, at.Throughput.OutputTokens, gpus)
+		k.Capacity = &p
+	}
+	if b.Cost == nil {
+		return
+	}
+	hourly, ok := b.Cost.Hourly(gpus)
+	if !ok {
+		k.Why = "cost: per_gpu_hour needs the GPUs of an instance: set capacity.gpus_per_instance"
+		return
+	}
+	for i := range rep.Sweep {
+		t := rep.Sweep[i].Throughput
+		rep.Sweep[i].Cost = PriceAt(hourly, t.OutputTokens, t.TotalTokens)
+	}
+	if at != nil {
+		k.Cost = at.Cost
+	}
+}
+
+// targetRatio is the goodput ratio a step must reach: auto's target_ratio,
+// else the strictest target ratio among the burst's scenarios.
+func targetRatio(b config.Burst, scenarios []config.Scenario) float64 {
+	if b.Sweep != nil && b.Sweep.Auto != nil && b.Sweep.Auto.TargetRatio > 0 {
+		return b.Sweep.Auto.TargetRatio
+	}
+	t := 0.0
+	for _, s := range scenarios {
+		if len(s.SLO.Objectives()) > 0 {
+			t = max(t, s.SLO.TargetRatio)
+		}
+	}
+	return t
+}
+
+// objectives are the tightest latency objective of each curve metric
+// among the scenarios, in seconds.
+func objectives(scenarios []config.Scenario) map[string]float64 {
+	out := map[string]float64{}
+	for _, s := range scenarios {
+		for _, o := range s.SLO.Objectives() {
+			v := o.Threshold.Seconds()
+			if cur, ok := out[o.Name]; (o.Name == config.ObjectiveTTFT || o.Name == config.ObjectiveTPOT || o.Name == config.ObjectiveE2E) && (!ok || v < cur) {
+				out[o.Name] = v
+			}
+		}
+	}
+	return out
 }

@@ -41,8 +41,8 @@ import (
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/load"
 	"github.com/llmprobe/llmprobe/prober"
-	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/sim"
+	"github.com/llmprobe/llmprobe/stats"
 )
 
 func main() {
@@ -652,7 +652,7 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-func fromSummary(s report.Summary) Quantiles {
+func fromSummary(s stats.Summary) Quantiles {
 	if s.Count == 0 {
 		return Quantiles{}
 	}
@@ -664,7 +664,7 @@ func quantiles(v []float64) Quantiles {
 	if len(v) == 0 {
 		return Quantiles{}
 	}
-	s := report.Summarize(v)
+	s := stats.Summarize(v)
 	p50, p99, mx := s.P50, s.P99, s.Max
 	return Quantiles{P50: &p50, P99: &p99, Max: &mx}
 }

@@ -23,9 +23,7 @@ import (
 	"github.com/llmprobe/llmprobe/prompt"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/render"
-	"github.com/llmprobe/llmprobe/report/render/junit"
 	"github.com/llmprobe/llmprobe/report/store"
-	"github.com/llmprobe/llmprobe/report/verdict"
 	"github.com/llmprobe/llmprobe/shard"
 )
 
@@ -165,7 +163,7 @@ func (g *gateRun) baselineFits(t config.Target) bool {
 	}
 	r := report.Build(b, report.Run{Rate: rate, Planned: planned, Start: time.Now()}, report.Meta{Scenarios: scenarios})
 	r.Overrides = g.overrides
-	why := verdict.RefusedBeforeRun(r, g.baseline)
+	why := report.RefusedBeforeRun(r, g.baseline)
 	if why == "" {
 		return true
 	}
@@ -184,7 +182,7 @@ func (g *gateRun) preflight(ctx context.Context, c *prober.Client, t config.Targ
 		return true
 	}
 	fmt.Fprintf(g.Stderr, "llmprobe gate: %s\n", why)
-	fmt.Fprintf(g.Stdout, "gate: %s — %s\n", verdict.NotMeasured, why)
+	fmt.Fprintf(g.Stdout, "gate: %s — %s\n", report.VerdictNotMeasured, why)
 	g.notMeasured(t, render.Check{Name: "preflight", Status: render.StatusError, Detail: why})
 	return false
 }
@@ -196,7 +194,7 @@ func (g *gateRun) notMeasured(t config.Target, why render.Check) {
 	now := time.Now()
 	stub := report.Build(g.burst, report.Run{Rate: plan.Rates(g.burst)[0], Start: now, End: now},
 		report.Meta{Model: t.Model, Version: version.Version, Host: host, Scenarios: g.cfg.ScenariosOf(g.burst)})
-	stub.Target, stub.Overrides, stub.Verdict, stub.VerdictReason = t.Name, g.overrides, verdict.NotMeasured, why.Detail
+	stub.Target, stub.Overrides, stub.Verdict, stub.VerdictReason = t.Name, g.overrides, report.VerdictNotMeasured, why.Detail
 	stub.ID = "" // no run, none stored: the renderings show only the check that stopped it
 	if g.Output != "" {
 		if err := store.WriteJSON(g.Output, stub, g.secrets); err != nil {
@@ -325,7 +323,7 @@ func (g *gateRun) verdict(ctx context.Context, t config.Target, rep *report.Repo
 		code = gateUnmeasured
 	}
 	if why := unmeasured(rep); why != "" {
-		rep.Verdict, rep.VerdictReason = verdict.NotMeasured, fmt.Sprintf("target %s could not be measured: %s", t.Name, why)
+		rep.Verdict, rep.VerdictReason = report.VerdictNotMeasured, fmt.Sprintf("target %s could not be measured: %s", t.Name, why)
 	}
 	if g.Verbose {
 		render.Text(g.Stdout, rep)
@@ -333,15 +331,15 @@ func (g *gateRun) verdict(ctx context.Context, t config.Target, rep *report.Repo
 		render.Brief(g.Stdout, rep)
 	}
 	switch {
-	case rep.Verdict == verdict.NotMeasured:
+	case rep.Verdict == report.VerdictNotMeasured:
 		fail("measurable", rep.VerdictReason)
 	case ctx.Err() != nil:
 		fail("interrupted", rep.AbortReason)
-	case verdict.Refused(rep) != "":
+	case report.Refused(rep) != "":
 		// Its gate fails in the report; the run is not a verdict.
-		fmt.Fprintf(g.Stderr, "llmprobe gate: --baseline %s: %s\n", g.Baseline, verdict.Refused(rep))
+		fmt.Fprintf(g.Stderr, "llmprobe gate: --baseline %s: %s\n", g.Baseline, report.Refused(rep))
 		code = gateUnmeasured
-	case rep.Verdict == verdict.Inconclusive:
+	case rep.Verdict == report.VerdictInconclusive:
 		fmt.Fprintf(g.Stderr, "llmprobe gate: inconclusive: %s\n", rep.VerdictReason)
 		code = gateUnmeasured
 	case !rep.Passed:
@@ -369,7 +367,7 @@ func (g *gateRun) writeCI(rep *report.Report, extra ...render.Check) bool {
 	for _, f := range []struct {
 		path   string
 		render func(io.Writer, *report.Report, ...render.Check) error
-	}{{g.JUnit, junit.Write}, {g.Markdown, render.Markdown}} {
+	}{{g.JUnit, render.JUnit}, {g.Markdown, render.Markdown}} {
 		if f.path == "" {
 			continue
 		}

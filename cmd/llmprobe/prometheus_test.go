@@ -24,6 +24,7 @@ import (
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/store"
 	"github.com/llmprobe/llmprobe/sim"
+	"github.com/llmprobe/llmprobe/stats"
 )
 
 // promSample is one series of an instant query's result.
@@ -115,13 +116,13 @@ func TestDashboardsAndRulesAgainstPrometheus(t *testing.T) {
 	// reads the node's GPUs: this binary has no NVML, so a stored report of
 	// such a run (a burst without a schedule) brings it back at start.
 	onGPUNode := &report.Report{ID: "gpu-node-20200101T000000Z", Burst: "gpu-node", Target: "sim", Model: "sim-model",
-		Latency: map[string]report.Summary{"ttft": {Count: 1, P50: 0.1, P99: 0.1}},
+		Latency: map[string]stats.Summary{"ttft": {Count: 1, P50: 0.1, P99: 0.1}},
 		GPU:     &report.GPUFacts{Count: 8, JoulesPerOutputToken: ptrTo(0.42)}}
 	// The last upgrade run of a burst with on_engine_change comes back at
 	// start too, for the Engine upgrades dashboard's verdict panels.
 	change := 0.31
 	upgraded := &report.Report{ID: "upgrade-20200101T000000Z", Burst: "upgrade", Target: "sim", Model: "sim-model",
-		Latency: map[string]report.Summary{"ttft": {Count: 1, P50: 0.1, P99: 0.1}},
+		Latency: map[string]stats.Summary{"ttft": {Count: 1, P50: 0.1, P99: 0.1}},
 		Upgrade: &report.Upgrade{From: report.Facts{Engine: "llmprobe-sim", Version: "0.0.9", Model: "sim-model"}, To: report.Facts{Engine: "llmprobe-sim", Version: "0.1.0", Model: "sim-model"},
 			BaselineID: "upgrade-20191231T000000Z", MaxIncrease: 0.1,
 			Changes: []report.UpgradeChange{{Metric: "tpot", Quantile: "p99", Change: &change, AtLeast: &change, Significant: true, Regression: true}}}}
@@ -202,7 +203,7 @@ comparisons:
 	}
 	previous := report.Build(e2e, report.Run{ID: "e2e-20200101T000000Z", Rate: 5, Planned: planned, Start: start.Add(-time.Hour)},
 		report.Meta{Model: "sim-model", Scenarios: loaded.ScenariosOf(e2e)})
-	previous.Latency = map[string]report.Summary{"ttft": {Count: 1, P50: 0.1, P99: 0.1}}
+	previous.Latency = map[string]stats.Summary{"ttft": {Count: 1, P50: 0.1, P99: 0.1}}
 	for _, r := range []*report.Report{previous, onGPUNode, upgraded, swept} {
 		if err := store.Save(r, 5); err != nil {
 			t.Fatal(err)

@@ -14,10 +14,8 @@ import (
 	"github.com/llmprobe/llmprobe/internal/push"
 	"github.com/llmprobe/llmprobe/internal/web"
 	"github.com/llmprobe/llmprobe/report"
-	"github.com/llmprobe/llmprobe/report/merge"
 	"github.com/llmprobe/llmprobe/report/render"
 	"github.com/llmprobe/llmprobe/report/store"
-	"github.com/llmprobe/llmprobe/report/verdict"
 )
 
 type reportShowCommand struct {
@@ -59,14 +57,14 @@ func (c *reportMergeCommand) run(stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "llmprobe report merge: %v\n", err)
 		return 2
 	}
-	parts := make([]merge.Part, 0, len(*c.files))
+	parts := make([]report.ShardReport, 0, len(*c.files))
 	for _, f := range *c.files {
 		rep, err := store.Read(f)
 		if err != nil {
 			fmt.Fprintf(stderr, "llmprobe report merge: %v\n", err)
 			return 2
 		}
-		parts = append(parts, merge.Part{Name: f, Report: rep})
+		parts = append(parts, report.ShardReport{Name: f, Report: rep})
 	}
 	var baseline *report.Report
 	if *c.baseline != "" {
@@ -76,7 +74,7 @@ func (c *reportMergeCommand) run(stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	merged, err := merge.Shards(parts, baseline)
+	merged, err := report.MergeShards(parts, baseline)
 	if err != nil {
 		fmt.Fprintf(stderr, "llmprobe report merge: %v\n", err)
 		return 2
@@ -91,8 +89,8 @@ func (c *reportMergeCommand) run(stdout, stderr io.Writer) int {
 	case merged.Requests == 0:
 		fmt.Fprintf(stderr, "llmprobe report merge: no shard measured a request of burst %s\n", merged.Burst)
 		return 3
-	case verdict.Refused(merged) != "":
-		fmt.Fprintf(stderr, "llmprobe report merge: --baseline %s: %s\n", *c.baseline, verdict.Refused(merged))
+	case report.Refused(merged) != "":
+		fmt.Fprintf(stderr, "llmprobe report merge: --baseline %s: %s\n", *c.baseline, report.Refused(merged))
 		return 3
 	case !merged.Passed:
 		return 1

@@ -20,6 +20,7 @@ import (
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/store"
 	"github.com/llmprobe/llmprobe/sim"
+	"github.com/llmprobe/llmprobe/stats"
 )
 
 var descRe = regexp.MustCompile(`fqName: "([^"]+)".*variableLabels: \{([^}]*)\}`)
@@ -113,7 +114,7 @@ comparisons:
 	quick, _ := loaded.Burst("quick")
 	previous := report.Build(quick, report.Run{ID: "quick-20200101T000000Z", Rate: 20, Planned: quick.Requests, Start: time.Now().Add(-time.Hour)},
 		report.Meta{Model: "m", Scenarios: loaded.ScenariosOf(quick)})
-	previous.Latency = map[string]report.Summary{"ttft": {Count: 1, P50: 0.1, P99: 0.1}}
+	previous.Latency = map[string]stats.Summary{"ttft": {Count: 1, P50: 0.1, P99: 0.1}}
 	if err := store.New(storage, nil).Save(previous, 5); err != nil {
 		t.Fatal(err)
 	}

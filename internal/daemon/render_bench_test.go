@@ -18,7 +18,6 @@ import (
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/prober/transport"
 	"github.com/llmprobe/llmprobe/report"
-	"github.com/llmprobe/llmprobe/report/verdict"
 	"github.com/llmprobe/llmprobe/sim"
 )
 
@@ -197,7 +196,7 @@ func renderDaemon(b testing.TB, setup renderSetup) http.Handler {
 		for i, results := range runs {
 			runStart := start.Add(time.Duration(i) * time.Hour)
 			rep := report.Build(br, report.Run{Rate: 10, Start: runStart, End: runStart.Add(time.Minute), Planned: len(results), Results: results}, meta)
-			verdict.Judge(rep, prev, br.MaxRegression)
+			report.Judge(rep, prev, br.MaxRegression)
 			prev = rep
 		}
 		d.bursts.Finished(prev, nil)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/stats"
 )
 
 // The report page shows where TTFT went, component by component with its
@@ -18,8 +19,8 @@ func TestReportPageShowsTheTTFTSplit(t *testing.T) {
 	}
 	split := *old
 	split.TTFTBreakdown = &report.TTFTBreakdown{Requests: 20, EngineTimings: map[string]int{prober.TimingsVLLM: 20}, Components: []report.ComponentSummary{
-		{Component: prober.ComponentEngineQueue, Summary: report.Summarize([]float64{0.010, 0.030}), Share: 0.25},
-		{Component: prober.ComponentEnginePrefill, Summary: report.Summarize([]float64{0.050, 0.070}), Share: 0.75},
+		{Component: prober.ComponentEngineQueue, Summary: stats.Summarize([]float64{0.010, 0.030}), Share: 0.25},
+		{Component: prober.ComponentEnginePrefill, Summary: stats.Summarize([]float64{0.050, 0.070}), Share: 0.75},
 	}}
 	page := render(t, &split)
 	wantAll(t, "a split report", page, "Engine timings from 20 of 20 requests (vllm_metrics 20)",
@@ -37,8 +38,8 @@ func TestReportPageShowsTurns(t *testing.T) {
 	cached := 96.0
 	prompt := 1168.0
 	withTurns := *old
-	withTurns.Turns = []report.TurnSummary{{Scenario: "chat", Turn: 2, Requests: 3, Succeeded: 2, TTFT: report.Summarize([]float64{0.05, 0.07}), PromptTokens: &prompt, CachedTokens: &cached},
-		{Scenario: "chat", Turn: 3, Requests: 1, TTFT: report.Summarize(nil)}}
+	withTurns.Turns = []report.TurnSummary{{Scenario: "chat", Turn: 2, Requests: 3, Succeeded: 2, TTFT: stats.Summarize([]float64{0.05, 0.07}), PromptTokens: &prompt, CachedTokens: &cached},
+		{Scenario: "chat", Turn: 3, Requests: 1, TTFT: stats.Summarize(nil)}}
 	withTurns.PromptCache = &report.PromptCache{Requests: 2, PromptTokens: 2000, CachedTokens: 500, HitRatio: 0.25}
 	page := render(t, &withTurns)
 	wantAll(t, "a report with turns", page, "prefix cache: 25.0% of prompt tokens served from the engine's cache (500 of 2000,", `<section id="turns">`, "<th>cached tokens</th>",

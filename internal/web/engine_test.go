@@ -15,6 +15,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/store"
+	"github.com/llmprobe/llmprobe/stats"
 	"github.com/llmprobe/llmprobe/target"
 )
 
@@ -28,7 +29,7 @@ func TestReportPageEngineSection(t *testing.T) {
 	d := enginemetrics.Diff(v, enginemetrics.Quantile{Name: "p50", Value: s, BucketLower: lo, BucketUpper: &hi})
 	at := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
 	base := func() *report.Report {
-		return &report.Report{ID: "b-1", Burst: "b", Target: "t", Engine: "vllm", EngineVersion: "0.11.0", Latency: map[string]report.Summary{"ttft": {Count: 10, P50: 0.12}}}
+		return &report.Report{ID: "b-1", Burst: "b", Target: "t", Engine: "vllm", EngineVersion: "0.11.0", Latency: map[string]stats.Summary{"ttft": {Count: 10, P50: 0.12}}}
 	}
 	cases := map[string]struct {
 		engine *report.EngineMetrics

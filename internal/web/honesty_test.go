@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/llmprobe/llmprobe/report"
-	"github.com/llmprobe/llmprobe/report/repeat"
+	"github.com/llmprobe/llmprobe/stats"
 )
 
 // A report page marks each percentile from too few samples, shows each
@@ -20,10 +20,10 @@ func TestReportPageSaysWhatFiguresRestOn(t *testing.T) {
 			xs[j] = 0.05 + 0.001*float64(j+i)
 		}
 		runs[i] = &report.Report{ID: fmt.Sprintf("b-%d", i), Burst: "b", Requests: 20, PlannedRequests: 20,
-			Latency: map[string]report.Summary{"ttft": report.Summarize(xs)}}
+			Latency: map[string]stats.Summary{"ttft": stats.Summarize(xs)}}
 	}
 	var page bytes.Buffer
-	if err := WriteReport(&page, repeat.Combine(runs)); err != nil {
+	if err := WriteReport(&page, report.CombineRuns(runs)); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{

@@ -19,6 +19,7 @@ import (
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/store"
+	"github.com/llmprobe/llmprobe/stats"
 	"github.com/llmprobe/llmprobe/target"
 )
 
@@ -48,7 +49,7 @@ func unmeasuredReport() *report.Report {
 		Outcomes: map[prober.Outcome]int{prober.OutcomeConnectionError: 4},
 		NotSent:  []report.NotSent{{Reason: "safety brake: error ratio 1.00 over the last 1s (4 of 4 requests) passed 0.50", Count: 6}},
 		Failures: []report.FailureGroup{{Outcome: prober.OutcomeConnectionError, Phase: "connect", Reason: "connection_refused", Count: 4, Example: "dial tcp 127.0.0.1:1: connect: connection refused"}},
-		Latency:  map[string]report.Summary{}, Aborted: true, AbortReason: "safety brake: error ratio 1.00",
+		Latency:  map[string]stats.Summary{}, Aborted: true, AbortReason: "safety brake: error ratio 1.00",
 		RegressionSkipped: "no previous report of burst broken",
 	}
 }

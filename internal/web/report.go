@@ -14,7 +14,6 @@ import (
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
 	reportrender "github.com/llmprobe/llmprobe/report/render"
-	reportverdict "github.com/llmprobe/llmprobe/report/verdict"
 	"github.com/llmprobe/llmprobe/stats"
 )
 
@@ -66,7 +65,7 @@ func burstVerdict(r *report.Report) verdict {
 	if !r.Passed {
 		v = verdict{Text: "failed", Class: "bad"}
 	}
-	if o := reportverdict.Of(r); r.ClientSaturated && (o.Word == reportverdict.Passed || o.Word == reportverdict.Inconclusive) {
+	if o := report.VerdictOf(r); r.ClientSaturated && (o.Word == report.VerdictPassed || o.Word == report.VerdictInconclusive) {
 		v = verdict{Text: o.Word, Class: "warn", Caveat: o.Reason}
 	}
 	if r.Aborted {
@@ -103,14 +102,14 @@ type pctCell struct {
 }
 
 // tooFewMark is " (too few)" for a percentile from too few samples.
-func tooFewMark(s report.Summary, name string) string {
+func tooFewMark(s stats.Summary, name string) string {
 	if s.IsTooFew(name) {
 		return " (too few)"
 	}
 	return ""
 }
 
-func newPctCell(s report.Summary, name string) pctCell {
+func newPctCell(s stats.Summary, name string) pctCell {
 	c := pctCell{Value: msFigure(s.Quantile(name), s.Count > 0), TooFew: s.IsTooFew(name)}
 	if i, ok := s.Intervals[name]; ok && s.Count > 0 {
 		lo, hi := "−∞", "∞"

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/llmprobe/llmprobe/capacity"
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/stats"
 )
 
 // A sweep's page draws the QPS–latency curves (TTFT, TPOT) with the SLO
@@ -18,17 +18,17 @@ func TestReportPageDrawsTheSweepCurve(t *testing.T) {
 	r := recordedReport(t)
 	f := func(v float64) *float64 { return &v }
 	step := func(rate, ttft, tpot, tps float64, passed, bisect bool) report.SweepStep {
-		sum := func(v float64) report.Summary {
-			return report.Summary{Count: 50, P50: v, P90: 1.5 * v, P99: 2 * v, Max: 3 * v}
+		sum := func(v float64) stats.Summary {
+			return stats.Summary{Count: 50, P50: v, P90: 1.5 * v, P99: 2 * v, Max: 3 * v}
 		}
 		return report.SweepStep{Rate: rate, AchievedRate: f(rate), GoodputRatio: f(0.98), TTFTP99: f(2 * ttft), Passed: passed, Bisect: bisect,
 			Good: 49, Judged: 50, GoodputLower: f(0.895), GoodputUpper: f(0.996),
-			Latency:    map[string]report.Summary{"ttft": sum(ttft), "tpot": sum(tpot), "itl": sum(tpot), "e2e": sum(10 * tpot)},
-			Throughput: report.Throughput{OutputTokens: f(tps)}, Cost: capacity.PriceAt(5, f(tps), f(2*tps))}
+			Latency:    map[string]stats.Summary{"ttft": sum(ttft), "tpot": sum(tpot), "itl": sum(tpot), "e2e": sum(10 * tpot)},
+			Throughput: report.Throughput{OutputTokens: f(tps)}, Cost: report.PriceAt(5, f(tps), f(2*tps))}
 	}
 	// Bisecting steps ran last; the table lists them by rate.
 	r.Sweep = []report.SweepStep{step(4, 0.02, 0.02, 80, true, false), step(8, 0.03, 0.021, 160, true, false), step(12, 0.9, 0.03, 190, false, false), step(10, 0.05, 0.022, 180, true, true)}
-	plan := capacity.Size(config.Capacity{TargetRate: 100, Headroom: 0.2}, 10, false, f(180), 2)
+	plan := report.SizeFleet(config.Capacity{TargetRate: 100, Headroom: 0.2}, 10, false, f(180), 2)
 	r.MaxRateUnderSLO = f(10)
 	r.Knee = &report.Knee{TargetRatio: 0.9, Passing: f(10), Failing: f(12), Resolution: 1, Objectives: map[string]float64{"ttft": 0.1}, Capacity: &plan, Cost: r.Sweep[3].Cost}
 	page := render(t, r)

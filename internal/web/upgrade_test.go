@@ -12,7 +12,6 @@ import (
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/store"
-	reportverdict "github.com/llmprobe/llmprobe/report/verdict"
 	"github.com/llmprobe/llmprobe/target"
 )
 
@@ -24,12 +23,12 @@ func TestUpgradeOnPages(t *testing.T) {
 	after := recordedReport(t)
 	after.ID, after.Burst = "up-20261102T000000Z", "up"
 	after.ExpectUpgrade(report.Facts{Engine: before.Engine, Version: "0.0.9", Model: before.Model}, 0.1)
-	reportverdict.Judge(after, before, nil)
+	report.Judge(after, before, nil)
 	lone := recordedReport(t)
 	lone.ID, lone.Burst = "lone-20261102T000000Z", "lone"
 	lone.ExpectUpgrade(report.Facts{Engine: "vllm", Version: "0.0.9", Model: lone.Model}, 0.1)
 	lone.RegressionSkipped = "no report of burst lone from vllm 0.0.9 (model m), before the change, to compare with"
-	reportverdict.Judge(lone, nil, nil)
+	report.Judge(lone, nil, nil)
 	srv, _ := pagesOver(t, before, after, lone)
 
 	_, page := testkit.Get(srv.URL + "/bursts/" + after.ID)
@@ -64,7 +63,7 @@ func TestLastUpgradeStaysOnBursts(t *testing.T) {
 	upgraded := recordedReport(t)
 	upgraded.ID, upgraded.Burst = "up-20261102T000000Z", "up"
 	upgraded.ExpectUpgrade(report.Facts{Engine: before.Engine, Version: "0.0.9", Model: before.Model}, 0.1)
-	reportverdict.Judge(upgraded, before, nil)
+	report.Judge(upgraded, before, nil)
 	later := recordedReport(t)
 	later.ID, later.Burst, later.Upgrade = "up-20261103T000000Z", "up", nil
 	store := store.New(t.TempDir(), nil)

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/llmprobe/llmprobe/report"
-	reportverdict "github.com/llmprobe/llmprobe/report/verdict"
 	"github.com/llmprobe/llmprobe/stats"
 )
 
@@ -37,7 +36,7 @@ func TestSaturatedVerdictCarriesItsCaveat(t *testing.T) {
 			}
 			r.Gates = []report.Gate{{Name: "slo_ttft", Threshold: 0.9, Value: &share, Passed: tc.passed, Detail: "share"}}
 			r.Passed = tc.passed && r.Requests > 0
-			o := reportverdict.Of(&r)
+			o := report.VerdictOf(&r)
 			r.Verdict, r.VerdictReason = o.Word, o.Reason
 			page := render(t, &r)
 			wantAll(t, "the report page", page, tc.wants...)

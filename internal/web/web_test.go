@@ -16,6 +16,7 @@ import (
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/store"
+	"github.com/llmprobe/llmprobe/stats"
 	"github.com/llmprobe/llmprobe/target"
 )
 
@@ -98,7 +99,7 @@ scenarios: [{name: s}]
 	}
 	rep := &report.Report{
 		ID: report.ID("nightly", time.Date(2026, 11, 23, 2, 30, 0, 0, time.UTC)), Burst: "nightly", Target: "t", Requests: 2,
-		Latency:    map[string]report.Summary{"ttft": {Count: 2, P50: 0.1, P90: 0.15, P99: 0.2}, "e2e": {Count: 2, P50: 1, P99: 1.5}},
+		Latency:    map[string]stats.Summary{"ttft": {Count: 2, P50: 0.1, P90: 0.15, P99: 0.2}, "e2e": {Count: 2, P50: 1, P99: 1.5}},
 		TTFTSeries: [][2]float64{{0, 0.1}, {0.5, 0.2}},
 		Gates:      []report.Gate{{Name: "slo_ttft", Passed: false, Detail: "50.00% of requests met ttft <= 150ms"}},
 	}
@@ -123,7 +124,7 @@ scenarios: [{name: s}]
 		Failures: []report.FailureGroup{{Outcome: prober.OutcomeConnectionError, Phase: "connect", Reason: "connection_refused", Count: 4, Example: "dial tcp 127.0.0.1:1: connect: connection refused"}},
 		FailedSamples: []report.FailedRequest{{At: 0.02, Outcome: prober.OutcomeConnectionError, Phase: "connect", Reason: "connection_refused",
 			Error: "dial tcp 127.0.0.1:1: connect: connection refused", Log: []string{"  0.1ms POST http://127.0.0.1:1/v1/chat/completions"}}},
-		Latency: map[string]report.Summary{"ttft": {}}, Aborted: true, AbortReason: "safety brake: error ratio 1.00",
+		Latency: map[string]stats.Summary{"ttft": {}}, Aborted: true, AbortReason: "safety brake: error ratio 1.00",
 		Gates: []report.Gate{{Name: "slo_ttft", Detail: "n/a: no request was measured against ttft <= 1s"}},
 	}
 	if err := store.Save(broken, 5); err != nil {

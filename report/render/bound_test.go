@@ -13,9 +13,6 @@ import (
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/internal/reporttest"
 	"github.com/llmprobe/llmprobe/report/render"
-	rjunit "github.com/llmprobe/llmprobe/report/render/junit"
-	"github.com/llmprobe/llmprobe/report/sweep"
-	"github.com/llmprobe/llmprobe/report/verdict"
 	"github.com/llmprobe/llmprobe/stats"
 )
 
@@ -27,7 +24,7 @@ func TestErrorBoundInReportAndOutputs(t *testing.T) {
 	rt := &stats.RuntimeDelays{SchedLatency: stats.Tail{Count: 812, P99: reporttest.F(0.000384), Max: reporttest.F(0.003072)}, GCPause: stats.Tail{Count: 3, P99: reporttest.F(0.000229376), Max: reporttest.F(0.000229376)}}
 	run := report.Run{Rate: 10, Start: start, End: start.Add(3 * time.Second), Planned: 30, Results: reporttest.Results(scenarios[0], start, 30, 20*time.Microsecond), Runtime: rt}
 	rep := report.Build(b, run, report.Meta{Scenarios: scenarios})
-	verdict.Judge(rep, nil, b.MaxRegression)
+	report.Judge(rep, nil, b.MaxRegression)
 	if rep.ClientSaturated || rep.ErrorBound == nil || rep.ErrorBound.P99 == nil {
 		t.Fatalf("saturated %v, bound %+v", rep.ClientSaturated, rep.ErrorBound)
 	}
@@ -52,7 +49,7 @@ func TestErrorBoundInReportAndOutputs(t *testing.T) {
 	if err := render.Markdown(&md, &back); err != nil {
 		t.Fatal(err)
 	}
-	if err := rjunit.Write(&xml, &back); err != nil {
+	if err := render.JUnit(&xml, &back); err != nil {
 		t.Fatal(err)
 	}
 	bound := "client error bound p99 633.4µs max 3.32ms = dispatch delay (p99 20.0µs, max 20.0µs) + scheduling latency (p99 384.0µs, max 3.07ms, n=812) + GC pauses (p99 229.4µs, max 229.4µs, n=3)"
@@ -90,7 +87,7 @@ func TestSaturatedRunWarns(t *testing.T) {
 	start := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	rt := &stats.RuntimeDelays{SchedLatency: stats.Tail{Count: 90, P99: reporttest.F(0.024576), Max: reporttest.F(0.04096)}}
 	rep := report.Build(b, report.Run{Rate: 10, Start: start, End: start.Add(3 * time.Second), Planned: 30, Results: reporttest.Results(scenarios[0], start, 30, 3*time.Millisecond), Runtime: rt}, report.Meta{Scenarios: scenarios})
-	verdict.Judge(rep, nil, b.MaxRegression)
+	report.Judge(rep, nil, b.MaxRegression)
 	if !rep.ClientSaturated {
 		t.Fatalf("not saturated: %s", render.PageOf(rep).SaturationDetail)
 	}
@@ -117,7 +114,7 @@ func TestSweepBoundIsTheWorstStep(t *testing.T) {
 	b, scenarios := reporttest.Burst()
 	b.Sweep = &config.Sweep{Rates: []float64{5, 10}}
 	start := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	sw := sweep.New(b, report.Meta{Scenarios: scenarios})
+	sw := report.NewSweep(b, report.Meta{Scenarios: scenarios})
 	quiet := &stats.RuntimeDelays{SchedLatency: stats.Tail{Count: 100, P99: reporttest.F(0.0002), Max: reporttest.F(0.001)}}
 	busy := &stats.RuntimeDelays{SchedLatency: stats.Tail{Count: 100, P99: reporttest.F(0.02), Max: reporttest.F(0.05)}, GCPause: stats.Tail{Count: 1, P99: reporttest.F(0.001), Max: reporttest.F(0.001)}}
 	if !sw.Add(report.Run{Rate: 5, Start: start, End: start.Add(3 * time.Second), Planned: 40, Results: reporttest.Results(scenarios[0], start, 40, 0), Runtime: quiet}, false) {

@@ -13,7 +13,6 @@ import (
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/internal/reporttest"
 	"github.com/llmprobe/llmprobe/report/render"
-	"github.com/llmprobe/llmprobe/report/verdict"
 )
 
 // The report summarises each component over the requests that had it, and
@@ -126,13 +125,13 @@ func TestAnswerTTFTInReport(t *testing.T) {
 	if !regexp.MustCompile(`ttft_answer +0 +n/a`).MatchString(text.String()) {
 		t.Errorf("text report without reasoning lacks 'ttft_answer 0 n/a':\n%s", text.String())
 	}
-	verdict.Judge(plain, plain, b.MaxRegression)
+	report.Judge(plain, plain, b.MaxRegression)
 	for _, m := range plain.Regression.Metrics {
 		if m.Metric == "ttft_answer" {
 			t.Errorf("regression lists ttft_answer though neither run reasoned: %+v", m)
 		}
 	}
-	verdict.Judge(rep, plain, b.MaxRegression)
+	report.Judge(rep, plain, b.MaxRegression)
 	n := 0
 	for _, m := range rep.Regression.Metrics {
 		if m.Metric == "ttft_answer" {

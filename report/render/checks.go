@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/llmprobe/llmprobe/report"
-	"github.com/llmprobe/llmprobe/report/verdict"
 )
 
 // Status of one check of a run.
@@ -87,10 +86,10 @@ func Checks(r *report.Report) []Check {
 // verdict: a pass holds (the client only adds delay), a failure is not the
 // target's.
 func saturationConsequence(r *report.Report) string {
-	switch o := verdict.Of(r); o.Word {
-	case verdict.Inconclusive:
+	switch o := report.VerdictOf(r); o.Word {
+	case report.VerdictInconclusive:
 		return "inconclusive: " + o.Reason
-	case verdict.Passed:
+	case report.VerdictPassed:
 		return "the pass holds, since llmprobe only adds delay: " + o.Reason
 	default:
 		return "its latencies include llmprobe's own delay, up to the bound"
@@ -100,5 +99,5 @@ func saturationConsequence(r *report.Report) string {
 // inconclusive says r failed under a saturated client: its failing gates
 // are not the target's.
 func inconclusive(r *report.Report) bool {
-	return verdict.Of(r).Word == verdict.Inconclusive
+	return report.VerdictOf(r).Word == report.VerdictInconclusive
 }

@@ -7,8 +7,6 @@ import (
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/report"
-	"github.com/llmprobe/llmprobe/report/render/prefixcache"
-	"github.com/llmprobe/llmprobe/report/verdict"
 )
 
 var statusMark = map[Status]string{
@@ -16,7 +14,7 @@ var statusMark = map[Status]string{
 }
 
 var verdictMark = map[string]string{
-	verdict.Passed: "✅", verdict.Failed: "❌", verdict.Inconclusive: "💥", verdict.NotMeasured: "💥",
+	report.VerdictPassed: "✅", report.VerdictFailed: "❌", report.VerdictInconclusive: "💥", report.VerdictNotMeasured: "💥",
 }
 
 // hasError says one of checks is an error: the run was not measured, or
@@ -54,9 +52,9 @@ func Markdown(w io.Writer, r *report.Report, extra ...Check) error {
 	}
 	why := ""
 	if r.ID != "" && r.Requests > 0 && !hasError(extra) {
-		o := verdict.Of(r) // with its caveat, or why it failed
+		o := report.VerdictOf(r) // with its caveat, or why it failed
 		word, why, mark = o.Word, o.Reason, verdictMark[o.Word]
-		if o.Word == verdict.Passed && r.ClientSaturated {
+		if o.Word == report.VerdictPassed && r.ClientSaturated {
 			mark = "⚠️"
 		}
 	}
@@ -160,12 +158,12 @@ func markdownFigures(b *strings.Builder, r *report.Report) {
 // there is one.
 func markdownTurns(b *strings.Builder, r *report.Report) {
 	if r.PromptCache != nil {
-		b.WriteString("\n" + md(prefixcache.Line(r)) + ".\n")
+		b.WriteString("\n" + md(PrefixCacheLine(r)) + ".\n")
 	}
 	if len(r.Turns) == 0 {
 		return
 	}
-	b.WriteString("\n" + md(prefixcache.Heading(r.Turns)) + ":\n\n| " + strings.Join(turnHeader(), " | ") + " |\n|---|--:|--:|--:|--:|--:|--:|--:|\n")
+	b.WriteString("\n" + md(TurnsHeading(r.Turns)) + ":\n\n| " + strings.Join(turnHeader(), " | ") + " |\n|---|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, row := range turnRows(r) {
 		for i := range row {
 			row[i] = md(row[i])

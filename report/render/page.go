@@ -6,7 +6,6 @@ import (
 
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
-	"github.com/llmprobe/llmprobe/report/render/prefixcache"
 )
 
 // Page is what the HTML page says of a report beyond its fields, in the
@@ -39,7 +38,7 @@ type Page struct {
 
 // PageOf says the report in words for its HTML page.
 func PageOf(r *report.Report) Page {
-	p := Page{SaturationDetail: saturationDetail(r), BoundText: boundText(r), PromptCacheText: prefixcache.Line(r),
+	p := Page{SaturationDetail: saturationDetail(r), BoundText: boundText(r), PromptCacheText: PrefixCacheLine(r),
 		TurnHeader: turnHeader(), TurnRows: turnRows(r)}
 	if r.Sweep != nil {
 		p.KneeText, p.PlanText, p.CurveNote = kneeText(r), planText(r), curveFootnote(r)

@@ -13,7 +13,7 @@ import (
 
 // pct formats s's named percentile in milliseconds, marked when it rests
 // on too few samples.
-func pct(s report.Summary, name string) string {
+func pct(s stats.Summary, name string) string {
 	v := ms(s, s.Quantile(name))
 	if s.IsTooFew(name) {
 		v += " (too few)"
@@ -23,7 +23,7 @@ func pct(s report.Summary, name string) string {
 
 // interval formats s's named percentile's 95 % interval in milliseconds,
 // or "n/a" where the report has none.
-func interval(s report.Summary, name string) string {
+func interval(s stats.Summary, name string) string {
 	i, ok := s.Intervals[name]
 	if s.Count == 0 || !ok {
 		return "n/a"

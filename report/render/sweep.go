@@ -37,7 +37,7 @@ func curveRows(r *report.Report) [][]string {
 
 // curveCell is a step's percentile, starred when it rests on too few
 // samples (curveFootnote says what the star means).
-func curveCell(s report.Summary, name string) string {
+func curveCell(s stats.Summary, name string) string {
 	v := ms(s, s.Quantile(name))
 	if s.IsTooFew(name) {
 		v += "*"

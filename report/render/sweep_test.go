@@ -4,9 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/llmprobe/llmprobe/capacity"
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/stats"
 )
 
 // The knee reads as an interval, a lower bound when no step failed, or an
@@ -26,7 +26,7 @@ func TestKneeTextSaysWhatTheStepsBound(t *testing.T) {
 			t.Errorf("knee %+v says %q, want %q", c.knee, got, c.want)
 		}
 	}
-	open := capacity.Size(config.Capacity{TargetRate: 100}, 16, true, nil, 1)
+	open := report.SizeFleet(config.Capacity{TargetRate: 100}, 16, true, nil, 1)
 	r := &report.Report{Sweep: []report.SweepStep{{Rate: 16, Passed: true}}, Knee: &report.Knee{Passing: f(16), Capacity: &open}}
 	checks := planChecks(r)
 	if len(checks) != 2 || checks[1].Name != "capacity" || !strings.Contains(checks[1].Detail, "instances at most 7, GPUs at most 7") {
@@ -41,9 +41,9 @@ func TestKneeTextSaysWhatTheStepsBound(t *testing.T) {
 // A step's percentile from too few samples is starred in the curve's text
 // and Markdown tables, with the note under them; enough samples, no star.
 func TestCurveStarsTooFewPercentiles(t *testing.T) {
-	sum := func(n int) report.Summary { return report.Summary{Count: n, P50: 0.01, P99: 0.02, Max: 0.03} }
+	sum := func(n int) stats.Summary { return stats.Summary{Count: n, P50: 0.01, P99: 0.02, Max: 0.03} }
 	step := func(rate float64, n int) report.SweepStep {
-		return report.SweepStep{Rate: rate, Latency: map[string]report.Summary{"ttft": sum(n), "tpot": sum(n), "itl": sum(n), "e2e": sum(n)}}
+		return report.SweepStep{Rate: rate, Latency: map[string]stats.Summary{"ttft": sum(n), "tpot": sum(n), "itl": sum(n), "e2e": sum(n)}}
 	}
 	r := &report.Report{Sweep: []report.SweepStep{step(4, 400), step(8, 60)}}
 	var text strings.Builder

@@ -14,8 +14,7 @@ import (
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/lib/figure"
 	"github.com/llmprobe/llmprobe/report"
-	"github.com/llmprobe/llmprobe/report/render/prefixcache"
-	"github.com/llmprobe/llmprobe/report/verdict"
+	"github.com/llmprobe/llmprobe/stats"
 )
 
 // na formats a figure, or "n/a" without one.
@@ -27,7 +26,7 @@ func na(v *float64, format string, scale float64) string {
 }
 
 // ms formats one of s's figures in milliseconds, or "n/a" without samples.
-func ms(s report.Summary, v float64) string {
+func ms(s stats.Summary, v float64) string {
 	if s.Count == 0 {
 		return "n/a"
 	}
@@ -115,7 +114,7 @@ func VerdictLine(r *report.Report) string {
 	if r.Passed && r.Shard != nil {
 		return fmt.Sprintf("passed (%s measured its share and ran to its end; the merged report is the burst's verdict)", r.Shard)
 	}
-	return verdict.Of(r).Line()
+	return report.VerdictOf(r).Line()
 }
 
 // writeHead says what was measured and how the planned requests ended.
@@ -334,11 +333,11 @@ func writeBreakdown(out io.Writer, r *report.Report) {
 // writeTurns writes the prefix cache line and the by-turn table, when
 // there is one.
 func writeTurns(out io.Writer, r *report.Report) {
-	fmt.Fprintln(out, "\n"+prefixcache.Line(r))
+	fmt.Fprintln(out, "\n"+PrefixCacheLine(r))
 	if len(r.Turns) == 0 {
 		return
 	}
-	fmt.Fprintln(out, "\n"+prefixcache.Heading(r.Turns)+":")
+	fmt.Fprintln(out, "\n"+TurnsHeading(r.Turns)+":")
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, strings.Join(turnHeader(), "\t")+"\t")
 	for _, row := range turnRows(r) {

@@ -11,7 +11,6 @@ import (
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/internal/reporttest"
 	"github.com/llmprobe/llmprobe/report/render"
-	"github.com/llmprobe/llmprobe/report/verdict"
 )
 
 // The time to the first tool-call delta covers the requests that called a
@@ -52,8 +51,8 @@ func TestToolTTFTInReport(t *testing.T) {
 			t.Errorf("%s: text's ttft_tool row %q, want %s samples, p50 %s", name, m, tc.count, tc.p50)
 		}
 	}
-	verdict.Judge(plain, plain, b.MaxRegression)
-	verdict.Judge(called, plain, b.MaxRegression)
+	report.Judge(plain, plain, b.MaxRegression)
+	report.Judge(called, plain, b.MaxRegression)
 	for _, c := range []struct {
 		rep  *report.Report
 		want int

@@ -9,7 +9,6 @@ import (
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
-	"github.com/llmprobe/llmprobe/report/merge"
 	"github.com/llmprobe/llmprobe/report/render"
 	"github.com/llmprobe/llmprobe/shard"
 )
@@ -29,7 +28,7 @@ func TestTurnsAndTheirShards(t *testing.T) {
 		}
 		return r
 	}
-	var parts []merge.Part
+	var parts []report.ShardReport
 	var all []*prober.Result
 	for session := range 2 { // shard i runs session i
 		run := report.Run{Rate: 1, Planned: 4, Shard: shard.Shard{Index: session, Count: 2}, Origin: origin, NotSent: map[string]int{}}
@@ -48,10 +47,10 @@ func TestTurnsAndTheirShards(t *testing.T) {
 		}
 		all = append(all, results...)
 		run.Start, run.End = results[0].Sched, results[len(results)-1].Sched.Add(time.Second)
-		parts = append(parts, merge.Part{Name: "s" + string(rune('0'+session)), Report: report.Build(b, run, report.Meta{})})
+		parts = append(parts, report.ShardReport{Name: "s" + string(rune('0'+session)), Report: report.Build(b, run, report.Meta{})})
 	}
 	single := report.Build(b, report.Run{Rate: 1, Planned: 8, Results: all, NotSent: map[string]int{}, Start: origin, End: origin.Add(3 * time.Second)}, report.Meta{})
-	merged, err := merge.Shards(parts, nil)
+	merged, err := report.MergeShards(parts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

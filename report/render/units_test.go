@@ -10,8 +10,6 @@ import (
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/internal/reporttest"
 	"github.com/llmprobe/llmprobe/report/render"
-	"github.com/llmprobe/llmprobe/report/render/junit"
-	"github.com/llmprobe/llmprobe/report/verdict"
 )
 
 // Text bugs that read as noise: a latency under a second in seconds, a
@@ -48,11 +46,11 @@ func TestRenderingsReadClean(t *testing.T) {
 	b, s := reporttest.GoldenBurst()
 	fa := reporttest.Fixture(t, "run-after.json")
 	alone := report.Build(b, fa.Run, report.Meta{Model: "m", Scenarios: []config.Scenario{s}})
-	verdict.Judge(alone, nil, b.MaxRegression)
+	report.Judge(alone, nil, b.MaxRegression)
 	longer := s
 	longer.PromptTokens.Value *= 2
 	other := report.Build(b, fa.Run, report.Meta{Model: "m", Scenarios: []config.Scenario{longer}})
-	verdict.Judge(other, before, b.MaxRegression)
+	report.Judge(other, before, b.MaxRegression)
 
 	for name, r := range map[string]*report.Report{"regression": after, "no baseline": alone, "other requests": other} {
 		var brief, text, md, xml bytes.Buffer
@@ -61,7 +59,7 @@ func TestRenderingsReadClean(t *testing.T) {
 		if err := render.Markdown(&md, r); err != nil {
 			t.Fatal(err)
 		}
-		if err := junit.Write(&xml, r); err != nil {
+		if err := render.JUnit(&xml, r); err != nil {
 			t.Fatal(err)
 		}
 		for out, got := range map[string]string{"brief": brief.String(), "text": text.String(), "markdown": md.String(), "junit": xml.String()} {

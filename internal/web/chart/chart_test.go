@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/stats"
 )
 
 // Axes step by 1, 2 or 5 times a power of ten and end at the first tick at
@@ -42,7 +43,7 @@ func TestNiceTicks(t *testing.T) {
 // samples is faint and says so; metrics without samples are named, not
 // drawn; a report without samples has no chart.
 func TestPercentilesPerMetric(t *testing.T) {
-	r := &report.Report{ID: "r", Latency: map[string]report.Summary{
+	r := &report.Report{ID: "r", Latency: map[string]stats.Summary{
 		"ttft": {Count: 400, P50: 0.1, P90: 0.2, P99: 0.35},
 		"tpot": {Count: 10, P50: 0.001, P90: 0.002, P99: 0.0035},
 	}}

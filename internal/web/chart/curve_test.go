@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/stats"
 )
 
 // A burst that did not sweep, or a sweep without samples of a metric,
@@ -13,7 +14,7 @@ func TestCurveNeedsSamples(t *testing.T) {
 		t.Error("a curve without a sweep")
 	}
 	f := func(v float64) *float64 { return &v }
-	r := &report.Report{Sweep: []report.SweepStep{{Rate: 2, Latency: map[string]report.Summary{"ttft": {Count: 5, P50: 0.01, P99: 0.02}}}}}
+	r := &report.Report{Sweep: []report.SweepStep{{Rate: 2, Latency: map[string]stats.Summary{"ttft": {Count: 5, P50: 0.01, P99: 0.02}}}}}
 	if Curve(r, "tpot") != nil {
 		t.Error("a TPOT curve without TPOT samples")
 	}

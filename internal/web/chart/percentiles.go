@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/stats"
 )
 
 // percentileMetrics are the latencies charted, in the table's reading
@@ -42,7 +43,7 @@ func Percentiles(r *report.Report) (charts []*Chart, na []string) {
 	return charts, na
 }
 
-func percentilePanel(id, m string, s report.Summary) *Chart {
+func percentilePanel(id, m string, s stats.Summary) *Chart {
 	quantiles := []string{"p50", "p90", "p99"}
 	c := newChart("chart percentiles percentiles-"+m, m+" percentiles of "+id,
 		fmt.Sprintf("%s (%d samples)", m, s.Count), "", "ms")

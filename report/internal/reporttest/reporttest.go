@@ -14,8 +14,8 @@ import (
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
-	"github.com/llmprobe/llmprobe/report/verdict"
 	"github.com/llmprobe/llmprobe/shard"
+	"github.com/llmprobe/llmprobe/stats"
 )
 
 // Recorded is one real burst against the simulated engine, kept so that the
@@ -115,9 +115,9 @@ func GoldenPair(t testing.TB) (before, after *report.Report) {
 	}
 	fb, fa := Fixture(t, Upgrade[0].File), Fixture(t, Upgrade[1].File)
 	before = report.Build(b, fb.Run, meta(fb.EngineVersion))
-	verdict.Judge(before, nil, b.MaxRegression)
+	report.Judge(before, nil, b.MaxRegression)
 	after = report.Build(b, fa.Run, meta(fa.EngineVersion))
-	verdict.Judge(after, before, b.MaxRegression)
+	report.Judge(after, before, b.MaxRegression)
 	return before, after
 }
 
@@ -125,9 +125,9 @@ func GoldenPair(t testing.TB) (before, after *report.Report) {
 // are ttft and TPOT samples tpot.
 func UpgradeRun(id, v string, ttft, tpot []float64) *report.Report {
 	r := &report.Report{ID: id, Burst: "b", Target: "t", Model: "m", Engine: "vllm", EngineVersion: v, Requests: len(ttft),
-		Latency: map[string]report.Summary{}, Samples: map[string][]float64{"ttft": ttft, "tpot": tpot}}
-	r.Latency["ttft"] = report.Summarize(append([]float64(nil), ttft...))
-	r.Latency["tpot"] = report.Summarize(append([]float64(nil), tpot...))
+		Latency: map[string]stats.Summary{}, Samples: map[string][]float64{"ttft": ttft, "tpot": tpot}}
+	r.Latency["ttft"] = stats.Summarize(append([]float64(nil), ttft...))
+	r.Latency["tpot"] = stats.Summarize(append([]float64(nil), tpot...))
 	return r
 }
 

@@ -1,4 +1,4 @@
-package merge
+package report
 
 import (
 	"bytes"
@@ -14,12 +14,11 @@ import (
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/prober"
-	"github.com/llmprobe/llmprobe/report"
 )
 
 // checkShards checks that parts are every shard of one run of one burst,
 // and returns them by index.
-func checkShards(parts []Part) ([]Part, error) {
+func checkShards(parts []ShardReport) ([]ShardReport, error) {
 	for _, p := range parts {
 		switch r := p.Report; {
 		case r.Merged != nil:
@@ -56,7 +55,7 @@ func checkShards(parts []Part) ([]Part, error) {
 		}
 	}
 	n := r0.Shard.Count
-	byIndex := make([]Part, n)
+	byIndex := make([]ShardReport, n)
 	for _, p := range parts {
 		i := p.Report.Shard.Index
 		if byIndex[i].Report != nil {
@@ -86,7 +85,7 @@ func sameJSON(a, b any) bool {
 
 // burstOf decodes the burst and its scenarios from the configuration a
 // shard's report carries, for Build's gates and Judge's max_regression.
-func burstOf(p Part) (config.Burst, []config.Scenario, error) {
+func burstOf(p ShardReport) (config.Burst, []config.Scenario, error) {
 	r := p.Report
 	var b config.Burst
 	if err := redecode(r.Config, &b); err != nil {
@@ -113,8 +112,8 @@ func redecode(m map[string]any, into any) error {
 
 // mergeFailedSamples picks at most report.MaxFailedSamples of the shards' failed
 // samples, spread over the run, their times counted from start.
-func mergeFailedSamples(parts []Part, start time.Time) []report.FailedRequest {
-	var all []report.FailedRequest
+func mergeFailedSamples(parts []ShardReport, start time.Time) []FailedRequest {
+	var all []FailedRequest
 	for _, p := range parts {
 		for _, f := range p.Report.FailedSamples {
 			at := p.Report.Start.Add(time.Duration(f.At * float64(time.Second)))
@@ -122,16 +121,16 @@ func mergeFailedSamples(parts []Part, start time.Time) []report.FailedRequest {
 			all = append(all, f)
 		}
 	}
-	slices.SortStableFunc(all, func(x, y report.FailedRequest) int { return cmp.Compare(x.At, y.At) })
-	var out []report.FailedRequest
-	for i := range min(len(all), report.MaxFailedSamples) {
-		out = append(out, all[i*len(all)/min(len(all), report.MaxFailedSamples)])
+	slices.SortStableFunc(all, func(x, y FailedRequest) int { return cmp.Compare(x.At, y.At) })
+	var out []FailedRequest
+	for i := range min(len(all), MaxFailedSamples) {
+		out = append(out, all[i*len(all)/min(len(all), MaxFailedSamples)])
 	}
 	return out
 }
 
 // resultOf rebuilds what report.Build reads of a shard's row.
-func resultOf(q report.ShardRequest, start time.Time) *prober.Result {
+func resultOf(q ShardRequest, start time.Time) *prober.Result {
 	res := &prober.Result{
 		Sched: start.Add(time.Duration(q.At)), Outcome: q.Outcome, DispatchDelay: time.Duration(q.Dispatch), E2E: time.Duration(q.E2E),
 		TPOT: time.Duration(q.TPOT), OutputTokens: q.Output, Inputs: q.Inputs, PromptTokensReported: q.Prompt, TokenSource: q.Source, Good: q.Good,

@@ -1,4 +1,4 @@
-package verdict
+package report
 
 import (
 	"fmt"
@@ -6,49 +6,48 @@ import (
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/lib/figure"
-	"github.com/llmprobe/llmprobe/report"
 )
 
 // The verdict's words, as every surface prints them.
 const (
-	Passed       = "passed"
-	Failed       = "failed"
-	Inconclusive = "inconclusive" // failed, but the client was saturated
-	NotMeasured  = "not measured"
+	VerdictPassed       = "passed"
+	VerdictFailed       = "failed"
+	VerdictInconclusive = "inconclusive" // failed, but the client was saturated
+	VerdictNotMeasured  = "not measured"
 )
 
-// Outcome is a report's verdict in one word and why: a failure's failing
+// Verdict is a report's verdict in one word and why: a failure's failing
 // checks, or the caveat a saturated client puts on the verdict.
-type Outcome struct {
+type Verdict struct {
 	Word, Reason string
 }
 
-// Of says r's verdict. A saturated client only adds delay: a pass still
+// VerdictOf says r's verdict. A saturated client only adds delay: a pass still
 // holds (the target is at least this fast), a failure may be the client's
 // own and is inconclusive, unless a gate no delay touches failed (the
 // answers' checks). Reports judged before the verdict had a word are read
 // from their fields the same way.
-func Of(r *report.Report) Outcome {
+func VerdictOf(r *Report) Verdict {
 	failing := failingChecks(r)
 	switch {
-	case r.Verdict == NotMeasured: // the gate's own finding, kept
-		return Outcome{NotMeasured, r.VerdictReason}
+	case r.Verdict == VerdictNotMeasured: // the gate's own finding, kept
+		return Verdict{VerdictNotMeasured, r.VerdictReason}
 	case r.Requests == 0:
-		return Outcome{NotMeasured, "no request was measured"}
+		return Verdict{VerdictNotMeasured, "no request was measured"}
 	case r.Passed && r.ClientSaturated:
-		return Outcome{Passed, fmt.Sprintf("llmprobe added up to %s; the target is at least this fast", addedUpTo(r))}
+		return Verdict{VerdictPassed, fmt.Sprintf("llmprobe added up to %s; the target is at least this fast", addedUpTo(r))}
 	case r.Passed:
-		return Outcome{Passed, held(r)}
+		return Verdict{VerdictPassed, held(r)}
 	case r.ClientSaturated && !r.Aborted && Refused(r) == "" && !answersFailed(r):
-		return Outcome{Inconclusive, fmt.Sprintf("the client was saturated (llmprobe added up to %s): %s may be llmprobe's own delay, not the target's",
+		return Verdict{VerdictInconclusive, fmt.Sprintf("the client was saturated (llmprobe added up to %s): %s may be llmprobe's own delay, not the target's",
 			addedUpTo(r), strings.Join(failing, ", "))}
 	}
-	return Outcome{Failed, strings.Join(failing, ", ")}
+	return Verdict{VerdictFailed, strings.Join(failing, ", ")}
 }
 
 // answersFailed reports whether r failed its quality gate: answers that
 // fail their checks are the target's, however late the client was.
-func answersFailed(r *report.Report) bool {
+func answersFailed(r *Report) bool {
 	for _, g := range r.Gates {
 		if g.Name == "slo_"+config.ObjectiveQuality && !g.Passed && !g.Skipped {
 			return true
@@ -59,20 +58,20 @@ func answersFailed(r *report.Report) bool {
 
 // Line is the verdict as a sentence's head: "passed", "passed (caveat)",
 // "FAILED — why", "inconclusive — why".
-func (o Outcome) Line() string {
+func (o Verdict) Line() string {
 	switch {
 	case o.Reason == "":
 		return o.Word
-	case o.Word == Passed:
+	case o.Word == VerdictPassed:
 		return o.Word + " (" + o.Reason + ")"
-	case o.Word == Failed:
+	case o.Word == VerdictFailed:
 		return "FAILED — " + o.Reason
 	}
 	return o.Word + " — " + o.Reason
 }
 
 // held says which gates a passed run held: "4 gates held, 1 skipped".
-func held(r *report.Report) string {
+func held(r *Report) string {
 	var passed, skipped int
 	for _, g := range r.Gates {
 		switch {
@@ -93,7 +92,7 @@ func held(r *report.Report) string {
 }
 
 // failingChecks names what failed the run, shortly: "slo_ttft 97.2% < 99%".
-func failingChecks(r *report.Report) []string {
+func failingChecks(r *Report) []string {
 	var out []string
 	if r.Aborted {
 		out = append(out, "aborted: "+r.AbortReason)
@@ -120,7 +119,7 @@ func failingChecks(r *report.Report) []string {
 
 // addedUpTo is the most the client added to one request: the error
 // bound's maximum, or its p99 where that is all there is.
-func addedUpTo(r *report.Report) string {
+func addedUpTo(r *Report) string {
 	e := r.ErrorBound
 	if e == nil {
 		return "n/a"

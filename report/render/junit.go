@@ -1,6 +1,7 @@
-// Package junit writes a burst report as JUnit XML for CI systems: one
-// test case per check, the report's facts as properties.
-package junit
+// A burst report as JUnit XML for CI systems: one test case per check, the
+// report's facts as properties.
+
+package render
 
 import (
 	"bytes"
@@ -10,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/llmprobe/llmprobe/report"
-	"github.com/llmprobe/llmprobe/report/render"
 )
 
 // JUnit XML, as CI systems read it: one suite for the burst, one test case
@@ -62,12 +62,12 @@ type (
 	}
 )
 
-// Write writes the report as JUnit XML: a test suite for the burst
+// JUnit writes the report as JUnit XML: a test suite for the burst
 // with the report's facts as properties, a test case per check (Checks),
 // and the text report as the suite's output. extra are checks the caller
 // adds, such as the error that the target could not be measured; a report
 // with no measurement at all may carry only its burst and target.
-func Write(w io.Writer, r *report.Report, extra ...render.Check) error {
+func JUnit(w io.Writer, r *report.Report, extra ...Check) error {
 	seconds := fmt.Sprintf("%.3f", r.DurationSeconds)
 	s := junitSuite{junitCounts: junitCounts{Name: r.Burst, Time: seconds}, Hostname: r.Host}
 	if !r.Start.IsZero() {
@@ -81,33 +81,33 @@ func Write(w io.Writer, r *report.Report, extra ...render.Check) error {
 		{"report_id", r.ID}, {"burst", r.Burst}, {"target", r.Target}, {"model", r.Model},
 		{"engine", r.Engine}, {"engine_version", r.EngineVersion}, {"llmprobe_version", r.LLMProbeVersion},
 		{"rate", rate}, {"overrides", strings.Join(r.Overrides, " ")},
-		{"baseline", r.BaselineNote}, {"too_few", render.TooFewText(r)}, {"error_bound", errorBound(r)},
+		{"baseline", r.BaselineNote}, {"too_few", TooFewText(r)}, {"error_bound", errorBound(r)},
 	} {
 		if p[1] != "" {
 			s.Properties = append(s.Properties, junitProperty{p[0], p[1]})
 		}
 	}
 	if r.EngineMetrics != nil {
-		s.Properties = append(s.Properties, junitProperty{"engine_metrics", render.EngineSummary(r.EngineMetrics)})
+		s.Properties = append(s.Properties, junitProperty{"engine_metrics", EngineSummary(r.EngineMetrics)})
 	}
 	checks := extra
 	if r.ID != "" {
-		checks = append(checks, render.Checks(r)...)
+		checks = append(checks, Checks(r)...)
 	}
 	for _, c := range checks {
 		tc := junitCase{Name: c.Name, Classname: "llmprobe.gate." + r.Burst, Time: "0"}
 		problem := &junitProblem{Message: c.Detail, Type: c.Name, Text: c.Detail}
 		switch c.Status {
-		case render.StatusFailed:
+		case StatusFailed:
 			tc.Failure = problem
 			s.Failures++
-		case render.StatusError:
+		case StatusError:
 			tc.Error = problem
 			s.Errors++
-		case render.StatusSkipped:
+		case StatusSkipped:
 			tc.Skipped = &junitProblem{Message: c.Detail}
 			s.Skipped++
-		case render.StatusWarning:
+		case StatusWarning:
 			tc.SystemOut = cdata("WARNING: " + c.Detail)
 		default:
 			tc.SystemOut = cdata(c.Detail)
@@ -117,7 +117,7 @@ func Write(w io.Writer, r *report.Report, extra ...render.Check) error {
 	s.Tests = len(s.Cases)
 	if r.ID != "" {
 		var text bytes.Buffer
-		render.Brief(&text, r)
+		Brief(&text, r)
 		s.SystemOut = cdata(text.String())
 	}
 	counts := s.junitCounts
@@ -152,5 +152,5 @@ func errorBound(r *report.Report) string {
 	if r.ID == "" {
 		return ""
 	}
-	return render.PageOf(r).BoundText
+	return PageOf(r).BoundText
 }

@@ -1,7 +1,8 @@
-// Package verdict judges a burst's report: against a baseline (the
-// regression, an engine upgrade's verdict, the max_regression gates) and
-// as a whole, the one place that decides whether a burst passed.
-package verdict
+// A burst's report judged: against a baseline (the regression, an engine
+// upgrade's verdict, the max_regression gates) and as a whole, the one place
+// that decides whether a burst passed.
+
+package report
 
 import (
 	"encoding/json"
@@ -13,7 +14,6 @@ import (
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/lib/figure"
-	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/stats"
 )
 
@@ -31,18 +31,18 @@ const BaselineGate = "baseline"
 // them. A baseline that measured another request set or model is skipped:
 // RegressionSkipped says what differs (a caller may set it beforehand to say
 // why there is no prev), and so does BaselineNote. Call it once per report.
-func Judge(r, prev *report.Report, maxRegression []config.MaxRegression) {
+func Judge(r, prev *Report, maxRegression []config.MaxRegression) {
 	judge(r, prev, maxRegression, false)
 }
 
 // JudgeNamed is Judge against a baseline the user named: one that is not
 // comparable is never skipped; it fails the run's BaselineGate.
-func JudgeNamed(r, prev *report.Report, maxRegression []config.MaxRegression) {
+func JudgeNamed(r, prev *Report, maxRegression []config.MaxRegression) {
 	judge(r, prev, maxRegression, prev != nil)
 }
 
 // Refused says why r's named baseline was refused, or "".
-func Refused(r *report.Report) string {
+func Refused(r *Report) string {
 	for _, g := range r.Gates {
 		if g.Name == BaselineGate && !g.Passed {
 			return g.Detail
@@ -51,7 +51,7 @@ func Refused(r *report.Report) string {
 	return ""
 }
 
-func judge(r, prev *report.Report, maxRegression []config.MaxRegression, named bool) {
+func judge(r, prev *Report, maxRegression []config.MaxRegression, named bool) {
 	if r.Shard != nil {
 		// A shard is a part: it passes when it measured its share and ran to
 		// its end. Its share's SLO gates are shown, not judged, and it is
@@ -73,7 +73,7 @@ func judge(r, prev *report.Report, maxRegression []config.MaxRegression, named b
 		switch {
 		case differs != "" && named:
 			why := refusal(prev, differs)
-			r.Gates = append(r.Gates, report.Gate{Name: BaselineGate, Detail: why})
+			r.Gates = append(r.Gates, Gate{Name: BaselineGate, Detail: why})
 			r.RegressionSkipped, r.BaselineNote = why, "REFUSED "+why
 			prev = nil
 		case differs != "":
@@ -87,7 +87,7 @@ func judge(r, prev *report.Report, maxRegression []config.MaxRegression, named b
 	}
 	if prev == nil {
 		for _, mr := range maxRegression {
-			r.Gates = append(r.Gates, report.Gate{Name: regressionGateName(mr), Threshold: mr.MaxIncrease, Passed: true, Skipped: true,
+			r.Gates = append(r.Gates, Gate{Name: regressionGateName(mr), Threshold: mr.MaxIncrease, Passed: true, Skipped: true,
 				Detail: r.RegressionSkipped}) // every surface marks it skipped already
 		}
 	}
@@ -98,7 +98,7 @@ func judge(r, prev *report.Report, maxRegression []config.MaxRegression, named b
 	for _, g := range r.Gates {
 		r.Passed = r.Passed && g.Passed
 	}
-	o := Of(r)
+	o := VerdictOf(r)
 	r.Verdict, r.VerdictReason = o.Word, o.Reason
 }
 
@@ -107,7 +107,7 @@ func judge(r, prev *report.Report, maxRegression []config.MaxRegression, named b
 // scenario mix); "" when it is a fair baseline. Another target or URL is
 // no difference: comparing a candidate with a production baseline is the
 // point (elsewhere says it).
-func differsFrom(r, prev *report.Report) string {
+func differsFrom(r, prev *Report) string {
 	var d []string
 	if prev.Shard != nil {
 		d = append(d, fmt.Sprintf("it is %s of a split burst, not the whole burst", prev.Shard.String()))
@@ -125,19 +125,19 @@ func differsFrom(r, prev *report.Report) string {
 // overrides), or "" when its request set matches: a baseline that cannot be
 // compared is refused before anything is sent. The model, discovered by the
 // run, is judged after it (JudgeNamed).
-func RefusedBeforeRun(r, prev *report.Report) string {
+func RefusedBeforeRun(r, prev *Report) string {
 	if differs := strings.Join(plannedDiffers(r, prev), "; "); differs != "" {
 		return refusal(prev, differs)
 	}
 	return ""
 }
 
-func refusal(prev *report.Report, differs string) string {
+func refusal(prev *Report, differs string) string {
 	return fmt.Sprintf("the baseline %s you named is not comparable: %s", prev.ID, differs)
 }
 
 // plannedDiffers lists how prev's request set and overrides differ from r's.
-func plannedDiffers(r, prev *report.Report) []string {
+func plannedDiffers(r, prev *Report) []string {
 	d := requestSetDiffers(r, prev)
 	// A run overridden on the command line measured something else; a URL
 	// override only sent it elsewhere.
@@ -148,7 +148,7 @@ func plannedDiffers(r, prev *report.Report) []string {
 }
 
 // requestSetDiffers lists how prev's requests differ from r's.
-func requestSetDiffers(r, prev *report.Report) []string {
+func requestSetDiffers(r, prev *Report) []string {
 	var d []string
 	if prev.Seed != r.Seed {
 		d = append(d, fmt.Sprintf("seed %d, this run %d", prev.Seed, r.Seed))
@@ -264,7 +264,7 @@ func shaping(overrides []string) []string {
 
 // elsewhere says where r went that prev did not (another burst, target
 // or URL), or "".
-func elsewhere(r, prev *report.Report) string {
+func elsewhere(r, prev *Report) string {
 	var d []string
 	if prev.Burst != r.Burst {
 		d = append(d, fmt.Sprintf("burst %s, this run %s", prev.Burst, r.Burst))
@@ -317,8 +317,8 @@ func regressionGateName(mr config.MaxRegression) string {
 
 // regress compares p50 and p99 with the baseline, tests TTFT and TPOT
 // samples for a significant change, and applies max_regression gates.
-func regress(r, prev *report.Report, maxRegression []config.MaxRegression) {
-	reg := &report.Regression{PreviousID: prev.ID, PreviousEngineVersion: prev.EngineVersion,
+func regress(r, prev *Report, maxRegression []config.MaxRegression) {
+	reg := &Regression{PreviousID: prev.ID, PreviousEngineVersion: prev.EngineVersion,
 		EngineVersionChanged: prev.EngineVersion != "" && r.EngineVersion != "" && prev.EngineVersion != r.EngineVersion}
 	pvalues := map[string]float64{}
 	for _, m := range []string{"ttft", "tpot"} {
@@ -332,7 +332,7 @@ func regress(r, prev *report.Report, maxRegression []config.MaxRegression) {
 			if cur == nil && old == nil && (m == "ttft_answer" || m == "ttft_tool") {
 				continue // neither run reasoned, or called a tool: nothing to compare, nothing to list
 			}
-			rm := report.RegressionMetric{Metric: m, Quantile: q, Previous: old, Current: cur, Ratio: ratio(cur, old),
+			rm := RegressionMetric{Metric: m, Quantile: q, Previous: old, Current: cur, Ratio: ratio(cur, old),
 				TooFew: r.Latency[m].IsTooFew(q) || prev.Latency[m].IsTooFew(q)}
 			if p, ok := pvalues[m]; ok {
 				rm.PValue = &p
@@ -346,7 +346,7 @@ func regress(r, prev *report.Report, maxRegression []config.MaxRegression) {
 	}
 	r.Regression = reg
 	for _, mr := range maxRegression {
-		g := report.Gate{Name: regressionGateName(mr), Threshold: mr.MaxIncrease}
+		g := Gate{Name: regressionGateName(mr), Threshold: mr.MaxIncrease}
 		cur, old := r.Latency[mr.Metric].Measured(mr.Quantile), prev.Latency[mr.Metric].Measured(mr.Quantile)
 		rl, byRuns := runLevel(r, prev, mr.Metric, mr.Quantile)
 		if byRuns {
@@ -394,12 +394,12 @@ func regress(r, prev *report.Report, maxRegression []config.MaxRegression) {
 // runLevel compares metric's quantile run by run where both reports ran
 // repeatedly: the means of the runs' figures, Welch's test on them. ok is
 // false where a side ran once, and the pooled requests are compared.
-func runLevel(r, prev *report.Report, metric, q string) (report.RegressionMetric, bool) {
+func runLevel(r, prev *Report, metric, q string) (RegressionMetric, bool) {
 	cur, old := r.Repeat.Figure(metric, q), prev.Repeat.Figure(metric, q)
 	if cur == nil || old == nil || cur.Mean == nil || old.Mean == nil {
-		return report.RegressionMetric{}, false
+		return RegressionMetric{}, false
 	}
-	rm := report.RegressionMetric{Metric: metric, Quantile: q, Previous: old.Mean, Current: cur.Mean, Ratio: ratio(cur.Mean, old.Mean)}
+	rm := RegressionMetric{Metric: metric, Quantile: q, Previous: old.Mean, Current: cur.Mean, Ratio: ratio(cur.Mean, old.Mean)}
 	if p, ok := stats.WelchT(cur.Values, old.Values); ok {
 		rm.PValue, rm.Significant = &p, p < significanceLevel
 	}

@@ -1,7 +1,7 @@
-// Package merge makes the reports of a burst split over replicas into the
-// burst's report, exactly as one process sending the whole schedule would
-// have made it.
-package merge
+// The reports of a burst split over replicas made into the burst's report,
+// exactly as one process sending the whole schedule would have made it.
+
+package report
 
 import (
 	"errors"
@@ -10,18 +10,17 @@ import (
 	"strings"
 	"time"
 
-	"github.com/llmprobe/llmprobe/report"
-	"github.com/llmprobe/llmprobe/report/verdict"
+	"github.com/llmprobe/llmprobe/stats"
 )
 
-// Part is one shard's report given to Shards; Name (its file) is what errors
+// ShardReport is one shard's report given to Shards; Name (its file) is what errors
 // call it.
-type Part struct {
+type ShardReport struct {
 	Name   string
-	Report *report.Report
+	Report *Report
 }
 
-// Shards makes the report of a burst that was split over replicas from the
+// MergeShards makes the report of a burst that was split over replicas from the
 // reports of all its shards, and judges it against baseline (nil: none).
 // The shards must be one run of one burst: the same burst, target, model,
 // configuration, overrides, seed, rate and start, with every index from 0
@@ -33,7 +32,7 @@ type Part struct {
 // the gates and the verdict. Two things are the shards' own: failed_samples
 // are picked from theirs, and the client counts as saturated if any shard's
 // was (a shard's saturation skews its share of every figure).
-func Shards(parts []Part, baseline *report.Report) (*report.Report, error) {
+func MergeShards(parts []ShardReport, baseline *Report) (*Report, error) {
 	if len(parts) == 0 {
 		return nil, errors.New("no shard reports to merge")
 	}
@@ -46,18 +45,18 @@ func Shards(parts []Part, baseline *report.Report) (*report.Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	u := newUnion(ref)
+	u := newShardUnion(ref)
 	for _, p := range byIndex {
 		if err := u.add(p); err != nil {
 			return nil, err
 		}
 	}
-	meta := report.Meta{Model: ref.Model, Engine: ref.Engine, EngineVersion: ref.EngineVersion, Version: ref.LLMProbeVersion,
+	meta := Meta{Model: ref.Model, Engine: ref.Engine, EngineVersion: ref.EngineVersion, Version: ref.LLMProbeVersion,
 		Host: strings.Join(u.hosts, ","), Scenarios: scenarios}
-	rep := report.Build(b, u.close(), meta)
+	rep := Build(b, u.close(), meta)
 	// As the shards wrote them, not as decoded and written again.
 	rep.Config, rep.Scenarios, rep.Overrides = ref.Config, ref.Scenarios, ref.Overrides
-	rep.Latency["itl"] = report.Summarize(u.itl)
+	rep.Latency["itl"] = stats.Summarize(u.itl)
 	if len(u.thinned) > 0 {
 		u.merged.Approximate = append(u.merged.Approximate, fmt.Sprintf("itl: figures from %d of %d samples (%s; a shard keeps at most %d)",
 			u.itlKept, u.itlTotal, strings.Join(u.thinned, ", "), u.itlBound))
@@ -70,16 +69,16 @@ func Shards(parts []Part, baseline *report.Report) (*report.Report, error) {
 	if baseline == nil {
 		rep.RegressionSkipped = "no baseline given (llmprobe report merge --baseline FILE)"
 	}
-	verdict.JudgeNamed(rep, baseline, b.MaxRegression)
+	JudgeNamed(rep, baseline, b.MaxRegression)
 	return rep, nil
 }
 
-// union gathers the shards' requests, counts and samples into the one run
+// shardUnion gathers the shards' requests, counts and samples into the one run
 // they made up, the requests back in the plan's order.
-type union struct {
+type shardUnion struct {
 	start  time.Time
-	run    report.Run
-	merged *report.Merged
+	run    Run
+	merged *Merged
 	itl    []float64
 	// hosts are the shards' hosts, aborts why shards stopped, thinned the
 	// shards that kept a subset of their ITL samples.
@@ -89,14 +88,14 @@ type union struct {
 	itlKept, itlTotal, itlBound int
 }
 
-func newUnion(ref *report.Report) *union {
+func newShardUnion(ref *Report) *shardUnion {
 	start := ref.Shard.Start
-	return &union{start: start, merged: &report.Merged{Start: start},
-		run: report.Run{ID: report.NewID(ref.Burst, start), Rate: ref.Rate, NotSent: map[string]int{}, Origin: start}}
+	return &shardUnion{start: start, merged: &Merged{Start: start},
+		run: Run{ID: NewID(ref.Burst, start), Rate: ref.Rate, NotSent: map[string]int{}, Origin: start}}
 }
 
 // add takes in one shard's report.
-func (u *union) add(p Part) error {
+func (u *shardUnion) add(p ShardReport) error {
 	r := p.Report
 	u.run.Planned += r.PlannedRequests
 	u.run.Warmup += r.WarmupRequests
@@ -110,7 +109,7 @@ func (u *union) add(p Part) error {
 	}
 	if t := r.Trace; t != nil {
 		if u.run.Trace == nil {
-			u.run.Trace = &report.TraceReplay{File: t.File, Format: t.Format, Speedup: t.Speedup, Error: t.Error}
+			u.run.Trace = &TraceReplay{File: t.File, Format: t.Format, Speedup: t.Speedup, Error: t.Error}
 		}
 		u.run.Trace.Records += t.Records
 		u.run.Trace.ClampedPrompt += t.ClampedPrompt
@@ -134,13 +133,13 @@ func (u *union) add(p Part) error {
 		u.thinned = append(u.thinned, fmt.Sprintf("%s kept %d of %d", r.Shard, len(r.Shard.ITL), r.Shard.ITLCount))
 		u.itlBound = max(u.itlBound, len(r.Shard.ITL)) // a shard that thinned kept exactly its bound
 	}
-	u.merged.Shards = append(u.merged.Shards, report.MergedShard{Index: r.Shard.Index, ID: r.ID, Host: r.Host, Requests: r.Requests,
+	u.merged.Shards = append(u.merged.Shards, MergedShard{Index: r.Shard.Index, ID: r.ID, Host: r.Host, Requests: r.Requests,
 		Aborted: r.Aborted, ClientSaturated: r.ClientSaturated})
 	return nil
 }
 
 // close returns the run, its requests back in the plan's order (Run.Close).
-func (u *union) close() report.Run {
+func (u *shardUnion) close() Run {
 	u.run.AbortReason = strings.Join(u.aborts, "; ")
 	u.run.Close(u.start)
 	return u.run

@@ -1,8 +1,8 @@
-// Package prefixcache says what a report shows of the engine's prefix
-// cache, in the words every rendering uses: the cached-token line, and what
-// the conversation turns show, so that no heading claims a cache the data
-// does not show.
-package prefixcache
+// What a report shows of the engine's prefix cache, in the words every
+// rendering uses: the cached-token line, and what the conversation turns show,
+// so that no heading claims a cache the data does not show.
+
+package render
 
 import (
 	"fmt"
@@ -15,8 +15,8 @@ import (
 // line that has none.
 const sources = "vLLM reports them with --enable-prompt-tokens-details, SGLang with --enable-cache-report, llama.cpp and OpenAI by default"
 
-// Line says in one line what the engine's prefix cache served.
-func Line(r *report.Report) string {
+// PrefixCacheLine says in one line what the engine's prefix cache served.
+func PrefixCacheLine(r *report.Report) string {
 	c := r.PromptCache
 	if c == nil {
 		return "prefix cache: n/a (the engine's usage reported no cached prompt tokens; " + sources + ")"
@@ -25,8 +25,8 @@ func Line(r *report.Report) string {
 		100*c.HitRatio, c.CachedTokens, c.PromptTokens, c.Requests, r.Outcomes[prober.OutcomeSuccess])
 }
 
-// Heading heads the by-turn table with what it shows of the prefix cache.
-func Heading(turns []report.TurnSummary) string {
+// TurnsHeading heads the by-turn table with what it shows of the prefix cache.
+func TurnsHeading(turns []report.TurnSummary) string {
 	if f := finding(turns); f != "" {
 		return "Conversations, TTFT by turn (" + f + ")"
 	}

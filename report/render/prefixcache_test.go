@@ -1,9 +1,10 @@
-package prefixcache
+package render
 
 import (
 	"testing"
 
 	"github.com/llmprobe/llmprobe/report"
+	"github.com/llmprobe/llmprobe/stats"
 )
 
 // The heading follows the figures: the cache is said to serve the history
@@ -11,7 +12,7 @@ import (
 // the cached tokens and TTFT by turn show, and nothing without a later turn.
 func TestHeadingFollowsTheData(t *testing.T) {
 	turn := func(n int, p50 float64, cached ...float64) report.TurnSummary {
-		ts := report.TurnSummary{Scenario: "chat", Turn: n, TTFT: report.Summary{Count: 10, P50: p50}}
+		ts := report.TurnSummary{Scenario: "chat", Turn: n, TTFT: stats.Summary{Count: 10, P50: p50}}
 		if len(cached) > 0 {
 			ts.CachedTokens = &cached[0]
 		}
@@ -36,7 +37,7 @@ func TestHeadingFollowsTheData(t *testing.T) {
 			"Conversations, TTFT by turn (the engine reported no cached tokens)"},
 		{"no later turn", []report.TurnSummary{turn(1, 0.2)}, "Conversations, TTFT by turn"},
 	} {
-		if got := Heading(tc.turns); got != tc.want {
+		if got := TurnsHeading(tc.turns); got != tc.want {
 			t.Errorf("%s:\n got %s\nwant %s", tc.name, got, tc.want)
 		}
 	}

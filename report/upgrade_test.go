@@ -1,4 +1,4 @@
-package verdict_test
+package report_test
 
 import (
 	"strings"
@@ -7,7 +7,6 @@ import (
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/internal/reporttest"
 	"github.com/llmprobe/llmprobe/report/render"
-	"github.com/llmprobe/llmprobe/report/verdict"
 )
 
 func TestUpgradeVerdict(t *testing.T) {
@@ -39,7 +38,7 @@ func TestUpgradeVerdict(t *testing.T) {
 			if c.prevReport == nil {
 				r.RegressionSkipped = "no report of burst b from vllm 0.11.0"
 			}
-			verdict.Judge(r, c.prevReport, nil)
+			report.Judge(r, c.prevReport, nil)
 			u := r.Upgrade
 			if u.Regressed != c.regressed || !strings.Contains(u.Summary, c.want) {
 				t.Errorf("regressed %v, summary\n  %s\nwant regressed %v, summary containing\n  %s", u.Regressed, u.Summary, c.regressed, c.want)
@@ -67,14 +66,14 @@ func TestUpgradeAcrossModelChange(t *testing.T) {
 	r := reporttest.UpgradeRun("b-2", "0.11.0", reporttest.Spread(40, 0.05, 0.001), reporttest.Spread(40, 0.010, 0.0001))
 	r.Model = "m2"
 	r.ExpectUpgrade(report.Facts{Engine: "vllm", Version: "0.11.0", Model: "m"}, 0.1)
-	verdict.Judge(r, prev, nil)
+	report.Judge(r, prev, nil)
 	if r.Regression == nil || !strings.HasPrefix(r.Upgrade.Summary, "model m → m2: no significant change") {
 		t.Errorf("regression %v, skipped %q, summary %q", r.Regression, r.RegressionSkipped, r.Upgrade.Summary)
 	}
 	// An ordinary run still refuses a baseline of another model.
 	r = reporttest.UpgradeRun("b-3", "0.11.0", nil, nil)
 	r.Model = "m2"
-	verdict.Judge(r, prev, nil)
+	report.Judge(r, prev, nil)
 	if r.Regression != nil || !strings.Contains(r.RegressionSkipped, `model "m"`) {
 		t.Errorf("a baseline of another model was used: %q", r.RegressionSkipped)
 	}

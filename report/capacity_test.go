@@ -1,4 +1,4 @@
-package capacity
+package report
 
 import (
 	"math"
@@ -27,14 +27,14 @@ func TestInstancesRoundUpWithHeadroom(t *testing.T) {
 
 func TestSizeCountsGPUsAndTokensPerGPU(t *testing.T) {
 	tps := 900.0
-	p := Size(config.Capacity{TargetRate: 40, Headroom: 0.25}, 9, false, &tps, 2)
+	p := SizeFleet(config.Capacity{TargetRate: 40, Headroom: 0.25}, 9, false, &tps, 2)
 	if p.Instances != 6 || p.GPUs == nil || *p.GPUs != 12 || p.OutputTokensPerGPU == nil || *p.OutputTokensPerGPU != 450 {
 		t.Fatalf("plan %+v", p)
 	}
 	if s := p.String(); !strings.Contains(s, "instances 6, GPUs 12 (2 per instance)") || strings.Contains(s, "at most") {
 		t.Errorf("plan says %q", s)
 	}
-	open := Size(config.Capacity{TargetRate: 40}, 9, true, nil, 0)
+	open := SizeFleet(config.Capacity{TargetRate: 40}, 9, true, nil, 0)
 	if open.GPUs != nil || open.OutputTokensPerGPU != nil {
 		t.Errorf("GPUs from nowhere: %+v", open)
 	}

@@ -1,11 +1,10 @@
-package verdict
+package report
 
 import (
 	"fmt"
 	"math"
 	"strings"
 
-	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/stats"
 )
 
@@ -16,7 +15,7 @@ var upgradeMetrics = [][2]string{{"ttft", "p50"}, {"ttft", "p99"}, {"tpot", "p50
 var quantileLevel = map[string]float64{"p50": 0.5, "p99": 0.99}
 
 // changeWords says what changed: "engine vllm 0.11.0 → 0.12.0", "model a → b".
-func changeWords(from, to report.Facts) string {
+func changeWords(from, to Facts) string {
 	or := func(s string) string {
 		if s == "" {
 			return "?"
@@ -41,9 +40,9 @@ func changeWords(from, to report.Facts) string {
 
 // judgeUpgrade fills the verdict from the regression against prev (nil:
 // none, RegressionSkipped says why).
-func judgeUpgrade(r, prev *report.Report) {
+func judgeUpgrade(r, prev *Report) {
 	u := r.Upgrade
-	u.To = report.FactsOf(r)
+	u.To = FactsOf(r)
 	u.Changes, u.Regressed = nil, false
 	what := changeWords(u.From, u.To)
 	if prev == nil || r.Regression == nil {
@@ -58,7 +57,7 @@ func judgeUpgrade(r, prev *report.Report) {
 			if m.Metric != mq[0] || m.Quantile != mq[1] {
 				continue
 			}
-			c := report.UpgradeChange{Metric: m.Metric, Quantile: m.Quantile, Previous: m.Previous, Current: m.Current, PValue: m.PValue, Significant: m.Significant}
+			c := UpgradeChange{Metric: m.Metric, Quantile: m.Quantile, Previous: m.Previous, Current: m.Current, PValue: m.PValue, Significant: m.Significant}
 			if m.Ratio != nil {
 				change := *m.Ratio - 1
 				c.Change = &change
@@ -77,7 +76,7 @@ func judgeUpgrade(r, prev *report.Report) {
 
 // verdictWords: "regression: p99 TPOT +31.0 %, significant (limit +10 %)",
 // or "no significant change: p99 TTFT +0.4 %, p99 TPOT -1.2 %".
-func verdictWords(u *report.Upgrade) string {
+func verdictWords(u *Upgrade) string {
 	limit := fmt.Sprintf("+%s %%", pct(u.MaxIncrease))
 	var regressed, improved, small, all []string
 	for _, c := range u.Changes {

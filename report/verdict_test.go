@@ -1,4 +1,4 @@
-package verdict_test
+package report_test
 
 import (
 	"fmt"
@@ -9,8 +9,6 @@ import (
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/internal/reporttest"
-	"github.com/llmprobe/llmprobe/report/repeat"
-	"github.com/llmprobe/llmprobe/report/verdict"
 	"github.com/llmprobe/llmprobe/stats"
 )
 
@@ -22,7 +20,7 @@ func TestOverriddenRunsAreNotCompared(t *testing.T) {
 	fa := reporttest.Fixture(t, "run-after.json")
 	rep := report.Build(b, fa.Run, report.Meta{Model: "m", Scenarios: []config.Scenario{s}})
 	rep.Overrides = []string{"--rate=50"}
-	verdict.Judge(rep, before, b.MaxRegression)
+	report.Judge(rep, before, b.MaxRegression)
 	if rep.Regression != nil || !strings.Contains(rep.RegressionSkipped, `overrides "", this run "--rate=50"`) {
 		t.Errorf("regression %+v, skipped %q", rep.Regression, rep.RegressionSkipped)
 	}
@@ -36,9 +34,9 @@ func TestRepeatedRunsCompareRunLevelFigures(t *testing.T) {
 		for i, v := range tpot {
 			xs := []float64{v * 0.9, v, v * 1.1}
 			out = append(out, &report.Report{ID: fmt.Sprintf("b-%v-%d", tpot[0], i), Burst: "b", Requests: 3,
-				Latency: map[string]report.Summary{"tpot": report.Summarize(xs)}})
+				Latency: map[string]stats.Summary{"tpot": stats.Summarize(xs)}})
 		}
-		return repeat.Combine(out)
+		return report.CombineRuns(out)
 	}
 	gate := []config.MaxRegression{{Metric: "tpot", Quantile: "p50", MaxIncrease: 0.1, Significant: true}}
 	for _, tc := range []struct {
@@ -50,7 +48,7 @@ func TestRepeatedRunsCompareRunLevelFigures(t *testing.T) {
 		{"the same", runs(0.0100, 0.0101, 0.0099), true},
 	} {
 		base := runs(0.0100, 0.0102, 0.0098)
-		verdict.Judge(tc.candidate, base, gate)
+		report.Judge(tc.candidate, base, gate)
 		g := tc.candidate.Gates[len(tc.candidate.Gates)-1]
 		if g.Passed != tc.pass || !strings.Contains(g.Detail, "mean of 3 runs") || !strings.Contains(g.Detail, "run-level Welch p") {
 			t.Errorf("%s: gate %+v, want passed %v by run-level figures", tc.name, g, tc.pass)
@@ -70,12 +68,12 @@ func TestVerdictCarriesItsCaveat(t *testing.T) {
 		word      string
 		reason    string
 	}{
-		{"clean pass", true, false, verdict.Passed, "1 gate held"},
-		{"saturated pass", true, true, verdict.Passed, "llmprobe added up to 30.0ms; the target is at least this fast"},
-		{"clean failure", false, false, verdict.Failed, "slo_ttft 50.0% < 99%"},
-		{"saturated failure", false, true, verdict.Inconclusive, "the client was saturated (llmprobe added up to 30.0ms): slo_ttft 50.0% < 99% may be llmprobe's own delay, not the target's"},
+		{"clean pass", true, false, report.VerdictPassed, "1 gate held"},
+		{"saturated pass", true, true, report.VerdictPassed, "llmprobe added up to 30.0ms; the target is at least this fast"},
+		{"clean failure", false, false, report.VerdictFailed, "slo_ttft 50.0% < 99%"},
+		{"saturated failure", false, true, report.VerdictInconclusive, "the client was saturated (llmprobe added up to 30.0ms): slo_ttft 50.0% < 99% may be llmprobe's own delay, not the target's"},
 		// No delay of the client's makes an answer fail its checks.
-		{"saturated, answers failed", false, true, verdict.Failed, "slo_quality 50.0% < 99%"},
+		{"saturated, answers failed", false, true, report.VerdictFailed, "slo_quality 50.0% < 99%"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			share := 0.5
@@ -89,7 +87,7 @@ func TestVerdictCarriesItsCaveat(t *testing.T) {
 			r := &report.Report{Requests: 10, ClientSaturated: tc.saturated,
 				ErrorBound: &stats.ErrorBound{P99: f(0.02), Max: f(0.03), Limit: 0.01},
 				Gates:      []report.Gate{{Name: gate, Threshold: 0.99, Value: &share, Passed: tc.passed}}}
-			verdict.Judge(r, nil, nil)
+			report.Judge(r, nil, nil)
 			if r.Verdict != tc.word || r.VerdictReason != tc.reason {
 				t.Errorf("%q: %q, want %q: %q", r.Verdict, r.VerdictReason, tc.word, tc.reason)
 			}
@@ -110,7 +108,7 @@ func TestRegressionTexts(t *testing.T) {
 	b, s := reporttest.GoldenBurst()
 	fa := reporttest.Fixture(t, "run-after.json")
 	alone := report.Build(b, fa.Run, report.Meta{Model: "m", Scenarios: []config.Scenario{s}})
-	verdict.Judge(alone, nil, b.MaxRegression)
+	report.Judge(alone, nil, b.MaxRegression)
 	if g := alone.Gates[len(alone.Gates)-1]; !g.Skipped || g.Detail != "no previous report of burst b" {
 		t.Errorf("without a previous report: %+v", g)
 	}
@@ -118,7 +116,7 @@ func TestRegressionTexts(t *testing.T) {
 	longer := s
 	longer.PromptTokens.Value *= 2
 	other := report.Build(b, fa.Run, report.Meta{Model: "m", Scenarios: []config.Scenario{longer}})
-	verdict.Judge(other, before, b.MaxRegression)
+	report.Judge(other, before, b.MaxRegression)
 	if want := "is not comparable: scenarios' requests differ: s (prompt_tokens)"; !strings.HasSuffix(other.RegressionSkipped, want) || strings.Contains(other.RegressionSkipped, "{") {
 		t.Errorf("a baseline of other lengths: %q, want it to end %q", other.RegressionSkipped, want)
 	}

@@ -1,7 +1,7 @@
-// Package capacity sizes and prices a deployment from the rate one instance
-// holds under the SLO: instances, GPUs, tokens per GPU and cost per million
-// tokens.
-package capacity
+// Sizing and pricing a deployment from the rate one instance held under the
+// SLO: instances, GPUs, tokens per GPU and cost per million tokens.
+
+package report
 
 import (
 	"fmt"
@@ -10,8 +10,8 @@ import (
 	"github.com/llmprobe/llmprobe/config"
 )
 
-// Plan is the fleet a target rate needs, from the rate one instance held.
-type Plan struct {
+// CapacityPlan is the fleet a target rate needs, from the rate one instance held.
+type CapacityPlan struct {
 	TargetRate float64 `json:"target_rate"`
 	Headroom   float64 `json:"headroom"`
 	// MaxRate is the highest rate one instance held under the SLO. AtMost
@@ -27,11 +27,11 @@ type Plan struct {
 	OutputTokensPerGPU *float64 `json:"output_tokens_per_second_per_gpu,omitempty"`
 }
 
-// Size plans for c from maxRate, the rate one instance held (a lower bound
+// SizeFleet plans for c from maxRate, the rate one instance held (a lower bound
 // when atMost); outputTPS is its output tokens per second there (nil:
 // not measured) and gpus its GPUs (0: not known).
-func Size(c config.Capacity, maxRate float64, atMost bool, outputTPS *float64, gpus int) Plan {
-	p := Plan{TargetRate: c.TargetRate, Headroom: c.Headroom, MaxRate: maxRate, AtMost: atMost, GPUsPerInstance: gpus}
+func SizeFleet(c config.Capacity, maxRate float64, atMost bool, outputTPS *float64, gpus int) CapacityPlan {
+	p := CapacityPlan{TargetRate: c.TargetRate, Headroom: c.Headroom, MaxRate: maxRate, AtMost: atMost, GPUsPerInstance: gpus}
 	p.Instances = instances(c.TargetRate, c.Headroom, maxRate)
 	if gpus > 0 {
 		n := p.Instances * gpus
@@ -55,7 +55,7 @@ func instances(target, headroom, maxRate float64) int {
 
 // String says the plan in one line: "instances 5, GPUs 10 (2 per
 // instance) for 40/s + 20 % headroom at 9.5/s each".
-func (p Plan) String() string {
+func (p CapacityPlan) String() string {
 	bound := ""
 	if p.AtMost {
 		bound = "at most "
@@ -84,8 +84,8 @@ func perMillion(hourly float64, tokensPerSecond *float64) *float64 {
 	return &v
 }
 
-// Price is what a million tokens cost from one instance at one rate.
-type Price struct {
+// CostPrice is what a million tokens cost from one instance at one rate.
+type CostPrice struct {
 	InstanceHourly   float64  `json:"instance_hourly"`
 	PerMillionOutput *float64 `json:"per_million_output_tokens"`
 	PerMillionTotal  *float64 `json:"per_million_total_tokens"`
@@ -93,6 +93,6 @@ type Price struct {
 
 // PriceAt prices the output of one instance costing hourly at outputTPS
 // and totalTPS tokens per second.
-func PriceAt(hourly float64, outputTPS, totalTPS *float64) *Price {
-	return &Price{InstanceHourly: hourly, PerMillionOutput: perMillion(hourly, outputTPS), PerMillionTotal: perMillion(hourly, totalTPS)}
+func PriceAt(hourly float64, outputTPS, totalTPS *float64) *CostPrice {
+	return &CostPrice{InstanceHourly: hourly, PerMillionOutput: perMillion(hourly, outputTPS), PerMillionTotal: perMillion(hourly, totalTPS)}
 }

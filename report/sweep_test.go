@@ -1,4 +1,4 @@
-package sweep
+package report_test
 
 import (
 	"testing"
@@ -30,7 +30,7 @@ func TestSweepJudgesStepsByTheGoodputBound(t *testing.T) {
 	b, scenarios := reporttest.Burst()
 	b.Capacity = &config.Capacity{TargetRate: 50, Headroom: 0.2}
 	b.Cost = &config.Cost{PerGPUHour: 2}
-	sw := New(b, report.Meta{Scenarios: scenarios})
+	sw := report.NewSweep(b, report.Meta{Scenarios: scenarios})
 	start := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 	if sw.Add(run(5, 20, 0, start), false) {
 		t.Error("20 of 20 good (lower bound 0.84) held a target of 0.9")
@@ -61,7 +61,7 @@ func TestSweepJudgesStepsByTheGoodputBound(t *testing.T) {
 	}
 	// NVML's count prices it once the run's GPU facts are in.
 	rep.GPU = &report.GPUFacts{Count: 2}
-	Size(b, rep)
+	report.SizeSweep(b, rep)
 	if k := rep.Knee; k.Cost == nil || k.Cost.InstanceHourly != 4 || k.Capacity.GPUs == nil || *k.Capacity.GPUs != 20 || k.Why != "" {
 		t.Errorf("with 2 GPUs: capacity %+v, cost %+v, why %q", k.Capacity, k.Cost, k.Why)
 	}

@@ -1,4 +1,4 @@
-package merge_test
+package report_test
 
 import (
 	"encoding/json"
@@ -13,9 +13,7 @@ import (
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/internal/reporttest"
-	"github.com/llmprobe/llmprobe/report/merge"
 	"github.com/llmprobe/llmprobe/report/render"
-	"github.com/llmprobe/llmprobe/report/verdict"
 	"github.com/llmprobe/llmprobe/shard"
 )
 
@@ -55,12 +53,12 @@ func splitRun(run report.Run, n int, origin time.Time) []report.Run {
 
 // shardParts builds and judges each shard's report, and reads it back from
 // JSON as `llmprobe report merge` does.
-func shardParts(t *testing.T, b config.Burst, meta report.Meta, runs []report.Run) []merge.Part {
+func shardParts(t *testing.T, b config.Burst, meta report.Meta, runs []report.Run) []report.ShardReport {
 	t.Helper()
-	parts := make([]merge.Part, len(runs))
+	parts := make([]report.ShardReport, len(runs))
 	for i, run := range runs {
 		rep := report.Build(b, run, meta)
-		verdict.Judge(rep, nil, b.MaxRegression)
+		report.Judge(rep, nil, b.MaxRegression)
 		raw, err := json.Marshal(rep)
 		if err != nil {
 			t.Fatal(err)
@@ -69,7 +67,7 @@ func shardParts(t *testing.T, b config.Burst, meta report.Meta, runs []report.Ru
 		if err := json.Unmarshal(raw, &back); err != nil {
 			t.Fatal(err)
 		}
-		parts[i] = merge.Part{Name: fmt.Sprintf("shard-%d.json", i), Report: &back}
+		parts[i] = report.ShardReport{Name: fmt.Sprintf("shard-%d.json", i), Report: &back}
 	}
 	return parts
 }
@@ -220,7 +218,7 @@ func TestMergeIsExact(t *testing.T) {
 	}
 	before, after := reporttest.Fixture(t, reporttest.Upgrade[0].File), reporttest.Fixture(t, reporttest.Upgrade[1].File)
 	baseline := report.Build(b, before.Run, meta(before.EngineVersion))
-	verdict.Judge(baseline, nil, b.MaxRegression)
+	report.Judge(baseline, nil, b.MaxRegression)
 	for _, tc := range []struct {
 		name     string
 		run      report.Run
@@ -236,10 +234,10 @@ func TestMergeIsExact(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			whole := report.Build(b, tc.run, meta(tc.version))
-			verdict.Judge(whole, tc.baseline, b.MaxRegression)
+			report.Judge(whole, tc.baseline, b.MaxRegression)
 			origin := tc.run.Start.Add(-time.Second) // the warmup came first
 			parts := shardParts(t, b, meta(tc.version), splitRun(tc.run, tc.shards, origin))
-			merged, err := merge.Shards(parts, tc.baseline)
+			merged, err := report.MergeShards(parts, tc.baseline)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -282,7 +280,7 @@ func TestMergeSaturatedShard(t *testing.T) {
 	run := reporttest.Fixture(t, reporttest.Upgrade[0].File).Run
 	parts := shardParts(t, b, meta, splitRun(run, 3, run.Start))
 	parts[1].Report.ClientSaturated = true
-	merged, err := merge.Shards(parts, nil)
+	merged, err := report.MergeShards(parts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,53 +301,55 @@ func TestMergeRefuses(t *testing.T) {
 	b, s := reporttest.GoldenBurst()
 	meta := report.Meta{Model: "m", Scenarios: []config.Scenario{s}}
 	run := reporttest.Fixture(t, reporttest.Upgrade[0].File).Run
-	fresh := func() []merge.Part { return shardParts(t, b, meta, splitRun(run, 3, run.Start)) }
+	fresh := func() []report.ShardReport { return shardParts(t, b, meta, splitRun(run, 3, run.Start)) }
 	whole := report.Build(b, run, meta)
 	for _, tc := range []struct {
 		name  string
-		parts func() []merge.Part
+		parts func() []report.ShardReport
 		want  string
 	}{
-		{"missing shard", func() []merge.Part { p := fresh(); return []merge.Part{p[0], p[2]} },
+		{"missing shard", func() []report.ShardReport { p := fresh(); return []report.ShardReport{p[0], p[2]} },
 			"burst b was split over 3 shards; missing shard 1/3 (given: 0/3 shard-0.json, 2/3 shard-2.json)"},
-		{"duplicate index", func() []merge.Part { p := fresh(); p[2].Report.Shard.Index = 0; return p },
+		{"duplicate index", func() []report.ShardReport { p := fresh(); p[2].Report.Shard.Index = 0; return p },
 			"shard-0.json and shard-2.json are both shard 0/3"},
-		{"another seed", func() []merge.Part { p := fresh(); p[1].Report.Seed = 99; return p },
+		{"another seed", func() []report.ShardReport { p := fresh(); p[1].Report.Seed = 99; return p },
 			"shard-1.json has seed 99 but shard-0.json has 1: not shards of one run of one burst"},
-		{"another start", func() []merge.Part {
+		{"another start", func() []report.ShardReport {
 			p := fresh()
 			p[2].Report.Shard.Start = p[2].Report.Shard.Start.Add(time.Second)
 			return p
 		},
 			"shard-2.json has start"},
-		{"another shard count", func() []merge.Part { p := fresh(); p[1].Report.Shard.Count = 4; return p },
+		{"another shard count", func() []report.ShardReport { p := fresh(); p[1].Report.Shard.Count = 4; return p },
 			"shard-1.json has shard count 4 but shard-0.json has 3"},
-		{"another configuration", func() []merge.Part { p := fresh(); p[1].Report.Config["max_concurrency"] = 3; return p },
+		{"another configuration", func() []report.ShardReport { p := fresh(); p[1].Report.Config["max_concurrency"] = 3; return p },
 			"shard-1.json ran burst b with another configuration than shard-0.json"},
-		{"a whole report", func() []merge.Part { return append(fresh(), merge.Part{Name: "whole.json", Report: whole}) },
+		{"a whole report", func() []report.ShardReport {
+			return append(fresh(), report.ShardReport{Name: "whole.json", Report: whole})
+		},
 			`whole.json is not a shard's report: it has no "shard" section`},
-		{"an altered row", func() []merge.Part { p := fresh(); p[1].Report.Shard.Requests[0].N = 3; return p },
+		{"an altered row", func() []report.ShardReport { p := fresh(); p[1].Report.Shard.Requests[0].N = 3; return p },
 			"shard-1.json: request n=3 is not shard 1/3's"},
-		{"nothing", func() []merge.Part { return nil }, "no shard reports to merge"},
+		{"nothing", func() []report.ShardReport { return nil }, "no shard reports to merge"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := merge.Shards(tc.parts(), nil)
+			_, err := report.MergeShards(tc.parts(), nil)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %v, want %q", err, tc.want)
 			}
 		})
 	}
 	// A merged report is not a shard, and says so.
-	merged, err := merge.Shards(fresh(), nil)
+	merged, err := report.MergeShards(fresh(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := merge.Shards([]merge.Part{{Name: "merged.json", Report: merged}}, nil); err == nil || !strings.Contains(err.Error(), "merged.json is already a merged report") {
+	if _, err := report.MergeShards([]report.ShardReport{{Name: "merged.json", Report: merged}}, nil); err == nil || !strings.Contains(err.Error(), "merged.json is already a merged report") {
 		t.Errorf("merging a merged report: %v", err)
 	}
 	// A shard's report is no baseline for a whole burst.
 	rep := report.Build(b, run, meta)
-	verdict.Judge(rep, fresh()[0].Report, b.MaxRegression)
+	report.Judge(rep, fresh()[0].Report, b.MaxRegression)
 	if rep.Regression != nil || !strings.Contains(rep.RegressionSkipped, "it is shard 0/3 of a split burst, not the whole burst") {
 		t.Errorf("a shard as baseline: regression %v, skipped %q", rep.Regression, rep.RegressionSkipped)
 	}
@@ -359,9 +359,9 @@ func TestMergeRefuses(t *testing.T) {
 	// A baseline given to the merge is named: one of another model fails it.
 	other := report.Build(b, run, meta)
 	other.Model = "another"
-	refused, err := merge.Shards(fresh(), other)
-	if err != nil || refused.Passed || !strings.Contains(verdict.Refused(refused), `not comparable: model "another"`) {
-		t.Errorf("a named baseline of another model: err %v, passed %v, refused %q", err, refused.Passed, verdict.Refused(refused))
+	refused, err := report.MergeShards(fresh(), other)
+	if err != nil || refused.Passed || !strings.Contains(report.Refused(refused), `not comparable: model "another"`) {
+		t.Errorf("a named baseline of another model: err %v, passed %v, refused %q", err, refused.Passed, report.Refused(refused))
 	}
 }
 
@@ -369,13 +369,13 @@ func TestMergeRefuses(t *testing.T) {
 // its ITL figures from the subsets, and says so.
 func TestMergeSaysITLIsApproximate(t *testing.T) {
 	b, runs := reporttest.ShardRuns(time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC))
-	var parts []merge.Part
+	var parts []report.ShardReport
 	for i, run := range runs {
 		rep := report.Build(b, run, report.Meta{})
 		rep.Shard.ITL = rep.Shard.ITL[:10] // as a shard past a bound of 10 keeps them
-		parts = append(parts, merge.Part{Name: fmt.Sprintf("s%d", i), Report: rep})
+		parts = append(parts, report.ShardReport{Name: fmt.Sprintf("s%d", i), Report: rep})
 	}
-	merged, err := merge.Shards(parts, nil)
+	merged, err := report.MergeShards(parts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package junit_test
+package render_test
 
 import (
 	"bytes"
@@ -11,7 +11,6 @@ import (
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/internal/reporttest"
 	"github.com/llmprobe/llmprobe/report/render"
-	rjunit "github.com/llmprobe/llmprobe/report/render/junit"
 )
 
 // What a CI system's reader sees, read with encoding/xml on its own terms.
@@ -47,7 +46,7 @@ func TestJUnitIsReadByJUnitParsers(t *testing.T) {
 	_, after := reporttest.GoldenPair(t)
 	after.Overrides = []string{"--rate=10"}
 	var buf bytes.Buffer
-	if err := rjunit.Write(&buf, after); err != nil {
+	if err := render.JUnit(&buf, after); err != nil {
 		t.Fatal(err)
 	}
 	var doc readSuites
@@ -99,7 +98,7 @@ func TestJUnitIsReadByJUnitParsers(t *testing.T) {
 	// A run that measured nothing: an error, with the reason, and no table.
 	stub := &report.Report{Burst: "b", Target: "t"}
 	buf.Reset()
-	if err := rjunit.Write(&buf, stub, render.Check{Name: "preflight", Status: render.StatusError, Detail: "connection refused"}); err != nil {
+	if err := render.JUnit(&buf, stub, render.Check{Name: "preflight", Status: render.StatusError, Detail: "connection refused"}); err != nil {
 		t.Fatal(err)
 	}
 	suites, err = junit.Ingest(buf.Bytes())
@@ -109,7 +108,7 @@ func TestJUnitIsReadByJUnitParsers(t *testing.T) {
 
 	// Text from the network cannot break the document.
 	buf.Reset()
-	if err := rjunit.Write(&buf, stub, render.Check{Name: "odd", Status: render.StatusWarning, Detail: "a ]]> b \x01 c <d/>"}); err != nil {
+	if err := render.JUnit(&buf, stub, render.Check{Name: "odd", Status: render.StatusWarning, Detail: "a ]]> b \x01 c <d/>"}); err != nil {
 		t.Fatal(err)
 	}
 	doc = readSuites{}
