@@ -1,6 +1,8 @@
 // Package compare decides, metric by metric and with stated confidence,
-// whether a candidate target serves one burst's identical requests worse or
-// better than a baseline target, from runs in alternating rounds.
+// whether a candidate target serves identical requests worse or better than
+// a baseline target: one burst's runs in alternating rounds (llmprobe
+// compare), and always-on comparisons that send each tick's prompt to both
+// at the same moment (canary analysis).
 package compare
 
 import (

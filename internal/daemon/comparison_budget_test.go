@@ -8,14 +8,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmprobe/llmprobe/canary/comparison"
+	"github.com/llmprobe/llmprobe/compare"
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 )
 
 // Comparisons are bounded by configuration and counted apart from the
 // per-pair budget: their families stay within comparison.MaxSeries (which
-// a full window reaches, canary/comparison's test), their requests add no
+// a full window reaches, compare's always-on test), their requests add no
 // probe series but in-flight gauges, and docs/metrics.md states the bound.
 func TestComparisonSeriesBudget(t *testing.T) {
 	doc, err := os.ReadFile("../../docs/metrics.md")
@@ -23,9 +23,9 @@ func TestComparisonSeriesBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := strings.Join(strings.Fields(string(doc)), " ")
-	worst := config.MaxComparisons*5*comparison.SeriesPerScenario + config.MaxComparisons*comparison.SeriesPerComparison
+	worst := config.MaxComparisons*5*compare.SeriesPerScenario + config.MaxComparisons*compare.SeriesPerComparison
 	for _, want := range []string{
-		fmt.Sprintf("at most %d series per compared scenario and %d per comparison", comparison.SeriesPerScenario, comparison.SeriesPerComparison),
+		fmt.Sprintf("at most %d series per compared scenario and %d per comparison", compare.SeriesPerScenario, compare.SeriesPerComparison),
 		fmt.Sprintf("with the most comparisons llmprobe takes (%d) over 5 scenarios each, %s.", config.MaxComparisons, commas(worst)),
 	} {
 		if !strings.Contains(text, want) {
@@ -77,7 +77,7 @@ comparisons:
 			}
 		}
 	}
-	if max := comparison.MaxSeries(cfg); comparisonSeries == 0 || comparisonSeries > max {
+	if max := compare.MaxSeries(cfg); comparisonSeries == 0 || comparisonSeries > max {
 		t.Errorf("%d comparison series, bound %d", comparisonSeries, max)
 	}
 	if probeTraffic != 0 {

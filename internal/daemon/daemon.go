@@ -29,9 +29,9 @@ import (
 
 	"github.com/llmprobe/llmprobe/burst"
 	"github.com/llmprobe/llmprobe/canary"
-	"github.com/llmprobe/llmprobe/canary/comparison"
 	"github.com/llmprobe/llmprobe/collector"
 	"github.com/llmprobe/llmprobe/collector/gpu"
+	"github.com/llmprobe/llmprobe/compare"
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/load"
 	"github.com/llmprobe/llmprobe/internal/web"
@@ -89,7 +89,7 @@ type Daemon struct {
 	safe    *config.SafeConfig
 	targets *target.Set
 	canary  *canary.Scheduler
-	compare *comparison.Runner
+	compare *compare.AlwaysOn
 	burster *burst.Scheduler
 	probe   *collector.Probe
 	bursts  *collector.Bursts
@@ -164,7 +164,7 @@ func New(opts Options) *Daemon {
 	// A comparison's requests make no probe series (its own families hold
 	// its figures) and stay out of the SLO counters; its in-flight requests
 	// are counted with traffic="comparison".
-	d.compare = comparison.NewRunner(ctx, opts.Logger, observers{d.site, d.targets}, d.probe)
+	d.compare = compare.NewAlwaysOn(ctx, opts.Logger, observers{d.site, d.targets}, d.probe)
 	// The site keeps burst requests too, to be found by the id their
 	// exemplars carry.
 	runner := burst.Runner{Store: d.store, Observer: observers{d.probe, d.targets, d.site}, InFlight: d.probe}

@@ -1,7 +1,8 @@
-// Package comparison runs the always-on comparisons (canary analysis):
-// each tick one prompt to a baseline and a candidate at the same moment,
-// the pairs of a sliding window judged metric by metric.
-package comparison
+// Always-on comparisons (canary analysis): each tick one prompt to a baseline
+// and a candidate at the same moment, the pairs of a sliding window judged
+// metric by metric.
+
+package compare
 
 import (
 	"context"
@@ -26,9 +27,9 @@ const Traffic = prober.TrafficComparison
 // the tests and bootstraps run on it, not on each scrape or pair.
 const EvaluateEvery = 15 * time.Second
 
-// Runner runs one schedule per (comparison, scenario) and exports what
+// AlwaysOn runs one schedule per (comparison, scenario) and exports what
 // they find (it is a prometheus.Collector).
-type Runner struct {
+type AlwaysOn struct {
 	logger   log.Logger
 	observer prober.Observer
 	inFlight prober.InFlight
@@ -38,14 +39,14 @@ type Runner struct {
 
 	mu   sync.Mutex
 	ctx  context.Context
-	runs map[runKey]*run
+	runs map[alwaysOnKey]*alwaysOnRun
 	wg   sync.WaitGroup
 }
 
-type runKey struct{ comparison, scenario string }
+type alwaysOnKey struct{ comparison, scenario string }
 
-// run is one (comparison, scenario): its schedule and its window.
-type run struct {
+// alwaysOnRun is one (comparison, scenario): its schedule and its window.
+type alwaysOnRun struct {
 	cmp        config.Comparison
 	scenario   config.Scenario
 	interval   time.Duration
@@ -53,9 +54,9 @@ type run struct {
 	cancel     context.CancelFunc
 
 	mu        sync.Mutex
-	window    []pair // oldest first
+	window    []alwaysOnPair // oldest first
 	evaluated time.Time
-	figures   []figure
+	figures   []windowFigure
 	pairs     int // measured pairs in the window at the last evaluation
 	results   [numResults]float64
 }
@@ -71,25 +72,25 @@ const (
 
 var resultLabels = [numResults]string{"measured", "baseline_failed", "candidate_failed", "both_failed"}
 
-// NewRunner returns a Runner whose schedules live until ctx ends. Every
+// NewAlwaysOn returns a Runner whose schedules live until ctx ends. Every
 // request is given to observer and counted in inFlight.
-func NewRunner(ctx context.Context, logger log.Logger, observer prober.Observer, inFlight prober.InFlight) *Runner {
-	return &Runner{every: EvaluateEvery, ctx: ctx, logger: logger, observer: observer, inFlight: inFlight, runs: map[runKey]*run{}}
+func NewAlwaysOn(ctx context.Context, logger log.Logger, observer prober.Observer, inFlight prober.InFlight) *AlwaysOn {
+	return &AlwaysOn{every: EvaluateEvery, ctx: ctx, logger: logger, observer: observer, inFlight: inFlight, runs: map[alwaysOnKey]*alwaysOnRun{}}
 }
 
 // Apply brings the schedules in line with cfg: removed ones stop with
 // their series, new ones start, changed ones start again with an empty window.
-func (r *Runner) Apply(cfg *config.Config, clients map[string]*prober.Client) {
+func (r *AlwaysOn) Apply(cfg *config.Config, clients map[string]*prober.Client) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	want := map[runKey]*run{}
+	want := map[alwaysOnKey]*alwaysOnRun{}
 	for _, p := range cfg.ComparisonPairs() {
 		base, cand := clients[p.Comparison.Baseline], clients[p.Comparison.Candidate]
 		if base == nil || cand == nil {
 			continue // its client could not be built, or --shard left it out
 		}
 		sc, _ := cfg.Scenario(p.Scenario)
-		want[runKey{p.Comparison.Name, p.Scenario}] = &run{cmp: p.Comparison, scenario: sc, interval: p.Interval, base: base, cand: cand}
+		want[alwaysOnKey{p.Comparison.Name, p.Scenario}] = &alwaysOnRun{cmp: p.Comparison, scenario: sc, interval: p.Interval, base: base, cand: cand}
 	}
 	for k, old := range r.runs {
 		if nw, ok := want[k]; ok && old.same(nw) {
@@ -114,12 +115,12 @@ func (r *Runner) Apply(cfg *config.Config, clients map[string]*prober.Client) {
 	}
 }
 
-func (s *run) same(o *run) bool {
+func (s *alwaysOnRun) same(o *alwaysOnRun) bool {
 	return s.base == o.base && s.cand == o.cand && s.interval == o.interval && config.Equal(s.cmp, o.cmp) && config.Equal(s.scenario, o.scenario)
 }
 
 // Stop ends every schedule and waits for their requests.
-func (r *Runner) Stop() {
+func (r *AlwaysOn) Stop() {
 	r.mu.Lock()
 	for k, s := range r.runs {
 		s.cancel()
@@ -130,7 +131,7 @@ func (r *Runner) Stop() {
 }
 
 // loop sends a pair every interval until ctx ends.
-func (r *Runner) loop(ctx context.Context, s *run) {
+func (r *AlwaysOn) loop(ctx context.Context, s *alwaysOnRun) {
 	prompts := prompt.NewBuilder(s.scenario, rand.Uint64())
 	var reqs sync.WaitGroup
 	defer reqs.Wait()
@@ -164,7 +165,7 @@ func (r *Runner) loop(ctx context.Context, s *run) {
 // Which side starts first is a coin flip per pair: the scheduler runs the
 // newest goroutine first, and a fixed order would give one side every
 // dispatch delay, a bias no number of pairs averages away.
-func (r *Runner) tick(ctx context.Context, s *run, req prober.Request, candFirst bool) {
+func (r *AlwaysOn) tick(ctx context.Context, s *alwaysOnRun, req prober.Request, candFirst bool) {
 	var base, cand *prober.Result
 	var both sync.WaitGroup
 	both.Add(2)
@@ -188,7 +189,7 @@ func (r *Runner) tick(ctx context.Context, s *run, req prober.Request, candFirst
 	s.add(base, cand, time.Now(), r.every)
 }
 
-func (r *Runner) do(ctx context.Context, c *prober.Client, req prober.Request) *prober.Result {
+func (r *AlwaysOn) do(ctx context.Context, c *prober.Client, req prober.Request) *prober.Result {
 	name := c.Target().Name
 	r.inFlight.Started(name, req.Scenario.Name, Traffic)
 	defer r.inFlight.Finished(name, req.Scenario.Name, Traffic)
@@ -197,13 +198,13 @@ func (r *Runner) do(ctx context.Context, c *prober.Client, req prober.Request) *
 
 // add keeps a measured pair, counts every pair, drops what left the
 // window, and evaluates when every has passed since the last evaluation.
-func (s *run) add(base, cand *prober.Result, now time.Time, every time.Duration) {
+func (s *alwaysOnRun) add(base, cand *prober.Result, now time.Time, every time.Duration) {
 	bOK, cOK := base.Outcome == prober.OutcomeSuccess, cand.Outcome == prober.OutcomeSuccess
 	s.mu.Lock()
 	switch {
 	case bOK && cOK:
 		s.results[resMeasured]++
-		s.window = append(s.window, pair{at: base.Sched, base: sideOf(base), cand: sideOf(cand)})
+		s.window = append(s.window, alwaysOnPair{at: base.Sched, base: sideOf(base), cand: sideOf(cand)})
 	case cOK:
 		s.results[resBaselineFailed]++
 	case bOK:

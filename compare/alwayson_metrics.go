@@ -1,4 +1,4 @@
-package comparison
+package compare
 
 import (
 	"cmp"
@@ -33,7 +33,7 @@ var (
 )
 
 // Describe implements prometheus.Collector.
-func (r *Runner) Describe(ch chan<- *prometheus.Desc) {
+func (r *AlwaysOn) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{ratioDesc, lowerDesc, upperDesc, significantDesc, verdictDesc, pairsDesc, pairsTotalDesc, infoDesc} {
 		ch <- d
 	}
@@ -41,7 +41,7 @@ func (r *Runner) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect implements prometheus.Collector: the figures of each window's
 // last evaluation; a figure not yet measured has no series.
-func (r *Runner) Collect(ch chan<- prometheus.Metric) {
+func (r *AlwaysOn) Collect(ch chan<- prometheus.Metric) {
 	infos := map[[3]string]bool{}
 	for _, s := range r.snapshot() {
 		name, sc := s.cmp.Name, s.scenario.Name
@@ -64,7 +64,7 @@ func (r *Runner) Collect(ch chan<- prometheus.Metric) {
 			}
 			if f.Judged {
 				ch <- prometheus.MustNewConstMetric(verdictDesc, prometheus.GaugeValue, float64(f.Verdict), labels...)
-				ch <- prometheus.MustNewConstMetric(significantDesc, prometheus.GaugeValue, bit(f.Verdict == worse), labels...)
+				ch <- prometheus.MustNewConstMetric(significantDesc, prometheus.GaugeValue, bit(f.Verdict == windowWorse), labels...)
 			}
 		}
 	}
@@ -81,14 +81,14 @@ func bit(b bool) float64 {
 }
 
 // snapshot is the running schedules by comparison, then scenario.
-func (r *Runner) snapshot() []*run {
+func (r *AlwaysOn) snapshot() []*alwaysOnRun {
 	r.mu.Lock()
-	out := make([]*run, 0, len(r.runs))
+	out := make([]*alwaysOnRun, 0, len(r.runs))
 	for _, s := range r.runs {
 		out = append(out, s)
 	}
 	r.mu.Unlock()
-	slices.SortFunc(out, func(a, b *run) int {
+	slices.SortFunc(out, func(a, b *alwaysOnRun) int {
 		return cmp.Or(cmp.Compare(a.cmp.Name, b.cmp.Name), cmp.Compare(a.scenario.Name, b.scenario.Name))
 	})
 	return out
@@ -97,7 +97,7 @@ func (r *Runner) snapshot() []*run {
 // Lines says each running comparison in a sentence, for the landing page:
 // "upgrade, scenario chat: candidate vllm-0.12 against vllm-0.11, 60 pairs
 // in 10m: TPOT p50 +31 % (95 % CI +24…+38 %), worse; …".
-func (r *Runner) Lines() []string {
+func (r *AlwaysOn) Lines() []string {
 	var out []string
 	for _, s := range r.snapshot() {
 		s.mu.Lock()
@@ -125,7 +125,7 @@ func (r *Runner) Lines() []string {
 }
 
 // sentence is "TPOT p50 +31 % (95 % CI +24…+38 %), worse".
-func (f figure) sentence() string {
+func (f windowFigure) sentence() string {
 	s := fmt.Sprintf("%s %s %s", strings.ToUpper(f.Metric), f.Percentile, change(f.Ratio))
 	if f.Bounded {
 		s += fmt.Sprintf(" (95 %% CI %s…%s)", strings.TrimSuffix(change(f.Lower), " %"), change(f.Upper))
@@ -133,9 +133,9 @@ func (f figure) sentence() string {
 	switch {
 	case !f.Judged:
 		return s + ", too few"
-	case f.Verdict == worse:
+	case f.Verdict == windowWorse:
 		return s + ", worse"
-	case f.Verdict == better:
+	case f.Verdict == windowBetter:
 		return s + ", better"
 	}
 	return s + ", no significant difference"

@@ -1,4 +1,4 @@
-package comparison
+package compare
 
 import (
 	"math"
@@ -15,28 +15,28 @@ import (
 
 // pairsOf makes n pairs whose candidate's TPOT is the baseline's times
 // shift, each side with its own log-normal noise (sd 10 %), seeded.
-func pairsOf(n int, shift float64) []pair {
+func pairsOf(n int, shift float64) []alwaysOnPair {
 	rng := rand.New(rand.NewPCG(1, 2))
 	noise := func() float64 { return math.Exp(0.1 * rng.NormFloat64()) }
-	out := make([]pair, n)
+	out := make([]alwaysOnPair, n)
 	for i := range out {
 		base := 0.02 * (1 + rng.Float64()) // requests differ more than the noise
-		out[i] = pair{
+		out[i] = alwaysOnPair{
 			at:   time.Unix(int64(i), 0),
-			base: side{0.05 * noise(), base * noise(), base * noise(), 1 * noise()},
-			cand: side{0.05 * noise(), base * shift * noise(), base * noise(), 1 * noise()},
+			base: alwaysOnSide{0.05 * noise(), base * noise(), base * noise(), 1 * noise()},
+			cand: alwaysOnSide{0.05 * noise(), base * shift * noise(), base * noise(), 1 * noise()},
 		}
 	}
 	return out
 }
 
-func figureOf(figs []figure, metric, percentile string) (figure, bool) {
+func figureOf(figs []windowFigure, metric, percentile string) (windowFigure, bool) {
 	for _, f := range figs {
 		if f.Metric == metric && f.Percentile == percentile {
 			return f, true
 		}
 	}
-	return figure{}, false
+	return windowFigure{}, false
 }
 
 func TestEvaluate(t *testing.T) {
@@ -47,11 +47,11 @@ func TestEvaluate(t *testing.T) {
 		judged  bool
 		verdict int
 	}{
-		{"40 % slower decode is worse", 40, 1.4, true, worse},
-		{"the same speed is no difference", 40, 1, true, none},
-		{"30 % faster is better", 40, 0.7, true, better},
-		{"5 % slower is within the tolerance", 400, 1.05, true, none},
-		{"too few pairs: no verdict", 12, 1.4, false, none},
+		{"40 % slower decode is worse", 40, 1.4, true, windowWorse},
+		{"the same speed is no difference", 40, 1, true, windowNone},
+		{"30 % faster is better", 40, 0.7, true, windowBetter},
+		{"5 % slower is within the tolerance", 400, 1.05, true, windowNone},
+		{"too few pairs: no verdict", 12, 1.4, false, windowNone},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			figs := evaluate(pairsOf(c.n, c.shift), 20, 0.1)
@@ -66,7 +66,7 @@ func TestEvaluate(t *testing.T) {
 				t.Errorf("tpot p50: ratio %.3f in [%.3f, %.3f] should hold %g", f.Ratio, f.Lower, f.Upper, c.shift)
 			}
 			// The ITL moves with nothing here: never worse.
-			if itl, _ := figureOf(figs, "itl", "p50"); itl.Verdict == worse {
+			if itl, _ := figureOf(figs, "itl", "p50"); itl.Verdict == windowWorse {
 				t.Errorf("itl: %+v", itl)
 			}
 			// Tails only once the pairs suffice (36 for p90, 368 for p99).
@@ -96,13 +96,13 @@ func TestEvaluateAbsentMetric(t *testing.T) {
 
 func TestSentence(t *testing.T) {
 	for _, c := range []struct {
-		f    figure
+		f    windowFigure
 		want string
 	}{
-		{figure{Metric: "tpot", Percentile: "p50", Ratio: 1.312, Lower: 1.241, Upper: 1.38, Bounded: true, Judged: true, Verdict: worse}, "TPOT p50 +31 % (95 % CI +24…+38 %), worse"},
-		{figure{Metric: "ttft", Percentile: "p99", Ratio: 0.998, Lower: 0.9, Upper: 1.05, Bounded: true, Judged: true}, "TTFT p99 +0 % (95 % CI −10…+5 %), no significant difference"},
-		{figure{Metric: "e2e", Percentile: "p50", Ratio: 0.8, Lower: 0.7, Upper: 0.9, Bounded: true, Judged: true, Verdict: better}, "E2E p50 −20 % (95 % CI −30…−10 %), better"},
-		{figure{Metric: "itl", Percentile: "p50", Ratio: 1.5}, "ITL p50 +50 %, too few"},
+		{windowFigure{Metric: "tpot", Percentile: "p50", Ratio: 1.312, Lower: 1.241, Upper: 1.38, Bounded: true, Judged: true, Verdict: windowWorse}, "TPOT p50 +31 % (95 % CI +24…+38 %), worse"},
+		{windowFigure{Metric: "ttft", Percentile: "p99", Ratio: 0.998, Lower: 0.9, Upper: 1.05, Bounded: true, Judged: true}, "TTFT p99 +0 % (95 % CI −10…+5 %), no significant difference"},
+		{windowFigure{Metric: "e2e", Percentile: "p50", Ratio: 0.8, Lower: 0.7, Upper: 0.9, Bounded: true, Judged: true, Verdict: windowBetter}, "E2E p50 −20 % (95 % CI −30…−10 %), better"},
+		{windowFigure{Metric: "itl", Percentile: "p50", Ratio: 1.5}, "ITL p50 +50 %, too few"},
 	} {
 		if got := c.f.sentence(); got != c.want {
 			t.Errorf("%+v: %q, want %q", c.f, got, c.want)
@@ -122,11 +122,11 @@ comparisons:
   - {name: ab, baseline: a, candidate: b}
 `)
 	p := cfg.ComparisonPairs()[0]
-	s := &run{cmp: p.Comparison, scenario: config.Scenario{Name: p.Scenario}, interval: p.Interval, cancel: func() {}}
+	s := &alwaysOnRun{cmp: p.Comparison, scenario: config.Scenario{Name: p.Scenario}, interval: p.Interval, cancel: func() {}}
 	s.window = pairsOf(stats.MinSamples(0.99), 1.4)
 	s.evaluated, s.pairs = time.Now(), len(s.window)
 	s.figures = evaluate(s.window, p.Comparison.MinPairs, p.Comparison.Tolerance)
-	r := &Runner{runs: map[runKey]*run{{p.Comparison.Name, p.Scenario}: s}}
+	r := &AlwaysOn{runs: map[alwaysOnKey]*alwaysOnRun{{p.Comparison.Name, p.Scenario}: s}}
 	if got, want := testutil.CollectAndCount(r), MaxSeries(cfg); got != want {
 		t.Errorf("%d series from a full window, MaxSeries says %d", got, want)
 	}
@@ -138,7 +138,7 @@ comparisons:
 // median and, past their counts, p90 and p99 bootstraps.
 func BenchmarkEvaluateFullWindow(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	pairs := make([]pair, 6000)
+	pairs := make([]alwaysOnPair, 6000)
 	for i := range pairs {
 		for m := range numMetrics {
 			v := 0.02 + rng.ExpFloat64()*0.01

@@ -1,4 +1,4 @@
-package comparison
+package compare
 
 import (
 	"context"
@@ -76,7 +76,7 @@ comparisons:
 		clients[target.Name] = c
 	}
 	obs := &seen{results: map[string]int{}}
-	r := NewRunner(context.Background(), log.NewNopLogger(), obs, obs)
+	r := NewAlwaysOn(context.Background(), log.NewNopLogger(), obs, obs)
 	r.every = 0 // every pair
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(r)

@@ -1,10 +1,9 @@
-package comparison
+package compare
 
 import (
 	"math"
 	"time"
 
-	"github.com/llmprobe/llmprobe/compare"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/stats"
 )
@@ -29,13 +28,13 @@ var percentiles = []struct {
 	q     float64
 }{{"p50", 0.5}, {"p90", 0.9}, {"p99", 0.99}}
 
-// side is one request's figures in seconds; a metric it did not produce
+// alwaysOnSide is one request's figures in seconds; a metric it did not produce
 // (TPOT of a one-token answer) is NaN.
-type side [numMetrics]float64
+type alwaysOnSide [numMetrics]float64
 
 // sideOf reads a successful result's figures.
-func sideOf(r *prober.Result) side {
-	s := side{math.NaN(), math.NaN(), math.NaN(), r.E2E.Seconds()}
+func sideOf(r *prober.Result) alwaysOnSide {
+	s := alwaysOnSide{math.NaN(), math.NaN(), math.NaN(), r.E2E.Seconds()}
 	if r.FirstTokenSeen() {
 		s[mTTFT] = r.TTFT.Seconds()
 		if r.OutputTokens > 1 {
@@ -52,23 +51,23 @@ func sideOf(r *prober.Result) side {
 	return s
 }
 
-// pair is one tick: the same prompt sent to both targets at the same moment.
-type pair struct {
+// alwaysOnPair is one tick: the same prompt sent to both targets at the same moment.
+type alwaysOnPair struct {
 	at         time.Time
-	base, cand side
+	base, cand alwaysOnSide
 }
 
 // Verdicts, the value of llmprobe_comparison_verdict.
 const (
-	better = -1
-	none   = 0
-	worse  = 1
+	windowBetter = -1
+	windowNone   = 0
+	windowWorse  = 1
 )
 
-// figure is one (metric, percentile) of a window: the candidate's ratio to
+// windowFigure is one (metric, percentile) of a window: the candidate's ratio to
 // the baseline with its 95 % interval, and a verdict once the pairs reach
 // min_pairs.
-type figure struct {
+type windowFigure struct {
 	Metric, Percentile string
 	N                  int
 	Ratio              float64
@@ -82,8 +81,8 @@ type figure struct {
 
 // evaluate judges the pairs metric by metric: a figure exists only where
 // the pairs give one, so a metric that does not apply is absent, never 0.
-func evaluate(pairs []pair, minPairs int, tolerance float64) []figure {
-	var out []figure
+func evaluate(pairs []alwaysOnPair, minPairs int, tolerance float64) []windowFigure {
+	var out []windowFigure
 	for m, name := range metricNames {
 		var base, cand, logs []float64
 		for _, p := range pairs {
@@ -97,7 +96,7 @@ func evaluate(pairs []pair, minPairs int, tolerance float64) []figure {
 			continue
 		}
 		for _, q := range percentiles {
-			f := figure{Metric: name, Percentile: q.label, N: len(logs)}
+			f := windowFigure{Metric: name, Percentile: q.label, N: len(logs)}
 			if q.q == 0.5 {
 				s := stats.PairedShift(logs)
 				f.Ratio, f.Lower, f.Upper, f.Bounded = math.Exp(s.Estimate), math.Exp(s.Lower), math.Exp(s.Upper), s.Bounded
@@ -113,7 +112,7 @@ func evaluate(pairs []pair, minPairs int, tolerance float64) []figure {
 			}
 			f.Judged = f.N >= minPairs && f.Bounded
 			if f.Judged {
-				f.Verdict = verdict(f, tolerance)
+				f.Verdict = windowVerdict(f, tolerance)
 			}
 			out = append(out, f)
 		}
@@ -121,15 +120,15 @@ func evaluate(pairs []pair, minPairs int, tolerance float64) []figure {
 	return out
 }
 
-// verdict is compare's rule on the log ratio (the interval beyond 1 and
+// windowVerdict is compare's rule on the log ratio (the interval beyond 1 and
 // the ratio beyond 1 + tolerance, or below 1/(1 + tolerance)), as the
 // metric's value: 1 worse, −1 better, 0 none.
-func verdict(f figure, tolerance float64) int {
-	switch compare.Judge(math.Log(f.Ratio), math.Log(f.Lower), math.Log(f.Upper), math.Log1p(tolerance), nil) {
-	case compare.Worse:
-		return worse
-	case compare.Better:
-		return better
+func windowVerdict(f windowFigure, tolerance float64) int {
+	switch Judge(math.Log(f.Ratio), math.Log(f.Lower), math.Log(f.Upper), math.Log1p(tolerance), nil) {
+	case Worse:
+		return windowWorse
+	case Better:
+		return windowBetter
 	}
-	return none
+	return windowNone
 }
