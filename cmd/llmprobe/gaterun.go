@@ -14,8 +14,8 @@ import (
 
 	"github.com/llmprobe/llmprobe/burst"
 	"github.com/llmprobe/llmprobe/burst/plan"
-	"github.com/llmprobe/llmprobe/collector/gpu"
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/gpu"
 	"github.com/llmprobe/llmprobe/internal/load"
 	"github.com/llmprobe/llmprobe/internal/push"
 	"github.com/llmprobe/llmprobe/lib/redact"

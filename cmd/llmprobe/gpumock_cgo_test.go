@@ -15,7 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/llmprobe/llmprobe/collector/gpu"
+	"github.com/llmprobe/llmprobe/gpu"
 )
 
 // mockGPUExporter serves llmprobe's GPU collector over go-nvml's 8-GPU DGX

@@ -365,7 +365,7 @@ func BenchmarkGPUScrape(b *testing.B) {
 // The GPU series hold to the metric contract of docs/metrics.md: type and
 // label names, as NVML's H100 mock produces them.
 func TestGPUMetricContract(t *testing.T) {
-	contract, err := metricdoc.Read("../../docs/metrics.md")
+	contract, err := metricdoc.Read("../docs/metrics.md")
 	if err != nil {
 		t.Fatal(err)
 	}
