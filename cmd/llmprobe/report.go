@@ -11,8 +11,8 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
+	"github.com/llmprobe/llmprobe/app/web"
 	"github.com/llmprobe/llmprobe/internal/push"
-	"github.com/llmprobe/llmprobe/internal/web"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/render"
 	"github.com/llmprobe/llmprobe/report/store"

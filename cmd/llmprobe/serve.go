@@ -16,8 +16,8 @@ import (
 	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 
+	"github.com/llmprobe/llmprobe/app/daemon"
 	"github.com/llmprobe/llmprobe/burst/plan"
-	"github.com/llmprobe/llmprobe/internal/daemon"
 	"github.com/llmprobe/llmprobe/internal/load"
 	"github.com/llmprobe/llmprobe/lib/redact"
 	"github.com/llmprobe/llmprobe/shard"

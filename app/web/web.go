@@ -17,10 +17,9 @@ import (
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/common/version"
 
+	"github.com/llmprobe/llmprobe/app/web/chart"
+	"github.com/llmprobe/llmprobe/app/web/history"
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/internal/web/chart"
-	"github.com/llmprobe/llmprobe/internal/web/history"
-	"github.com/llmprobe/llmprobe/internal/web/timeline"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report/store"
 	"github.com/llmprobe/llmprobe/target"
@@ -324,7 +323,7 @@ func (s *Site) comparisons() []string {
 // from it, one field per section that needs one.
 type probeView struct {
 	*history.Entry
-	Timeline timeline.Timeline
+	Timeline Timeline
 	Split    []splitRow
 	// TimingsNA says why the answer carried no engine timings.
 	TimingsNA string
@@ -369,7 +368,7 @@ func (s *Site) probePage(w http.ResponseWriter, r *http.Request) {
 		})
 		return
 	}
-	s.render(w, "probe.html", probeView{Entry: e, Timeline: timeline.Of(e.Result), Split: splitRows(e.Result), TimingsNA: s.timingsNA(e.Result)})
+	s.render(w, "probe.html", probeView{Entry: e, Timeline: TimelineOf(e.Result), Split: splitRows(e.Result), TimingsNA: s.timingsNA(e.Result)})
 }
 
 // timingsNA says why r carried no engine timings, with the way to get

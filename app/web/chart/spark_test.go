@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmprobe/llmprobe/app/web/history"
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/internal/web/history"
 	"github.com/llmprobe/llmprobe/prober"
 )
 

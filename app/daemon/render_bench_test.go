@@ -223,7 +223,7 @@ func (w *countingWriter) Write(p []byte) (int, error) { w.n += len(p); return le
 // (compressed where gzip was asked for); series is what Prometheus stores
 // of the page (budget_test.go counts them).
 //
-//	go test -run '^$' -bench MetricsRender -benchmem ./internal/daemon/
+//	go test -run '^$' -bench MetricsRender -benchmem ./app/daemon/
 func BenchmarkMetricsRender(b *testing.B) {
 	for _, page := range []struct {
 		name  string

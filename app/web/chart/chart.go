@@ -12,7 +12,7 @@ import (
 	"github.com/llmprobe/llmprobe/report"
 )
 
-// Chart geometry is computed here; internal/web/templates/charts.html draws
+// Chart geometry is computed here; app/web/templates/charts.html draws
 // it as inline SVG: axes with tick labels and units, a legend for every series.
 const (
 	chartWidth, chartHeight = 560, 280

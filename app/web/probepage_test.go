@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/internal/web/timeline"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/prober/transport"
 )
@@ -45,7 +44,7 @@ func timelineResult() *prober.Result {
 }
 
 func TestTimeline(t *testing.T) {
-	tl := timeline.Of(timelineResult())
+	tl := TimelineOf(timelineResult())
 	var got []string
 	for _, e := range tl.Events {
 		at := "–"
@@ -69,11 +68,11 @@ func TestTimeline(t *testing.T) {
 	}
 	g := tl.Gaps
 	// 20 first, 10 last, and the stall between them: 31 rows.
-	if g.Count != 300 || len(g.Rows) != timeline.GapsHead+timeline.GapsTail+1 || g.Elided != 300-len(g.Rows) || g.Longest != 900*time.Millisecond {
+	if g.Count != 300 || len(g.Rows) != GapsHead+GapsTail+1 || g.Elided != 300-len(g.Rows) || g.Longest != 900*time.Millisecond {
 		t.Fatalf("gaps: %d counted, %d rows, %d elided, longest %v", g.Count, len(g.Rows), g.Elided, g.Longest)
 	}
-	stall := g.Rows[timeline.GapsHead]
-	if !stall.Longest || stall.N != 152 || stall.Skipped != 150-timeline.GapsHead || stall.At != 95*time.Millisecond+151*10*time.Millisecond+890*time.Millisecond {
+	stall := g.Rows[GapsHead]
+	if !stall.Longest || stall.N != 152 || stall.Skipped != 150-GapsHead || stall.At != 95*time.Millisecond+151*10*time.Millisecond+890*time.Millisecond {
 		t.Errorf("the stall's row: %+v", stall)
 	}
 	if last := g.Rows[len(g.Rows)-1]; last.N != 301 || last.At != 95*time.Millisecond+10*299*time.Millisecond+900*time.Millisecond {
@@ -83,7 +82,7 @@ func TestTimeline(t *testing.T) {
 	// A request refused before a token: no token rows, the failure at the end.
 	refused := &prober.Result{Outcome: prober.OutcomeRejected, HTTPStatus: 429, Phase: "headers", Reason: "http_status", Error: "HTTP 429",
 		DispatchDelay: time.Millisecond, Timings: transport.Timings{ConnReused: true, FirstByte: 4 * time.Millisecond, TTFB: 6 * time.Millisecond}, E2E: 7 * time.Millisecond}
-	tl = timeline.Of(refused)
+	tl = TimelineOf(refused)
 	last := tl.Events[len(tl.Events)-1]
 	if tl.Gaps.Count != 0 || !last.Bad || last.Name != "failed: rejected" || last.Note != "headers: HTTP 429 [http_status]" || last.At != 7*time.Millisecond {
 		t.Errorf("refused request's timeline: %+v", tl)

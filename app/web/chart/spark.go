@@ -6,8 +6,8 @@ import (
 	"math"
 	"strings"
 
+	"github.com/llmprobe/llmprobe/app/web/history"
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/internal/web/history"
 	"github.com/llmprobe/llmprobe/lib/figure"
 )
 

@@ -1,6 +1,7 @@
-// Package timeline lays out one request's events from t_sched on and its
-// token gaps, bounded, for the request's page.
-package timeline
+// One request's events from t_sched on and its token gaps, laid out for the
+// request's page, bounded.
+
+package web
 
 import (
 	"slices"
@@ -57,8 +58,8 @@ type GapRow struct {
 	Skipped int // tokens left out before this row
 }
 
-// Of is r's timeline.
-func Of(r *prober.Result) Timeline {
+// TimelineOf is r's timeline.
+func TimelineOf(r *prober.Result) Timeline {
 	var t Timeline
 	var last time.Duration
 	add := func(name string, at time.Duration, note string) {

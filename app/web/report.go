@@ -8,8 +8,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/llmprobe/llmprobe/app/web/chart"
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/internal/web/chart"
 	reportfigure "github.com/llmprobe/llmprobe/lib/figure"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"

@@ -27,6 +27,7 @@ import (
 	"github.com/prometheus/common/version"
 	toolkit "github.com/prometheus/exporter-toolkit/web"
 
+	"github.com/llmprobe/llmprobe/app/web"
 	"github.com/llmprobe/llmprobe/burst"
 	"github.com/llmprobe/llmprobe/canary"
 	"github.com/llmprobe/llmprobe/collector"
@@ -34,7 +35,6 @@ import (
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/gpu"
 	"github.com/llmprobe/llmprobe/internal/load"
-	"github.com/llmprobe/llmprobe/internal/web"
 	"github.com/llmprobe/llmprobe/lib/logging"
 	"github.com/llmprobe/llmprobe/lib/redact"
 	"github.com/llmprobe/llmprobe/prober"
