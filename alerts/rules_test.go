@@ -11,7 +11,6 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/llmprobe/llmprobe/internal/metricdoc"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 )
 
@@ -111,13 +110,13 @@ func TestEveryAlertIsTestedAndDocumented(t *testing.T) {
 // Every llmprobe_ metric a rule names exists in docs/metrics.md, which a test
 // of its own checks against the exporter.
 func TestRulesNameDocumentedMetrics(t *testing.T) {
-	names, err := metricdoc.Names("../docs/metrics.md")
+	names, err := testkit.MetricNames("../docs/metrics.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, g := range loadRules(t).Groups {
 		for _, r := range g.Rules {
-			for _, m := range metricdoc.Undocumented(r.Expr, names) {
+			for _, m := range testkit.UndocumentedMetrics(r.Expr, names) {
 				t.Errorf("%s%s names %s, which docs/metrics.md does not list", r.Record, r.Alert, m)
 			}
 		}

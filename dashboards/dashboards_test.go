@@ -16,7 +16,6 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/cog/plugins"
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
 
-	"github.com/llmprobe/llmprobe/internal/metricdoc"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 )
 
@@ -164,7 +163,7 @@ func TestPanelsAreDescribed(t *testing.T) {
 // Every expression parses (promtool checks them as recording rules), and
 // every llmprobe_ metric it names is in docs/metrics.md.
 func TestQueriesParseAndNameDocumentedMetrics(t *testing.T) {
-	names, err := metricdoc.Names("../docs/metrics.md")
+	names, err := testkit.MetricNames("../docs/metrics.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +175,7 @@ func TestQueriesParseAndNameDocumentedMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	for where, expr := range queries {
-		for _, m := range metricdoc.Undocumented(expr, names) {
+		for _, m := range testkit.UndocumentedMetrics(expr, names) {
 			t.Errorf("%s names %s, which docs/metrics.md does not list", where, m)
 		}
 		b, _ := json.Marshal(Concrete(expr, "5m"))

@@ -23,7 +23,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/llmprobe/llmprobe/internal/metricdoc"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 )
 
@@ -365,11 +364,11 @@ func BenchmarkGPUScrape(b *testing.B) {
 // The GPU series hold to the metric contract of docs/metrics.md: type and
 // label names, as NVML's H100 mock produces them.
 func TestGPUMetricContract(t *testing.T) {
-	contract, err := metricdoc.Read("../docs/metrics.md")
+	contract, err := testkit.ReadMetricDoc("../docs/metrics.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	documented := map[string]metricdoc.Metric{}
+	documented := map[string]testkit.DocumentedMetric{}
 	for _, m := range contract {
 		documented[m.Name] = m
 	}

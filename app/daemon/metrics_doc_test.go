@@ -15,7 +15,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/llmprobe/llmprobe/internal/load"
-	"github.com/llmprobe/llmprobe/internal/metricdoc"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/store"
@@ -36,7 +35,7 @@ type registered struct {
 // exported. GPU types are held to the contract by the collector's test
 // against NVML's mock; here they are checked by descriptor.
 func TestMetricContract(t *testing.T) {
-	contract, err := metricdoc.Read("../../docs/metrics.md")
+	contract, err := testkit.ReadMetricDoc("../../docs/metrics.md")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,20 +17,19 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"github.com/llmprobe/llmprobe/internal/metricdoc"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 )
 
 // /probe answers what docs/probe.md lists, with the type and labels it
 // says, for a good request and for a failed one.
 func TestProbeMetricsAreDocumented(t *testing.T) {
-	contract, err := metricdoc.Read("../../docs/probe.md")
+	contract, err := testkit.ReadMetricDoc("../../docs/probe.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv, _ := testkit.StartSim(t, nil)
 	d := startProbeDaemon(t, srv.URL)
-	got := map[string]metricdoc.Metric{}
+	got := map[string]testkit.DocumentedMetric{}
 	for _, q := range []string{"scenario=chat&target=" + srv.URL, "scenario=chat&target=http://127.0.0.1:1", "scenario=agent&target=" + srv.URL} {
 		code, body := d.get("/probe?" + q)
 		if code != http.StatusOK {
@@ -52,7 +51,7 @@ func TestProbeMetricsAreDocumented(t *testing.T) {
 				}
 			}
 			slices.Sort(labels)
-			got[name] = metricdoc.Metric{Name: name, Type: strings.ToLower(f.GetType().String()), Labels: labels}
+			got[name] = testkit.DocumentedMetric{Name: name, Type: strings.ToLower(f.GetType().String()), Labels: labels}
 		}
 	}
 	for _, c := range contract {

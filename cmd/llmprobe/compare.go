@@ -7,7 +7,7 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 	"golang.org/x/term"
 
-	"github.com/llmprobe/llmprobe/internal/push"
+	"github.com/llmprobe/llmprobe/push"
 )
 
 type compareCommand struct {

@@ -12,7 +12,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/internal/push"
+	"github.com/llmprobe/llmprobe/push"
 	"github.com/llmprobe/llmprobe/shard"
 )
 

@@ -12,7 +12,7 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 
 	"github.com/llmprobe/llmprobe/app/web"
-	"github.com/llmprobe/llmprobe/internal/push"
+	"github.com/llmprobe/llmprobe/push"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/render"
 	"github.com/llmprobe/llmprobe/report/store"

@@ -11,8 +11,6 @@ import (
 	"os/signal"
 	"strings"
 	"time"
-
-	"github.com/llmprobe/llmprobe/internal/imagebuild"
 )
 
 func main() {
@@ -41,21 +39,21 @@ func run(binary, lock, cache, out, version, revision, created string) error {
 	if err != nil {
 		return err
 	}
-	pkgs, err := imagebuild.ReadLock(f, lock)
+	pkgs, err := ReadLock(f, lock)
 	f.Close()
 	if err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	img, err := imagebuild.Build(ctx, imagebuild.Options{
+	img, err := Build(ctx, Options{
 		Packages: pkgs, CacheDir: cache, Binary: binary,
 		Version: version, Revision: revision, Created: when,
 	})
 	if err != nil {
 		return err
 	}
-	if err := imagebuild.WriteLayout(out, img, tag(version)); err != nil {
+	if err := WriteLayout(out, img, tag(version)); err != nil {
 		return err
 	}
 	digest, err := img.Digest()

@@ -1,7 +1,7 @@
-// Package metricdoc reads the metric contract in docs/metrics.md (name, type
-// and label names of every metric), so tests can hold code, rules and
-// dashboards to it.
-package metricdoc
+// The metric contract in docs/metrics.md (name, type and label names of every
+// metric), read so tests can hold code, rules and dashboards to it.
+
+package testkit
 
 import (
 	"fmt"
@@ -11,8 +11,8 @@ import (
 	"strings"
 )
 
-// Metric is one row of the contract.
-type Metric struct {
+// DocumentedMetric is one row of the contract.
+type DocumentedMetric struct {
 	Name   string
 	Type   string   // counter, gauge, histogram
 	Labels []string // sorted
@@ -32,15 +32,15 @@ var labelSets = map[string][]string{
 	"gpu":   {"gpu", "uuid"},
 }
 
-// Read returns the contract's metrics, sorted by name.
-func Read(path string) ([]Metric, error) {
+// ReadMetricDoc returns the contract's metrics, sorted by name.
+func ReadMetricDoc(path string) ([]DocumentedMetric, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	var out []Metric
+	var out []DocumentedMetric
 	for _, m := range rowRe.FindAllStringSubmatch(string(b), -1) {
-		metric := Metric{Name: m[1], Type: m[2]}
+		metric := DocumentedMetric{Name: m[1], Type: m[2]}
 		for _, part := range strings.Split(m[3], ",") {
 			part = strings.TrimSpace(part)
 			if set, ok := labelSets[part]; ok {
@@ -56,13 +56,13 @@ func Read(path string) ([]Metric, error) {
 		slices.Sort(metric.Labels)
 		out = append(out, metric)
 	}
-	slices.SortFunc(out, func(a, b Metric) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b DocumentedMetric) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }
 
-// Names returns the metric names of the contract, sorted.
-func Names(path string) ([]string, error) {
-	metrics, err := Read(path)
+// MetricNames returns the metric names of the contract, sorted.
+func MetricNames(path string) ([]string, error) {
+	metrics, err := ReadMetricDoc(path)
 	if err != nil {
 		return nil, err
 	}
@@ -73,11 +73,11 @@ func Names(path string) ([]string, error) {
 	return out, nil
 }
 
-// Undocumented returns the llmprobe_ metrics a PromQL expression names that
+// UndocumentedMetrics returns the llmprobe_ metrics a PromQL expression names that
 // are not in names (histogram _bucket, _count and _sum series count as their
 // histogram). Quoted strings are label values, like job="llmprobe_gate",
 // not metric names.
-func Undocumented(expr string, names []string) []string {
+func UndocumentedMetrics(expr string, names []string) []string {
 	var out []string
 	for _, m := range metricRe.FindAllString(quotedRe.ReplaceAllString(expr, `""`), -1) {
 		base := m

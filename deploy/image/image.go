@@ -1,8 +1,8 @@
-// Package imagebuild assembles llmprobe's container image as an OCI image
-// layout without a container engine: a base of pinned Debian packages, the
-// binary, a non-root user, and the configuration deploy/docker/Dockerfile
-// also gives.
-package imagebuild
+// The image itself: a base of pinned Debian packages, the binary, a non-root
+// user, and the configuration deploy/docker/Dockerfile also gives, written as
+// an OCI image layout.
+
+package main
 
 import (
 	"archive/tar"

@@ -1,4 +1,4 @@
-package imagebuild
+package main
 
 import (
 	"archive/tar"
@@ -25,7 +25,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/testkit"
 )
 
-const lockFile = "../../deploy/image/packages.lock"
+const lockFile = "packages.lock"
 
 // The same cache as make image's, so a build there spares the test the
 // download and the other way round.

@@ -1,4 +1,4 @@
-package imagebuild
+package main
 
 import (
 	"encoding/json"
@@ -16,7 +16,7 @@ import (
 // directory, port, labels (with the same build arguments), the binary's
 // path.
 func TestDockerfileAgreesWithTheBuilder(t *testing.T) {
-	b, err := os.ReadFile("../../deploy/docker/Dockerfile")
+	b, err := os.ReadFile("../docker/Dockerfile")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +27,7 @@ func TestDockerfileAgreesWithTheBuilder(t *testing.T) {
 
 // The comparison finds each kind of drift.
 func TestDockerfileDisagreementsAreFound(t *testing.T) {
-	b, err := os.ReadFile("../../deploy/docker/Dockerfile")
+	b, err := os.ReadFile("../docker/Dockerfile")
 	if err != nil {
 		t.Fatal(err)
 	}
