@@ -11,13 +11,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/llmprobe/llmprobe/sim/internal/content"
 	"github.com/llmprobe/llmprobe/sim/internal/golden"
 	"github.com/llmprobe/llmprobe/sim/internal/persona"
 	"github.com/llmprobe/llmprobe/sim/internal/prefixcache"
-	"github.com/llmprobe/llmprobe/sim/internal/truth"
+	"github.com/llmprobe/llmprobe/sim/internal/request"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Engine families the sim can pose as: their metric names on /metrics and
@@ -155,7 +154,7 @@ type Engine struct {
 	stats    Stats
 	cache    *prefixcache.Cache // nil without one; owned by mu
 
-	truth  *truth.Log  // nil unless cfg.TruthStamps
+	truth  *truthLog   // nil unless cfg.TruthStamps
 	golden *golden.Set // nil unless cfg.Golden
 
 	wake chan struct{}
@@ -221,7 +220,7 @@ func New(cfg Config) (*Engine, error) {
 	}
 	e.m = persona.NewMetrics(e.reg, cfg.Engine, cfg.Model, cfg.MaxBatch, e.load)
 	if cfg.TruthStamps {
-		e.truth = truth.New()
+		e.truth = newTruthLog()
 	}
 	go e.loop()
 	return e, nil
@@ -436,4 +435,35 @@ func (e *Engine) drain() {
 		close(s.out)
 	}
 	e.waiting, e.running = nil, nil
+}
+
+// promptDetails is what the usage says of the prefix cache: nothing without
+// one (blocks are hashed only with a cache).
+func (s *sequence) promptDetails() *promptDetails {
+	if s == nil || s.blocks == nil {
+		return nil
+	}
+	return &promptDetails{CachedTokens: s.cachedTokens}
+}
+
+// goldenAnswer is the golden set's answer to req as tokens, cut to
+// maxTokens, and whether it ended within them (finish_reason stop); nil
+// without a golden set or for a prompt it does not hold.
+func (e *Engine) goldenAnswer(req *request.Generate, maxTokens int) ([]string, bool) {
+	if e.golden == nil {
+		return nil, false
+	}
+	tokens := e.golden.Answer(req.Texts())
+	if len(tokens) > maxTokens {
+		return tokens[:maxTokens], false
+	}
+	return tokens, tokens != nil
+}
+
+// finishReason is why s's answer ended: its own end, or max_tokens.
+func (s *sequence) finishReason() string {
+	if s.stop {
+		return "stop"
+	}
+	return "length"
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/llmprobe/llmprobe/sim/internal/pooling"
 	"github.com/llmprobe/llmprobe/sim/internal/request"
 	"github.com/llmprobe/llmprobe/sim/internal/responses"
-	"github.com/llmprobe/llmprobe/sim/internal/truth"
 )
 
 // Handler serves the OpenAI-compatible API, the family's version endpoint,
@@ -84,9 +83,9 @@ func (e *Engine) serveGenerate(w http.ResponseWriter, r *http.Request, api endpo
 		apiError(w, http.StatusBadRequest, "BadRequestError", err.Error())
 		return
 	}
-	var receipt truth.Receipt
+	var receipt Receipt
 	if e.truth != nil {
-		receipt = truth.ReceiptOf(r)
+		receipt = ReceiptOf(r)
 	}
 	if req.Model == "" {
 		apiError(w, http.StatusBadRequest, "BadRequestError", "model is required")

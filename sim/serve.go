@@ -6,15 +6,13 @@ import (
 	"net"
 	"net/http"
 	"time"
-
-	"github.com/llmprobe/llmprobe/sim/internal/truth"
 )
 
 // Serve answers on ln until ctx ends, then shuts the server down, giving
 // streams in flight two seconds. It does not close the engine. Truth
 // records of requests it serves say when their connection was accepted.
 func (e *Engine) Serve(ctx context.Context, ln net.Listener) error {
-	srv := &http.Server{Handler: e.Handler(), ReadHeaderTimeout: 10 * time.Second, ConnContext: truth.StampAccept}
+	srv := &http.Server{Handler: e.Handler(), ReadHeaderTimeout: 10 * time.Second, ConnContext: StampAccept}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

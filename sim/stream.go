@@ -3,14 +3,15 @@ package sim
 import (
 	"context"
 	"encoding/json"
+	"math/rand/v2"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/llmprobe/llmprobe/sim/internal/persona"
+	"github.com/llmprobe/llmprobe/sim/internal/request"
 	"github.com/llmprobe/llmprobe/sim/internal/responses"
 	"github.com/llmprobe/llmprobe/sim/internal/shaped"
-	"github.com/llmprobe/llmprobe/sim/internal/truth"
 )
 
 // streamWriter writes one response as server-sent events, in the framing of
@@ -242,7 +243,7 @@ func (st *streamWriter) writeChunk(c chunk, output bool) {
 // writeLine writes an encoded event, stamping one that carries output.
 func (st *streamWriter) writeLine(line string, output bool) {
 	if output && st.stamps != nil {
-		st.stamps = append(st.stamps, truth.Now())
+		st.stamps = append(st.stamps, truthNow())
 	}
 	st.writeRaw(line)
 }
@@ -256,4 +257,58 @@ func (st *streamWriter) flush() {
 	if f, ok := st.w.(http.Flusher); ok {
 		f.Flush()
 	}
+}
+
+// shapeSeed sets a shaped answer's generator apart from the request's own.
+const shapeSeed = 0x5ba9ed
+
+// shapeOf is the answer of function calls or JSON text that req asks for,
+// or nil. Its draws come from a generator of their own, so they move no
+// other draw of request n.
+func (e *Engine) shapeOf(req *request.Generate, n uint64, fault string) (*shaped.Answer, error) {
+	return shaped.Plan(shaped.Request{Tools: req.Tools, ToolChoice: req.ToolChoice, ResponseFormat: req.ResponseFormat, Text: req.Text},
+		rand.New(rand.NewPCG(uint64(e.cfg.Seed)^shapeSeed, n)), fault, e.cfg.Engine == persona.LlamaCPP)
+}
+
+// finish is the finish_reason of an answer of sent tokens: a shaped
+// answer's own when it was given whole, stop where a golden answer ended,
+// else the length asked for.
+func (st *streamWriter) finish(sent int) string {
+	if st.shape != nil && sent == st.shape.Tokens() {
+		return st.shape.Finish()
+	}
+	return st.seq.finishReason()
+}
+
+// endpoint is the API a request came in on.
+type endpoint int
+
+const (
+	apiCompletions endpoint = iota
+	apiChat
+	apiResponses
+)
+
+// endEvents closes a Responses API stream: its usage in response.completed.
+func (st *streamWriter) endEvents(sent int) {
+	var u *responses.Usage
+	if st.includeUsage {
+		u = responsesUsage(st.usage(sent))
+	}
+	st.writeRaw(st.events.End(u))
+}
+
+// responsesUsage is a chat usage in the Responses API's terms; nil for nil.
+func responsesUsage(full *usageJSON) *responses.Usage {
+	if full == nil {
+		return nil
+	}
+	u := &responses.Usage{Input: full.PromptTokens, Output: full.CompletionTokens}
+	if d := full.CompletionTokensDetails; d != nil {
+		u.Reasoning = d.ReasoningTokens
+	}
+	if d := full.PromptTokensDetails; d != nil {
+		u.Cached = &d.CachedTokens
+	}
+	return u
 }
