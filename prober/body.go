@@ -3,6 +3,7 @@ package prober
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"maps"
 	"strings"
@@ -32,7 +33,9 @@ type BodyRequest struct {
 	Structured config.Structured
 }
 
-// fields is the request's JSON object, with content as the prompt.
+// fields is the request's JSON object, with content as the prompt: the
+// target's extra_body beneath the fields every API of tokens sets, then the
+// API's own, then the scenario's sampling.
 func (r BodyRequest) fields(content string) map[string]any {
 	body := make(map[string]any, 8+len(r.Extra))
 	maps.Copy(body, r.Extra)
@@ -42,28 +45,41 @@ func (r BodyRequest) fields(content string) map[string]any {
 		// Engines refuse stream_options without a stream (vLLM: 400).
 		delete(body, "stream_options")
 	}
-	structuredFields(body, r.API, &r.Structured)
-	if r.API == config.APIResponses {
-		responsesFields(body, r.MaxTokens, r.History, content)
-		return sampling(r.Sampling, body)
-	}
-	body["max_tokens"] = r.MaxTokens
-	if !r.Unstreamed {
-		// include_usage gives exact token counts; extra_body may add engine
-		// options such as vLLM's continuous_usage_stats.
-		streamOptions := map[string]any{}
-		if extra, ok := r.Extra["stream_options"].(map[string]any); ok {
-			maps.Copy(streamOptions, extra)
-		}
-		streamOptions["include_usage"] = true
-		body["stream_options"] = streamOptions
-	}
-	if r.API == config.APICompletions {
-		body["prompt"] = completionsPrompt(r.History, content)
-	} else {
-		body["messages"] = messages(r.History, content)
+	if a, ok := apiOf(r.API).(textAPI); ok {
+		a.fields(body, r, content)
 	}
 	return sampling(r.Sampling, body)
+}
+
+// textAPI is an API whose answers are tokens: it sets its own fields of a
+// request's JSON body, content standing for the prompt.
+type textAPI interface {
+	api
+	fields(body map[string]any, r BodyRequest, content string)
+}
+
+// textRequest is r as an API of tokens asks for it.
+func textRequest(a config.API, model string, r Request, extra map[string]any) BodyRequest {
+	return BodyRequest{
+		API: a, Model: model, MaxTokens: r.MaxTokens,
+		History: r.Prompt.History, Text: r.Prompt.Text, Tail: r.Prompt.Tail,
+		Sampling: r.Scenario.Sampling, Extra: extra,
+		Unstreamed: !r.Scenario.Streamed(), Images: prompt.ImagesOf(r.Scenario.Images, r.Prompt.Text),
+		Structured: r.Scenario.Structured,
+	}
+}
+
+// textBody is the payload of br, a request of an API of tokens.
+func textBody(br BodyRequest, r Request) (payload, error) {
+	b, err := NewBody(br)
+	if err != nil {
+		return payload{}, err
+	}
+	asks := fmt.Sprintf("prompt_tokens~%d max_tokens=%d%s", r.Prompt.RequestedTokens, r.MaxTokens, imagesAsked(r.Scenario, b.Size()))
+	if br.Unstreamed {
+		asks += ", stream: false"
+	}
+	return payload{open: b.Open, size: b.Size(), asks: asks, promptTokens: r.Prompt.RequestedTokens}, nil
 }
 
 // sampling adds the scenario's sampling parameters to body.
@@ -80,25 +96,16 @@ func sampling(s config.Sampling, body map[string]any) map[string]any {
 	return body
 }
 
-// messages is a conversation's earlier messages, then the new user message.
-func messages(history []prompt.Message, content string) []map[string]string {
-	out := make([]map[string]string, 0, len(history)+1)
-	for _, m := range history {
-		out = append(out, map[string]string{"role": m.Role, "content": m.Content})
-	}
-	return append(out, map[string]string{"role": "user", "content": content})
-}
-
 // promptSentinel stands for the prompt when the request is marshalled; the
 // body is then sent as the bytes around it with the prompt written between.
 const promptSentinel = "\x00llmprobe:prompt\x00"
 
-// Body is a request's JSON body in pieces: the marshalled request up to the
+// body is a request's JSON body in pieces: the marshalled request up to the
 // prompt's opening quote, the prompt's Text and Tail, and the rest, with
 // each image between the pieces around it. A long prompt's Tail is the
 // builder's shared body, sent from where it is: the request holds no copy
 // of it, nor of its images.
-type Body struct {
+type body struct {
 	head       []byte
 	text, tail jsonString
 	closing    [][]byte
@@ -106,7 +113,7 @@ type Body struct {
 
 // NewBody is r's body: byte for byte what json.Marshal of the request with
 // the whole prompt and its images would write.
-func NewBody(r BodyRequest) (*Body, error) {
+func NewBody(r BodyRequest) (*body, error) {
 	fields := r.fields(promptSentinel)
 	withImages(fields, imageSentinels(len(r.Images)))
 	out, err := json.Marshal(fields)
@@ -120,7 +127,7 @@ func NewBody(r BodyRequest) (*Body, error) {
 	escaped := quoted[1 : len(quoted)-1]
 	if i := bytes.Index(out, escaped); i >= 0 && bytes.Count(out, escaped) == 1 {
 		if closing, ok := spliceImages(out[i+len(escaped):], r.Images); ok {
-			b := &Body{head: out[:i], closing: closing, text: escapeJSON(r.Text), tail: escapeJSON(r.Tail)}
+			b := &body{head: out[:i], closing: closing, text: escapeJSON(r.Text), tail: escapeJSON(r.Tail)}
 			return b.inline(), nil
 		}
 	}
@@ -128,13 +135,13 @@ func NewBody(r BodyRequest) (*Body, error) {
 	fields = r.fields(r.Text + r.Tail)
 	withImages(fields, imageStrings(r.Images))
 	out, err = json.Marshal(fields)
-	return &Body{head: out}, err
+	return &body{head: out}, err
 }
 
 // inline makes a short body one buffer again: net/http writes a body it
 // knows is in memory together with the headers, one write as a short
 // request always was, but flushes the headers first for any other reader.
-func (b *Body) inline() *Body {
+func (b *body) inline() *body {
 	if b.Size() > config.MaxInlineBody {
 		return b
 	}
@@ -142,11 +149,11 @@ func (b *Body) inline() *Body {
 	flat = append(flat, b.head...)
 	flat = b.text.appendTo(flat)
 	flat = b.tail.appendTo(flat)
-	return &Body{head: append(flat, bytes.Join(b.closing, nil)...)}
+	return &body{head: append(flat, bytes.Join(b.closing, nil)...)}
 }
 
 // Size is the body's length in bytes, its Content-Length.
-func (b *Body) Size() int64 {
+func (b *body) Size() int64 {
 	n := len(b.head) + b.text.size() + b.tail.size()
 	for _, c := range b.closing {
 		n += len(c)
@@ -155,7 +162,7 @@ func (b *Body) Size() int64 {
 }
 
 // Open reads the body from its start; each call reads it again (GetBody).
-func (b *Body) Open() io.Reader {
+func (b *body) Open() io.Reader {
 	if int64(len(b.head)) == b.Size() {
 		return bytes.NewReader(b.head) // inline: sent with the headers
 	}
@@ -220,21 +227,4 @@ func (j jsonString) reader() io.Reader {
 		return bytes.NewReader(j.escaped)
 	}
 	return strings.NewReader(j.plain)
-}
-
-// completionsPrompt is a conversation as one text for the completions API:
-// its earlier messages in order, a blank line apart, then the new one, so
-// every turn's prompt starts with the one before it and the prefix cache can
-// serve it.
-func completionsPrompt(history []prompt.Message, content string) string {
-	if len(history) == 0 {
-		return content
-	}
-	var sb strings.Builder
-	for _, m := range history {
-		sb.WriteString(m.Content)
-		sb.WriteString("\n\n")
-	}
-	sb.WriteString(content)
-	return sb.String()
 }

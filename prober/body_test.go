@@ -66,7 +66,7 @@ func TestBodySentWithItsLength(t *testing.T) {
 					t.Fatalf("%s/%s/%s: %s %s", api, extraName, name, res.Outcome, res.Error)
 				}
 				s := <-got
-				body, err := NewBody(c.wireRequest("m", r))
+				body, err := NewBody(textRequest(api, "m", r, extra))
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -8,22 +8,22 @@ import (
 	"time"
 )
 
-// MaxChunks is how many output chunks a request may stream before the
+// maxChunks is how many output chunks a request may stream before the
 // server counts as ignoring max_tokens: a chunk carries at least one token,
 // and the margin allows for engines that split a token's bytes.
-func MaxChunks(maxTokens int) int {
+func maxChunks(maxTokens int) int {
 	if maxTokens <= 0 {
 		return math.MaxInt
 	}
 	return 2*maxTokens + 16
 }
 
-// PerTokenITL splits each gap between output chunks over the tokens the later
+// perTokenITL splits each gap between output chunks over the tokens the later
 // chunk carried, so engines that send several tokens per chunk don't inflate
 // ITL. Exact per-chunk counts come from running usage; otherwise the tokens
 // after the first chunk are spread evenly over the later chunks, carrying the
 // fractional remainder so the sample count adds up.
-func PerTokenITL(at []time.Duration, tokens []int, exact bool, total int) []time.Duration {
+func perTokenITL(at []time.Duration, tokens []int, exact bool, total int) []time.Duration {
 	if len(at) < 2 {
 		return nil
 	}

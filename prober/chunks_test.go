@@ -14,7 +14,7 @@ func TestPerTokenITLSampleCount(t *testing.T) {
 		return out
 	}
 	// 3 chunks, 6 tokens: 5 later tokens over 2 gaps alternate 2 and 3.
-	got := PerTokenITL(ms(10, 30, 60), nil, false, 6)
+	got := perTokenITL(ms(10, 30, 60), nil, false, 6)
 	if len(got) != 5 {
 		t.Fatalf("samples = %v, want 5", got)
 	}
@@ -25,11 +25,11 @@ func TestPerTokenITLSampleCount(t *testing.T) {
 	if sum != 50*time.Millisecond {
 		t.Errorf("samples sum to %s, want the 50ms between first and last chunk", sum)
 	}
-	if got := PerTokenITL(ms(10), nil, false, 1); got != nil {
+	if got := perTokenITL(ms(10), nil, false, 1); got != nil {
 		t.Errorf("one chunk gave %v", got)
 	}
 	// More chunks than tokens reported: one sample per gap at least.
-	if got := PerTokenITL(ms(0, 10, 20, 30), nil, false, 2); len(got) != 3 {
+	if got := perTokenITL(ms(0, 10, 20, 30), nil, false, 2); len(got) != 3 {
 		t.Errorf("samples = %v, want 3", got)
 	}
 }

@@ -19,6 +19,7 @@ import (
 // Client probes one target. It is safe for concurrent use.
 type Client struct {
 	target config.Target
+	api    api // how the target's API is spoken
 	http   *http.Client
 	base   string           // server root without a trailing /v1
 	redact *redact.Redactor // the target's secrets to <secret>
@@ -38,7 +39,7 @@ func NewClient(t config.Target) (*Client, error) {
 		return nil, err
 	}
 	base := strings.TrimSuffix(strings.TrimSuffix(t.URL, "/"), "/v1")
-	c := &Client{target: t, http: hc, base: base, redact: redact.New(), secretFiles: len(config.CredentialFiles(t)) > 0}
+	c := &Client{target: t, api: apiOf(t.API), http: hc, base: base, redact: redact.New(), secretFiles: len(config.CredentialFiles(t)) > 0}
 	c.redact.Add(config.TargetSecrets(t))
 	return c, nil
 }
@@ -55,14 +56,14 @@ func (c *Client) scrub(res *Result) {
 	}
 	res.Error, res.Body, res.Answer = c.redactText(res.Error), c.redactText(res.Body), c.redactText(res.Answer)
 	if res.answerLimit > 0 {
-		res.Answer = Truncate(res.Answer, res.answerLimit)
+		res.Answer = truncate(res.Answer, res.answerLimit)
 	}
 	for i, l := range res.Log {
 		res.Log[i] = c.redactText(l)
 	}
 	for i := range res.ToolCalls {
 		tc := &res.ToolCalls[i]
-		tc.Name, tc.Arguments = c.redactText(tc.Name), Truncate(c.redactText(tc.Arguments), maxAnswerBytes)
+		tc.Name, tc.Arguments = c.redactText(tc.Name), truncate(c.redactText(tc.Arguments), maxAnswerBytes)
 	}
 	if q := res.Quality; q != nil {
 		q.Reason = c.redactText(q.Reason)
@@ -88,17 +89,12 @@ func (c *Client) Target() config.Target { return c.target }
 // Close releases idle connections.
 func (c *Client) Close() { c.http.CloseIdleConnections() }
 
-func (c *Client) endpoint() string {
-	if IsPooled(c.target.API) {
-		return c.base + c.pooled().Path()
-	}
-	return c.base + APIPath(c.target.API)
-}
+func (c *Client) endpoint() string { return c.base + c.api.path(c.dialect()) }
 
-// pooled is how the target speaks its pooled API: TEI's own shapes once
-// its /info said it is TEI.
-func (c *Client) pooled() PooledWire {
-	return PooledWire{API: c.target.API, TEI: c.Info().Engine == EngineTEI}
+// dialect is what the target's server is, where its API is spoken
+// differently by one kind: TEI, once its /info said so.
+func (c *Client) dialect() dialect {
+	return dialect{tei: c.Info().Engine == engineTEI}
 }
 
 // Model returns the configured model, or the one discovered from /v1/models.
@@ -118,10 +114,10 @@ func (c *Client) Model() string {
 var errNoModel = errors.New("/v1/models lists no model")
 
 // resolveModel discovers the model on first use when none is configured.
-// A rerank target's dialect (TEI's or the OpenAI-style shape) depends on
-// what it is: it is read before the first request, and again while unknown.
+// Where the server's kind changes how its API is spoken (TEI's rerank),
+// what it is is read before the first request, and again while unknown.
 func (c *Client) resolveModel(ctx context.Context) (string, error) {
-	if c.target.API == config.APIRerank && c.target.Model != "" {
+	if c.api.traits().dialects && c.target.Model != "" {
 		c.learnEngine(ctx)
 	}
 	if m := c.Model(); m != "" {
@@ -185,6 +181,6 @@ func (c *Client) learnEngine(ctx context.Context) {
 const infoRetry = 10 * time.Second
 
 // server is the target as targetinfo asks it.
-func (c *Client) server() InfoServer {
-	return InfoServer{HTTP: c.http, Base: c.base, Redact: c.redact}
+func (c *Client) server() infoServer {
+	return infoServer{HTTP: c.http, Base: c.base, Redact: c.redact}
 }

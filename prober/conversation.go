@@ -41,7 +41,7 @@ func Converse(wait context.Context, first Request, session *prompt.Session, do f
 		session.Answered(res.Answer, res.OutputTokens)
 		if !req.Scenario.ChecksAnswer() {
 			// The whole answer was kept for the next turn only.
-			res.Answer = Truncate(res.Answer, answerPreview)
+			res.Answer = truncate(res.Answer, answerPreview)
 		}
 		done(res)
 		switch res.Outcome {

@@ -6,10 +6,40 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
+	"net/http"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/lib/sse"
 )
+
+// embeddings is the Embeddings API (/v1/embeddings): the prompt as
+// numbered inputs; the answer, one body, holds a vector per input, every
+// vector of one dimension and every number finite.
+type embeddings struct{}
+
+func (embeddings) path(dialect) string { return "/v1/embeddings" }
+
+func (embeddings) traits() traits { return traits{} }
+
+func (embeddings) body(model string, r Request, extra map[string]any, _ dialect) (payload, error) {
+	n := r.Scenario.InputCount()
+	fields := map[string]any{"model": model, "input": inputs(r.Prompt.Text+r.Prompt.Tail, n)}
+	return pooledBody(config.APIEmbeddings, fields, extra, r, n, n*r.Prompt.RequestedTokens)
+}
+
+func (embeddings) event(sse.Event, *streamChunk) (bool, string, error) {
+	return false, reasonMalformed, notStreamed(config.APIEmbeddings)
+}
+
+func (embeddings) whole(body io.Reader, _ http.Header, r Request, _ int, _ dialect) (*answer, error) {
+	raw, err := readPooled(body)
+	if err != nil {
+		return nil, err
+	}
+	return readEmbeddings(raw, r.Scenario.InputCount())
+}
 
 // inputs are n texts made from one prompt, each numbered first so no two
 // are the same and none repeats another request's (the prompt's nonce).
@@ -23,40 +53,40 @@ func inputs(text string, n int) []string {
 
 // Reasons of a failed embeddings answer.
 const (
-	ReasonEmbeddingsNotJSON   = "embeddings_not_json"
-	ReasonEmbeddingsCount     = "embeddings_count"
-	ReasonEmbeddingsDimension = "embeddings_dimension"
-	ReasonEmbeddingsNotFinite = "embeddings_not_finite"
+	reasonEmbeddingsNotJSON   = "embeddings_not_json"
+	reasonEmbeddingsCount     = "embeddings_count"
+	reasonEmbeddingsDimension = "embeddings_dimension"
+	reasonEmbeddingsNotFinite = "embeddings_not_finite"
 )
 
-type answer struct {
+type embeddingsAnswer struct {
 	Data []struct {
 		Embedding json.RawMessage `json:"embedding"`
 	} `json:"data"`
-	Usage *usage `json:"usage"`
+	Usage *pooledUsage `json:"usage"`
 }
 
-func readEmbeddings(raw []byte, n int) (PooledAnswer, error) {
-	var a answer
-	if err := decode(raw, &a, ReasonEmbeddingsNotJSON, config.APIEmbeddings); err != nil {
-		return PooledAnswer{}, err
+func readEmbeddings(raw []byte, n int) (*answer, error) {
+	var a embeddingsAnswer
+	if err := decode(raw, &a, reasonEmbeddingsNotJSON, config.APIEmbeddings); err != nil {
+		return nil, err
 	}
 	if len(a.Data) != n {
-		return PooledAnswer{}, &AnswerProblem{ReasonEmbeddingsCount, fmt.Sprintf("%d of %d vectors", len(a.Data), n)}
+		return nil, &answerProblem{reasonEmbeddingsCount, fmt.Sprintf("%d of %d vectors", len(a.Data), n)}
 	}
-	out := PooledAnswer{Count: n, Tokens: a.Usage.tokens()}
+	out := &answer{Inputs: n, InputTokens: a.Usage.tokens()}
 	for i, d := range a.Data {
 		v, err := vector(d.Embedding, i)
 		if err != nil {
-			return PooledAnswer{}, err
+			return nil, err
 		}
 		switch {
 		case len(v) == 0:
-			return PooledAnswer{}, &AnswerProblem{ReasonEmbeddingsDimension, fmt.Sprintf("data[%d].embedding is empty", i)}
+			return nil, &answerProblem{reasonEmbeddingsDimension, fmt.Sprintf("data[%d].embedding is empty", i)}
 		case i == 0:
 			out.Dimension = len(v)
 		case len(v) != out.Dimension:
-			return PooledAnswer{}, &AnswerProblem{ReasonEmbeddingsDimension, fmt.Sprintf("dimensions %d and %d (data[0] and data[%d])", out.Dimension, len(v), i)}
+			return nil, &answerProblem{reasonEmbeddingsDimension, fmt.Sprintf("dimensions %d and %d (data[0] and data[%d])", out.Dimension, len(v), i)}
 		}
 	}
 	return out, nil
@@ -76,27 +106,27 @@ func vector(raw json.RawMessage, i int) ([]float64, error) {
 	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
-		return nil, &AnswerProblem{ReasonEmbeddingsNotJSON, fmt.Sprintf("data[%d].embedding is no array of numbers", i)}
+		return nil, &answerProblem{reasonEmbeddingsNotJSON, fmt.Sprintf("data[%d].embedding is no array of numbers", i)}
 	}
 	for j, item := range items {
 		var f float64
 		if err := json.Unmarshal(item, &f); err != nil || string(item) == "null" {
-			return nil, &AnswerProblem{ReasonEmbeddingsNotFinite, fmt.Sprintf("%s at data[%d].embedding[%d]", excerpt(item), i, j)}
+			return nil, &answerProblem{reasonEmbeddingsNotFinite, fmt.Sprintf("%s at data[%d].embedding[%d]", excerpt(item), i, j)}
 		}
 	}
-	return nil, &AnswerProblem{ReasonEmbeddingsNotJSON, fmt.Sprintf("data[%d].embedding is no array of numbers", i)}
+	return nil, &answerProblem{reasonEmbeddingsNotJSON, fmt.Sprintf("data[%d].embedding is no array of numbers", i)}
 }
 
 func fromBase64(s string, i int) ([]float64, error) {
 	b, err := base64.StdEncoding.DecodeString(s)
 	if err != nil || len(b)%4 != 0 {
-		return nil, &AnswerProblem{ReasonEmbeddingsNotJSON, fmt.Sprintf("data[%d].embedding is a string but no base64 of float32s", i)}
+		return nil, &answerProblem{reasonEmbeddingsNotJSON, fmt.Sprintf("data[%d].embedding is a string but no base64 of float32s", i)}
 	}
 	v := make([]float64, len(b)/4)
 	for j := range v {
 		f := math.Float32frombits(binary.LittleEndian.Uint32(b[4*j:]))
 		if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
-			return nil, &AnswerProblem{ReasonEmbeddingsNotFinite, fmt.Sprintf("%g at data[%d].embedding[%d]", f, i, j)}
+			return nil, &answerProblem{reasonEmbeddingsNotFinite, fmt.Sprintf("%g at data[%d].embedding[%d]", f, i, j)}
 		}
 		v[j] = float64(f)
 	}

@@ -61,7 +61,7 @@ func TestEmbeddingsInputsUnique(t *testing.T) {
 			Input []string `json:"input"`
 			Model string   `json:"model"`
 		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Model != "m" || r.URL.Path != (PooledWire{API: config.APIEmbeddings}).Path() {
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Model != "m" || r.URL.Path != (embeddings{}).path(dialect{}) {
 			http.Error(w, fmt.Sprintf("%s %+v %v", r.URL.Path, req, err), http.StatusBadRequest)
 			return
 		}
@@ -112,17 +112,17 @@ func TestEmbeddingsHostile(t *testing.T) {
 	cases := []struct {
 		name, body, reason, in string
 	}{
-		{"wrong count", answerOf(2, 3), ReasonEmbeddingsCount, "2 of 4 vectors"},
-		{"ragged", strings.Replace(answerOf(4, 3), "[0.25,0.25,0.5]", "[0.25,0.5]", 1), ReasonEmbeddingsDimension, "dimensions 2 and 3"},
-		{"null", strings.Replace(answerOf(4, 3), `0,"embedding":[0.25,0.25`, `0,"embedding":[0.25,null`, 1), ReasonEmbeddingsNotFinite, "null at data[0].embedding[1]"},
-		{"NaN as a string", strings.Replace(answerOf(4, 3), `1,"embedding":[0.25`, `1,"embedding":["NaN"`, 1), ReasonEmbeddingsNotFinite, `"NaN" at data[1].embedding[0]`},
-		{"huge exponent", strings.Replace(answerOf(4, 3), `3,"embedding":[0.25,0.25,0.5]`, `3,"embedding":[0.25,0.25,1e999]`, 1), ReasonEmbeddingsNotFinite, "1e999 at data[3].embedding[2]"},
-		{"bare NaN", strings.Replace(answerOf(4, 3), "0.5]", "NaN]", 1), ReasonEmbeddingsNotJSON, "invalid character 'N'"},
-		{"empty vector", strings.Replace(answerOf(4, 3), "[0.25,0.25,0.5]", "[]", 4), ReasonEmbeddingsDimension, "data[0].embedding is empty"},
-		{"no array", strings.Replace(answerOf(4, 3), "[0.25,0.25,0.5]", "{}", 1), ReasonEmbeddingsNotJSON, "data[0].embedding is no array of numbers"},
+		{"wrong count", answerOf(2, 3), reasonEmbeddingsCount, "2 of 4 vectors"},
+		{"ragged", strings.Replace(answerOf(4, 3), "[0.25,0.25,0.5]", "[0.25,0.5]", 1), reasonEmbeddingsDimension, "dimensions 2 and 3"},
+		{"null", strings.Replace(answerOf(4, 3), `0,"embedding":[0.25,0.25`, `0,"embedding":[0.25,null`, 1), reasonEmbeddingsNotFinite, "null at data[0].embedding[1]"},
+		{"NaN as a string", strings.Replace(answerOf(4, 3), `1,"embedding":[0.25`, `1,"embedding":["NaN"`, 1), reasonEmbeddingsNotFinite, `"NaN" at data[1].embedding[0]`},
+		{"huge exponent", strings.Replace(answerOf(4, 3), `3,"embedding":[0.25,0.25,0.5]`, `3,"embedding":[0.25,0.25,1e999]`, 1), reasonEmbeddingsNotFinite, "1e999 at data[3].embedding[2]"},
+		{"bare NaN", strings.Replace(answerOf(4, 3), "0.5]", "NaN]", 1), reasonEmbeddingsNotJSON, "invalid character 'N'"},
+		{"empty vector", strings.Replace(answerOf(4, 3), "[0.25,0.25,0.5]", "[]", 4), reasonEmbeddingsDimension, "data[0].embedding is empty"},
+		{"no array", strings.Replace(answerOf(4, 3), "[0.25,0.25,0.5]", "{}", 1), reasonEmbeddingsNotJSON, "data[0].embedding is no array of numbers"},
 		{"base64 NaN", fmt.Sprintf(`{"data":[{"embedding":%q},{"embedding":%q},{"embedding":%q},{"embedding":%q}]}`,
-			base64Of(1, 2), base64Of(1, 2), base64Of(1, float32(math.NaN())), base64Of(1, 2)), ReasonEmbeddingsNotFinite, "NaN at data[2].embedding[1]"},
-		{"chat answer", `{"choices":[{"message":{"content":"hi"}}]}`, ReasonEmbeddingsCount, "0 of 4 vectors"},
+			base64Of(1, 2), base64Of(1, 2), base64Of(1, float32(math.NaN())), base64Of(1, 2)), reasonEmbeddingsNotFinite, "NaN at data[2].embedding[1]"},
+		{"chat answer", `{"choices":[{"message":{"content":"hi"}}]}`, reasonEmbeddingsCount, "0 of 4 vectors"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

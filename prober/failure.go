@@ -37,7 +37,7 @@ const reasonContentEncoding = "content_encoding"
 
 // reasons lists every reason, for documentation and label bounds.
 var reasons = append([]string{reasonHTTPStatus, reasonNotEventStream, reasonContentEncoding, reasonMalformed, reasonErrorInStream, reasonStreamCut, reasonNoFinish,
-	reasonLineTooLong, reasonNoOutput, reasonMaxTokens}, slices.Concat(WholeReasons, PooledReasons, transport.Reasons)...)
+	reasonLineTooLong, reasonNoOutput, reasonMaxTokens}, slices.Concat(wholeReasons, pooledReasons, transport.Reasons)...)
 
 // outcomeOfTransport sorts a request that got no answer: a passed deadline
 // is a timeout, llmprobe's own cancel is cancelled, anything else (refused,
@@ -64,7 +64,7 @@ func outcomeOfStatus(status int) Outcome {
 // failDiscovery classifies a failure to find the model: the HTTP status of
 // /v1/models when it answered, the transport error when it did not.
 func (res *Result) failDiscovery(ctx context.Context, err error) {
-	var se *InfoStatusError
+	var se *infoStatusError
 	if errors.As(err, &se) {
 		res.HTTPStatus = se.Status
 		res.Body = se.Excerpt
@@ -85,6 +85,6 @@ func (res *Result) failDiscovery(ctx context.Context, err error) {
 
 func (res *Result) fail(o Outcome, phase, reason, msg string) {
 	res.Outcome, res.Phase, res.Reason = o, phase, reason
-	res.Error = Truncate(msg, maxErrorText)
+	res.Error = truncate(msg, maxErrorText)
 	res.logf("%s: %s", o, res.FailureText())
 }

@@ -1,41 +1,34 @@
-// The wire format shared by the OpenAI-compatible APIs: streamed chunks,
-// usage, model lists and error bodies.
+// The wire format the OpenAI-compatible APIs share: streamed chunks of
+// choices (chat and completions, and the Responses API's events read into
+// them), usage, model lists and error bodies.
 
 package prober
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
+	"maps"
 	"strings"
 	"unicode/utf8"
 
-	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/lib/redact"
+	"github.com/llmprobe/llmprobe/lib/sse"
 )
 
-// APIPath is the API's endpoint under the server's root.
-func APIPath(api config.API) string {
-	switch api {
-	case config.APICompletions:
-		return "/v1/completions"
-	case config.APIResponses:
-		return "/v1/responses"
-	}
-	return "/v1/chat/completions"
-}
-
-// ModelList is /v1/models' answer.
-type ModelList struct {
+// modelList is /v1/models' answer.
+type modelList struct {
 	Data []struct {
 		ID      string `json:"id"`
 		OwnedBy string `json:"owned_by"`
 	} `json:"data"`
 }
 
-// Chunk is the part of a streamed completions or chat chunk llmprobe reads.
-type Chunk struct {
-	Choices []Choice        `json:"choices"`
-	Usage   *Usage          `json:"usage"`
+// streamChunk is the part of a streamed completions or chat chunk llmprobe reads.
+type streamChunk struct {
+	Choices []choice        `json:"choices"`
+	Usage   *usage          `json:"usage"`
 	Error   json.RawMessage `json:"error"`
 	// The engine's own timings of the request: vLLM's `metrics` (with
 	// --enable-per-request-metrics and include_metrics), llama.cpp's
@@ -47,23 +40,23 @@ type Chunk struct {
 	ToolItems []json.RawMessage `json:"-"`
 }
 
-// Choice is one choice of a chunk.
-type Choice struct {
-	Text         string `json:"text"`
-	Delta        Delta  `json:"delta"`
-	FinishReason string `json:"finish_reason"`
+// choice is one choice of a chunk.
+type choice struct {
+	Text         string      `json:"text"`
+	Delta        choiceDelta `json:"delta"`
+	FinishReason string      `json:"finish_reason"`
 }
 
-// Delta is what a chat chunk's choice adds.
-type Delta struct {
+// choiceDelta is what a chat chunk's choice adds.
+type choiceDelta struct {
 	Content          string            `json:"content"`
 	ReasoningContent string            `json:"reasoning_content"`
 	Reasoning        string            `json:"reasoning"`
 	ToolCalls        []json.RawMessage `json:"tool_calls"`
 }
 
-// Usage is a chunk's token counts.
-type Usage struct {
+// usage is a chunk's token counts.
+type usage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
 	// Reasoning tokens among the completion tokens: OpenAI's shape, and
@@ -74,16 +67,16 @@ type Usage struct {
 	ReasoningTokens int `json:"reasoning_tokens"`
 	// Prompt tokens the engine's prefix cache served (vLLM with
 	// --enable-prompt-tokens-details, SGLang, OpenAI); nil when not reported.
-	PromptTokensDetails *PromptDetails `json:"prompt_tokens_details"`
+	PromptTokensDetails *promptDetails `json:"prompt_tokens_details"`
 }
 
-// PromptDetails says how many prompt tokens the prefix cache served.
-type PromptDetails struct {
+// promptDetails says how many prompt tokens the prefix cache served.
+type promptDetails struct {
 	CachedTokens *int `json:"cached_tokens"`
 }
 
 // Reasoning is the reasoning token count the usage reports, 0 for none.
-func (u Usage) Reasoning() int {
+func (u usage) Reasoning() int {
 	if d := u.CompletionTokensDetails; d != nil && d.ReasoningTokens > 0 {
 		return d.ReasoningTokens
 	}
@@ -92,7 +85,7 @@ func (u Usage) Reasoning() int {
 
 // Cached is the prompt tokens the usage says the engine's prefix cache
 // served; ok is false where it reports none, or a count past the prompt's.
-func (u Usage) Cached() (n int, ok bool) {
+func (u usage) Cached() (n int, ok bool) {
 	if d := u.PromptTokensDetails; d != nil && d.CachedTokens != nil && *d.CachedTokens >= 0 && *d.CachedTokens <= u.PromptTokens {
 		return *d.CachedTokens, true
 	}
@@ -106,14 +99,14 @@ const (
 	maxMessage     = 256
 )
 
-// ReadError reads a failed answer's body, bounded, and returns the server's
+// readError reads a failed answer's body, bounded, and returns the server's
 // error message (from the usual JSON shapes, else the text) and an excerpt
 // of its first bytes, both printable. The target's secrets are masked
 // before anything is cut, so no cut leaves half of one.
-func ReadError(r io.Reader, red *redact.Redactor) (msg, excerpt string) {
+func readError(r io.Reader, red *redact.Redactor) (msg, excerpt string) {
 	b, _ := io.ReadAll(io.LimitReader(r, maxErrorBody))
 	b = red.Bytes(b)
-	excerpt = printable(Truncate(string(b), maxBodyExcerpt))
+	excerpt = printable(truncate(string(b), maxBodyExcerpt))
 	var e struct {
 		Error   json.RawMessage `json:"error"`
 		Message string          `json:"message"`
@@ -124,17 +117,17 @@ func ReadError(r io.Reader, red *redact.Redactor) (msg, excerpt string) {
 		}
 		// Decoded, an escaped secret is itself again: masked once more.
 		if json.Unmarshal(e.Error, &obj) == nil && obj.Message != "" {
-			return printable(Truncate(red.String(obj.Message), maxMessage)), excerpt
+			return printable(truncate(red.String(obj.Message), maxMessage)), excerpt
 		}
 		var s string
 		if json.Unmarshal(e.Error, &s) == nil && s != "" {
-			return printable(Truncate(red.String(s), maxMessage)), excerpt
+			return printable(truncate(red.String(s), maxMessage)), excerpt
 		}
 		if e.Message != "" {
-			return printable(Truncate(red.String(e.Message), maxMessage)), excerpt
+			return printable(truncate(red.String(e.Message), maxMessage)), excerpt
 		}
 	}
-	return printable(Truncate(strings.TrimSpace(string(b)), maxMessage)), excerpt
+	return printable(truncate(strings.TrimSpace(string(b)), maxMessage)), excerpt
 }
 
 // printable replaces control characters (a body may be binary) so the text
@@ -148,8 +141,8 @@ func printable(s string) string {
 	}, s)
 }
 
-// Truncate cuts s to at most n bytes without splitting a UTF-8 sequence.
-func Truncate(s string, n int) string {
+// truncate cuts s to at most n bytes without splitting a UTF-8 sequence.
+func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
@@ -157,4 +150,39 @@ func Truncate(s string, n int) string {
 		n--
 	}
 	return s[:n]
+}
+
+// choicesFields sets what chat and completions both ask: the output cap,
+// and on a stream its usage (include_usage gives exact token counts;
+// extra_body may add engine options such as vLLM's continuous_usage_stats).
+func choicesFields(body map[string]any, r BodyRequest) {
+	body["max_tokens"] = r.MaxTokens
+	if r.Unstreamed {
+		return
+	}
+	streamOptions := map[string]any{}
+	if extra, ok := r.Extra["stream_options"].(map[string]any); ok {
+		maps.Copy(streamOptions, extra)
+	}
+	streamOptions["include_usage"] = true
+	body["stream_options"] = streamOptions
+}
+
+// choicesEvent reads one event of a chat or completions stream into c:
+// [DONE] ends it; an error event, or a chunk that carries an error, is the
+// server's failure.
+func choicesEvent(ev sse.Event, c *streamChunk) (done bool, reason string, err error) {
+	if ev.Name == "error" {
+		return false, reasonErrorInStream, fmt.Errorf("error event: %s", truncate(string(ev.Data), 256))
+	}
+	if bytes.Equal(bytes.TrimSpace(ev.Data), []byte("[DONE]")) {
+		return true, "", nil
+	}
+	if err := json.Unmarshal(ev.Data, c); err != nil {
+		return false, reasonMalformed, fmt.Errorf("malformed chunk: %v: %s", err, truncate(string(ev.Data), 128))
+	}
+	if len(c.Error) > 0 && !bytes.Equal(c.Error, []byte("null")) {
+		return false, reasonErrorInStream, fmt.Errorf("error in stream: %s", truncate(string(c.Error), 256))
+	}
+	return false, "", nil
 }

@@ -65,7 +65,7 @@ func TestStructuredBody(t *testing.T) {
 	sc.Validate("s", &errs)
 	for _, api := range []config.API{config.APIChat, config.APIResponses} {
 		body := map[string]any{}
-		structuredFields(body, api, &sc.Structured)
+		structuredFields(body, &sc.Structured, api == config.APIResponses)
 		if body["tool_choice"] != "required" || body["response_format"] != nil || body["text"] != nil {
 			t.Errorf("%s: tool_choice %v, response_format %v, text %v", api, body["tool_choice"], body["response_format"], body["text"])
 		}

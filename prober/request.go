@@ -71,7 +71,7 @@ func (c *Client) do(ctx context.Context, r Request) *Result {
 		Sched:                 r.Sched,
 		PromptTokensRequested: r.Prompt.RequestedTokens,
 		Turn:                  r.Prompt.Turn,
-		Unstreamed:            !r.Scenario.Streamed() && !IsPooled(c.target.API),
+		Unstreamed:            c.api.traits().tokens && !r.Scenario.Streamed(),
 	}
 	// The deadline counts from t_sched, like every latency.
 	ctx, cancel := context.WithDeadline(ctx, r.Sched.Add(c.target.Timeout.Std()))
@@ -88,35 +88,28 @@ func (c *Client) do(ctx context.Context, r Request) *Result {
 		res.failDiscovery(ctx, err)
 		return res
 	}
-	open, size, err := c.payload(model, r)
+	p, err := c.api.body(model, r, c.target.ExtraBody, c.dialect())
 	if err != nil {
 		res.fail(OutcomeConnectionError, transport.PhaseRequest, transport.ReasonOther, err.Error())
 		return res
 	}
+	res.PromptTokensRequested = p.promptTokens
 	tr := transport.NewTracer(r.Sched)
-	req, err := http.NewRequestWithContext(tr.Context(ctx), http.MethodPost, c.endpoint(), open())
+	req, err := http.NewRequestWithContext(tr.Context(ctx), http.MethodPost, c.endpoint(), p.open())
 	if err != nil {
 		res.fail(OutcomeConnectionError, transport.PhaseRequest, transport.ReasonOther, err.Error())
 		return res
 	}
 	// Known length, not chunked; GetBody lets the transport send it again.
-	req.ContentLength = size
-	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(open()), nil }
+	req.ContentLength = p.size
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(p.open()), nil }
 	c.setHeaders(req)
 	res.RequestID, res.TraceParent = transport.NewRequestID()
 	req.Header.Set("X-Request-Id", res.RequestID)
 	req.Header.Set("Traceparent", res.TraceParent)
 	req.Header.Set("Content-Type", "application/json")
-	asks := fmt.Sprintf("prompt_tokens~%d max_tokens=%d%s", r.Prompt.RequestedTokens, r.MaxTokens, imagesAsked(r.Scenario, size))
-	switch {
-	case IsPooled(c.target.API):
-		req.Header.Set("Accept", "application/json")
-		asks = fmt.Sprintf("%d inputs, prompt_tokens~%d", PooledInputs(c.target.API, r.Scenario), r.Prompt.RequestedTokens)
-		res.PromptTokensRequested = PooledPromptTokens(c.target.API, r.Scenario, r.Prompt.RequestedTokens)
-	case res.Unstreamed:
-		req.Header.Set("Accept", "application/json")
-		asks += ", stream: false"
-	default:
+	req.Header.Set("Accept", "application/json")
+	if c.streams(r) {
 		req.Header.Set("Accept", "text/event-stream")
 	}
 
@@ -127,7 +120,7 @@ func (c *Client) do(ctx context.Context, r Request) *Result {
 		res.DispatchDelay = max(r.Released.Sub(r.Sched), 0)
 		res.QueueWait = max(sent.Sub(r.Released), 0)
 	}
-	res.logf("POST %s model=%s %s (dispatch delay %s)", c.endpoint(), model, asks, res.DispatchDelay.Round(time.Microsecond))
+	res.logf("POST %s model=%s %s (dispatch delay %s)", c.endpoint(), model, p.asks, res.DispatchDelay.Round(time.Microsecond))
 	if r.Prompt.Turn > 0 {
 		res.logf("conversation turn %d: %d earlier messages, then the new user message", r.Prompt.Turn, len(r.Prompt.History))
 	}
@@ -162,11 +155,11 @@ func (c *Client) readAnswer(ctx context.Context, resp *http.Response, r Request,
 	}
 	if resp.StatusCode != http.StatusOK {
 		res.E2E = time.Since(r.Sched)
-		msg, excerpt := ReadError(body, c.redact)
+		msg, excerpt := readError(body, c.redact)
 		res.Body = excerpt
 		text := fmt.Sprintf("HTTP %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
 		if ra := resp.Header.Get("Retry-After"); ra != "" {
-			text += ", Retry-After " + Truncate(ra, 32)
+			text += ", Retry-After " + truncate(ra, 32)
 		}
 		if msg != "" {
 			text += ": " + msg
@@ -180,21 +173,18 @@ func (c *Client) readAnswer(ctx context.Context, resp *http.Response, r Request,
 		return
 	}
 	ct := resp.Header.Get("Content-Type")
-	switch {
-	case IsPooled(c.target.API):
-		c.readPooled(ctx, body, resp.Header, r, res)
-		return
-	case res.Unstreamed && strings.HasPrefix(ct, "text/event-stream"):
-		res.E2E = time.Since(r.Sched)
-		res.fail(OutcomeStreamError, transport.PhaseHeaders, ReasonUnaskedStream, "an event stream came for a request with stream: false")
-		return
-	case res.Unstreamed:
-		c.readWhole(ctx, body, r, res)
+	if !c.streams(r) {
+		if c.api.traits().tokens && strings.HasPrefix(ct, "text/event-stream") {
+			res.E2E = time.Since(r.Sched)
+			res.fail(OutcomeStreamError, transport.PhaseHeaders, reasonUnaskedStream, "an event stream came for a request with stream: false")
+			return
+		}
+		c.readWhole(ctx, body, resp.Header, r, res)
 		return
 	}
 	if !strings.HasPrefix(ct, "text/event-stream") {
 		res.E2E = time.Since(r.Sched)
-		msg, excerpt := ReadError(body, c.redact)
+		msg, excerpt := readError(body, c.redact)
 		res.Body = excerpt
 		res.fail(OutcomeStreamError, transport.PhaseHeaders, reasonNotEventStream, fmt.Sprintf("Content-Type %q is not text/event-stream: %s", ct, msg))
 		return
@@ -202,15 +192,10 @@ func (c *Client) readAnswer(ctx context.Context, resp *http.Response, r Request,
 	c.readStream(ctx, body, r, res)
 }
 
-// wireRequest is r as the target's API asks for it.
-func (c *Client) wireRequest(model string, r Request) BodyRequest {
-	return BodyRequest{
-		API: c.target.API, Model: model, MaxTokens: r.MaxTokens,
-		History: r.Prompt.History, Text: r.Prompt.Text, Tail: r.Prompt.Tail,
-		Sampling: r.Scenario.Sampling, Extra: c.target.ExtraBody,
-		Unstreamed: !r.Scenario.Streamed(), Images: prompt.ImagesOf(r.Scenario.Images, r.Prompt.Text),
-		Structured: r.Scenario.Structured,
-	}
+// streams reports whether r's answer comes as an event stream: an answer
+// of tokens, unless its scenario says stream: false.
+func (c *Client) streams(r Request) bool {
+	return c.api.traits().tokens && r.Scenario.Streamed()
 }
 
 func reusedWord(reused bool) string {

@@ -43,14 +43,14 @@ func TestRerankHostile(t *testing.T) {
 	cases := []struct {
 		name, body, reason, in string
 	}{
-		{"wrong count", results(ok(0), ok(1)), ReasonRerankCount, "2 of 3 results"},
-		{"index out of range", results(ok(0), ok(3), ok(1)), ReasonRerankIndex, "results[1].index 3 is outside [0, 3)"},
-		{"index repeats", results(ok(2), ok(0), ok(2)), ReasonRerankIndex, "results[2].index 2 repeats"},
-		{"no index", results(ok(0), `{"relevance_score":0.1}`, ok(1)), ReasonRerankIndex, "results[1] has no index"},
-		{"NaN score", results(ok(0), ok(1), `{"index":2,"relevance_score":"NaN"}`), ReasonRerankNotFinite, `relevance_score "NaN" at results[2]`},
-		{"no score", results(ok(0), `{"index":1}`, ok(2)), ReasonRerankNotFinite, "relevance_score missing at results[1]"},
-		{"huge score", results(ok(0), ok(1), `{"index":2,"relevance_score":1e999}`), ReasonRerankNotFinite, "1e999 at results[2]"},
-		{"not JSON", "<html>", ReasonRerankNotJSON, "not JSON of the rerank shape"},
+		{"wrong count", results(ok(0), ok(1)), reasonRerankCount, "2 of 3 results"},
+		{"index out of range", results(ok(0), ok(3), ok(1)), reasonRerankIndex, "results[1].index 3 is outside [0, 3)"},
+		{"index repeats", results(ok(2), ok(0), ok(2)), reasonRerankIndex, "results[2].index 2 repeats"},
+		{"no index", results(ok(0), `{"relevance_score":0.1}`, ok(1)), reasonRerankIndex, "results[1] has no index"},
+		{"NaN score", results(ok(0), ok(1), `{"index":2,"relevance_score":"NaN"}`), reasonRerankNotFinite, `relevance_score "NaN" at results[2]`},
+		{"no score", results(ok(0), `{"index":1}`, ok(2)), reasonRerankNotFinite, "relevance_score missing at results[1]"},
+		{"huge score", results(ok(0), ok(1), `{"index":2,"relevance_score":1e999}`), reasonRerankNotFinite, "1e999 at results[2]"},
+		{"not JSON", "<html>", reasonRerankNotJSON, "not JSON of the rerank shape"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -95,9 +95,9 @@ func TestRerankTEI(t *testing.T) {
 func TestRerankTEIHostile(t *testing.T) {
 	info := `{"model_id":"m","model_type":{"reranker":{}},"version":"1.8.0"}`
 	cases := []struct{ name, body, reason, in string }{
-		{"wrong count", `[{"index":0,"score":0.5}]`, ReasonRerankCount, "1 of 2 results"},
-		{"NaN score", `[{"index":0,"score":0.5},{"index":1,"score":"NaN"}]`, ReasonRerankNotFinite, `score "NaN" at results[1]`},
-		{"OpenAI shape", `{"results":[]}`, ReasonRerankNotJSON, "not JSON of the rerank shape"},
+		{"wrong count", `[{"index":0,"score":0.5}]`, reasonRerankCount, "1 of 2 results"},
+		{"NaN score", `[{"index":0,"score":0.5},{"index":1,"score":"NaN"}]`, reasonRerankNotFinite, `score "NaN" at results[1]`},
+		{"OpenAI shape", `{"results":[]}`, reasonRerankNotJSON, "not JSON of the rerank shape"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

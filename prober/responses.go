@@ -4,28 +4,62 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 
-	"github.com/llmprobe/llmprobe/prompt"
+	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/lib/sse"
 )
 
-// responsesFields sets the Responses API's own fields: the output cap, and
-// the prompt as input, a string for one turn and the message list for a
-// conversation's later turns.
-func responsesFields(body map[string]any, maxTokens int, history []prompt.Message, content string) {
-	body["max_output_tokens"] = maxTokens
-	if len(history) == 0 {
+// responses is the Responses API (/v1/responses): the prompt is the input,
+// a string for one turn and the message list for a conversation's later
+// turns; a stream is typed events, read into the chat chunk each stands
+// for, and must end with response.completed; an unstreamed answer is the
+// response object.
+type responses struct{}
+
+func (responses) path(dialect) string { return "/v1/responses" }
+
+func (responses) traits() traits { return traits{tokens: true, final: "response.completed"} }
+
+func (responses) body(model string, r Request, extra map[string]any, _ dialect) (payload, error) {
+	return textBody(textRequest(config.APIResponses, model, r, extra), r)
+}
+
+// fields sets the Responses API's own fields: the output cap, the tools
+// and format in its flat shape, and the prompt as input.
+func (responses) fields(body map[string]any, r BodyRequest, content string) {
+	structuredFields(body, &r.Structured, true)
+	body["max_output_tokens"] = r.MaxTokens
+	if len(r.History) == 0 {
 		body["input"] = content
 		return
 	}
-	body["input"] = messages(history, content)
+	body["input"] = messages(r.History, content)
 }
 
-// ServerFailure is a failure the server reported inside a stream: a
-// Responses API response.failed, response.incomplete or error event.
-type ServerFailure struct{ Event, Message string }
+func (responses) event(ev sse.Event, c *streamChunk) (bool, string, error) {
+	done, err := readResponsesEvent(ev.Name, ev.Data, c)
+	var failure *serverFailure
+	switch {
+	case errors.As(err, &failure):
+		return false, reasonErrorInStream, err
+	case err != nil:
+		return false, reasonMalformed, fmt.Errorf("malformed event: %v: %s", err, truncate(string(ev.Data), 128))
+	}
+	return done, "", nil
+}
 
-func (f *ServerFailure) Error() string {
+func (responses) whole(body io.Reader, _ http.Header, r Request, keep int, _ dialect) (*answer, error) {
+	return readText(body, r.MaxTokens, keep, readResponse)
+}
+
+// serverFailure is a failure the server reported inside a stream: a
+// Responses API response.failed, response.incomplete or error event.
+type serverFailure struct{ Event, Message string }
+
+func (f *serverFailure) Error() string {
 	if f.Message == "" {
 		return f.Event + " event"
 	}
@@ -65,14 +99,14 @@ type responseObject struct {
 	} `json:"usage"`
 }
 
-// ResponsesEvent reads one event of a streamed Responses API answer into the
+// readResponsesEvent reads one event of a streamed Responses API answer into the
 // chat chunk it stands for, so one stream reader measures both: output text
 // and refusal deltas are content, reasoning deltas reasoning, function-call
 // argument deltas tool calls, and the final response's usage the usage.
 // final is true for the event that ends the stream. A failure the server
 // reported is a *ServerFailure; anything else that is no event is an error.
 // name is the SSE event name, used when data has no type.
-func ResponsesEvent(name string, data []byte, c *Chunk) (final bool, err error) {
+func readResponsesEvent(name string, data []byte, c *streamChunk) (final bool, err error) {
 	var ev responsesEvent
 	if err := json.Unmarshal(data, &ev); err != nil {
 		return false, err
@@ -80,7 +114,7 @@ func ResponsesEvent(name string, data []byte, c *Chunk) (final bool, err error) 
 	if ev.Type == "" {
 		ev.Type = name
 	}
-	*c = Chunk{}
+	*c = streamChunk{}
 	switch ev.Type {
 	case "response.output_text.delta", "response.refusal.delta":
 		c.delta().Content = ev.Delta
@@ -97,7 +131,7 @@ func ResponsesEvent(name string, data []byte, c *Chunk) (final bool, err error) 
 		if ev.Code != nil {
 			msg = strings.TrimSpace(fmt.Sprintf("%v: %s", ev.Code, msg))
 		}
-		return false, &ServerFailure{Event: ev.Type, Message: Truncate(msg, maxMessage)}
+		return false, &serverFailure{Event: ev.Type, Message: truncate(msg, maxMessage)}
 	case "response.failed", "response.incomplete", "response.completed":
 		return ev.final(c)
 	}
@@ -107,7 +141,7 @@ func ResponsesEvent(name string, data []byte, c *Chunk) (final bool, err error) 
 // final reads the event that ends the stream. A response cut short by
 // max_output_tokens ends as a chat answer with finish_reason "length" does:
 // that is the length llmprobe asked for, not a failure.
-func (ev *responsesEvent) final(c *Chunk) (bool, error) {
+func (ev *responsesEvent) final(c *streamChunk) (bool, error) {
 	r := ev.Response
 	if r == nil {
 		return false, errors.New(ev.Type + " event without its response")
@@ -122,30 +156,97 @@ func (ev *responsesEvent) final(c *Chunk) (bool, error) {
 		if e := r.Error; e != nil {
 			msg = strings.TrimPrefix(e.Code+": "+e.Message, ": ")
 		}
-		return false, &ServerFailure{Event: ev.Type, Message: Truncate(msg, maxMessage)}
+		return false, &serverFailure{Event: ev.Type, Message: truncate(msg, maxMessage)}
 	case ev.Type == "response.incomplete" && reason != "max_output_tokens":
-		return false, &ServerFailure{Event: ev.Type, Message: "reason " + Truncate(fmt.Sprintf("%q", reason), maxMessage)}
+		return false, &serverFailure{Event: ev.Type, Message: "reason " + truncate(fmt.Sprintf("%q", reason), maxMessage)}
 	}
-	c.Choices = []Choice{{FinishReason: r.Status}}
+	c.Choices = []choice{{FinishReason: r.Status}}
 	if reason != "" {
 		c.Choices[0].FinishReason = r.Status + " (" + reason + ")"
 	}
 	if u := r.Usage; u != nil {
-		c.Usage = &Usage{PromptTokens: u.InputTokens, CompletionTokens: u.OutputTokens}
+		c.Usage = &usage{PromptTokens: u.InputTokens, CompletionTokens: u.OutputTokens}
 		if d := u.OutputTokensDetails; d != nil {
 			c.Usage.ReasoningTokens = d.ReasoningTokens
 		}
 		if d := u.InputTokensDetails; d != nil && d.CachedTokens != nil {
-			c.Usage.PromptTokensDetails = &PromptDetails{CachedTokens: d.CachedTokens}
+			c.Usage.PromptTokensDetails = &promptDetails{CachedTokens: d.CachedTokens}
 		}
 	}
 	return true, nil
 }
 
 // delta is the chunk's one choice's delta, made on first use.
-func (c *Chunk) delta() *Delta {
+func (c *streamChunk) delta() *choiceDelta {
 	if len(c.Choices) == 0 {
-		c.Choices = []Choice{{}}
+		c.Choices = []choice{{}}
 	}
 	return &c.Choices[0].Delta
+}
+
+// responseAnswer is an unstreamed Responses API answer: the response
+// object a stream's response.completed event carries.
+type responseAnswer struct {
+	Output []struct {
+		Type    string `json:"type"`
+		Content []struct {
+			Type    string `json:"type"`
+			Text    string `json:"text"`
+			Refusal string `json:"refusal"`
+		} `json:"content"`
+		Summary []struct {
+			Text string `json:"text"`
+		} `json:"summary"`
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"output"`
+	responseObject
+}
+
+// readResponse reads an unstreamed Responses API answer.
+func readResponse(raw []byte, w *answer) error {
+	var a responseAnswer
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return notJSON(raw, err)
+	}
+	switch a.Status {
+	case "":
+		return &answerProblem{Reason: reasonAnswerNoChoices, Text: "the answer is no response object (no status): " + truncate(string(raw), 64)}
+	case "completed", "incomplete", "failed":
+	default: // queued, in_progress, cancelled: no answer
+		return &answerProblem{Reason: reasonErrorInAnswer, Text: "response status " + truncate(fmt.Sprintf("%q", a.Status), 64)}
+	}
+	var text, reasoning strings.Builder
+	for _, item := range a.Output {
+		switch item.Type {
+		case "message":
+			for _, p := range item.Content {
+				text.WriteString(p.Text + p.Refusal)
+			}
+		case "reasoning":
+			for _, p := range item.Content {
+				reasoning.WriteString(p.Text)
+			}
+			if len(item.Content) == 0 {
+				for _, p := range item.Summary {
+					reasoning.WriteString(p.Text)
+				}
+			}
+		case "function_call":
+			w.ToolCalls = append(w.ToolCalls, wholeToolCall{Name: item.Name, Arguments: item.Arguments})
+		}
+	}
+	w.Content, w.Reasoning = text.String(), reasoning.String()
+	// The stream's final event reads the same response: its status, usage
+	// and failure, with max_output_tokens the length asked for.
+	ev := responsesEvent{Type: "response." + a.Status, Response: &a.responseObject}
+	var c streamChunk
+	if _, err := ev.final(&c); err != nil {
+		return &answerProblem{Reason: reasonErrorInAnswer, Text: truncate(err.Error(), maxMessage)}
+	}
+	if len(c.Choices) > 0 {
+		w.FinishReason = c.Choices[0].FinishReason
+	}
+	w.usage = usageOrNil(c.Usage)
+	return nil
 }

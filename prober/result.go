@@ -1,7 +1,10 @@
 // Package prober measures one request to an OpenAI-compatible inference
-// server by llmprobe's measurement rules: the body it sends in its API's
-// wire format, its answer (streamed or in one body) read and classified,
-// and what the server says it is.
+// server by llmprobe's measurement rules. Each API it speaks (chat,
+// completions, responses, embeddings, rerank) is one file behind one
+// interface, found by the target's `api:`: the body a request sends, how
+// its answer is read, streamed or in one body, and which figures apply.
+// The client, the transport, the stream reader and the measurement are
+// shared; so is what the server says it is.
 package prober
 
 import (

@@ -21,7 +21,7 @@ type streamState struct {
 	chunkAt     []time.Duration // arrival of each output chunk, from t_sched
 	chunkTokens []int           // tokens per output chunk from running usage, when the engine sends it
 	exactCounts bool
-	lastUsage   Usage
+	lastUsage   usage
 	answer      strings.Builder
 	answerLimit int
 	maxChunks   int
@@ -29,7 +29,7 @@ type streamState struct {
 	engineBad   bool // an engine timings object was garbage (logged once)
 	// Output chunks by kind; a chunk with both kinds counts in both.
 	reasoningChunks, answerChunks int
-	tools                         *ToolCalls
+	tools                         *toolCallAssembler
 }
 
 // answerKeep is how much of r's answer is kept: all of it that is checked
@@ -42,9 +42,9 @@ func answerKeep(r Request) int {
 }
 
 func (c *Client) readStream(ctx context.Context, body io.Reader, r Request, res *Result) {
-	st := &streamState{exactCounts: true, answerLimit: answerKeep(r), maxChunks: MaxChunks(r.MaxTokens), tools: NewToolCalls(config.MaxTools)}
+	st := &streamState{exactCounts: true, answerLimit: answerKeep(r), maxChunks: maxChunks(r.MaxTokens), tools: newToolCalls(config.MaxTools)}
 	events := sse.NewReader(body, maxLineBytes)
-	var chunk Chunk
+	var chunk streamChunk
 	var reason string
 	var streamErr error
 	for {
@@ -96,8 +96,8 @@ func (c *Client) readStream(ctx context.Context, body io.Reader, r Request, res 
 		res.fail(OutcomeCancelled, phaseStream, transport.ReasonCancelled, streamErr.Error())
 	case streamErr != nil:
 		res.fail(OutcomeStreamError, phaseStream, reason, streamErr.Error())
-	case !st.done && c.target.API == config.APIResponses:
-		res.fail(OutcomeStreamError, phaseStream, reasonNoFinish, "stream ended without response.completed")
+	case !st.done && c.api.traits().final != "":
+		res.fail(OutcomeStreamError, phaseStream, reasonNoFinish, "stream ended without "+c.api.traits().final)
 	case !st.done && res.FinishReason == "":
 		res.fail(OutcomeStreamError, phaseStream, reasonNoFinish, "stream ended with neither finish_reason nor [DONE]")
 	case res.OutputChunks == 0:
@@ -112,38 +112,16 @@ func (c *Client) readStream(ctx context.Context, body io.Reader, r Request, res 
 	}
 }
 
-// decode reads one event into chunk; done is true for the event that ends
-// the stream. An error comes with its reason.
-func (c *Client) decode(ev sse.Event, chunk *Chunk) (done bool, reason string, err error) {
-	*chunk = Chunk{}
-	if c.target.API == config.APIResponses {
-		done, err := ResponsesEvent(ev.Name, ev.Data, chunk)
-		var failure *ServerFailure
-		switch {
-		case errors.As(err, &failure):
-			return false, reasonErrorInStream, err
-		case err != nil:
-			return false, reasonMalformed, fmt.Errorf("malformed event: %v: %s", err, Truncate(string(ev.Data), 128))
-		}
-		return done, "", nil
-	}
-	if ev.Name == "error" {
-		return false, reasonErrorInStream, fmt.Errorf("error event: %s", Truncate(string(ev.Data), 256))
-	}
-	if bytes.Equal(bytes.TrimSpace(ev.Data), []byte("[DONE]")) {
-		return true, "", nil
-	}
-	if err := json.Unmarshal(ev.Data, chunk); err != nil {
-		return false, reasonMalformed, fmt.Errorf("malformed chunk: %v: %s", err, Truncate(string(ev.Data), 128))
-	}
-	if len(chunk.Error) > 0 && !bytes.Equal(chunk.Error, []byte("null")) {
-		return false, reasonErrorInStream, fmt.Errorf("error in stream: %s", Truncate(string(chunk.Error), 256))
-	}
-	return false, "", nil
+// decode reads one event into chunk, as the target's API writes its
+// events; done is true for the event that ends the stream. An error comes
+// with its reason.
+func (c *Client) decode(ev sse.Event, chunk *streamChunk) (done bool, reason string, err error) {
+	*chunk = streamChunk{}
+	return c.api.event(ev, chunk)
 }
 
 // observe takes one parsed chunk that arrived at offset at.
-func (st *streamState) observe(chunk *Chunk, at time.Duration, res *Result) {
+func (st *streamState) observe(chunk *streamChunk, at time.Duration, res *Result) {
 	prevCompletion := st.lastUsage.CompletionTokens
 	if u := chunk.Usage; u != nil && (u.CompletionTokens > 0 || u.PromptTokens > 0) {
 		// Zeroed usage objects (Ollama sends one on every chunk) say nothing.
@@ -168,7 +146,7 @@ func (st *streamState) observe(chunk *Chunk, at time.Duration, res *Result) {
 		st.keepAnswer(ch.Text)
 		st.keepAnswer(d.Content)
 		if ch.FinishReason != "" {
-			res.FinishReason = Truncate(ch.FinishReason, 32)
+			res.FinishReason = truncate(ch.FinishReason, 32)
 		}
 	}
 	st.tools.Add(chunk.ToolItems...)
@@ -205,11 +183,11 @@ func (st *streamState) observe(chunk *Chunk, at time.Duration, res *Result) {
 
 // engineTimings keeps the last timings object the engine sent; one that is
 // garbage is logged once and leaves what was read before.
-func (st *streamState) engineTimings(chunk *Chunk, res *Result) {
+func (st *streamState) engineTimings(chunk *streamChunk, res *Result) {
 	for _, o := range []struct {
 		raw   json.RawMessage
 		parse func(json.RawMessage) (*EngineTimings, error)
-	}{{chunk.Metrics, ParseVLLMMetrics}, {chunk.Timings, ParseLlamaTimings}} {
+	}{{chunk.Metrics, parseVLLMMetrics}, {chunk.Timings, parseLlamaTimings}} {
 		if len(o.raw) == 0 || bytes.Equal(bytes.TrimSpace(o.raw), []byte("null")) {
 			continue
 		}
@@ -232,7 +210,7 @@ func (st *streamState) keepAnswer(s string) {
 	if s == "" || st.answer.Len() >= limit {
 		return
 	}
-	st.answer.WriteString(Truncate(s, limit-st.answer.Len()))
+	st.answer.WriteString(truncate(s, limit-st.answer.Len()))
 }
 
 // finish derives token counts, TPOT and per-token ITL once the stream ended.
@@ -241,7 +219,7 @@ func (st *streamState) finish(res *Result) {
 	res.Answer, res.answerLimit = st.answer.String(), st.answerLimit
 	res.ToolCalls = st.tools.Calls()
 	for _, tc := range res.ToolCalls {
-		res.logf("tool call %s: %d bytes of arguments: %s", Truncate(tc.Name, 64), len(tc.Arguments), Truncate(tc.Arguments, 160))
+		res.logf("tool call %s: %d bytes of arguments: %s", truncate(tc.Name, 64), len(tc.Arguments), truncate(tc.Arguments, 160))
 	}
 	if t := st.tools; t.Dropped+t.Unread > 0 {
 		res.logf("tool calls: %d past the %d kept, %d deltas that were no JSON object", t.Dropped, config.MaxTools, t.Unread)
@@ -269,7 +247,7 @@ func (st *streamState) finish(res *Result) {
 	if res.OutputTokens > 1 {
 		res.TPOT = (res.E2E - res.TTFT) / time.Duration(res.OutputTokens-1)
 	}
-	res.ITL = PerTokenITL(st.chunkAt, st.chunkTokens, st.exactCounts, res.OutputTokens)
+	res.ITL = perTokenITL(st.chunkAt, st.chunkTokens, st.exactCounts, res.OutputTokens)
 	for i := 1; i < len(st.chunkAt); i++ {
 		res.MaxGap = max(res.MaxGap, st.chunkAt[i]-st.chunkAt[i-1])
 	}

@@ -7,11 +7,11 @@ import (
 )
 
 // structuredFields sets a scenario's tools, tool_choice and response format
-// on body in the API's shape: chat's as the scenario writes them; the
-// Responses API's flat function tools, {type: function, name} choice, and
-// the format as text.format beside whatever else extra_body's text holds.
-func structuredFields(body map[string]any, api config.API, s *config.Structured) {
-	responses := api == config.APIResponses
+// on body: chat's shape as the scenario writes them, or flat, the Responses
+// API's: flat function tools, {type: function, name} choice, and the
+// format as text.format beside whatever else extra_body's text holds.
+func structuredFields(body map[string]any, s *config.Structured, flat bool) {
+	responses := flat
 	if len(s.Tools) > 0 {
 		tools := make([]map[string]any, len(s.Tools))
 		for i, t := range s.Tools {

@@ -28,9 +28,9 @@ const (
 	engineOllama   = "ollama"
 	engineTRTLLM   = "trtllm"
 	engineNIM      = "nim"
-	// EngineTEI is Hugging Face's text-embeddings-inference: it lists no
+	// engineTEI is Hugging Face's text-embeddings-inference: it lists no
 	// /v1/models, names its model in /info, and ranks on its own /rerank.
-	EngineTEI     = "tei"
+	engineTEI     = "tei"
 	engineSim     = "llmprobe-sim"
 	engineUnknown = "unknown"
 )
@@ -52,8 +52,8 @@ type Info struct {
 	ModelsStatus int
 }
 
-// InfoServer is one target as targetinfo asks it.
-type InfoServer struct {
+// infoServer is one target as targetinfo asks it.
+type infoServer struct {
 	// HTTP is the target's client: its TLS, proxy and credentials.
 	HTTP *http.Client
 	// Base is the server's root, without /v1.
@@ -64,15 +64,15 @@ type InfoServer struct {
 
 const maxInfoBody = 1 << 20
 
-// InfoStatusError is an info endpoint answering with a status other than 200.
-type InfoStatusError struct {
+// infoStatusError is an info endpoint answering with a status other than 200.
+type infoStatusError struct {
 	Path   string
 	Status int
 	// Excerpt is the server's message, masked and bounded.
 	Excerpt string
 }
 
-func (e *InfoStatusError) Error() string {
+func (e *infoStatusError) Error() string {
 	msg := fmt.Sprintf("GET %s: HTTP %d %s", e.Path, e.Status, http.StatusText(e.Status))
 	if e.Excerpt != "" {
 		msg += ": " + e.Excerpt
@@ -81,17 +81,17 @@ func (e *InfoStatusError) Error() string {
 }
 
 // Models reads /v1/models: the ids it lists (at most 16, sanitised).
-func (s InfoServer) Models(ctx context.Context) ([]string, error) {
+func (s infoServer) Models(ctx context.Context) ([]string, error) {
 	models, _, _, err := s.listModels(ctx)
 	return models, err
 }
 
-func (s InfoServer) listModels(ctx context.Context) (models []string, ownedBy string, hdr http.Header, err error) {
-	var list ModelList
+func (s infoServer) listModels(ctx context.Context) (models []string, ownedBy string, hdr http.Header, err error) {
+	var list modelList
 	hdr, err = s.getJSON(ctx, "/v1/models", &list)
-	if se, ok := errors.AsType[*InfoStatusError](err); ok && se.Status == http.StatusNotFound {
+	if se, ok := errors.AsType[*infoStatusError](err); ok && se.Status == http.StatusNotFound {
 		if tei, teiHdr, teiErr := s.readTEI(ctx); teiErr == nil {
-			return []string{tei.ModelID}, EngineTEI, teiHdr, nil
+			return []string{tei.ModelID}, engineTEI, teiHdr, nil
 		}
 	}
 	for _, m := range list.Data {
@@ -108,11 +108,11 @@ func (s InfoServer) listModels(ctx context.Context) (models []string, ownedBy st
 // Read reads /v1/models and the engine's version endpoint. When
 // /v1/models fails, the Info it returns holds only why (ModelsError and
 // ModelsStatus), for the caller to set beside what it knew.
-func (s InfoServer) Read(ctx context.Context) Info {
+func (s infoServer) Read(ctx context.Context) Info {
 	models, ownedBy, hdr, err := s.listModels(ctx)
 	if err != nil {
 		failed := Info{ModelsError: s.Redact.String(err.Error())}
-		if se, ok := errors.AsType[*InfoStatusError](err); ok {
+		if se, ok := errors.AsType[*infoStatusError](err); ok {
 			failed.ModelsStatus = se.Status
 		}
 		return failed
@@ -122,8 +122,8 @@ func (s InfoServer) Read(ctx context.Context) Info {
 		info.Server = sanitizeLabel(hdr.Get("Server"), 64)
 	}
 	info.Engine = detectEngine(ownedBy, info.Server)
-	if ownedBy == EngineTEI { // read from its /info already, for want of /v1/models
-		info.Engine = EngineTEI
+	if ownedBy == engineTEI { // read from its /info already, for want of /v1/models
+		info.Engine = engineTEI
 	}
 	info.EngineVersion = s.engineVersion(ctx, &info)
 	// What the target says becomes labels and page text: it may echo a secret.
@@ -136,7 +136,7 @@ func (s InfoServer) Read(ctx context.Context) Info {
 
 // engineVersion asks the engine's version endpoint (the likely one first for
 // an unknown engine) and falls back to the Server header's "name/version".
-func (s InfoServer) engineVersion(ctx context.Context, info *Info) string {
+func (s infoServer) engineVersion(ctx context.Context, info *Info) string {
 	for _, path := range versionPaths(info.Engine) {
 		var v struct {
 			Version   string `json:"version"`
@@ -181,7 +181,7 @@ func versionPaths(engine string) []string {
 		return []string{"/info"}
 	case engineSGLang:
 		return []string{"/get_server_info", "/version"}
-	case EngineTEI:
+	case engineTEI:
 		return []string{"/info"}
 	case engineLlamaCPP:
 		return []string{"/props"}
@@ -215,7 +215,7 @@ func detectEngine(ownedBy, server string) string {
 	return engineUnknown
 }
 
-func (s InfoServer) getJSON(ctx context.Context, path string, v any) (http.Header, error) {
+func (s infoServer) getJSON(ctx context.Context, path string, v any) (http.Header, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.Base+path, nil)
 	if err != nil {
 		return nil, err
@@ -227,9 +227,9 @@ func (s InfoServer) getJSON(ctx context.Context, path string, v any) (http.Heade
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		msg, _ := ReadError(resp.Body, s.Redact)
+		msg, _ := readError(resp.Body, s.Redact)
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxInfoBody))
-		return resp.Header, &InfoStatusError{Path: path, Status: resp.StatusCode, Excerpt: msg}
+		return resp.Header, &infoStatusError{Path: path, Status: resp.StatusCode, Excerpt: msg}
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, maxInfoBody)).Decode(v); err != nil {
 		return resp.Header, fmt.Errorf("GET %s: %w", path, err)
@@ -247,7 +247,7 @@ type teiInfo struct {
 
 // readTEI reads /info of a server that lists no /v1/models, and says
 // whether it is TEI's.
-func (s InfoServer) readTEI(ctx context.Context) (teiInfo, http.Header, error) {
+func (s infoServer) readTEI(ctx context.Context) (teiInfo, http.Header, error) {
 	var v teiInfo
 	hdr, err := s.getJSON(ctx, "/info", &v)
 	if err == nil {

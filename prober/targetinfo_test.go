@@ -12,8 +12,8 @@ import (
 	"github.com/llmprobe/llmprobe/sim"
 )
 
-func serverAt(url string) InfoServer {
-	return InfoServer{HTTP: http.DefaultClient, Base: url, Redact: redact.New()}
+func serverAt(url string) infoServer {
+	return infoServer{HTTP: http.DefaultClient, Base: url, Redact: redact.New()}
 }
 
 // Each engine's version endpoint, asked first for the engine owned_by names.
@@ -89,13 +89,13 @@ func TestTEIFromInfo(t *testing.T) {
 	t.Run("sim", func(t *testing.T) {
 		srv, _ := testkit.StartSim(t, func(c *sim.Config) { c.Engine, c.Version = sim.EngineTEI, "1.8.2" })
 		info := serverAt(srv.URL).Read(t.Context())
-		if info.Engine != EngineTEI || info.EngineVersion != "1.8.2" || len(info.Models) != 1 || info.Models[0] != "m" || info.Confirmed.IsZero() {
+		if info.Engine != engineTEI || info.EngineVersion != "1.8.2" || len(info.Models) != 1 || info.Models[0] != "m" || info.Confirmed.IsZero() {
 			t.Errorf("info %+v, want tei 1.8.2 serving m", info)
 		}
 	})
 	for _, tc := range []struct{ name, info, engine string }{
 		// TEI 1.8's /info as its router serialises it.
-		{"tei", `{"model_id":"BAAI/bge-reranker-v2-m3","model_sha":null,"model_dtype":"float16","model_type":{"reranker":{"id2label":{"0":"LABEL_0"},"label2id":{"LABEL_0":0}}},"max_concurrent_requests":512,"max_input_length":8192,"max_batch_tokens":16384,"max_batch_requests":null,"max_client_batch_size":32,"auto_truncate":false,"tokenization_workers":8,"version":"1.8.0","sha":"abc","docker_label":null}`, EngineTEI},
+		{"tei", `{"model_id":"BAAI/bge-reranker-v2-m3","model_sha":null,"model_dtype":"float16","model_type":{"reranker":{"id2label":{"0":"LABEL_0"},"label2id":{"LABEL_0":0}}},"max_concurrent_requests":512,"max_input_length":8192,"max_batch_tokens":16384,"max_batch_requests":null,"max_client_batch_size":32,"auto_truncate":false,"tokenization_workers":8,"version":"1.8.0","sha":"abc","docker_label":null}`, engineTEI},
 		{"tgi", `{"model_id":"m","router":"text-generation-router","version":"3.3.6"}`, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

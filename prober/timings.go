@@ -41,7 +41,7 @@ func parseEngineMillis(obj map[string]json.RawMessage, key string) (time.Duratio
 	}
 	var ms float64
 	if err := json.Unmarshal(raw, &ms); err != nil {
-		return 0, false, fmt.Errorf("%s is not a number: %s", key, Truncate(string(raw), 32))
+		return 0, false, fmt.Errorf("%s is not a number: %s", key, truncate(string(raw), 32))
 	}
 	if math.IsNaN(ms) || ms < 0 || ms > maxEngineMillis {
 		return 0, false, fmt.Errorf("%s %v ms is out of range [0, %d]", key, ms, maxEngineMillis)
@@ -49,11 +49,11 @@ func parseEngineMillis(obj map[string]json.RawMessage, key string) (time.Duratio
 	return time.Duration(ms * float64(time.Millisecond)), true, nil
 }
 
-// ParseVLLMMetrics reads vLLM's per-request `metrics` object.
-func ParseVLLMMetrics(raw json.RawMessage) (*EngineTimings, error) {
+// parseVLLMMetrics reads vLLM's per-request `metrics` object.
+func parseVLLMMetrics(raw json.RawMessage) (*EngineTimings, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
-		return nil, fmt.Errorf("metrics is not an object: %s", Truncate(string(raw), 64))
+		return nil, fmt.Errorf("metrics is not an object: %s", truncate(string(raw), 64))
 	}
 	t := &EngineTimings{Source: TimingsVLLM, CachedPromptTokens: -1}
 	var err error
@@ -71,11 +71,11 @@ func ParseVLLMMetrics(raw json.RawMessage) (*EngineTimings, error) {
 	return t, joinErrs(errs)
 }
 
-// ParseLlamaTimings reads llama.cpp server's `timings` object.
-func ParseLlamaTimings(raw json.RawMessage) (*EngineTimings, error) {
+// parseLlamaTimings reads llama.cpp server's `timings` object.
+func parseLlamaTimings(raw json.RawMessage) (*EngineTimings, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
-		return nil, fmt.Errorf("timings is not an object: %s", Truncate(string(raw), 64))
+		return nil, fmt.Errorf("timings is not an object: %s", truncate(string(raw), 64))
 	}
 	t := &EngineTimings{Source: TimingsLlamaCPP, CachedPromptTokens: -1}
 	var err error

@@ -14,9 +14,9 @@ import (
 // maxNameBytes bounds one call's name.
 const maxNameBytes = 128
 
-// ToolCalls builds an answer's calls from their deltas, in the order each
+// toolCallAssembler builds an answer's calls from their deltas, in the order each
 // call first appeared. Its zero value is not ready: use New.
-type ToolCalls struct {
+type toolCallAssembler struct {
 	calls    []quality.ToolCall
 	keys     []int // each call's index (chat) or output_index (Responses)
 	maxCalls int
@@ -25,8 +25,8 @@ type ToolCalls struct {
 	Dropped, Unread int
 }
 
-// NewToolCalls is an Assembler that keeps at most maxCalls calls.
-func NewToolCalls(maxCalls int) *ToolCalls { return &ToolCalls{maxCalls: maxCalls} }
+// newToolCalls is an Assembler that keeps at most maxCalls calls.
+func newToolCalls(maxCalls int) *toolCallAssembler { return &toolCallAssembler{maxCalls: maxCalls} }
 
 // delta is every shape Add reads, decoded once: a chat tool_calls element
 // or a Responses API event.
@@ -54,7 +54,7 @@ type delta struct {
 // arguments (an event's done) replace the pieces read before. A delta
 // that is no JSON object counts in Unread. carried reports whether any
 // delta carried a name or a piece of arguments: an empty one is no token.
-func (a *ToolCalls) Add(raws ...json.RawMessage) (carried bool) {
+func (a *toolCallAssembler) Add(raws ...json.RawMessage) (carried bool) {
 	for _, raw := range raws {
 		var d delta
 		if err := json.Unmarshal(raw, &d); err != nil {
@@ -67,7 +67,7 @@ func (a *ToolCalls) Add(raws ...json.RawMessage) (carried bool) {
 	return carried
 }
 
-func (a *ToolCalls) add(d *delta) {
+func (a *toolCallAssembler) add(d *delta) {
 	switch d.Type {
 	case "response.output_item.added", "response.output_item.done":
 		if it := d.Item; it != nil && it.Type == "function_call" {
@@ -110,7 +110,7 @@ func (a *ToolCalls) add(d *delta) {
 
 // call is the call of key, a new one when there is none yet: nil past
 // maxCalls.
-func (a *ToolCalls) call(key int) *quality.ToolCall {
+func (a *toolCallAssembler) call(key int) *quality.ToolCall {
 	for i, k := range a.keys {
 		if k == key {
 			return &a.calls[i]
@@ -127,14 +127,14 @@ func (a *ToolCalls) call(key int) *quality.ToolCall {
 
 // name sets c's name from a delta: the first one, a repeat of it ignored,
 // anything else appended (a name streamed in pieces).
-func (a *ToolCalls) name(c *quality.ToolCall, name string) {
+func (a *toolCallAssembler) name(c *quality.ToolCall, name string) {
 	if name == "" || name == c.Name {
 		return
 	}
 	c.Name = cut(c.Name+name, maxNameBytes)
 }
 
-func (a *ToolCalls) append(c *quality.ToolCall, s string) {
+func (a *toolCallAssembler) append(c *quality.ToolCall, s string) {
 	room := quality.MaxArgumentBytes - a.bytes
 	if len(s) > room {
 		s, c.Cut = cut(s, room), true
@@ -143,14 +143,14 @@ func (a *ToolCalls) append(c *quality.ToolCall, s string) {
 	a.bytes += len(s)
 }
 
-func (a *ToolCalls) set(c *quality.ToolCall, s string) {
+func (a *toolCallAssembler) set(c *quality.ToolCall, s string) {
 	a.bytes -= len(c.Arguments)
 	c.Arguments, c.Cut = "", false
 	a.append(c, s)
 }
 
 // Calls returns the calls assembled so far.
-func (a *ToolCalls) Calls() []quality.ToolCall { return a.calls }
+func (a *toolCallAssembler) Calls() []quality.ToolCall { return a.calls }
 
 // cut is s in at most n bytes, not splitting a UTF-8 sequence.
 func cut(s string, n int) string {

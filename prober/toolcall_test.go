@@ -56,7 +56,7 @@ func TestAssemble(t *testing.T) {
 			`{"type":"response.output_item.added","output_index":0,"item":{"type":"reasoning"}}`,
 		}, []quality.ToolCall{{Name: "get_weather", Arguments: `{"city":"Paris"}`}}},
 	} {
-		a := NewToolCalls(8)
+		a := newToolCalls(8)
 		a.Add(raws(tc.deltas...)...)
 		if got := a.Calls(); !reflect.DeepEqual(got, tc.want) || a.Dropped != 0 || a.Unread != 0 {
 			t.Errorf("%s: %+v (dropped %d, unread %d), want %+v", tc.name, got, a.Dropped, a.Unread, tc.want)
@@ -68,7 +68,7 @@ func TestAssemble(t *testing.T) {
 // counted, not kept; arguments past quality.MaxArgumentBytes (all calls together)
 // and a name past its bound are cut; a delta that is no object is counted.
 func TestAssembleBounds(t *testing.T) {
-	a := NewToolCalls(2)
+	a := newToolCalls(2)
 	for i := range 3 {
 		a.Add(json.RawMessage(`{"index":` + string(rune('0'+i)) + `,"function":{"name":"f","arguments":"{}"}}`))
 	}
@@ -76,7 +76,7 @@ func TestAssembleBounds(t *testing.T) {
 		t.Errorf("%d calls, %d dropped; want 2 and 1", len(a.Calls()), a.Dropped)
 	}
 
-	a = NewToolCalls(2)
+	a = newToolCalls(2)
 	piece, _ := json.Marshal(strings.Repeat("é", 1000)) // 2,000 bytes
 	for range quality.MaxArgumentBytes/2000 + 2 {
 		a.Add(json.RawMessage(`{"index":0,"function":{"arguments":` + string(piece) + `}}`))
