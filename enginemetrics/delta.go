@@ -313,40 +313,12 @@ func (f family) figure(metric string, before, after *Page, model string) Figure 
 		return out
 	}
 	bm, _ := selected(before.families[s.name], s, f.modelLabel, model)
-	prev := map[string]*dto.Metric{}
-	for _, m := range bm {
-		prev[labelKey(m)] = m
+	d, ok := deltaOf(am, bm)
+	if !ok {
+		out.NA = s.String() + ": its series have different buckets; they cannot be added"
+		return out
 	}
-	var count, sum float64
-	var les []float64
-	var cum []float64
-	for _, m := range am {
-		p := prev[labelKey(m)] // absent: the series is new, it counted from 0
-		if m.Summary != nil {
-			count += float64(m.Summary.GetSampleCount()) - float64(p.GetSummary().GetSampleCount())
-			sum += m.Summary.GetSampleSum() - p.GetSummary().GetSampleSum()
-			continue
-		}
-		h := m.GetHistogram()
-		count += float64(h.GetSampleCount()) - float64(p.GetHistogram().GetSampleCount())
-		sum += h.GetSampleSum() - p.GetHistogram().GetSampleSum()
-		bl, bc := buckets(h)
-		pl, pc := buckets(p.GetHistogram())
-		if les == nil {
-			les, cum = bl, make([]float64, len(bl))
-		}
-		if !slices.Equal(les, bl) {
-			out.NA = s.String() + ": its series have different buckets; they cannot be added"
-			return out
-		}
-		for i, le := range bl {
-			base := 0.0
-			if j := slices.Index(pl, le); j >= 0 {
-				base = pc[j]
-			}
-			cum[i] += bc[i] - base
-		}
-	}
+	count, sum, les, cum := d.count, d.sum, d.les, d.cum
 	if count < 0 {
 		out.NA = ErrRestarted
 		return out
@@ -372,6 +344,51 @@ func (f family) figure(metric string, before, after *Page, model string) Figure 
 		}
 	}
 	return out
+}
+
+// histogramDelta is what a family's series counted between two pages:
+// observations, their sum, and the cumulative count of each bucket (none
+// for a summary).
+type histogramDelta struct {
+	count, sum float64
+	les, cum   []float64
+}
+
+// deltaOf adds up the series after, less each one's value in before (a
+// series absent there is new: it counted from 0); ok is false when the
+// series' buckets differ, so they cannot be added.
+func deltaOf(after, before []*dto.Metric) (d histogramDelta, ok bool) {
+	prev := map[string]*dto.Metric{}
+	for _, m := range before {
+		prev[labelKey(m)] = m
+	}
+	for _, m := range after {
+		p := prev[labelKey(m)]
+		if m.Summary != nil {
+			d.count += float64(m.Summary.GetSampleCount()) - float64(p.GetSummary().GetSampleCount())
+			d.sum += m.Summary.GetSampleSum() - p.GetSummary().GetSampleSum()
+			continue
+		}
+		h := m.GetHistogram()
+		d.count += float64(h.GetSampleCount()) - float64(p.GetHistogram().GetSampleCount())
+		d.sum += h.GetSampleSum() - p.GetHistogram().GetSampleSum()
+		bl, bc := buckets(h)
+		pl, pc := buckets(p.GetHistogram())
+		if d.les == nil {
+			d.les, d.cum = bl, make([]float64, len(bl))
+		}
+		if !slices.Equal(d.les, bl) {
+			return d, false
+		}
+		for i, le := range bl {
+			base := 0.0
+			if j := slices.Index(pl, le); j >= 0 {
+				base = pc[j]
+			}
+			d.cum[i] += bc[i] - base
+		}
+	}
+	return d, true
 }
 
 func quoteAll(xs []string) []string {

@@ -72,40 +72,49 @@ func (e *Engine) Handler() http.Handler {
 	})
 }
 
-func (e *Engine) serveGenerate(w http.ResponseWriter, r *http.Request, api endpoint) {
-	chat := api != apiCompletions
+// readGenerate reads a generation request of api and what it costs: its
+// prompt's tokens and the answer's; false when it was refused, as an
+// engine refuses it (the answer is written). With truth stamps, receipt
+// gets the moment the request was read.
+func (e *Engine) readGenerate(w http.ResponseWriter, r *http.Request, api endpoint, receipt *Receipt) (req *request.Generate, prompt, maxTokens int, ok bool) {
 	req, err := request.Read(w, r.Body, api == apiChat, api == apiResponses)
+	if e.truth != nil {
+		*receipt = ReceiptOf(r)
+	}
 	switch {
 	case errors.Is(err, request.ErrTooLarge):
 		apiError(w, http.StatusRequestEntityTooLarge, "BadRequestError", err.Error())
-		return
+		return nil, 0, 0, false
 	case err != nil:
 		apiError(w, http.StatusBadRequest, "BadRequestError", err.Error())
-		return
-	}
-	var receipt Receipt
-	if e.truth != nil {
-		receipt = ReceiptOf(r)
+		return nil, 0, 0, false
 	}
 	if req.Model == "" {
 		apiError(w, http.StatusBadRequest, "BadRequestError", "model is required")
-		return
+		return nil, 0, 0, false
 	}
 	if req.Model != e.cfg.Model {
 		apiError(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("The model `%s` does not exist.", req.Model))
-		return
+		return nil, 0, 0, false
 	}
-	prompt, err := req.PromptTokens(e.cfg.ImagePatch)
-	if err != nil {
+	if prompt, err = req.PromptTokens(e.cfg.ImagePatch); err != nil {
 		apiError(w, http.StatusBadRequest, "BadRequestError", err.Error())
-		return
+		return nil, 0, 0, false
 	}
-	maxTokens := req.AnswerTokens(e.cfg.DefaultMaxTokens)
-	if maxTokens < 1 {
+	if maxTokens = req.AnswerTokens(e.cfg.DefaultMaxTokens); maxTokens < 1 {
 		apiError(w, http.StatusBadRequest, "BadRequestError", "max_tokens must be at least 1")
+		return nil, 0, 0, false
+	}
+	return req, prompt, maxTokens, true
+}
+
+func (e *Engine) serveGenerate(w http.ResponseWriter, r *http.Request, api endpoint) {
+	chat := api != apiCompletions
+	var receipt Receipt
+	req, prompt, maxTokens, ok := e.readGenerate(w, r, api, &receipt)
+	if !ok {
 		return
 	}
-
 	answer, stop := e.goldenAnswer(req, maxTokens)
 	if answer != nil {
 		maxTokens = len(answer)
