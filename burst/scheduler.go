@@ -15,6 +15,7 @@ import (
 	"github.com/llmprobe/llmprobe/burst/plan"
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/lib/figure"
+	"github.com/llmprobe/llmprobe/lib/reconcile"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
 )
@@ -26,11 +27,10 @@ type Scheduler struct {
 	runner  Runner
 	watcher Watcher
 
+	loops *reconcile.Set[string, *burstLoop]
+
 	mu      sync.Mutex
-	ctx     context.Context
-	running map[string]*burstLoop
 	watches map[string]*engineWatch // by burst name: bursts with on_engine_change
-	wg      sync.WaitGroup
 
 	// clock and run are time and Runner.Run; tests drive their own.
 	clock timer
@@ -66,11 +66,18 @@ type Watcher interface {
 	Skipped(burst string, starts int)
 }
 
+// burstLoop is what one burst's loop runs with.
 type burstLoop struct {
 	burst     config.Burst
 	client    *prober.Client
 	scenarios []config.Scenario
-	cancel    context.CancelCauseFunc
+	watch     *engineWatch // with on_engine_change
+}
+
+// same: a loop keeps running only if its burst, its target's client and
+// its scenarios are all unchanged.
+func (l *burstLoop) same(o *burstLoop) bool {
+	return l.client == o.client && config.Equal(l.burst, o.burst) && config.Equal(l.scenarios, o.scenarios)
 }
 
 // Why a scheduled burst stops early; its report says so.
@@ -82,8 +89,12 @@ var (
 // NewScheduler returns a scheduler whose loops live until ctx ends. Each run
 // uses runner with the burst's target client.
 func NewScheduler(ctx context.Context, logger log.Logger, runner Runner, watcher Watcher) *Scheduler {
-	return &Scheduler{ctx: ctx, logger: logger, runner: runner, watcher: watcher, running: map[string]*burstLoop{}, watches: map[string]*engineWatch{},
+	s := &Scheduler{logger: logger, runner: runner, watcher: watcher, watches: map[string]*engineWatch{},
 		clock: wallClock{}, run: Runner.Run}
+	s.loops = reconcile.New(ctx, (*burstLoop).same, func(ctx context.Context, _ string, l *burstLoop) {
+		s.loop(ctx, l.burst, l.client, l.scenarios, l.watch)
+	})
+	return s
 }
 
 // Apply restarts loops whose burst changed and stops removed ones; a run in
@@ -101,44 +112,20 @@ func (s *Scheduler) Apply(cfg *config.Config, clients map[string]*prober.Client)
 		if client == nil {
 			continue
 		}
-		want[b.Name] = &burstLoop{burst: b, client: client, scenarios: cfg.ScenariosOf(b)}
+		want[b.Name] = &burstLoop{burst: b, client: client, scenarios: cfg.ScenariosOf(b), watch: s.watches[b.Name]}
 	}
-	// A loop keeps running only if its burst, its target's client and its
-	// scenarios are all unchanged.
-	for name, old := range s.running {
-		if nw, ok := want[name]; ok && old.client == nw.client && config.Equal(old.burst, nw.burst) && config.Equal(old.scenarios, nw.scenarios) {
-			delete(want, name)
-			continue
-		}
-		old.cancel(errReloaded)
-		delete(s.running, name)
-	}
-	for name, l := range want {
-		ctx, cancel := context.WithCancelCause(s.ctx)
-		l.cancel = cancel
-		s.running[name] = l
-		s.wg.Add(1)
-		watch := s.watches[name]
-		go func() {
-			defer s.wg.Done()
-			s.loop(ctx, l.burst, l.client, l.scenarios, watch)
-		}()
-	}
+	s.loops.Apply(want, errReloaded)
 }
 
 // Stop ends every loop; runs in progress stop, and their reports are saved
 // before it returns.
 func (s *Scheduler) Stop() {
 	s.mu.Lock()
-	for name, l := range s.running {
-		l.cancel(errStopping)
-		delete(s.running, name)
-	}
 	for _, w := range s.watches {
 		w.stop()
 	}
 	s.mu.Unlock()
-	s.wg.Wait()
+	s.loops.Stop(errStopping)
 }
 
 // loop runs b on its schedule and, with a watch, when its target's engine

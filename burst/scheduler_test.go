@@ -41,23 +41,23 @@ func TestBurstSchedulerApply(t *testing.T) {
 
 	cfg := schedulerConfig(t, "http://127.0.0.1:1", "1h")
 	s.Apply(cfg, targets.Apply(context.Background(), cfg))
-	first := s.running["b"]
-	if first == nil || s.running["manual"] != nil {
-		t.Fatalf("running loops: %v", s.running)
+	first := s.loops.Running()["b"]
+	if first == nil || s.loops.Running()["manual"] != nil {
+		t.Fatalf("running loops: %v", s.loops.Running())
 	}
 	s.Apply(cfg, targets.Apply(context.Background(), cfg))
-	if s.running["b"] != first {
+	if s.loops.Running()["b"] != first {
 		t.Error("an unchanged burst was restarted")
 	}
 	changed := schedulerConfig(t, "http://127.0.0.1:1", "2h")
 	s.Apply(changed, targets.Apply(context.Background(), changed))
-	second := s.running["b"]
+	second := s.loops.Running()["b"]
 	if second == first {
 		t.Error("a changed schedule kept the old loop")
 	}
 	moved := schedulerConfig(t, "http://127.0.0.1:2", "2h")
 	s.Apply(moved, targets.Apply(context.Background(), moved))
-	if s.running["b"] == second {
+	if s.loops.Running()["b"] == second {
 		t.Error("a new target URL kept the loop with the old client")
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/lib/clock"
+	"github.com/llmprobe/llmprobe/lib/reconcile"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/prompt"
 )
@@ -26,14 +27,10 @@ import (
 // and each request runs in its own goroutine, so a slow or dead target
 // delays nothing.
 type Scheduler struct {
-	logger   log.Logger
-	observer prober.Observer
-	inFlight prober.InFlight
-
-	mu        sync.Mutex
-	ctx       context.Context
-	schedules map[scheduleKey]*schedule
-	wg        sync.WaitGroup
+	logger    log.Logger
+	observer  prober.Observer
+	inFlight  prober.InFlight
+	schedules *reconcile.Set[scheduleKey, *schedule]
 }
 
 type scheduleKey struct{ target, scenario string }
@@ -43,20 +40,18 @@ type schedule struct {
 	scenario config.Scenario
 	interval time.Duration
 	jitter   time.Duration
-	cancel   context.CancelFunc
-	done     chan struct{}
 }
 
 // NewScheduler returns a Scheduler whose schedules live until ctx ends.
 func NewScheduler(ctx context.Context, logger log.Logger, observer prober.Observer, inFlight prober.InFlight) *Scheduler {
-	return &Scheduler{ctx: ctx, logger: logger, observer: observer, inFlight: inFlight, schedules: map[scheduleKey]*schedule{}}
+	c := &Scheduler{logger: logger, observer: observer, inFlight: inFlight}
+	c.schedules = reconcile.New(ctx, (*schedule).same, func(ctx context.Context, _ scheduleKey, s *schedule) { c.run(ctx, s) })
+	return c
 }
 
 // Apply brings the schedules in line with cfg: removed pairs stop, new ones
 // start, changed ones restart; unchanged ones keep their rhythm.
 func (c *Scheduler) Apply(cfg *config.Config, clients map[string]*prober.Client) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	want := map[scheduleKey]*schedule{}
 	for _, p := range cfg.CanaryPairs() {
 		if clients[p.Target] == nil {
@@ -70,28 +65,7 @@ func (c *Scheduler) Apply(cfg *config.Config, clients map[string]*prober.Client)
 			jitter:   min(cfg.Canary.Jitter.Std(), p.Interval/2),
 		}
 	}
-	for k, old := range c.schedules {
-		if nw, ok := want[k]; ok && old.same(nw) {
-			want[k] = old
-			continue
-		}
-		old.cancel()
-		delete(c.schedules, k)
-	}
-	for k, s := range want {
-		if _, running := c.schedules[k]; running {
-			continue
-		}
-		ctx, cancel := context.WithCancel(c.ctx)
-		s.cancel, s.done = cancel, make(chan struct{})
-		c.schedules[k] = s
-		c.wg.Add(1)
-		go func() {
-			defer c.wg.Done()
-			defer close(s.done)
-			c.run(ctx, s)
-		}()
-	}
+	c.schedules.Apply(want, nil)
 }
 
 func (s *schedule) same(o *schedule) bool {
@@ -100,10 +74,9 @@ func (s *schedule) same(o *schedule) bool {
 
 // Running lists the schedules that run, by target then scenario.
 func (c *Scheduler) Running() []config.Pair {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := make([]config.Pair, 0, len(c.schedules))
-	for k, s := range c.schedules {
+	running := c.schedules.Running()
+	out := make([]config.Pair, 0, len(running))
+	for k, s := range running {
 		out = append(out, config.Pair{Target: k.target, Scenario: k.scenario, Interval: s.interval})
 	}
 	slices.SortFunc(out, func(a, b config.Pair) int {
@@ -113,15 +86,7 @@ func (c *Scheduler) Running() []config.Pair {
 }
 
 // Stop ends every schedule and waits for their requests to finish.
-func (c *Scheduler) Stop() {
-	c.mu.Lock()
-	for k, s := range c.schedules {
-		s.cancel()
-		delete(c.schedules, k)
-	}
-	c.mu.Unlock()
-	c.wg.Wait()
-}
+func (c *Scheduler) Stop() { c.schedules.Stop(nil) }
 
 // phase spreads schedules over the interval by a stable hash of their names,
 // so restarts and replicas keep the same rhythm.

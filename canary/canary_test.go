@@ -134,16 +134,16 @@ func TestCanaryApplyKeepsUnchangedSchedules(t *testing.T) {
 	defer canary.Stop()
 	clients := targets.Apply(context.Background(), cfg)
 	canary.Apply(cfg, clients)
-	before := canary.schedules[scheduleKey{"healthy", "s"}]
+	before := canary.schedules.Running()[scheduleKey{"healthy", "s"}]
 
 	// Drop the dead target; healthy's schedule must be the same one.
 	cfg2 := *cfg
 	cfg2.Targets = cfg.Targets[:1]
 	canary.Apply(&cfg2, targets.Apply(context.Background(), &cfg2))
-	if got := canary.schedules[scheduleKey{"healthy", "s"}]; got != before {
+	if got := canary.schedules.Running()[scheduleKey{"healthy", "s"}]; got != before {
 		t.Error("an unchanged schedule was restarted")
 	}
-	if _, ok := canary.schedules[scheduleKey{"dead", "s"}]; ok {
+	if _, ok := canary.schedules.Running()[scheduleKey{"dead", "s"}]; ok {
 		t.Error("a removed target's schedule still runs")
 	}
 	if got, want := canary.Running(), []config.Pair{{Target: "healthy", Scenario: "s", Interval: 100 * time.Millisecond}}; !slices.Equal(got, want) {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/lib/clock"
+	"github.com/llmprobe/llmprobe/lib/reconcile"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/prompt"
 )
@@ -37,10 +38,7 @@ type AlwaysOn struct {
 	// every is EvaluateEvery; tests shorten it.
 	every time.Duration
 
-	mu   sync.Mutex
-	ctx  context.Context
-	runs map[alwaysOnKey]*alwaysOnRun
-	wg   sync.WaitGroup
+	runs *reconcile.Set[alwaysOnKey, *alwaysOnRun]
 }
 
 type alwaysOnKey struct{ comparison, scenario string }
@@ -51,7 +49,6 @@ type alwaysOnRun struct {
 	scenario   config.Scenario
 	interval   time.Duration
 	base, cand *prober.Client
-	cancel     context.CancelFunc
 
 	mu        sync.Mutex
 	window    []alwaysOnPair // oldest first
@@ -75,14 +72,14 @@ var resultLabels = [numResults]string{"measured", "baseline_failed", "candidate_
 // NewAlwaysOn returns a Runner whose schedules live until ctx ends. Every
 // request is given to observer and counted in inFlight.
 func NewAlwaysOn(ctx context.Context, logger log.Logger, observer prober.Observer, inFlight prober.InFlight) *AlwaysOn {
-	return &AlwaysOn{every: EvaluateEvery, ctx: ctx, logger: logger, observer: observer, inFlight: inFlight, runs: map[alwaysOnKey]*alwaysOnRun{}}
+	r := &AlwaysOn{every: EvaluateEvery, logger: logger, observer: observer, inFlight: inFlight}
+	r.runs = reconcile.New(ctx, (*alwaysOnRun).same, func(ctx context.Context, _ alwaysOnKey, s *alwaysOnRun) { r.loop(ctx, s) })
+	return r
 }
 
 // Apply brings the schedules in line with cfg: removed ones stop with
 // their series, new ones start, changed ones start again with an empty window.
 func (r *AlwaysOn) Apply(cfg *config.Config, clients map[string]*prober.Client) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	want := map[alwaysOnKey]*alwaysOnRun{}
 	for _, p := range cfg.ComparisonPairs() {
 		base, cand := clients[p.Comparison.Baseline], clients[p.Comparison.Candidate]
@@ -92,27 +89,7 @@ func (r *AlwaysOn) Apply(cfg *config.Config, clients map[string]*prober.Client) 
 		sc, _ := cfg.Scenario(p.Scenario)
 		want[alwaysOnKey{p.Comparison.Name, p.Scenario}] = &alwaysOnRun{cmp: p.Comparison, scenario: sc, interval: p.Interval, base: base, cand: cand}
 	}
-	for k, old := range r.runs {
-		if nw, ok := want[k]; ok && old.same(nw) {
-			want[k] = old
-			continue
-		}
-		old.cancel()
-		delete(r.runs, k)
-	}
-	for k, s := range want {
-		if _, running := r.runs[k]; running {
-			continue
-		}
-		ctx, cancel := context.WithCancel(r.ctx)
-		s.cancel = cancel
-		r.runs[k] = s
-		r.wg.Add(1)
-		go func() {
-			defer r.wg.Done()
-			r.loop(ctx, s)
-		}()
-	}
+	r.runs.Apply(want, nil)
 }
 
 func (s *alwaysOnRun) same(o *alwaysOnRun) bool {
@@ -120,15 +97,7 @@ func (s *alwaysOnRun) same(o *alwaysOnRun) bool {
 }
 
 // Stop ends every schedule and waits for their requests.
-func (r *AlwaysOn) Stop() {
-	r.mu.Lock()
-	for k, s := range r.runs {
-		s.cancel()
-		delete(r.runs, k)
-	}
-	r.mu.Unlock()
-	r.wg.Wait()
-}
+func (r *AlwaysOn) Stop() { r.runs.Stop(nil) }
 
 // loop sends a pair every interval until ctx ends.
 func (r *AlwaysOn) loop(ctx context.Context, s *alwaysOnRun) {

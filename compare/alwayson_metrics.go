@@ -82,12 +82,11 @@ func bit(b bool) float64 {
 
 // snapshot is the running schedules by comparison, then scenario.
 func (r *AlwaysOn) snapshot() []*alwaysOnRun {
-	r.mu.Lock()
-	out := make([]*alwaysOnRun, 0, len(r.runs))
-	for _, s := range r.runs {
+	running := r.runs.Running()
+	out := make([]*alwaysOnRun, 0, len(running))
+	for _, s := range running {
 		out = append(out, s)
 	}
-	r.mu.Unlock()
 	slices.SortFunc(out, func(a, b *alwaysOnRun) int {
 		return cmp.Or(cmp.Compare(a.cmp.Name, b.cmp.Name), cmp.Compare(a.scenario.Name, b.scenario.Name))
 	})

@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/testkit"
+	"github.com/llmprobe/llmprobe/lib/reconcile"
 	"github.com/llmprobe/llmprobe/stats"
 )
 
@@ -122,11 +124,14 @@ comparisons:
   - {name: ab, baseline: a, candidate: b}
 `)
 	p := cfg.ComparisonPairs()[0]
-	s := &alwaysOnRun{cmp: p.Comparison, scenario: config.Scenario{Name: p.Scenario}, interval: p.Interval, cancel: func() {}}
+	s := &alwaysOnRun{cmp: p.Comparison, scenario: config.Scenario{Name: p.Scenario}, interval: p.Interval}
 	s.window = pairsOf(stats.MinSamples(0.99), 1.4)
 	s.evaluated, s.pairs = time.Now(), len(s.window)
 	s.figures = evaluate(s.window, p.Comparison.MinPairs, p.Comparison.Tolerance)
-	r := &AlwaysOn{runs: map[alwaysOnKey]*alwaysOnRun{{p.Comparison.Name, p.Scenario}: s}}
+	idle := func(ctx context.Context, _ alwaysOnKey, _ *alwaysOnRun) { <-ctx.Done() } // the window is set; no pair is sent
+	r := &AlwaysOn{runs: reconcile.New(context.Background(), func(a, b *alwaysOnRun) bool { return a == b }, idle)}
+	r.runs.Apply(map[alwaysOnKey]*alwaysOnRun{{p.Comparison.Name, p.Scenario}: s}, nil)
+	defer r.runs.Stop(nil)
 	if got, want := testutil.CollectAndCount(r), MaxSeries(cfg); got != want {
 		t.Errorf("%d series from a full window, MaxSeries says %d", got, want)
 	}
