@@ -15,6 +15,7 @@ import (
 	"github.com/go-kit/log/level"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/decide"
 	"github.com/llmprobe/llmprobe/lib/clock"
 	"github.com/llmprobe/llmprobe/lib/reconcile"
 	"github.com/llmprobe/llmprobe/prober"
@@ -53,7 +54,7 @@ type alwaysOnRun struct {
 	mu        sync.Mutex
 	window    []alwaysOnPair // oldest first
 	evaluated time.Time
-	figures   []windowFigure
+	figures   []decide.WindowFigure
 	pairs     int // measured pairs in the window at the last evaluation
 	results   [numResults]float64
 }

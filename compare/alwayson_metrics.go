@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/decide"
 )
 
 var (
@@ -64,7 +65,7 @@ func (r *AlwaysOn) Collect(ch chan<- prometheus.Metric) {
 			}
 			if f.Judged {
 				ch <- prometheus.MustNewConstMetric(verdictDesc, prometheus.GaugeValue, float64(f.Verdict), labels...)
-				ch <- prometheus.MustNewConstMetric(significantDesc, prometheus.GaugeValue, bit(f.Verdict == windowWorse), labels...)
+				ch <- prometheus.MustNewConstMetric(significantDesc, prometheus.GaugeValue, bit(f.Verdict == decide.WindowWorse), labels...)
 			}
 		}
 	}
@@ -115,7 +116,7 @@ func (r *AlwaysOn) Lines() []string {
 		default:
 			var parts []string
 			for _, f := range figures {
-				parts = append(parts, f.sentence())
+				parts = append(parts, sentence(f))
 			}
 			out = append(out, fmt.Sprintf("%s, %d pairs in %s: %s%s", head, pairs, s.cmp.Window, strings.Join(parts, "; "), tail))
 		}
@@ -124,7 +125,7 @@ func (r *AlwaysOn) Lines() []string {
 }
 
 // sentence is "TPOT p50 +31 % (95 % CI +24…+38 %), worse".
-func (f windowFigure) sentence() string {
+func sentence(f decide.WindowFigure) string {
 	s := fmt.Sprintf("%s %s %s", strings.ToUpper(f.Metric), f.Percentile, change(f.Ratio))
 	if f.Bounded {
 		s += fmt.Sprintf(" (95 %% CI %s…%s)", strings.TrimSuffix(change(f.Lower), " %"), change(f.Upper))
@@ -132,9 +133,9 @@ func (f windowFigure) sentence() string {
 	switch {
 	case !f.Judged:
 		return s + ", too few"
-	case f.Verdict == windowWorse:
+	case f.Verdict == decide.WindowWorse:
 		return s + ", worse"
-	case f.Verdict == windowBetter:
+	case f.Verdict == decide.WindowBetter:
 		return s + ", better"
 	}
 	return s + ", no significant difference"

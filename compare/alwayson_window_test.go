@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/decide"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/lib/reconcile"
 	"github.com/llmprobe/llmprobe/stats"
@@ -32,13 +33,13 @@ func pairsOf(n int, shift float64) []alwaysOnPair {
 	return out
 }
 
-func figureOf(figs []windowFigure, metric, percentile string) (windowFigure, bool) {
+func figureOf(figs []decide.WindowFigure, metric, percentile string) (decide.WindowFigure, bool) {
 	for _, f := range figs {
 		if f.Metric == metric && f.Percentile == percentile {
 			return f, true
 		}
 	}
-	return windowFigure{}, false
+	return decide.WindowFigure{}, false
 }
 
 func TestEvaluate(t *testing.T) {
@@ -49,11 +50,11 @@ func TestEvaluate(t *testing.T) {
 		judged  bool
 		verdict int
 	}{
-		{"40 % slower decode is worse", 40, 1.4, true, windowWorse},
-		{"the same speed is no difference", 40, 1, true, windowNone},
-		{"30 % faster is better", 40, 0.7, true, windowBetter},
-		{"5 % slower is within the tolerance", 400, 1.05, true, windowNone},
-		{"too few pairs: no verdict", 12, 1.4, false, windowNone},
+		{"40 % slower decode is worse", 40, 1.4, true, decide.WindowWorse},
+		{"the same speed is no difference", 40, 1, true, decide.WindowNone},
+		{"30 % faster is better", 40, 0.7, true, decide.WindowBetter},
+		{"5 % slower is within the tolerance", 400, 1.05, true, decide.WindowNone},
+		{"too few pairs: no verdict", 12, 1.4, false, decide.WindowNone},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			figs := evaluate(pairsOf(c.n, c.shift), 20, 0.1)
@@ -68,7 +69,7 @@ func TestEvaluate(t *testing.T) {
 				t.Errorf("tpot p50: ratio %.3f in [%.3f, %.3f] should hold %g", f.Ratio, f.Lower, f.Upper, c.shift)
 			}
 			// The ITL moves with nothing here: never worse.
-			if itl, _ := figureOf(figs, "itl", "p50"); itl.Verdict == windowWorse {
+			if itl, _ := figureOf(figs, "itl", "p50"); itl.Verdict == decide.WindowWorse {
 				t.Errorf("itl: %+v", itl)
 			}
 			// Tails only once the pairs suffice (36 for p90, 368 for p99).
@@ -98,15 +99,15 @@ func TestEvaluateAbsentMetric(t *testing.T) {
 
 func TestSentence(t *testing.T) {
 	for _, c := range []struct {
-		f    windowFigure
+		f    decide.WindowFigure
 		want string
 	}{
-		{windowFigure{Metric: "tpot", Percentile: "p50", Ratio: 1.312, Lower: 1.241, Upper: 1.38, Bounded: true, Judged: true, Verdict: windowWorse}, "TPOT p50 +31 % (95 % CI +24…+38 %), worse"},
-		{windowFigure{Metric: "ttft", Percentile: "p99", Ratio: 0.998, Lower: 0.9, Upper: 1.05, Bounded: true, Judged: true}, "TTFT p99 +0 % (95 % CI −10…+5 %), no significant difference"},
-		{windowFigure{Metric: "e2e", Percentile: "p50", Ratio: 0.8, Lower: 0.7, Upper: 0.9, Bounded: true, Judged: true, Verdict: windowBetter}, "E2E p50 −20 % (95 % CI −30…−10 %), better"},
-		{windowFigure{Metric: "itl", Percentile: "p50", Ratio: 1.5}, "ITL p50 +50 %, too few"},
+		{decide.WindowFigure{Metric: "tpot", Percentile: "p50", Ratio: 1.312, Lower: 1.241, Upper: 1.38, Bounded: true, Judged: true, Verdict: decide.WindowWorse}, "TPOT p50 +31 % (95 % CI +24…+38 %), worse"},
+		{decide.WindowFigure{Metric: "ttft", Percentile: "p99", Ratio: 0.998, Lower: 0.9, Upper: 1.05, Bounded: true, Judged: true}, "TTFT p99 +0 % (95 % CI −10…+5 %), no significant difference"},
+		{decide.WindowFigure{Metric: "e2e", Percentile: "p50", Ratio: 0.8, Lower: 0.7, Upper: 0.9, Bounded: true, Judged: true, Verdict: decide.WindowBetter}, "E2E p50 −20 % (95 % CI −30…−10 %), better"},
+		{decide.WindowFigure{Metric: "itl", Percentile: "p50", Ratio: 1.5}, "ITL p50 +50 %, too few"},
 	} {
-		if got := c.f.sentence(); got != c.want {
+		if got := sentence(c.f); got != c.want {
 			t.Errorf("%+v: %q, want %q", c.f, got, c.want)
 		}
 	}

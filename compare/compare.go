@@ -10,33 +10,13 @@ import (
 	"slices"
 	"time"
 
+	"github.com/llmprobe/llmprobe/decide"
+
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/stats"
 )
-
-// Verdict is what a comparison found, per metric and overall.
-type Verdict string
-
-const (
-	Worse        Verdict = "worse"
-	Better       Verdict = "better"
-	NoDifference Verdict = "no significant difference"
-	// TooFew: fewer pairs than the quantile needs (stats.MinSamples).
-	TooFew Verdict = "too few"
-	// NotApplicable: no pair has the metric, since no answer of the burst
-	// does (embeddings, rerank and unstreamed answers have no token times).
-	NotApplicable Verdict = "n/a"
-	// Inconclusive: the rounds disagree in direction, or the client was
-	// saturated, or nothing could be decided.
-	Inconclusive Verdict = "inconclusive"
-	NotMeasured  Verdict = "not measured"
-)
-
-// DefaultTolerance is the change a verdict needs besides significance
-// where the burst's max_regression names none for the metric: 10 %.
-const DefaultTolerance = 0.10
 
 // Comparison is the whole result of `llmprobe compare`, as its JSON.
 type Comparison struct {
@@ -51,9 +31,9 @@ type Comparison struct {
 	Baseline  Side     `json:"baseline"`
 	Candidate Side     `json:"candidate"`
 	// Pairs are the requests that succeeded on both sides, over all rounds.
-	Pairs   int      `json:"pairs"`
-	Metrics []Metric `json:"metrics"`
-	Verdict Verdict  `json:"verdict"`
+	Pairs   int             `json:"pairs"`
+	Metrics []decide.Metric `json:"metrics"`
+	Verdict decide.Verdict  `json:"verdict"`
 	// Reasons say why the verdict is inconclusive or not measured.
 	Reasons []string `json:"reasons,omitempty"`
 }
@@ -86,27 +66,6 @@ type Side struct {
 	// Samples are the paired requests' latencies in seconds by metric,
 	// sorted and thinned to at most maxSamples, for the distributions drawn.
 	Samples map[string][]float64 `json:"samples"`
-}
-
-// Metric is the verdict on one metric and quantile. For latencies the
-// estimate and its interval are candidate/baseline ratios; for goodput,
-// the candidate's ratio minus the baseline's.
-type Metric struct {
-	Metric   string `json:"metric"`
-	Quantile string `json:"quantile,omitempty"`
-	// Method: signed-rank (Hodges–Lehmann interval of per-request log
-	// ratios), bootstrap (paired, stratified by round) or newcombe.
-	Method    string   `json:"method"`
-	Pairs     int      `json:"pairs"`
-	Needs     int      `json:"needs"`
-	Estimate  *float64 `json:"estimate"`
-	Lower     *float64 `json:"lower"`
-	Upper     *float64 `json:"upper"`
-	P         *float64 `json:"p_value,omitempty"`
-	Tolerance float64  `json:"tolerance"`
-	// Rounds holds each round's own estimate (nil: none in that round).
-	Rounds  []*float64 `json:"rounds"`
-	Verdict Verdict    `json:"verdict"`
 }
 
 // Run is what one side's run of one round measured: its report and its
@@ -150,30 +109,19 @@ func Analyze(b config.Burst, base, cand Side, order []string, rounds []Round) *C
 	for _, m := range Latencies {
 		base, cand, strata := p.metric(m)
 		if len(base) == 0 && c.Pairs > 0 {
-			c.Metrics = append(c.Metrics, Metric{Metric: m, Quantile: "p50", Verdict: NotApplicable}, Metric{Metric: m, Quantile: "p99", Verdict: NotApplicable})
+			c.Metrics = append(c.Metrics, decide.Metric{Metric: m, Quantile: "p50", Verdict: decide.NotApplicable}, decide.Metric{Metric: m, Quantile: "p99", Verdict: decide.NotApplicable})
 			continue
 		}
 		c.Metrics = append(c.Metrics,
-			MedianShift(m, base, cand, strata, len(rounds), Tolerance(b, m, "p50")),
-			TailRatio(m, 0.99, base, cand, strata, len(rounds), Tolerance(b, m, "p99")))
+			decide.MedianShift(m, base, cand, strata, len(rounds), decide.Tolerance(b, m, "p50")),
+			decide.TailRatio(m, 0.99, base, cand, strata, len(rounds), decide.Tolerance(b, m, "p99")))
 	}
 	c.Metrics = append(c.Metrics, goodput(rounds))
 	if c.Baseline.QualityChecked+c.Candidate.QualityChecked > 0 {
-		c.Metrics = append(c.Metrics, Quality(p.quality.passed, p.quality.round, len(rounds), QualityTolerance))
+		c.Metrics = append(c.Metrics, decide.Quality(p.quality.passed, p.quality.round, len(rounds), decide.QualityTolerance))
 	}
-	c.Verdict, c.Reasons = overall(c)
+	c.Verdict, c.Reasons = decide.Overall(c.Metrics, c.Pairs, [2]decide.Side{c.Baseline.decided(), c.Candidate.decided()})
 	return c
-}
-
-// Tolerance is the burst's max_regression for metric at quantile, else
-// DefaultTolerance.
-func Tolerance(b config.Burst, metric, quantile string) float64 {
-	for _, r := range b.MaxRegression {
-		if r.Metric == metric && r.Quantile == quantile {
-			return r.MaxIncrease
-		}
-	}
-	return DefaultTolerance
 }
 
 // add counts one run of the side.
@@ -326,4 +274,9 @@ func latency(r *prober.Result, m string) (float64, bool) {
 		v = r.E2E.Seconds()
 	}
 	return v, v > 0 && !math.IsInf(v, 0)
+}
+
+// decided is what the comparison's verdict needs of s.
+func (s Side) decided() decide.Side {
+	return decide.Side{Target: s.Target, Aborted: s.Aborted, ClientSaturated: s.ClientSaturated}
 }

@@ -15,6 +15,7 @@ import (
 	junit "github.com/joshdk/go-junit"
 
 	"github.com/llmprobe/llmprobe/compare"
+	"github.com/llmprobe/llmprobe/decide"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/sim"
 )
@@ -97,8 +98,8 @@ func TestCompareTwoSims(t *testing.T) {
 	if err := json.Unmarshal([]byte(readFile(t, filepath.Join(dir, "slow.json"))), &c); err != nil {
 		t.Fatal(err)
 	}
-	tpot := c.Metrics[slices.IndexFunc(c.Metrics, func(m compare.Metric) bool { return m.Name() == "tpot p50" })]
-	if tpot.Verdict != compare.Worse || *tpot.Lower <= 1.1 || *tpot.Upper >= 1.7 || tpot.Pairs != 80 || len(tpot.Rounds) != 2 {
+	tpot := c.Metrics[slices.IndexFunc(c.Metrics, func(m decide.Metric) bool { return m.Name() == "tpot p50" })]
+	if tpot.Verdict != decide.Worse || *tpot.Lower <= 1.1 || *tpot.Upper >= 1.7 || tpot.Pairs != 80 || len(tpot.Rounds) != 2 {
 		t.Errorf("tpot p50 of a 40 %% slower decode: %+v", tpot)
 	}
 	if !strings.Contains(string(out), fmt.Sprintf("TPOT p50 %+.1f %% (95 %% CI %+.1f … %+.1f %%)", 100*(*tpot.Estimate-1), 100*(*tpot.Lower-1), 100*(*tpot.Upper-1))) {

@@ -14,6 +14,7 @@ import (
 	"github.com/llmprobe/llmprobe/compare"
 	comparerender "github.com/llmprobe/llmprobe/compare/render"
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/decide"
 	"github.com/llmprobe/llmprobe/internal/load"
 	"github.com/llmprobe/llmprobe/lib/redact"
 	"github.com/llmprobe/llmprobe/prober"
@@ -202,20 +203,20 @@ func (r *compareRun) side(i int) compare.Side {
 
 // stub is the comparison that could not be measured, and why.
 func (r *compareRun) stub(why string) *compare.Comparison {
-	return &compare.Comparison{Burst: r.Burst, Seed: r.bursts[0].Seed, Baseline: r.side(0), Candidate: r.side(1), Verdict: compare.NotMeasured, Reasons: []string{why}}
+	return &compare.Comparison{Burst: r.Burst, Seed: r.bursts[0].Seed, Baseline: r.side(0), Candidate: r.side(1), Verdict: decide.NotMeasured, Reasons: []string{why}}
 }
 
 // verdict prints the comparison, writes its files and gives the exit code.
 func (r *compareRun) verdict(c *compare.Comparison, problem string) int {
 	if problem != "" {
-		c.Verdict, c.Reasons = compare.NotMeasured, append(c.Reasons, problem)
+		c.Verdict, c.Reasons = decide.NotMeasured, append(c.Reasons, problem)
 	}
 	comparerender.Text(r.Stdout, c)
 	code := gatePassed
 	switch c.Verdict {
-	case compare.Worse:
+	case decide.Worse:
 		code = gateFailed
-	case compare.Inconclusive, compare.NotMeasured:
+	case decide.Inconclusive, decide.NotMeasured:
 		code = gateUnmeasured
 	}
 	r.publish(context.Background(), code == gatePassed)

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/llmprobe/llmprobe/compare"
+	"github.com/llmprobe/llmprobe/decide"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/sim"
 )
@@ -107,8 +108,8 @@ func TestCompareFastButWrong(t *testing.T) {
 		}
 		return exitCode(err), string(out), &c
 	}
-	metric := func(c *compare.Comparison, name string) compare.Metric {
-		i := slices.IndexFunc(c.Metrics, func(m compare.Metric) bool { return m.Name() == name })
+	metric := func(c *compare.Comparison, name string) decide.Metric {
+		i := slices.IndexFunc(c.Metrics, func(m decide.Metric) bool { return m.Name() == name })
 		if i < 0 {
 			t.Fatalf("no %s among %+v", name, c.Metrics)
 		}
@@ -116,10 +117,10 @@ func TestCompareFastButWrong(t *testing.T) {
 	}
 	code, out, c := run("fast-wrong")
 	q, tpot := metric(c, "quality"), metric(c, "tpot p50")
-	if code != 1 || c.Verdict != compare.Worse || q.Verdict != compare.Worse || q.Pairs != 120 || *q.Estimate > -0.2 {
+	if code != 1 || c.Verdict != decide.Worse || q.Verdict != decide.Worse || q.Pairs != 120 || *q.Estimate > -0.2 {
 		t.Fatalf("fast but wrong: exit %d, verdict %q, quality %+v\n%s", code, c.Verdict, q, out)
 	}
-	if tpot.Verdict != compare.Better {
+	if tpot.Verdict != decide.Better {
 		t.Errorf("the fast candidate's TPOT is %q, want better: the test needs a faster candidate\n%s", tpot.Verdict, out)
 	}
 	_, headline, _ := strings.Cut(out, "compare: candidate")
@@ -127,7 +128,7 @@ func TestCompareFastButWrong(t *testing.T) {
 		t.Errorf("the output does not say the answers are worse beside each side's share:\n%s", out)
 	}
 	code, out, c = run("fast-right")
-	if q := metric(c, "quality"); code != 0 || c.Verdict != compare.Better || q.Verdict == compare.Worse {
+	if q := metric(c, "quality"); code != 0 || c.Verdict != decide.Better || q.Verdict == decide.Worse {
 		t.Fatalf("fast and right: exit %d, verdict %q, quality %+v\n%s", code, c.Verdict, q, out)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/llmprobe/llmprobe/compare"
+	"github.com/llmprobe/llmprobe/decide"
 )
 
 // Markdown writes the comparison for a CI step summary: the verdict, the
@@ -27,7 +28,7 @@ func Markdown(w io.Writer, c *compare.Comparison) error {
 	b.WriteString("|---|---:|---:|---|---:|---|---|\n")
 	for _, m := range c.Metrics {
 		v := verdictCell(m)
-		if m.Verdict == compare.Worse {
+		if m.Verdict == decide.Worse {
 			v = "**" + v + "**"
 		}
 		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s |\n", m.Name(), m.Pairs, estimate(m), interval(m), pValue(m), perRound(m), v)
@@ -80,19 +81,19 @@ func JUnit(w io.Writer, c *compare.Comparison) error {
 	for _, m := range c.Metrics {
 		jc := junitCase{Name: m.Name(), Classname: class, Out: fmt.Sprintf("%s %s, 95 %% interval %s, per round %s: %s", label(m), estimate(m), interval(m), perRound(m), m.Verdict)}
 		switch m.Verdict {
-		case compare.Worse:
+		case decide.Worse:
 			jc.Failure = &junitNote{fmt.Sprintf("%s worse: %s (95 %% CI %s) beyond the %s tolerance", label(m), change(m), changeInterval(m), tolerance(m))}
-		case compare.TooFew:
+		case decide.TooFew:
 			jc.Skipped = &junitNote{fmt.Sprintf("%d pairs, too few: needs %d", m.Pairs, m.Needs)}
-		case compare.NotApplicable:
+		case decide.NotApplicable:
 			jc.Skipped = &junitNote{"n/a: no answer of this burst has " + m.Metric}
-		case compare.Inconclusive:
+		case decide.Inconclusive:
 			jc.Error = &junitNote{"the rounds disagree in direction"}
 		}
 		s.Cases = append(s.Cases, jc)
 	}
 	whole := junitCase{Name: "comparison", Classname: class, Out: Headline(c)}
-	if c.Verdict == compare.Inconclusive || c.Verdict == compare.NotMeasured {
+	if c.Verdict == decide.Inconclusive || c.Verdict == decide.NotMeasured {
 		whole.Error = &junitNote{fmt.Sprintf("%s: %s", c.Verdict, strings.Join(c.Reasons, "; "))}
 	}
 	s.Cases = append(s.Cases, whole)

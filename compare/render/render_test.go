@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/llmprobe/llmprobe/compare"
+	"github.com/llmprobe/llmprobe/decide"
 )
 
 func ptr(v float64) *float64 { return &v }
@@ -16,13 +17,13 @@ func comparison() *compare.Comparison {
 		Burst: "release", Seed: 9, Rounds: 2, Order: []string{"baseline", "candidate", "candidate", "baseline"}, Pairs: 80,
 		Baseline:  compare.Side{Target: "stable", URL: "http://a", Model: "m", Requests: 80, Succeeded: 80, Good: 80, Samples: map[string][]float64{"tpot": {0.010, 0.011, 0.012}}},
 		Candidate: compare.Side{Target: "next|<b>", URL: "http://b", Model: "m", Requests: 80, Succeeded: 80, Good: 78, Samples: map[string][]float64{"tpot": {0.014, 0.015, 0.017}}},
-		Metrics: []compare.Metric{
-			{Metric: "tpot", Quantile: "p50", Pairs: 80, Estimate: ptr(1.4), Lower: ptr(1.35), Upper: ptr(1.46), P: ptr(0.00001), Tolerance: 0.1, Rounds: []*float64{ptr(1.38), ptr(1.42)}, Verdict: compare.Worse},
-			{Metric: "tpot", Quantile: "p99", Pairs: 80, Needs: 368, Estimate: ptr(1.3), Rounds: []*float64{ptr(1.2), nil}, Verdict: compare.TooFew},
-			{Metric: "ttft", Quantile: "p50", Pairs: 80, Estimate: ptr(0.95), Lower: ptr(0.9), Upper: ptr(0.99), P: ptr(0.001), Tolerance: 0.1, Rounds: []*float64{ptr(0.94), ptr(0.96)}, Verdict: compare.NoDifference},
-			{Metric: "goodput", Pairs: 80, Estimate: ptr(-0.025), Lower: ptr(-0.08), Upper: ptr(0.03), Tolerance: 0.1, Rounds: []*float64{ptr(0), ptr(-0.05)}, Verdict: compare.NoDifference},
+		Metrics: []decide.Metric{
+			{Metric: "tpot", Quantile: "p50", Pairs: 80, Estimate: ptr(1.4), Lower: ptr(1.35), Upper: ptr(1.46), P: ptr(0.00001), Tolerance: 0.1, Rounds: []*float64{ptr(1.38), ptr(1.42)}, Verdict: decide.Worse},
+			{Metric: "tpot", Quantile: "p99", Pairs: 80, Needs: 368, Estimate: ptr(1.3), Rounds: []*float64{ptr(1.2), nil}, Verdict: decide.TooFew},
+			{Metric: "ttft", Quantile: "p50", Pairs: 80, Estimate: ptr(0.95), Lower: ptr(0.9), Upper: ptr(0.99), P: ptr(0.001), Tolerance: 0.1, Rounds: []*float64{ptr(0.94), ptr(0.96)}, Verdict: decide.NoDifference},
+			{Metric: "goodput", Pairs: 80, Estimate: ptr(-0.025), Lower: ptr(-0.08), Upper: ptr(0.03), Tolerance: 0.1, Rounds: []*float64{ptr(0), ptr(-0.05)}, Verdict: decide.NoDifference},
 		},
-		Verdict: compare.Worse,
+		Verdict: decide.Worse,
 	}
 }
 
@@ -71,7 +72,7 @@ func TestMarkdownAndJUnit(t *testing.T) {
 		t.Errorf("junit: %+v", s)
 	}
 	c := comparison()
-	c.Verdict, c.Reasons = compare.Inconclusive, []string{"tpot p50: the rounds disagree in direction"}
+	c.Verdict, c.Reasons = decide.Inconclusive, []string{"tpot p50: the rounds disagree in direction"}
 	j.Reset()
 	if err := JUnit(&j, c); err != nil || !strings.Contains(j.String(), `<error message="inconclusive: tpot p50: the rounds disagree in direction">`) {
 		t.Errorf("inconclusive junit: %v\n%s", err, j.String())
@@ -104,9 +105,9 @@ func TestQualityRendered(t *testing.T) {
 	c := comparison()
 	c.Baseline.QualityChecked, c.Baseline.QualityPassed = 80, 79
 	c.Candidate.QualityChecked, c.Candidate.QualityPassed = 80, 66
-	c.Metrics = []compare.Metric{
-		{Metric: "ttft", Quantile: "p50", Pairs: 80, Estimate: ptr(0.6), Lower: ptr(0.55), Upper: ptr(0.65), P: ptr(0.00001), Tolerance: 0.1, Rounds: []*float64{ptr(0.6), ptr(0.6)}, Verdict: compare.Better},
-		{Metric: "quality", Method: compare.MethodMcNemar, Pairs: 80, Needs: 300, Estimate: ptr(-0.1625), Lower: ptr(-0.25), Upper: ptr(-0.08), P: ptr(0.0002), Tolerance: 0.02, Rounds: []*float64{ptr(-0.15), ptr(-0.175)}, Verdict: compare.Worse},
+	c.Metrics = []decide.Metric{
+		{Metric: "ttft", Quantile: "p50", Pairs: 80, Estimate: ptr(0.6), Lower: ptr(0.55), Upper: ptr(0.65), P: ptr(0.00001), Tolerance: 0.1, Rounds: []*float64{ptr(0.6), ptr(0.6)}, Verdict: decide.Better},
+		{Metric: "quality", Method: decide.MethodMcNemar, Pairs: 80, Needs: 300, Estimate: ptr(-0.1625), Lower: ptr(-0.25), Upper: ptr(-0.08), P: ptr(0.0002), Tolerance: 0.02, Rounds: []*float64{ptr(-0.15), ptr(-0.175)}, Verdict: decide.Worse},
 	}
 	var b bytes.Buffer
 	Text(&b, c)
@@ -120,7 +121,7 @@ func TestQualityRendered(t *testing.T) {
 			t.Errorf("no %q in\n%s", want, b.String())
 		}
 	}
-	c.Metrics[1].Verdict, c.Metrics[1].Estimate, c.Metrics[1].Lower, c.Metrics[1].Upper = compare.NoDifference, ptr(-0.0125), ptr(-0.02), ptr(-0.005)
+	c.Metrics[1].Verdict, c.Metrics[1].Estimate, c.Metrics[1].Lower, c.Metrics[1].Upper = decide.NoDifference, ptr(-0.0125), ptr(-0.02), ptr(-0.005)
 	b.Reset()
 	Text(&b, c)
 	if !strings.Contains(b.String(), "no significant difference (a change within 2.0 pp)") {

@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/llmprobe/llmprobe/compare"
+	"github.com/llmprobe/llmprobe/decide"
 	"github.com/llmprobe/llmprobe/lib/figure"
 )
 
@@ -41,7 +42,7 @@ func Headline(c *compare.Comparison) string {
 	// The medians first, then the tails; the table has the rest.
 	var decided, tails []string
 	for _, m := range c.Metrics {
-		if m.Verdict == c.Verdict && (m.Verdict == compare.Worse || m.Verdict == compare.Better) {
+		if m.Verdict == c.Verdict && (m.Verdict == decide.Worse || m.Verdict == decide.Better) {
 			s := fmt.Sprintf("%s %s (95 %% CI %s)", label(m), change(m), changeInterval(m))
 			if m.Quantile == "p50" {
 				decided = append(decided, s)
@@ -55,9 +56,9 @@ func Headline(c *compare.Comparison) string {
 		decided = append(decided[:maxHeadline], fmt.Sprintf("and %d more", len(decided)-maxHeadline))
 	}
 	switch c.Verdict {
-	case compare.Worse, compare.Better:
+	case decide.Worse, decide.Better:
 		return fmt.Sprintf("compare: %s: %s: %s", who, c.Verdict, strings.Join(decided, ", "))
-	case compare.NoDifference:
+	case decide.NoDifference:
 		return fmt.Sprintf("compare: %s: no significant difference beyond the tolerances", who)
 	}
 	return fmt.Sprintf("compare: %s: %s", who, c.Verdict)
@@ -67,7 +68,7 @@ func Headline(c *compare.Comparison) string {
 const maxHeadline = 3
 
 // label is the metric's name as people write it: TPOT p50.
-func label(m compare.Metric) string {
+func label(m decide.Metric) string {
 	if m.IsShare() {
 		return m.Metric
 	}
@@ -96,7 +97,7 @@ func roundsLine(c *compare.Comparison) string {
 
 // estimate is the metric's point estimate: a ratio, or goodput's
 // difference in percentage points.
-func estimate(m compare.Metric) string {
+func estimate(m decide.Metric) string {
 	if m.Estimate == nil {
 		return "n/a"
 	}
@@ -107,7 +108,7 @@ func estimate(m compare.Metric) string {
 }
 
 // change is the estimate as a change: +40 %, or goodput's points.
-func change(m compare.Metric) string {
+func change(m decide.Metric) string {
 	if m.Estimate == nil {
 		return "n/a"
 	}
@@ -118,7 +119,7 @@ func change(m compare.Metric) string {
 }
 
 // changeInterval is the 95 % interval as changes: +17.9 … +21.4 %.
-func changeInterval(m compare.Metric) string {
+func changeInterval(m decide.Metric) string {
 	switch {
 	case m.Lower == nil || m.Upper == nil:
 		return interval(m)
@@ -129,11 +130,11 @@ func changeInterval(m compare.Metric) string {
 }
 
 // interval is the 95 % interval, or what stands in for it.
-func interval(m compare.Metric) string {
+func interval(m decide.Metric) string {
 	switch {
-	case m.Verdict == compare.TooFew:
+	case m.Verdict == decide.TooFew:
 		return fmt.Sprintf("too few, needs %d", m.Needs)
-	case m.Verdict == compare.NotApplicable:
+	case m.Verdict == decide.NotApplicable:
 		return "n/a: no answer has one"
 	case m.Lower == nil || m.Upper == nil:
 		return "n/a"
@@ -147,7 +148,7 @@ func interval(m compare.Metric) string {
 // that rounds to zero has no sign.
 func points(d float64) string { return strings.TrimSuffix(figure.SignedPercent(d), "%") + " pp" }
 
-func pValue(m compare.Metric) string {
+func pValue(m decide.Metric) string {
 	if m.P == nil {
 		return "-"
 	}
@@ -157,7 +158,7 @@ func pValue(m compare.Metric) string {
 	return fmt.Sprintf("%.4f", *m.P)
 }
 
-func perRound(m compare.Metric) string {
+func perRound(m decide.Metric) string {
 	if len(m.Rounds) == 0 {
 		return "n/a"
 	}
@@ -175,12 +176,12 @@ func perRound(m compare.Metric) string {
 	return strings.Join(out, " ")
 }
 
-func verdictCell(m compare.Metric) string {
+func verdictCell(m decide.Metric) string {
 	switch {
-	case m.Verdict == compare.Worse || m.Verdict == compare.Better:
+	case m.Verdict == decide.Worse || m.Verdict == decide.Better:
 		return fmt.Sprintf("%s (beyond %s)", m.Verdict, tolerance(m))
-	case m.Verdict == compare.NoDifference && m.SignificantlyWorse(),
-		m.Verdict == compare.NoDifference && !m.IsShare() && m.Lower != nil && (*m.Lower > 1 || *m.Upper < 1):
+	case m.Verdict == decide.NoDifference && m.SignificantlyWorse(),
+		m.Verdict == decide.NoDifference && !m.IsShare() && m.Lower != nil && (*m.Lower > 1 || *m.Upper < 1):
 		// Significant, yet smaller than the tolerance: said, not hidden.
 		return fmt.Sprintf("%s (a change within %s)", m.Verdict, tolerance(m))
 	}
@@ -189,7 +190,7 @@ func verdictCell(m compare.Metric) string {
 
 // tolerance is m's tolerance as its estimate reads: 10 %, or quality's
 // 2.0 pp.
-func tolerance(m compare.Metric) string {
+func tolerance(m decide.Metric) string {
 	if m.Metric == "quality" {
 		return fmt.Sprintf("%.1f pp", 100*m.Tolerance)
 	}
