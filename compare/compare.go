@@ -109,7 +109,7 @@ func Analyze(b config.Burst, base, cand Side, order []string, rounds []Round) *C
 	for _, m := range Latencies {
 		base, cand, strata := p.metric(m)
 		if len(base) == 0 && c.Pairs > 0 {
-			c.Metrics = append(c.Metrics, decide.Metric{Metric: m, Quantile: "p50", Verdict: decide.NotApplicable}, decide.Metric{Metric: m, Quantile: "p99", Verdict: decide.NotApplicable})
+			c.Metrics = append(c.Metrics, decide.Inapplicable(m, "p50"), decide.Inapplicable(m, "p99"))
 			continue
 		}
 		c.Metrics = append(c.Metrics,

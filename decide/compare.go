@@ -302,3 +302,10 @@ func ratioOf(x float64) *float64 {
 	v := math.Exp(x)
 	return &v
 }
+
+// Inapplicable is the verdict on a metric that no pair has, since no
+// answer of the burst does (embeddings, rerank and unstreamed answers have
+// no token times).
+func Inapplicable(metric, quantile string) Metric {
+	return Metric{Metric: metric, Quantile: quantile, Verdict: NotApplicable}
+}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/decide"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/internal/reporttest"
@@ -75,7 +76,7 @@ func shardParts(t *testing.T, b config.Burst, meta report.Meta, runs []report.Ru
 // mergedFigures are the figures a merged report must share exactly with the
 // single-process report of the same requests.
 func mergedFigures(r *report.Report) map[string]any {
-	slo := []report.Gate{}
+	slo := []decide.Gate{}
 	for _, g := range r.Gates {
 		if strings.HasPrefix(g.Name, "slo_") {
 			slo = append(slo, g)

@@ -5,44 +5,26 @@ import (
 	"strings"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/decide"
 	"github.com/llmprobe/llmprobe/lib/figure"
-)
-
-// The verdict's words, as every surface prints them.
-const (
-	VerdictPassed       = "passed"
-	VerdictFailed       = "failed"
-	VerdictInconclusive = "inconclusive" // failed, but the client was saturated
-	VerdictNotMeasured  = "not measured"
 )
 
 // Verdict is a report's verdict in one word and why: a failure's failing
 // checks, or the caveat a saturated client puts on the verdict.
 type Verdict struct {
-	Word, Reason string
+	Word   decide.Verdict
+	Reason string
 }
 
-// VerdictOf says r's verdict. A saturated client only adds delay: a pass still
-// holds (the target is at least this fast), a failure may be the client's
-// own and is inconclusive, unless a gate no delay touches failed (the
-// answers' checks). Reports judged before the verdict had a word are read
-// from their fields the same way.
+// VerdictOf says r's verdict (decide.BurstVerdict). Reports judged before
+// the verdict had a word are read from their fields the same way.
 func VerdictOf(r *Report) Verdict {
-	failing := failingChecks(r)
-	switch {
-	case r.Verdict == VerdictNotMeasured: // the gate's own finding, kept
-		return Verdict{VerdictNotMeasured, r.VerdictReason}
-	case r.Requests == 0:
-		return Verdict{VerdictNotMeasured, "no request was measured"}
-	case r.Passed && r.ClientSaturated:
-		return Verdict{VerdictPassed, fmt.Sprintf("llmprobe added up to %s; the target is at least this fast", addedUpTo(r))}
-	case r.Passed:
-		return Verdict{VerdictPassed, held(r)}
-	case r.ClientSaturated && !r.Aborted && Refused(r) == "" && !answersFailed(r):
-		return Verdict{VerdictInconclusive, fmt.Sprintf("the client was saturated (llmprobe added up to %s): %s may be llmprobe's own delay, not the target's",
-			addedUpTo(r), strings.Join(failing, ", "))}
-	}
-	return Verdict{VerdictFailed, strings.Join(failing, ", ")}
+	word, why := decide.BurstVerdict(decide.BurstFacts{
+		Verdict: r.Verdict, VerdictReason: r.VerdictReason, Requests: r.Requests, Passed: r.Passed, Aborted: r.Aborted,
+		ClientSaturated: r.ClientSaturated, AddedUpTo: addedUpTo(r), BaselineRefused: Refused(r) != "", AnswersFailed: answersFailed(r),
+		Held: held(r), Failing: failingChecks(r),
+	})
+	return Verdict{word, why}
 }
 
 // answersFailed reports whether r failed its quality gate: answers that
@@ -61,13 +43,13 @@ func answersFailed(r *Report) bool {
 func (o Verdict) Line() string {
 	switch {
 	case o.Reason == "":
-		return o.Word
-	case o.Word == VerdictPassed:
-		return o.Word + " (" + o.Reason + ")"
-	case o.Word == VerdictFailed:
+		return string(o.Word)
+	case o.Word == decide.Passed:
+		return string(o.Word) + " (" + o.Reason + ")"
+	case o.Word == decide.Failed:
 		return "FAILED — " + o.Reason
 	}
-	return o.Word + " — " + o.Reason
+	return string(o.Word) + " — " + o.Reason
 }
 
 // held says which gates a passed run held: "4 gates held, 1 skipped".

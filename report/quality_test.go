@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/decide"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
 )
@@ -52,7 +53,7 @@ func TestQualityGate(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rep := report.Build(config.Burst{Name: "b"}, run(tc.passed, tc.failed, tc.broken), report.Meta{Scenarios: scenarios})
-			var g *report.Gate
+			var g *decide.Gate
 			for i := range rep.Gates {
 				if rep.Gates[i].Name == "slo_quality" {
 					g = &rep.Gates[i]

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/llmprobe/llmprobe/decide"
+
 	"go.yaml.in/yaml/v3"
 
 	"github.com/llmprobe/llmprobe/config"
@@ -68,18 +70,18 @@ type Report struct {
 	Turns []TurnSummary `json:"turns,omitempty"`
 	// PromptCache is what the engine's prefix cache served, where its usage
 	// says; absent where it never did.
-	PromptCache  *PromptCache `json:"prompt_cache,omitempty"`
-	AchievedRate *float64     `json:"achieved_rate"`
-	Throughput   Throughput   `json:"throughput"`
-	Goodput      Goodput      `json:"goodput"`
-	Gates        []Gate       `json:"gates"`
-	Passed       bool         `json:"passed"`
+	PromptCache  *PromptCache  `json:"prompt_cache,omitempty"`
+	AchievedRate *float64      `json:"achieved_rate"`
+	Throughput   Throughput    `json:"throughput"`
+	Goodput      Goodput       `json:"goodput"`
+	Gates        []decide.Gate `json:"gates"`
+	Passed       bool          `json:"passed"`
 	// Verdict is Passed in one word with its caveat: passed, failed, or
 	// inconclusive (a saturated client failed it); VerdictReason says why.
-	Verdict       string `json:"verdict,omitempty"`
-	VerdictReason string `json:"verdict_reason,omitempty"`
-	Aborted       bool   `json:"aborted"`
-	AbortReason   string `json:"abort_reason,omitempty"`
+	Verdict       decide.Verdict `json:"verdict,omitempty"`
+	VerdictReason string         `json:"verdict_reason,omitempty"`
+	Aborted       bool           `json:"aborted"`
+	AbortReason   string         `json:"abort_reason,omitempty"`
 	// ClientSaturated is set when the client's own error (ErrorBound) passed
 	// a tenth of the tightest objective: the numbers describe the prober.
 	ClientSaturated bool `json:"client_saturated"`
@@ -160,18 +162,6 @@ type Goodput struct {
 	// PerObjectiveChecked is how many requests each share rests on (for
 	// quality, the successful requests whose answer was checked).
 	PerObjectiveChecked map[string]int `json:"per_objective_checked,omitempty"`
-}
-
-// Gate is one pass/fail verdict with its threshold. A skipped gate could not
-// be judged (no baseline) and does not fail the burst; Value is null then,
-// but for a shard's SLO gates, which carry the share's value unjudged.
-type Gate struct {
-	Name      string   `json:"name"`
-	Threshold float64  `json:"threshold"`
-	Value     *float64 `json:"value"`
-	Passed    bool     `json:"passed"`
-	Skipped   bool     `json:"skipped,omitempty"`
-	Detail    string   `json:"detail"`
 }
 
 // Regression compares a report with its baseline: the previous report of the
@@ -343,7 +333,7 @@ func Build(b config.Burst, o Run, meta Meta) *Report {
 	r.PromptCache = PromptCacheOf(o.Results)
 	r.ErrorBound = newErrorBound(r.Latency["dispatch_delay"], o.Runtime, meta.Scenarios)
 	r.ClientSaturated = r.ErrorBound.Saturated()
-	r.gates(meta.Scenarios)
+	r.Gates = append(r.Gates, decide.SLOGates(meta.Scenarios, decide.Shares{PerObjective: r.Goodput.PerObjective, Interval: r.Goodput.PerObjectiveInterval, Checked: r.Goodput.PerObjectiveChecked})...)
 	if o.Shard.Count > 1 {
 		r.Shard = newShardPart(o)
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/decide"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/stats"
 )
@@ -91,7 +92,7 @@ func (s *SweepBuilder) Add(run Run, bisect bool) bool {
 	s.tokens += rep.AllOutputTokens
 	st := sweepStep(rep, run.Rate)
 	st.Bisect = bisect
-	st.Passed = !rep.Aborted && st.GoodputLower != nil && *st.GoodputLower >= s.target-1e-12
+	st.Passed = decide.StepHeld(rep.Aborted, st.GoodputLower, s.target)
 	s.steps = append(s.steps, st)
 	s.reports = append(s.reports, rep)
 	return st.Passed
@@ -126,9 +127,10 @@ func sweepStep(rep *Report, rate float64) SweepStep {
 // client was saturated if any step's was: the knee rests on every step.
 // verdict.Judge gives its verdict.
 func (s *SweepBuilder) Report() *Report {
+	passing, failing := decide.Knee(s.held())
 	best := -1
 	for i, st := range s.steps {
-		if st.Passed && (best < 0 || st.Rate > s.steps[best].Rate) {
+		if passing != nil && st.Passed && st.Rate == *passing && best < 0 {
 			best = i
 		}
 	}
@@ -153,25 +155,28 @@ func (s *SweepBuilder) Report() *Report {
 		}
 		rep.ErrorBound = worst
 	}
-	rep.Knee = s.knee(rep.MaxRateUnderSLO)
+	rep.Knee = s.knee(rep.MaxRateUnderSLO, failing)
 	SizeSweep(s.burst, rep)
 	return rep
 }
 
-// knee bounds the max rate: the passing rate, and the lowest failing one
-// above it.
-func (s *SweepBuilder) knee(passing *float64) *Knee {
-	k := &Knee{TargetRatio: s.target, Passing: passing, Objectives: objectives(s.meta.Scenarios)}
+// knee is the sweep's knee: the rate that held and the lowest failing one
+// above it (decide.Knee), with the SLO it was judged on.
+func (s *SweepBuilder) knee(passing, failing *float64) *Knee {
+	k := &Knee{TargetRatio: s.target, Passing: passing, Failing: failing, Objectives: objectives(s.meta.Scenarios)}
 	if a := s.burst.Sweep; a != nil && a.Auto != nil {
 		k.Resolution = a.Auto.Resolution
 	}
-	for _, st := range s.steps {
-		if !st.Passed && (passing == nil || st.Rate > *passing) && (k.Failing == nil || st.Rate < *k.Failing) {
-			r := st.Rate
-			k.Failing = &r
-		}
-	}
 	return k
+}
+
+// held is the steps as their knee sees them.
+func (s *SweepBuilder) held() []decide.Step {
+	out := make([]decide.Step, len(s.steps))
+	for i, st := range s.steps {
+		out[i] = decide.Step{Rate: st.Rate, Held: st.Passed}
+	}
+	return out
 }
 
 // SizeSweep fills the knee's capacity and cost from b's capacity: and cost:,

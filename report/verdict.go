@@ -12,13 +12,12 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/llmprobe/llmprobe/decide"
+
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/lib/figure"
 	"github.com/llmprobe/llmprobe/stats"
 )
-
-// significanceLevel is the p-value under which a change counts as real.
-const significanceLevel = 0.05
 
 // BaselineGate is the gate a named baseline that cannot be used fails.
 const BaselineGate = "baseline"
@@ -59,10 +58,7 @@ func judge(r, prev *Report, maxRegression []config.MaxRegression, named bool) {
 		prev, named = nil, false
 		r.RegressionSkipped = r.Shard.String() + " of a split burst: the merged report (llmprobe report merge) is compared with a baseline"
 		for i := range r.Gates {
-			if g := &r.Gates[i]; !g.Skipped {
-				g.Passed, g.Skipped = true, true
-				g.Detail = fmt.Sprintf("not judged on %s's share (the merged report is): %s", r.Shard.String(), g.Detail)
-			}
+			decide.NotJudged(&r.Gates[i], fmt.Sprintf("not judged on %s's share (the merged report is)", r.Shard.String()))
 		}
 	}
 	switch {
@@ -73,7 +69,7 @@ func judge(r, prev *Report, maxRegression []config.MaxRegression, named bool) {
 		switch {
 		case differs != "" && named:
 			why := refusal(prev, differs)
-			r.Gates = append(r.Gates, Gate{Name: BaselineGate, Detail: why})
+			r.Gates = append(r.Gates, decide.Refused(BaselineGate, why))
 			r.RegressionSkipped, r.BaselineNote = why, "REFUSED "+why
 			prev = nil
 		case differs != "":
@@ -87,17 +83,13 @@ func judge(r, prev *Report, maxRegression []config.MaxRegression, named bool) {
 	}
 	if prev == nil {
 		for _, mr := range maxRegression {
-			r.Gates = append(r.Gates, Gate{Name: regressionGateName(mr), Threshold: mr.MaxIncrease, Passed: true, Skipped: true,
-				Detail: r.RegressionSkipped}) // every surface marks it skipped already
+			r.Gates = append(r.Gates, decide.Skipped(regressionGateName(mr), mr.MaxIncrease, r.RegressionSkipped)) // every surface marks it skipped already
 		}
 	}
 	if r.Upgrade != nil {
 		judgeUpgrade(r, prev)
 	}
-	r.Passed = !r.Aborted && r.Requests > 0 && (r.Sweep == nil || r.MaxRateUnderSLO != nil)
-	for _, g := range r.Gates {
-		r.Passed = r.Passed && g.Passed
-	}
+	r.Passed = decide.BurstPassed(r.Aborted, r.Requests, r.Sweep != nil, r.MaxRateUnderSLO != nil, r.Gates)
 	o := VerdictOf(r)
 	r.Verdict, r.VerdictReason = o.Word, o.Reason
 }
@@ -336,7 +328,7 @@ func regress(r, prev *Report, maxRegression []config.MaxRegression) {
 				TooFew: r.Latency[m].IsTooFew(q) || prev.Latency[m].IsTooFew(q)}
 			if p, ok := pvalues[m]; ok {
 				rm.PValue = &p
-				rm.Significant = p < significanceLevel
+				rm.Significant = decide.Significant(p)
 			}
 			if rl, ok := runLevel(r, prev, m, q); ok {
 				rm = rl
@@ -346,7 +338,7 @@ func regress(r, prev *Report, maxRegression []config.MaxRegression) {
 	}
 	r.Regression = reg
 	for _, mr := range maxRegression {
-		g := Gate{Name: regressionGateName(mr), Threshold: mr.MaxIncrease}
+		g := decide.Gate{Name: regressionGateName(mr), Threshold: mr.MaxIncrease}
 		cur, old := r.Latency[mr.Metric].Measured(mr.Quantile), prev.Latency[mr.Metric].Measured(mr.Quantile)
 		rl, byRuns := runLevel(r, prev, mr.Metric, mr.Quantile)
 		if byRuns {
@@ -357,21 +349,20 @@ func regress(r, prev *Report, maxRegression []config.MaxRegression) {
 		case byRuns && rt != nil:
 			increase := *rt - 1
 			significant := !mr.Significant || rl.Significant
-			g.Value, g.Passed = &increase, !(increase > mr.MaxIncrease && significant)
+			g.Value, g.Passed = &increase, !decide.Regressed(increase, mr.MaxIncrease, significant)
 			g.Detail = fmt.Sprintf("%s %s mean of %d runs %s vs %s of %d runs in %s (%s, limit +%.1f%%; run-level Welch %s)", mr.Metric, mr.Quantile,
 				r.Repeat.Runs, figure.Ms(*cur), figure.Ms(*old), prev.Repeat.Runs, prev.ID, figure.SignedPercent(increase), 100*mr.MaxIncrease, pText(rl.PValue))
 			g.Detail += tooFewNote(r.Latency[mr.Metric], prev.Latency[mr.Metric], mr.Quantile)
 		case cur == nil:
 			g.Detail = fmt.Sprintf("n/a: no %s samples in this run to compare with %s", mr.Metric, prev.ID)
 		case rt == nil:
-			g.Passed, g.Skipped = true, true
-			g.Detail = fmt.Sprintf("the baseline %s has no %s samples", prev.ID, mr.Metric)
+			g = decide.Skipped(g.Name, g.Threshold, fmt.Sprintf("the baseline %s has no %s samples", prev.ID, mr.Metric))
 		default:
 			increase := *rt - 1
 			significant, test := true, ""
 			if mr.Significant {
 				p, ok := pvalues[mr.Metric]
-				significant = ok && p < significanceLevel
+				significant = ok && decide.Significant(p)
 				test = "; Mann–Whitney p=n/a, not significant"
 				switch {
 				case significant:
@@ -380,7 +371,7 @@ func regress(r, prev *Report, maxRegression []config.MaxRegression) {
 					test = "; Mann–Whitney " + figure.P(p) + ", not significant"
 				}
 			}
-			g.Value, g.Passed = &increase, !(increase > mr.MaxIncrease && significant)
+			g.Value, g.Passed = &increase, !decide.Regressed(increase, mr.MaxIncrease, significant)
 			g.Detail = fmt.Sprintf("%s %s %s vs %s in %s (%s, limit +%.1f%%%s)", mr.Metric, mr.Quantile, figure.Ms(*cur), figure.Ms(*old), prev.ID, figure.SignedPercent(increase), 100*mr.MaxIncrease, test)
 			g.Detail += tooFewNote(r.Latency[mr.Metric], prev.Latency[mr.Metric], mr.Quantile)
 		}
@@ -401,7 +392,7 @@ func runLevel(r, prev *Report, metric, q string) (RegressionMetric, bool) {
 	}
 	rm := RegressionMetric{Metric: metric, Quantile: q, Previous: old.Mean, Current: cur.Mean, Ratio: ratio(cur.Mean, old.Mean)}
 	if p, ok := stats.WelchT(cur.Values, old.Values); ok {
-		rm.PValue, rm.Significant = &p, p < significanceLevel
+		rm.PValue, rm.Significant = &p, decide.Significant(p)
 	}
 	return rm, true
 }

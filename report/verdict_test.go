@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/decide"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/internal/reporttest"
 	"github.com/llmprobe/llmprobe/stats"
@@ -65,15 +66,15 @@ func TestVerdictCarriesItsCaveat(t *testing.T) {
 		name      string
 		passed    bool
 		saturated bool
-		word      string
+		word      decide.Verdict
 		reason    string
 	}{
-		{"clean pass", true, false, report.VerdictPassed, "1 gate held"},
-		{"saturated pass", true, true, report.VerdictPassed, "llmprobe added up to 30.0ms; the target is at least this fast"},
-		{"clean failure", false, false, report.VerdictFailed, "slo_ttft 50.0% < 99%"},
-		{"saturated failure", false, true, report.VerdictInconclusive, "the client was saturated (llmprobe added up to 30.0ms): slo_ttft 50.0% < 99% may be llmprobe's own delay, not the target's"},
+		{"clean pass", true, false, decide.Passed, "1 gate held"},
+		{"saturated pass", true, true, decide.Passed, "llmprobe added up to 30.0ms; the target is at least this fast"},
+		{"clean failure", false, false, decide.Failed, "slo_ttft 50.0% < 99%"},
+		{"saturated failure", false, true, decide.Inconclusive, "the client was saturated (llmprobe added up to 30.0ms): slo_ttft 50.0% < 99% may be llmprobe's own delay, not the target's"},
 		// No delay of the client's makes an answer fail its checks.
-		{"saturated, answers failed", false, true, report.VerdictFailed, "slo_quality 50.0% < 99%"},
+		{"saturated, answers failed", false, true, decide.Failed, "slo_quality 50.0% < 99%"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			share := 0.5
@@ -86,7 +87,7 @@ func TestVerdictCarriesItsCaveat(t *testing.T) {
 			}
 			r := &report.Report{Requests: 10, ClientSaturated: tc.saturated,
 				ErrorBound: &stats.ErrorBound{P99: f(0.02), Max: f(0.03), Limit: 0.01},
-				Gates:      []report.Gate{{Name: gate, Threshold: 0.99, Value: &share, Passed: tc.passed}}}
+				Gates:      []decide.Gate{{Name: gate, Threshold: 0.99, Value: &share, Passed: tc.passed}}}
 			report.Judge(r, nil, nil)
 			if r.Verdict != tc.word || r.VerdictReason != tc.reason {
 				t.Errorf("%q: %q, want %q: %q", r.Verdict, r.VerdictReason, tc.word, tc.reason)

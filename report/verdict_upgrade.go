@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/llmprobe/llmprobe/decide"
 	"github.com/llmprobe/llmprobe/stats"
 )
 
@@ -43,9 +44,10 @@ func changeWords(from, to Facts) string {
 func judgeUpgrade(r, prev *Report) {
 	u := r.Upgrade
 	u.To = FactsOf(r)
-	u.Changes, u.Regressed = nil, false
+	u.Changes = nil
 	what := changeWords(u.From, u.To)
 	if prev == nil || r.Regression == nil {
+		u.Regressed = decide.UpgradeRegressed()
 		u.BaselineID = ""
 		u.NoBaseline = r.RegressionSkipped
 		u.Summary = fmt.Sprintf("%s: no verdict, %s", what, u.NoBaseline)
@@ -66,11 +68,15 @@ func judgeUpgrade(r, prev *Report) {
 				atLeast := lb - 1
 				c.AtLeast = &atLeast
 			}
-			c.Regression = c.Significant && c.Change != nil && c.AtLeast != nil && *c.AtLeast > u.MaxIncrease
-			u.Regressed = u.Regressed || c.Regression
+			c.Regression = decide.UpgradeRegression(c.Significant, c.Change, c.AtLeast, u.MaxIncrease)
 			u.Changes = append(u.Changes, c)
 		}
 	}
+	regressed := make([]bool, len(u.Changes))
+	for i, c := range u.Changes {
+		regressed[i] = c.Regression
+	}
+	u.Regressed = decide.UpgradeRegressed(regressed...)
 	u.Summary = what + ": " + verdictWords(u)
 }
 

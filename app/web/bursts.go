@@ -18,7 +18,7 @@ import (
 type burstRow struct {
 	Name      string
 	Latest    *report.Report
-	Verdict   verdict
+	Badge     verdict
 	LoadError string
 	IDs       []string
 	Charts    charts
@@ -68,7 +68,7 @@ func (s *Site) burstsPage(w http.ResponseWriter, _ *http.Request) {
 			if rep, err := s.opts.Store.Load(ids[0]); err != nil {
 				row.LoadError = err.Error()
 			} else {
-				row.Latest, row.Verdict = rep, burstVerdict(rep)
+				row.Latest, row.Badge = rep, burstVerdict(rep)
 				if rep.Upgrade == nil {
 					row.LastUpgrade = s.lastUpgradeOf(name, ids[0])
 				}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/app/web/chart"
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/decide"
 	reportfigure "github.com/llmprobe/llmprobe/lib/figure"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
@@ -41,7 +42,7 @@ type reportView struct {
 	*report.Report
 	reportrender.Page
 	Linked         bool
-	Verdict        verdict
+	Badge          verdict
 	Latency        []latencyRow
 	Bound          boundRow
 	Breakdown      []breakdownRow
@@ -65,8 +66,8 @@ func burstVerdict(r *report.Report) verdict {
 	if !r.Passed {
 		v = verdict{Text: "failed", Class: "bad"}
 	}
-	if o := report.VerdictOf(r); r.ClientSaturated && (o.Word == report.VerdictPassed || o.Word == report.VerdictInconclusive) {
-		v = verdict{Text: o.Word, Class: "warn", Caveat: o.Reason}
+	if o := report.VerdictOf(r); r.ClientSaturated && (o.Word == decide.Passed || o.Word == decide.Inconclusive) {
+		v = verdict{Text: string(o.Word), Class: "warn", Caveat: o.Reason}
 	}
 	if r.Aborted {
 		v = verdict{Text: "aborted", Class: "bad", Why: []string{"stopped before its end: " + r.AbortReason}}
@@ -289,7 +290,7 @@ func deref(v *float64) float64 {
 
 func newReportView(r *report.Report, linked bool) reportView {
 	v := reportView{
-		Report: r, Page: reportrender.PageOf(r), Linked: linked, Verdict: burstVerdict(r),
+		Report: r, Page: reportrender.PageOf(r), Linked: linked, Badge: burstVerdict(r),
 		Latency: latencyRows(r), Bound: newBoundRow(r.ErrorBound), Breakdown: breakdownRows(r.TTFTBreakdown), Outcomes: outcomeRows(r), RegressionRows: regressionRows(r.Regression),
 		EngineView: newEngineView(r.EngineMetrics),
 	}

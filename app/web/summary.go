@@ -41,7 +41,7 @@ type sloCell struct {
 type burstCell struct {
 	ID, Burst, Target string
 	End               time.Time
-	Verdict           verdict
+	Badge             verdict
 }
 
 // engineText is "engine version", or n/a with the reason.
@@ -162,7 +162,7 @@ func (s *Site) lastBursts() (map[string]*burstCell, error) {
 			if err != nil {
 				return nil, err
 			}
-			c = &burstCell{ID: rep.ID, Burst: rep.Burst, Target: rep.Target, End: rep.End, Verdict: burstVerdict(rep)}
+			c = &burstCell{ID: rep.ID, Burst: rep.Burst, Target: rep.Target, End: rep.End, Badge: burstVerdict(rep)}
 		}
 		seen[c.ID] = c
 		if old := out[c.Target]; old == nil || c.End.After(old.End) {

@@ -55,7 +55,7 @@ func TestReportPageDrawsTheSweepCurve(t *testing.T) {
 
 	// The bursts page says the knee's bound and the fleet.
 	var list bytes.Buffer
-	if err := pages.ExecuteTemplate(&list, "bursts.html", []burstRow{{Name: r.Burst, Latest: r, Verdict: burstVerdict(r)}}); err != nil {
+	if err := pages.ExecuteTemplate(&list, "bursts.html", []burstRow{{Name: r.Burst, Latest: r, Badge: burstVerdict(r)}}); err != nil {
 		t.Fatal(err)
 	}
 	wantAll(t, "the bursts page", html.UnescapeString(list.String()), "max rate under SLO 10.00 req/s, below 12.00 req/s · 12 instances for 100 req/s")

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmprobe/llmprobe/decide"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/stats"
 )
@@ -34,7 +35,7 @@ func TestSaturatedVerdictCarriesItsCaveat(t *testing.T) {
 			if tc.passed {
 				share = 1
 			}
-			r.Gates = []report.Gate{{Name: "slo_ttft", Threshold: 0.9, Value: &share, Passed: tc.passed, Detail: "share"}}
+			r.Gates = []decide.Gate{{Name: "slo_ttft", Threshold: 0.9, Value: &share, Passed: tc.passed, Detail: "share"}}
 			r.Passed = tc.passed && r.Requests > 0
 			o := report.VerdictOf(&r)
 			r.Verdict, r.VerdictReason = o.Word, o.Reason
@@ -44,10 +45,10 @@ func TestSaturatedVerdictCarriesItsCaveat(t *testing.T) {
 				t.Error("the page says the numbers describe llmprobe's host beside its verdict")
 			}
 			var list bytes.Buffer
-			if err := pages.ExecuteTemplate(&list, "bursts.html", []burstRow{{Name: r.Burst, Latest: &r, Verdict: burstVerdict(&r)}}); err != nil {
+			if err := pages.ExecuteTemplate(&list, "bursts.html", []burstRow{{Name: r.Burst, Latest: &r, Badge: burstVerdict(&r)}}); err != nil {
 				t.Fatal(err)
 			}
-			wantAll(t, "the bursts page", html.UnescapeString(list.String()), ">"+o.Word+"</span> <span class=\"muted\">("+o.Reason+")</span>")
+			wantAll(t, "the bursts page", html.UnescapeString(list.String()), ">"+string(o.Word)+"</span> <span class=\"muted\">("+o.Reason+")</span>")
 		})
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/decide"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
@@ -101,7 +102,7 @@ scenarios: [{name: s}]
 		ID: report.ID("nightly", time.Date(2026, 11, 23, 2, 30, 0, 0, time.UTC)), Burst: "nightly", Target: "t", Requests: 2,
 		Latency:    map[string]stats.Summary{"ttft": {Count: 2, P50: 0.1, P90: 0.15, P99: 0.2}, "e2e": {Count: 2, P50: 1, P99: 1.5}},
 		TTFTSeries: [][2]float64{{0, 0.1}, {0.5, 0.2}},
-		Gates:      []report.Gate{{Name: "slo_ttft", Passed: false, Detail: "50.00% of requests met ttft <= 150ms"}},
+		Gates:      []decide.Gate{{Name: "slo_ttft", Passed: false, Detail: "50.00% of requests met ttft <= 150ms"}},
 	}
 	if err := store.Save(rep, 5); err != nil {
 		t.Fatal(err)
@@ -125,7 +126,7 @@ scenarios: [{name: s}]
 		FailedSamples: []report.FailedRequest{{At: 0.02, Outcome: prober.OutcomeConnectionError, Phase: "connect", Reason: "connection_refused",
 			Error: "dial tcp 127.0.0.1:1: connect: connection refused", Log: []string{"  0.1ms POST http://127.0.0.1:1/v1/chat/completions"}}},
 		Latency: map[string]stats.Summary{"ttft": {}}, Aborted: true, AbortReason: "safety brake: error ratio 1.00",
-		Gates: []report.Gate{{Name: "slo_ttft", Detail: "n/a: no request was measured against ttft <= 1s"}},
+		Gates: []decide.Gate{{Name: "slo_ttft", Detail: "n/a: no request was measured against ttft <= 1s"}},
 	}
 	if err := store.Save(broken, 5); err != nil {
 		t.Fatal(err)

@@ -203,13 +203,19 @@ func (r *compareRun) side(i int) compare.Side {
 
 // stub is the comparison that could not be measured, and why.
 func (r *compareRun) stub(why string) *compare.Comparison {
-	return &compare.Comparison{Burst: r.Burst, Seed: r.bursts[0].Seed, Baseline: r.side(0), Candidate: r.side(1), Verdict: decide.NotMeasured, Reasons: []string{why}}
+	c := &compare.Comparison{Burst: r.Burst, Seed: r.bursts[0].Seed, Baseline: r.side(0), Candidate: r.side(1)}
+	var reason string
+	c.Verdict, reason = decide.Unmeasured(why)
+	c.Reasons = []string{reason}
+	return c
 }
 
 // verdict prints the comparison, writes its files and gives the exit code.
 func (r *compareRun) verdict(c *compare.Comparison, problem string) int {
 	if problem != "" {
-		c.Verdict, c.Reasons = decide.NotMeasured, append(c.Reasons, problem)
+		var reason string
+		c.Verdict, reason = decide.Unmeasured(problem)
+		c.Reasons = append(c.Reasons, reason)
 	}
 	comparerender.Text(r.Stdout, c)
 	code := gatePassed

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/decide"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
@@ -81,7 +82,7 @@ func TestDeadTargetLeavesAReport(t *testing.T) {
 	if err := json.Unmarshal([]byte(readFile(t, output)), &rep); err != nil {
 		t.Fatal(err)
 	}
-	if rep.Verdict != report.VerdictNotMeasured || !strings.Contains(rep.VerdictReason, "connection refused") || rep.Burst != "release" || rep.Target != "sim" {
+	if rep.Verdict != decide.NotMeasured || !strings.Contains(rep.VerdictReason, "connection refused") || rep.Burst != "release" || rep.Target != "sim" {
 		t.Errorf("the report says %q: %q (burst %q, target %q)", rep.Verdict, rep.VerdictReason, rep.Burst, rep.Target)
 	}
 	for _, p := range []string{output, junitPath, md} {
@@ -107,7 +108,7 @@ func TestSaturatedClientVerdicts(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rep := &report.Report{ID: "b-1", Burst: "b", Target: "sim", Requests: 40, PlannedRequests: 40,
 				Outcomes: map[prober.Outcome]int{prober.OutcomeSuccess: 40}, Latency: map[string]stats.Summary{},
-				Gates: []report.Gate{{Name: "slo_ttft", Threshold: 0.99, Value: f(tc.share), Passed: tc.share >= 0.99,
+				Gates: []decide.Gate{{Name: "slo_ttft", Threshold: 0.99, Value: f(tc.share), Passed: tc.share >= 0.99,
 					Detail: "share of requests with ttft <= 100ms"}},
 				ClientSaturated: true,
 				ErrorBound:      &stats.ErrorBound{P99: f(0.02), Max: f(0.03), Limit: 0.01, Objective: "ttft 100ms of scenario s"},

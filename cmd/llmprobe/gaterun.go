@@ -15,6 +15,7 @@ import (
 	"github.com/llmprobe/llmprobe/burst"
 	"github.com/llmprobe/llmprobe/burst/plan"
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/decide"
 	"github.com/llmprobe/llmprobe/gpu"
 	"github.com/llmprobe/llmprobe/internal/load"
 	"github.com/llmprobe/llmprobe/lib/redact"
@@ -182,7 +183,7 @@ func (g *gateRun) preflight(ctx context.Context, c *prober.Client, t config.Targ
 		return true
 	}
 	fmt.Fprintf(g.Stderr, "llmprobe gate: %s\n", why)
-	fmt.Fprintf(g.Stdout, "gate: %s — %s\n", report.VerdictNotMeasured, why)
+	fmt.Fprintf(g.Stdout, "gate: %s — %s\n", decide.NotMeasured, why)
 	g.notMeasured(t, render.Check{Name: "preflight", Status: render.StatusError, Detail: why})
 	return false
 }
@@ -194,7 +195,8 @@ func (g *gateRun) notMeasured(t config.Target, why render.Check) {
 	now := time.Now()
 	stub := report.Build(g.burst, report.Run{Rate: plan.Rates(g.burst)[0], Start: now, End: now},
 		report.Meta{Model: t.Model, Version: version.Version, Host: host, Scenarios: g.cfg.ScenariosOf(g.burst)})
-	stub.Target, stub.Overrides, stub.Verdict, stub.VerdictReason = t.Name, g.overrides, report.VerdictNotMeasured, why.Detail
+	stub.Target, stub.Overrides = t.Name, g.overrides
+	stub.Verdict, stub.VerdictReason = decide.Unmeasured(why.Detail)
 	stub.ID = "" // no run, none stored: the renderings show only the check that stopped it
 	if g.Output != "" {
 		if err := store.WriteJSON(g.Output, stub, g.secrets); err != nil {
@@ -323,7 +325,7 @@ func (g *gateRun) verdict(ctx context.Context, t config.Target, rep *report.Repo
 		code = gateUnmeasured
 	}
 	if why := unmeasured(rep); why != "" {
-		rep.Verdict, rep.VerdictReason = report.VerdictNotMeasured, fmt.Sprintf("target %s could not be measured: %s", t.Name, why)
+		rep.Verdict, rep.VerdictReason = decide.Unmeasured(fmt.Sprintf("target %s could not be measured: %s", t.Name, why))
 	}
 	if g.Verbose {
 		render.Text(g.Stdout, rep)
@@ -331,7 +333,7 @@ func (g *gateRun) verdict(ctx context.Context, t config.Target, rep *report.Repo
 		render.Brief(g.Stdout, rep)
 	}
 	switch {
-	case rep.Verdict == report.VerdictNotMeasured:
+	case rep.Verdict == decide.NotMeasured:
 		fail("measurable", rep.VerdictReason)
 	case ctx.Err() != nil:
 		fail("interrupted", rep.AbortReason)
@@ -339,7 +341,7 @@ func (g *gateRun) verdict(ctx context.Context, t config.Target, rep *report.Repo
 		// Its gate fails in the report; the run is not a verdict.
 		fmt.Fprintf(g.Stderr, "llmprobe gate: --baseline %s: %s\n", g.Baseline, report.Refused(rep))
 		code = gateUnmeasured
-	case rep.Verdict == report.VerdictInconclusive:
+	case rep.Verdict == decide.Inconclusive:
 		fmt.Fprintf(g.Stderr, "llmprobe gate: inconclusive: %s\n", rep.VerdictReason)
 		code = gateUnmeasured
 	case !rep.Passed:

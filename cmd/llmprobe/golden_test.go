@@ -64,14 +64,14 @@ bursts:
 func TestGateGoldenQuality(t *testing.T) {
 	file := writeTemp(t, "golden.jsonl", goldenSet)
 	targets := map[string]string{"right": goldenSim(t, file, 0, 1), "wrong": goldenSim(t, file, 0.35, 1)}
-	gate := func(target string) (int, string, report.Gate) {
+	gate := func(target string) (int, string, decide.Gate) {
 		cfg, output := goldenConfig(t, file, targets, target), filepath.Join(t.TempDir(), "report.json")
 		out, err := exec.Command(binPath, "gate", "--config.file="+cfg, "--burst=golden", "--output="+output, "--storage.path=").CombinedOutput()
 		var rep report.Report
 		if b, rerr := os.ReadFile(output); rerr != nil || json.Unmarshal(b, &rep) != nil {
 			t.Fatalf("%s: no report (%v):\n%s", target, rerr, out)
 		}
-		i := slices.IndexFunc(rep.Gates, func(g report.Gate) bool { return g.Name == "slo_quality" })
+		i := slices.IndexFunc(rep.Gates, func(g decide.Gate) bool { return g.Name == "slo_quality" })
 		if i < 0 {
 			t.Fatalf("%s: no slo_quality gate in %+v", target, rep.Gates)
 		}

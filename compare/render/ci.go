@@ -63,7 +63,7 @@ type (
 		Classname string     `xml:"classname,attr"`
 		Failure   *junitNote `xml:"failure"`
 		Error     *junitNote `xml:"error"`
-		Skipped   *junitNote `xml:"skipped"`
+		Skip      *junitNote `xml:"skipped"`
 		Out       string     `xml:"system-out,omitempty"`
 	}
 	junitNote struct {
@@ -84,9 +84,9 @@ func JUnit(w io.Writer, c *compare.Comparison) error {
 		case decide.Worse:
 			jc.Failure = &junitNote{fmt.Sprintf("%s worse: %s (95 %% CI %s) beyond the %s tolerance", label(m), change(m), changeInterval(m), tolerance(m))}
 		case decide.TooFew:
-			jc.Skipped = &junitNote{fmt.Sprintf("%d pairs, too few: needs %d", m.Pairs, m.Needs)}
+			jc.Skip = &junitNote{fmt.Sprintf("%d pairs, too few: needs %d", m.Pairs, m.Needs)}
 		case decide.NotApplicable:
-			jc.Skipped = &junitNote{"n/a: no answer of this burst has " + m.Metric}
+			jc.Skip = &junitNote{"n/a: no answer of this burst has " + m.Metric}
 		case decide.Inconclusive:
 			jc.Error = &junitNote{"the rounds disagree in direction"}
 		}
@@ -104,7 +104,7 @@ func JUnit(w io.Writer, c *compare.Comparison) error {
 			s.Failures++
 		case jc.Error != nil:
 			s.Errors++
-		case jc.Skipped != nil:
+		case jc.Skip != nil:
 			s.Skipped++
 		}
 	}

@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 
+	"github.com/llmprobe/llmprobe/decide"
 	"github.com/llmprobe/llmprobe/report"
 )
 
@@ -87,9 +88,9 @@ func Checks(r *report.Report) []Check {
 // target's.
 func saturationConsequence(r *report.Report) string {
 	switch o := report.VerdictOf(r); o.Word {
-	case report.VerdictInconclusive:
+	case decide.Inconclusive:
 		return "inconclusive: " + o.Reason
-	case report.VerdictPassed:
+	case decide.Passed:
 		return "the pass holds, since llmprobe only adds delay: " + o.Reason
 	default:
 		return "its latencies include llmprobe's own delay, up to the bound"
@@ -99,5 +100,5 @@ func saturationConsequence(r *report.Report) string {
 // inconclusive says r failed under a saturated client: its failing gates
 // are not the target's.
 func inconclusive(r *report.Report) bool {
-	return report.VerdictOf(r).Word == report.VerdictInconclusive
+	return report.VerdictOf(r).Word == decide.Inconclusive
 }

@@ -48,7 +48,7 @@ type (
 		Time      string        `xml:"time,attr"`
 		Failure   *junitProblem `xml:"failure"`
 		Error     *junitProblem `xml:"error"`
-		Skipped   *junitProblem `xml:"skipped"`
+		Skip      *junitProblem `xml:"skipped"`
 		SystemOut *junitText    `xml:"system-out"`
 	}
 	// junitText keeps its lines readable in the file.
@@ -105,7 +105,7 @@ func JUnit(w io.Writer, r *report.Report, extra ...Check) error {
 			tc.Error = problem
 			s.Errors++
 		case StatusSkipped:
-			tc.Skipped = &junitProblem{Message: c.Detail}
+			tc.Skip = &junitProblem{Message: c.Detail}
 			s.Skipped++
 		case StatusWarning:
 			tc.SystemOut = cdata("WARNING: " + c.Detail)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/decide"
 	"github.com/llmprobe/llmprobe/report"
 )
 
@@ -13,8 +14,8 @@ var statusMark = map[Status]string{
 	StatusPassed: "✅", StatusFailed: "❌", StatusSkipped: "⏭️", StatusWarning: "⚠️", StatusError: "💥",
 }
 
-var verdictMark = map[string]string{
-	report.VerdictPassed: "✅", report.VerdictFailed: "❌", report.VerdictInconclusive: "💥", report.VerdictNotMeasured: "💥",
+var verdictMark = map[decide.Verdict]string{
+	decide.Passed: "✅", decide.Failed: "❌", decide.Inconclusive: "💥", decide.NotMeasured: "💥",
 }
 
 // hasError says one of checks is an error: the run was not measured, or
@@ -53,8 +54,8 @@ func Markdown(w io.Writer, r *report.Report, extra ...Check) error {
 	why := ""
 	if r.ID != "" && r.Requests > 0 && !hasError(extra) {
 		o := report.VerdictOf(r) // with its caveat, or why it failed
-		word, why, mark = o.Word, o.Reason, verdictMark[o.Word]
-		if o.Word == report.VerdictPassed && r.ClientSaturated {
+		word, why, mark = string(o.Word), o.Reason, verdictMark[o.Word]
+		if o.Word == decide.Passed && r.ClientSaturated {
 			mark = "⚠️"
 		}
 	}

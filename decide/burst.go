@@ -1,0 +1,152 @@
+package decide
+
+import (
+	"fmt"
+	"strings"
+)
+
+// A burst's verdict in one word, as every surface prints it; Inconclusive
+// and NotMeasured are a comparison's words too.
+const (
+	Passed Verdict = "passed"
+	Failed Verdict = "failed"
+)
+
+// SignificanceLevel is the p-value under which a change counts as real.
+const SignificanceLevel = 0.05
+
+// Significant reports whether a test's p-value shows a real change.
+func Significant(p float64) bool { return p < SignificanceLevel }
+
+// Regressed is a max_regression gate's rule: the increase passed its
+// limit and, where the gate asks for significance, the change is
+// significant.
+func Regressed(increase, limit float64, significant bool) bool {
+	return increase > limit && significant
+}
+
+// UpgradeRegression is an engine upgrade's rule for one figure: a
+// significant change whose lower bound at 95 % confidence (atLeast) is
+// beyond the limit.
+func UpgradeRegression(significant bool, change, atLeast *float64, limit float64) bool {
+	return significant && change != nil && atLeast != nil && *atLeast > limit
+}
+
+// NotJudged marks g as shown but not judged, why being what judges it
+// instead: a shard's share is judged in the merged report.
+func NotJudged(g *Gate, why string) {
+	if g.Skipped {
+		return
+	}
+	g.Passed, g.Skipped = true, true
+	g.Detail = fmt.Sprintf("%s: %s", why, g.Detail)
+}
+
+// Skipped is a gate that could not be judged, and why: it passes, marked
+// skipped.
+func Skipped(name string, threshold float64, why string) Gate {
+	return Gate{Name: name, Threshold: threshold, Passed: true, Skipped: true, Detail: why}
+}
+
+// Refused is the gate a named baseline that cannot be used fails.
+func Refused(name, why string) Gate { return Gate{Name: name, Detail: why} }
+
+// BurstPassed is a burst's rule as a whole: it ran to its end, measured at
+// least one request, passed every gate and, if it swept rates, held the
+// SLO at one of them.
+func BurstPassed(aborted bool, requests int, swept, held bool, gates []Gate) bool {
+	passed := !aborted && requests > 0 && (!swept || held)
+	for _, g := range gates {
+		passed = passed && g.Passed
+	}
+	return passed
+}
+
+// BurstFacts are what a burst's verdict word rests on, as its report says.
+type BurstFacts struct {
+	// Verdict and VerdictReason: a verdict found before the report was
+	// judged (the gate's not measured), kept.
+	Verdict       Verdict
+	VerdictReason string
+	Requests      int
+	Passed        bool
+	Aborted       bool
+	// ClientSaturated: llmprobe's own delays may have been the target's;
+	// AddedUpTo says how much they were at most.
+	ClientSaturated bool
+	AddedUpTo       string
+	// BaselineRefused: a named baseline was refused. AnswersFailed: the
+	// answers failed their checks, which no delay of the client explains.
+	BaselineRefused, AnswersFailed bool
+	// Held says which gates a passing run held; Failing what failed it.
+	Held    string
+	Failing []string
+}
+
+// BurstVerdict is a burst's verdict in one word and why. A saturated
+// client only adds delay: a pass still holds (the target is at least this
+// fast), a failure may be the client's own and is inconclusive, unless a
+// gate no delay touches failed (the answers' checks).
+func BurstVerdict(f BurstFacts) (Verdict, string) {
+	switch {
+	case f.Verdict == NotMeasured: // the gate's own finding, kept
+		return NotMeasured, f.VerdictReason
+	case f.Requests == 0:
+		return NotMeasured, "no request was measured"
+	case f.Passed && f.ClientSaturated:
+		return Passed, fmt.Sprintf("llmprobe added up to %s; the target is at least this fast", f.AddedUpTo)
+	case f.Passed:
+		return Passed, f.Held
+	case f.ClientSaturated && !f.Aborted && !f.BaselineRefused && !f.AnswersFailed:
+		return Inconclusive, fmt.Sprintf("the client was saturated (llmprobe added up to %s): %s may be llmprobe's own delay, not the target's",
+			f.AddedUpTo, joinComma(f.Failing))
+	}
+	return Failed, joinComma(f.Failing)
+}
+
+func joinComma(s []string) string { return strings.Join(s, ", ") }
+
+// StepHeld is a sweep step's rule: it ran to its end and the lower bound of
+// its goodput ratio's 95 % interval reached the target ratio.
+func StepHeld(aborted bool, goodputLower *float64, target float64) bool {
+	return !aborted && goodputLower != nil && *goodputLower >= target-1e-12
+}
+
+// Step is a sweep step as its knee sees it: its rate and whether it held.
+type Step struct {
+	Rate float64
+	Held bool
+}
+
+// Knee bounds a sweep's maximum rate under the SLO: the highest rate that
+// held, and the lowest above it that did not (nil: none).
+func Knee(steps []Step) (passing, failing *float64) {
+	for _, st := range steps {
+		if st.Held && (passing == nil || st.Rate > *passing) {
+			r := st.Rate
+			passing = &r
+		}
+	}
+	for _, st := range steps {
+		if !st.Held && (passing == nil || st.Rate > *passing) && (failing == nil || st.Rate < *failing) {
+			r := st.Rate
+			failing = &r
+		}
+	}
+	return passing, failing
+}
+
+// UpgradeRegressed is an engine upgrade's verdict: a regression where any
+// of its figures regressed.
+func UpgradeRegressed(figures ...bool) bool {
+	for _, r := range figures {
+		if r {
+			return true
+		}
+	}
+	return false
+}
+
+// Unmeasured is the verdict on what could not be measured, and why: no
+// verdict on the target, but not measured.
+func Unmeasured(why string) (Verdict, string) { return NotMeasured, why }
