@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/plan"
 	"github.com/llmprobe/llmprobe/report/render"
 )
 
@@ -22,7 +23,7 @@ func TestBoundAtLowRate(t *testing.T) {
 	b.Requests = 30
 	s := burstScenario()
 	s.SLO.TTFT = config.Duration(time.Second)
-	rep, err := Runner{Client: c}.Run(context.Background(), b, []config.Scenario{s})
+	rep, err := Runner{Client: c}.Run(context.Background(), plan.BurstOf(b, s))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +65,7 @@ func TestSaturatedClientIsDetected(t *testing.T) {
 			burned.Add(int64(x))
 		})
 	}
-	rep, err := Runner{Client: c}.Run(context.Background(), b, []config.Scenario{burstScenario()})
+	rep, err := Runner{Client: c}.Run(context.Background(), plan.BurstOf(b, burstScenario()))
 	stop.Store(true)
 	wg.Wait()
 	if err != nil {

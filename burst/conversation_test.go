@@ -10,6 +10,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/testkit"
+	"github.com/llmprobe/llmprobe/plan"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/render"
@@ -42,7 +43,7 @@ func conversationRun(t *testing.T, cacheTokens int, mutate func(*sim.Config)) *r
 	b.Requests = 4
 	var last [2]int // progress counts requests, every turn
 	progress := func(done, total int) { last = [2]int{done, total} }
-	rep, err := Runner{Client: c, Progress: progress}.Run(context.Background(), b, []config.Scenario{s})
+	rep, err := Runner{Client: c, Progress: progress}.Run(context.Background(), plan.BurstOf(b, s))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +151,7 @@ func TestConversationSessionsOverlap(t *testing.T) {
 	b := burstOf(config.ArrivalConstant, 20, 0)
 	b.Requests = 5
 	seen := &collect{}
-	rep, err := Runner{Client: c, Observer: seen}.Run(context.Background(), b, []config.Scenario{s})
+	rep, err := Runner{Client: c, Observer: seen}.Run(context.Background(), plan.BurstOf(b, s))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,13 +9,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/llmprobe/llmprobe/burst/plan"
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/lib/clock"
+	"github.com/llmprobe/llmprobe/plan"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/prompt"
 	"github.com/llmprobe/llmprobe/report"
-	"github.com/llmprobe/llmprobe/shard"
 )
 
 // job is an arrival released to the workers, and when it was.
@@ -29,12 +28,12 @@ type job struct {
 // workers, started as the load needs them up to max_concurrency, send
 // what it released. The run's tallies, which both write, are under mu.
 type dispatcher struct {
-	r         Runner
-	scenarios []config.Scenario
-	builders  []*prompt.Builder
-	trace     *traceStats // nil unless the burst replays a trace
-	target    string
-	start     time.Time // the plan's offsets count from here
+	r        Runner
+	burst    *plan.Burst
+	builders []*prompt.Builder
+	trace    *traceStats // nil unless the burst replays a trace
+	target   string
+	start    time.Time // the plan's offsets count from here
 	// ctx ends the requests in flight; sending, which the brake also
 	// ends, stops the sending. Both live as long as the run.
 	ctx         context.Context
@@ -62,11 +61,11 @@ type dispatcher struct {
 }
 
 // newDispatcher readies a run of b at rate; it sends nothing yet.
-func newDispatcher(ctx context.Context, r Runner, b config.Burst, scenarios []config.Scenario, rate float64) *dispatcher {
-	d := &dispatcher{r: r, scenarios: scenarios, target: r.Client.Target().Name, ctx: ctx}
-	d.builders = make([]*prompt.Builder, len(scenarios))
-	for i, s := range scenarios {
-		d.builders[i] = prompt.NewBuilder(s, b.Seed+uint64(i))
+func newDispatcher(ctx context.Context, r Runner, b *plan.Burst, rate float64) *dispatcher {
+	d := &dispatcher{r: r, burst: b, target: r.Client.Target().Name, ctx: ctx}
+	d.builders = make([]*prompt.Builder, len(b.Mix))
+	for i, s := range b.Mix {
+		d.builders[i] = s.Builder(b.Seed + uint64(i))
 		d.builders[i].Salt = r.Salt
 	}
 	if b.Arrival.Process == config.ArrivalTrace {
@@ -76,30 +75,16 @@ func newDispatcher(ctx context.Context, r Runner, b config.Burst, scenarios []co
 	// A shard's brake sees its own share: sized to the rate that share arrives at.
 	shares := max(1, r.Shard.Count)
 	d.brake = newBrake(b.Brake, rate/float64(shares), func(reason string) { d.stopSending(errors.New(reason)) })
-	maxWarmup, maxMeasured := plan.Requests(b, rate)
+	maxWarmup, maxMeasured := b.Requests(rate)
 	d.queue = make(chan job, maxWarmup+maxMeasured)
 	d.maxWorkers = min(b.MaxConcurrency, cap(d.queue))
-	d.total = plannedTotal(b, scenarios, rate, r.Shard)
+	d.total = b.Planned(rate, r.Shard)
 	d.start = r.Start
 	if d.start.IsZero() {
 		d.start = time.Now().Add(20 * time.Millisecond)
 	}
 	d.out = report.Run{ID: report.NewID(b.Name, d.start), Rate: rate, NotSent: map[string]int{}}
 	return d
-}
-
-// plannedTotal is what progress counts to: the requests the seeded plan
-// sends, warmup and every turn included, drawn once before the run so the
-// total never moves. A trace's plan is its file: its count, estimated.
-func plannedTotal(b config.Burst, scenarios []config.Scenario, rate float64, s shard.Shard) int {
-	if b.Arrival.Process == config.ArrivalTrace {
-		return int(float64(plan.MeanArrivals(b, rate)/max(1, s.Count)) * plan.MeanTurns(b, scenarios))
-	}
-	n := 0
-	for a := range plan.Share(b, rate, s, nil) {
-		n += scenarios[a.Scenario].TurnsOf()
-	}
-	return n
 }
 
 // run sends plan and gives what it measured.
@@ -153,7 +138,7 @@ func (d *dispatcher) dispatch(arrivals iter.Seq[plan.Arrival]) {
 // count adds arrival a to the plan's tallies: a conversation's arrival
 // plans all its turns.
 func (d *dispatcher) count(a plan.Arrival) {
-	turns := d.scenarios[a.Scenario].TurnsOf()
+	turns := d.burst.Mix[a.Scenario].TurnsOf()
 	d.arrivals++
 	d.requests += turns
 	d.mu.Lock()
@@ -170,7 +155,7 @@ func (d *dispatcher) count(a plan.Arrival) {
 // stops first, a is never sent.
 func (d *dispatcher) releaseAt(a plan.Arrival, timer *time.Timer) {
 	if !clock.Until(d.sending, d.start.Add(a.At), timer) {
-		d.notSent(a, d.scenarios[a.Scenario].TurnsOf(), stopReason(d.sending))
+		d.notSent(a, d.burst.Mix[a.Scenario].TurnsOf(), stopReason(d.sending))
 		return
 	}
 	d.release(job{arrival: a, released: time.Now()})
@@ -204,7 +189,7 @@ func (d *dispatcher) handle(j job) {
 	a := j.arrival
 	if d.sending.Err() != nil {
 		// Stopped while it waited for the concurrency cap.
-		d.notSent(a, d.scenarios[a.Scenario].TurnsOf(), stopReason(d.sending))
+		d.notSent(a, d.burst.Mix[a.Scenario].TurnsOf(), stopReason(d.sending))
 		return
 	}
 	req := d.request(j)
@@ -220,12 +205,12 @@ func (d *dispatcher) handle(j job) {
 // session's prompts come from the session.
 func (d *dispatcher) request(j job) prober.Request {
 	a := j.arrival
-	sc := d.scenarios[a.Scenario]
-	req := prober.Request{Scenario: sc, Traffic: prober.TrafficBurst, Sched: d.start.Add(a.At), Released: j.released}
+	sc := d.burst.Mix[a.Scenario]
+	req := prober.Request{Scenario: sc.Scenario, Traffic: prober.TrafficBurst, Sched: d.start.Add(a.At), Released: j.released}
 	switch {
 	case sc.Conversation != nil:
 	case d.trace != nil:
-		tokens, output, prefix := plan.TraceLengths(a, sc, d.trace)
+		tokens, output, prefix := d.burst.TraceLengths(a, d.trace)
 		req.Prompt, req.MaxTokens = d.builders[a.Scenario].Sized(uint64(a.Index), tokens, a.BlockIDs(), prefix), output
 	default:
 		req.Prompt, req.MaxTokens = d.builders[a.Scenario].At(uint64(a.Index))

@@ -15,10 +15,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmprobe/llmprobe/burst/plan"
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/lib/clock"
+	"github.com/llmprobe/llmprobe/plan"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/prompt"
 	"github.com/llmprobe/llmprobe/sim"
@@ -69,7 +69,7 @@ func mixBurst() config.Burst {
 // single request and 1 a session, against c; it starts nothing.
 func newTestDispatcher(t *testing.T, ctx context.Context, r Runner, b config.Burst) *dispatcher {
 	t.Helper()
-	d := newDispatcher(ctx, r, b, []config.Scenario{burstScenario(), sessionScenario()}, 10)
+	d := newDispatcher(ctx, r, plan.BurstOf(b, burstScenario(), sessionScenario()), 10)
 	t.Cleanup(func() { d.stopSending(nil) })
 	return d
 }
@@ -257,10 +257,10 @@ func TestDispatcherRequest(t *testing.T) {
 			}
 			req := d.request(job{arrival: tc.a, released: released})
 			wantPrompt, wantMax := tc.want(d.builders[tc.a.Scenario])
-			if req.Scenario.Name != d.scenarios[tc.a.Scenario].Name || req.Traffic != prober.TrafficBurst ||
+			if req.Scenario.Name != d.burst.Mix[tc.a.Scenario].Name || req.Traffic != prober.TrafficBurst ||
 				!req.Sched.Equal(d.start.Add(tc.a.At)) || !req.Released.Equal(released) {
 				t.Errorf("request of scenario %s, traffic %s, due %s, released %s; want %s, burst, %s, %s",
-					req.Scenario.Name, req.Traffic, req.Sched, req.Released, d.scenarios[tc.a.Scenario].Name, d.start.Add(tc.a.At), released)
+					req.Scenario.Name, req.Traffic, req.Sched, req.Released, d.burst.Mix[tc.a.Scenario].Name, d.start.Add(tc.a.At), released)
 			}
 			if !reflect.DeepEqual(req.Prompt, wantPrompt) || req.MaxTokens != wantMax {
 				t.Errorf("prompt of %d tokens, max_tokens %d; want %d and %d", req.Prompt.RequestedTokens, req.MaxTokens, wantPrompt.RequestedTokens, wantMax)

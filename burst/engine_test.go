@@ -17,6 +17,7 @@ import (
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/enginemetrics"
 	"github.com/llmprobe/llmprobe/internal/testkit"
+	"github.com/llmprobe/llmprobe/plan"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/render"
@@ -189,7 +190,7 @@ func TestEngineMetricsFailuresNeverFailTheBurst(t *testing.T) {
 			b := burstOf(config.ArrivalConstant, 20, 0)
 			b.Requests = 3
 			start := time.Now()
-			rep, err := Runner{Client: client}.Run(context.Background(), b, []config.Scenario{testkit.Scenario()})
+			rep, err := Runner{Client: client}.Run(context.Background(), plan.BurstOf(b, testkit.Scenario()))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -264,7 +265,7 @@ func TestSweepStepsHaveTheirOwnEngineWindow(t *testing.T) {
 	b := burstOf(config.ArrivalConstant, 10, 0)
 	b.Requests = 4
 	b.Sweep = &config.Sweep{Rates: []float64{10, 20}}
-	rep, err := Runner{Client: c}.Run(context.Background(), b, []config.Scenario{testkit.Scenario()})
+	rep, err := Runner{Client: c}.Run(context.Background(), plan.BurstOf(b, testkit.Scenario()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,7 +303,7 @@ func TestEngineReadKeepsAShardOnTime(t *testing.T) {
 	b := burstOf(config.ArrivalConstant, 20, 0)
 	b.Requests = 4
 	start := time.Now().Add(400 * time.Millisecond)
-	rep, err := Runner{Client: c, Start: start}.Run(context.Background(), b, []config.Scenario{testkit.Scenario()})
+	rep, err := Runner{Client: c, Start: start}.Run(context.Background(), plan.BurstOf(b, testkit.Scenario()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,7 +355,7 @@ func engineBurst(t *testing.T, maxBatch int, process string, warmup int) (*repor
 	c := engineClient(t, testkit.Target(srv.URL, config.APICompletions), config.DefaultEngineMetrics)
 	b := burstOf(process, 20, 1500*time.Millisecond)
 	b.Warmup = config.Warmup{Requests: warmup}
-	rep, err := Runner{Client: c}.Run(context.Background(), b, []config.Scenario{burstScenario()})
+	rep, err := Runner{Client: c}.Run(context.Background(), plan.BurstOf(b, burstScenario()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,14 +6,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmprobe/llmprobe/burst/plan"
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/testkit"
+	"github.com/llmprobe/llmprobe/plan"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/sim"
 )
 
-// The memory plan.BurstFootprint charges a burst is an upper bound of what its
+// The memory a compiled burst's Footprint charges is an upper bound of what its
 // results hold: every measured result, walked to its last string and slice,
 // fits the per-request share of the footprint, successes and failures alike.
 func TestFootprintBounds(t *testing.T) {
@@ -33,17 +33,16 @@ func TestFootprintBounds(t *testing.T) {
 	s.SLO = config.SLO{TTFT: config.Duration(time.Second), TPOT: config.Duration(time.Second), E2E: config.Duration(time.Second), Stall: config.Duration(time.Second), TargetRatio: 0.9}
 	b := burstOf(config.ArrivalConstant, 200, 0)
 	b.Duration, b.Requests, b.MaxConcurrency = 0, 200, 8
-	cfg := &config.Config{Targets: []config.Target{target}, Scenarios: []config.Scenario{s}, Bursts: []config.Burst{b}, Limits: config.DefaultLimits}
 	// What one more measured request adds to the footprint.
 	more := b
 	more.Requests *= 2
-	perResult := (plan.BurstFootprint(cfg, more).Bytes - plan.BurstFootprint(cfg, b).Bytes) / int64(b.Requests)
+	perResult := (plan.BurstOf(more, s).Footprint.Bytes - plan.BurstOf(b, s).Footprint.Bytes) / int64(b.Requests)
 
 	for name, faults := range map[string]sim.Faults{"successes": {}, "failures": {ErrorRate: 1, ErrorStatus: 500}} {
 		if err := e.SetFaults(faults); err != nil {
 			t.Fatal(err)
 		}
-		out := Runner{Client: c}.runRate(context.Background(), b, []config.Scenario{s}, 200)
+		out := Runner{Client: c}.runRate(context.Background(), plan.BurstOf(b, s), 200)
 		if len(out.Results) != 200 {
 			t.Fatalf("%d results, want 200", len(out.Results))
 		}

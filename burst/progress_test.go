@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/plan"
 )
 
 // Progress counts to the plan's size from the first request on: a Poisson
@@ -23,7 +24,7 @@ func TestProgressTotalIsThePlanFromTheStart(t *testing.T) {
 		defer mu.Unlock()
 		dones, totals = append(dones, done), append(totals, total)
 	}}
-	rep, err := r.Run(context.Background(), b, []config.Scenario{burstScenario()})
+	rep, err := r.Run(context.Background(), plan.BurstOf(b, burstScenario()))
 	if err != nil {
 		t.Fatal(err)
 	}

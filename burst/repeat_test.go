@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/plan"
 )
 
 // repeat: 3 sends the burst three times, one after another: the report is
@@ -33,9 +34,9 @@ func TestRepeatRunsTheBurstNTimes(t *testing.T) {
 func TestRepeatedRunLength(t *testing.T) {
 	b := burstOf(config.ArrivalConstant, 10, 0)
 	b.Requests = 100
-	once := runLength(b, 30*time.Second)
+	once := plan.BurstOf(b, burstScenario()).RunLength(30 * time.Second)
 	b.Repeat = 3
-	if once != 40*time.Second || runLength(b, 30*time.Second) != 3*once {
-		t.Errorf("run length %s once, %s three times", once, runLength(b, 30*time.Second))
+	if thrice := plan.BurstOf(b, burstScenario()).RunLength(30 * time.Second); once != 40*time.Second || thrice != 3*once {
+		t.Errorf("run length %s once, %s three times", once, thrice)
 	}
 }

@@ -12,9 +12,8 @@ import (
 
 	"github.com/prometheus/common/version"
 
-	"github.com/llmprobe/llmprobe/burst/plan"
-	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/enginemetrics"
+	"github.com/llmprobe/llmprobe/plan"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/store"
@@ -64,25 +63,24 @@ type GPU interface {
 }
 
 // Run runs burst b (or its sweep) now, judges the report against the stored
-// previous one, and saves it. scenarios are b's, in the order of
-// b.Scenarios. The report comes back judged even when the error, which is
-// about reading or writing the store, is not nil.
-func (r Runner) Run(ctx context.Context, b config.Burst, scenarios []config.Scenario) (*report.Report, error) {
+// previous one, and saves it. The report comes back judged even when the
+// error, which is about reading or writing the store, is not nil.
+func (r Runner) Run(ctx context.Context, b *plan.Burst) (*report.Report, error) {
 	// The target's facts are read beside the burst: a target that hangs must
 	// not hold the burst back by the info call's timeout.
 	infoDone := make(chan prober.Info, 1)
 	go func() { infoDone <- r.Client.RefreshInfo(ctx) }()
 	host, _ := os.Hostname()
-	meta := report.Meta{Version: version.Version, Host: host, Scenarios: scenarios}
+	meta := report.Meta{Version: version.Version, Host: host, Scenarios: b.ScenarioConfigs()}
 	previous, noBaseline, loadErr := r.baseline(b.Name)
 	endGPU := func(int) *report.GPUFacts { return nil }
 	if r.GPU != nil {
 		endGPU = r.GPU.BeginBurst()
 	}
-	rep := r.measure(ctx, b, scenarios, meta)
+	rep := r.measure(ctx, b, meta)
 	rep.GPU = endGPU(rep.AllOutputTokens)
-	report.SizeSweep(b, rep) // the GPUs NVML counted size the fleet
-	info := <-infoDone       // the model too, where it was discovered
+	report.SizeSweep(b.Burst, rep) // the GPUs NVML counted size the fleet
+	info := <-infoDone             // the model too, where it was discovered
 	rep.Model, rep.Engine, rep.EngineVersion = r.Client.Model(), info.Engine, info.EngineVersion
 	rep.RegressionSkipped = noBaseline
 	rep.Overrides = r.Overrides
@@ -135,25 +133,25 @@ func (r Runner) baseline(burst string) (*report.Report, string, error) {
 
 // measure runs the burst at its rate, or its sweep step by step, and builds
 // the report.
-func (r Runner) measure(ctx context.Context, b config.Burst, scenarios []config.Scenario, meta report.Meta) *report.Report {
+func (r Runner) measure(ctx context.Context, b *plan.Burst, meta report.Meta) *report.Report {
 	eng := r.engine(ctx)
 	if b.Sweep == nil {
 		// repeat: N runs it N times, one after another, for run-level
 		// figures; a shard's share runs once.
 		var runs []*report.Report
 		for len(runs) == 0 || len(runs) < b.Repeat && r.Shard.Count <= 1 && ctx.Err() == nil && !runs[len(runs)-1].Aborted {
-			run := eng.around(ctx, func() report.Run { return r.runMeasured(ctx, b, scenarios, plan.Rates(b)[0]) })
+			run := eng.around(ctx, func() report.Run { return r.runMeasured(ctx, b, b.Rates()[0]) })
 			run.Shard, run.Origin = r.Shard, r.Start
 			if run.Origin.IsZero() {
 				run.Origin = run.Start // a shard needs a shared Start to be merged; never year 1
 			}
-			runs = append(runs, report.Build(b, run, meta))
+			runs = append(runs, report.Build(b.Burst, run, meta))
 		}
 		return report.CombineRuns(runs)
 	}
-	sw, steps := report.NewSweep(b, meta), plan.NewStepper(b)
+	sw, steps := report.NewSweep(b.Burst, meta), b.Stepper()
 	for rate, bisect, ok := steps.Next(); ok && ctx.Err() == nil; rate, bisect, ok = steps.Next() {
-		steps.Record(sw.Add(eng.around(ctx, func() report.Run { return r.runMeasured(ctx, b, scenarios, rate) }), bisect))
+		steps.Record(sw.Add(eng.around(ctx, func() report.Run { return r.runMeasured(ctx, b, rate) }), bisect))
 	}
 	return sw.Report()
 }
@@ -203,9 +201,9 @@ func (e *engineReads) around(ctx context.Context, run func() report.Run) report.
 
 // runMeasured runs one rate with the client's own delays sampled around
 // it, for the report's error bound.
-func (r Runner) runMeasured(ctx context.Context, b config.Burst, scenarios []config.Scenario, rate float64) report.Run {
+func (r Runner) runMeasured(ctx context.Context, b *plan.Burst, rate float64) report.Run {
 	self := StartSelfMeasure()
-	run := r.runRate(ctx, b, scenarios, rate)
+	run := r.runRate(ctx, b, rate)
 	run.Runtime = self.Done()
 	if r.Measured != nil {
 		r.Measured(run)
@@ -226,9 +224,9 @@ func (r Runner) runMeasured(ctx context.Context, b config.Burst, scenarios []con
 // flight then run to their own deadline and count, so a hang is a timeout,
 // never a gap. When ctx ends (shutdown, a reload that removed the burst),
 // requests in flight are cancelled and count as cancelled.
-func (r Runner) runRate(ctx context.Context, b config.Burst, scenarios []config.Scenario, rate float64) report.Run {
-	d := newDispatcher(ctx, r, b, scenarios, rate)
-	return d.run(plan.Share(b, rate, r.Shard, d.trace))
+func (r Runner) runRate(ctx context.Context, b *plan.Burst, rate float64) report.Run {
+	d := newDispatcher(ctx, r, b, rate)
+	return d.run(b.Share(rate, r.Shard, d.trace))
 }
 
 // stopReason says why sending stopped: the brake's verdict, or why ctx ended.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/testkit"
+	"github.com/llmprobe/llmprobe/plan"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/store"
@@ -61,7 +62,7 @@ func burstOf(process string, rate float64, d time.Duration) config.Burst {
 
 func runAt(t *testing.T, c *prober.Client, b config.Burst) *report.Report {
 	t.Helper()
-	rep, err := Runner{Client: c}.Run(context.Background(), b, []config.Scenario{burstScenario()})
+	rep, err := Runner{Client: c}.Run(context.Background(), plan.BurstOf(b, burstScenario()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +102,7 @@ func TestWarmupExcluded(t *testing.T) {
 	c, e := serialSim(t, 8)
 	b := burstOf(config.ArrivalConstant, 50, 0)
 	b.Duration, b.Requests, b.Warmup = 0, 10, config.Warmup{Requests: 5}
-	out := Runner{Client: c}.runRate(context.Background(), b, []config.Scenario{burstScenario()}, 50)
+	out := Runner{Client: c}.runRate(context.Background(), plan.BurstOf(b, burstScenario()), 50)
 	if len(out.Results) != 10 || out.Warmup != 5 || out.Planned != 10 {
 		t.Fatalf("results %d, warmup %d, planned %d; want 10, 5, 10", len(out.Results), out.Warmup, out.Planned)
 	}
@@ -128,7 +129,7 @@ func TestSafetyBrake(t *testing.T) {
 		flipped <- time.Now()
 	}()
 	start := time.Now()
-	out := Runner{Client: c}.runRate(context.Background(), b, []config.Scenario{burstScenario()}, 40)
+	out := Runner{Client: c}.runRate(context.Background(), plan.BurstOf(b, burstScenario()), 40)
 	stopped := time.Now()
 	at := <-flipped
 	if !out.Aborted || !strings.Contains(out.AbortReason, "reject") {
@@ -214,7 +215,7 @@ func TestHangingServerIsBrakedAndCounted(t *testing.T) {
 	c := clientOf(t, hangAfterHeaders(t).URL, 1500*time.Millisecond)
 	b := burstOf(config.ArrivalConstant, 20, 10*time.Second)
 	b.Brake = config.Brake{Window: config.Duration(time.Second), MaxSLOMissRatio: 0.5}
-	rep, err := Runner{Client: c}.Run(context.Background(), b, []config.Scenario{burstScenario()})
+	rep, err := Runner{Client: c}.Run(context.Background(), plan.BurstOf(b, burstScenario()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +258,7 @@ func TestShutdownCountsInFlightAndSaves(t *testing.T) {
 		}
 		cancel(errors.New("llmprobe is shutting down"))
 	}()
-	rep, err := Runner{Client: c, Store: store, InFlight: flying}.Run(ctx, b, []config.Scenario{burstScenario()})
+	rep, err := Runner{Client: c, Store: store, InFlight: flying}.Run(ctx, plan.BurstOf(b, burstScenario()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +290,7 @@ func TestBrakeIgnoresTwoTransientErrors(t *testing.T) {
 	c := clientOf(t, flaky.URL, 5*time.Second)
 	b := burstOf(config.ArrivalConstant, 40, time.Second)
 	b.Brake = config.Brake{Window: config.Duration(time.Second), MaxErrorRatio: 0.3}
-	rep, err := Runner{Client: c}.Run(context.Background(), b, []config.Scenario{burstScenario()})
+	rep, err := Runner{Client: c}.Run(context.Background(), plan.BurstOf(b, burstScenario()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +316,7 @@ func TestSaltAndMeasured(t *testing.T) {
 	cached := func(salt uint64) int {
 		var run report.Run
 		r := Runner{Client: c, Salt: salt, Measured: func(m report.Run) { run = m }}
-		if _, err := r.Run(context.Background(), b, []config.Scenario{s}); err != nil {
+		if _, err := r.Run(context.Background(), plan.BurstOf(b, s)); err != nil {
 			t.Fatal(err)
 		}
 		if len(run.Results) != 10 || run.Index[0] != 0 || run.Index[9] != 9 {

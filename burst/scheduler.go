@@ -12,10 +12,10 @@ import (
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
 
-	"github.com/llmprobe/llmprobe/burst/plan"
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/lib/figure"
 	"github.com/llmprobe/llmprobe/lib/reconcile"
+	"github.com/llmprobe/llmprobe/plan"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
 )
@@ -34,7 +34,7 @@ type Scheduler struct {
 
 	// clock and run are time and Runner.Run; tests drive their own.
 	clock timer
-	run   func(Runner, context.Context, config.Burst, []config.Scenario) (*report.Report, error)
+	run   func(Runner, context.Context, *plan.Burst) (*report.Report, error)
 }
 
 // timer is the scheduler's time.
@@ -68,16 +68,15 @@ type Watcher interface {
 
 // burstLoop is what one burst's loop runs with.
 type burstLoop struct {
-	burst     config.Burst
-	client    *prober.Client
-	scenarios []config.Scenario
-	watch     *engineWatch // with on_engine_change
+	burst  *plan.Burst
+	client *prober.Client
+	watch  *engineWatch // with on_engine_change
 }
 
-// same: a loop keeps running only if its burst, its target's client and
-// its scenarios are all unchanged.
+// same: a loop keeps running only if its burst (with its scenarios) and
+// its target's client are unchanged.
 func (l *burstLoop) same(o *burstLoop) bool {
-	return l.client == o.client && config.Equal(l.burst, o.burst) && config.Equal(l.scenarios, o.scenarios)
+	return l.client == o.client && config.Equal(l.burst, o.burst)
 }
 
 // Why a scheduled burst stops early; its report says so.
@@ -92,19 +91,19 @@ func NewScheduler(ctx context.Context, logger log.Logger, runner Runner, watcher
 	s := &Scheduler{logger: logger, runner: runner, watcher: watcher, watches: map[string]*engineWatch{},
 		clock: wallClock{}, run: Runner.Run}
 	s.loops = reconcile.New(ctx, (*burstLoop).same, func(ctx context.Context, _ string, l *burstLoop) {
-		s.loop(ctx, l.burst, l.client, l.scenarios, l.watch)
+		s.loop(ctx, l.burst, l.client, l.watch)
 	})
 	return s
 }
 
 // Apply restarts loops whose burst changed and stops removed ones; a run in
 // progress is stopped, and its report says so.
-func (s *Scheduler) Apply(cfg *config.Config, clients map[string]*prober.Client) {
+func (s *Scheduler) Apply(p *plan.Plan, clients map[string]*prober.Client) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.applyWatches(cfg, clients)
+	s.applyWatches(p.Config, clients)
 	want := map[string]*burstLoop{}
-	for _, b := range cfg.Bursts {
+	for _, b := range p.Bursts {
 		if sc := b.Schedule; sc.Every == 0 && len(sc.At) == 0 && !sc.OnStart && sc.OnEngineChange == nil {
 			continue // run only by `llmprobe gate`
 		}
@@ -112,7 +111,7 @@ func (s *Scheduler) Apply(cfg *config.Config, clients map[string]*prober.Client)
 		if client == nil {
 			continue
 		}
-		want[b.Name] = &burstLoop{burst: b, client: client, scenarios: cfg.ScenariosOf(b), watch: s.watches[b.Name]}
+		want[b.Name] = &burstLoop{burst: b, client: client, watch: s.watches[b.Name]}
 	}
 	s.loops.Apply(want, errReloaded)
 }
@@ -131,11 +130,11 @@ func (s *Scheduler) Stop() {
 // loop runs b on its schedule and, with a watch, when its target's engine
 // changed; one run at a time, so a change seen during a run waits for it,
 // and a start planned while a run still runs is skipped, not made up.
-func (s *Scheduler) loop(ctx context.Context, b config.Burst, client *prober.Client, scenarios []config.Scenario, watch *engineWatch) {
+func (s *Scheduler) loop(ctx context.Context, b *plan.Burst, client *prober.Client, watch *engineWatch) {
 	runner := s.runner
 	runner.Client = client
-	cad := CadenceOf(b, rand.Uint64()) // the seed draws jitter only: no need to repeat
-	var next int64                     // the start waited for
+	cad := CadenceOf(b.Burst, rand.Uint64()) // the seed draws jitter only: no need to repeat
+	var next int64                           // the start waited for
 	if cad != nil {
 		next = cad.From(s.clock.Now())
 	}
@@ -162,8 +161,8 @@ func (s *Scheduler) loop(ctx context.Context, b config.Burst, client *prober.Cli
 			runner.MaxIncrease = b.Schedule.OnEngineChange.MaxIncrease
 		}
 		began := s.clock.Now()
-		s.due(b.Name, began.Add(runLength(b, client.Target().Timeout.Std())+time.Minute))
-		rep, err := s.run(runner, ctx, b, scenarios)
+		s.due(b.Name, began.Add(b.RunLength(client.Target().Timeout.Std())+time.Minute))
+		rep, err := s.run(runner, ctx, b)
 		s.logRun(rep, err)
 		if s.watcher != nil {
 			s.watcher.Finished(rep, err)
@@ -288,17 +287,4 @@ func (s *Scheduler) logRun(rep *report.Report, saveErr error) {
 		return
 	}
 	level.Info(s.logger).Log(kv...)
-}
-
-// runLength is about how long a run of b may last: its sweep steps, then
-// the target's timeout for the last requests in flight, once per repeat.
-func runLength(b config.Burst, timeout time.Duration) time.Duration {
-	total := timeout // the last requests' in flight
-	for _, rate := range plan.Rates(b) {
-		total += b.Warmup.Duration.Std() + b.Duration.Std()
-		if rate > 0 {
-			total += time.Duration(float64(b.Warmup.Requests+b.Requests) / rate * float64(time.Second))
-		}
-	}
-	return total * time.Duration(max(b.Repeat, 1)) // each run of a repeat
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/testkit"
+	"github.com/llmprobe/llmprobe/plan"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/target"
@@ -40,23 +41,23 @@ func TestBurstSchedulerApply(t *testing.T) {
 	defer targets.Stop()
 
 	cfg := schedulerConfig(t, "http://127.0.0.1:1", "1h")
-	s.Apply(cfg, targets.Apply(context.Background(), cfg))
+	s.Apply(plan.Of(cfg), targets.Apply(context.Background(), cfg))
 	first := s.loops.Running()["b"]
 	if first == nil || s.loops.Running()["manual"] != nil {
 		t.Fatalf("running loops: %v", s.loops.Running())
 	}
-	s.Apply(cfg, targets.Apply(context.Background(), cfg))
+	s.Apply(plan.Of(cfg), targets.Apply(context.Background(), cfg))
 	if s.loops.Running()["b"] != first {
 		t.Error("an unchanged burst was restarted")
 	}
 	changed := schedulerConfig(t, "http://127.0.0.1:1", "2h")
-	s.Apply(changed, targets.Apply(context.Background(), changed))
+	s.Apply(plan.Of(changed), targets.Apply(context.Background(), changed))
 	second := s.loops.Running()["b"]
 	if second == first {
 		t.Error("a changed schedule kept the old loop")
 	}
 	moved := schedulerConfig(t, "http://127.0.0.1:2", "2h")
-	s.Apply(moved, targets.Apply(context.Background(), moved))
+	s.Apply(plan.Of(moved), targets.Apply(context.Background(), moved))
 	if s.loops.Running()["b"] == second {
 		t.Error("a new target URL kept the loop with the old client")
 	}
@@ -109,12 +110,12 @@ bursts:
 	s := NewScheduler(context.Background(), log.NewLogfmtLogger(log.NewSyncWriter(&logs)), Runner{}, w)
 	s.clock = clock
 	begun := make(chan time.Time)
-	s.run = func(_ Runner, ctx context.Context, b config.Burst, _ []config.Scenario) (*report.Report, error) {
+	s.run = func(_ Runner, ctx context.Context, b *plan.Burst) (*report.Report, error) {
 		begun <- clock.Now()
 		clock.advance(runFor)
 		return &report.Report{Burst: b.Name, ID: "r"}, nil
 	}
-	s.Apply(cfg, map[string]*prober.Client{"t": client})
+	s.Apply(plan.Of(cfg), map[string]*prober.Client{"t": client})
 	defer s.Stop()
 	for len(starts) < n {
 		select {

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmprobe/llmprobe/burst/plan"
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/testkit"
+	"github.com/llmprobe/llmprobe/plan"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/shard"
@@ -68,7 +68,7 @@ func TestShardRunnersSendTheWholeBurst(t *testing.T) {
 	b := burstOf(config.ArrivalPoisson, 30, 0)
 	b.Duration, b.Requests, b.Warmup = 0, 30, config.Warmup{Requests: 3}
 	scenarios := []config.Scenario{burstScenario()}
-	whole, err := Runner{Client: c}.Run(context.Background(), b, scenarios)
+	whole, err := Runner{Client: c}.Run(context.Background(), plan.BurstOf(b, scenarios...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestShardRunnersSendTheWholeBurst(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rep, err := Runner{Client: c, Shard: shard.Shard{Index: i, Count: 3}, Start: start}.Run(context.Background(), b, scenarios)
+			rep, err := Runner{Client: c, Shard: shard.Shard{Index: i, Count: 3}, Start: start}.Run(context.Background(), plan.BurstOf(b, scenarios...))
 			if err != nil {
 				t.Error(err)
 			}
@@ -93,7 +93,7 @@ func TestShardRunnersSendTheWholeBurst(t *testing.T) {
 		t.Errorf("the shards sent %d requests, one runner %d, and they differ", len(split), len(alone))
 	}
 	planned := map[int]time.Duration{}
-	for a := range plan.Arrivals(b, 30) {
+	for a := range plan.BurstOf(b, scenarios...).Arrivals(30) {
 		planned[a.Index] = a.At
 	}
 	for _, p := range parts {

@@ -10,10 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmprobe/llmprobe/burst/plan"
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/internal/load"
 	"github.com/llmprobe/llmprobe/internal/testkit"
+	"github.com/llmprobe/llmprobe/plan"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/render"
@@ -25,12 +24,12 @@ import (
 // read as the load reads it.
 func traceBurst(t testing.TB, file, extra string) (config.Burst, []config.Scenario) {
 	t.Helper()
-	cfg, err := load.Parse([]byte(testkit.TraceConfig(file, 1, extra)), t.Name()+".yml")
+	cfg, err := plan.Parse([]byte(testkit.TraceConfig(file, 1, extra)), t.Name()+".yml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	b, _ := cfg.Burst("b")
-	return b, cfg.ScenariosOf(b)
+	return b.Burst, b.ScenarioConfigs()
 }
 
 // Against the sim: each request asks for the trace's lengths, clamped to
@@ -42,7 +41,7 @@ func TestTraceReplayAgainstSim(t *testing.T) {
 	b.Arrival.Speedup = 20
 	var lastDone, lastTotal atomic.Int64
 	progress := func(done, total int) { lastDone.Store(int64(done)); lastTotal.Store(int64(total)) }
-	rep, err := Runner{Client: c, Progress: progress}.Run(context.Background(), b, scenarios)
+	rep, err := Runner{Client: c, Progress: progress}.Run(context.Background(), plan.BurstOf(b, scenarios...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +56,8 @@ func TestTraceReplayAgainstSim(t *testing.T) {
 		t.Fatalf("%d requests, want 8", rep.Requests)
 	}
 	rows := testkit.MooncakeRows(t, "../replay/testdata/mooncake_sample.jsonl")
-	run := Runner{Client: c}.runRate(context.Background(), b, scenarios, plan.Rates(b)[0])
+	pb := plan.BurstOf(b, scenarios...)
+	run := Runner{Client: c}.runRate(context.Background(), pb, pb.Rates()[0])
 	for i, res := range run.Results {
 		w := rows[run.Index[i]]
 		if res.PromptTokensRequested != min(w.Input, 4000) || res.OutputTokens != min(w.Output, 100) {
@@ -73,7 +73,7 @@ func TestTraceShardRunnersMerge(t *testing.T) {
 	c, sent := recordingSim(t)
 	b, scenarios := traceBurst(t, "../replay/testdata/mooncake_sample.jsonl", "    requests: 6\n    warmup: {requests: 2}\n")
 	b.Arrival.Speedup = 40
-	whole, err := Runner{Client: c}.Run(context.Background(), b, scenarios)
+	whole, err := Runner{Client: c}.Run(context.Background(), plan.BurstOf(b, scenarios...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestTraceShardRunnersMerge(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rep, err := Runner{Client: c, Shard: shard.Shard{Index: i, Count: 2}, Start: start}.Run(context.Background(), b, scenarios)
+			rep, err := Runner{Client: c, Shard: shard.Shard{Index: i, Count: 2}, Start: start}.Run(context.Background(), plan.BurstOf(b, scenarios...))
 			if err != nil {
 				t.Error(err)
 			}
@@ -125,7 +125,8 @@ func TestTraceSharedBlocksHitTheCache(t *testing.T) {
 	t.Cleanup(c.Close)
 	b, scenarios := traceBurst(t, "../replay/testdata/mooncake_sample.jsonl", "    duration: 1h\n")
 	b.Arrival.Speedup = 20
-	run := Runner{Client: c}.runRate(context.Background(), b, scenarios, plan.Rates(b)[0])
+	pb := plan.BurstOf(b, scenarios...)
+	run := Runner{Client: c}.runRate(context.Background(), pb, pb.Rates()[0])
 	cached := map[int]int{}
 	for i, res := range run.Results {
 		if res.Outcome != prober.OutcomeSuccess || !res.CachedReported {

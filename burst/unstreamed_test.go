@@ -7,6 +7,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/testkit"
+	"github.com/llmprobe/llmprobe/plan"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
 )
@@ -29,7 +30,7 @@ func TestUnstreamedBurst(t *testing.T) {
 func e2eBurst(t *testing.T, api config.API, s config.Scenario) *report.Report {
 	t.Helper()
 	s.SLO = config.SLO{E2E: config.Duration(5 * time.Second), TargetRatio: 0.9}
-	rep, err := Runner{Client: simClient(t, api)}.Run(context.Background(), burstOf(config.ArrivalConstant, 20, time.Second), []config.Scenario{s})
+	rep, err := Runner{Client: simClient(t, api)}.Run(context.Background(), plan.BurstOf(burstOf(config.ArrivalConstant, 20, time.Second), s))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/testkit"
+	"github.com/llmprobe/llmprobe/plan"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/store"
@@ -101,7 +102,7 @@ func TestEngineWatchAcrossReloads(t *testing.T) {
 	defer client.Close()
 	cfg := upgradeConfig(t, "http://127.0.0.1:1", "1h")
 	cfg.Bursts[0].Schedule.OnStart = false
-	s.Apply(cfg, map[string]*prober.Client{"t": client})
+	s.Apply(plan.Of(cfg), map[string]*prober.Client{"t": client})
 	w := s.watches["up"]
 	s.TargetInfo(client, prober.Info{Engine: "vllm", EngineVersion: "0.11", Models: []string{"m"}, Confirmed: time.Now()})
 	// Down: the last facts stay, with the reason; nothing changes.
@@ -111,7 +112,7 @@ func TestEngineWatchAcrossReloads(t *testing.T) {
 	}
 	changed := upgradeConfig(t, "http://127.0.0.1:1", "2h")
 	changed.Bursts[0].Schedule.OnStart = false
-	s.Apply(changed, map[string]*prober.Client{"t": client})
+	s.Apply(plan.Of(changed), map[string]*prober.Client{"t": client})
 	if s.watches["up"] != w || *w.known != facts("0.11") || w.settle != 2*time.Hour {
 		t.Errorf("a reload lost the known facts: watch %p (was %p), known %v, settle %s", s.watches["up"], w, w.known, w.settle)
 	}
@@ -120,9 +121,9 @@ func TestEngineWatchAcrossReloads(t *testing.T) {
 	if w.pending == nil || *w.pending != facts("0.12") {
 		t.Errorf("pending %v after the target came back on 0.12", w.pending)
 	}
-	s.Apply(testkit.Config(t, `targets: [{name: t, url: "http://127.0.0.1:1"}]
+	s.Apply(plan.Of(testkit.Config(t, `targets: [{name: t, url: "http://127.0.0.1:1"}]
 scenarios: [{name: s}]
-`), map[string]*prober.Client{"t": client})
+`)), map[string]*prober.Client{"t": client})
 	if len(s.watches) != 0 || w.timer != nil {
 		t.Errorf("a removed burst's watch stays: %v", s.watches)
 	}
@@ -145,7 +146,7 @@ func TestUpgradeBurstAgainstSim(t *testing.T) {
 	defer s.Stop()
 	targets.OnInfo(s.TargetInfo)
 	cfg := upgradeConfig(t, srv.URL, "1s")
-	s.Apply(cfg, targets.Apply(context.Background(), cfg))
+	s.Apply(plan.Of(cfg), targets.Apply(context.Background(), cfg))
 	wait := func(what string) *report.Report {
 		t.Helper()
 		select {

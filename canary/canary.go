@@ -17,8 +17,8 @@ import (
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/lib/clock"
 	"github.com/llmprobe/llmprobe/lib/reconcile"
+	"github.com/llmprobe/llmprobe/plan"
 	"github.com/llmprobe/llmprobe/prober"
-	"github.com/llmprobe/llmprobe/prompt"
 )
 
 // Scheduler runs one schedule per (target, scenario): a request every
@@ -37,7 +37,7 @@ type scheduleKey struct{ target, scenario string }
 
 type schedule struct {
 	client   *prober.Client
-	scenario config.Scenario
+	scenario *plan.Scenario
 	interval time.Duration
 	jitter   time.Duration
 }
@@ -51,13 +51,14 @@ func NewScheduler(ctx context.Context, logger log.Logger, observer prober.Observ
 
 // Apply brings the schedules in line with cfg: removed pairs stop, new ones
 // start, changed ones restart; unchanged ones keep their rhythm.
-func (c *Scheduler) Apply(cfg *config.Config, clients map[string]*prober.Client) {
+func (c *Scheduler) Apply(pl *plan.Plan, clients map[string]*prober.Client) {
+	cfg := pl.Config
 	want := map[scheduleKey]*schedule{}
 	for _, p := range cfg.CanaryPairs() {
 		if clients[p.Target] == nil {
 			continue // its client could not be built; Targets reported why
 		}
-		sc, _ := cfg.Scenario(p.Scenario)
+		sc, _ := pl.Scenario(p.Scenario)
 		want[scheduleKey{p.Target, p.Scenario}] = &schedule{
 			client:   clients[p.Target],
 			scenario: sc,
@@ -102,7 +103,7 @@ func phase(target, scenario string, interval time.Duration) time.Duration {
 func (c *Scheduler) run(ctx context.Context, s *schedule) {
 	target := s.client.Target().Name
 	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())) // jitter and nonces: never repeated across restarts
-	prompts := prompt.NewBuilder(s.scenario, rng.Uint64())
+	prompts := s.scenario.Builder(rng.Uint64())
 	var reqs sync.WaitGroup
 	defer reqs.Wait()
 
@@ -124,7 +125,7 @@ func (c *Scheduler) run(ctx context.Context, s *schedule) {
 		if !clock.Until(ctx, sched, timer) {
 			return
 		}
-		req := prober.Request{Scenario: s.scenario, Traffic: prober.TrafficCanary, Sched: sched}
+		req := prober.Request{Scenario: s.scenario.Scenario, Traffic: prober.TrafficCanary, Sched: sched}
 		do := func(req prober.Request) *prober.Result {
 			c.inFlight.Started(target, s.scenario.Name, prober.TrafficCanary)
 			defer c.inFlight.Finished(target, s.scenario.Name, prober.TrafficCanary)

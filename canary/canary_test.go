@@ -15,6 +15,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/testkit"
+	"github.com/llmprobe/llmprobe/plan"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/sim"
 	"github.com/llmprobe/llmprobe/target"
@@ -88,7 +89,7 @@ func TestCanaryDeadTargetDelaysNothing(t *testing.T) {
 	targets := target.NewSet(log.NewNopLogger())
 	defer targets.Stop()
 	canary := NewScheduler(context.Background(), log.NewNopLogger(), rec, rec)
-	canary.Apply(cfg, targets.Apply(context.Background(), cfg))
+	canary.Apply(plan.Of(cfg), targets.Apply(context.Background(), cfg))
 
 	testkit.WaitUntil(t, "10 healthy results and 3 dead ones", 10*time.Second, func() bool {
 		return len(rec.of("healthy")) >= 10 && len(rec.of("dead")) >= 3
@@ -133,13 +134,13 @@ func TestCanaryApplyKeepsUnchangedSchedules(t *testing.T) {
 	canary := NewScheduler(context.Background(), log.NewNopLogger(), rec, rec)
 	defer canary.Stop()
 	clients := targets.Apply(context.Background(), cfg)
-	canary.Apply(cfg, clients)
+	canary.Apply(plan.Of(cfg), clients)
 	before := canary.schedules.Running()[scheduleKey{"healthy", "s"}]
 
 	// Drop the dead target; healthy's schedule must be the same one.
 	cfg2 := *cfg
 	cfg2.Targets = cfg.Targets[:1]
-	canary.Apply(&cfg2, targets.Apply(context.Background(), &cfg2))
+	canary.Apply(plan.Of(&cfg2), targets.Apply(context.Background(), &cfg2))
 	if got := canary.schedules.Running()[scheduleKey{"healthy", "s"}]; got != before {
 		t.Error("an unchanged schedule was restarted")
 	}

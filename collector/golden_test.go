@@ -9,10 +9,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/testkit"
+	"github.com/llmprobe/llmprobe/plan"
 	"github.com/llmprobe/llmprobe/prober"
-	"github.com/llmprobe/llmprobe/prompt"
 	"github.com/llmprobe/llmprobe/sim"
 )
 
@@ -28,12 +27,13 @@ func TestGoldenChecksAreCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv, _ := testkit.StartSim(t, func(c *sim.Config) { c.Golden, c.GoldenWrongRate = file, 0.5 })
-	cfg, err := config.Parse([]byte(`targets: [{name: t, url: "`+srv.URL+`"}]
+	p, err := plan.Parse([]byte(`targets: [{name: t, url: "`+srv.URL+`"}]
 scenarios: [{name: g, golden: {file: `+file+`}, output_tokens: 4, slo: {ttft: 5s, quality_ratio: 0.9}}]
-`), "test", prompt.CheckGolden)
+`), "test")
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg := p.Config
 	c, err := prober.NewClient(cfg.Targets[0])
 	if err != nil {
 		t.Fatal(err)
@@ -43,11 +43,11 @@ scenarios: [{name: g, golden: {file: `+file+`}, output_tokens: 4, slo: {ttft: 5s
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(probe)
 	probe.Configure(cfg)
-	s, b := cfg.Scenarios[0], prompt.NewBuilder(cfg.Scenarios[0], 7)
+	s, b := cfg.Scenarios[0], p.Scenarios[0].Builder(7)
 	count := map[string]float64{}
 	for i := range 30 {
-		p, maxTokens := b.At(uint64(i))
-		res := c.Do(context.Background(), prober.Request{Scenario: s, Traffic: prober.TrafficCanary, Prompt: p, MaxTokens: maxTokens, Sched: time.Now()})
+		pr, maxTokens := b.At(uint64(i))
+		res := c.Do(context.Background(), prober.Request{Scenario: s, Traffic: prober.TrafficCanary, Prompt: pr, MaxTokens: maxTokens, Sched: time.Now()})
 		if res.Outcome != prober.OutcomeSuccess || res.Quality == nil {
 			t.Fatalf("request %d: %s (%s), quality %+v", i, res.Outcome, res.FailureText(), res.Quality)
 		}

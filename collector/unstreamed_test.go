@@ -40,7 +40,7 @@ scenarios: [`+scenario+`]
 		t.Fatal(err)
 	}
 	s := cfg.Scenarios[0]
-	p, maxTokens := prompt.NewBuilder(s, 1).Next()
+	p, maxTokens := prompt.NewBuilder(s, prompt.Source{}, 1).Next()
 	res := c.Do(context.Background(), prober.Request{Scenario: s, Traffic: prober.TrafficCanary, Prompt: p, MaxTokens: maxTokens, Sched: time.Now()})
 	if res.Outcome != prober.OutcomeSuccess {
 		t.Fatalf("%s %s", res.Outcome, res.Error)

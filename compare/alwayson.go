@@ -18,8 +18,8 @@ import (
 	"github.com/llmprobe/llmprobe/decide"
 	"github.com/llmprobe/llmprobe/lib/clock"
 	"github.com/llmprobe/llmprobe/lib/reconcile"
+	"github.com/llmprobe/llmprobe/plan"
 	"github.com/llmprobe/llmprobe/prober"
-	"github.com/llmprobe/llmprobe/prompt"
 )
 
 // Traffic is the `traffic` of the comparison's requests.
@@ -47,7 +47,7 @@ type alwaysOnKey struct{ comparison, scenario string }
 // alwaysOnRun is one (comparison, scenario): its schedule and its window.
 type alwaysOnRun struct {
 	cmp        config.Comparison
-	scenario   config.Scenario
+	scenario   *plan.Scenario
 	interval   time.Duration
 	base, cand *prober.Client
 
@@ -80,14 +80,15 @@ func NewAlwaysOn(ctx context.Context, logger log.Logger, observer prober.Observe
 
 // Apply brings the schedules in line with cfg: removed ones stop with
 // their series, new ones start, changed ones start again with an empty window.
-func (r *AlwaysOn) Apply(cfg *config.Config, clients map[string]*prober.Client) {
+func (r *AlwaysOn) Apply(pl *plan.Plan, clients map[string]*prober.Client) {
+	cfg := pl.Config
 	want := map[alwaysOnKey]*alwaysOnRun{}
 	for _, p := range cfg.ComparisonPairs() {
 		base, cand := clients[p.Comparison.Baseline], clients[p.Comparison.Candidate]
 		if base == nil || cand == nil {
 			continue // its client could not be built, or --shard left it out
 		}
-		sc, _ := cfg.Scenario(p.Scenario)
+		sc, _ := pl.Scenario(p.Scenario)
 		want[alwaysOnKey{p.Comparison.Name, p.Scenario}] = &alwaysOnRun{cmp: p.Comparison, scenario: sc, interval: p.Interval, base: base, cand: cand}
 	}
 	r.runs.Apply(want, nil)
@@ -102,7 +103,7 @@ func (r *AlwaysOn) Stop() { r.runs.Stop(nil) }
 
 // loop sends a pair every interval until ctx ends.
 func (r *AlwaysOn) loop(ctx context.Context, s *alwaysOnRun) {
-	prompts := prompt.NewBuilder(s.scenario, rand.Uint64())
+	prompts := s.scenario.Builder(rand.Uint64())
 	var reqs sync.WaitGroup
 	defer reqs.Wait()
 	tick := time.Now()
@@ -116,7 +117,7 @@ func (r *AlwaysOn) loop(ctx context.Context, s *alwaysOnRun) {
 		if !clock.Until(ctx, sched, timer) {
 			return
 		}
-		req := prober.Request{Scenario: s.scenario, Traffic: Traffic, Sched: sched}
+		req := prober.Request{Scenario: s.scenario.Scenario, Traffic: Traffic, Sched: sched}
 		req.Prompt, req.MaxTokens = prompts.Next()
 		candFirst := rng.IntN(2) == 1
 		reqs.Add(1)

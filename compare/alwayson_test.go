@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/llmprobe/llmprobe/internal/testkit"
+	"github.com/llmprobe/llmprobe/plan"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/sim"
 )
@@ -80,7 +81,7 @@ comparisons:
 	r.every = 0 // every pair
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(r)
-	r.Apply(cfg, clients)
+	r.Apply(plan.Of(cfg), clients)
 	defer r.Stop()
 
 	gauge := func(name, comparison, metric string) (float64, bool) {
@@ -120,7 +121,7 @@ comparisons:
 
 	// A reload without the comparisons stops them and their series go.
 	cfg.Comparisons = nil
-	r.Apply(cfg, clients)
+	r.Apply(plan.Of(cfg), clients)
 	if n := testutil.CollectAndCount(r); n != 0 {
 		t.Errorf("%d series after the comparisons were removed", n)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/llmprobe/llmprobe/decide"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/lib/reconcile"
+	"github.com/llmprobe/llmprobe/plan"
 	"github.com/llmprobe/llmprobe/stats"
 )
 
@@ -125,7 +126,7 @@ comparisons:
   - {name: ab, baseline: a, candidate: b}
 `)
 	p := cfg.ComparisonPairs()[0]
-	s := &alwaysOnRun{cmp: p.Comparison, scenario: config.Scenario{Name: p.Scenario}, interval: p.Interval}
+	s := &alwaysOnRun{cmp: p.Comparison, scenario: &plan.Scenario{Scenario: config.Scenario{Name: p.Scenario}}, interval: p.Interval}
 	s.window = pairsOf(stats.MinSamples(0.99), 1.4)
 	s.evaluated, s.pairs = time.Now(), len(s.window)
 	s.figures = evaluate(s.window, p.Comparison.MinPairs, p.Comparison.Tolerance)

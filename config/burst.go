@@ -63,18 +63,6 @@ type Arrival struct {
 	File       string  `yaml:"file,omitempty"`
 	Format     string  `yaml:"format,omitempty"` // azure or mooncake; empty detects it
 	Speedup    float64 `yaml:"speedup,omitempty"`
-	// Trace is what the load found in the part of File the burst replays
-	// (burst/plan's check reads it); nil for other processes.
-	Trace *TraceScan `yaml:"-"`
-}
-
-// TraceScan is the part of a trace a burst replays, as read when the
-// configuration loaded: every line of it parsed, none held.
-type TraceScan struct {
-	Format           string
-	Warmup, Measured int           // records in each part
-	Span             time.Duration // first to last replayed arrival, after speedup
-	Rate             float64       // mean arrivals per second of the replayed part
 }
 
 // Warmup requests are sent but left out of the results.

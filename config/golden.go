@@ -2,7 +2,6 @@ package config
 
 import (
 	"path/filepath"
-	"strconv"
 )
 
 // ObjectiveQuality names the share of checked answers that passed their
@@ -16,38 +15,6 @@ type Golden struct {
 	// File is read at load (by prompt's check); a relative path is
 	// relative to the configuration file.
 	File string `yaml:"file"`
-	// Lines are the file's prompts with their compiled checks. They are
-	// compared by Equal, so a reload sees a changed file.
-	Lines []GoldenLine `yaml:"-"`
-}
-
-// GoldenLine is one prompt of a golden set and what its answer must pass.
-type GoldenLine struct {
-	ID   string // optional; named with Line in a failed check's reason
-	Line int    // in the file
-	// Prompt is the user message; Messages, when set instead, is the whole
-	// message list, whose last message is the user's.
-	Prompt   string
-	Messages []GoldenMessage
-	Checks   Quality
-	// Answer is the reference answer, which passes Checks (checked at load).
-	Answer string
-	// Tokens estimates the prompt's length (prompt.EstimateTokens).
-	Tokens int
-}
-
-// GoldenMessage is one message of a golden prompt.
-type GoldenMessage struct {
-	Role    string
-	Content string
-}
-
-// Name is how a failed check names the line: "golden line 12 (capital-fr)".
-func (l *GoldenLine) Name() string {
-	if l.ID == "" {
-		return "golden line " + strconv.Itoa(l.Line)
-	}
-	return "golden line " + strconv.Itoa(l.Line) + " (" + l.ID + ")"
 }
 
 func (g *Golden) setDirectory(dir string) {

@@ -5,19 +5,19 @@ import (
 )
 
 // Limits bound what one burst may make llmprobe hold in memory; a burst whose
-// plan goes past one is refused when the configuration loads (burst/plan
+// plan goes past one is refused when the configuration loads (plan
 // checks them).
 type Limits struct {
 	// MaxPlannedRequests bounds one run of a burst, warmup and every sweep step included.
 	MaxPlannedRequests int `yaml:"max_planned_requests,omitempty"`
 	// MaxPromptTokens bounds the longest prompt any scenario may send.
 	MaxPromptTokens int `yaml:"max_prompt_tokens,omitempty"`
-	// MaxBurstMemory bounds a burst's worst-case memory (see plan.BurstFootprint).
+	// MaxBurstMemory bounds a burst's worst-case memory (see plan.Burst.Footprint).
 	MaxBurstMemory units.Base2Bytes `yaml:"max_burst_memory,omitempty"`
 	// MaxCanaryRate bounds the requests per second all canaries send together.
 	MaxCanaryRate float64 `yaml:"max_canary_rate,omitempty"`
 	// MaxCanaryMemory bounds what canary requests in flight may hold, each
-	// target hanging to its timeout (see plan.CanaryFootprint).
+	// target hanging to its timeout (see plan.Plan.CanaryFootprint).
 	MaxCanaryMemory units.Base2Bytes `yaml:"max_canary_memory,omitempty"`
 }
 

@@ -63,17 +63,6 @@ type PromptDataset struct {
 	// relative to the configuration file.
 	File   string `yaml:"file"`
 	Format string `yaml:"format,omitempty"`
-	// Prompts are the file's first human turns, one per conversation. They
-	// are compared by Equal, so a reload sees a changed file.
-	Prompts []DatasetPrompt `yaml:"-"`
-}
-
-// DatasetPrompt is one prompt from a dataset.
-type DatasetPrompt struct {
-	Text string
-	Line int // in the file
-	// Tokens is an estimate (prompt.EstimateTokens); the server's usage counts them.
-	Tokens int
 }
 
 // Sampling holds request sampling parameters; unset fields are not sent.

@@ -11,7 +11,7 @@ const (
 	TraceMooncake = "mooncake"
 )
 
-// validateTrace checks a trace burst's fields; burst/plan reads its file.
+// validateTrace checks a trace burst's fields; plan reads its file.
 func (b *Burst) validateTrace(path string, cfg *Config, errs *FieldErrors) {
 	a := &b.Arrival
 	p := path + ".arrival"

@@ -67,7 +67,7 @@ func BenchmarkLongPromptRequest(b *testing.B) {
 			s := testkit.Scenario()
 			s.PromptTokens = config.Distribution{Kind: config.DistFixed, Value: tokens}
 			s.OutputTokens = config.Distribution{Kind: config.DistFixed, Value: 1}
-			builder := prompt.NewBuilder(s, 1)
+			builder := prompt.NewBuilder(s, prompt.Source{}, 1)
 			builder.At(0) // the body, made once per builder (a burst run), not per request
 			b.ReportAllocs()
 			n := uint64(0)

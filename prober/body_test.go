@@ -38,7 +38,7 @@ func TestBodySentWithItsLength(t *testing.T) {
 	defer srv.Close()
 	long := testkit.Scenario()
 	long.PromptTokens = config.Distribution{Kind: config.DistFixed, Value: 20_000}
-	longPrompt, _ := prompt.NewBuilder(long, 1).At(3)
+	longPrompt, _ := prompt.NewBuilder(long, prompt.Source{}, 1).At(3)
 	if longPrompt.Tail == "" {
 		t.Fatal("a synthetic long prompt has no tail")
 	}
@@ -108,7 +108,7 @@ func TestLongBodyCutIsAReset(t *testing.T) {
 	s := testkit.Scenario()
 	s.PromptTokens = config.Distribution{Kind: config.DistFixed, Value: 128 << 10}
 	c := newClient(t, testkit.Target(srv.URL, config.APIChat))
-	builder := prompt.NewBuilder(s, 1)
+	builder := prompt.NewBuilder(s, prompt.Source{}, 1)
 	for i := range 20 {
 		p, maxTokens := builder.At(uint64(i))
 		res := c.Do(context.Background(), Request{Scenario: s, Prompt: p, MaxTokens: maxTokens, Sched: time.Now()})

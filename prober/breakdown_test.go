@@ -175,7 +175,7 @@ func TestTraceParent(t *testing.T) {
 	s := testkit.Scenario()
 	seen := map[string]bool{}
 	for range 3 {
-		p, maxTokens := prompt.NewBuilder(s, 1).Next()
+		p, maxTokens := prompt.NewBuilder(s, prompt.Source{}, 1).Next()
 		res := c.Do(context.Background(), Request{Scenario: s, Traffic: TrafficCanary, Prompt: p, MaxTokens: maxTokens, Sched: time.Now()})
 		m := regexp.MustCompile(`^00-([0-9a-f]{32})-([0-9a-f]{16})-01$`).FindStringSubmatch(res.TraceParent)
 		if m == nil || m[1] != res.RequestID || m[2] == "0000000000000000" {
@@ -212,7 +212,7 @@ func TestSplitAgainstSim(t *testing.T) {
 	target.ExtraBody = map[string]any{"include_metrics": true}
 	c := newClient(t, target)
 	send := func(s config.Scenario, seed uint64) *Result {
-		p, maxTokens := prompt.NewBuilder(s, seed).Next()
+		p, maxTokens := prompt.NewBuilder(s, prompt.Source{}, seed).Next()
 		return c.Do(context.Background(), Request{Scenario: s, Traffic: TrafficCanary, Prompt: p, MaxTokens: maxTokens, Sched: time.Now()})
 	}
 	long, short := testkit.Scenario(), testkit.Scenario()

@@ -56,7 +56,7 @@ func sequential(t *testing.T, url string, n int) []*Result {
 	t.Helper()
 	c := newClient(t, testkit.Target(url, config.APIChat))
 	s := testkit.Scenario()
-	b := prompt.NewBuilder(s, 1)
+	b := prompt.NewBuilder(s, prompt.Source{}, 1)
 	out := make([]*Result, n)
 	for i := range out {
 		p, maxTokens := b.Next()
@@ -216,7 +216,7 @@ func TestServerClosingAfterEachStreamUnderLoadFailsNothing(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			b := prompt.NewBuilder(s, uint64(w))
+			b := prompt.NewBuilder(s, prompt.Source{}, uint64(w))
 			for range each {
 				p, maxTokens := b.Next()
 				results <- c.Do(context.Background(), Request{Scenario: s, Traffic: TrafficBurst, Prompt: p, MaxTokens: maxTokens, Sched: time.Now()})

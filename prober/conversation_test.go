@@ -50,7 +50,7 @@ func converse(t *testing.T, target config.Target, turns int) []*Result {
 	s := conversationScenario(turns)
 	var results []*Result
 	first := Request{Scenario: s, Traffic: TrafficCanary, Sched: time.Now()}
-	left, why := Converse(context.Background(), first, prompt.NewBuilder(s, 1).Session(7), func(r Request) *Result { return c.Do(context.Background(), r) }, func(r *Result) { results = append(results, r) })
+	left, why := Converse(context.Background(), first, prompt.NewBuilder(s, prompt.Source{}, 1).Session(7), func(r Request) *Result { return c.Do(context.Background(), r) }, func(r *Result) { results = append(results, r) })
 	if left != 0 || why != "" || len(results) != turns {
 		t.Fatalf("%d turns not sent (%q), %d results", left, why, len(results))
 	}
@@ -120,7 +120,7 @@ func TestConverseCompletionsPrefix(t *testing.T) {
 	c := newClient(t, target)
 	s := conversationScenario(2)
 	first := Request{Scenario: s, Traffic: TrafficCanary, Sched: time.Now()}
-	Converse(context.Background(), first, prompt.NewBuilder(s, 1).Session(1), func(r Request) *Result { return c.Do(context.Background(), r) }, func(*Result) {})
+	Converse(context.Background(), first, prompt.NewBuilder(s, prompt.Source{}, 1).Session(1), func(r Request) *Result { return c.Do(context.Background(), r) }, func(*Result) {})
 	got := bodies()
 	if len(got) != 2 {
 		t.Fatalf("%d bodies, want 2", len(got))
@@ -140,7 +140,7 @@ func TestConverseStopsBetweenTurns(t *testing.T) {
 	s.Conversation.ThinkTime = config.Duration(time.Hour)
 	wait, cancel := context.WithCancel(context.Background())
 	n := 0
-	left, why := Converse(wait, Request{Scenario: s, Sched: time.Now()}, prompt.NewBuilder(s, 1).Session(1),
+	left, why := Converse(wait, Request{Scenario: s, Sched: time.Now()}, prompt.NewBuilder(s, prompt.Source{}, 1).Session(1),
 		func(r Request) *Result { return c.Do(context.Background(), r) }, func(*Result) { n++; cancel() })
 	if n != 1 || left != 3 || why != "" {
 		t.Errorf("%d results, %d left (%q): want 1 sent and 3 left, reason for the caller", n, left, why)
@@ -155,7 +155,7 @@ func TestCachedPromptTokens(t *testing.T) {
 	s := conversationScenario(2)
 	s.PromptTokens = config.Distribution{Kind: config.DistFixed, Value: 64}
 	var results []*Result
-	Converse(context.Background(), Request{Scenario: s, Sched: time.Now()}, prompt.NewBuilder(s, 1).Session(1),
+	Converse(context.Background(), Request{Scenario: s, Sched: time.Now()}, prompt.NewBuilder(s, prompt.Source{}, 1).Session(1),
 		func(r Request) *Result { return c.Do(context.Background(), r) }, func(r *Result) { results = append(results, r) })
 	if len(results) != 2 || !results[0].CachedReported || results[0].CachedPromptTokens != 0 || !results[1].CachedReported || results[1].CachedPromptTokens < 64 {
 		for _, r := range results {
@@ -190,7 +190,7 @@ func TestConverseCancelledTurn(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	var got []*Result
-	left, why := Converse(context.Background(), Request{Scenario: s, Sched: time.Now()}, prompt.NewBuilder(s, 1).Session(1),
+	left, why := Converse(context.Background(), Request{Scenario: s, Sched: time.Now()}, prompt.NewBuilder(s, prompt.Source{}, 1).Session(1),
 		func(r Request) *Result { return c.Do(ctx, r) }, func(r *Result) { got = append(got, r) })
 	if len(got) != 1 || got[0].Outcome != OutcomeCancelled || left != 2 || why != "" {
 		t.Errorf("%d results (%v), %d left with reason %q: want one cancelled, 2 left, no reason", len(got), got[0].Outcome, left, why)

@@ -77,7 +77,7 @@ func TestEmbeddingsInputsUnique(t *testing.T) {
 	})
 	c := newClient(t, testkit.Target(srv.URL, config.APIEmbeddings))
 	s := embeddingsScenario(3)
-	b := prompt.NewBuilder(s, 1)
+	b := prompt.NewBuilder(s, prompt.Source{}, 1)
 	for i := range 2 {
 		p, _ := b.Next()
 		res := c.Do(t.Context(), Request{Scenario: s, Traffic: TrafficCanary, Prompt: p, Sched: time.Now()})

@@ -100,7 +100,7 @@ func newClient(t *testing.T, target config.Target) *Client {
 func probeOnce(t *testing.T, target config.Target, s config.Scenario) *Result {
 	t.Helper()
 	c := newClient(t, target)
-	prompt, maxTokens := prompt.NewBuilder(s, 1).Next()
+	prompt, maxTokens := prompt.NewBuilder(s, prompt.Source{}, 1).Next()
 	return c.Do(context.Background(), Request{Scenario: s, Traffic: TrafficCanary, Prompt: prompt, MaxTokens: maxTokens, Sched: time.Now()})
 }
 

@@ -58,9 +58,9 @@ func TestImagesDifferPerRequest(t *testing.T) {
 			t.Fatalf("%s %s", res.Outcome, res.Error)
 		}
 	}
-	send(prompt.NewBuilder(s, 9), 0)
-	send(prompt.NewBuilder(s, 9), 1)
-	send(prompt.NewBuilder(s, 9), 0)
+	send(prompt.NewBuilder(s, prompt.Source{}, 9), 0)
+	send(prompt.NewBuilder(s, prompt.Source{}, 9), 1)
+	send(prompt.NewBuilder(s, prompt.Source{}, 9), 0)
 	var urls [][]string
 	for _, body := range bodies() {
 		msgs := body["messages"].([]any)

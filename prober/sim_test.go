@@ -173,7 +173,7 @@ func TestTimings(t *testing.T) {
 	s := testkit.Scenario()
 	var results []*Result
 	for range 2 {
-		p, maxTokens := prompt.NewBuilder(s, 1).Next()
+		p, maxTokens := prompt.NewBuilder(s, prompt.Source{}, 1).Next()
 		results = append(results, c.Do(t.Context(), Request{Scenario: s, Prompt: p, MaxTokens: maxTokens, Sched: time.Now()}))
 	}
 	first, second := results[0].Timings, results[1].Timings

@@ -2,6 +2,7 @@ package prober
 
 import (
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/prompt"
 	"github.com/llmprobe/llmprobe/quality"
 )
 
@@ -17,7 +18,7 @@ type QualityResult struct {
 // succeeded, met every objective, and passed every check configured. A
 // failed request misses every objective: a server that rejects everything
 // must not look compliant.
-func Evaluate(res *Result, s config.Scenario, golden *config.GoldenLine) {
+func Evaluate(res *Result, s config.Scenario, golden *prompt.GoldenLine) {
 	res.Checks = res.Checks[:0]
 	good := res.Outcome == OutcomeSuccess
 	for _, o := range s.SLO.Objectives() {
@@ -55,14 +56,15 @@ func Evaluate(res *Result, s config.Scenario, golden *config.GoldenLine) {
 // checkAnswer sets a successful answer's quality from the scenario's checks
 // and its golden line's: a golden failure names the line, over whatever
 // the scenario's checks said.
-func checkAnswer(res *Result, s config.Scenario, golden *config.GoldenLine) {
+func checkAnswer(res *Result, s config.Scenario, golden *prompt.GoldenLine) {
 	if checked, why := quality.Scenario(&s, res.Answer, res.ToolCalls); checked {
 		res.Quality = &QualityResult{Passed: why == "", Reason: why}
 	}
 	if golden == nil {
 		return
 	}
-	if why := quality.Golden(golden, res.Answer); why != "" {
+	if why := quality.Check(&golden.Checks, res.Answer); why != "" {
+		why = golden.Name() + ": " + why
 		res.Quality = &QualityResult{Reason: why}
 	} else if res.Quality == nil {
 		res.Quality = &QualityResult{Passed: true}

@@ -81,7 +81,7 @@ func TestUnstreamedQualityAndHistory(t *testing.T) {
 	c := newClient(t, target)
 	var results []*Result
 	first := Request{Scenario: s, Traffic: TrafficCanary, Sched: time.Now()}
-	Converse(context.Background(), first, prompt.NewBuilder(s, 1).Session(3), func(r Request) *Result { return c.Do(context.Background(), r) }, func(r *Result) { results = append(results, r) })
+	Converse(context.Background(), first, prompt.NewBuilder(s, prompt.Source{}, 1).Session(3), func(r Request) *Result { return c.Do(context.Background(), r) }, func(r *Result) { results = append(results, r) })
 	if len(results) != 2 || results[0].Quality == nil || !results[0].Quality.Passed || !results[1].Good {
 		t.Fatalf("%d results: %+v", len(results), results)
 	}

@@ -28,16 +28,17 @@ const (
 	bytesPerToken = 4
 )
 
-// CheckDatasets is a config.Check: it reads every scenario's dataset into
-// its Prompts, or says why it cannot. A file named twice is read once and
-// shared, and all of them together keep at most maxDatasetsBytes of text,
-// however many scenarios name them.
-func CheckDatasets(c *config.Config, _ []*config.FieldError) []*config.FieldError {
+// readDatasets reads every scenario's dataset, by the scenario's index, or
+// says why it cannot. A file named twice is read once and shared, and all
+// of them together keep at most maxDatasetsBytes of text, however many
+// scenarios name them.
+func readDatasets(c *config.Config) (map[int][]DatasetPrompt, config.FieldErrors) {
 	type loaded struct {
-		prompts []config.DatasetPrompt
+		prompts []DatasetPrompt
 		err     error
 	}
 	var errs config.FieldErrors
+	out := map[int][]DatasetPrompt{}
 	files := map[string]loaded{}
 	total := 0
 	for i := range c.Scenarios {
@@ -55,22 +56,22 @@ func CheckDatasets(c *config.Config, _ []*config.FieldError) []*config.FieldErro
 			}
 			if total > maxDatasetsBytes {
 				errs.Add(path, "%s brings the prompts of all datasets to %d bytes, past %d MiB in all", d.File, total, maxDatasetsBytes>>20)
-				return errs
+				return out, errs
 			}
 		}
 		if l.err != nil {
 			errs.Add(path, "%v", l.err)
 			continue
 		}
-		d.Prompts = l.prompts
+		out[i] = l.prompts
 	}
-	return errs
+	return out, errs
 }
 
 // readShareGPT keeps the first human turn of each conversation, up to
 // maxDatasetPrompts of them or maxDatasetPromptBytes of text; the rest of
 // the file is not read.
-func readShareGPT(file string) ([]config.DatasetPrompt, error) {
+func readShareGPT(file string) ([]DatasetPrompt, error) {
 	f, err := openBounded(file, maxDatasetFileBytes, "a dataset", "; keep its first lines (head -n 10000)")
 	if err != nil {
 		return nil, err
@@ -79,7 +80,7 @@ func readShareGPT(file string) ([]config.DatasetPrompt, error) {
 	sc := bufio.NewScanner(newLimitedReader(f, maxDatasetFileBytes))
 	sc.Buffer(make([]byte, 0, 64<<10), maxDatasetLineBytes)
 	var (
-		prompts []config.DatasetPrompt
+		prompts []DatasetPrompt
 		kept    int
 		line    int
 	)
@@ -111,7 +112,7 @@ func readShareGPT(file string) ([]config.DatasetPrompt, error) {
 					return finish(file, prompts)
 				}
 				kept += len(turn.Value)
-				prompts = append(prompts, config.DatasetPrompt{Text: turn.Value, Line: line, Tokens: EstimateTokens(turn.Value)})
+				prompts = append(prompts, DatasetPrompt{Text: turn.Value, Line: line, Tokens: EstimateTokens(turn.Value)})
 				break
 			}
 		}
@@ -128,7 +129,7 @@ func readShareGPT(file string) ([]config.DatasetPrompt, error) {
 	return finish(file, prompts)
 }
 
-func finish(file string, prompts []config.DatasetPrompt) ([]config.DatasetPrompt, error) {
+func finish(file string, prompts []DatasetPrompt) ([]DatasetPrompt, error) {
 	if len(prompts) == 0 {
 		return nil, fmt.Errorf("%s holds no conversation with a human turn (\"from\": \"human\")", file)
 	}

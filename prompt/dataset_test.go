@@ -14,19 +14,19 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/internal/load"
 	"github.com/llmprobe/llmprobe/internal/testkit"
+	"github.com/llmprobe/llmprobe/plan"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/prompt"
 )
 
-func datasetScenario(t *testing.T) config.Scenario {
+func datasetScenario(t *testing.T) *plan.Scenario {
 	t.Helper()
-	cfg, err := config.LoadFile("testdata/good_dataset.yml", prompt.CheckDatasets)
+	p, err := plan.File("testdata/good_dataset.yml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, _ := cfg.Scenario("sharegpt")
+	s, _ := p.Scenario("sharegpt")
 	return s
 }
 
@@ -34,12 +34,12 @@ func datasetScenario(t *testing.T) config.Scenario {
 // which, every prompt is drawn, and no two requests share a nonce.
 func TestDatasetPrompts(t *testing.T) {
 	s := datasetScenario(t)
-	texts := map[string]config.DatasetPrompt{}
-	for _, p := range s.PromptDataset.Prompts {
+	texts := map[string]prompt.DatasetPrompt{}
+	for _, p := range s.Source.Dataset {
 		texts[p.Text] = p
 	}
 	seqOf := func(seed uint64) []string {
-		b := prompt.NewBuilder(s, seed)
+		b := s.Builder(seed)
 		var out []string
 		for range 20 {
 			p, _ := b.Next()
@@ -50,7 +50,7 @@ func TestDatasetPrompts(t *testing.T) {
 	if a, b := seqOf(4), seqOf(4); !slices.Equal(a, b) {
 		t.Error("one seed gave two sequences")
 	}
-	b := prompt.NewBuilder(s, 9)
+	b := s.Builder(9)
 	drawn, nonces := map[string]int{}, map[string]bool{}
 	const n = 3000
 	for i := range n {
@@ -100,7 +100,7 @@ func TestDatasetAgainstSim(t *testing.T) {
 	defer srv.Close()
 	s := datasetScenario(t)
 	s.OutputTokens = config.Distribution{Kind: config.DistFixed, Value: 3} // the sim's 10 ms a token
-	b := prompt.NewBuilder(s, 1)
+	b := s.Builder(1)
 	for _, api := range []config.API{config.APIChat, config.APICompletions} {
 		c, err := prober.NewClient(testkit.Target(srv.URL, api))
 		if err != nil {
@@ -108,7 +108,7 @@ func TestDatasetAgainstSim(t *testing.T) {
 		}
 		for i := range 6 {
 			p, maxTokens := b.At(uint64(i))
-			res := c.Do(context.Background(), prober.Request{Scenario: s, Traffic: prober.TrafficCanary, Prompt: p, MaxTokens: maxTokens, Sched: time.Now()})
+			res := c.Do(context.Background(), prober.Request{Scenario: s.Scenario, Traffic: prober.TrafficCanary, Prompt: p, MaxTokens: maxTokens, Sched: time.Now()})
 			if res.Outcome != prober.OutcomeSuccess || res.Quality == nil || !res.Good {
 				t.Fatalf("%s: outcome %s (%s), quality %+v, good %v", api, res.Outcome, res.FailureText(), res.Quality, res.Good)
 			}
@@ -148,7 +148,7 @@ func TestDatasetAgainstSim(t *testing.T) {
 // and a dataset's longest prompt held to the limits.
 func TestBadConfigs(t *testing.T) {
 	testkit.BadConfigs(t, "testdata/bad_*.yml", func(path string) error {
-		_, err := load.File(path)
+		_, err := plan.File(path)
 		return err
 	})
 }

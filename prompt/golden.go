@@ -27,16 +27,17 @@ const (
 	maxGoldenID        = 64
 )
 
-// CheckGolden is a config.Check: it reads every scenario's golden set into
-// its Lines, or says what is wrong with it, every line at fault with its
-// file, line and field. A file named twice is read once and shared.
-func CheckGolden(c *config.Config, _ []*config.FieldError) []*config.FieldError {
+// readGoldens reads every scenario's golden set, by the scenario's index,
+// or says what is wrong with it, every line at fault with its file, line
+// and field. A file named twice is read once and shared.
+func readGoldens(c *config.Config) (map[int][]GoldenLine, config.FieldErrors) {
 	type loaded struct {
-		lines []config.GoldenLine
+		lines []GoldenLine
 		errs  []string
 		size  int
 	}
 	var errs config.FieldErrors
+	out := map[int][]GoldenLine{}
 	files := map[string]loaded{}
 	total := 0
 	for i := range c.Scenarios {
@@ -51,17 +52,17 @@ func CheckGolden(c *config.Config, _ []*config.FieldError) []*config.FieldError 
 			files[g.File] = l
 			if total += l.size; total > maxGoldenBytes {
 				errs.Add(path, "%s brings the golden sets to %d bytes, past %d MiB in all", g.File, total, maxGoldenBytes>>20)
-				return errs
+				return out, errs
 			}
 		}
 		for _, e := range l.errs {
 			errs.Add(path, "%s", e)
 		}
 		if len(l.errs) == 0 {
-			g.Lines = l.lines
+			out[i] = l.lines
 		}
 	}
-	return errs
+	return out, errs
 }
 
 // goldenJSON is one line of a golden set as written.
@@ -85,7 +86,7 @@ type goldenJSON struct {
 // readGolden reads a golden set whole, and the bytes of its lines. It
 // returns every problem of the file, each as "file:line: field: what", up
 // to maxGoldenErrors of them.
-func readGolden(file string) (_ []config.GoldenLine, size int, _ []string) {
+func readGolden(file string) (_ []GoldenLine, size int, _ []string) {
 	f, err := openBounded(file, maxGoldenFileBytes, "a golden set", "; split it")
 	if err != nil {
 		return nil, 0, []string{err.Error()}
@@ -94,7 +95,7 @@ func readGolden(file string) (_ []config.GoldenLine, size int, _ []string) {
 	sc := bufio.NewScanner(newLimitedReader(f, maxGoldenFileBytes))
 	sc.Buffer(make([]byte, 0, 64<<10), maxGoldenLineBytes)
 	var (
-		lines []config.GoldenLine
+		lines []GoldenLine
 		errs  []string
 		n     int
 	)
@@ -137,17 +138,17 @@ func readGolden(file string) (_ []config.GoldenLine, size int, _ []string) {
 
 // parseGoldenLine reads line n of a golden set; ids maps each id seen to
 // its line and learns this one's. It returns every problem of the line.
-func parseGoldenLine(raw []byte, n int, ids map[string]int) (config.GoldenLine, []string) {
+func parseGoldenLine(raw []byte, n int, ids map[string]int) (GoldenLine, []string) {
 	var g goldenJSON
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&g); err != nil {
-		return config.GoldenLine{}, []string{"not a golden line (a JSON object with prompt or messages, and checks): " + strings.TrimPrefix(jsonMessage(err), "json: ")}
+		return GoldenLine{}, []string{"not a golden line (a JSON object with prompt or messages, and checks): " + strings.TrimPrefix(jsonMessage(err), "json: ")}
 	}
 	if dec.More() {
-		return config.GoldenLine{}, []string{"holds more than one JSON value"}
+		return GoldenLine{}, []string{"holds more than one JSON value"}
 	}
-	line := config.GoldenLine{Line: n}
+	line := GoldenLine{Line: n}
 	var problems []string
 	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 	if g.ID != nil {
@@ -186,7 +187,7 @@ func parseGoldenLine(raw []byte, n int, ids map[string]int) (config.GoldenLine, 
 var goldenRoles = []string{"system", "developer", "user", "assistant"}
 
 // readGoldenPrompt fills in l's prompt or messages, and its token estimate.
-func readGoldenPrompt(l *config.GoldenLine, g goldenJSON) []string {
+func readGoldenPrompt(l *GoldenLine, g goldenJSON) []string {
 	var problems []string
 	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 	switch {
@@ -213,7 +214,7 @@ func readGoldenPrompt(l *config.GoldenLine, g goldenJSON) []string {
 				add("messages[%d].content: is required and not empty", i)
 				continue
 			}
-			l.Messages = append(l.Messages, config.GoldenMessage{Role: m.Role, Content: *m.Content})
+			l.Messages = append(l.Messages, GoldenMessage{Role: m.Role, Content: *m.Content})
 			all.WriteString(*m.Content)
 			all.WriteByte('\n')
 		}
@@ -249,7 +250,7 @@ func openBounded(file string, limit int64, what, hint string) (*os.File, error) 
 // goldenPrompt is line l sent with nonce: the nonce line leads the first
 // message (so no cached prefix hides the prompt's cost), a messages line's
 // earlier messages go as the history before its last, the user's.
-func goldenPrompt(l *config.GoldenLine, nonce string) Prompt {
+func goldenPrompt(l *GoldenLine, nonce string) Prompt {
 	head := "ref:" + nonce + "\n"
 	p := Prompt{RequestedTokens: EstimateTokens(head) + l.Tokens, Estimated: true, Golden: l}
 	if len(l.Messages) == 0 {
@@ -264,7 +265,7 @@ func goldenPrompt(l *config.GoldenLine, nonce string) Prompt {
 	}
 	p.History = make([]Message, last)
 	for i, m := range l.Messages[:last] {
-		p.History[i] = Message{Role: m.Role, Content: m.Content}
+		p.History[i] = Message(m)
 	}
 	p.History[0].Content = head + p.History[0].Content
 	return p

@@ -25,27 +25,27 @@ func TestGoldenGood(t *testing.T) {
 		line int
 		id   string
 	}{{1, "capital-fr"}, {2, "sum"}, {3, "json-ok"}, {4, ""}, {6, "haiku"}}
-	if len(g.Lines) != len(want) {
-		t.Fatalf("%d lines, want %d: %+v", len(g.Lines), len(want), g.Lines)
+	if len(read[s.Name].Golden) != len(want) {
+		t.Fatalf("%d lines, want %d: %+v", len(read[s.Name].Golden), len(want), read[s.Name].Golden)
 	}
 	for i, w := range want {
-		if l := g.Lines[i]; l.Line != w.line || l.ID != w.id || l.Tokens == 0 {
+		if l := read[s.Name].Golden[i]; l.Line != w.line || l.ID != w.id || l.Tokens == 0 {
 			t.Errorf("line %d = %+v, want line %d id %q", i, l, w.line, w.id)
 		}
 	}
-	if l := g.Lines[1]; l.Checks.Regexp() == nil || !l.Checks.Regexp().MatchString(" 42\n") || l.Answer != "42" {
+	if l := read[s.Name].Golden[1]; l.Checks.Regexp() == nil || !l.Checks.Regexp().MatchString(" 42\n") || l.Answer != "42" {
 		t.Errorf("line 2's regex check was not compiled, or its answer lost: %+v", l)
 	}
-	if l := g.Lines[2]; l.Checks.Schema() == nil || !l.Checks.JSON {
+	if l := read[s.Name].Golden[2]; l.Checks.Schema() == nil || !l.Checks.JSON {
 		t.Errorf("line 3's json and json_schema checks were not kept: %+v", l)
 	}
-	if m := g.Lines[3].Messages; len(m) != 2 || m[0].Role != "system" || m[1].Role != "user" || g.Lines[3].Prompt != "" {
+	if m := read[s.Name].Golden[3].Messages; len(m) != 2 || m[0].Role != "system" || m[1].Role != "user" || read[s.Name].Golden[3].Prompt != "" {
 		t.Errorf("line 4's messages = %+v", m)
 	}
-	if n := g.Lines[3].Name(); n != "golden line 4" {
+	if n := read[s.Name].Golden[3].Name(); n != "golden line 4" {
 		t.Errorf("a line without id is named %q", n)
 	}
-	if n := g.Lines[0].Name(); n != "golden line 1 (capital-fr)" {
+	if n := read[s.Name].Golden[0].Name(); n != "golden line 1 (capital-fr)" {
 		t.Errorf("line 1 is named %q", n)
 	}
 	shownAsFile(t, cfg, "Paris", "testdata/golden_good.jsonl", CheckGolden)

@@ -11,18 +11,19 @@ import (
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/testkit"
+	"github.com/llmprobe/llmprobe/plan"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/prompt"
 	"github.com/llmprobe/llmprobe/sim"
 )
 
-func goldenScenario(t *testing.T) config.Scenario {
+func goldenScenario(t *testing.T) *plan.Scenario {
 	t.Helper()
-	cfg, err := config.LoadFile("testdata/good_golden.yml", prompt.CheckGolden)
+	p, err := plan.File("testdata/good_golden.yml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, _ := cfg.Scenario("golden")
+	s, _ := p.Scenario("golden")
 	return s
 }
 
@@ -38,7 +39,7 @@ func TestGoldenPrompts(t *testing.T) {
 		return p.Golden.Line
 	}
 	seqOf := func(seed uint64) []int {
-		b := prompt.NewBuilder(s, seed)
+		b := s.Builder(seed)
 		var out []int
 		for i := range 50 {
 			p, _ := b.At(uint64(i))
@@ -52,7 +53,7 @@ func TestGoldenPrompts(t *testing.T) {
 	if a, b := seqOf(4), seqOf(5); slices.Equal(a, b) {
 		t.Error("two seeds gave one sequence of golden lines")
 	}
-	b := prompt.NewBuilder(s, 9)
+	b := s.Builder(9)
 	drawn, nonces := map[int]int{}, map[string]bool{}
 	const n = 2500
 	for i := range n {
@@ -81,9 +82,9 @@ func TestGoldenPrompts(t *testing.T) {
 		drawn[l.Line]++
 	}
 	// Five lines, 500 draws each on average: each within a wide margin.
-	for _, l := range s.Golden.Lines {
+	for _, l := range s.Source.Golden {
 		if c := drawn[l.Line]; c < 380 || c > 620 {
-			t.Errorf("line %d drawn %d times of %d, want about %d", l.Line, c, n, n/len(s.Golden.Lines))
+			t.Errorf("line %d drawn %d times of %d, want about %d", l.Line, c, n, n/len(s.Source.Golden))
 		}
 	}
 }
@@ -96,20 +97,20 @@ func TestGoldenAgainstSim(t *testing.T) {
 	s.OutputTokens = config.Distribution{Kind: config.DistFixed, Value: 8} // the sim's 10 ms a token
 	for _, wrong := range []float64{0, 1} {
 		srv, _ := testkit.StartSim(t, func(c *sim.Config) { c.Golden, c.GoldenWrongRate = "testdata/golden_good.jsonl", wrong })
-		b := prompt.NewBuilder(s, 3)
+		b := s.Builder(3)
 		for _, api := range []config.API{config.APIChat, config.APICompletions, config.APIResponses} {
 			c, err := prober.NewClient(testkit.Target(srv.URL, api))
 			if err != nil {
 				t.Fatal(err)
 			}
 			seen := map[int]bool{}
-			for i := 0; len(seen) < len(s.Golden.Lines); i++ {
+			for i := 0; len(seen) < len(s.Source.Golden); i++ {
 				if i > 200 {
 					t.Fatalf("%s: 200 requests drew lines %v only", api, seen)
 				}
 				p, maxTokens := b.At(uint64(i))
 				seen[p.Golden.Line] = true
-				res := c.Do(context.Background(), prober.Request{Scenario: s, Traffic: prober.TrafficCanary, Prompt: p, MaxTokens: maxTokens, Sched: time.Now()})
+				res := c.Do(context.Background(), prober.Request{Scenario: s.Scenario, Traffic: prober.TrafficCanary, Prompt: p, MaxTokens: maxTokens, Sched: time.Now()})
 				if res.Outcome != prober.OutcomeSuccess || res.Quality == nil {
 					t.Fatalf("%s: line %d: outcome %s (%s), quality %+v", api, p.Golden.Line, res.Outcome, res.FailureText(), res.Quality)
 				}
@@ -137,7 +138,7 @@ func TestGoldenAgainstSim(t *testing.T) {
 // came after the cut. The request succeeded; it is not good.
 func TestGoldenHostileAnswers(t *testing.T) {
 	s := goldenScenario(t)
-	b := prompt.NewBuilder(s, 1)
+	b := s.Builder(1)
 	promptOf := func(line int) (prompt.Prompt, int) {
 		for i := range 500 {
 			if p, maxTokens := b.At(uint64(i)); p.Golden.Line == line {
@@ -174,7 +175,7 @@ func TestGoldenHostileAnswers(t *testing.T) {
 				t.Fatal(err)
 			}
 			p, maxTokens := promptOf(tc.line)
-			res := c.Do(context.Background(), prober.Request{Scenario: s, Traffic: prober.TrafficCanary, Prompt: p, MaxTokens: maxTokens, Sched: time.Now()})
+			res := c.Do(context.Background(), prober.Request{Scenario: s.Scenario, Traffic: prober.TrafficCanary, Prompt: p, MaxTokens: maxTokens, Sched: time.Now()})
 			if res.Outcome != prober.OutcomeSuccess || res.Good || res.Quality == nil || res.Quality.Passed || res.Quality.Reason != tc.reason {
 				t.Errorf("outcome %s (%s), good %v, quality %+v; want success, not good, %q", res.Outcome, res.FailureText(), res.Good, res.Quality, tc.reason)
 			}

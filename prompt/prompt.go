@@ -58,7 +58,7 @@ type Prompt struct {
 	Turn    int
 	// Golden is the golden line the prompt was drawn from, whose checks
 	// its answer must pass; nil for other prompts.
-	Golden *config.GoldenLine
+	Golden *GoldenLine
 }
 
 // Message is one earlier message of a conversation.
@@ -76,6 +76,7 @@ type Builder struct {
 	// (a comparison's rounds).
 	Salt           uint64
 	scenario       config.Scenario
+	source         Source
 	seed           uint64
 	rng            *rand.Rand
 	prefix         string
@@ -83,10 +84,12 @@ type Builder struct {
 	body           body
 }
 
-// NewBuilder seeds the builder. The shared prefix depends on the scenario
-// name alone, so every request of the scenario shares it (warm prefix cache).
-func NewBuilder(s config.Scenario, seed uint64) *Builder {
-	b := &Builder{scenario: s, seed: seed, rng: rand.New(rand.NewPCG(seed, hashString(s.Name))),
+// NewBuilder seeds the builder of scenario s, whose prompts src holds
+// where they come from a dataset or a golden set. The shared prefix depends
+// on the scenario name alone, so every request of the scenario shares it
+// (warm prefix cache).
+func NewBuilder(s config.Scenario, src Source, seed uint64) *Builder {
+	b := &Builder{scenario: s, source: src, seed: seed, rng: rand.New(rand.NewPCG(seed, hashString(s.Name))),
 		prompt: newLengths(s.PromptTokens), output: newLengths(s.OutputTokens),
 		body: body{seed: seed ^ hashString(s.Name), size: s.PromptTokens.Maximum()}}
 	if s.SharedPrefixTokens > 0 {
@@ -114,13 +117,13 @@ func (b *Builder) At(n uint64) (Prompt, int) {
 func (b *Builder) build(rng *rand.Rand) (Prompt, int) {
 	maxTokens := b.output.draw(rng)
 	nonce := b.nonce(rng)
-	if g := b.scenario.Golden; g != nil && len(g.Lines) > 0 {
-		return goldenPrompt(&g.Lines[rng.IntN(len(g.Lines))], nonce), maxTokens
+	if g := b.source.Golden; len(g) > 0 {
+		return goldenPrompt(&g[rng.IntN(len(g))], nonce), maxTokens
 	}
-	if d := b.scenario.PromptDataset; d != nil && len(d.Prompts) > 0 {
+	if d := b.source.Dataset; len(d) > 0 {
 		// The real text, whole, after the nonce line: the engine's tokenizer
 		// and the quality check see what a user wrote.
-		p := d.Prompts[rng.IntN(len(d.Prompts))]
+		p := d[rng.IntN(len(d))]
 		head := "ref:" + nonce + "\n"
 		return Prompt{Text: head + p.Text, RequestedTokens: EstimateTokens(head) + p.Tokens, Estimated: true}, maxTokens
 	}

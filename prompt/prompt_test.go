@@ -17,7 +17,7 @@ import (
 func TestPromptLengthsAndNonce(t *testing.T) {
 	s := testkit.Scenario()
 	s.PromptTokens = config.Distribution{Kind: config.DistFixed, Value: 100}
-	b := NewBuilder(s, 7)
+	b := NewBuilder(s, Source{}, 7)
 	seen := map[string]bool{}
 	for range 200 {
 		p, maxTokens := b.Next()
@@ -39,8 +39,8 @@ func TestSharedPrefix(t *testing.T) {
 	s := testkit.Scenario()
 	s.PromptTokens = config.Distribution{Kind: config.DistFixed, Value: 64}
 	s.SharedPrefixTokens = 32
-	a, _ := NewBuilder(s, 1).Next()
-	b, _ := NewBuilder(s, 2).Next()
+	a, _ := NewBuilder(s, Source{}, 1).Next()
+	b, _ := NewBuilder(s, Source{}, 2).Next()
 	wa, wb := strings.Fields(a.Text+a.Tail), strings.Fields(b.Text+b.Tail)
 	if strings.Join(wa[:32], " ") != strings.Join(wb[:32], " ") {
 		t.Error("two builders of one scenario disagree on the shared prefix")
@@ -59,7 +59,7 @@ func TestSaltChangesOnlyTheNonce(t *testing.T) {
 	s := testkit.Scenario()
 	s.PromptTokens = config.Distribution{Kind: config.DistUniform, Min: 40, Max: 80}
 	s.SharedPrefixTokens = 16
-	plain, salted, again, other := NewBuilder(s, 5), NewBuilder(s, 5), NewBuilder(s, 5), NewBuilder(s, 5)
+	plain, salted, again, other := NewBuilder(s, Source{}, 5), NewBuilder(s, Source{}, 5), NewBuilder(s, Source{}, 5), NewBuilder(s, Source{}, 5)
 	salted.Salt, again.Salt, other.Salt = 1, 1, 2
 	for n := range uint64(50) {
 		p, pMax := plain.At(n)
@@ -86,7 +86,7 @@ func TestLengthDistributions(t *testing.T) {
 	s := testkit.Scenario()
 	s.PromptTokens = config.Distribution{Kind: config.DistLognormal, Mean: 500, Sigma: 0.5, Min: 100, Max: 2000}
 	s.OutputTokens = config.Distribution{Kind: config.DistUniform, Min: 10, Max: 20}
-	b := NewBuilder(s, 3)
+	b := NewBuilder(s, Source{}, 3)
 	var sum float64
 	const n = 4000
 	for range n {
@@ -107,7 +107,7 @@ func TestLengthDistributions(t *testing.T) {
 func TestLiteralPrompt(t *testing.T) {
 	s := testkit.Scenario()
 	s.Prompt = "Say OK."
-	p, _ := NewBuilder(s, 1).Next()
+	p, _ := NewBuilder(s, Source{}, 1).Next()
 	if !strings.HasSuffix(p.Text, "\nSay OK.") || !strings.HasPrefix(p.Text, "ref:") {
 		t.Errorf("literal prompt = %q", p.Text)
 	}
@@ -124,7 +124,7 @@ func TestEmpiricalFrequencies(t *testing.T) {
 	s.OutputTokens = config.Distribution{Kind: config.DistEmpirical, Values: [][]float64{{10, 0.25}, {20, 0.5}, {30, 0.25}}}
 	const n = 90_000
 	for _, via := range []string{"Next", "At"} {
-		b := NewBuilder(s, 11)
+		b := NewBuilder(s, Source{}, 11)
 		prompts, outputs := map[int]int{}, map[int]int{}
 		for i := range n {
 			var p Prompt
@@ -159,14 +159,14 @@ func TestEmpiricalFrequencies(t *testing.T) {
 func TestEmpiricalEdges(t *testing.T) {
 	s := testkit.Scenario()
 	s.OutputTokens = config.Distribution{Kind: config.DistEmpirical, Values: [][]float64{{7, 1e300}, {8, 1e-300}}}
-	b := NewBuilder(s, 5)
+	b := NewBuilder(s, Source{}, 5)
 	for i := range 10_000 {
 		if _, out := b.At(uint64(i)); out != 7 {
 			t.Fatalf("draw %d = %d, want 7", i, out)
 		}
 	}
 	s.OutputTokens = config.Distribution{Kind: config.DistEmpirical, Values: [][]float64{{9, 2}}}
-	if _, out := NewBuilder(s, 5).Next(); out != 9 {
+	if _, out := NewBuilder(s, Source{}, 5).Next(); out != 9 {
 		t.Errorf("one pair drew %d, want 9", out)
 	}
 }
@@ -181,7 +181,7 @@ func TestEmpiricalSeeded(t *testing.T) {
 	s.PromptTokens = config.Distribution{Kind: config.DistEmpirical, Values: values}
 	s.OutputTokens = s.PromptTokens
 	seq := func(seed uint64) []int {
-		b := NewBuilder(s, seed)
+		b := NewBuilder(s, Source{}, seed)
 		var out []int
 		for range 50 {
 			p, m := b.Next()
@@ -196,7 +196,7 @@ func TestEmpiricalSeeded(t *testing.T) {
 	if slices.Equal(a, other) {
 		t.Error("two seeds gave one sequence")
 	}
-	b1, b2 := NewBuilder(s, 3), NewBuilder(s, 3)
+	b1, b2 := NewBuilder(s, Source{}, 3), NewBuilder(s, Source{}, 3)
 	var up, down [50]Prompt
 	for i := range 50 {
 		up[i], _ = b1.At(uint64(i))
@@ -210,7 +210,7 @@ func TestEmpiricalSeeded(t *testing.T) {
 // A trace's prompt has the trace's length; prompts whose leading hash ids
 // agree share exactly those blocks (512 words each), and no more.
 func TestSizedSharesBlocks(t *testing.T) {
-	b := NewBuilder(testkit.Scenario(), 3)
+	b := NewBuilder(testkit.Scenario(), Source{}, 3)
 	words := func(p Prompt) []string { return strings.Fields(p.Text + p.Tail) }
 	common := func(x, y []string) int {
 		n := 0
@@ -254,7 +254,7 @@ func TestSizedSharesBlocks(t *testing.T) {
 func TestSessionTurns(t *testing.T) {
 	s := testkit.Scenario()
 	s.Conversation = &config.Conversation{Turns: 3, FollowupTokens: config.Distribution{Kind: config.DistFixed, Value: 7}}
-	b := NewBuilder(s, 5)
+	b := NewBuilder(s, Source{}, 5)
 	run := func(n uint64) []Prompt {
 		sess := b.Session(n)
 		var out []Prompt
@@ -301,7 +301,7 @@ func TestSessionTurns(t *testing.T) {
 func TestLongPromptsShareTheBody(t *testing.T) {
 	s := testkit.Scenario()
 	s.PromptTokens = config.Distribution{Kind: config.DistUniform, Min: 16 << 10, Max: 128 << 10}
-	b := NewBuilder(s, 9)
+	b := NewBuilder(s, Source{}, 9)
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	prompts := make([]Prompt, 16)
@@ -340,8 +340,8 @@ func TestLongPromptsShareTheBody(t *testing.T) {
 // depend on the lengths asked for before it; every word ends where a slice
 // of that many words ends.
 func TestBodyGrowsDeterministically(t *testing.T) {
-	fresh := NewBuilder(testkit.Scenario(), 4)
-	used := NewBuilder(testkit.Scenario(), 4)
+	fresh := NewBuilder(testkit.Scenario(), Source{}, 4)
+	used := NewBuilder(testkit.Scenario(), Source{}, 4)
 	used.At(0)                 // a body of the scenario's 16 words
 	used.Sized(1, 300, nil, 0) // past it: made longer
 	want := fresh.Sized(2, 5000, nil, 0)

@@ -26,16 +26,16 @@ func TestDatasetGood(t *testing.T) {
 		line   int
 		prefix string
 	}{{1, "Write a haiku"}, {2, "Explain in two sentences"}, {3, "List three prime"}, {7, "Traduis en français"}, {8, "用一句话"}, {9, `Reply with the JSON object {"ok": true}`}}
-	if len(d.Prompts) != len(want) {
-		t.Fatalf("%d prompts, want %d: %+v", len(d.Prompts), len(want), d.Prompts)
+	if len(read[s.Name].Dataset) != len(want) {
+		t.Fatalf("%d prompts, want %d: %+v", len(read[s.Name].Dataset), len(want), read[s.Name].Dataset)
 	}
 	for i, w := range want {
-		p := d.Prompts[i]
+		p := read[s.Name].Dataset[i]
 		if p.Line != w.line || !strings.HasPrefix(p.Text, w.prefix) || p.Tokens != EstimateTokens(p.Text) {
 			t.Errorf("prompt %d = %+v, want line %d starting %q", i, p, w.line, w.prefix)
 		}
 	}
-	if strings.Contains(d.Prompts[1].Text, "why would it not help") {
+	if strings.Contains(read[s.Name].Dataset[1].Text, "why would it not help") {
 		t.Error("a later human turn was kept")
 	}
 	shownAsFile(t, cfg, "haiku", "testdata/sharegpt_sample.jsonl", CheckDatasets)
@@ -52,8 +52,9 @@ func shownAsFile(t *testing.T, cfg *config.Config, hidden, file string, check co
 	if strings.Contains(string(out), hidden) || !strings.Contains(string(out), "file: "+file) {
 		t.Errorf("/config shows what the file holds or hides the file:\n%s", out)
 	}
+	before := read
 	again, err := config.Parse(out, "redacted.yml", check)
-	if err != nil || !config.Equal(cfg.Scenarios, again.Scenarios) {
+	if err != nil || !config.Equal(cfg.Scenarios, again.Scenarios) || !config.Equal(before, read) {
 		t.Errorf("the rendered configuration does not load back the same: %v", err)
 	}
 }
@@ -71,46 +72,6 @@ func TestEstimateTokens(t *testing.T) {
 		if got := EstimateTokens(tc.text); got != tc.want {
 			t.Errorf("EstimateTokens(%.20q) = %d, want %d", tc.text, got, tc.want)
 		}
-	}
-}
-
-// A changed dataset or golden set is a changed configuration, so a reload
-// applies it.
-func TestReloadSeesNewFile(t *testing.T) {
-	for _, tc := range []struct {
-		key, before, after string
-		check              config.Check
-	}{
-		{"prompt_dataset", `{"conversations": [{"from": "human", "value": "first"}]}`, `{"conversations": [{"from": "human", "value": "second"}]}`, CheckDatasets},
-		{"golden", `{"prompt": "capital of France?", "checks": {"contains": "Paris"}}`, `{"prompt": "capital of France?", "checks": {"contains": "paris"}}`, CheckGolden},
-	} {
-		t.Run(tc.key, func(t *testing.T) {
-			dir := t.TempDir()
-			write := func(name, text string) {
-				if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
-					t.Fatal(err)
-				}
-			}
-			write("llmprobe.yml", "targets: [{name: a, url: 'http://x:1'}]\nscenarios: [{name: s, "+tc.key+": {file: p.jsonl}}]\n")
-			write("p.jsonl", tc.before+"\n")
-			cfgFile := filepath.Join(dir, "llmprobe.yml")
-			a, err := config.LoadFile(cfgFile, tc.check) // relative to the configuration, not the working directory
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, _ := config.LoadFile(cfgFile, tc.check)
-			if !config.Equal(a, b) {
-				t.Error("two loads of one file differ")
-			}
-			write("p.jsonl", tc.after+"\n")
-			c, err := config.LoadFile(cfgFile, tc.check)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if config.Equal(a, c) {
-				t.Error("a changed file is Equal to the old one: a reload would keep what it said before")
-			}
-		})
 	}
 }
 
@@ -136,11 +97,11 @@ func TestDatasetBounds(t *testing.T) {
 	load := func(t *testing.T, name string, write func(f *os.File)) error {
 		t.Helper()
 		cfg, err := loadWritten(t, dir, name, "prompt_dataset", CheckDatasets, write)
-		if err == nil && len(cfg.Scenarios[0].PromptDataset.Prompts) == 0 {
+		if err == nil && len(read[cfg.Scenarios[0].Name].Dataset) == 0 {
 			t.Fatal("loaded with no prompts")
 		}
 		if err == nil {
-			t.Logf("kept %d prompts", len(cfg.Scenarios[0].PromptDataset.Prompts))
+			t.Logf("kept %d prompts", len(read[cfg.Scenarios[0].Name].Dataset))
 		}
 		return err
 	}
@@ -175,7 +136,7 @@ func TestDatasetBounds(t *testing.T) {
 		}
 	})
 	t.Run("count", func(t *testing.T) {
-		var prompts []config.DatasetPrompt
+		var prompts []DatasetPrompt
 		err := load(t, "many.jsonl", func(f *os.File) {
 			for i := range maxDatasetPrompts + 50 {
 				fmt.Fprint(f, line(fmt.Sprintf("prompt %d", i)))
@@ -243,7 +204,7 @@ func TestDatasetsShareAndAreBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, b := cfg.Scenarios[0].PromptDataset.Prompts, cfg.Scenarios[1].PromptDataset.Prompts
+	a, b := read[cfg.Scenarios[0].Name].Dataset, read[cfg.Scenarios[1].Name].Dataset
 	if len(a) != 4 || &a[0] != &b[0] {
 		t.Error("two scenarios naming one file hold two copies")
 	}

@@ -37,16 +37,6 @@ func Check(q *config.Quality, answer string) string {
 	return ""
 }
 
-// Golden returns "" when answer passes the checks of a golden line, else
-// the failed check's reason after the line's name: golden line 12
-// (capital-fr): answer does not contain "Paris".
-func Golden(line *config.GoldenLine, answer string) string {
-	if why := Check(&line.Checks, answer); why != "" {
-		return line.Name() + ": " + why
-	}
-	return ""
-}
-
 // Schema returns "" when text is JSON matching s, else why not: "is not
 // JSON: …" or "does not match the schema at /path: …".
 func Schema(s *jsonschema.Schema, text string) string {

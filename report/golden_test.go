@@ -15,6 +15,7 @@ import (
 	"github.com/llmprobe/llmprobe/burst"
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/testkit"
+	"github.com/llmprobe/llmprobe/plan"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/internal/reporttest"
@@ -56,7 +57,7 @@ func recordRun(t *testing.T, version string, prefill time.Duration, errorRate fl
 	defer client.Close()
 	b, s := reporttest.GoldenBurst()
 	seen := &observed{}
-	rep, err := burst.Runner{Client: client, Observer: seen}.Run(context.Background(), b, []config.Scenario{s})
+	rep, err := burst.Runner{Client: client, Observer: seen}.Run(context.Background(), plan.BurstOf(b, s))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,7 +54,7 @@ comparisons:
 	if err := d.reload(); err != nil {
 		t.Fatal(err)
 	}
-	cfg := d.safe.Get()
+	cfg := d.safe.Get().Config
 	testkit.WaitUntil(t, "every compared scenario's first evaluation", 20*time.Second, func() bool {
 		n := 0
 		for _, f := range scrapeFamilies(t, d.routes()) {

@@ -34,9 +34,9 @@ import (
 	"github.com/llmprobe/llmprobe/compare"
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/gpu"
-	"github.com/llmprobe/llmprobe/internal/load"
 	"github.com/llmprobe/llmprobe/lib/logging"
 	"github.com/llmprobe/llmprobe/lib/redact"
+	"github.com/llmprobe/llmprobe/plan"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report/store"
 	"github.com/llmprobe/llmprobe/shard"
@@ -86,7 +86,7 @@ type Daemon struct {
 
 	reg     *prometheus.Registry // every collector
 	metrics http.Handler
-	safe    *config.SafeConfig
+	safe    *plan.Safe
 	targets *target.Set
 	canary  *canary.Scheduler
 	compare *compare.AlwaysOn
@@ -153,7 +153,7 @@ func New(opts Options) *Daemon {
 		reloads: make(chan chan error),
 		stopped: make(chan struct{}),
 	}
-	d.safe = config.NewSafeConfig(d.reg)
+	d.safe = plan.NewSafe(d.reg)
 	d.site = web.New(web.Options{
 		Logger: opts.Logger, Targets: d.targets, Store: d.store, TelemetryPath: opts.TelemetryPath,
 		Recent: opts.HistoryRecent, Failures: opts.HistoryFailures, Requests: opts.HistoryRequests,
@@ -381,7 +381,7 @@ func (d *Daemon) reload() error {
 		return err
 	}
 	if changed {
-		cfg := d.safe.Get()
+		cfg := d.safe.Get().Config
 		level.Info(d.logger).Log("msg", "configuration loaded", "targets", len(cfg.Targets), "scenarios", len(cfg.Scenarios),
 			"shard", fmt.Sprintf("%d/%d", d.opts.Shard.Index, d.opts.Shard.Count), "targets_in_shard", len(d.opts.Shard.Filter(cfg).Targets))
 	}
@@ -391,28 +391,29 @@ func (d *Daemon) reload() error {
 // load reads the configuration and teaches the redactor its secrets, files'
 // contents included, even when it turns out unchanged: a rotated token file
 // is masked from the next reload on.
-func (d *Daemon) load() (*config.Config, error) {
-	var cfg *config.Config
+func (d *Daemon) load() (*plan.Plan, error) {
+	var p *plan.Plan
 	var err error
 	if d.opts.ConfigFile == "" {
-		cfg, err = load.Parse(d.demo, "embedded demo config")
+		p, err = plan.Parse(d.demo, "embedded demo config")
 	} else {
-		cfg, err = load.File(d.opts.ConfigFile)
+		p, err = plan.File(d.opts.ConfigFile)
 	}
 	if err == nil {
-		d.secrets.Add(config.Secrets(cfg))
+		d.secrets.Add(config.Secrets(p.Config))
 	}
-	return cfg, err
+	return p, err
 }
 
 // apply makes a configuration take effect; SafeConfig calls it before the
 // configuration becomes the one /config shows.
-func (d *Daemon) apply(full *config.Config) {
-	cfg := d.opts.Shard.Filter(full)
+func (d *Daemon) apply(full *plan.Plan) {
+	p := full.Shard(d.opts.Shard)
+	cfg := p.Config
 	clients := d.targets.Apply(d.ctx, cfg)
 	d.probe.Configure(cfg)
-	d.canary.Apply(cfg, clients)
-	d.compare.Apply(cfg, clients)
+	d.canary.Apply(p, clients)
+	d.compare.Apply(p, clients)
 	d.bursts.Configure(cfg)
 	// After a restart (or for a burst a reload adds) the last stored report
 	// brings back the last-burst gauges; bursts with one in memory are not read again.
@@ -436,7 +437,7 @@ func (d *Daemon) apply(full *config.Config) {
 			}
 		}
 	}
-	d.burster.Apply(cfg, clients)
+	d.burster.Apply(p, clients)
 	d.site.Configure(cfg)
 }
 
@@ -480,12 +481,12 @@ func (d *Daemon) routes() http.Handler {
 		fmt.Fprintln(w, "Reloaded")
 	})
 	mux.HandleFunc("/config", func(w http.ResponseWriter, _ *http.Request) {
-		cfg := d.safe.Get()
-		if cfg == nil {
+		running := d.safe.Get()
+		if running == nil {
 			http.Error(w, "no configuration loaded", http.StatusServiceUnavailable)
 			return
 		}
-		out, err := cfg.Redacted()
+		out, err := running.Config.Redacted()
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return

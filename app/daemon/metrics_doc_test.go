@@ -14,8 +14,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/llmprobe/llmprobe/internal/load"
 	"github.com/llmprobe/llmprobe/internal/testkit"
+	"github.com/llmprobe/llmprobe/plan"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/store"
 	"github.com/llmprobe/llmprobe/sim"
@@ -106,13 +106,13 @@ comparisons:
 	}
 	// A stored previous report of the same request set (a baseline must be
 	// comparable), so the new burst has a regression verdict.
-	loaded, err := load.Parse([]byte(cfg), path)
+	loaded, err := plan.Parse([]byte(cfg), path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	quick, _ := loaded.Burst("quick")
-	previous := report.Build(quick, report.Run{ID: "quick-20200101T000000Z", Rate: 20, Planned: quick.Requests, Start: time.Now().Add(-time.Hour)},
-		report.Meta{Model: "m", Scenarios: loaded.ScenariosOf(quick)})
+	previous := report.Build(quick.Burst, report.Run{ID: "quick-20200101T000000Z", Rate: 20, Planned: quick.Burst.Requests, Start: time.Now().Add(-time.Hour)},
+		report.Meta{Model: "m", Scenarios: quick.ScenarioConfigs()})
 	previous.Latency = map[string]stats.Summary{"ttft": {Count: 1, P50: 0.1, P99: 0.1}}
 	if err := store.New(storage, nil).Save(previous, 5); err != nil {
 		t.Fatal(err)

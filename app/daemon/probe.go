@@ -14,8 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/plan"
 	"github.com/llmprobe/llmprobe/prober"
-	"github.com/llmprobe/llmprobe/prompt"
 )
 
 // maxProbesInFlight bounds /probe requests measured at once: each holds a
@@ -33,13 +33,14 @@ const scrapeTimeoutMargin = 500 * time.Millisecond
 func (d *Daemon) probeHandler() http.HandlerFunc {
 	slots := make(chan struct{}, maxProbesInFlight)
 	return func(w http.ResponseWriter, r *http.Request) {
-		cfg := d.safe.Get()
-		if cfg == nil {
+		running := d.safe.Get()
+		if running == nil {
 			http.Error(w, "no configuration loaded", http.StatusServiceUnavailable)
 			return
 		}
+		cfg := running.Config
 		q := r.URL.Query()
-		scenario, err := probeScenario(cfg, q.Get("scenario"))
+		scenario, err := probeScenario(running, q.Get("scenario"))
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
@@ -65,9 +66,9 @@ func (d *Daemon) probeHandler() http.HandlerFunc {
 			ctx, cancel = context.WithTimeout(ctx, budget)
 			defer cancel()
 		}
-		p, maxTokens := prompt.NewBuilder(scenario, uint64(time.Now().UnixNano())).Next()
+		p, maxTokens := scenario.Builder(uint64(time.Now().UnixNano())).Next()
 		start := time.Now()
-		res := client.Do(ctx, prober.Request{Scenario: scenario, Traffic: "probe", Prompt: p, MaxTokens: maxTokens, Sched: start})
+		res := client.Do(ctx, prober.Request{Scenario: scenario.Scenario, Traffic: "probe", Prompt: p, MaxTokens: maxTokens, Sched: start})
 		elapsed := time.Since(start)
 		if res.Outcome != prober.OutcomeSuccess {
 			level.Debug(d.logger).Log("msg", "/probe failed", "target", client.Target().URL, "scenario", scenario.Name, "err", res.FailureText())
@@ -112,17 +113,17 @@ func (d *Daemon) probeClient(cfg *config.Config, target string) (*prober.Client,
 	return c, c.Close, nil
 }
 
-func probeScenario(cfg *config.Config, name string) (config.Scenario, error) {
+func probeScenario(p *plan.Plan, name string) (*plan.Scenario, error) {
 	var names []string
-	for _, s := range cfg.Scenarios {
+	for _, s := range p.Scenarios {
 		names = append(names, s.Name)
 	}
 	if name == "" {
-		return config.Scenario{}, fmt.Errorf("scenario parameter is missing; configured scenarios: %s", strings.Join(names, ", "))
+		return nil, fmt.Errorf("scenario parameter is missing; configured scenarios: %s", strings.Join(names, ", "))
 	}
-	s, ok := cfg.Scenario(name)
+	s, ok := p.Scenario(name)
 	if !ok {
-		return config.Scenario{}, fmt.Errorf("scenario %q is not configured; configured scenarios: %s", name, strings.Join(names, ", "))
+		return nil, fmt.Errorf("scenario %q is not configured; configured scenarios: %s", name, strings.Join(names, ", "))
 	}
 	return s, nil
 }

@@ -20,8 +20,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/internal/load"
 	"github.com/llmprobe/llmprobe/internal/testkit"
+	"github.com/llmprobe/llmprobe/plan"
 	"github.com/llmprobe/llmprobe/sim"
 )
 
@@ -96,7 +96,7 @@ const badConfig = "targets: [{name: broken, url: 'ftp://nope'}]\nscenarios: [{na
 // gauges and its landing page.
 func (r *running) runsShown(t *testing.T) *config.Config {
 	t.Helper()
-	cfg := r.safe.Get()
+	cfg := r.safe.Get().Config
 	_, shown := r.get("/config")
 	var targets []string
 	for _, tc := range cfg.Targets {
@@ -248,13 +248,13 @@ func TestConcurrentReloadsRunWhatConfigShows(t *testing.T) {
 	if code, body := d.post("/-/reload"); code != http.StatusOK {
 		t.Fatalf("final reload: %d %s", code, body)
 	}
-	want, err := load.File(path)
+	want, err := plan.File(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A signal still queued reloads the same file: nothing changes.
-	if got := d.runsShown(t); !config.Equal(got, want) {
-		t.Errorf("/config shows target %s; the file says %s", got.Targets[0].Name, want.Targets[0].Name)
+	if got := d.runsShown(t); !config.Equal(got, want.Config) {
+		t.Errorf("/config shows target %s; the file says %s", got.Targets[0].Name, want.Config.Targets[0].Name)
 	}
 }
 

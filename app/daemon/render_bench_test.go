@@ -15,6 +15,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/testkit"
+	"github.com/llmprobe/llmprobe/plan"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/prober/transport"
 	"github.com/llmprobe/llmprobe/report"
@@ -149,10 +150,10 @@ func renderDaemon(b testing.TB, setup renderSetup) http.Handler {
 	if d.gpu != nil {
 		d.gpu.Start()
 	}
-	if _, err := d.safe.Reload(func() (*config.Config, error) { return cfg, nil }, func(cfg *config.Config) {
-		d.targets.Apply(d.ctx, cfg)
-		d.probe.Configure(cfg)
-		d.bursts.Configure(cfg)
+	if _, err := d.safe.Reload(func() (*plan.Plan, error) { return plan.Of(cfg), nil }, func(p *plan.Plan) {
+		d.targets.Apply(d.ctx, p.Config)
+		d.probe.Configure(p.Config)
+		d.bursts.Configure(p.Config)
 	}); err != nil {
 		b.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/enginemetrics"
 	"github.com/llmprobe/llmprobe/internal/testkit"
+	"github.com/llmprobe/llmprobe/plan"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
 	reportrender "github.com/llmprobe/llmprobe/report/render"
@@ -90,7 +91,7 @@ func surfaces(t *testing.T, simURL, emURL, family string) (*report.Report, map[s
 	b.Duration = config.Duration(time.Second)
 	s := testkit.Scenario()
 	s.OutputTokens = config.Distribution{Kind: config.DistFixed, Value: 8}
-	rep, err := burst.Runner{Client: c}.Run(context.Background(), b, []config.Scenario{s})
+	rep, err := burst.Runner{Client: c}.Run(context.Background(), plan.BurstOf(b, s))
 	if err != nil {
 		t.Fatal(err)
 	}

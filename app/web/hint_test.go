@@ -66,7 +66,7 @@ scenarios: [{name: s, prompt_tokens: 8, output_tokens: 2}]
 	}
 	s := cfg.Scenarios[0]
 	for i, c := range targets.Clients() {
-		p, maxTokens := prompt.NewBuilder(s, 1).Next()
+		p, maxTokens := prompt.NewBuilder(s, prompt.Source{}, 1).Next()
 		r := c.Do(context.Background(), prober.Request{Scenario: s, Traffic: prober.TrafficCanary, Prompt: p, MaxTokens: maxTokens, Sched: time.Now()})
 		site.Observe(r)
 		name := c.Target().Name

@@ -58,7 +58,7 @@ canary:
 	for _, c := range targets.Clients() {
 		s := scenario[c.Target().Name]
 		for i := range 3 {
-			p, maxTokens := prompt.NewBuilder(s, uint64(i)).Next()
+			p, maxTokens := prompt.NewBuilder(s, prompt.Source{}, uint64(i)).Next()
 			r := c.Do(context.Background(), prober.Request{Scenario: s, Traffic: prober.TrafficCanary, Prompt: p, MaxTokens: maxTokens, Sched: time.Now()})
 			r.Sched = now.Add(-time.Duration(i) * time.Second)
 			if i == 0 {

@@ -39,7 +39,7 @@ import (
 	"github.com/llmprobe/llmprobe/burst"
 	"github.com/llmprobe/llmprobe/canary"
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/internal/load"
+	"github.com/llmprobe/llmprobe/plan"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/sim"
 	"github.com/llmprobe/llmprobe/stats"
@@ -308,7 +308,11 @@ func burstRow(ctx context.Context, o options, name string, rate float64, d, step
 		}
 	}
 	m := startMeter()
-	rep, err := burst.Runner{Client: client, Observer: results, InFlight: peak}.Run(ctx, b, []config.Scenario{sc})
+	compiled, err := plan.CompileBurst(b, sc)
+	if err != nil {
+		return Row{}, err
+	}
+	rep, err := burst.Runner{Client: client, Observer: results, InFlight: peak}.Run(ctx, compiled)
 	if err != nil {
 		return Row{}, err
 	}
@@ -361,10 +365,11 @@ func canaryRow(ctx context.Context, o options) (Row, error) {
 	}
 	y.WriteString("canary: {interval: 1s, jitter: 0s}\n")
 	fmt.Fprintf(&y, "limits: {max_canary_rate: %d, max_canary_memory: 4GiB}\n", o.canaryTargets*o.canaryScenarios+1)
-	cfg, err := load.Parse([]byte(y.String()), "canary-bench.yml")
+	p, err := plan.Parse([]byte(y.String()), "canary-bench.yml")
 	if err != nil {
 		return Row{}, err
 	}
+	cfg := p.Config
 	clients := map[string]*prober.Client{}
 	for _, t := range cfg.Targets {
 		c, err := prober.NewClient(t)
@@ -383,7 +388,7 @@ func canaryRow(ctx context.Context, o options) (Row, error) {
 	m := startMeter()
 	runCtx, cancel := context.WithCancel(ctx)
 	s := canary.NewScheduler(runCtx, log.NewNopLogger(), results, peak)
-	s.Apply(cfg, clients)
+	s.Apply(p, clients)
 	time.Sleep(o.canaryFor) // the canaries run on their own clock; this is only how long to watch
 	cancel()
 	s.Stop()

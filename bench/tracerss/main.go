@@ -18,14 +18,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/llmprobe/llmprobe/burst/plan"
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/plan"
 	"github.com/llmprobe/llmprobe/replay"
 )
 
@@ -61,24 +60,26 @@ func run(format string, size int64, dir string, keep bool) error {
 	}
 	fmt.Printf("wrote %s: %d bytes, %d records, in %s\n", path, st.Size(), lines, time.Since(start).Round(time.Millisecond))
 
-	b := config.Burst{
-		Name: "b", Target: "t", Seed: 1,
-		Scenarios: []config.WeightedScenario{{Scenario: "s", Weight: 1}},
-		Arrival:   config.Arrival{Process: config.ArrivalTrace, File: path, Format: format},
-		// Long enough that every record is in the measured part.
-		Duration: config.Duration(1000 * 24 * time.Hour),
-	}
+	// Long enough that every record is in the measured part.
+	yml := fmt.Sprintf(`targets: [{name: t, url: "http://127.0.0.1:1", model: m}]
+scenarios: [{name: s, prompt_tokens: 64, output_tokens: 16}]
+limits: {max_planned_requests: %d, max_burst_memory: 1TiB}
+bursts:
+  - {name: b, target: t, seed: 1, scenarios: [{scenario: s}], arrival: {process: trace, file: %q, format: %s}, duration: 24000h}
+`, config.MaxPlannedCeiling, path, format)
 	start = time.Now()
-	scan, err := plan.ScanTrace(b, math.MaxInt-1)
+	p, err := plan.Parse([]byte(yml), "tracerss.yml")
 	if err != nil {
 		return err
 	}
+	b := p.Bursts[0]
+	scan := b.Trace
 	fmt.Printf("load scan: %d records in %s (%.2f µs a record)\n", scan.Measured, time.Since(start).Round(time.Millisecond),
 		float64(time.Since(start).Microseconds())/float64(max(scan.Measured, 1)))
 
 	start = time.Now()
 	n := 0
-	for range plan.Arrivals(b, 0) {
+	for range b.Arrivals(0) {
 		n++
 	}
 	fmt.Printf("plan: %d arrivals in %s (%.2f µs an arrival)\n", n, time.Since(start).Round(time.Millisecond),

@@ -5,18 +5,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/llmprobe/llmprobe/burst"
-	"github.com/llmprobe/llmprobe/burst/plan"
 	"github.com/llmprobe/llmprobe/compare"
 	comparerender "github.com/llmprobe/llmprobe/compare/render"
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/decide"
-	"github.com/llmprobe/llmprobe/internal/load"
 	"github.com/llmprobe/llmprobe/lib/redact"
+	"github.com/llmprobe/llmprobe/plan"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/push"
 	"github.com/llmprobe/llmprobe/report"
@@ -55,9 +53,9 @@ type compareSide struct {
 type compareRun struct {
 	compareOptions
 	secrets *redact.Redactor
-	bursts  [2]config.Burst
+	bursts  [2]*plan.Burst
 	targets [2]config.Target
-	cfgs    [2]*config.Config
+	plans   [2]*plan.Plan
 	clients [2]*prober.Client
 	// candidate is the candidate's last run, the one pushed.
 	candidate *report.Report
@@ -86,7 +84,7 @@ func compareTargets(ctx context.Context, o compareOptions) int {
 	}
 	for i, c := range r.clients {
 		b := r.bursts[i]
-		if why := preflight(ctx, c, r.targets[i], b.Seed, r.cfgs[i].ScenariosOf(b)[0], r.Stderr); why != "" {
+		if why := preflight(ctx, c, r.targets[i], b.Seed, b.Mix[0], r.Stderr); why != "" {
 			why = r.Sides[i].Name + ": " + why
 			fmt.Fprintf(r.Stderr, "llmprobe compare: %s\n", why)
 			r.writeFiles(r.stub(why))
@@ -98,52 +96,46 @@ func compareTargets(ctx context.Context, o compareOptions) int {
 		r.ProgressInterval = 5 * time.Second
 	}
 	rounds, order, problem := r.runRounds(ctx)
-	c := compare.Analyze(r.bursts[0], r.side(0), r.side(1), order, rounds)
+	c := compare.Analyze(r.bursts[0].Burst, r.side(0), r.side(1), order, rounds)
 	return r.verdict(c, problem)
 }
 
 // load reads the configuration and readies the burst for each side:
 // false (a usage error, said on Stderr) stops the comparison.
 func (r *compareRun) load() bool {
-	cfg, b, secrets, ok := loadBurst("compare", r.ConfigFile, r.Burst, r.Push.Secrets(), &r.Stdout, &r.Stderr)
+	p, b, secrets, ok := loadBurst("compare", r.ConfigFile, r.Burst, r.Push.Secrets(), &r.Stdout, &r.Stderr)
 	if !ok {
 		return false
 	}
 	r.secrets = secrets
 	if b.Sweep != nil && r.Rate == nil {
-		fmt.Fprintf(r.Stderr, "llmprobe compare: burst %s sweeps rates (%s) and a comparison runs one: give --rate\n", b.Name, rateList(plan.Rates(b)))
+		fmt.Fprintf(r.Stderr, "llmprobe compare: burst %s sweeps rates (%s) and a comparison runs one: give --rate\n", b.Name, rateList(b.Rates()))
 		return false
 	}
 	for i, s := range r.Sides {
-		c, err := sideConfig(cfg, b, s, r.Rate)
+		c, err := sidePlan(p, b, s, r.Rate)
 		if err != nil {
 			fmt.Fprintf(r.Stderr, "llmprobe compare: %v\n", err)
 			return false
 		}
-		r.cfgs[i] = c
+		r.plans[i] = c
 		r.bursts[i], _ = c.Burst(b.Name)
-		r.targets[i], _ = c.Target(r.bursts[i].Target)
+		r.targets[i], _ = c.Config.Target(r.bursts[i].Target)
 	}
 	return true
 }
 
-// sideConfig is cfg with burst b sent to side s's target, at its URL and
-// model where s overrides them, at rate where set, checked again as a
+// sidePlan is p with burst b sent to side s's target, at its URL and
+// model where s overrides them, at rate where set, compiled again as a
 // loaded file is.
-func sideConfig(cfg *config.Config, b config.Burst, s compareSide, rate *float64) (*config.Config, error) {
-	cp := *cfg
+func sidePlan(p *plan.Plan, b *plan.Burst, s compareSide, rate *float64) (*plan.Plan, error) {
 	if s.Target != "" {
-		if _, ok := cfg.Target(s.Target); !ok {
-			names := make([]string, len(cfg.Targets))
-			for i, t := range cfg.Targets {
-				names[i] = t.Name
-			}
-			return nil, fmt.Errorf("--%s: unknown target %q; configured: %s", s.Name, s.Target, strings.Join(names, ", "))
+		var err error
+		if p, err = p.Retargeted(b.Name, s.Target); err != nil {
+			return nil, fmt.Errorf("--%s: %v", s.Name, err)
 		}
-		cp.Bursts = slices.Clone(cfg.Bursts)
-		cp.Bursts[slices.IndexFunc(cp.Bursts, func(x config.Burst) bool { return x.Name == b.Name })].Target = s.Target
 	}
-	out, err := load.Overridden(&cp, b.Name, config.Override{URL: s.URL, Model: s.Model, Rate: rate})
+	out, err := p.Overridden(b.Name, config.Override{URL: s.URL, Model: s.Model, Rate: rate})
 	if err != nil {
 		// The override's errors name gate's flags; these are the side's.
 		return nil, fmt.Errorf("%s", strings.ReplaceAll(err.Error(), "--target.", "--"+s.Name+"."))
@@ -187,7 +179,7 @@ func (r *compareRun) runSide(ctx context.Context, k, i int) compare.Run {
 	// The rounds are the comparison's repetitions; with no store Run
 	// returns no error.
 	b.Repeat = 0
-	run.Report, _ = runner.Run(ctx, b, r.cfgs[i].ScenariosOf(b))
+	run.Report, _ = runner.Run(ctx, b)
 	prog.finish()
 	if i == 1 {
 		r.candidate = run.Report

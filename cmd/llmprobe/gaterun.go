@@ -13,14 +13,12 @@ import (
 	"github.com/prometheus/common/version"
 
 	"github.com/llmprobe/llmprobe/burst"
-	"github.com/llmprobe/llmprobe/burst/plan"
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/decide"
 	"github.com/llmprobe/llmprobe/gpu"
-	"github.com/llmprobe/llmprobe/internal/load"
 	"github.com/llmprobe/llmprobe/lib/redact"
+	"github.com/llmprobe/llmprobe/plan"
 	"github.com/llmprobe/llmprobe/prober"
-	"github.com/llmprobe/llmprobe/prompt"
 	"github.com/llmprobe/llmprobe/push"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/render"
@@ -71,8 +69,8 @@ const (
 // found out before the burst.
 type gateRun struct {
 	gateOptions
-	cfg       *config.Config
-	burst     config.Burst
+	plan      *plan.Plan
+	burst     *plan.Burst
 	overrides []string
 	secrets   *redact.Redactor
 	baseline  *report.Report
@@ -86,18 +84,17 @@ func gate(ctx context.Context, o gateOptions) int {
 	if !g.load() {
 		return gateError
 	}
-	t, _ := g.cfg.Target(g.burst.Target)
+	t, _ := g.plan.Config.Target(g.burst.Target)
 	client, err := prober.NewClient(t)
 	if err != nil {
 		fmt.Fprintln(g.Stderr, err)
 		return gateError
 	}
 	defer client.Close()
-	scenarios := g.cfg.ScenariosOf(g.burst)
 	if !g.baselineFits(t) {
 		return gateUnmeasured
 	}
-	if !g.preflight(ctx, client, t, scenarios[0]) {
+	if !g.preflight(ctx, client, t, g.burst.Mix[0]) {
 		return gateUnmeasured
 	}
 	if g.ProgressInterval <= 0 {
@@ -106,7 +103,7 @@ func gate(ctx context.Context, o gateOptions) int {
 	if code := g.waitForStart(ctx); code != gatePassed {
 		return code
 	}
-	rep, saveErr := g.measure(ctx, client, scenarios)
+	rep, saveErr := g.measure(ctx, client)
 	return g.verdict(ctx, t, rep, saveErr)
 }
 
@@ -114,7 +111,7 @@ func gate(ctx context.Context, o gateOptions) int {
 // checks the split; false (a usage error, said on Stderr) stops the gate.
 // From here on Stdout and Stderr mask the configuration's secrets.
 func (g *gateRun) load() bool {
-	cfg, b, secrets, ok := loadBurst("gate", g.ConfigFile, g.Burst, g.Push.Secrets(), &g.Stdout, &g.Stderr)
+	p, b, secrets, ok := loadBurst("gate", g.ConfigFile, g.Burst, g.Push.Secrets(), &g.Stdout, &g.Stderr)
 	if !ok {
 		return false
 	}
@@ -122,17 +119,17 @@ func (g *gateRun) load() bool {
 	var err error
 	g.overrides = g.Override.Flags()
 	if len(g.overrides) > 0 {
-		if cfg, err = load.Overridden(cfg, b.Name, g.Override); err != nil {
+		if p, err = p.Overridden(b.Name, g.Override); err != nil {
 			fmt.Fprintf(g.Stderr, "llmprobe gate: %v\n", err)
 			return false
 		}
 		if b.Sweep != nil && g.Override.Rate != nil {
-			fmt.Fprintf(g.Stderr, "llmprobe gate: --rate replaces the sweep of burst %s (%s): one run at %g/s\n", b.Name, rateList(plan.Rates(b)), *g.Override.Rate)
+			fmt.Fprintf(g.Stderr, "llmprobe gate: --rate replaces the sweep of burst %s (%s): one run at %g/s\n", b.Name, rateList(b.Rates()), *g.Override.Rate)
 		}
-		b, _ = cfg.Burst(b.Name)
+		b, _ = p.Burst(b.Name)
 		fmt.Fprintf(g.Stderr, "llmprobe gate: overridden for this run: %s\n", strings.Join(g.overrides, " "))
 	}
-	g.cfg, g.burst = cfg, b
+	g.plan, g.burst = p, b
 	if err := g.checkSplit(b, time.Now()); err != nil {
 		fmt.Fprintf(g.Stderr, "llmprobe gate: %v\n", err)
 		return false
@@ -155,14 +152,8 @@ func (g *gateRun) baselineFits(t config.Target) bool {
 	if g.baseline == nil || b.Sweep != nil || b.Arrival.Process == config.ArrivalTrace || g.Shard.Count > 1 {
 		return true
 	}
-	rate, scenarios := plan.Rates(b)[0], g.cfg.ScenariosOf(b)
-	planned := 0 // as the dispatcher counts: a conversation plans all its turns
-	for a := range plan.Arrivals(b, rate) {
-		if !a.Warmup {
-			planned += scenarios[a.Scenario].TurnsOf()
-		}
-	}
-	r := report.Build(b, report.Run{Rate: rate, Planned: planned, Start: time.Now()}, report.Meta{Scenarios: scenarios})
+	rate := b.Rates()[0]
+	r := report.Build(b.Burst, report.Run{Rate: rate, Planned: b.PlannedMeasured(rate), Start: time.Now()}, report.Meta{Scenarios: b.ScenarioConfigs()})
 	r.Overrides = g.overrides
 	why := report.RefusedBeforeRun(r, g.baseline)
 	if why == "" {
@@ -177,7 +168,7 @@ func (g *gateRun) baselineFits(t config.Target) bool {
 // preflight sends one request of the burst's first scenario, measured like
 // any other, before the burst is sent; false when the target could not
 // answer it, which the gate says and writes to its CI files.
-func (g *gateRun) preflight(ctx context.Context, c *prober.Client, t config.Target, s config.Scenario) bool {
+func (g *gateRun) preflight(ctx context.Context, c *prober.Client, t config.Target, s *plan.Scenario) bool {
 	why := preflight(ctx, c, t, g.burst.Seed, s, g.Stderr)
 	if why == "" {
 		return true
@@ -193,8 +184,8 @@ func (g *gateRun) preflight(ctx context.Context, c *prober.Client, t config.Targ
 func (g *gateRun) notMeasured(t config.Target, why render.Check) {
 	host, _ := os.Hostname()
 	now := time.Now()
-	stub := report.Build(g.burst, report.Run{Rate: plan.Rates(g.burst)[0], Start: now, End: now},
-		report.Meta{Model: t.Model, Version: version.Version, Host: host, Scenarios: g.cfg.ScenariosOf(g.burst)})
+	stub := report.Build(g.burst.Burst, report.Run{Rate: g.burst.Rates()[0], Start: now, End: now},
+		report.Meta{Model: t.Model, Version: version.Version, Host: host, Scenarios: g.burst.ScenarioConfigs()})
 	stub.Target, stub.Overrides = t.Name, g.overrides
 	stub.Verdict, stub.VerdictReason = decide.Unmeasured(why.Detail)
 	stub.ID = "" // no run, none stored: the renderings show only the check that stopped it
@@ -210,30 +201,30 @@ func (g *gateRun) notMeasured(t config.Target, why render.Check) {
 // loadBurst reads the configuration file and looks up the burst, saying
 // on stderr why it cannot (false: a usage error of command cmd). From then
 // on *stdout and *stderr mask the configuration's secrets and extraSecrets.
-func loadBurst(cmd, file, burst string, extraSecrets []string, stdout, stderr *io.Writer) (*config.Config, config.Burst, *redact.Redactor, bool) {
-	cfg, err := load.File(file)
+func loadBurst(cmd, file, burst string, extraSecrets []string, stdout, stderr *io.Writer) (*plan.Plan, *plan.Burst, *redact.Redactor, bool) {
+	p, err := plan.File(file)
 	if err != nil {
 		fmt.Fprintln(*stderr, err)
-		return nil, config.Burst{}, nil, false
+		return nil, nil, nil, false
 	}
 	secrets := redact.New()
-	secrets.Add(config.Secrets(cfg))
+	secrets.Add(config.Secrets(p.Config))
 	secrets.Add(extraSecrets)
 	*stdout, *stderr = secrets.Writer(*stdout), secrets.Writer(*stderr)
-	b, err := cfg.LookupBurst(burst)
+	b, err := p.Burst(burst)
 	if err != nil {
 		fmt.Fprintf(*stderr, "llmprobe %s: %v\n", cmd, err)
-		return nil, config.Burst{}, nil, false
+		return nil, nil, nil, false
 	}
-	return cfg, b, secrets, true
+	return p, b, secrets, true
 }
 
 // preflight sends one request of scenario s, measured like any other,
 // before a burst of seed goes to target t: "" when t answered it (said on
 // stderr), else why it did not.
-func preflight(ctx context.Context, c *prober.Client, t config.Target, seed uint64, s config.Scenario, stderr io.Writer) string {
-	p, maxTokens := prompt.NewBuilder(s, seed^0x9e3779b97f4a7c15).Next()
-	res := c.Do(ctx, prober.Request{Scenario: s, Traffic: prober.TrafficBurst, Prompt: p, MaxTokens: maxTokens, Sched: time.Now()})
+func preflight(ctx context.Context, c *prober.Client, t config.Target, seed uint64, s *plan.Scenario, stderr io.Writer) string {
+	p, maxTokens := s.Builder(seed ^ 0x9e3779b97f4a7c15).Next()
+	res := c.Do(ctx, prober.Request{Scenario: s.Scenario, Traffic: prober.TrafficBurst, Prompt: p, MaxTokens: maxTokens, Sched: time.Now()})
 	if res.Outcome != prober.OutcomeSuccess {
 		return fmt.Sprintf("preflight request to target %s (%s) failed, the burst was not sent: %s", t.Name, t.URL, res.FailureText())
 	}
@@ -271,7 +262,7 @@ func (g *gateRun) waitForStart(ctx context.Context) int {
 
 // measure runs the burst with progress on Stderr, the node's GPUs read
 // where asked, and the report stored where there is a storage path.
-func (g *gateRun) measure(ctx context.Context, client *prober.Client, scenarios []config.Scenario) (*report.Report, error) {
+func (g *gateRun) measure(ctx context.Context, client *prober.Client) (*report.Report, error) {
 	prog := &progress{w: g.Stderr, name: g.burst.Name, terminal: g.Terminal, every: g.ProgressInterval, start: time.Now()}
 	runner := burst.Runner{
 		Client:    client,
@@ -290,7 +281,7 @@ func (g *gateRun) measure(ctx context.Context, client *prober.Client, scenarios 
 		defer gpus.Stop()
 		runner.GPU = gpus
 	}
-	rep, saveErr := runner.Run(ctx, g.burst, scenarios)
+	rep, saveErr := runner.Run(ctx, g.burst)
 	prog.finish()
 	if saveErr == nil {
 		fmt.Fprintf(g.Stderr, "llmprobe gate: %s\n", g.kept(runner.Store, rep))
@@ -420,7 +411,7 @@ const (
 )
 
 // checkSplit checks --burst.shard and --burst.start against burst b at now.
-func (o gateOptions) checkSplit(b config.Burst, now time.Time) error {
+func (o gateOptions) checkSplit(b *plan.Burst, now time.Time) error {
 	split := o.Shard.Count > 1
 	switch {
 	case !split && o.Start.IsZero():
@@ -431,7 +422,7 @@ func (o gateOptions) checkSplit(b config.Burst, now time.Time) error {
 		return fmt.Errorf("--burst.shard=%d/%d needs --burst.start: every shard counts its share of the schedule from that one instant (RFC 3339, like %s), or the shares do not make up one burst",
 			o.Shard.Index, o.Shard.Count, now.Add(2*time.Minute).UTC().Format(time.RFC3339))
 	case b.Sweep != nil:
-		return fmt.Errorf("--burst.shard and --burst.start run one rate, and burst %s sweeps rates (%s), each step judged before the next: give --rate too", b.Name, rateList(plan.Rates(b)))
+		return fmt.Errorf("--burst.shard and --burst.start run one rate, and burst %s sweeps rates (%s), each step judged before the next: give --rate too", b.Name, rateList(b.Rates()))
 	case !o.Start.After(now):
 		return fmt.Errorf("--burst.start=%s passed %s ago, before this run was ready to send: a late shard's share would not line up with the others'; give every replica a start far enough ahead to be scheduled and to pull its image",
 			o.Start.UTC().Format(time.RFC3339Nano), now.Sub(o.Start).Round(time.Millisecond))

@@ -17,10 +17,9 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/llmprobe/llmprobe/burst/plan"
 	"github.com/llmprobe/llmprobe/dashboards"
-	"github.com/llmprobe/llmprobe/internal/load"
 	"github.com/llmprobe/llmprobe/internal/testkit"
+	"github.com/llmprobe/llmprobe/plan"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/store"
 	"github.com/llmprobe/llmprobe/sim"
@@ -190,19 +189,19 @@ comparisons:
 	}
 	// A stored earlier run of the same request set (a baseline must be
 	// comparable), so the burst has a regression verdict to export.
-	loaded, err := load.Parse([]byte(cfg), cfgPath)
+	loaded, err := plan.Parse([]byte(cfg), cfgPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	e2e, _ := loaded.Burst("e2e")
 	planned := 0
-	for a := range plan.Arrivals(e2e, 5) {
+	for a := range e2e.Arrivals(5) {
 		if !a.Warmup {
 			planned++
 		}
 	}
-	previous := report.Build(e2e, report.Run{ID: "e2e-20200101T000000Z", Rate: 5, Planned: planned, Start: start.Add(-time.Hour)},
-		report.Meta{Model: "sim-model", Scenarios: loaded.ScenariosOf(e2e)})
+	previous := report.Build(e2e.Burst, report.Run{ID: "e2e-20200101T000000Z", Rate: 5, Planned: planned, Start: start.Add(-time.Hour)},
+		report.Meta{Model: "sim-model", Scenarios: e2e.ScenarioConfigs()})
 	previous.Latency = map[string]stats.Summary{"ttft": {Count: 1, P50: 0.1, P99: 0.1}}
 	for _, r := range []*report.Report{previous, onGPUNode, upgraded, swept} {
 		if err := store.Save(r, 5); err != nil {

@@ -17,9 +17,8 @@ import (
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 
 	"github.com/llmprobe/llmprobe/app/daemon"
-	"github.com/llmprobe/llmprobe/burst/plan"
-	"github.com/llmprobe/llmprobe/internal/load"
 	"github.com/llmprobe/llmprobe/lib/redact"
+	"github.com/llmprobe/llmprobe/plan"
 	"github.com/llmprobe/llmprobe/shard"
 )
 
@@ -71,16 +70,17 @@ func (c *serveCommand) run(logger log.Logger, webLogger *slog.Logger, secrets *r
 			fmt.Fprintln(os.Stderr, "llmprobe: --config.check needs --config.file")
 			return 2
 		}
-		cfg, err := load.File(*c.configFile)
+		p, err := plan.File(*c.configFile)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "%v\n", err)
 			return 2 // a configuration error, as in every command
 		}
 		fmt.Printf("%s: configuration is valid\n", *c.configFile)
-		n, rate, bytes := plan.CanaryFootprint(cfg)
-		fmt.Printf("canary: %d schedules, %.4g requests per second, worst-case memory %.1f MiB (limits: %g/s, %s)\n", n, rate, float64(bytes)/(1<<20), cfg.Limits.MaxCanaryRate, cfg.Limits.MaxCanaryMemory)
-		for _, b := range cfg.Bursts {
-			fmt.Printf("burst %s: %s (limits: %d requests, %s)\n", b.Name, plan.BurstFootprint(cfg, b), cfg.Limits.MaxPlannedRequests, cfg.Limits.MaxBurstMemory)
+		n, rate, bytes := p.CanaryFootprint()
+		l := p.Config.Limits
+		fmt.Printf("canary: %d schedules, %.4g requests per second, worst-case memory %.1f MiB (limits: %g/s, %s)\n", n, rate, float64(bytes)/(1<<20), l.MaxCanaryRate, l.MaxCanaryMemory)
+		for _, b := range p.Bursts {
+			fmt.Printf("burst %s: %s (limits: %d requests, %s)\n", b.Name, b.Footprint, l.MaxPlannedRequests, l.MaxBurstMemory)
 		}
 		return 0
 	}

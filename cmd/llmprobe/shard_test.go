@@ -14,10 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmprobe/llmprobe/burst/plan"
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/internal/load"
 	"github.com/llmprobe/llmprobe/internal/testkit"
+	"github.com/llmprobe/llmprobe/plan"
 	"github.com/llmprobe/llmprobe/report"
 )
 
@@ -114,7 +113,7 @@ func TestSplitBurstMatchesOneProcess(t *testing.T) {
 
 	// The same schedule: the shards' measured requests are the plan's
 	// measured arrivals, each at its planned offset, to the nanosecond.
-	cfg, err := load.File(cfgPath)
+	cfg, err := plan.File(cfgPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +123,7 @@ func TestSplitBurstMatchesOneProcess(t *testing.T) {
 		at time.Duration
 	}
 	var planned, sent []arrival
-	for a := range plan.Arrivals(b, b.Arrival.Rate) {
+	for a := range b.Arrivals(b.Rates()[0]) {
 		if !a.Warmup {
 			planned = append(planned, arrival{a.Index, a.At})
 		}

@@ -82,7 +82,7 @@ const ringAnswerBytes = 256
 
 // ringEntry is e as the ring of any traffic keeps it: the answer cut to
 // its preview, so a result costs at most ~4 KiB and 8 bytes per output
-// token (plan.BurstFootprint's figure). The rest is shared, never changed.
+// token (plan.Burst's Footprint). The rest is shared, never changed.
 func ringEntry(e *Entry) *Entry {
 	if len(e.Answer) <= ringAnswerBytes {
 		return e

@@ -21,9 +21,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
-	"github.com/llmprobe/llmprobe/burst/plan"
 	"github.com/llmprobe/llmprobe/config"
-	"github.com/llmprobe/llmprobe/prompt"
+	"github.com/llmprobe/llmprobe/plan"
 )
 
 var overlays = []string{"deployment", "daemonset", "statefulset"}
@@ -378,7 +377,11 @@ func checkBurstJob(t *testing.T, s burstSplit) {
 }
 
 // parseConfig checks a ConfigMap's configuration whole, limits included, as
-// the daemon's load does (internal/load, which this module cannot import).
+// the daemon's load does (plan.Parse).
 func parseConfig(t *testing.T, yml, name string) (*config.Config, error) {
-	return config.Parse([]byte(mountSecrets(t, yml)), name, prompt.CheckDatasets, plan.CheckTraces, plan.CheckBounds)
+	p, err := plan.Parse([]byte(mountSecrets(t, yml)), name)
+	if err != nil {
+		return nil, err
+	}
+	return p.Config, nil
 }

@@ -24,11 +24,11 @@ func traceBurst(t testing.TB, file, extra string) config.Burst {
 
 func traceBurstAt(t testing.TB, file string, speedup float64, extra string) config.Burst {
 	t.Helper()
-	cfg, err := config.Parse([]byte(testkit.TraceConfig(file, speedup, extra)), t.Name()+".yml", CheckTraces)
+	p, err := Parse([]byte(testkit.TraceConfig(file, speedup, extra)), t.Name()+".yml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return cfg.Bursts[0]
+	return p.Bursts[0].Burst
 }
 
 // The replayed schedule is the file's: every offset divided by the
@@ -38,15 +38,15 @@ func TestTracePlanIsTheFile(t *testing.T) {
 		file string
 		rows func(testing.TB, string) []testkit.TraceRow
 	}{
-		{"../../replay/testdata/azure_sample.csv", testkit.AzureRows},
-		{"../../replay/testdata/mooncake_sample.jsonl", testkit.MooncakeRows},
+		{"../replay/testdata/azure_sample.csv", testkit.AzureRows},
+		{"../replay/testdata/mooncake_sample.jsonl", testkit.MooncakeRows},
 	} {
 		t.Run(filepath.Base(tc.file), func(t *testing.T) {
 			const speedup = 2.5
 			rows := tc.rows(t, tc.file)
 			b := traceBurst(t, tc.file, fmt.Sprintf("    requests: %d\n    warmup: {requests: 2}\n", len(rows)-2))
 			b.Arrival.Speedup = speedup
-			got := slices.Collect(Arrivals(b, 0))
+			got := slices.Collect(arrivalsOf(b, 0))
 			if len(got) != len(rows) {
 				t.Fatalf("%d arrivals, want the file's %d", len(got), len(rows))
 			}
@@ -68,14 +68,14 @@ func TestTracePlanIsTheFile(t *testing.T) {
 // A duration cuts the trace by time after speedup, and the load counted
 // the same cut: the plan and the configuration's bound agree.
 func TestTraceDurationCut(t *testing.T) {
-	b := traceBurst(t, "../../replay/testdata/mooncake_sample.jsonl", "    duration: 2s\n")
-	b2 := traceBurstAt(t, "../../replay/testdata/mooncake_sample.jsonl", 4, "    duration: 2s\n")
+	b := traceBurst(t, "../replay/testdata/mooncake_sample.jsonl", "    duration: 2s\n")
+	b2 := traceBurstAt(t, "../replay/testdata/mooncake_sample.jsonl", 4, "    duration: 2s\n")
 	for _, tc := range []struct {
 		b    config.Burst
 		want int
 	}{{b, 3}, {b2, 6}} { // 0 0 1520 | 3052 ms; at 4x 0 0 380 763 875 1750.125 | 2499.875
-		got := slices.Collect(Arrivals(tc.b, 0))
-		_, planned := Requests(tc.b, 0)
+		got := slices.Collect(arrivalsOf(tc.b, 0))
+		_, planned := requestsOf(tc.b, 0)
 		if len(got) != tc.want || planned != tc.want {
 			t.Errorf("speedup %g: %d arrivals, %d planned at load, want %d", tc.b.Arrival.Speedup, len(got), planned, tc.want)
 		}
@@ -84,11 +84,11 @@ func TestTraceDurationCut(t *testing.T) {
 
 // A split trace burst shards as any other: the shards' union is the plan.
 func TestTraceShards(t *testing.T) {
-	b := traceBurst(t, "../../replay/testdata/azure_sample.csv", "    requests: 10\n")
-	whole := slices.Collect(Arrivals(b, 0))
+	b := traceBurst(t, "../replay/testdata/azure_sample.csv", "    requests: 10\n")
+	whole := slices.Collect(arrivalsOf(b, 0))
 	var union []Arrival
 	for i := range 3 {
-		union = append(union, slices.Collect(Share(b, 0, shard.Shard{Index: i, Count: 3}, nil))...)
+		union = append(union, slices.Collect(shareOf(b, 0, shard.Shard{Index: i, Count: 3}, nil))...)
 	}
 	slices.SortFunc(union, func(x, y Arrival) int { return x.Index - y.Index })
 	if !slices.Equal(union, whole) {
@@ -124,7 +124,7 @@ func TestTraceReplayHeapFlat(t *testing.T) {
 	base := live()
 	var peak uint64
 	n := 0
-	for a := range Arrivals(b, 0) {
+	for a := range arrivalsOf(b, 0) {
 		n++
 		if a.Index%20_000 == 0 {
 			peak = max(peak, live())
@@ -157,7 +157,7 @@ func BenchmarkTracePlan(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	n := 0
-	for range Arrivals(bu, 0) {
+	for range arrivalsOf(bu, 0) {
 		n++
 	}
 	if n != b.N {

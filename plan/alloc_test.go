@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmprobe/llmprobe/burst/plan"
 	"github.com/llmprobe/llmprobe/internal/testkit"
+	"github.com/llmprobe/llmprobe/plan"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/prompt"
 )
@@ -32,14 +32,15 @@ bursts:
   - {name: a, target: t, scenarios: [{scenario: s}], arrival: {rate: 1}, requests: 10, max_concurrency: 1}
   - {name: b, target: t, scenarios: [{scenario: s}], arrival: {rate: 1}, requests: 10, max_concurrency: 2}
 `)
-	perRequest := plan.BurstFootprint(cfg, cfg.Bursts[1]).Bytes - plan.BurstFootprint(cfg, cfg.Bursts[0]).Bytes
+	p := plan.Of(cfg)
+	perRequest := p.Bursts[1].Footprint.Bytes - p.Bursts[0].Footprint.Bytes
 	s := cfg.Scenarios[0]
 	c, err := prober.NewClient(cfg.Targets[0])
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	builder := prompt.NewBuilder(s, 1)
+	builder := prompt.NewBuilder(s, prompt.Source{}, 1)
 	send := func(n uint64) {
 		p, maxTokens := builder.At(n)
 		if res := c.Do(context.Background(), prober.Request{Scenario: s, Prompt: p, MaxTokens: maxTokens, Sched: time.Now()}); res.Outcome != prober.OutcomeSuccess {

@@ -5,15 +5,13 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/llmprobe/llmprobe/config"
 )
 
 // A trace file is read relative to the configuration's directory, and the
 // load counts the part the burst replays: that count is the burst's bound.
 func TestTraceLoad(t *testing.T) {
 	dir := t.TempDir()
-	trace, err := os.ReadFile("../../replay/testdata/mooncake_sample.jsonl")
+	trace, err := os.ReadFile("../replay/testdata/mooncake_sample.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,23 +28,23 @@ bursts:
 	if err := os.WriteFile(path, []byte(yml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := config.LoadFile(path, CheckTraces)
+	p, err := File(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := cfg.Burst("b")
+	b, _ := p.Burst("b")
 	if b.Arrival.File != filepath.Join(dir, "m.jsonl") {
 		t.Errorf("file %q, want it beside the configuration", b.Arrival.File)
 	}
 	// At 2x: warmup 0; measured from 0 for 3 s: 0 760 1526 1750 | 3500.5.
-	s := b.Arrival.Trace
+	s := b.Trace
 	if s == nil || s.Format != "mooncake" || s.Warmup != 1 || s.Measured != 4 || s.Span != 1750*time.Millisecond {
 		t.Fatalf("scan %+v, want mooncake, 1 warmup, 4 measured over 1.75s", s)
 	}
-	if w, m := Requests(b, 123); w != 1 || m != 4 {
+	if w, m := b.Requests(123); w != 1 || m != 4 {
 		t.Errorf("planned %d+%d, want the trace's 1+4", w, m)
 	}
-	if r := Rates(b); len(r) != 1 || r[0] != 4/1.75 {
+	if r := b.Rates(); len(r) != 1 || r[0] != 4/1.75 {
 		t.Errorf("rates %v, want the replayed part's mean 4/1.75s", r)
 	}
 }

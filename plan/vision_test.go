@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/prompt"
 )
@@ -13,7 +12,7 @@ import (
 // max_concurrency 8, and what one more request in flight adds to it.
 func footprints(t *testing.T, scenario string) (at8, perFlight int64) {
 	t.Helper()
-	cfg, err := config.Parse(fmt.Appendf(nil, `
+	p, err := Parse(fmt.Appendf(nil, `
 targets: [{name: a, url: "http://x:1"}]
 scenarios: [%s]
 bursts:
@@ -23,8 +22,8 @@ bursts:
 	if err != nil {
 		t.Fatal(err)
 	}
-	at8 = BurstFootprint(cfg, cfg.Bursts[0]).Bytes
-	return at8, BurstFootprint(cfg, cfg.Bursts[1]).Bytes - at8
+	at8 = p.Bursts[0].Footprint.Bytes
+	return at8, p.Bursts[1].Footprint.Bytes - at8
 }
 
 // A request in flight is charged its images, at least what they add to a

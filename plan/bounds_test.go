@@ -14,7 +14,7 @@ import (
 // nonce and buffers (and at most a short body's copy), so ten in flight fit the default limit, and one more
 // request in flight costs no prompt.
 func TestLongPromptFootprint(t *testing.T) {
-	cfg, err := config.Parse([]byte(`
+	cfg, err := Parse([]byte(`
 targets: [{name: a, url: "http://x:1"}]
 scenarios:
   - {name: long, prompt_tokens: 131072, output_tokens: 256}
@@ -23,11 +23,11 @@ bursts:
   - {name: b, target: a, scenarios: [{scenario: long}], arrival: {rate: 1}, requests: 100, max_concurrency: 10}
   - {name: c, target: a, scenarios: [{scenario: long}], arrival: {rate: 1}, requests: 100, max_concurrency: 11}
   - {name: p, target: a, scenarios: [{scenario: prefixed}], arrival: {rate: 1}, requests: 100, max_concurrency: 11}
-`), "long.yml", CheckBounds)
+`), "long.yml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ten, eleven, prefixed := BurstFootprint(cfg, cfg.Bursts[0]), BurstFootprint(cfg, cfg.Bursts[1]), BurstFootprint(cfg, cfg.Bursts[2])
+	ten, eleven, prefixed := cfg.Bursts[0].Footprint, cfg.Bursts[1].Footprint, cfg.Bursts[2].Footprint
 	if ten.Bytes > int64(config.DefaultLimits.MaxBurstMemory) {
 		t.Errorf("128k tokens × 10 in flight: %d bytes, past the default limit", ten.Bytes)
 	}
@@ -48,7 +48,7 @@ bursts:
 // traces' and the limits' own.
 func TestBadConfigs(t *testing.T) {
 	testkit.BadConfigs(t, "testdata/bad_*.yml", func(path string) error {
-		_, err := config.LoadFile(path, CheckTraces, CheckBounds)
+		_, err := File(path)
 		return err
 	})
 }
@@ -62,7 +62,7 @@ func TestEmpiricalLongestPair(t *testing.T) {
 		"    prompt_tokens: {distribution: empirical, values: [[100, 1], [2000, 1]]}\n" +
 		"    shared_prefix_tokens: 10\n" +
 		"    output_tokens: 16\n"
-	_, err := config.Parse([]byte(yml), "cfg.yml", CheckBounds)
+	_, err := Parse([]byte(yml), "cfg.yml")
 	if want := "scenarios[0].prompt_tokens: prompts of up to 2000 tokens are past limits.max_prompt_tokens (1000)"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("error:\n  %v\nwant it to contain:\n  %s", err, want)
 	}
@@ -71,16 +71,16 @@ func TestEmpiricalLongestPair(t *testing.T) {
 // An override is held to the limits as the file is, and its error names
 // the flags that put the burst past them.
 func TestOverriddenPastTheLimit(t *testing.T) {
-	cfg, err := config.Parse([]byte(`targets: [{name: a, url: "http://a:8000", model: m1}]
+	p, err := Parse([]byte(`targets: [{name: a, url: "http://a:8000", model: m1}]
 scenarios: [{name: s, prompt_tokens: 16, output_tokens: 4}]
 bursts:
   - {name: release-check, target: a, scenarios: [{scenario: s}], arrival: {rate: 2}, requests: 20}
-`), "t.yml", CheckTraces, CheckBounds)
+`), "t.yml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	rate, d := 1000.0, 10*time.Hour
-	_, err = cfg.Overridden("release-check", config.Override{Rate: &rate, Duration: &d}, CheckTraces, CheckBounds)
+	_, err = p.Overridden("release-check", config.Override{Rate: &rate, Duration: &d})
 	if want := "burst release-check with --rate=1000 --duration=10h0m0s: plans up to"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("%v, want %q", err, want)
 	}
@@ -92,18 +92,19 @@ func TestMeans(t *testing.T) {
 	b := config.DefaultBurst
 	b.Scenarios = []config.WeightedScenario{{Scenario: "one", Weight: 3}, {Scenario: "talk", Weight: 1}}
 	b.Warmup.Requests, b.Duration = 5, config.Duration(10*time.Second)
-	if n := MeanArrivals(b, 4); n != 45 {
+	one, talk := config.Scenario{Name: "one"}, config.Scenario{Name: "talk", Conversation: &config.Conversation{Turns: 5}}
+	pb := BurstOf(b, one, talk)
+	if n := pb.meanArrivals(4); n != 45 {
 		t.Errorf("5 warmup requests and 10 s at 4/s: %d arrivals, want 45", n)
 	}
-	one, talk := config.Scenario{Name: "one"}, config.Scenario{Name: "talk", Conversation: &config.Conversation{Turns: 5}}
-	if m := MeanTurns(b, []config.Scenario{one, talk}); m != 2 {
+	if m := pb.meanTurns(); m != 2 {
 		t.Errorf("3:1 of one turn and five: %g turns an arrival, want 2", m)
 	}
-	if m := MeanTurns(config.Burst{}, nil); m != 1 {
+	if m := (&Burst{}).meanTurns(); m != 1 {
 		t.Errorf("an empty mix: %g turns, want 1", m)
 	}
-	b.Arrival = config.Arrival{Process: config.ArrivalTrace, Trace: &config.TraceScan{Warmup: 2, Measured: 7}}
-	if n := MeanArrivals(b, 4); n != 9 {
+	pb.Arrival, pb.Trace = config.Arrival{Process: config.ArrivalTrace}, &TraceScan{Warmup: 2, Measured: 7}
+	if n := pb.meanArrivals(4); n != 9 {
 		t.Errorf("a trace of 2 + 7 records: %d arrivals, want 9", n)
 	}
 }
@@ -125,7 +126,8 @@ func (c *clamps) Clamped(prompt, output bool) {
 // A trace arrival asks for its own lengths within the scenario's maxima,
 // at least 1 each, and its shared blocks leave room for the nonce.
 func TestTraceLengths(t *testing.T) {
-	s := config.Scenario{PromptTokens: config.Distribution{Kind: config.DistFixed, Value: 2000}, OutputTokens: config.Distribution{Kind: config.DistFixed, Value: 100}}
+	s := config.Scenario{Name: "s", PromptTokens: config.Distribution{Kind: config.DistFixed, Value: 2000}, OutputTokens: config.Distribution{Kind: config.DistFixed, Value: 100}}
+	b := BurstOf(config.Burst{Scenarios: []config.WeightedScenario{{Scenario: "s", Weight: 1}}}, s)
 	var c clamps
 	for _, tc := range []struct {
 		a                      Arrival
@@ -137,7 +139,7 @@ func TestTraceLengths(t *testing.T) {
 		{Arrival{Input: 1100, Output: 5, Blocks: packBlocks([]int64{7, 8})}, 1100, 5, 1024},
 		{Arrival{Input: 600, Output: 5, Blocks: packBlocks([]int64{7, 8})}, 600, 5, 595},
 	} {
-		p, o, x := TraceLengths(tc.a, s, &c)
+		p, o, x := b.TraceLengths(tc.a, &c)
 		if p != tc.prompt || o != tc.output || x != tc.prefix {
 			t.Errorf("%+v: %d, %d, prefix %d; want %d, %d, %d", tc.a, p, o, x, tc.prompt, tc.output, tc.prefix)
 		}

@@ -3,7 +3,6 @@ package plan
 import (
 	"testing"
 
-	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 )
 
@@ -11,18 +10,19 @@ import (
 // configuration in config's and this package's testdata, good and bad, so
 // `go test` replays them.
 func FuzzBounds(f *testing.F) {
-	testkit.Seed(f, "../../config/testdata/*.yml", "testdata/*.yml")
+	testkit.Seed(f, "../config/testdata/*.yml", "testdata/*.yml")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) > 64<<10 {
 			return // a configuration file, not a corpus
 		}
-		cfg, err := config.Parse(data, "fuzz.yml", CheckTraces, CheckBounds)
+		p, err := Parse(data, "fuzz.yml")
 		if err != nil {
 			return
 		}
-		for _, b := range cfg.Bursts {
-			if fp := BurstFootprint(cfg, b); fp.Requests > cfg.Limits.MaxPlannedRequests || fp.Bytes > int64(cfg.Limits.MaxBurstMemory) {
-				t.Fatalf("burst %s accepted with footprint %v past the limits %+v", b.Name, fp, cfg.Limits)
+		l := p.Config.Limits
+		for _, b := range p.Bursts {
+			if fp := b.Footprint; fp.Requests > l.MaxPlannedRequests || fp.Bytes > int64(l.MaxBurstMemory) {
+				t.Fatalf("burst %s accepted with footprint %v past the limits %+v", b.Name, fp, l)
 			}
 		}
 	})

@@ -25,7 +25,7 @@ func autoBurst(start, step, maxRate, resolution float64) config.Burst {
 }
 
 func TestStepperBisectsToTheResolution(t *testing.T) {
-	rates, bisects := run(NewStepper(autoBurst(2, 4, 30, 0.5)), 11.3)
+	rates, bisects := run(stepperOf(autoBurst(2, 4, 30, 0.5)), 11.3)
 	// 2, 6, 10 pass, 14 fails; then 12 fails, 11 passes, 11.5 fails: 0.5 apart.
 	want := []float64{2, 6, 10, 14, 12, 11, 11.5}
 	if len(rates) != len(want) || bisects != 3 {
@@ -43,21 +43,21 @@ func TestStepperBisectsToTheResolution(t *testing.T) {
 
 func TestStepperStopsWithoutAKnee(t *testing.T) {
 	// Every step passes: no failing rate, nothing to bisect.
-	if rates, bisects := run(NewStepper(autoBurst(1, 1, 4, 0.25)), 100); len(rates) != 4 || bisects != 0 {
+	if rates, bisects := run(stepperOf(autoBurst(1, 1, 4, 0.25)), 100); len(rates) != 4 || bisects != 0 {
 		t.Errorf("rates %v, %d bisecting", rates, bisects)
 	}
 	// The first step fails: no passing rate, nothing to bisect either.
-	if rates, bisects := run(NewStepper(autoBurst(5, 1, 9, 0.25)), 1); len(rates) != 1 || bisects != 0 {
+	if rates, bisects := run(stepperOf(autoBurst(5, 1, 9, 0.25)), 1); len(rates) != 1 || bisects != 0 {
 		t.Errorf("rates %v, %d bisecting", rates, bisects)
 	}
 	// A list stops at its first failing rate and does not bisect.
 	b := config.DefaultBurst
 	b.Sweep = &config.Sweep{Rates: []float64{8, 2, 4}}
-	if rates, bisects := run(NewStepper(b), 3); len(rates) != 2 || rates[1] != 4 || bisects != 0 {
+	if rates, bisects := run(stepperOf(b), 3); len(rates) != 2 || rates[1] != 4 || bisects != 0 {
 		t.Errorf("rates %v, %d bisecting", rates, bisects)
 	}
 	// Resolution = step: linear steps only.
-	if rates, bisects := run(NewStepper(autoBurst(2, 2, 10, 2)), 5); len(rates) != 3 || bisects != 0 {
+	if rates, bisects := run(stepperOf(autoBurst(2, 2, 10, 2)), 5); len(rates) != 3 || bisects != 0 {
 		t.Errorf("rates %v, %d bisecting", rates, bisects)
 	}
 }

@@ -28,10 +28,10 @@ func TestShardPlansMakeUpThePlan(t *testing.T) {
 		b.Requests, b.Duration = 0, config.Duration(20*time.Second)
 		b.Warmup = config.Warmup{Duration: config.Duration(2 * time.Second)}
 		b.Scenarios = []config.WeightedScenario{{Scenario: "a", Weight: 3}, {Scenario: "b", Weight: 1}}
-		whole := slices.Collect(Arrivals(b, 40))
+		whole := slices.Collect(arrivalsOf(b, 40))
 		var union []Arrival
 		for i := range tc.shards {
-			share := slices.Collect(Share(b, 40, shard.Shard{Index: i, Count: tc.shards}, nil))
+			share := slices.Collect(shareOf(b, 40, shard.Shard{Index: i, Count: tc.shards}, nil))
 			if n := len(whole) / tc.shards; len(share) < n || len(share) > n+1 {
 				t.Errorf("%s, shard %d/%d: %d of %d arrivals", tc.process, i, tc.shards, len(share), len(whole))
 			}
@@ -57,7 +57,7 @@ func TestShardPlansMakeUpThePlan(t *testing.T) {
 	}
 	// The zero shard is the whole plan.
 	b := testBurst(config.ArrivalPoisson, 40, 1)
-	if !slices.Equal(slices.Collect(Share(b, 40, shard.Shard{}, nil)), slices.Collect(Arrivals(b, 40))) {
+	if !slices.Equal(slices.Collect(shareOf(b, 40, shard.Shard{}, nil)), slices.Collect(arrivalsOf(b, 40))) {
 		t.Error("the zero shard is not the plan")
 	}
 }

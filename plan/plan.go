@@ -1,7 +1,11 @@
-// Package plan turns a burst's configuration into its schedule and its
-// bounds: arrivals, rates, planned requests, shards' shares, trace cuts and
-// the memory a burst or the canaries may hold, checked when a
-// configuration loads.
+// Package plan compiles a loaded configuration into what llmprobe runs:
+// every scenario with what its prompts are drawn from (a dataset's prompts,
+// a golden set's lines), every burst with its scenario mix, the part of its
+// trace it replays, its rates, planned requests and the memory it may hold,
+// all read and fixed once; then the seeded arrival schedule and the sweep's
+// next rate, drawn from the compiled burst. Loading a file decodes,
+// validates and compiles it, every problem of all three with its file and
+// line.
 package plan
 
 import (
@@ -9,6 +13,7 @@ import (
 	"iter"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
@@ -50,16 +55,49 @@ func (a Arrival) BlockIDs() []uint64 {
 	return ids
 }
 
-// Arrivals yields a burst's arrival schedule at rate, one arrival at a time
-// and never the whole of it at once, from its seed: warmup first, then the
-// measured part. The same seed gives the same schedule. It stops at the
-// Requests bound, so the count the configuration was checked against holds
-// whatever the random gaps do.
-func Arrivals(b config.Burst, rate float64) iter.Seq[Arrival] {
-	return Share(b, rate, shard.Shard{}, nil)
+// Burst is a configured burst compiled: its scenario mix, the part of its
+// trace it replays, the rates it runs at, and what one run may hold.
+type Burst struct {
+	config.Burst
+	// Mix is its scenarios, in the order of its configured mix.
+	Mix []*Scenario
+	// Trace is what the compile found in the part of a trace burst's file
+	// the burst replays; nil for other processes.
+	Trace     *TraceScan
+	Footprint Footprint
+	rates     []float64
 }
 
-// Share is shard s's share of Arrivals(b, rate): the arrivals s.Takes, by
+// compileBurst compiles b of p, whose trace scan (if any) is trace.
+func compileBurst(p *Plan, b config.Burst, trace *TraceScan) *Burst {
+	pb := &Burst{Burst: b, Trace: trace}
+	for _, ws := range b.Scenarios {
+		if s, ok := p.Scenario(ws.Scenario); ok {
+			pb.Mix = append(pb.Mix, s)
+		}
+	}
+	pb.rates = pb.planRates()
+	pb.Footprint = pb.footprint(p)
+	return pb
+}
+
+// ScenarioConfigs is the mix's scenarios as configured, in its order.
+func (b *Burst) ScenarioConfigs() []config.Scenario { return configScenarios(b.Mix) }
+
+// Rates lists the rates one run sends at: its own, or its sweep's listed
+// or linear steps, lowest first (auto may bisect between them: Stepper).
+func (b *Burst) Rates() []float64 { return slices.Clone(b.rates) }
+
+// Arrivals yields the burst's arrival schedule at rate, one arrival at a
+// time and never the whole of it at once, from its seed: warmup first, then
+// the measured part. The same seed gives the same schedule. It stops at the
+// Requests bound, so the count the configuration was checked against holds
+// whatever the random gaps do.
+func (b *Burst) Arrivals(rate float64) iter.Seq[Arrival] {
+	return b.Share(rate, shard.Shard{}, nil)
+}
+
+// Share is shard s's share of Arrivals(rate): the arrivals s.Takes, by
 // their index in the whole plan, warmup included. Every shard draws the
 // whole seeded plan and keeps its share, so the shards' union is exactly
 // the single-process plan, offsets and scenarios alike. The target sees
@@ -67,8 +105,8 @@ func Arrivals(b config.Burst, rate float64) iter.Seq[Arrival] {
 // shard's own gaps are only smoother than the union's (for Poisson, sums of
 // N gaps), which is easier on its client. A trace replay tells what it
 // read besides its records to replay, if not nil.
-func Share(b config.Burst, rate float64, s shard.Shard, replay Replay) iter.Seq[Arrival] {
-	whole := arrivals(b, rate, replay)
+func (b *Burst) Share(rate float64, s shard.Shard, replay Replay) iter.Seq[Arrival] {
+	whole := b.arrivals(rate, replay)
 	if s.Count <= 1 {
 		return whole
 	}
@@ -81,15 +119,42 @@ func Share(b config.Burst, rate float64, s shard.Shard, replay Replay) iter.Seq[
 	}
 }
 
-func arrivals(b config.Burst, rate float64, replay Replay) iter.Seq[Arrival] {
+// Planned is how many requests shard s's share of a run at rate plans,
+// a conversation's every turn counted: exact, but for a trace, whose file
+// is not read again for it (its mean).
+func (b *Burst) Planned(rate float64, s shard.Shard) int {
 	if b.Arrival.Process == config.ArrivalTrace {
-		return tracePlan(b, replay)
+		return int(float64(b.meanArrivals(rate)/max(1, s.Count)) * b.meanTurns())
+	}
+	n := 0
+	for a := range b.Share(rate, s, nil) {
+		n += b.Mix[a.Scenario].TurnsOf()
+	}
+	return n
+}
+
+// PlannedMeasured is how many measured requests (warmup left out) a whole
+// run at rate plans, as its report counts them; a trace's are read by the
+// run.
+func (b *Burst) PlannedMeasured(rate float64) int {
+	n := 0
+	for a := range b.Arrivals(rate) {
+		if !a.Warmup {
+			n += b.Mix[a.Scenario].TurnsOf()
+		}
+	}
+	return n
+}
+
+func (b *Burst) arrivals(rate float64, replay Replay) iter.Seq[Arrival] {
+	if b.Arrival.Process == config.ArrivalTrace {
+		return b.tracePlan(replay)
 	}
 	return func(yield func(Arrival) bool) {
 		rng := rand.New(rand.NewPCG(b.Seed, 0xa11))
 		gap := interArrival(b.Arrival, rate, rng)
-		pick := picker(b, rng)
-		maxWarmup, maxMeasured := Requests(b, rate)
+		pick := picker(b.Burst, rng)
+		maxWarmup, maxMeasured := b.Requests(rate)
 		var t time.Duration
 		index := 0
 		emit := func(warmup bool) bool {
@@ -104,7 +169,7 @@ func arrivals(b config.Burst, rate float64, replay Replay) iter.Seq[Arrival] {
 			}
 		}
 		measuredStart := t
-		for n := 0; n < maxMeasured && (n < b.Requests || t < measuredStart+b.Duration.Std()); n++ {
+		for n := 0; n < maxMeasured && (n < b.Burst.Requests || t < measuredStart+b.Duration.Std()); n++ {
 			if !emit(false) {
 				return
 			}

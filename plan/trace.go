@@ -38,7 +38,7 @@ const readAhead = 1024
 // that cannot be read is skipped and told (the load refused any in the
 // replayed part, so only a file changed since gets here); the scenario mix
 // is drawn from the seed as for other processes.
-func tracePlan(b config.Burst, events Replay) iter.Seq[Arrival] {
+func (b *Burst) tracePlan(events Replay) iter.Seq[Arrival] {
 	if events == nil {
 		events = quiet{}
 	}
@@ -94,13 +94,13 @@ func tracePlan(b config.Burst, events Replay) iter.Seq[Arrival] {
 			rec, ok := <-recs
 			return rec, ok
 		}
-		pick := picker(b, rand.New(rand.NewPCG(b.Seed, 0xa11)))
-		maxWarmup, maxMeasured := Requests(b, 0)
-		if b.Arrival.Trace == nil {
+		pick := picker(b.Burst, rand.New(rand.NewPCG(b.Seed, 0xa11)))
+		maxWarmup, maxMeasured := b.Requests(0)
+		if b.Trace == nil {
 			maxWarmup, maxMeasured = math.MaxInt, math.MaxInt // not loaded: the file's own end
 		}
 		index := 0
-		for x := range traceCut(b, maxWarmup, maxMeasured).Arrivals(next) {
+		for x := range traceCut(b.Burst, maxWarmup, maxMeasured).Arrivals(next) {
 			a := Arrival{At: x.At, Scenario: pick(), Warmup: x.Warmup, Index: index,
 				Input: clamp32(x.Input), Output: clamp32(x.Output)}
 			if len(x.Blocks) > 0 {
@@ -122,11 +122,12 @@ func (quiet) Skipped(error)                     {}
 func (quiet) Stopped(error)                     {}
 func (quiet) Clamped(bool, bool)                {}
 
-// TraceLengths is what trace arrival a sends under scenario s: the trace's
-// prompt and output lengths, each clamped to the scenario's maximum (what
-// the bounds sized the burst for) and to at least 1, and the tokens of its
-// shared blocks; a clamp is told to events, if not nil.
-func TraceLengths(a Arrival, s config.Scenario, events Replay) (prompt, output, prefix int) {
+// TraceLengths is what trace arrival a sends under its scenario: the
+// trace's prompt and output lengths, each clamped to the scenario's maximum
+// (what the bounds sized the burst for) and to at least 1, and the tokens
+// of its shared blocks; a clamp is told to events, if not nil.
+func (b *Burst) TraceLengths(a Arrival, events Replay) (prompt, output, prefix int) {
+	s := b.Mix[a.Scenario]
 	prompt, output = int(a.Input), int(a.Output)
 	maxPrompt, maxOutput := s.PromptTokens.Maximum(), s.OutputTokens.Maximum()
 	clampedPrompt, clampedOutput := prompt > maxPrompt, output > maxOutput
@@ -160,10 +161,10 @@ func traceCut(b config.Burst, maxWarmup, maxMeasured int) replay.Cut {
 	}
 }
 
-// ScanTrace reads the part of b's trace that b replays, at most limit
+// scanTrace reads the part of b's trace that b replays, at most limit
 // records of each part, and fails on the first line that cannot be read.
 // Memory stays one line whatever the file's size.
-func ScanTrace(b config.Burst, limit int) (*config.TraceScan, error) {
+func scanTrace(b config.Burst, limit int) (*TraceScan, error) {
 	r, err := replay.Open(b.Arrival.File, b.Arrival.Format)
 	if err != nil {
 		return nil, err
@@ -180,7 +181,7 @@ func ScanTrace(b config.Burst, limit int) (*config.TraceScan, error) {
 		}
 		return rec, true
 	}
-	scan := &config.TraceScan{Format: r.Format()}
+	scan := &TraceScan{Format: r.Format()}
 	var first, last time.Duration
 	for x := range traceCut(b, limit, limit).Arrivals(next) {
 		if scan.Warmup+scan.Measured == 0 {
@@ -206,33 +207,42 @@ func ScanTrace(b config.Burst, limit int) (*config.TraceScan, error) {
 	return scan, nil
 }
 
-// CheckTraces is a config.Check: it reads the part of each trace burst's
-// file the burst replays, so that a bad line fails the load with its line
-// number, and keeps the scan, whose count is the burst's planned-request
-// bound. A burst whose file, format or speedup config refused is skipped.
-func CheckTraces(c *config.Config, found []*config.FieldError) []*config.FieldError {
+// scanTraces reads the part of each trace burst's file the burst replays,
+// by the burst's name, so that a bad line fails the load with its line
+// number; the scan's count is the burst's planned-request bound. A burst
+// whose file, format or speedup config refused is skipped.
+func scanTraces(c *config.Config, found []*config.FieldError) (map[string]*TraceScan, config.FieldErrors) {
 	var errs config.FieldErrors
+	out := map[string]*TraceScan{}
 	limit := c.Limits.MaxPlannedRequests
 	if limit <= 0 || limit > config.MaxPlannedCeiling {
 		limit = config.MaxPlannedCeiling
 	}
-	for i := range c.Bursts {
-		b := &c.Bursts[i]
+	for i, b := range c.Bursts {
 		p := fmt.Sprintf("bursts[%d].arrival", i)
 		if b.Arrival.Process != config.ArrivalTrace || slices.ContainsFunc(found, func(fe *config.FieldError) bool {
 			return fe.Path == p+".file" || fe.Path == p+".format" || fe.Path == p+".speedup"
 		}) {
 			continue
 		}
-		scan, err := ScanTrace(*b, limit+1)
+		scan, err := scanTrace(b, limit+1)
 		switch {
 		case err != nil:
 			errs.Add(p+".file", "%s", err)
 		case scan.Warmup+scan.Measured == 0:
 			errs.Add(p+".file", "%s holds no records", b.Arrival.File)
 		default:
-			b.Arrival.Trace = scan
+			out[b.Name] = scan
 		}
 	}
-	return errs
+	return out, errs
+}
+
+// TraceScan is the part of a trace a burst replays, as read when the
+// configuration was compiled: every line of it parsed, none held.
+type TraceScan struct {
+	Format           string
+	Warmup, Measured int           // records in each part
+	Span             time.Duration // first to last replayed arrival, after speedup
+	Rate             float64       // mean arrivals per second of the replayed part
 }

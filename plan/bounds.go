@@ -32,10 +32,10 @@ const (
 	turnTemplateTokens = 8
 )
 
-// Requests bounds how many requests one run of b at rate plans: warmup and
+// Requests bounds how many requests one run at rate plans: warmup and
 // measured. A run whose random arrivals would bring more stops planning
 // there, so the bound holds by construction.
-func Requests(b config.Burst, rate float64) (warmup, measured int) {
+func (b *Burst) Requests(rate float64) (warmup, measured int) {
 	upTo := func(d time.Duration) int {
 		// The mean count plus six standard deviations of a renewal process
 		// whose gaps have a squared coefficient of variation 1/burstiness.
@@ -49,39 +49,39 @@ func Requests(b config.Burst, rate float64) (warmup, measured int) {
 		}
 		return int(math.Ceil(n + 6*math.Sqrt(n*cv2) + 1))
 	}
-	if s := b.Arrival.Trace; b.Arrival.Process == config.ArrivalTrace && s != nil {
+	if s := b.Trace; b.Arrival.Process == config.ArrivalTrace && s != nil {
 		return s.Warmup, s.Measured // the trace's own count, read at load
 	}
 	warmup = b.Warmup.Requests
 	if b.Warmup.Duration > 0 {
 		warmup = upTo(b.Warmup.Duration.Std())
 	}
-	measured = b.Requests
+	measured = b.Burst.Requests
 	if b.Duration > 0 {
 		measured = upTo(b.Duration.Std())
 	}
 	return warmup, measured
 }
 
-// MeanArrivals is how many arrivals a run of b at rate plans on average:
-// a trace's own count, or the requests and durations at the mean rate.
-func MeanArrivals(b config.Burst, rate float64) int {
-	if b.Arrival.Trace != nil {
-		w, m := Requests(b, rate) // the trace's own count
+// meanArrivals is how many arrivals a run at rate plans on average: a
+// trace's own count, or the requests and durations at the mean rate.
+func (b *Burst) meanArrivals(rate float64) int {
+	if b.Trace != nil {
+		w, m := b.Requests(rate) // the trace's own count
 		return w + m
 	}
-	n := b.Warmup.Requests + b.Requests
+	n := b.Warmup.Requests + b.Burst.Requests
 	n += int(rate * (b.Warmup.Duration.Std() + b.Duration.Std()).Seconds())
 	return n
 }
 
-// MeanTurns is the requests an arrival of b's mix sends on average, its
-// scenarios in the order of b.Scenarios: 1 without conversations.
-func MeanTurns(b config.Burst, scenarios []config.Scenario) float64 {
+// meanTurns is the requests an arrival of the mix sends on average: 1
+// without conversations.
+func (b *Burst) meanTurns() float64 {
 	sum, weights := 0.0, 0.0
 	for i, ws := range b.Scenarios {
-		if i < len(scenarios) {
-			sum += ws.Weight * float64(scenarios[i].TurnsOf())
+		if i < len(b.Mix) {
+			sum += ws.Weight * float64(b.Mix[i].TurnsOf())
 			weights += ws.Weight
 		}
 	}
@@ -91,10 +91,10 @@ func MeanTurns(b config.Burst, scenarios []config.Scenario) float64 {
 	return sum / weights
 }
 
-// Rates lists the rates one run of b sends at: its own, or its sweep's
-// steps, lowest first.
-func Rates(b config.Burst) []float64 {
-	if s := b.Arrival.Trace; b.Arrival.Process == config.ArrivalTrace && s != nil {
+// planRates lists the rates one run sends at: a trace's own, the burst's,
+// or its sweep's steps, lowest first.
+func (b *Burst) planRates() []float64 {
+	if s := b.Trace; b.Arrival.Process == config.ArrivalTrace && s != nil {
 		return []float64{s.Rate}
 	}
 	if b.Sweep == nil {
@@ -126,67 +126,94 @@ func (f Footprint) String() string {
 	return fmt.Sprintf("at most %d planned requests (%d measured), worst-case memory %s", f.Requests, f.Measured, config.Bytes(f.Bytes))
 }
 
-// BurstFootprint is the most one run of b may hold: every measured result
-// until the report is written, each scenario's synthetic body once, and a
-// request's own prompt text, body and connection buffers for each request
-// in flight.
-func BurstFootprint(c *config.Config, b config.Burst) Footprint {
+// footprint is the most one run may hold: every measured result until the
+// report is written, each scenario's synthetic body once, and a request's
+// own prompt text, body and connection buffers for each request in flight.
+func (b *Burst) footprint(p *Plan) Footprint {
 	var f Footprint
 	trace := b.Arrival.Process == config.ArrivalTrace
 	perResult, perStream, turns := int64(0), int64(0), 1
-	for _, s := range c.ScenariosOf(b) {
-		perResult = max(perResult, resultBytesOf(s))
+	scenarios := p.scenariosOf(b.Burst)
+	for _, s := range scenarios {
+		perResult = max(perResult, resultBytesOf(s.Scenario))
 		perStream = max(perStream, streamBytesOf(s, trace))
 		turns = max(turns, s.TurnsOf())
-		f.Bytes += bodyBytes(s)
+		f.Bytes += bodyBytes(s.Scenario)
 	}
 	queued := int64(queuedBytes)
 	if trace {
 		queued += 8 * replay.MaxBlocks // a Mooncake record's hash ids ride with it
 	}
-	for _, rate := range Rates(b) {
-		w, m := Requests(b, rate)
+	for _, rate := range b.rates {
+		w, m := b.Requests(rate)
 		// A conversation's arrival is a session of several requests.
 		f.Requests += (w + m) * turns
 		f.Measured += m * turns
 		f.Bytes += int64(m)*perResult + int64(w+m)*queued
 	}
-	if n := bisectSteps(b); n > 0 {
+	if n := bisectSteps(b.Burst); n > 0 {
 		// Each bisecting step runs below the top rate.
-		w, m := Requests(b, b.Sweep.Auto.Max)
+		w, m := b.Requests(b.Sweep.Auto.Max)
 		f.Requests += n * (w + m) * turns
 		f.Measured += n * m * turns
 		f.Bytes += int64(n) * (int64(m)*perResult + int64(w+m)*queued)
 	}
-	f.Bytes += int64(min(b.MaxConcurrency, f.Requests))*perStream + encodeBytes(c.ScenariosOf(b))
+	f.Bytes += int64(min(b.MaxConcurrency, f.Requests))*perStream + encodeBytes(configScenarios(scenarios))
 	return f
+}
+
+// scenariosOf is b's scenarios, as a burst's footprint counts each of them
+// once.
+func (p *Plan) scenariosOf(b config.Burst) []*Scenario {
+	var out []*Scenario
+	for _, s := range p.Config.ScenariosOf(b) {
+		if ps, ok := p.Scenario(s.Name); ok {
+			out = append(out, ps)
+		}
+	}
+	return out
+}
+
+func configScenarios(scenarios []*Scenario) []config.Scenario {
+	out := make([]config.Scenario, len(scenarios))
+	for i, s := range scenarios {
+		out[i] = s.Scenario
+	}
+	return out
 }
 
 // CanaryFootprint is what the canaries and comparisons send and may hold
 // at most: each schedule sends one request (a comparison two) per
 // interval, each in its own goroutine, so a target that hangs holds up to
 // timeout/interval of them in flight.
-func CanaryFootprint(c *config.Config) (schedules int, rate float64, bytes int64) {
-	for _, p := range c.CanaryPairs() {
-		t, _ := c.Target(p.Target)
-		s, _ := c.Scenario(p.Scenario)
+func (p *Plan) CanaryFootprint() (schedules int, rate float64, bytes int64) {
+	c := p.Config
+	for _, pair := range c.CanaryPairs() {
+		t, _ := c.Target(pair.Target)
+		s, ok := p.Scenario(pair.Scenario)
+		if !ok {
+			continue
+		}
 		schedules++
-		rate += float64(s.TurnsOf()) / p.Interval.Seconds() // a conversation's tick sends its every turn
-		inFlight := int64(sessionSpan(s, t.Timeout.Std())/p.Interval) + 1
-		bytes += inFlight*(streamBytesOf(s, false)+resultBytesOf(s)) + bodyBytes(s)
+		rate += float64(s.TurnsOf()) / pair.Interval.Seconds() // a conversation's tick sends its every turn
+		inFlight := int64(sessionSpan(s.Scenario, t.Timeout.Std())/pair.Interval) + 1
+		bytes += inFlight*(streamBytesOf(s, false)+resultBytesOf(s.Scenario)) + bodyBytes(s.Scenario)
 	}
 	// An always-on comparison's schedule sends a pair per tick, each side
 	// hanging to its own target's timeout, and keeps its window's pairs.
-	for _, p := range c.ComparisonPairs() {
-		s, _ := c.Scenario(p.Scenario)
-		schedules++
-		rate += 2 / p.Interval.Seconds()
-		for _, name := range []string{p.Comparison.Baseline, p.Comparison.Candidate} {
-			t, _ := c.Target(name)
-			inFlight := int64(t.Timeout.Std()/p.Interval) + 1
-			bytes += inFlight * (streamBytesOf(s, false) + resultBytesOf(s))
+	for _, pair := range c.ComparisonPairs() {
+		s, ok := p.Scenario(pair.Scenario)
+		if !ok {
+			continue
 		}
-		bytes += bodyBytes(s) + int64(p.Comparison.Window.Std()/p.Interval+1)*comparisonPairBytes
+		schedules++
+		rate += 2 / pair.Interval.Seconds()
+		for _, name := range []string{pair.Comparison.Baseline, pair.Comparison.Candidate} {
+			t, _ := c.Target(name)
+			inFlight := int64(t.Timeout.Std()/pair.Interval) + 1
+			bytes += inFlight * (streamBytesOf(s, false) + resultBytesOf(s.Scenario))
+		}
+		bytes += bodyBytes(s.Scenario) + int64(pair.Comparison.Window.Std()/pair.Interval+1)*comparisonPairBytes
 	}
 	return schedules, rate, bytes + encodeBytes(c.Scenarios)
 }
@@ -212,8 +239,8 @@ func resultBytesOf(s config.Scenario) int64 {
 // unstreamed answer as it is read. A synthetic prompt's own text is its
 // shared prefix (or a trace's keyed prefix) and nonce; the rest is a slice
 // of the scenario's body, which bodyBytes counts once.
-func streamBytesOf(s config.Scenario, trace bool) int64 {
-	return promptBytesOf(s, trace) + imageBytes(s) + wholeBytes(s)
+func streamBytesOf(s *Scenario, trace bool) int64 {
+	return promptBytesOf(s, trace) + imageBytes(s.Scenario) + wholeBytes(s.Scenario)
 }
 
 // imageBytes is what a request of s holds of its images in flight: their
@@ -250,7 +277,7 @@ func wholeBytes(s config.Scenario) int64 {
 }
 
 // promptBytesOf is the prompt's part of streamBytesOf.
-func promptBytesOf(s config.Scenario, trace bool) int64 {
+func promptBytesOf(s *Scenario, trace bool) int64 {
 	if s.PromptDataset != nil || s.Golden != nil || s.Prompt != "" || s.Conversation != nil {
 		// Held whole: a conversation's later turns carry its history.
 		return streamBytes + bytesPerPrompt*int64(maxPromptTokens(s))
@@ -275,21 +302,21 @@ func bodyBytes(s config.Scenario) int64 {
 }
 
 // maxPromptTokens is the longest prompt the scenario sends.
-func maxPromptTokens(s config.Scenario) int {
-	if d := s.PromptDataset; d != nil {
+func maxPromptTokens(s *Scenario) int {
+	if s.PromptDataset != nil {
 		n := 0
-		for _, p := range d.Prompts {
+		for _, p := range s.Source.Dataset {
 			n = max(n, p.Tokens)
 		}
 		return n + datasetNonceTokens
 	}
-	if g := s.Golden; g != nil {
-		return longestGolden(g).Tokens + datasetNonceTokens
+	if s.Golden != nil {
+		return longestGolden(s.Source.Golden).Tokens + datasetNonceTokens
 	}
 	if s.Prompt != "" {
 		return len(s.Prompt)/2 + 8 // a token is at least two bytes of text, mostly
 	}
-	return conversationTokens(s, s.PromptTokens.Maximum())
+	return conversationTokens(s.Scenario, s.PromptTokens.Maximum())
 }
 
 // conversationTokens is the longest prompt a session of s sends: its last
@@ -313,52 +340,24 @@ func sessionSpan(s config.Scenario, timeout time.Duration) time.Duration {
 	return n*timeout + (n-1)*s.Conversation.ThinkTime.Std()
 }
 
-// CheckBounds is a config.Check: it refuses scenarios and bursts past the
-// limits, once every field is in range (sizes mean nothing before).
-func CheckBounds(c *config.Config, found []*config.FieldError) []*config.FieldError {
-	if len(found) > 0 {
-		return nil
+// longestGolden is the line of the longest prompt (a zero line for none).
+func longestGolden(lines []prompt.GoldenLine) prompt.GoldenLine {
+	if len(lines) == 0 {
+		return prompt.GoldenLine{}
 	}
-	var errs config.FieldErrors
-	l := c.Limits
-	for i, s := range c.Scenarios {
-		n := maxPromptTokens(s)
-		switch d := s.PromptDataset; {
-		case n <= l.MaxPromptTokens:
-		case d != nil:
-			longest := slices.MaxFunc(d.Prompts, func(a, b config.DatasetPrompt) int { return a.Tokens - b.Tokens })
-			errs.Add(fmt.Sprintf("scenarios[%d].prompt_dataset.file", i), "the prompt at %s:%d is about %d tokens with its nonce line (estimated), past limits.max_prompt_tokens (%d): raise the limit or drop that conversation", d.File, longest.Line, n, l.MaxPromptTokens)
-		case s.Golden != nil:
-			errs.Add(fmt.Sprintf("scenarios[%d].golden.file", i), "the prompt at %s:%d is about %d tokens with its nonce line (estimated), past limits.max_prompt_tokens (%d): raise the limit or shorten that line", s.Golden.File, longestGolden(s.Golden).Line, n, l.MaxPromptTokens)
-		default:
-			what := ""
-			if cv := s.Conversation; cv != nil {
-				what = fmt.Sprintf(" (turn %d of the conversation, with every earlier message and answer)", cv.Turns)
-			}
-			errs.Add(fmt.Sprintf("scenarios[%d].prompt_tokens", i), "prompts of up to %d tokens%s are past limits.max_prompt_tokens (%d)", n, what, l.MaxPromptTokens)
-		}
-	}
-	if n, rate, bytes := CanaryFootprint(c); rate > l.MaxCanaryRate*(1+1e-9) {
-		errs.Add("canary", "%d schedules send %.4g requests per second, past limits.max_canary_rate (%g): lengthen intervals, pair fewer targets and scenarios, or raise the limit", n, rate, l.MaxCanaryRate)
-	} else if bytes > int64(l.MaxCanaryMemory) {
-		errs.Add("canary", "%d schedules may hold up to %s with every target hanging to its timeout, past limits.max_canary_memory (%s): shorten timeouts, prompts or images, lengthen intervals, or raise the limit", n, config.Bytes(bytes), config.Bytes(int64(l.MaxCanaryMemory)))
-	}
-	for i, b := range c.Bursts {
-		path := fmt.Sprintf("bursts[%d]", i)
-		f := BurstFootprint(c, b)
-		if f.Requests > l.MaxPlannedRequests {
-			errs.Add(path, "plans up to %d requests per run, past limits.max_planned_requests (%d): lower its rate, duration or requests, or raise the limit", f.Requests, l.MaxPlannedRequests)
-		} else if f.Bytes > int64(l.MaxBurstMemory) {
-			errs.Add(path, "may hold up to %s, past limits.max_burst_memory (%s): lower its rate, duration, max_concurrency, token lengths or images, or raise the limit", config.Bytes(f.Bytes), config.Bytes(int64(l.MaxBurstMemory)))
-		}
-	}
-	return errs
+	return slices.MaxFunc(lines, func(a, b prompt.GoldenLine) int { return a.Tokens - b.Tokens })
 }
 
-// longestGolden is g's line of the longest prompt (a zero line for none).
-func longestGolden(g *config.Golden) config.GoldenLine {
-	if len(g.Lines) == 0 {
-		return config.GoldenLine{}
+// RunLength is about how long a run may last against a target of timeout:
+// its sweep steps, then the timeout for the last requests in flight, once
+// per repeat.
+func (b *Burst) RunLength(timeout time.Duration) time.Duration {
+	total := timeout // the last requests' in flight
+	for _, rate := range b.rates {
+		total += b.Warmup.Duration.Std() + b.Duration.Std()
+		if rate > 0 {
+			total += time.Duration(float64(b.Warmup.Requests+b.Burst.Requests) / rate * float64(time.Second))
+		}
 	}
-	return slices.MaxFunc(g.Lines, func(a, b config.GoldenLine) int { return a.Tokens - b.Tokens })
+	return total * time.Duration(max(b.Repeat, 1)) // each run of a repeat
 }

@@ -1,4 +1,4 @@
-package load_test
+package plan_test
 
 import (
 	"os"
@@ -6,19 +6,19 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/llmprobe/llmprobe/internal/load"
 	"github.com/llmprobe/llmprobe/internal/testkit"
+	"github.com/llmprobe/llmprobe/plan"
 )
 
 // Every bad file of every package that checks a configuration fails the
 // whole load with the message its own package's test holds it to: the
 // checks compose without hiding or changing one another's errors.
 func TestBadConfigs(t *testing.T) {
-	for _, dir := range []string{"config", "burst/plan", "prompt", "target"} {
+	for _, dir := range []string{"config", "plan", "prompt", "target"} {
 		t.Run(dir, func(t *testing.T) {
-			t.Chdir(filepath.Join("../..", dir)) // the paths in the messages are relative to it
+			t.Chdir(filepath.Join("..", dir)) // the paths in the messages are relative to it
 			testkit.BadConfigs(t, "testdata/bad_*.yml", func(path string) error {
-				_, err := load.File(path)
+				_, err := plan.File(path)
 				return err
 			})
 		})
@@ -40,7 +40,7 @@ bursts:
 	if err := os.WriteFile(path, []byte(yml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err := load.File(path)
+	_, err := plan.File(path)
 	if err == nil {
 		t.Fatal("loaded")
 	}

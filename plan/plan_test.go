@@ -46,7 +46,7 @@ func TestArrivalProcesses(t *testing.T) {
 		{config.ArrivalGamma, 4, 0.5},
 	}
 	for _, tc := range cases {
-		arr := slices.Collect(Arrivals(testBurst(tc.process, 50, tc.burstiness), 50))
+		arr := slices.Collect(arrivalsOf(testBurst(tc.process, 50, tc.burstiness), 50))
 		mean, cv := gapStats(arr)
 		if math.Abs(1/mean-50)/50 > 0.03 {
 			t.Errorf("%s(%g): achieved rate %.2f, want 50 ± 3%%", tc.process, tc.burstiness, 1/mean)
@@ -62,12 +62,12 @@ func TestArrivalsSeededAndWarmup(t *testing.T) {
 	b.Requests, b.Warmup = 0, config.Warmup{Requests: 5}
 	b.Duration = config.Duration(10 * time.Second)
 	b.Scenarios = []config.WeightedScenario{{Scenario: "a", Weight: 3}, {Scenario: "b", Weight: 1}}
-	one, two := slices.Collect(Arrivals(b, 10)), slices.Collect(Arrivals(b, 10))
+	one, two := slices.Collect(arrivalsOf(b, 10)), slices.Collect(arrivalsOf(b, 10))
 	if !slices.Equal(one, two) {
 		t.Fatal("same seed, different schedules")
 	}
 	b.Seed = 2
-	if slices.Equal(one, slices.Collect(Arrivals(b, 10))) {
+	if slices.Equal(one, slices.Collect(arrivalsOf(b, 10))) {
 		t.Fatal("different seeds, same schedule")
 	}
 	warm, mix := 0, 0

@@ -19,9 +19,10 @@ type Stepper struct {
 	current    float64
 }
 
-// NewStepper starts b's sweep; b without one runs its own rate once.
-func NewStepper(b config.Burst) *Stepper {
-	s := &Stepper{rates: Rates(b)}
+// Stepper starts the burst's sweep; a burst without one runs its own rate
+// once.
+func (b *Burst) Stepper() *Stepper {
+	s := &Stepper{rates: b.Rates()}
 	if b.Sweep != nil && b.Sweep.Auto != nil {
 		s.resolution = b.Sweep.Auto.Resolution
 	}

@@ -1,28 +1,29 @@
-package config
+package plan
 
 import (
 	"sync"
 	"time"
 
+	"github.com/llmprobe/llmprobe/config"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// SafeConfig holds the running configuration. Reloads are serialized: each
-// loads, compares, applies and swaps before the next begins, so what Get
-// returns is always what was applied last.
-type SafeConfig struct {
+// Safe holds the running plan. Reloads are serialized: each loads,
+// compares, applies and swaps before the next begins, so what Get returns
+// is always what was applied last.
+type Safe struct {
 	reload sync.Mutex // held for a whole Reload
 
 	mu  sync.RWMutex
-	cfg *Config
+	cfg *Plan
 
 	reloadSuccess   prometheus.Gauge
 	reloadTimestamp prometheus.Gauge
 }
 
 // NewSafeConfig registers the reload metrics with reg.
-func NewSafeConfig(reg prometheus.Registerer) *SafeConfig {
-	sc := &SafeConfig{
+func NewSafe(reg prometheus.Registerer) *Safe {
+	sc := &Safe{
 		reloadSuccess: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "llmprobe_config_last_reload_successful",
 			Help: "Whether the last configuration reload attempt was successful.",
@@ -38,19 +39,19 @@ func NewSafeConfig(reg prometheus.Registerer) *SafeConfig {
 	return sc
 }
 
-// Get returns the running configuration; callers must not modify it.
-func (sc *SafeConfig) Get() *Config {
+// Get returns the running plan; callers must not modify it.
+func (sc *Safe) Get() *Plan {
 	sc.mu.RLock()
 	defer sc.mu.RUnlock()
 	return sc.cfg
 }
 
-// Reload calls load and, when it returns a configuration that is not Equal
-// to the running one, passes it to apply and then makes it the running one.
-// A failed load keeps the running configuration; an unchanged one is not
-// applied again, so schedules keep their rhythm. It reports whether the
-// configuration changed.
-func (sc *SafeConfig) Reload(load func() (*Config, error), apply func(*Config)) (changed bool, err error) {
+// Reload calls load and, when it returns a plan that is not config.Equal
+// to the running one (its configuration, or a file it read), passes it to
+// apply and then makes it the running one. A failed load keeps the running
+// plan; an unchanged one is not applied again, so schedules keep their
+// rhythm. It reports whether the plan changed.
+func (sc *Safe) Reload(load func() (*Plan, error), apply func(*Plan)) (changed bool, err error) {
 	sc.reload.Lock()
 	defer sc.reload.Unlock()
 	cfg, err := load()
@@ -58,7 +59,7 @@ func (sc *SafeConfig) Reload(load func() (*Config, error), apply func(*Config)) 
 		sc.reloadSuccess.Set(0)
 		return false, err
 	}
-	if changed = !Equal(cfg, sc.Get()); changed {
+	if changed = !config.Equal(cfg, sc.Get()); changed {
 		apply(cfg)
 		sc.mu.Lock()
 		sc.cfg = cfg
