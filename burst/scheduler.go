@@ -133,8 +133,8 @@ func (s *Scheduler) Stop() {
 func (s *Scheduler) loop(ctx context.Context, b *plan.Burst, client *prober.Client, watch *engineWatch) {
 	runner := s.runner
 	runner.Client = client
-	cad := CadenceOf(b.Burst, rand.Uint64()) // the seed draws jitter only: no need to repeat
-	var next int64                           // the start waited for
+	cad := b.Cadence(rand.Uint64()) // the seed draws jitter only: no need to repeat
+	var next int64                  // the start waited for
 	if cad != nil {
 		next = cad.From(s.clock.Now())
 	}
@@ -182,7 +182,7 @@ func (s *Scheduler) loop(ctx context.Context, b *plan.Burst, client *prober.Clie
 // await waits for start next of cad, or for watch's settled engine change
 // (then from is the change's "from": nil when a scheduled run took it).
 // stop says the loop ends: ctx ended, or nothing is left to wait for.
-func (s *Scheduler) await(ctx context.Context, burst string, cad *Cadence, next int64, watch *engineWatch) (ticked bool, from *report.Facts, stop bool) {
+func (s *Scheduler) await(ctx context.Context, burst string, cad *plan.Cadence, next int64, watch *engineWatch) (ticked bool, from *report.Facts, stop bool) {
 	var due <-chan time.Time
 	switch {
 	case cad != nil:
@@ -222,7 +222,7 @@ const stamp = "2006-01-02T15:04:05.000Z07:00"
 // next, or past the starts planned before the run ended. Those are
 // skipped (runs never overlap, and a late run is no catching up), logged
 // and counted.
-func (s *Scheduler) skipMissed(burst string, cad *Cadence, next int64, began time.Time) int64 {
+func (s *Scheduler) skipMissed(burst string, cad *plan.Cadence, next int64, began time.Time) int64 {
 	ended := s.clock.Now()
 	resume := cad.From(ended)
 	if resume <= next {

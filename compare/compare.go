@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/decide"
+	"github.com/llmprobe/llmprobe/plan"
 
-	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/stats"
@@ -89,7 +89,7 @@ const maxSamples = 1000
 
 // Analyze compares the rounds of burst b; base and cand carry the sides'
 // names, URLs and models, and order the side of each run as it ran.
-func Analyze(b config.Burst, base, cand Side, order []string, rounds []Round) *Comparison {
+func Analyze(b *plan.Burst, base, cand Side, order []string, rounds []Round) *Comparison {
 	c := &Comparison{Burst: b.Name, Seed: b.Seed, Rounds: len(rounds), Order: order, Baseline: base, Candidate: cand}
 	p := pairs{}
 	for k, r := range rounds {
@@ -113,8 +113,8 @@ func Analyze(b config.Burst, base, cand Side, order []string, rounds []Round) *C
 			continue
 		}
 		c.Metrics = append(c.Metrics,
-			decide.MedianShift(m, base, cand, strata, len(rounds), decide.Tolerance(b, m, "p50")),
-			decide.TailRatio(m, 0.99, base, cand, strata, len(rounds), decide.Tolerance(b, m, "p99")))
+			decide.MedianShift(m, base, cand, strata, len(rounds), decide.Tolerance(b.Burst, m, "p50")),
+			decide.TailRatio(m, 0.99, base, cand, strata, len(rounds), decide.Tolerance(b.Burst, m, "p99")))
 	}
 	c.Metrics = append(c.Metrics, goodput(rounds))
 	if c.Baseline.QualityChecked+c.Candidate.QualityChecked > 0 {

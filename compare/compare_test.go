@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/decide"
+	"github.com/llmprobe/llmprobe/plan"
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/prober"
@@ -39,7 +40,7 @@ func TestAnalyze(t *testing.T) {
 	same := func(i int) float64 { return noise[i] }
 	b := config.Burst{Name: "b", Seed: 7, MaxRegression: []config.MaxRegression{{Metric: "ttft", Quantile: "p50", MaxIncrease: 0.5}}}
 	rounds := []Round{{run("a1", 80, same, false), run("b1", 80, slow, false)}, {run("a2", 80, same, false), run("b2", 80, slow, false)}}
-	c := Analyze(b, Side{Target: "a"}, Side{Target: "b"}, []string{"baseline", "candidate", "candidate", "baseline"}, rounds)
+	c := Analyze(plan.BurstOf(b), Side{Target: "a"}, Side{Target: "b"}, []string{"baseline", "candidate", "candidate", "baseline"}, rounds)
 	if c.Verdict != decide.Worse || c.Pairs != 160 || c.Rounds != 2 {
 		t.Fatalf("verdict %q, pairs %d, rounds %d: %v", c.Verdict, c.Pairs, c.Rounds, c.Reasons)
 	}
@@ -58,19 +59,19 @@ func TestAnalyze(t *testing.T) {
 	}
 
 	rounds[1].Candidate = run("b2", 80, slow, true)
-	if c := Analyze(b, Side{Target: "a"}, Side{Target: "b"}, nil, rounds); c.Verdict != decide.Inconclusive || len(c.Reasons) != 1 {
+	if c := Analyze(plan.BurstOf(b), Side{Target: "a"}, Side{Target: "b"}, nil, rounds); c.Verdict != decide.Inconclusive || len(c.Reasons) != 1 {
 		t.Errorf("a saturated client: %q %v", c.Verdict, c.Reasons)
 	}
 	rounds = []Round{{run("a1", 80, same, false), run("b1", 80, same, false)}, {run("a2", 80, same, false), run("b2", 80, same, false)}}
-	if c := Analyze(b, Side{}, Side{}, nil, rounds); c.Verdict != decide.NoDifference {
+	if c := Analyze(plan.BurstOf(b), Side{}, Side{}, nil, rounds); c.Verdict != decide.NoDifference {
 		t.Errorf("the same twice: %q %v", c.Verdict, c.Reasons)
 	}
 	rounds = []Round{{run("a1", 3, same, false), run("b1", 3, slow, false)}}
-	if c := Analyze(b, Side{}, Side{}, nil, rounds); c.Verdict != decide.Inconclusive {
+	if c := Analyze(plan.BurstOf(b), Side{}, Side{}, nil, rounds); c.Verdict != decide.Inconclusive {
 		t.Errorf("3 pairs: %q %v", c.Verdict, c.Reasons)
 	}
 	rounds = []Round{{run("a1", 0, same, false), run("b1", 5, slow, false)}}
-	if c := Analyze(b, Side{}, Side{}, nil, rounds); c.Verdict != decide.NotMeasured {
+	if c := Analyze(plan.BurstOf(b), Side{}, Side{}, nil, rounds); c.Verdict != decide.NotMeasured {
 		t.Errorf("nothing paired: %q %v", c.Verdict, c.Reasons)
 	}
 }
@@ -88,7 +89,7 @@ func TestAnalyzeWithoutTokenTimes(t *testing.T) {
 		return Run{Report: &report.Report{ID: id, Requests: n, Outcomes: map[prober.Outcome]int{prober.OutcomeSuccess: n}}, Measured: r}
 	}
 	rounds := []Round{{pooled("a1", 60, 1), pooled("b1", 60, 1.5)}, {pooled("a2", 60, 1), pooled("b2", 60, 1.5)}}
-	c := Analyze(config.Burst{Name: "b"}, Side{Target: "a"}, Side{Target: "b"}, nil, rounds)
+	c := Analyze(plan.BurstOf(config.Burst{Name: "b"}), Side{Target: "a"}, Side{Target: "b"}, nil, rounds)
 	if c.Verdict != decide.Worse {
 		t.Errorf("verdict %q %v, want worse on e2e", c.Verdict, c.Reasons)
 	}

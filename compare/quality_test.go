@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/llmprobe/llmprobe/decide"
+	"github.com/llmprobe/llmprobe/plan"
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/prober"
@@ -50,7 +51,7 @@ func TestFasterButWorseAnswersIsNotBetter(t *testing.T) {
 				rounds[k].Baseline = withQuality(rounds[k].Baseline, all)
 				rounds[k].Candidate = withQuality(rounds[k].Candidate, tc.cand)
 			}
-			c := Analyze(config.Burst{Name: "b"}, Side{Target: "slow"}, Side{Target: "fast"}, nil, rounds)
+			c := Analyze(plan.BurstOf(config.Burst{Name: "b"}), Side{Target: "slow"}, Side{Target: "fast"}, nil, rounds)
 			q := c.Metrics[len(c.Metrics)-1]
 			if c.Verdict != tc.want || q.Metric != "quality" || q.Verdict != tc.quality {
 				t.Fatalf("verdict %q (quality %q), want %q (quality %q): %v", c.Verdict, q.Verdict, tc.want, tc.quality, c.Reasons)
@@ -64,7 +65,7 @@ func TestFasterButWorseAnswersIsNotBetter(t *testing.T) {
 			if tc.quality == decide.Worse {
 				want = decide.Worse
 			}
-			if c := Analyze(config.Burst{Name: "b"}, Side{Target: "slow"}, Side{Target: "fast"}, nil, rounds); c.Verdict != want {
+			if c := Analyze(plan.BurstOf(config.Burst{Name: "b"}), Side{Target: "slow"}, Side{Target: "fast"}, nil, rounds); c.Verdict != want {
 				t.Errorf("with a saturated client: %q, want %q: %v", c.Verdict, want, c.Reasons)
 			}
 		})

@@ -96,7 +96,7 @@ func compareTargets(ctx context.Context, o compareOptions) int {
 		r.ProgressInterval = 5 * time.Second
 	}
 	rounds, order, problem := r.runRounds(ctx)
-	c := compare.Analyze(r.bursts[0].Burst, r.side(0), r.side(1), order, rounds)
+	c := compare.Analyze(r.bursts[0], r.side(0), r.side(1), order, rounds)
 	return r.verdict(c, problem)
 }
 

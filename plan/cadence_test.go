@@ -1,4 +1,4 @@
-package burst
+package plan
 
 import (
 	"testing"
@@ -14,7 +14,7 @@ func burst(s config.BurstSchedule) config.Burst {
 // Every's starts lie on one grid: a period apart, jitter inside its own
 // period, the same grid for any seed and from any instant.
 func TestEveryKeepsItsGrid(t *testing.T) {
-	c := CadenceOf(burst(config.BurstSchedule{Every: config.Duration(time.Minute)}), 1)
+	c := BurstOf(burst(config.BurstSchedule{Every: config.Duration(time.Minute)})).Cadence(1)
 	now := time.Date(2026, 11, 28, 12, 0, 30, 0, time.UTC)
 	k := c.From(now)
 	first := c.Start(k)
@@ -33,15 +33,15 @@ func TestEveryKeepsItsGrid(t *testing.T) {
 		t.Errorf("From(just after start %d) = %d", k, got)
 	}
 	// The phase comes from the name, so a restart keeps it.
-	if again := CadenceOf(burst(config.BurstSchedule{Every: config.Duration(time.Minute)}), 99); again.Start(k) != first {
+	if again := BurstOf(burst(config.BurstSchedule{Every: config.Duration(time.Minute)})).Cadence(99); again.Start(k) != first {
 		t.Errorf("another seed moved start %d from %s to %s", k, first, again.Start(k))
 	}
-	other := CadenceOf(config.Burst{Name: "hourly", Schedule: config.BurstSchedule{Every: config.Duration(time.Minute)}}, 1)
+	other := BurstOf(config.Burst{Name: "hourly", Schedule: config.BurstSchedule{Every: config.Duration(time.Minute)}}).Cadence(1)
 	if other.Start(k) == first {
 		t.Errorf("bursts %q and %q share a phase (%s): hash collision in the test's names", "nightly", "hourly", first)
 	}
 
-	j := CadenceOf(burst(config.BurstSchedule{Every: config.Duration(time.Minute), Jitter: config.Duration(10 * time.Second)}), 7)
+	j := BurstOf(burst(config.BurstSchedule{Every: config.Duration(time.Minute), Jitter: config.Duration(10 * time.Second)})).Cadence(7)
 	moved := 0
 	for i := k; i < k+200; i++ {
 		d := j.Start(i).Sub(c.Start(i))
@@ -51,7 +51,7 @@ func TestEveryKeepsItsGrid(t *testing.T) {
 		if d > 0 {
 			moved++
 		}
-		if same := CadenceOf(burst(config.BurstSchedule{Every: config.Duration(time.Minute), Jitter: config.Duration(10 * time.Second)}), 7); same.Start(i) != j.Start(i) {
+		if same := BurstOf(burst(config.BurstSchedule{Every: config.Duration(time.Minute), Jitter: config.Duration(10 * time.Second)})).Cadence(7); same.Start(i) != j.Start(i) {
 			t.Fatalf("start %d differs between two cadences of one seed", i)
 		}
 		if got := j.From(j.Start(i)); got != i {
@@ -65,7 +65,7 @@ func TestEveryKeepsItsGrid(t *testing.T) {
 
 // At's starts are its times of day, in order, every day.
 func TestAtTimesOfDay(t *testing.T) {
-	c := CadenceOf(burst(config.BurstSchedule{At: []string{"22:00", "02:30", "22:00"}}), 1)
+	c := BurstOf(burst(config.BurstSchedule{At: []string{"22:00", "02:30", "22:00"}})).Cadence(1)
 	k := c.From(time.Date(2026, 11, 22, 23, 0, 0, 0, time.UTC))
 	want := []time.Time{
 		time.Date(2026, 11, 23, 2, 30, 0, 0, time.UTC),
@@ -77,7 +77,7 @@ func TestAtTimesOfDay(t *testing.T) {
 			t.Errorf("start %d = %s, want %s", i, got, w)
 		}
 	}
-	if CadenceOf(burst(config.BurstSchedule{OnStart: true}), 1) != nil {
+	if BurstOf(burst(config.BurstSchedule{OnStart: true})).Cadence(1) != nil {
 		t.Error("a schedule without every or at has a cadence")
 	}
 }
@@ -85,7 +85,7 @@ func TestAtTimesOfDay(t *testing.T) {
 // Skipped are the starts planned while a run ran: for a run that began at
 // start k and ended at end, those after k and before end.
 func TestOverrunMissesStarts(t *testing.T) {
-	c := CadenceOf(burst(config.BurstSchedule{Every: config.Duration(time.Minute)}), 1)
+	c := BurstOf(burst(config.BurstSchedule{Every: config.Duration(time.Minute)})).Cadence(1)
 	k := c.From(time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC))
 	end := c.Start(k).Add(150 * time.Second)
 	next := c.From(end)

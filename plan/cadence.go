@@ -2,15 +2,13 @@
 // times of day, each start fixed in advance, so a run that overruns misses
 // starts instead of shifting the later ones.
 
-package burst
+package plan
 
 import (
 	"hash/fnv"
 	"math/rand/v2"
 	"slices"
 	"time"
-
-	"github.com/llmprobe/llmprobe/config"
 )
 
 const day = 24 * time.Hour
@@ -23,12 +21,12 @@ type Cadence struct {
 	at                   []time.Duration // times of day after midnight UTC, ascending
 }
 
-// CadenceOf is burst b's cadence, nil when its schedule has neither every nor
-// at. With every, start k is k × every after the Unix epoch, plus a
+// Cadence is the burst's cadence, nil when its schedule has neither every
+// nor at. With every, start k is k × every after the Unix epoch, plus a
 // phase from the burst's name (so bursts of one period do not all start
 // together, and restarts and reloads keep the rhythm), plus that start's
 // own jitter, drawn from seed, below the configured jitter.
-func CadenceOf(b config.Burst, seed uint64) *Cadence {
+func (b *Burst) Cadence(seed uint64) *Cadence {
 	s := b.Schedule
 	switch {
 	case s.Every > 0:
