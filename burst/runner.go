@@ -6,7 +6,6 @@ package burst
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"time"
 
@@ -62,17 +61,25 @@ type GPU interface {
 	BeginBurst() func(outputTokens int) *report.GPUFacts
 }
 
-// Run runs burst b (or its sweep) now, judges the report against the stored
-// previous one, and saves it. The report comes back judged even when the
-// error, which is about reading or writing the store, is not nil.
+// Run runs burst b (or its sweep) now and finishes its report through the
+// one pipeline: judged against its baseline, kept in the store. The report
+// comes back judged even when the error, which is about reading or writing
+// the store, is not nil.
 func (r Runner) Run(ctx context.Context, b *plan.Burst) (*report.Report, error) {
+	rep := r.Measure(ctx, b)
+	return rep, Pipeline{Store: r.Store, Baseline: r.Baseline}.Finish(rep, b.MaxRegression, b.Keep, r.From)
+}
+
+// Measure runs burst b (or its sweep) now and returns its report as
+// measured, not yet judged: its figures, the target's facts, the GPUs' and
+// the engine's view, the fleet it sizes, and whether it is an upgrade run.
+func (r Runner) Measure(ctx context.Context, b *plan.Burst) *report.Report {
 	// The target's facts are read beside the burst: a target that hangs must
 	// not hold the burst back by the info call's timeout.
 	infoDone := make(chan prober.Info, 1)
 	go func() { infoDone <- r.Client.RefreshInfo(ctx) }()
 	host, _ := os.Hostname()
 	meta := report.Meta{Version: version.Version, Host: host, Scenarios: b.ScenarioConfigs()}
-	previous, noBaseline, loadErr := r.baseline(b.Name)
 	endGPU := func(int) *report.GPUFacts { return nil }
 	if r.GPU != nil {
 		endGPU = r.GPU.BeginBurst()
@@ -82,7 +89,6 @@ func (r Runner) Run(ctx context.Context, b *plan.Burst) (*report.Report, error) 
 	report.SizeSweep(b.Burst, rep) // the GPUs NVML counted size the fleet
 	info := <-infoDone             // the model too, where it was discovered
 	rep.Model, rep.Engine, rep.EngineVersion = r.Client.Model(), info.Engine, info.EngineVersion
-	rep.RegressionSkipped = noBaseline
 	rep.Overrides = r.Overrides
 	if em := r.Client.Target().EngineMetrics; em != nil {
 		rep.AttachEngineMetrics(enginemetrics.Options{Family: em.Family, Engine: info.Engine, Model: rep.Model})
@@ -90,45 +96,7 @@ func (r Runner) Run(ctx context.Context, b *plan.Burst) (*report.Report, error) 
 	if r.From != nil {
 		rep.ExpectUpgrade(*r.From, r.MaxIncrease)
 	}
-	judge := report.Judge
-	if r.Baseline != nil {
-		judge = report.JudgeNamed // a baseline the user named is binding
-	}
-	judge(rep, previous, b.MaxRegression)
-	if r.Store != nil {
-		// Saved even when the burst was cut short: a stopped burst is a result.
-		return rep, errors.Join(loadErr, r.Store.Save(rep, b.Keep))
-	}
-	return rep, loadErr
-}
-
-// baseline is the report to compare with: the chosen one, else the stored
-// previous one of the burst. Without one it says why; without the previous
-// report the run still counts, it only lacks a regression verdict.
-func (r Runner) baseline(burst string) (*report.Report, string, error) {
-	switch {
-	case r.Baseline != nil:
-		return r.Baseline, "", nil
-	case r.Store == nil:
-		return nil, "no report store to find a previous report in", nil
-	case r.From != nil:
-		prev, err := r.Store.LatestFrom(burst, *r.From)
-		if err != nil {
-			return nil, "the reports from before the engine change cannot be read: " + err.Error(), fmt.Errorf("reports of %s from %s: %w", burst, r.From, err)
-		}
-		if prev == nil {
-			return nil, fmt.Sprintf("no report of burst %s from %s, before the change, to compare with", burst, r.From), nil
-		}
-		return prev, "", nil
-	}
-	prev, err := r.Store.Latest(burst)
-	if err != nil {
-		return nil, "the previous report cannot be read: " + err.Error(), fmt.Errorf("previous report of %s: %w", burst, err)
-	}
-	if prev == nil {
-		return nil, "no previous report of burst " + burst, nil
-	}
-	return prev, "", nil
+	return rep
 }
 
 // measure runs the burst at its rate, or its sweep step by step, and builds

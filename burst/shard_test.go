@@ -103,7 +103,7 @@ func TestShardRunnersSendTheWholeBurst(t *testing.T) {
 			}
 		}
 	}
-	merged, err := report.MergeShards(parts, nil)
+	merged, err := mergeShards(parts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,4 +112,14 @@ func TestShardRunnersSendTheWholeBurst(t *testing.T) {
 		t.Errorf("merged: planned %d, sent %d, warmup %d, itl %d; one runner: %d, %d, %d, %d", merged.PlannedRequests, merged.Requests, merged.WarmupRequests,
 			merged.Latency["itl"].Count, whole.PlannedRequests, whole.Requests, whole.WarmupRequests, whole.Latency["itl"].Count)
 	}
+}
+
+// mergeShards is llmprobe report merge's merge: the shards' report, judged
+// by the one pipeline against baseline.
+func mergeShards(parts []report.ShardReport, baseline *report.Report) (*report.Report, error) {
+	merged, b, err := report.MergeShards(parts)
+	if err != nil {
+		return nil, err
+	}
+	return merged, Pipeline{Baseline: baseline}.Finish(merged, b.MaxRegression, 0, nil)
 }

@@ -96,7 +96,7 @@ func TestTraceShardRunnersMerge(t *testing.T) {
 	if split := sent(); !slices.EqualFunc(split, alone, bytes.Equal) {
 		t.Errorf("the shards sent %d requests, one runner %d, and they differ", len(split), len(alone))
 	}
-	merged, err := report.MergeShards(parts, nil)
+	merged, err := mergeShards(parts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

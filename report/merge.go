@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/stats"
 )
 
@@ -20,8 +21,9 @@ type ShardReport struct {
 	Report *Report
 }
 
-// MergeShards makes the report of a burst that was split over replicas from the
-// reports of all its shards, and judges it against baseline (nil: none).
+// MergeShards makes the report of a burst that was split over replicas from
+// the reports of all its shards, not yet judged, and gives the burst's
+// configuration as the shards recorded it, which judges it.
 // The shards must be one run of one burst: the same burst, target, model,
 // configuration, overrides, seed, rate and start, with every index from 0
 // to N-1 once. The merged report is rebuilt by report.Build from the
@@ -29,26 +31,26 @@ type ShardReport struct {
 // process sending the whole schedule would have reported from the same
 // requests: counts, outcomes and failures summed, exact percentiles over
 // the union, throughput, goodput and achieved rate over the union's span,
-// the gates and the verdict. Two things are the shards' own: failed_samples
+// and the gates. Two things are the shards' own: failed_samples
 // are picked from theirs, and the client counts as saturated if any shard's
 // was (a shard's saturation skews its share of every figure).
-func MergeShards(parts []ShardReport, baseline *Report) (*Report, error) {
+func MergeShards(parts []ShardReport) (*Report, config.Burst, error) {
 	if len(parts) == 0 {
-		return nil, errors.New("no shard reports to merge")
+		return nil, config.Burst{}, errors.New("no shard reports to merge")
 	}
 	byIndex, err := checkShards(parts)
 	if err != nil {
-		return nil, err
+		return nil, config.Burst{}, err
 	}
 	ref := byIndex[0].Report
 	b, scenarios, err := burstOf(byIndex[0])
 	if err != nil {
-		return nil, err
+		return nil, config.Burst{}, err
 	}
 	u := newShardUnion(ref)
 	for _, p := range byIndex {
 		if err := u.add(p); err != nil {
-			return nil, err
+			return nil, config.Burst{}, err
 		}
 	}
 	meta := Meta{Model: ref.Model, Engine: ref.Engine, EngineVersion: ref.EngineVersion, Version: ref.LLMProbeVersion,
@@ -66,11 +68,7 @@ func MergeShards(parts []ShardReport, baseline *Report) (*Report, error) {
 		rep.ClientSaturated = rep.ClientSaturated || p.Report.ClientSaturated
 	}
 	rep.Merged = u.merged
-	if baseline == nil {
-		rep.RegressionSkipped = "no baseline given (llmprobe report merge --baseline FILE)"
-	}
-	JudgeNamed(rep, baseline, b.MaxRegression)
-	return rep, nil
+	return rep, b, nil
 }
 
 // shardUnion gathers the shards' requests, counts and samples into the one run

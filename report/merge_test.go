@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmprobe/llmprobe/burst"
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/decide"
 	"github.com/llmprobe/llmprobe/prober"
@@ -238,7 +239,7 @@ func TestMergeIsExact(t *testing.T) {
 			report.Judge(whole, tc.baseline, b.MaxRegression)
 			origin := tc.run.Start.Add(-time.Second) // the warmup came first
 			parts := shardParts(t, b, meta(tc.version), splitRun(tc.run, tc.shards, origin))
-			merged, err := report.MergeShards(parts, tc.baseline)
+			merged, err := mergeShards(parts, tc.baseline)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -281,7 +282,7 @@ func TestMergeSaturatedShard(t *testing.T) {
 	run := reporttest.Fixture(t, reporttest.Upgrade[0].File).Run
 	parts := shardParts(t, b, meta, splitRun(run, 3, run.Start))
 	parts[1].Report.ClientSaturated = true
-	merged, err := report.MergeShards(parts, nil)
+	merged, err := mergeShards(parts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,18 +335,18 @@ func TestMergeRefuses(t *testing.T) {
 		{"nothing", func() []report.ShardReport { return nil }, "no shard reports to merge"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := report.MergeShards(tc.parts(), nil)
+			_, err := mergeShards(tc.parts(), nil)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %v, want %q", err, tc.want)
 			}
 		})
 	}
 	// A merged report is not a shard, and says so.
-	merged, err := report.MergeShards(fresh(), nil)
+	merged, err := mergeShards(fresh(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := report.MergeShards([]report.ShardReport{{Name: "merged.json", Report: merged}}, nil); err == nil || !strings.Contains(err.Error(), "merged.json is already a merged report") {
+	if _, err := mergeShards([]report.ShardReport{{Name: "merged.json", Report: merged}}, nil); err == nil || !strings.Contains(err.Error(), "merged.json is already a merged report") {
 		t.Errorf("merging a merged report: %v", err)
 	}
 	// A shard's report is no baseline for a whole burst.
@@ -360,7 +361,7 @@ func TestMergeRefuses(t *testing.T) {
 	// A baseline given to the merge is named: one of another model fails it.
 	other := report.Build(b, run, meta)
 	other.Model = "another"
-	refused, err := report.MergeShards(fresh(), other)
+	refused, err := mergeShards(fresh(), other)
 	if err != nil || refused.Passed || !strings.Contains(report.Refused(refused), `not comparable: model "another"`) {
 		t.Errorf("a named baseline of another model: err %v, passed %v, refused %q", err, refused.Passed, report.Refused(refused))
 	}
@@ -376,7 +377,7 @@ func TestMergeSaysITLIsApproximate(t *testing.T) {
 		rep.Shard.ITL = rep.Shard.ITL[:10] // as a shard past a bound of 10 keeps them
 		parts = append(parts, report.ShardReport{Name: fmt.Sprintf("s%d", i), Report: rep})
 	}
-	merged, err := report.MergeShards(parts, nil)
+	merged, err := mergeShards(parts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -384,4 +385,14 @@ func TestMergeSaysITLIsApproximate(t *testing.T) {
 	if merged.Latency["itl"].Count != 20 || len(merged.Merged.Approximate) != 1 || merged.Merged.Approximate[0] != want {
 		t.Errorf("merged itl %+v, approximate %q", merged.Latency["itl"], merged.Merged.Approximate)
 	}
+}
+
+// mergeShards is llmprobe report merge's merge: the shards' report, judged
+// by the one pipeline against baseline.
+func mergeShards(parts []report.ShardReport, baseline *report.Report) (*report.Report, error) {
+	merged, b, err := report.MergeShards(parts)
+	if err != nil {
+		return nil, err
+	}
+	return merged, burst.Pipeline{Baseline: baseline}.Finish(merged, b.MaxRegression, 0, nil)
 }

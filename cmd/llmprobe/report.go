@@ -12,6 +12,7 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 
 	"github.com/llmprobe/llmprobe/app/web"
+	"github.com/llmprobe/llmprobe/burst"
 	"github.com/llmprobe/llmprobe/push"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/render"
@@ -74,11 +75,15 @@ func (c *reportMergeCommand) run(stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	merged, err := report.MergeShards(parts, baseline)
+	merged, b, err := report.MergeShards(parts)
 	if err != nil {
 		fmt.Fprintf(stderr, "llmprobe report merge: %v\n", err)
 		return 2
 	}
+	if baseline == nil {
+		merged.RegressionSkipped = "no baseline given (llmprobe report merge --baseline FILE)"
+	}
+	_ = burst.Pipeline{Baseline: baseline}.Finish(merged, b.MaxRegression, 0, nil) // no store: nothing to read or write
 	render.Text(stdout, merged)
 	defer push.Publish(context.Background(), pusher, "report merge", push.JobGate, merged, stderr)
 	if err := store.WriteJSON(*c.output, merged, nil); err != nil {

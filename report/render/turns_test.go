@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmprobe/llmprobe/burst"
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
@@ -50,7 +51,7 @@ func TestTurnsAndTheirShards(t *testing.T) {
 		parts = append(parts, report.ShardReport{Name: "s" + string(rune('0'+session)), Report: report.Build(b, run, report.Meta{})})
 	}
 	single := report.Build(b, report.Run{Rate: 1, Planned: 8, Results: all, NotSent: map[string]int{}, Start: origin, End: origin.Add(3 * time.Second)}, report.Meta{})
-	merged, err := report.MergeShards(parts, nil)
+	merged, err := mergeShards(parts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,4 +99,14 @@ func TestTurnsAndTheirShards(t *testing.T) {
 	if plain.Turns != nil || strings.Contains(text.String(), "by turn") || plain.PromptCache != nil || !strings.Contains(text.String(), "prefix cache: n/a") {
 		t.Errorf("a burst without conversations has a turn table: %+v", plain.Turns)
 	}
+}
+
+// mergeShards is llmprobe report merge's merge: the shards' report, judged
+// by the one pipeline against baseline.
+func mergeShards(parts []report.ShardReport, baseline *report.Report) (*report.Report, error) {
+	merged, b, err := report.MergeShards(parts)
+	if err != nil {
+		return nil, err
+	}
+	return merged, burst.Pipeline{Baseline: baseline}.Finish(merged, b.MaxRegression, 0, nil)
 }
