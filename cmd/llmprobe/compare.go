@@ -7,6 +7,7 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 	"golang.org/x/term"
 
+	"github.com/llmprobe/llmprobe/app/gate"
 	"github.com/llmprobe/llmprobe/push"
 )
 
@@ -51,8 +52,8 @@ func addSideFlags(cmd *kingpin.CmdClause, side string) sideFlags {
 	}
 }
 
-func (f sideFlags) side(name string) compareSide {
-	return compareSide{Name: name, Target: *f.target, URL: *f.url, Model: *f.model}
+func (f sideFlags) side(name string) gate.Side {
+	return gate.Side{Name: name, Target: *f.target, URL: *f.url, Model: *f.model}
 }
 
 func (c *compareCommand) run() int {
@@ -61,19 +62,19 @@ func (c *compareCommand) run() int {
 	pusher, err := c.push.Pusher()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "llmprobe compare: %v\n", err)
-		return gateError
+		return gate.UsageError.ExitCode()
 	}
 	var rate *float64
 	if c.rateSet {
 		rate = c.rate
 	}
-	return compareTargets(ctx, compareOptions{
+	return gate.Compare(ctx, gate.CompareOptions{
 		Rate:       rate,
 		ConfigFile: *c.configFile, Burst: *c.burst,
-		Sides:  [2]compareSide{c.baseline.side("baseline"), c.candidate.side("candidate")},
+		Sides:  [2]gate.Side{c.baseline.side("baseline"), c.candidate.side("candidate")},
 		Rounds: *c.rounds,
 		Output: *c.output, JUnit: *c.junit, Markdown: *c.markdown, HTML: *c.web,
 		Stdout: os.Stdout, Stderr: os.Stderr, Push: pusher,
 		Terminal: term.IsTerminal(int(os.Stderr.Fd())),
-	})
+	}).ExitCode()
 }

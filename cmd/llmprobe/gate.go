@@ -11,6 +11,7 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 	"golang.org/x/term"
 
+	"github.com/llmprobe/llmprobe/app/gate"
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/push"
 	"github.com/llmprobe/llmprobe/shard"
@@ -66,19 +67,19 @@ func (c *gateCommand) run() int {
 	shard, err := shard.Parse(*c.shard)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "llmprobe gate: --burst.shard: %v\n", err)
-		return gateError
+		return gate.UsageError.ExitCode()
 	}
 	var start time.Time
 	if *c.start != "" {
 		if start, err = time.Parse(time.RFC3339Nano, *c.start); err != nil {
 			fmt.Fprintf(os.Stderr, "llmprobe gate: --burst.start: %q is not an RFC 3339 time like 2026-06-01T12:00:00Z\n", *c.start)
-			return gateError
+			return gate.UsageError.ExitCode()
 		}
 	}
 	pusher, err := c.push.Pusher()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "llmprobe gate: %v\n", err)
-		return gateError
+		return gate.UsageError.ExitCode()
 	}
 	o := config.Override{URL: *c.targetURL, Model: *c.model}
 	if c.rateSet {
@@ -87,7 +88,7 @@ func (c *gateCommand) run() int {
 	if c.durationSet {
 		o.Duration = c.duration
 	}
-	return gate(ctx, gateOptions{
+	return gate.Run(ctx, gate.Options{
 		ConfigFile: *c.configFile, Burst: *c.burst, Override: o,
 		Output: *c.output, JUnit: *c.junit, Markdown: *c.markdown,
 		StoragePath: *c.storagePath, Baseline: *c.baseline, GPU: *c.gpu,
@@ -95,7 +96,7 @@ func (c *gateCommand) run() int {
 		Stdout: os.Stdout, Stderr: os.Stderr,
 		// Progress goes to stderr, so stderr decides: a CI log gets lines.
 		Terminal: term.IsTerminal(int(os.Stderr.Fd())),
-	})
+	}).ExitCode()
 }
 
 // signalContext is a context that SIGINT or SIGTERM ends with the signal's

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,7 +15,6 @@ import (
 	junit "github.com/joshdk/go-junit"
 
 	"github.com/llmprobe/llmprobe/internal/testkit"
-	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/store"
 	"github.com/llmprobe/llmprobe/sim"
@@ -355,78 +352,5 @@ func TestGateUsageErrors(t *testing.T) {
 		if strings.Contains(string(out), "hunter22") {
 			t.Errorf("%v: the output shows the password:\n%s", tc.args, out)
 		}
-	}
-}
-
-// The gate against each way a target breaks (the daemon's failure catalogue
-// runs the same targets): not measured, and it says why.
-func TestGateFailureCatalogue(t *testing.T) {
-	for _, tc := range testkit.Faults() {
-		t.Run(tc.Name, func(t *testing.T) {
-			t.Parallel()
-			path := filepath.Join(t.TempDir(), "llmprobe.yml")
-			if err := os.WriteFile(path, []byte(testkit.FaultConfig(tc, tc.URL(t))), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			var stdout, stderr bytes.Buffer
-			code := gate(context.Background(), gateOptions{ConfigFile: path, Burst: "catalogue", StoragePath: t.TempDir(), Stdout: &stdout, Stderr: &stderr})
-			if code != gateUnmeasured || !strings.Contains(stderr.String(), "target faulty") || !strings.Contains(stderr.String(), tc.Reason) || !strings.Contains(stderr.String(), tc.In) {
-				t.Errorf("gate: exit %d, want %d, saying target faulty, %s and %q:\n%s%s", code, gateUnmeasured, tc.Reason, tc.In, stderr.String(), stdout.String())
-			}
-		})
-	}
-}
-
-// A burst of tool calls and one of a response format through the gate,
-// against the sim: each passes, every answer checked and good, and the
-// tool-call burst's report and brief have the first tool-call delta of
-// every request.
-func TestGateToolsAndFormat(t *testing.T) {
-	srv, _ := testkit.StartSim(t, nil)
-	for name, tc := range map[string]struct{ api, fields string }{
-		"tools":  {"responses", testkit.WeatherTool + ", tool_choice: required"},
-		"format": {"chat", testkit.PersonFormat},
-	} {
-		path := filepath.Join(t.TempDir(), "llmprobe.yml")
-		if err := os.WriteFile(path, []byte(testkit.QualityConfig(testkit.QualityFault{API: tc.api, Scenario: tc.fields}, srv.URL)), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		var stdout, stderr bytes.Buffer
-		out := filepath.Join(t.TempDir(), "report.json")
-		code := gate(context.Background(), gateOptions{ConfigFile: path, Burst: "catalogue", Output: out, StoragePath: t.TempDir(), Stdout: &stdout, Stderr: &stderr})
-		var rep report.Report
-		if err := json.Unmarshal([]byte(readFile(t, out)), &rep); err != nil {
-			t.Fatal(err)
-		}
-		tools := rep.Latency["ttft_tool"]
-		wantTools := map[string]int{"tools": 6, "format": 0}[name]
-		if code != gatePassed || rep.Goodput.Ratio == nil || *rep.Goodput.Ratio != 1 || tools.Count != wantTools || strings.Contains(stdout.String(), "ttft_tool") != (wantTools > 0) {
-			t.Errorf("%s: exit %d, goodput %v, ttft_tool %d samples (want %d):\n%s%s", name, code, rep.Goodput.Ratio, tools.Count, wantTools, stderr.String(), stdout.String())
-		}
-	}
-}
-
-// The gate against the catalogue's wrong answers: measured, each request a
-// success that is not good, goodput 0 in the report and the brief.
-func TestGateQualityCatalogue(t *testing.T) {
-	for _, tc := range testkit.QualityFaults() {
-		t.Run(tc.Name, func(t *testing.T) {
-			t.Parallel()
-			srv, _ := testkit.StartSim(t, func(c *sim.Config) { c.Faults.Shaped = tc.Shaped })
-			path := filepath.Join(t.TempDir(), "llmprobe.yml")
-			if err := os.WriteFile(path, []byte(testkit.QualityConfig(tc, srv.URL)), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			var stdout, stderr bytes.Buffer
-			out := filepath.Join(t.TempDir(), "report.json")
-			code := gate(context.Background(), gateOptions{ConfigFile: path, Burst: "catalogue", Output: out, StoragePath: t.TempDir(), Stdout: &stdout, Stderr: &stderr})
-			var rep report.Report
-			if err := json.Unmarshal([]byte(readFile(t, out)), &rep); err != nil {
-				t.Fatal(err)
-			}
-			if code == gateUnmeasured || rep.Outcomes[prober.OutcomeSuccess] != 6 || rep.Goodput.Ratio == nil || *rep.Goodput.Ratio != 0 || !strings.Contains(stdout.String(), "ratio 0.0%") {
-				t.Errorf("gate: exit %d, outcomes %v, goodput %v; want measured, 6 successes, none good:\n%s%s", code, rep.Outcomes, rep.Goodput.Ratio, stderr.String(), stdout.String())
-			}
-		})
 	}
 }

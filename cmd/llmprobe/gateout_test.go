@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -10,12 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/decide"
 	"github.com/llmprobe/llmprobe/internal/testkit"
-	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
-	"github.com/llmprobe/llmprobe/stats"
 )
 
 // passedLine is a passed gate's first line: the verdict and why.
@@ -89,41 +84,5 @@ func TestDeadTargetLeavesAReport(t *testing.T) {
 		if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != 0o644 {
 			t.Errorf("%s: %v, mode %v, want 0644", p, err, fi.Mode().Perm())
 		}
-	}
-}
-
-// A saturated client only adds delay: a pass holds, with what llmprobe
-// added; a failure may be the client's own and is inconclusive, exit 3.
-func TestSaturatedClientVerdicts(t *testing.T) {
-	f := func(v float64) *float64 { return &v }
-	for _, tc := range []struct {
-		name  string
-		share float64
-		code  int
-		first string
-	}{
-		{"passed", 1, gatePassed, "gate: passed (llmprobe added up to 30.0ms; the target is at least this fast)"},
-		{"failed", 0.5, gateUnmeasured, "gate: inconclusive — the client was saturated (llmprobe added up to 30.0ms): slo_ttft 50.0% < 99% may be llmprobe's own delay, not the target's"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			rep := &report.Report{ID: "b-1", Burst: "b", Target: "sim", Requests: 40, PlannedRequests: 40,
-				Outcomes: map[prober.Outcome]int{prober.OutcomeSuccess: 40}, Latency: map[string]stats.Summary{},
-				Gates: []decide.Gate{{Name: "slo_ttft", Threshold: 0.99, Value: f(tc.share), Passed: tc.share >= 0.99,
-					Detail: "share of requests with ttft <= 100ms"}},
-				ClientSaturated: true,
-				ErrorBound:      &stats.ErrorBound{P99: f(0.02), Max: f(0.03), Limit: 0.01, Objective: "ttft 100ms of scenario s"},
-			}
-			report.Judge(rep, nil, nil)
-			var stdout, stderr bytes.Buffer
-			g := &gateRun{gateOptions: gateOptions{Stdout: &stdout, Stderr: &stderr}}
-			code := g.verdict(context.Background(), config.Target{Name: "sim"}, rep, nil)
-			first, _, _ := strings.Cut(stdout.String(), "\n")
-			if code != tc.code || first != tc.first {
-				t.Errorf("exit %d, first line\n%s\nwant exit %d and\n%s\n%s", code, first, tc.code, tc.first, stderr.String())
-			}
-			if tc.code == gateUnmeasured && (!strings.Contains(stdout.String(), "INCONCLUSIVE  slo_ttft") || !strings.Contains(stderr.String(), "inconclusive: the client was saturated")) {
-				t.Errorf("the failing gate is reported as the target's:\n%s%s", stdout.String(), stderr.String())
-			}
-		})
 	}
 }

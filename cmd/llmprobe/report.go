@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -11,11 +10,9 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
+	"github.com/llmprobe/llmprobe/app/gate"
 	"github.com/llmprobe/llmprobe/app/web"
-	"github.com/llmprobe/llmprobe/burst"
 	"github.com/llmprobe/llmprobe/push"
-	"github.com/llmprobe/llmprobe/report"
-	"github.com/llmprobe/llmprobe/report/render"
 	"github.com/llmprobe/llmprobe/report/store"
 )
 
@@ -56,51 +53,9 @@ func (c *reportMergeCommand) run(stdout, stderr io.Writer) int {
 	pusher, err := c.push.Pusher()
 	if err != nil {
 		fmt.Fprintf(stderr, "llmprobe report merge: %v\n", err)
-		return 2
+		return gate.UsageError.ExitCode()
 	}
-	parts := make([]report.ShardReport, 0, len(*c.files))
-	for _, f := range *c.files {
-		rep, err := store.Read(f)
-		if err != nil {
-			fmt.Fprintf(stderr, "llmprobe report merge: %v\n", err)
-			return 2
-		}
-		parts = append(parts, report.ShardReport{Name: f, Report: rep})
-	}
-	var baseline *report.Report
-	if *c.baseline != "" {
-		var err error
-		if baseline, err = store.Read(*c.baseline); err != nil {
-			fmt.Fprintf(stderr, "llmprobe report merge: --baseline: %v\n", err)
-			return 2
-		}
-	}
-	merged, b, err := report.MergeShards(parts)
-	if err != nil {
-		fmt.Fprintf(stderr, "llmprobe report merge: %v\n", err)
-		return 2
-	}
-	if baseline == nil {
-		merged.RegressionSkipped = "no baseline given (llmprobe report merge --baseline FILE)"
-	}
-	_ = burst.Pipeline{Baseline: baseline}.Finish(merged, b.MaxRegression, 0, nil) // no store: nothing to read or write
-	render.Text(stdout, merged)
-	defer push.Publish(context.Background(), pusher, "report merge", push.JobGate, merged, stderr)
-	if err := store.WriteJSON(*c.output, merged, nil); err != nil {
-		fmt.Fprintf(stderr, "llmprobe report merge: writing %s: %v\n", *c.output, err)
-		return 3
-	}
-	switch {
-	case merged.Requests == 0:
-		fmt.Fprintf(stderr, "llmprobe report merge: no shard measured a request of burst %s\n", merged.Burst)
-		return 3
-	case report.Refused(merged) != "":
-		fmt.Fprintf(stderr, "llmprobe report merge: --baseline %s: %s\n", *c.baseline, report.Refused(merged))
-		return 3
-	case !merged.Passed:
-		return 1
-	}
-	return 0
+	return gate.Merge(gate.MergeOptions{Files: *c.files, Output: *c.output, Baseline: *c.baseline, Push: pusher, Stdout: stdout, Stderr: stderr}).ExitCode()
 }
 
 func (c *reportShowCommand) run(stdout, stderr io.Writer) int {

@@ -1,4 +1,4 @@
-package main
+package gate
 
 import (
 	"context"
@@ -21,10 +21,10 @@ import (
 	"github.com/llmprobe/llmprobe/report/store"
 )
 
-// compareOptions are the flags of `llmprobe compare`.
-type compareOptions struct {
+// CompareOptions are the flags of `llmprobe compare`.
+type CompareOptions struct {
 	ConfigFile, Burst string
-	Sides             [2]compareSide // baseline, candidate
+	Sides             [2]Side // baseline, candidate
 	// Rounds is the runs per side: even, at least 2. Rate, if set,
 	// replaces the burst's rate or sweep.
 	Rounds int
@@ -37,13 +37,13 @@ type compareOptions struct {
 	Stdout, Stderr   io.Writer
 	Terminal         bool
 	ProgressInterval time.Duration
-	// Push, if set, gets the candidate's run on every exit but gateError.
+	// Push, if set, gets the candidate's run on every exit but UsageError.
 	Push *push.Pusher
 }
 
-// compareSide is one side as its flags name it; empty fields keep the
+// Side is one side as its flags name it; empty fields keep the
 // burst's target and that target's URL and model.
-type compareSide struct {
+type Side struct {
 	Name               string // baseline or candidate
 	Target, URL, Model string
 }
@@ -51,7 +51,7 @@ type compareSide struct {
 // compareRun is one run of `llmprobe compare`: the options, the burst as
 // each side runs it, and each side's client.
 type compareRun struct {
-	compareOptions
+	CompareOptions
 	secrets *redact.Redactor
 	bursts  [2]*plan.Burst
 	targets [2]config.Target
@@ -61,23 +61,23 @@ type compareRun struct {
 	candidate *report.Report
 }
 
-// compareTargets runs the comparison and returns the exit code: gate's
+// Compare runs the comparison and returns the exit code: gate's
 // contract, with 1 for a candidate significantly worse and 3 for a side
 // that could not be measured or a verdict that is inconclusive.
-func compareTargets(ctx context.Context, o compareOptions) int {
+func Compare(ctx context.Context, o CompareOptions) Outcome {
 	if o.Rounds < 2 || o.Rounds%2 != 0 {
 		fmt.Fprintf(o.Stderr, "llmprobe compare: --rounds=%d: must be even and at least 2, so that each side runs first as often as second\n", o.Rounds)
-		return gateError
+		return UsageError
 	}
-	r := &compareRun{compareOptions: o}
+	r := &compareRun{CompareOptions: o}
 	if !r.load() {
-		return gateError
+		return UsageError
 	}
 	for i := range r.clients {
 		c, err := prober.NewClient(r.targets[i])
 		if err != nil {
 			fmt.Fprintf(r.Stderr, "llmprobe compare: %s: %v\n", r.Sides[i].Name, err)
-			return gateError
+			return UsageError
 		}
 		defer c.Close()
 		r.clients[i] = c
@@ -89,7 +89,7 @@ func compareTargets(ctx context.Context, o compareOptions) int {
 			fmt.Fprintf(r.Stderr, "llmprobe compare: %s\n", why)
 			r.writeFiles(r.stub(why))
 			r.publish(ctx, false)
-			return gateUnmeasured
+			return Unmeasured
 		}
 	}
 	if r.ProgressInterval <= 0 {
@@ -128,7 +128,7 @@ func (r *compareRun) load() bool {
 // sidePlan is p with burst b sent to side s's target, at its URL and
 // model where s overrides them, at rate where set, compiled again as a
 // loaded file is.
-func sidePlan(p *plan.Plan, b *plan.Burst, s compareSide, rate *float64) (*plan.Plan, error) {
+func sidePlan(p *plan.Plan, b *plan.Burst, s Side, rate *float64) (*plan.Plan, error) {
 	if s.Target != "" {
 		var err error
 		if p, err = p.Retargeted(b.Name, s.Target); err != nil {
@@ -203,23 +203,23 @@ func (r *compareRun) stub(why string) *compare.Comparison {
 }
 
 // verdict prints the comparison, writes its files and gives the exit code.
-func (r *compareRun) verdict(c *compare.Comparison, problem string) int {
+func (r *compareRun) verdict(c *compare.Comparison, problem string) Outcome {
 	if problem != "" {
 		var reason string
 		c.Verdict, reason = decide.Unmeasured(problem)
 		c.Reasons = append(c.Reasons, reason)
 	}
 	comparerender.Text(r.Stdout, c)
-	code := gatePassed
+	code := Passed
 	switch c.Verdict {
 	case decide.Worse:
-		code = gateFailed
+		code = Failed
 	case decide.Inconclusive, decide.NotMeasured:
-		code = gateUnmeasured
+		code = Unmeasured
 	}
-	r.publish(context.Background(), code == gatePassed)
+	r.publish(context.Background(), code == Passed)
 	if !r.writeFiles(c) {
-		code = gateUnmeasured
+		code = Unmeasured
 	}
 	return code
 }

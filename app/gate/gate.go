@@ -1,4 +1,4 @@
-package main
+package gate
 
 import (
 	"context"
@@ -26,8 +26,8 @@ import (
 	"github.com/llmprobe/llmprobe/shard"
 )
 
-// gateOptions are the flags of `llmprobe gate`.
-type gateOptions struct {
+// Options are the flags of `llmprobe gate`.
+type Options struct {
 	ConfigFile, Burst string
 	// Override changes the burst or its target for this run.
 	Override config.Override
@@ -53,22 +53,14 @@ type gateOptions struct {
 	ProgressInterval time.Duration
 	// Verbose prints every detail of the report, not only its summary.
 	Verbose bool
-	// Push, if set, gets the run on every exit but gateError.
+	// Push, if set, gets the run on every exit but UsageError.
 	Push *push.Pusher
 }
-
-// Exit codes of `llmprobe gate`, the contract with release pipelines.
-const (
-	gatePassed     = 0
-	gateFailed     = 1 // the target was measured and failed a gate
-	gateError      = 2 // a usage or configuration error
-	gateUnmeasured = 3 // the target could not be measured, a saturated client failed it, the report was not written, or the named baseline is not comparable
-)
 
 // gateRun is one run of `llmprobe gate`: the options and what its steps
 // found out before the burst.
 type gateRun struct {
-	gateOptions
+	Options
 	plan      *plan.Plan
 	burst     *plan.Burst
 	overrides []string
@@ -76,31 +68,31 @@ type gateRun struct {
 	baseline  *report.Report
 }
 
-// gate runs one burst (or its sweep) now, prints its table, stores its
-// report, and returns the exit code. A preflight request goes first: a
+// Run runs one burst (or its sweep) now, prints its table, stores its
+// report, and returns the outcome. A preflight request goes first: a
 // target that cannot answer it is not measured at all, and the gate says why.
-func gate(ctx context.Context, o gateOptions) int {
-	g := &gateRun{gateOptions: o}
+func Run(ctx context.Context, o Options) Outcome {
+	g := &gateRun{Options: o}
 	if !g.load() {
-		return gateError
+		return UsageError
 	}
 	t, _ := g.plan.Config.Target(g.burst.Target)
 	client, err := prober.NewClient(t)
 	if err != nil {
 		fmt.Fprintln(g.Stderr, err)
-		return gateError
+		return UsageError
 	}
 	defer client.Close()
 	if !g.baselineFits(t) {
-		return gateUnmeasured
+		return Unmeasured
 	}
 	if !g.preflight(ctx, client, t, g.burst.Mix[0]) {
-		return gateUnmeasured
+		return Unmeasured
 	}
 	if g.ProgressInterval <= 0 {
 		g.ProgressInterval = 5 * time.Second
 	}
-	if code := g.waitForStart(ctx); code != gatePassed {
+	if code := g.waitForStart(ctx); code != Passed {
 		return code
 	}
 	rep, saveErr := g.measure(ctx, client)
@@ -239,14 +231,14 @@ func preflight(ctx context.Context, c *prober.Client, t config.Target, seed uint
 
 // waitForStart waits for --burst.start, checked again first: the preflight
 // took time, and a late shard's share would not line up with the others'.
-func (g *gateRun) waitForStart(ctx context.Context) int {
+func (g *gateRun) waitForStart(ctx context.Context) Outcome {
 	if g.Start.IsZero() {
-		return gatePassed
+		return Passed
 	}
 	b := g.burst
 	if err := g.checkSplit(b, time.Now()); err != nil {
 		fmt.Fprintf(g.Stderr, "llmprobe gate: %v\n", err)
-		return gateError
+		return UsageError
 	}
 	what := "burst " + b.Name
 	if g.Shard.Count > 1 {
@@ -255,9 +247,9 @@ func (g *gateRun) waitForStart(ctx context.Context) int {
 	fmt.Fprintf(g.Stderr, "llmprobe gate: %s starts at %s (in %s)\n", what, g.Start.UTC().Format(time.RFC3339Nano), time.Until(g.Start).Round(time.Millisecond))
 	if !waitUntil(ctx, g.Start.Add(-startLead)) {
 		fmt.Fprintf(g.Stderr, "llmprobe gate: %v before the burst started\n", context.Cause(ctx))
-		return gateUnmeasured
+		return Unmeasured
 	}
-	return gatePassed
+	return Passed
 }
 
 // measure runs the burst with progress on Stderr, the node's GPUs read
@@ -307,13 +299,13 @@ func (g *gateRun) kept(st *store.Store, rep *report.Report) string {
 // verdict prints the report's table, writes its files, and gives the exit
 // code: what the report says, unless the target could not be measured, the
 // burst was interrupted or a file could not be written.
-func (g *gateRun) verdict(ctx context.Context, t config.Target, rep *report.Report, saveErr error) int {
-	code := gatePassed
+func (g *gateRun) verdict(ctx context.Context, t config.Target, rep *report.Report, saveErr error) Outcome {
+	code := Passed
 	var problems []render.Check
 	fail := func(name, why string) {
 		fmt.Fprintf(g.Stderr, "llmprobe gate: %s\n", why)
 		problems = append(problems, render.Check{Name: name, Status: render.StatusError, Detail: why})
-		code = gateUnmeasured
+		code = Unmeasured
 	}
 	if why := unmeasured(rep); why != "" {
 		rep.Verdict, rep.VerdictReason = decide.Unmeasured(fmt.Sprintf("target %s could not be measured: %s", t.Name, why))
@@ -331,12 +323,12 @@ func (g *gateRun) verdict(ctx context.Context, t config.Target, rep *report.Repo
 	case report.Refused(rep) != "":
 		// Its gate fails in the report; the run is not a verdict.
 		fmt.Fprintf(g.Stderr, "llmprobe gate: --baseline %s: %s\n", g.Baseline, report.Refused(rep))
-		code = gateUnmeasured
+		code = Unmeasured
 	case rep.Verdict == decide.Inconclusive:
 		fmt.Fprintf(g.Stderr, "llmprobe gate: inconclusive: %s\n", rep.VerdictReason)
-		code = gateUnmeasured
+		code = Unmeasured
 	case !rep.Passed:
-		code = gateFailed
+		code = Failed
 	}
 	if saveErr != nil {
 		fail("report_stored", fmt.Sprintf("the report was not stored in %s: %v", g.StoragePath, saveErr))
@@ -347,7 +339,7 @@ func (g *gateRun) verdict(ctx context.Context, t config.Target, rep *report.Repo
 		}
 	}
 	if !g.writeCI(rep, problems...) {
-		code = gateUnmeasured
+		code = Unmeasured
 	}
 	push.Publish(ctx, g.Push, "gate", push.JobGate, rep, g.Stderr)
 	return code
@@ -411,7 +403,7 @@ const (
 )
 
 // checkSplit checks --burst.shard and --burst.start against burst b at now.
-func (o gateOptions) checkSplit(b *plan.Burst, now time.Time) error {
+func (o Options) checkSplit(b *plan.Burst, now time.Time) error {
 	split := o.Shard.Count > 1
 	switch {
 	case !split && o.Start.IsZero():
