@@ -1,40 +1,27 @@
 package enginemetrics
 
 import (
-	"fmt"
-	"math"
-	"strconv"
 	"strings"
+
+	"github.com/llmprobe/llmprobe/lib/figure"
 )
 
 // A server percentile is interpolated within one bucket of the engine's
 // histogram: the truth is anywhere in the bucket. What follows prints it,
 // and its difference from an exact client figure, no more precisely than
-// the bucket allows. Every surface (text, Markdown, pages) goes through it.
-
-// Ms formats seconds as milliseconds with at most four significant digits
-// and no trailing zeros: a bucket bound reads as the engine wrote it.
-func Ms(seconds float64) string {
-	v := 1000 * seconds
-	switch {
-	case math.IsInf(v, 0) || math.IsNaN(v):
-		return fmt.Sprint(v)
-	case math.Abs(v) >= 1000:
-		return strconv.FormatFloat(math.Round(v), 'f', -1, 64) + "ms"
-	}
-	return strconv.FormatFloat(v, 'g', 4, 64) + "ms"
-}
+// the bucket allows, in lib/figure's forms. Every surface (text, Markdown,
+// pages) goes through it.
 
 // Bucket is where the quantile lies: "100–250ms", "≤300ms" for a first
 // bucket from 0, ">1040ms" above the last finite bound.
 func (q Quantile) Bucket() string {
 	switch {
 	case q.BucketUpper == nil:
-		return ">" + Ms(q.BucketLower)
+		return ">" + figure.Bound(q.BucketLower)
 	case q.BucketLower <= 0:
-		return "≤" + Ms(*q.BucketUpper)
+		return "≤" + figure.Bound(*q.BucketUpper)
 	}
-	return strings.TrimSuffix(Ms(q.BucketLower), "ms") + "–" + Ms(*q.BucketUpper)
+	return strings.TrimSuffix(figure.Bound(q.BucketLower), "ms") + "–" + figure.Bound(*q.BucketUpper)
 }
 
 // Text is the estimate with its bucket, "≈222.4ms in 100–250ms"; above
@@ -43,7 +30,7 @@ func (q Quantile) Text() string {
 	if q.BucketUpper == nil {
 		return q.Bucket() + " (above the last bucket)"
 	}
-	return fmt.Sprintf("≈%.1fms in %s", 1000*q.Value, q.Bucket())
+	return "≈" + figure.Ms(q.Value) + " in " + q.Bucket()
 }
 
 // narrow is how wide a bucket may be, as a share of the smallest
@@ -88,7 +75,7 @@ func Diff(client float64, server Quantile) Difference {
 	out := Difference{Upper: &hiD}
 	if server.BucketUpper == nil {
 		out.NA = NACoarse
-		out.Resolution = "the server's figure is above the engine's last bucket bound " + Ms(server.BucketLower)
+		out.Resolution = "the server's figure is above the engine's last bucket bound " + figure.Bound(server.BucketLower)
 		return out
 	}
 	loD := client - *server.BucketUpper
@@ -117,21 +104,22 @@ func (d Difference) Text() string {
 		return "n/a: " + d.NA
 	case d.Value != nil && *d.Value < 0:
 		// Exact, yet not a network share: say so before the number.
-		return "n/a as a network share (client − server " + signedMs(*d.Value) + ", exact; " + strings.TrimPrefix(notNetwork, "negative: ") + ")"
+		return "n/a as a network share (client − server " + figure.SignedMs(*d.Value) + ", exact; " + strings.TrimPrefix(notNetwork, "negative: ") + ")"
 	case d.Value != nil:
-		return signedMs(*d.Value)
+		return figure.SignedMs(*d.Value)
 	case d.Lower != nil && d.Upper != nil:
-		return "between " + strings.TrimSuffix(signedMs(*d.Lower), "ms") + " and " + signedMs(*d.Upper)
+		return "between " + strings.TrimSuffix(figure.SignedMs(*d.Lower), "ms") + " and " + figure.SignedMs(*d.Upper)
 	}
 	return "n/a"
 }
 
-// signedMs is "+2.2ms" or "−104.2ms" (a true minus sign); one that
-// rounds to zero is "0.0ms", neither +0.0 nor −0.0.
-func signedMs(seconds float64) string {
-	s := fmt.Sprintf("%+.1fms", 1000*seconds)
-	if s == "+0.0ms" || s == "-0.0ms" {
-		return "0.0ms"
+// HasBuckets reports whether any figure has percentiles from histogram
+// buckets (llama.cpp's counters give means only).
+func (w *Window) HasBuckets() bool {
+	for _, f := range w.Figures {
+		if len(f.Quantiles) > 0 {
+			return true
+		}
 	}
-	return strings.Replace(s, "-", "−", 1)
+	return false
 }

@@ -43,5 +43,5 @@ func TestReportPageShowsTheErrorBound(t *testing.T) {
 		"<td class=\"num\">27.6 ms</td><td class=\"num\">–</td><td class=\"num\">–</td><td class=\"num\">41.5 ms</td>",
 		"client error bound p99 27.60ms max 41.50ms = dispatch delay (p99 3.00ms, max 3.00ms) + scheduling latency (p99 24.60ms, max 24.60ms, n=90) + GC pauses (p99 100.0µs, max 100.0µs, n=1)",
 		"The prober was saturated (error bound p99 27.60ms > 10.00ms, a tenth of the tightest objective (ttft 100ms of scenario s))",
-		"<td class=\"num\">27.60 ms</td>", ", client saturated</td>")
+		"<td class=\"num\">27.6 ms</td>", ", client saturated</td>")
 }

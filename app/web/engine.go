@@ -61,9 +61,9 @@ func newEngineView(e *report.EngineMetrics) engineView {
 	if !v.OK {
 		return v
 	}
-	v.Resolution, v.Buckets = e.Resolution(), e.HasBuckets()
+	v.Resolution, v.Buckets = reportrender.EngineResolution(&e.Window), e.HasBuckets()
 	for _, f := range e.Figures {
-		row := engineFigureRow{Metric: f.Metric, Source: f.Source, NA: f.NA, Count: f.CountText(), P50: "n/a", P90: "n/a", P99: "n/a", Mean: "n/a"}
+		row := engineFigureRow{Metric: f.Metric, Source: f.Source, NA: f.NA, Count: reportrender.CountText(f), P50: "n/a", P90: "n/a", P99: "n/a", Mean: "n/a"}
 		if f.Mean != nil {
 			row.Mean = msFigure(*f.Mean, true)
 		}
@@ -94,7 +94,7 @@ func newEngineView(e *report.EngineMetrics) engineView {
 		}
 		v.Compare = append(v.Compare, row)
 	}
-	v.Gauges = e.GaugesText()
+	v.Gauges = reportrender.GaugesText(&e.Window)
 	var absent []string
 	for _, g := range e.Gauges {
 		if g.NA != "" {

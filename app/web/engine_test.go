@@ -91,7 +91,7 @@ func TestEngineMetricsText(t *testing.T) {
 		{target.EngineState{}, "engine metrics: not read yet", "muted"},
 		{target.EngineState{Last: &enginemetrics.Page{Time: at, Error: "engine down: GET http://e/metrics: connection refused"}},
 			"engine metrics: read failed 10:00:00: engine down: GET http://e/metrics: connection refused", "bad"},
-		{target.EngineState{Last: &enginemetrics.Page{Time: at, Duration: 0.012}}, "engine metrics: read 10:00:00 in 12ms; figures after the next read", "ok"},
+		{target.EngineState{Last: &enginemetrics.Page{Time: at, Duration: 0.012}}, "engine metrics: read 10:00:00 in 12.0ms; figures after the next read", "ok"},
 		{target.EngineState{Last: &enginemetrics.Page{Time: at}, Window: &enginemetrics.Window{Error: enginemetrics.ErrRestarted}}, "n/a: engine restarted between scrapes: no delta", "muted"},
 		{target.EngineState{Last: &enginemetrics.Page{Time: at}, Window: &enginemetrics.Window{Family: "vllm", Figures: []enginemetrics.Figure{
 			{Metric: "ttft", Mean: &mean, Quantiles: []enginemetrics.Quantile{{Name: "p99", Value: q, BucketLower: lo, BucketUpper: &hi}}},

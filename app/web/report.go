@@ -11,7 +11,7 @@ import (
 	"github.com/llmprobe/llmprobe/app/web/chart"
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/decide"
-	reportfigure "github.com/llmprobe/llmprobe/lib/figure"
+	"github.com/llmprobe/llmprobe/lib/figure"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
 	reportrender "github.com/llmprobe/llmprobe/report/render"
@@ -201,7 +201,7 @@ func msFigure(seconds float64, ok bool) string {
 	if !ok {
 		return "n/a"
 	}
-	return reportfigure.PageMs(seconds)
+	return figure.PageMs(seconds)
 }
 
 // outcomeRow is how many planned requests ended one way.
@@ -218,7 +218,7 @@ func outcomeRows(r *report.Report) []outcomeRow {
 		if r.PlannedRequests == 0 {
 			return "n/a"
 		}
-		return figure(float64(n)/float64(r.PlannedRequests), 100, 1, "%")
+		return scaled(float64(n)/float64(r.PlannedRequests), 100, 1, "%")
 	}
 	why := map[prober.Outcome][]string{}
 	for _, f := range r.Failures {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/enginemetrics"
+	"github.com/llmprobe/llmprobe/lib/figure"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/target"
 )
@@ -75,7 +76,7 @@ func engineMetricsText(es target.EngineState) (string, string) {
 	case p.Error != "":
 		return fmt.Sprintf("engine metrics: read failed %s: %s", p.Time.Format("15:04:05"), p.Error), "bad"
 	}
-	text := fmt.Sprintf("engine metrics: read %s in %s", p.Time.Format("15:04:05"), enginemetrics.Ms(p.Duration))
+	text := fmt.Sprintf("engine metrics: read %s in %s", p.Time.Format("15:04:05"), figure.Ms(p.Duration))
 	w := es.Window
 	switch {
 	case w == nil:

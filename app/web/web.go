@@ -20,6 +20,7 @@ import (
 	"github.com/llmprobe/llmprobe/app/web/chart"
 	"github.com/llmprobe/llmprobe/app/web/history"
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/lib/figure"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report/store"
 	"github.com/llmprobe/llmprobe/target"
@@ -42,12 +43,12 @@ var pageFuncs = template.FuncMap{
 	"ago":    func(t time.Time) string { return time.Since(t).Round(time.Second).String() + " ago" },
 	"since":  func(t time.Time) string { return time.Since(t).Round(time.Second).String() },
 	"ok":     func(r *prober.Result) bool { return r.Outcome == prober.OutcomeSuccess && r.Good },
-	"pct":    func(v any) string { return figure(v, 100, 1, "%") },
-	"msOf":   func(v any) string { return figure(v, 1000, 1, " ms") },
-	"num":    func(v any) string { return figure(v, 1, 2, "") },
+	"pct":    func(v any) string { return scaled(v, 100, 1, "%") },
+	"msOf":   pageMs,
+	"num":    func(v any) string { return scaled(v, 1, 2, "") },
 	"every":  func(d time.Duration) string { return d.String() },
 	"pvalue": pValue,
-	"fig":    figure,
+	"fig":    scaled,
 	"f1":     func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
 	"mid":    func(a, b float64) float64 { return (a + b) / 2 },
 	"plus":   func(a, b float64) float64 { return a + b },
@@ -73,22 +74,37 @@ func pValue(p *float64) string {
 	return strconv.FormatFloat(*p, 'g', 3, 64)
 }
 
-// figure formats a report's number (float64 or *float64) scaled, or "n/a"
-// when it has no samples behind it.
-func figure(v any, scale float64, digits int, unit string) string {
-	var f float64
+// valueOf is a report's number (float64 or *float64); false when it has
+// no samples behind it (nil).
+func valueOf(v any) (float64, bool) {
 	switch x := v.(type) {
 	case float64:
-		f = x
+		return x, true
 	case *float64:
-		if x == nil {
-			return "n/a"
+		if x != nil {
+			return *x, true
 		}
-		f = *x
-	default:
+	}
+	return 0, false
+}
+
+// scaled is v scaled with digits decimals and unit, or "n/a".
+func scaled(v any, scale float64, digits int, unit string) string {
+	f, ok := valueOf(v)
+	if !ok {
 		return "n/a"
 	}
 	return strconv.FormatFloat(scale*f, 'f', digits, 64) + unit
+}
+
+// pageMs is a latency in seconds as the pages print it (figure.PageMs), or
+// "n/a".
+func pageMs(v any) string {
+	f, ok := valueOf(v)
+	if !ok {
+		return "n/a"
+	}
+	return figure.PageMs(f)
 }
 
 var pages = template.Must(template.New("").Funcs(pageFuncs).ParseFS(templateFiles, "templates/*.html"))

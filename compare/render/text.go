@@ -220,7 +220,7 @@ func clientLine(c *compare.Comparison) string {
 		case s.ClientSaturated:
 			parts = append(parts, fmt.Sprintf("saturated against %s", s.Target))
 		case e != nil && e.P99 != nil:
-			parts = append(parts, fmt.Sprintf("kept up against %s (error bound p99 %.2fms)", s.Target, 1000**e.P99))
+			parts = append(parts, fmt.Sprintf("kept up against %s (error bound p99 %s)", s.Target, figure.Delay(*e.P99)))
 		default:
 			parts = append(parts, fmt.Sprintf("kept up against %s", s.Target))
 		}

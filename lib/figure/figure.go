@@ -1,6 +1,7 @@
-// Package figure prints a report's figures as every text surface does (the
-// gate, Markdown, JUnit, the page's sentences, the log): latencies in
-// milliseconds, ratios and changes in percent, never a signed zero.
+// Package figure prints llmprobe's figures as every surface does (the gate,
+// Markdown, JUnit, the pages, the log): latencies in milliseconds, a
+// difference with its sign, an engine's bucket bound as the engine wrote
+// it, ratios and changes in percent, never a signed zero.
 package figure
 
 import (
@@ -22,6 +23,45 @@ func PageMs(seconds float64) string {
 		return strconv.FormatFloat(1e6*seconds, 'f', 1, 64) + " µs"
 	}
 	return strconv.FormatFloat(noNegativeZero(1000*seconds, 1), 'f', 1, 64) + " ms"
+}
+
+// Delay is the client's own delay in seconds (the error bound and its
+// parts): in microseconds below a millisecond, "633.4µs", else in
+// milliseconds with two decimals, "3.32ms", so that a short one does not
+// read as 0.
+func Delay(seconds float64) string {
+	if seconds < 1e-3 {
+		return strconv.FormatFloat(noNegativeZero(1e6*seconds, 1), 'f', 1, 64) + "µs"
+	}
+	return strconv.FormatFloat(1e3*seconds, 'f', 2, 64) + "ms"
+}
+
+// SignedMs is a difference in seconds as milliseconds with its sign,
+// "+2.2ms" or "−104.2ms" (a true minus sign); one that rounds to zero is
+// "0.0ms".
+func SignedMs(seconds float64) string {
+	v := noNegativeZero(1000*seconds, 1)
+	switch {
+	case v > 0:
+		return "+" + strconv.FormatFloat(v, 'f', 1, 64) + "ms"
+	case v < 0:
+		return "−" + strconv.FormatFloat(-v, 'f', 1, 64) + "ms"
+	}
+	return "0.0ms"
+}
+
+// Bound is an engine's histogram bucket bound in seconds, as the engine
+// wrote it: milliseconds with at most four significant digits and no
+// trailing zeros ("250ms", "1040ms"), whole from a second up.
+func Bound(seconds float64) string {
+	v := 1000 * seconds
+	switch {
+	case math.IsInf(v, 0) || math.IsNaN(v):
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	case math.Abs(v) >= 1000:
+		return strconv.FormatFloat(math.Round(v), 'f', -1, 64) + "ms"
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64) + "ms"
 }
 
 // Percent is a ratio as a percentage with one decimal, "99.5%".

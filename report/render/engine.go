@@ -28,7 +28,7 @@ func ServerFigure(c report.EngineComparison) string {
 	if c.Server == nil {
 		return "n/a"
 	}
-	return fmt.Sprintf("%.1fms (exact)", 1000**c.Server)
+	return figure.Ms(*c.Server) + " (exact)"
 }
 
 // EngineSummary is the engine section's one line for pages and logs.
@@ -66,7 +66,7 @@ func writeEngine(out io.Writer, r *report.Report) {
 		return
 	}
 	writeEngineFigures(out, e)
-	fmt.Fprintf(out, "  %s\n", e.Resolution())
+	fmt.Fprintf(out, "  %s\n", EngineResolution(&e.Window))
 	fmt.Fprintln(out, "  client − server (the network's and the client's share; the server's figures include warmup and other clients):")
 	for _, c := range e.ClientVsServer {
 		d := c.Diff()
@@ -77,9 +77,9 @@ func writeEngine(out io.Writer, r *report.Report) {
 			fmt.Fprintf(out, "    %s %s: %s\n", c.Metric, c.Quantile, d.Text())
 			continue
 		}
-		fmt.Fprintf(out, "    %s %s: client %s, server %s, difference %s\n", c.Metric, c.Quantile, na(c.Client, "%.1fms", 1000), ServerFigure(c), d.Text())
+		fmt.Fprintf(out, "    %s %s: client %s, server %s, difference %s\n", c.Metric, c.Quantile, msNA(c.Client), ServerFigure(c), d.Text())
 	}
-	if gs := e.GaugesText(); gs != "" {
+	if gs := GaugesText(&e.Window); gs != "" {
 		fmt.Fprintf(out, "  engine gauges before → after: %s\n", gs)
 	}
 	if e.Queued != "" {
@@ -102,7 +102,7 @@ func writeEngineFigures(out io.Writer, e *report.EngineMetrics) {
 		fmt.Fprintln(tw, "  server\tcount\tmean\tsource")
 	}
 	for _, f := range e.Figures {
-		cells := []string{f.Metric, f.CountText()}
+		cells := []string{f.Metric, CountText(f)}
 		if buckets {
 			for _, name := range []string{"p50", "p90", "p99"} {
 				cell := "n/a"
@@ -118,7 +118,7 @@ func writeEngineFigures(out io.Writer, e *report.EngineMetrics) {
 		}
 		mean := "n/a"
 		if f.Mean != nil {
-			mean = enginemetrics.Ms(*f.Mean) // exact: as many digits as it needs
+			mean = figure.Ms(*f.Mean) // exact: sums and counts
 		}
 		cells = append(cells, mean, source)
 		fmt.Fprintln(tw, "  "+strings.Join(cells, "\t"))
@@ -136,20 +136,20 @@ func markdownEngine(b *strings.Builder, r *report.Report) {
 	}
 	b.WriteString("\n| metric | quantile | client | server | client − server |\n|---|---|--:|--:|--:|\n")
 	for _, c := range e.ClientVsServer {
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", c.Metric, c.Quantile, na(c.Client, "%.1fms", 1000), md(ServerFigure(c)), md(c.Diff().Text()))
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", c.Metric, c.Quantile, msNA(c.Client), md(ServerFigure(c)), md(c.Diff().Text()))
 	}
 	var parts []string
 	for _, f := range e.Figures {
 		if q, ok := f.Quantile("p99"); ok && f.NA == "" {
 			parts = append(parts, fmt.Sprintf("%s p99 in %s", f.Metric, q.Bucket()))
 		} else if f.NA == "" && f.Mean != nil && len(f.Quantiles) == 0 {
-			parts = append(parts, fmt.Sprintf("%s mean %s over %s", f.Metric, enginemetrics.Ms(*f.Mean), f.CountText()))
+			parts = append(parts, fmt.Sprintf("%s mean %s over %s", f.Metric, figure.Ms(*f.Mean), CountText(f)))
 		}
 	}
 	if len(parts) > 0 {
-		fmt.Fprintf(b, "\nServer figures (%s): %s.\n", md(e.Resolution()), strings.Join(parts, ", "))
+		fmt.Fprintf(b, "\nServer figures (%s): %s.\n", md(EngineResolution(&e.Window)), strings.Join(parts, ", "))
 	}
-	if gs := e.GaugesText(); gs != "" {
+	if gs := GaugesText(&e.Window); gs != "" {
 		fmt.Fprintf(b, "\nEngine gauges before → after: %s.\n", md(gs))
 	}
 	if e.Queued != "" {
@@ -158,4 +158,44 @@ func markdownEngine(b *strings.Builder, r *report.Report) {
 	if e.Note != "" {
 		fmt.Fprintf(b, "%s.\n", md(e.Note))
 	}
+}
+
+// EngineResolution is the sentence under an engine window's figures: what they rest on.
+func EngineResolution(w *enginemetrics.Window) string {
+	if w.HasBuckets() {
+		return "server percentiles are estimates from the engine's buckets, shown as the bucket each falls in; means are exact (sums and counts)"
+	}
+	return "the engine exports counters, no histograms: its figures are means (exact: sums and counts), no percentiles"
+}
+
+// CountText is an engine figure's count with what it counts: "92 requests", "6528 tokens".
+func CountText(f enginemetrics.Figure) string {
+	if f.Count == nil {
+		return "n/a"
+	}
+	return strings.TrimSpace(fmt.Sprintf("%.0f %s", *f.Count, f.Unit))
+}
+
+// GaugesText says each engine gauge before → after and, where it was read during
+// the run, its range there.
+func GaugesText(w *enginemetrics.Window) string {
+	var gs []string
+	for _, g := range w.Gauges {
+		if g.NA != "" {
+			continue
+		}
+		s := fmt.Sprintf("%s %s → %s", g.Metric, gaugeText(g.Before), gaugeText(g.After))
+		if g.Samples > 0 {
+			s += fmt.Sprintf(" (during the run: min %.3g, mean %.3g, max %.3g over %d reads)", *g.Min, *g.Mean, *g.Max, g.Samples)
+		}
+		gs = append(gs, s)
+	}
+	return strings.Join(gs, ", ")
+}
+
+func gaugeText(v *float64) string {
+	if v == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.3g", *v)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/llmprobe/llmprobe/lib/figure"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
 )
@@ -108,17 +109,12 @@ func boundText(r *report.Report) string {
 	return s
 }
 
-// delay formats a client delay in milliseconds, in microseconds below one
-// (as the page's tables do) so that a short one does not read as 0; "n/a"
-// without samples.
+// delay formats a client delay (figure.Delay), "n/a" without samples.
 func delay(seconds *float64) string {
-	switch {
-	case seconds == nil:
+	if seconds == nil {
 		return "n/a"
-	case *seconds < 1e-3:
-		return fmt.Sprintf("%.1fµs", 1e6**seconds)
 	}
-	return fmt.Sprintf("%.2fms", 1e3**seconds)
+	return figure.Delay(*seconds)
 }
 
 // engineTimingsText says which requests carried the engine's own timings:

@@ -92,7 +92,7 @@ func stepVerdict(r *report.Report, s report.SweepStep) string {
 	if k := r.Knee; k != nil && k.Passing != nil && *k.Passing == s.Rate && s.Passed {
 		v += " ← knee"
 	}
-	v += ", error bound p99 " + na(s.ErrorBoundP99, "%.2fms", 1000)
+	v += ", error bound p99 " + delay(s.ErrorBoundP99)
 	if s.ClientSaturated {
 		v += " (client saturated)"
 	}

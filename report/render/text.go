@@ -25,6 +25,14 @@ func na(v *float64, format string, scale float64) string {
 	return fmt.Sprintf(format, scale**v)
 }
 
+// msNA is a latency in seconds as figure.Ms prints it, or "n/a" for nil.
+func msNA(v *float64) string {
+	if v == nil {
+		return "n/a"
+	}
+	return figure.Ms(*v)
+}
+
 // ms formats one of s's figures in milliseconds, or "n/a" without samples.
 func ms(s stats.Summary, v float64) string {
 	if s.Count == 0 {

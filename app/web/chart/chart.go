@@ -9,6 +9,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/llmprobe/llmprobe/lib/figure"
 	"github.com/llmprobe/llmprobe/report"
 )
 
@@ -155,7 +156,7 @@ func TTFT(r *report.Report) *Chart {
 	x, y := c.xAxis(maxX), c.yAxis(maxY)
 	s := series{Color: chartColors[0]}
 	for _, p := range r.TTFTSeries {
-		s.Points = append(s.Points, point{X: x(p[0]), Y: y(1000 * p[1]), Title: fmt.Sprintf("+%.3f s: %.1f ms", p[0], 1000*p[1])})
+		s.Points = append(s.Points, point{X: x(p[0]), Y: y(1000 * p[1]), Title: fmt.Sprintf("+%.3f s: %s", p[0], figure.PageMs(p[1]))})
 	}
 	c.Series = []series{s}
 	c.legend(chartColors[:1], []string{"TTFT of one successful request"})

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/llmprobe/llmprobe/lib/figure"
 	"github.com/llmprobe/llmprobe/report"
 )
 
@@ -44,7 +45,7 @@ func Curve(r *report.Report, metric string) *Chart {
 		for _, s := range steps {
 			if l := s.Latency[metric]; l.Count > 0 {
 				v := 1000 * l.Quantile(q)
-				p := point{X: x(s.Rate), Y: y(v), Title: fmt.Sprintf("%.4g req/s offered: %s %s %.1f ms", s.Rate, name, q, v)}
+				p := point{X: x(s.Rate), Y: y(v), Title: fmt.Sprintf("%.4g req/s offered: %s %s %s", s.Rate, name, q, figure.PageMs(v/1000))}
 				line.Points, dots.Points = append(line.Points, p), append(dots.Points, p)
 			}
 		}
@@ -97,7 +98,7 @@ func Frontier(r *report.Report) *Chart {
 			if v == 0 {
 				continue
 			}
-			p := point{X: x(s.tps), Y: y(v), Title: fmt.Sprintf("%.1f output tok/s: %s p99 %.1f ms", s.tps, m, v)}
+			p := point{X: x(s.tps), Y: y(v), Title: fmt.Sprintf("%.1f output tok/s: %s p99 %s", s.tps, m, figure.PageMs(v/1000))}
 			line.Points, dots.Points = append(line.Points, p), append(dots.Points, p)
 		}
 		c.Series = append(c.Series, line, dots)

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/llmprobe/llmprobe/lib/figure"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/stats"
 )
@@ -60,7 +61,7 @@ func percentilePanel(id, m string, s stats.Summary) *Chart {
 		x := c.Left + float64(j)*slot
 		c.Bars = append(c.Bars, bar{
 			X: x + slot*0.2, Y: y(v), W: slot * 0.6, H: c.Bottom - y(v), Fill: chartColors[j],
-			Title: strings.TrimSuffix(fmt.Sprintf("%s %s %.1f ms; %s", m, q, v, s.TooFewText(q)), "; "),
+			Title: strings.TrimSuffix(fmt.Sprintf("%s %s %s; %s", m, q, figure.PageMs(v/1000), s.TooFewText(q)), "; "),
 			Label: msLabel(v), Faint: s.IsTooFew(q),
 		})
 		c.Categories = append(c.Categories, tick{Pos: x + slot/2, Text: q})
