@@ -10,7 +10,7 @@ import (
 // Each bad file's first line is "# want: <error>", with $FILE standing for
 // the file's path; the loader's error must contain it. These are config's
 // own rules; the files of the checks other packages own lie beside them
-// (burst/plan, prompt), and internal/load runs them all together.
+// (plan, prompt), and plan's compile runs them all together.
 func TestBadConfigs(t *testing.T) {
 	n := testkit.BadConfigs(t, "testdata/bad_*.yml", func(path string) error {
 		_, err := config.LoadFile(path)

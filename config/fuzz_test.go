@@ -9,7 +9,7 @@ import (
 )
 
 // The loader never panics and never hangs on any input; its errors name no
-// Go type; what it accepts renders and equals itself (burst/plan's
+// Go type; what it accepts renders and equals itself (plan's
 // FuzzBounds holds what it accepts to the limits). The seeds are every
 // configuration in testdata, good and bad, so `go test` replays them.
 func FuzzParse(f *testing.F) {

@@ -13,12 +13,12 @@ import (
 
 // The configurations that once passed the check and then exhausted the
 // daemon, each with the error it must now get: config's, and the limits'
-// (burst/plan's).
+// (plan's).
 var absurdConfigs = []string{
-	"config/bad_rate_tiny", "config/bad_rate_nan", "config/bad_burstiness", "burst/plan/bad_planned_requests", "config/bad_sweep_max",
-	"burst/plan/bad_prompt_tokens", "burst/plan/bad_burst_memory", "config/bad_temperature", "config/bad_target_ratio_nan",
+	"config/bad_rate_tiny", "config/bad_rate_nan", "config/bad_burstiness", "plan/bad_planned_requests", "config/bad_sweep_max",
+	"plan/bad_prompt_tokens", "plan/bad_burst_memory", "config/bad_temperature", "config/bad_target_ratio_nan",
 	"config/bad_extra_body_json", "config/bad_extra_body_inf", "config/bad_second_document", "target/bad_ca_file",
-	"burst/plan/bad_canary_rate", "burst/plan/bad_canary_memory",
+	"plan/bad_canary_rate", "plan/bad_canary_memory",
 }
 
 // absurd returns a config's path (copied beside nothing, so relative files
