@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/reporttest"
 	"github.com/llmprobe/llmprobe/report"
-	"github.com/llmprobe/llmprobe/report/internal/reporttest"
 )
 
 // Past its bound a shard keeps an evenly spaced subset of its ITL samples

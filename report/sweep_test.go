@@ -5,9 +5,9 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/internal/reporttest"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
-	"github.com/llmprobe/llmprobe/report/internal/reporttest"
 )
 
 // run is a step of n requests at rate, bad of them past the 100 ms TTFT

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/reporttest"
 	"github.com/llmprobe/llmprobe/prober/transport"
 	"github.com/llmprobe/llmprobe/report"
-	"github.com/llmprobe/llmprobe/report/internal/reporttest"
 	"github.com/llmprobe/llmprobe/report/render"
 )
 

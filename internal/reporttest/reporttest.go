@@ -55,7 +55,7 @@ func GoldenBurst() (config.Burst, config.Scenario) {
 // Testdata is report/testdata, wherever the test runs.
 func Testdata() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "testdata")
+	return filepath.Join(filepath.Dir(file), "..", "..", "report", "testdata")
 }
 
 // Fixture reads one of the drill's recorded runs.
