@@ -1,6 +1,6 @@
-// Package burst runs scheduled open-loop bursts: the
-// runner with its concurrency cap and safety brake, rate sweeps, and the
-// scheduler that starts each burst on time.
+// Package burst runs scheduled open-loop bursts: the runner with its
+// concurrency cap and safety brake, rate sweeps, the scheduler that starts
+// each burst on time, and the one pipeline that finishes a run's report.
 package burst
 
 import (

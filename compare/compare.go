@@ -1,8 +1,7 @@
-// Package compare decides, metric by metric and with stated confidence,
-// whether a candidate target serves identical requests worse or better than
-// a baseline target: one burst's runs in alternating rounds (llmprobe
-// compare), and always-on comparisons that send each tick's prompt to both
-// at the same moment (canary analysis).
+// Package compare pairs identical requests to a baseline and a candidate
+// target and has each metric judged (package decide): one burst's runs in
+// alternating rounds (llmprobe compare), and always-on comparisons that
+// send each tick's prompt to both at the same moment (canary analysis).
 package compare
 
 import (

@@ -1,7 +1,7 @@
 // Package config is llmprobe's YAML configuration — targets, scenarios,
 // canaries, bursts, comparisons and limits — with its decoding, defaults,
-// validation (every error with its file, line, field and range), equality
-// and safe reload.
+// validation (every error with its file, line, field and range) and
+// equality; what it names is read when package plan compiles it.
 package config
 
 import (

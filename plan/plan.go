@@ -3,9 +3,9 @@
 // a golden set's lines), every burst with its scenario mix, the part of its
 // trace it replays, its rates, planned requests and the memory it may hold,
 // all read and fixed once; then the seeded arrival schedule and the sweep's
-// next rate, drawn from the compiled burst. Loading a file decodes,
-// validates and compiles it, every problem of all three with its file and
-// line.
+// next rate, drawn from the compiled burst; and the running plan, which a
+// reload replaces. Loading a file decodes, validates and compiles it, every
+// problem of all three with its file and line.
 package plan
 
 import (
