@@ -4,11 +4,10 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
-	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
+
+	"github.com/llmprobe/llmprobe/internal/testkit"
 )
 
 // verdictFields are the fields that hold a verdict: a gate's, a burst's, a
@@ -27,27 +26,7 @@ var notVerdicts = []string{"quality", "prober", "sim", "bench", "deploy", "dashb
 // another value, never from a rule written in place (a comparison, a
 // negation, a literal, a verdict constant).
 func TestEveryVerdictComesFromDecide(t *testing.T) {
-	root := ".."
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			if d.Name() == "testdata" || d.Name() == "decide" || (strings.HasPrefix(d.Name(), ".") && rel != ".") || slices.Contains(notVerdicts, rel) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		fset := token.NewFileSet()
-		f, err := parser.ParseFile(fset, path, nil, 0)
-		if err != nil {
-			return err
-		}
+	testkit.GoFiles(t, "..", append([]string{"decide"}, notVerdicts...), false, func(_ string, fset *token.FileSet, f *ast.File) {
 		check := func(field string, rhs ast.Expr, at token.Pos) {
 			if slices.Contains(verdictFields, field) && !fromDecide(rhs) {
 				t.Errorf("%s: %s is set by a rule of its own, not by package decide", fset.Position(at), field)
@@ -71,11 +50,7 @@ func TestEveryVerdictComesFromDecide(t *testing.T) {
 			}
 			return true
 		})
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 // fromDecide reports whether e takes a verdict that was decided elsewhere:

@@ -4,11 +4,12 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/llmprobe/llmprobe/internal/testkit"
 )
 
 // runners are the folders whose code runs what was planned: they take the
@@ -30,27 +31,7 @@ var compileEntries = []string{"CompileBurst", "BurstOf"}
 // and no code outside this package and config reads the fields that make
 // rates and counts.
 func TestOnlyTheCompilerPlans(t *testing.T) {
-	root := ".."
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			if d.Name() == "testdata" || (strings.HasPrefix(d.Name(), ".") && rel != ".") || rel == "deploy" || rel == "bench" {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		fset := token.NewFileSet()
-		f, err := parser.ParseFile(fset, path, nil, 0)
-		if err != nil {
-			return err
-		}
+	testkit.GoFiles(t, "..", []string{"deploy", "bench"}, false, func(rel string, fset *token.FileSet, f *ast.File) {
 		dir := filepath.ToSlash(filepath.Dir(rel))
 		top := strings.Split(dir, "/")[0]
 		here := dir == "plan"
@@ -71,11 +52,7 @@ func TestOnlyTheCompilerPlans(t *testing.T) {
 			}
 			return true
 		})
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 // takesBurstConfig reports whether a function's parameters include a

@@ -3,8 +3,6 @@ package daemon
 import (
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -87,10 +85,7 @@ canary:
 		{"chat", "tools", true, true, true}, {"responses", "tools", true, true, true}, {"chat", "shaped", true, true, true}, {"responses", "shaped", true, true, true},
 		{"chat", "whole-tools", true, false, true}, {"responses", "whole-tools", true, false, true},
 	}
-	path := filepath.Join(t.TempDir(), "llmprobe.yml")
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := testkit.ConfigFile(t, cfg)
 	d := startDaemon(t, Options{ConfigFile: path, StoragePath: t.TempDir(), HistoryRecent: 5, HistoryFailures: 5})
 
 	const want = 3

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -29,11 +28,8 @@ func TestFailureCatalogue(t *testing.T) {
 	for _, tc := range testkit.Faults() {
 		t.Run(tc.Name, func(t *testing.T) {
 			t.Parallel()
-			path := filepath.Join(t.TempDir(), "llmprobe.yml")
 			cfg := testkit.FaultConfig(tc, tc.URL(t))
-			if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-				t.Fatal(err)
-			}
+			path := testkit.ConfigFile(t, cfg)
 
 			// The daemon: canaries and the burst.
 			logs := &testkit.Buffer{}
@@ -104,10 +100,7 @@ bursts:
 		}
 		return cfg
 	}
-	path := filepath.Join(t.TempDir(), "llmprobe.yml")
-	if err := os.WriteFile(path, []byte(burstConfig("kept", "removed")), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := testkit.ConfigFile(t, burstConfig("kept", "removed"))
 	storage := t.TempDir()
 	d := startDaemon(t, Options{ConfigFile: path, StoragePath: storage})
 	testkit.WaitUntil(t, "both bursts' requests in flight", 10*time.Second, func() bool {

@@ -3,7 +3,6 @@ package daemon
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -35,8 +34,7 @@ func TestComparisonSeriesBudget(t *testing.T) {
 
 	base, _ := testkit.StartSim(t, nil)
 	cand, _ := testkit.StartSim(t, nil)
-	path := filepath.Join(t.TempDir(), "llmprobe.yml")
-	if err := os.WriteFile(path, []byte(fmt.Sprintf(`targets:
+	path := testkit.ConfigFile(t, fmt.Sprintf(`targets:
   - {name: base, url: %q, model: m, timeout: 5s}
   - {name: cand, url: %q, model: m, timeout: 5s}
 scenarios:
@@ -46,9 +44,7 @@ canary: {interval: 100ms}
 comparisons:
   - {name: upgrade, baseline: base, candidate: cand, window: 10s}
   - {name: back, baseline: cand, candidate: base, scenarios: [short], window: 10s}
-`, base.URL, cand.URL)), 0o600); err != nil {
-		t.Fatal(err)
-	}
+`, base.URL, cand.URL))
 	d := New(Options{ConfigFile: path, StoragePath: t.TempDir(), HistoryRecent: 5, HistoryFailures: 5})
 	defer d.stop()
 	if err := d.reload(); err != nil {

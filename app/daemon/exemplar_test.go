@@ -5,8 +5,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -55,8 +53,7 @@ func TestExemplarOpensTheProbePage(t *testing.T) {
 		srv.Config.Handler.ServeHTTP(w, r)
 	}))
 	defer engine.Close()
-	path := filepath.Join(t.TempDir(), "llmprobe.yml")
-	if err := os.WriteFile(path, fmt.Appendf(nil, `targets: [{name: sim, url: %q, api: chat, timeout: 10s}]
+	path := testkit.ConfigFile(t, fmt.Sprintf(`targets: [{name: sim, url: %q, api: chat, timeout: 10s}]
 scenarios:
   - name: chat
     prompt_tokens: 16
@@ -70,9 +67,7 @@ bursts:
     arrival: {rate: 10}
     duration: 1s
     schedule: {every: 1h, on_start: true}
-`, engine.URL), 0o600); err != nil {
-		t.Fatal(err)
-	}
+`, engine.URL))
 	d := startDaemon(t, Options{ConfigFile: path, StoragePath: t.TempDir(), HistoryRecent: 5, HistoryFailures: 5, HistoryRequests: 100})
 
 	ids := map[string]string{} // traffic -> an exemplar's id

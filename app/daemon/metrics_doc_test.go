@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -56,7 +54,6 @@ func TestMetricContract(t *testing.T) {
 	defer tlsEngine.Close()
 	tlsSrv := httptest.NewTLSServer(tlsEngine.Handler())
 	defer tlsSrv.Close()
-	path := filepath.Join(t.TempDir(), "llmprobe.yml")
 	cfg := fmt.Sprintf(`targets:
   - {name: sim, url: %q, engine_metrics: {interval: 5s, timeout: 2s}}
   - {name: tls, url: %q, http_client_config: {tls_config: {insecure_skip_verify: true}}}
@@ -101,9 +98,7 @@ bursts:
 comparisons:
   - {name: sim-tls, baseline: sim, candidate: tls, scenarios: [checked], window: 10s}
 `, srv.URL, tlsSrv.URL)
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := testkit.ConfigFile(t, cfg)
 	// A stored previous report of the same request set (a baseline must be
 	// comparable), so the new burst has a regression verdict.
 	loaded, err := plan.Parse([]byte(cfg), path)

@@ -5,8 +5,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -135,7 +133,6 @@ func TestProbeBudgetAndConcurrency(t *testing.T) {
 
 func startProbeDaemon(t *testing.T, url string) *running {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "llmprobe.yml")
 	cfg := fmt.Sprintf(`targets: [{name: configured, url: %q}]
 scenarios:
   - name: chat
@@ -146,8 +143,6 @@ scenarios:
 canary: {interval: 1h}
 probe: {timeout: 30s}
 `, url, testkit.WeatherTool)
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := testkit.ConfigFile(t, cfg)
 	return startDaemon(t, Options{ConfigFile: path, StoragePath: t.TempDir(), HistoryRecent: 5, HistoryFailures: 5})
 }

@@ -2,8 +2,6 @@ package daemon
 
 import (
 	"html"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -25,10 +23,7 @@ func TestQualityCatalogue(t *testing.T) {
 		t.Run(tc.Name, func(t *testing.T) {
 			t.Parallel()
 			srv, _ := testkit.StartSim(t, func(c *sim.Config) { c.Faults.Shaped = tc.Shaped })
-			path := filepath.Join(t.TempDir(), "llmprobe.yml")
-			if err := os.WriteFile(path, []byte(testkit.QualityConfig(tc, srv.URL)), 0o600); err != nil {
-				t.Fatal(err)
-			}
+			path := testkit.ConfigFile(t, testkit.QualityConfig(tc, srv.URL))
 			storage := t.TempDir()
 			d := startDaemon(t, Options{ConfigFile: path, StoragePath: storage, HistoryRecent: 5, HistoryFailures: 5})
 			series := func(name, labels string) *regexp.Regexp {

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -140,8 +139,7 @@ func TestConcurrentReloadsRunWhatConfigShows(t *testing.T) {
 	signal.Notify(held, syscall.SIGHUP)
 	defer signal.Stop(held)
 
-	path := filepath.Join(t.TempDir(), "llmprobe.yml")
-	writeFile(t, path, generation(srv.URL, 0))
+	path := testkit.ConfigFile(t, generation(srv.URL, 0))
 	d := startDaemon(t, Options{ConfigFile: path, StoragePath: t.TempDir(), HistoryRecent: 5, HistoryFailures: 5})
 	rng := rand.New(rand.NewPCG(1, 2))
 	n := 0
@@ -271,9 +269,8 @@ bursts:
   - {name: b, target: t, scenarios: [{scenario: s}], arrival: {rate: 50}, requests: %d, schedule: {on_start: true}}
 `, srv.URL, interval, requests)
 	}
-	path := filepath.Join(t.TempDir(), "llmprobe.yml")
+	path := testkit.ConfigFile(t, file(2, "1s"))
 	storage := t.TempDir()
-	writeFile(t, path, file(2, "1s"))
 	d := startDaemon(t, Options{ConfigFile: path, StoragePath: storage, HistoryRecent: 5, HistoryFailures: 5})
 	runs := func() int {
 		list, err := d.store.List()

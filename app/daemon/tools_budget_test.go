@@ -3,7 +3,6 @@ package daemon
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -28,8 +27,7 @@ func TestToolCallSeriesBudget(t *testing.T) {
 		nativeOnly bool
 		want       float64
 	}{{false, 24}, {true, 1}} {
-		path := filepath.Join(t.TempDir(), "llmprobe.yml")
-		if err := os.WriteFile(path, []byte(fmt.Sprintf(`targets: [{name: sim, url: %q, model: m}]
+		path := testkit.ConfigFile(t, fmt.Sprintf(`targets: [{name: sim, url: %q, model: m}]
 scenarios:
   - {name: plain, prompt_tokens: 16, output_tokens: 4}
   - name: tools
@@ -38,9 +36,7 @@ scenarios:
     tools: [{function: {name: get_weather, parameters: {type: object, required: [city], properties: {city: {type: string}}}}}]
     tool_choice: required
 canary: {interval: 100ms}
-`, srv.URL)), 0o600); err != nil {
-			t.Fatal(err)
-		}
+`, srv.URL))
 		d := New(Options{ConfigFile: path, StoragePath: t.TempDir(), HistoryRecent: 5, HistoryFailures: 5, NativeHistogramsOnly: c.nativeOnly})
 		if err := d.reload(); err != nil {
 			t.Fatal(err)

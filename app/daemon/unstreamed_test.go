@@ -3,8 +3,6 @@ package daemon
 import (
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -22,16 +20,13 @@ import (
 // promtool reads stays clean.
 func TestUnstreamedOnEverySurface(t *testing.T) {
 	srv, _ := testkit.StartSim(t, nil)
-	path := filepath.Join(t.TempDir(), "llmprobe.yml")
 	cfg := fmt.Sprintf(`targets: [{name: sim, url: %q, model: m, api: chat, timeout: 5s}]
 scenarios:
   - {name: whole, stream: false, prompt_tokens: 16, output_tokens: 4, slo: {e2e: 5s}}
   - {name: vision, prompt_tokens: 16, output_tokens: 4, images: {count: 2, width: 64, height: 64}, slo: {ttft: 5s}}
 canary: {interval: 100ms}
 `, srv.URL)
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := testkit.ConfigFile(t, cfg)
 	d := startDaemon(t, Options{ConfigFile: path, StoragePath: t.TempDir(), HistoryRecent: 5, HistoryFailures: 5})
 	count := func(family, scenario string) int {
 		m := regexp.MustCompile(family + `_count\{[^}]*scenario="` + scenario + `"[^}]*\} ([0-9]+)`).FindStringSubmatch(metrics(d))

@@ -24,10 +24,7 @@ func TestGateFailureCatalogue(t *testing.T) {
 	for _, tc := range testkit.Faults() {
 		t.Run(tc.Name, func(t *testing.T) {
 			t.Parallel()
-			path := filepath.Join(t.TempDir(), "llmprobe.yml")
-			if err := os.WriteFile(path, []byte(testkit.FaultConfig(tc, tc.URL(t))), 0o600); err != nil {
-				t.Fatal(err)
-			}
+			path := testkit.ConfigFile(t, testkit.FaultConfig(tc, tc.URL(t)))
 			var stdout, stderr bytes.Buffer
 			code := Run(context.Background(), Options{ConfigFile: path, Burst: "catalogue", StoragePath: t.TempDir(), Stdout: &stdout, Stderr: &stderr})
 			if code != Unmeasured || !strings.Contains(stderr.String(), "target faulty") || !strings.Contains(stderr.String(), tc.Reason) || !strings.Contains(stderr.String(), tc.In) {
@@ -47,10 +44,7 @@ func TestGateToolsAndFormat(t *testing.T) {
 		"tools":  {"responses", testkit.WeatherTool + ", tool_choice: required"},
 		"format": {"chat", testkit.PersonFormat},
 	} {
-		path := filepath.Join(t.TempDir(), "llmprobe.yml")
-		if err := os.WriteFile(path, []byte(testkit.QualityConfig(testkit.QualityFault{API: tc.api, Scenario: tc.fields}, srv.URL)), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		path := testkit.ConfigFile(t, testkit.QualityConfig(testkit.QualityFault{API: tc.api, Scenario: tc.fields}, srv.URL))
 		var stdout, stderr bytes.Buffer
 		out := filepath.Join(t.TempDir(), "report.json")
 		code := Run(context.Background(), Options{ConfigFile: path, Burst: "catalogue", Output: out, StoragePath: t.TempDir(), Stdout: &stdout, Stderr: &stderr})
@@ -73,10 +67,7 @@ func TestGateQualityCatalogue(t *testing.T) {
 		t.Run(tc.Name, func(t *testing.T) {
 			t.Parallel()
 			srv, _ := testkit.StartSim(t, func(c *sim.Config) { c.Faults.Shaped = tc.Shaped })
-			path := filepath.Join(t.TempDir(), "llmprobe.yml")
-			if err := os.WriteFile(path, []byte(testkit.QualityConfig(tc, srv.URL)), 0o600); err != nil {
-				t.Fatal(err)
-			}
+			path := testkit.ConfigFile(t, testkit.QualityConfig(tc, srv.URL))
 			var stdout, stderr bytes.Buffer
 			out := filepath.Join(t.TempDir(), "report.json")
 			code := Run(context.Background(), Options{ConfigFile: path, Burst: "catalogue", Output: out, StoragePath: t.TempDir(), Stdout: &stdout, Stderr: &stderr})

@@ -76,7 +76,6 @@ func comparisonDrill(t *testing.T, slowdown float64) {
 	baseAddr, candAddr := freeAddr(t), freeAddr(t)
 	startSim(t, baseAddr, "0.11.0", 1)
 	startSim(t, candAddr, "0.12.0", slowdown)
-	cfgPath := filepath.Join(t.TempDir(), "llmprobe.yml")
 	// 8 tokens of 40 ms decode steps: TPOT 40 ms against 56 ms. A pair
 	// every 500 ms: 20 pairs (min_pairs) in 10 s, a verdict at the second
 	// evaluation, 15 s after the first pair.
@@ -89,9 +88,7 @@ canary: {interval: 500ms}
 comparisons:
   - {name: upgrade, baseline: vllm-0.11, candidate: vllm-0.12, window: %s}
 `, baseAddr, candAddr, comparisonWindow)
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfgPath := testkit.ConfigFile(t, cfg)
 	d := startDaemon(t, "--config.file="+cfgPath)
 	prom := runPrometheus(t, fmt.Sprintf(`global: {scrape_interval: 1s, evaluation_interval: 1s}
 rule_files: [%q]

@@ -172,7 +172,6 @@ func upgradeDrill(t *testing.T, slowdown float64) {
 	am := runAlertmanager(t)
 
 	storage := t.TempDir()
-	cfgPath := filepath.Join(t.TempDir(), "llmprobe.yml")
 	// 60 requests a side, Poisson at 20/s (seeded: both runs send the same
 	// arrivals, at random phases of the sim's steps; constant arrivals beat
 	// against a step of nearly their period and skew TTFT), 32 tokens each
@@ -198,9 +197,7 @@ bursts:
     warmup: {requests: 6}
     schedule: {on_start: true, on_engine_change: {settle: 1s, max_increase: 0.15}}
 `, simAddr, drillBurst)
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfgPath := testkit.ConfigFile(t, cfg)
 	d := startDaemon(t, "--config.file="+cfgPath, "--storage.path="+storage)
 
 	rules, err := filepath.Abs("../../alerts/llmprobe.rules.yml")

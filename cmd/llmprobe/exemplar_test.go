@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -59,8 +57,7 @@ func promExemplars(base, expr string) (map[string]string, error) {
 // observations, canary and burst, and each opens its request's page.
 func TestExemplarsInPrometheus(t *testing.T) {
 	srv, _ := testkit.StartSim(t, nil)
-	cfgPath := filepath.Join(t.TempDir(), "llmprobe.yml")
-	if err := os.WriteFile(cfgPath, fmt.Appendf(nil, `targets: [{name: sim, url: %q, api: chat, timeout: 10s}]
+	cfgPath := testkit.ConfigFile(t, fmt.Sprintf(`targets: [{name: sim, url: %q, api: chat, timeout: 10s}]
 scenarios:
   - name: chat
     prompt_tokens: 16
@@ -74,9 +71,7 @@ bursts:
     arrival: {rate: 10}
     duration: 2s
     schedule: {every: 1h, on_start: true}
-`, srv.URL), 0o600); err != nil {
-		t.Fatal(err)
-	}
+`, srv.URL))
 	d := startDaemon(t, "--config.file="+cfgPath)
 	base := runPrometheus(t, fmt.Sprintf(`global: {scrape_interval: 1s}
 scrape_configs:

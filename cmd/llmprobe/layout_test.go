@@ -3,9 +3,7 @@ package main
 import (
 	"bufio"
 	"go/ast"
-	"go/parser"
 	"go/token"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -14,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/llmprobe/llmprobe/internal/testkit"
 )
 
 const module = "github.com/llmprobe/llmprobe"
@@ -142,7 +142,10 @@ func TestLayoutRules(t *testing.T) {
 		}
 	}
 	checkNesting(t, graph)
-	walkSource(t, root, func(file string, fset *token.FileSet, f *ast.File) {
+	testkit.GoFiles(t, root, []string{"deploy/kubernetes/test"}, false, func(file string, fset *token.FileSet, f *ast.File) {
+		if ast.IsGenerated(f) {
+			return
+		}
 		checkSizes(t, file, fset, f)
 		checkAliases(t, file, f)
 	})
@@ -244,7 +247,7 @@ func checkAliases(t *testing.T, file string, f *ast.File) {
 func importGraph(t *testing.T, root string, tests bool) map[string][]string {
 	t.Helper()
 	graph := map[string][]string{}
-	walkFiles(t, root, tests, func(rel string, f *ast.File) {
+	testkit.GoFiles(t, root, besideLayout, tests, func(rel string, _ *token.FileSet, f *ast.File) {
 		pkg := path.Dir(rel)
 		deps := graph[pkg]
 		for _, imp := range f.Imports {
@@ -256,69 +259,4 @@ func importGraph(t *testing.T, root string, tests bool) map[string][]string {
 		graph[pkg] = deps
 	})
 	return graph
-}
-
-// walkSource calls fn with every Go file of the module but tests and
-// generated files, the tools beside the daemon included.
-func walkSource(t *testing.T, root string, fn func(rel string, fset *token.FileSet, f *ast.File)) {
-	t.Helper()
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			if name := d.Name(); name == "testdata" || (strings.HasPrefix(name, ".") && rel != ".") || rel == "deploy/kubernetes/test" {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
-			return nil
-		}
-		fset := token.NewFileSet()
-		f, err := parser.ParseFile(fset, p, nil, parser.ParseComments)
-		if err != nil {
-			return err
-		}
-		if !ast.IsGenerated(f) {
-			fn(rel, fset, f)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-// walkFiles calls fn with the imports of every Go file of the daemon's
-// packages (not the tools beside them): its code, or its tests alone.
-func walkFiles(t *testing.T, root string, tests bool, fn func(rel string, f *ast.File)) {
-	t.Helper()
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			if name := d.Name(); name == "testdata" || (strings.HasPrefix(name, ".") && rel != ".") || slices.Contains(besideLayout, rel) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") != tests {
-			return nil
-		}
-		f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.ImportsOnly)
-		if err != nil {
-			return err
-		}
-		fn(rel, f)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }

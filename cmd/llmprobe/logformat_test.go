@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -18,16 +16,13 @@ import (
 // second time key), and the burst's line prints figures as the pages do.
 func TestOneLogFormat(t *testing.T) {
 	url := serveSim(t, func(*sim.Config) {})
-	path := filepath.Join(t.TempDir(), "llmprobe.yml")
 	cfg := fmt.Sprintf(`targets: [{name: sim, url: %q}]
 scenarios: [{name: s, prompt_tokens: 16, output_tokens: 4, slo: {ttft: 1s}}]
 canary: {interval: 1s}
 bursts:
   - {name: quick, target: sim, scenarios: [{scenario: s}], arrival: {rate: 20}, requests: 8, schedule: {on_start: true}}
 `, url)
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := testkit.ConfigFile(t, cfg)
 	figures := map[string]*regexp.Regexp{"ttft_p99": regexp.MustCompile(`^\d+\.\dms$`), "goodput": regexp.MustCompile(`^\d+\.\d%$`)}
 	for _, format := range []string{"logfmt", "json"} {
 		t.Run(format, func(t *testing.T) {

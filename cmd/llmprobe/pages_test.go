@@ -55,7 +55,6 @@ func TestPagesInChromium(t *testing.T) {
 	browser := testkit.Chromium(t)
 	srv, _ := simServer(t)
 	down := testkit.RefusedURL(t)
-	cfgPath := filepath.Join(t.TempDir(), "llmprobe.yml")
 	cfg := fmt.Sprintf(`targets:
   - {name: sim, url: %q}
   - {name: down, url: %q}
@@ -69,9 +68,7 @@ bursts:
     arrival: {process: poisson, rate: 20}
     requests: 20
 `, srv.URL, down)
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfgPath := testkit.ConfigFile(t, cfg)
 	storage, output := t.TempDir(), filepath.Join(t.TempDir(), "release.json")
 	if out, err := exec.Command(binPath, "gate", "--config.file="+cfgPath, "--burst=release", "--storage.path="+storage, "--output="+output, "--no-collector.gpu").CombinedOutput(); err != nil {
 		t.Fatalf("gate: %v\n%s", err, out)

@@ -137,7 +137,6 @@ func TestDashboardsAndRulesAgainstPrometheus(t *testing.T) {
 		// series with llmprobe's name of the target.
 		fmt.Fprintf(&engineJobs, "  - job_name: engine-%s\n    static_configs: [{targets: [%q], labels: {target: %s}}]\n", name, addr, name)
 	}
-	cfgPath := filepath.Join(t.TempDir(), "llmprobe.yml")
 	cfg := fmt.Sprintf(`targets:
 %sscenarios:
   - name: chat
@@ -184,9 +183,7 @@ bursts:
 comparisons:
   - {name: family, baseline: sim, candidate: %s, scenarios: [chat], window: 20s}
 `, targets.String(), testkit.WeatherTool, sim.EngineVLLM)
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfgPath := testkit.ConfigFile(t, cfg)
 	// A stored earlier run of the same request set (a baseline must be
 	// comparable), so the burst has a regression verdict to export.
 	loaded, err := plan.Parse([]byte(cfg), cfgPath)

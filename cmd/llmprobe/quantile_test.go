@@ -102,7 +102,6 @@ func promScalar(base, expr string) (v float64, ok bool, err error) {
 func TestDashboardP99MatchesReport(t *testing.T) {
 	srv, _ := simServer(t)
 	storage := t.TempDir()
-	cfgPath := filepath.Join(t.TempDir(), "llmprobe.yml")
 	// Long prompts put the sim's TTFT in the 50 ms – 2 s band; the canary is
 	// slow so that nearly all traffic is the burst's.
 	cfg := fmt.Sprintf(`targets: [{name: sim, url: %q, timeout: 10s}]
@@ -120,9 +119,7 @@ bursts:
     duration: 20s
     schedule: {on_start: true}
 `, srv.URL)
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfgPath := testkit.ConfigFile(t, cfg)
 	d := startDaemon(t, "--config.file="+cfgPath, "--storage.path="+storage)
 	host := strings.TrimPrefix(d.base, "http://")
 	classic := startPrometheus(t, host)

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -201,4 +202,15 @@ func Proxy(w http.ResponseWriter, r *http.Request, base string) {
 			return
 		}
 	}
+}
+
+// ConfigFile writes a configuration to a file of its own and returns the
+// file's path.
+func ConfigFile(t testing.TB, yaml string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "llmprobe.yml")
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
