@@ -24,7 +24,7 @@ var (
 	significantDesc = prometheus.NewDesc("llmprobe_comparison_significant",
 		"1 when the candidate is worse beyond the tolerance: the interval above 1 and the ratio above 1 + tolerance; absent before min_pairs.", figureLabels, nil)
 	verdictDesc = prometheus.NewDesc("llmprobe_comparison_verdict",
-		"The candidate against the baseline: -1 better, 0 no significant difference, 1 worse; absent before min_pairs.", figureLabels, nil)
+		"The candidate against the baseline: -1 better, 0 neither (within the tolerance, or not enough evidence), 1 worse, each by the 95 % interval against the tolerance; absent before min_pairs.", figureLabels, nil)
 	pairsDesc = prometheus.NewDesc("llmprobe_comparison_pairs",
 		"Pairs in the window at the last evaluation in which both requests succeeded: what the figures rest on.", []string{"comparison", "scenario"}, nil)
 	pairsTotalDesc = prometheus.NewDesc("llmprobe_comparison_pairs_total",
@@ -137,8 +137,10 @@ func sentence(f decide.WindowFigure) string {
 		return s + ", worse"
 	case f.Verdict == decide.WindowBetter:
 		return s + ", better"
+	case f.Within:
+		return s + ", within tolerance"
 	}
-	return s + ", no significant difference"
+	return s + ", not enough evidence"
 }
 
 // change is a ratio as a signed percentage: 1.31 is "+31 %", 0.9 "−10 %".

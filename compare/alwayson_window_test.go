@@ -104,7 +104,8 @@ func TestSentence(t *testing.T) {
 		want string
 	}{
 		{decide.WindowFigure{Metric: "tpot", Percentile: "p50", Ratio: 1.312, Lower: 1.241, Upper: 1.38, Bounded: true, Judged: true, Verdict: decide.WindowWorse}, "TPOT p50 +31 % (95 % CI +24…+38 %), worse"},
-		{decide.WindowFigure{Metric: "ttft", Percentile: "p99", Ratio: 0.998, Lower: 0.9, Upper: 1.05, Bounded: true, Judged: true}, "TTFT p99 +0 % (95 % CI −10…+5 %), no significant difference"},
+		{decide.WindowFigure{Metric: "ttft", Percentile: "p99", Ratio: 0.998, Lower: 0.95, Upper: 1.05, Bounded: true, Judged: true, Within: true}, "TTFT p99 +0 % (95 % CI −5…+5 %), within tolerance"},
+		{decide.WindowFigure{Metric: "ttft", Percentile: "p99", Ratio: 1.05, Lower: 0.95, Upper: 1.15, Bounded: true, Judged: true}, "TTFT p99 +5 % (95 % CI −5…+15 %), not enough evidence"},
 		{decide.WindowFigure{Metric: "e2e", Percentile: "p50", Ratio: 0.8, Lower: 0.7, Upper: 0.9, Bounded: true, Judged: true, Verdict: decide.WindowBetter}, "E2E p50 −20 % (95 % CI −30…−10 %), better"},
 		{decide.WindowFigure{Metric: "itl", Percentile: "p50", Ratio: 1.5}, "ITL p50 +50 %, too few"},
 	} {

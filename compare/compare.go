@@ -7,6 +7,8 @@ package compare
 import (
 	"math"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/llmprobe/llmprobe/decide"
@@ -111,16 +113,50 @@ func Analyze(b *plan.Burst, base, cand Side, order []string, rounds []Round) *Co
 			c.Metrics = append(c.Metrics, decide.Inapplicable(m, "p50"), decide.Inapplicable(m, "p99"))
 			continue
 		}
-		c.Metrics = append(c.Metrics,
-			decide.MedianShift(m, base, cand, strata, len(rounds), decide.Tolerance(b.Burst, m, "p50")),
-			decide.TailRatio(m, 0.99, base, cand, strata, len(rounds), decide.Tolerance(b.Burst, m, "p99")))
+		tol, _ := decide.Tolerance(b.Burst, m, "p50")
+		median := decide.MedianShift(m, base, cand, strata, len(rounds), tol)
+		median.Judged = true
+		c.Metrics = append(c.Metrics, median)
+		for _, q := range tails(b, m) {
+			tol, named := decide.Tolerance(b.Burst, m, q.label)
+			tail := decide.TailRatio(m, q.q, base, cand, strata, len(rounds), tol)
+			// A tail needs far more pairs than a median to show a change:
+			// it decides only where the burst asks for it.
+			tail.Judged = named
+			c.Metrics = append(c.Metrics, tail)
+		}
 	}
-	c.Metrics = append(c.Metrics, goodput(rounds))
+	good := goodput(rounds)
+	good.Judged = true
+	c.Metrics = append(c.Metrics, good)
 	if c.Baseline.QualityChecked+c.Candidate.QualityChecked > 0 {
-		c.Metrics = append(c.Metrics, decide.Quality(p.quality.passed, p.quality.round, len(rounds), decide.QualityTolerance))
+		q := decide.Quality(p.quality.passed, p.quality.round, len(rounds), decide.QualityTolerance)
+		q.Judged = true
+		c.Metrics = append(c.Metrics, q)
 	}
 	c.Verdict, c.Reasons = decide.Overall(c.Metrics, c.Pairs, [2]decide.Side{c.Baseline.decided(), c.Candidate.decided()})
 	return c
+}
+
+// quantile is a tail compared, by its label and value.
+type quantile struct {
+	label string
+	q     float64
+}
+
+// tails are metric m's tails to compare: p99, and each other tail the
+// burst's max_regression names for m.
+func tails(b *plan.Burst, m string) []quantile {
+	out := []quantile{{"p99", 0.99}}
+	for _, r := range b.MaxRegression {
+		if r.Metric != m || r.Quantile == "p50" || r.Quantile == "p99" {
+			continue
+		}
+		if q, err := strconv.ParseFloat(strings.TrimPrefix(r.Quantile, "p"), 64); err == nil {
+			out = append(out, quantile{r.Quantile, q / 100})
+		}
+	}
+	return out
 }
 
 // add counts one run of the side.

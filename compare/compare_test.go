@@ -32,45 +32,64 @@ func run(id string, n int, f func(i int) float64, saturated bool) Run {
 
 func TestAnalyze(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	noise := make([]float64, 80)
+	noise, jitter := make([]float64, 200), make([]float64, 200)
 	for i := range noise {
-		noise[i] = math.Exp(0.3 * rng.NormFloat64())
+		noise[i], jitter[i] = math.Exp(0.3*rng.NormFloat64()), math.Exp(0.02*rng.NormFloat64())
 	}
-	slow := func(i int) float64 { return 1.4 * noise[i] }
-	same := func(i int) float64 { return noise[i] }
-	b := config.Burst{Name: "b", Seed: 7, MaxRegression: []config.MaxRegression{{Metric: "ttft", Quantile: "p50", MaxIncrease: 0.5}}}
-	rounds := []Round{{run("a1", 80, same, false), run("b1", 80, slow, false)}, {run("a2", 80, same, false), run("b2", 80, slow, false)}}
+	// The baseline's requests, and the candidate's: as slow, with a noise
+	// of their own, or 40 % slower.
+	base := func(i int) float64 { return noise[i] }
+	same := func(i int) float64 { return noise[i] * jitter[i] }
+	slow := func(i int) float64 { return 1.4 * same(i) }
+	b := config.Burst{Name: "b", Seed: 7, MaxRegression: []config.MaxRegression{
+		{Metric: "ttft", Quantile: "p50", MaxIncrease: 0.5}, {Metric: "tpot", Quantile: "p90", MaxIncrease: 0.2}}}
+	rounds := make([]Round, 6)
+	for k := range rounds {
+		rounds[k] = Round{run("a", 200, base, false), run("b", 200, slow, false)}
+	}
 	c := Analyze(plan.BurstOf(b), Side{Target: "a"}, Side{Target: "b"}, []string{"baseline", "candidate", "candidate", "baseline"}, rounds)
-	if c.Verdict != decide.Worse || c.Pairs != 160 || c.Rounds != 2 {
+	if c.Verdict != decide.Worse || c.Pairs != 1200 || c.Rounds != 6 {
 		t.Fatalf("verdict %q, pairs %d, rounds %d: %v", c.Verdict, c.Pairs, c.Rounds, c.Reasons)
 	}
-	verdicts := map[string]decide.Verdict{}
-	for _, m := range c.Metrics {
-		verdicts[m.Name()] = m.Verdict
+	type got struct {
+		verdict decide.Verdict
+		judged  bool
 	}
-	want := map[string]decide.Verdict{"ttft p50": decide.NoDifference, "tpot p50": decide.Worse, "itl p50": decide.Worse, "e2e p50": decide.Worse, "tpot p99": decide.TooFew, "goodput": decide.NoDifference}
+	verdicts := map[string]got{}
+	for _, m := range c.Metrics {
+		verdicts[m.Name()] = got{m.Verdict, m.Judged}
+	}
+	want := map[string]got{
+		"ttft p50": {decide.Within, true}, // 40 % within its 50 %
+		"tpot p50": {decide.Worse, true}, "itl p50": {decide.Worse, true}, "e2e p50": {decide.Worse, true},
+		// The tail max_regression names is judged; p99 is printed only.
+		"tpot p90": {decide.Worse, true}, "tpot p99": {decide.TooFew, false}, // 200 a round, "ttft p90": {},
+		"goodput": {decide.Within, true},
+	}
 	for name, v := range want {
 		if verdicts[name] != v {
-			t.Errorf("%s: %q, want %q", name, verdicts[name], v)
+			t.Errorf("%s: %+v, want %+v", name, verdicts[name], v)
 		}
 	}
-	if len(c.Baseline.Samples["tpot"]) != 160 || c.Candidate.Good != 160 || len(c.Candidate.Reports) != 2 {
+	if len(c.Baseline.Samples["tpot"]) != 1000 || c.Candidate.Good != 1200 || len(c.Candidate.Reports) != 6 {
 		t.Errorf("candidate side: %+v", c.Candidate)
 	}
 
-	rounds[1].Candidate = run("b2", 80, slow, true)
-	if c := Analyze(plan.BurstOf(b), Side{Target: "a"}, Side{Target: "b"}, nil, rounds); c.Verdict != decide.Inconclusive || len(c.Reasons) != 1 {
+	rounds[1].Candidate = run("b2", 200, slow, true)
+	if c := Analyze(plan.BurstOf(b), Side{Target: "a"}, Side{Target: "b"}, nil, rounds); c.Verdict != decide.NotEnough || len(c.Reasons) != 1 {
 		t.Errorf("a saturated client: %q %v", c.Verdict, c.Reasons)
 	}
-	rounds = []Round{{run("a1", 80, same, false), run("b1", 80, same, false)}, {run("a2", 80, same, false), run("b2", 80, same, false)}}
-	if c := Analyze(plan.BurstOf(b), Side{}, Side{}, nil, rounds); c.Verdict != decide.NoDifference {
-		t.Errorf("the same twice: %q %v", c.Verdict, c.Reasons)
+	for k := range rounds {
+		rounds[k] = Round{run("a", 200, base, false), run("b", 200, same, false)}
 	}
-	rounds = []Round{{run("a1", 3, same, false), run("b1", 3, slow, false)}}
-	if c := Analyze(plan.BurstOf(b), Side{}, Side{}, nil, rounds); c.Verdict != decide.Inconclusive {
+	if c := Analyze(plan.BurstOf(b), Side{}, Side{}, nil, rounds); c.Verdict != decide.Within {
+		t.Errorf("the same six times: %q %v", c.Verdict, c.Reasons)
+	}
+	rounds = []Round{{run("a1", 3, base, false), run("b1", 3, slow, false)}}
+	if c := Analyze(plan.BurstOf(b), Side{}, Side{}, nil, rounds); c.Verdict != decide.NotEnough {
 		t.Errorf("3 pairs: %q %v", c.Verdict, c.Reasons)
 	}
-	rounds = []Round{{run("a1", 0, same, false), run("b1", 5, slow, false)}}
+	rounds = []Round{{run("a1", 0, base, false), run("b1", 5, slow, false)}}
 	if c := Analyze(plan.BurstOf(b), Side{}, Side{}, nil, rounds); c.Verdict != decide.NotMeasured {
 		t.Errorf("nothing paired: %q %v", c.Verdict, c.Reasons)
 	}
@@ -88,7 +107,10 @@ func TestAnalyzeWithoutTokenTimes(t *testing.T) {
 		r.Close(time.Now())
 		return Run{Report: &report.Report{ID: id, Requests: n, Outcomes: map[prober.Outcome]int{prober.OutcomeSuccess: n}}, Measured: r}
 	}
-	rounds := []Round{{pooled("a1", 60, 1), pooled("b1", 60, 1.5)}, {pooled("a2", 60, 1), pooled("b2", 60, 1.5)}}
+	rounds := make([]Round, 4)
+	for k := range rounds {
+		rounds[k] = Round{pooled("a", 200, 1), pooled("b", 200, 1.5)}
+	}
 	c := Analyze(plan.BurstOf(config.Burst{Name: "b"}), Side{Target: "a"}, Side{Target: "b"}, nil, rounds)
 	if c.Verdict != decide.Worse {
 		t.Errorf("verdict %q %v, want worse on e2e", c.Verdict, c.Reasons)

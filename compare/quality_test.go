@@ -22,18 +22,22 @@ func withQuality(r Run, passes func(i int) bool) Run {
 }
 
 // A candidate faster on every latency whose answers are worse is never
-// called better: worse beyond the tolerance, no significant difference
-// within it; with answers as good it is better.
+// called better: worse beyond the tolerance, within tolerance when
+// significantly worse inside it; with answers as good it is better.
 func TestFasterButWorseAnswersIsNotBetter(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	noise := make([]float64, 400)
+	noise, jitter := make([]float64, 400), make([]float64, 400)
 	for i := range noise {
-		noise[i] = math.Exp(0.3 * rng.NormFloat64())
+		noise[i], jitter[i] = math.Exp(0.3*rng.NormFloat64()), math.Exp(0.02*rng.NormFloat64())
 	}
 	slow := func(i int) float64 { return noise[i] }
-	fast := func(i int) float64 { return 0.6 * noise[i] }
+	fast := func(i int) float64 { return 0.6 * noise[i] * jitter[i] }
 	b := func() []Round {
-		return []Round{{run("a1", 400, slow, false), run("b1", 400, fast, false)}, {run("a2", 400, slow, false), run("b2", 400, fast, false)}}
+		rounds := make([]Round, 4)
+		for k := range rounds {
+			rounds[k] = Round{run("a", 400, slow, false), run("b", 400, fast, false)}
+		}
+		return rounds
 	}
 	all := func(int) bool { return true }
 	for _, tc := range []struct {
@@ -41,9 +45,10 @@ func TestFasterButWorseAnswersIsNotBetter(t *testing.T) {
 		cand          func(i int) bool
 		want, quality decide.Verdict
 	}{
-		{"as good answers", all, decide.Better, decide.NoDifference},
+		{"as good answers", all, decide.Better, decide.Within},
 		{"one answer in 5 wrong", func(i int) bool { return i%5 != 0 }, decide.Worse, decide.Worse},
-		{"one answer in 80 wrong", func(i int) bool { return i%80 != 7 }, decide.NoDifference, decide.NoDifference},
+		// Significantly worse answers, within the tolerance: not better.
+		{"one answer in 160 wrong", func(i int) bool { return i%160 != 7 }, decide.Within, decide.Within},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rounds := b()
@@ -56,12 +61,12 @@ func TestFasterButWorseAnswersIsNotBetter(t *testing.T) {
 			if c.Verdict != tc.want || q.Metric != "quality" || q.Verdict != tc.quality {
 				t.Fatalf("verdict %q (quality %q), want %q (quality %q): %v", c.Verdict, q.Verdict, tc.want, tc.quality, c.Reasons)
 			}
-			if c.Candidate.QualityChecked != 800 || c.Baseline.QualityPassed != 800 {
-				t.Errorf("candidate checked %d, baseline passed %d, want 800 each", c.Candidate.QualityChecked, c.Baseline.QualityPassed)
+			if c.Candidate.QualityChecked != 1600 || c.Baseline.QualityPassed != 1600 {
+				t.Errorf("candidate checked %d, baseline passed %d, want 1600 each", c.Candidate.QualityChecked, c.Baseline.QualityPassed)
 			}
 			// A saturated client leaves the latencies undecided, not the answers.
 			rounds[1].Candidate.Report.ClientSaturated = true
-			want := decide.Inconclusive
+			want := decide.NotEnough
 			if tc.quality == decide.Worse {
 				want = decide.Worse
 			}

@@ -15,7 +15,7 @@ func goodput(rounds []Round) decide.Metric {
 			good[k][s], judged[k][s] = goodOf(run.Measured)
 		}
 	}
-	return decide.Goodput(good, judged, decide.DefaultTolerance)
+	return decide.Goodput(good, judged, decide.GoodputTolerance)
 }
 
 // goodOf counts run's good requests of those judged: cancelled ones say

@@ -8,7 +8,7 @@ import "github.com/grafana/grafana-foundation-sdk/go/dashboard"
 func withComparisons(b *dashboard.DashboardBuilder) *dashboard.DashboardBuilder {
 	const by = `comparison, scenario, metric, percentile`
 	return b.WithRow(row("Canary analysis")).
-		WithPanel(timeSeries("Comparison verdict", "Each always-on comparison's verdict per scenario, metric and percentile: 1 worse (the 95 % interval above 1 and the ratio past the tolerance), 0 no significant difference, -1 better; no line before min_pairs. LLMProbeComparisonWorse fires on a 1 that holds for the window.", unitNone,
+		WithPanel(timeSeries("Comparison verdict", "Each always-on comparison's verdict per scenario, metric and percentile: 1 worse (the 95 % interval past the tolerance), 0 neither (within the tolerance, or not enough evidence), -1 better (the interval past it the other way); no line before min_pairs. LLMProbeComparisonWorse fires on a 1 that holds for the window.", unitNone,
 			q(`max by (`+by+`) (llmprobe_comparison_verdict)`, "{{comparison}} {{scenario}} {{metric}} {{percentile}}")).
 			Thresholds(badWhenOne()).ThresholdsStyle(thresholdLines())).
 		WithPanel(timeSeries("Comparison ratio at p50", "The candidate's median over the baseline's (Hodges-Lehmann, paired: the same prompt to both at the same moment), with its 95 % interval; above 1 is slower.", unitNone,

@@ -20,43 +20,72 @@ import (
 type Verdict string
 
 const (
-	Worse        Verdict = "worse"
-	Better       Verdict = "better"
-	NoDifference Verdict = "no significant difference"
-	// TooFew: fewer pairs than the quantile needs (stats.MinSamples).
+	// Worse: the interval shows the candidate worse beyond the tolerance.
+	Worse Verdict = "worse"
+	// Better: the interval shows it better beyond the tolerance.
+	Better Verdict = "better"
+	// Within: the interval shows any change within the tolerance.
+	Within Verdict = "within tolerance"
+	// NotEnough: the interval reaches across the tolerance, so the sample
+	// shows neither; Metric.SettleRounds says what would settle it.
+	NotEnough Verdict = "not enough evidence"
+	// TooFew: fewer pairs than the figure needs for an interval at all.
 	TooFew Verdict = "too few"
 	// NotApplicable: no pair has the metric, since no answer of the burst
 	// does (embeddings, rerank and unstreamed answers have no token times).
 	NotApplicable Verdict = "n/a"
-	// Inconclusive: the rounds disagree in direction, or the client was
-	// saturated, or nothing could be decided.
+	// Inconclusive: a burst's failure that llmprobe's own delays may
+	// explain.
 	Inconclusive Verdict = "inconclusive"
 	NotMeasured  Verdict = "not measured"
 )
 
-// DefaultTolerance is the change a verdict needs besides significance
+// DefaultTolerance is the change a latency may show before it counts,
 // where the burst's max_regression names none for the metric: 10 %.
 const DefaultTolerance = 0.10
 
+// GoodputTolerance is the drop in the share of good requests that counts:
+// 2 percentage points, absolute, so that 99 % → 90 % (ten times the bad
+// requests) counts as it should, which 10 % of the good share would not.
+const GoodputTolerance = 0.02
+
+// maxSettleRounds bounds the rounds a metric's "would settle it" names.
+const maxSettleRounds = 100
+
 // Metric is the verdict on one metric and quantile. For latencies the
-// estimate and its interval are candidate/baseline ratios; for goodput,
-// the candidate's ratio minus the baseline's.
+// estimate and its interval are candidate/baseline ratios; for shares,
+// the candidate's share minus the baseline's.
 type Metric struct {
 	Metric   string `json:"metric"`
 	Quantile string `json:"quantile,omitempty"`
-	// Method: signed-rank (Hodges–Lehmann interval of per-request log
-	// ratios), bootstrap (paired, stratified by round) or newcombe.
-	Method    string   `json:"method"`
-	Pairs     int      `json:"pairs"`
-	Needs     int      `json:"needs"`
-	Estimate  *float64 `json:"estimate"`
-	Lower     *float64 `json:"lower"`
-	Upper     *float64 `json:"upper"`
-	P         *float64 `json:"p_value,omitempty"`
-	Tolerance float64  `json:"tolerance"`
+	// Method is the estimate within each round (hodges-lehmann,
+	// quantile-ratio, agresti-caffo; mcnemar over all pairs), pooled over
+	// the rounds by stats.PoolRounds.
+	Method   string   `json:"method"`
+	Pairs    int      `json:"pairs"`
+	Needs    int      `json:"needs"`
+	Estimate *float64 `json:"estimate"`
+	Lower    *float64 `json:"lower"`
+	Upper    *float64 `json:"upper"`
+	P        *float64 `json:"p_value,omitempty"`
+	// Tolerance is the change that counts: a ratio's fraction (0.1 =
+	// 10 %), a share's points (0.02 = 2 pp).
+	Tolerance float64 `json:"tolerance"`
 	// Rounds holds each round's own estimate (nil: none in that round).
-	Rounds  []*float64 `json:"rounds"`
-	Verdict Verdict    `json:"verdict"`
+	Rounds []*float64 `json:"rounds"`
+	// Spread is the between-round standard deviation of the effect, on
+	// the estimate's scale (log ratio, or share).
+	Spread *float64 `json:"between_round_spread,omitempty"`
+	// Judged: the metric sets the comparison's verdict (the p50s,
+	// goodput, quality, and a tail that max_regression names).
+	Judged  bool    `json:"judged"`
+	Verdict Verdict `json:"verdict"`
+	// SettleRounds, when the verdict is not enough evidence, is how many
+	// rounds at the observed spread would settle it; 0: none up to 100.
+	SettleRounds int `json:"settle_rounds,omitempty"`
+	// SettlePairs is the same for a metric whose replicates are pairs
+	// (quality): about how many pairs would settle it.
+	SettlePairs int `json:"settle_pairs,omitempty"`
 }
 
 // Side is what a comparison's verdict needs of one side: its target, the
@@ -69,147 +98,182 @@ type Side struct {
 
 // Methods of Metric.
 const (
-	MethodSignedRank = "signed-rank"
-	MethodBootstrap  = "bootstrap"
-	MethodNewcombe   = "newcombe"
+	MethodHodgesLehmann = "hodges-lehmann"
+	MethodQuantileRatio = "quantile-ratio"
+	MethodAgrestiCaffo  = "agresti-caffo"
 )
+
+// Rule is llmprobe's one rule for a verdict, on an effect signed so that
+// above 0 is worse, with its 95 % interval [lo, hi] and the tolerance
+// margin: worse when the interval lies beyond the margin, better when it
+// lies beyond it the other way, within when it lies inside the margin on
+// the worse side, and not enough evidence when it reaches across.
+func Rule(lo, hi, margin float64) Verdict {
+	switch {
+	case lo > margin:
+		return Worse
+	case hi < -margin:
+		return Better
+	case hi < margin:
+		return Within
+	}
+	return NotEnough
+}
+
+// pooled judges metric out from its rounds' estimates y and within-round
+// variances v (above 0 is worse, margin the tolerance on that scale);
+// toRatio turns the effect into the printed figure (exp for log ratios,
+// negation for shares). False when the rounds cannot be pooled.
+func (out *Metric) pooled(y, v []float64, margin float64, printed func(float64) float64) bool {
+	p, ok := stats.PoolRounds(y, v)
+	if !ok {
+		return false
+	}
+	est, lo, hi := printed(p.Estimate), printed(p.Lower), printed(p.Upper)
+	if lo > hi {
+		lo, hi = hi, lo
+	}
+	out.Estimate, out.Lower, out.Upper, out.Spread = &est, &lo, &hi, &p.Between
+	out.Verdict = Rule(p.Lower, p.Upper, margin)
+	if out.Verdict == NotEnough {
+		out.SettleRounds = stats.RoundsToSettle(p.Estimate, p.SE, p.Rounds, margin, maxSettleRounds)
+	}
+	return true
+}
+
+// byRound splits the pairs' indices by round.
+func byRound(strata []int, rounds int) [][]int {
+	out := make([][]int, rounds)
+	for i, k := range strata {
+		out[k] = append(out[k], i)
+	}
+	return out
+}
 
 // MedianShift compares the p50 of metric m from paired samples (cand[i]
 // and base[i] are one request on both sides, measured in round strata[i]
-// of rounds): the Hodges–Lehmann estimate of the per-request log ratios
-// with its 95 % interval and the signed-rank test, printed as ratios.
+// of rounds): each round's Hodges–Lehmann estimate of the per-request log
+// ratios with its variance from the round's own interval, pooled over the
+// rounds and printed as ratios. A round with fewer pairs than a
+// Hodges–Lehmann interval needs leaves the metric too few.
 func MedianShift(m string, base, cand []float64, strata []int, rounds int, tol float64) Metric {
-	out := Metric{Metric: m, Quantile: "p50", Method: MethodSignedRank, Pairs: len(base), Needs: stats.MinSamples(0.5), Tolerance: tol}
+	out := Metric{Metric: m, Quantile: "p50", Method: MethodHodgesLehmann, Pairs: len(base), Needs: stats.MinSamples(0.5) * rounds, Tolerance: tol}
 	d := logRatios(base, cand)
-	byRound := make([][]float64, rounds)
-	for i, x := range d {
-		byRound[strata[i]] = append(byRound[strata[i]], x)
-	}
-	perRound := make([]float64, rounds)
-	for k, dk := range byRound {
-		perRound[k] = math.NaN()
-		if len(dk) > 0 {
-			perRound[k] = stats.PairedShift(dk).Estimate
+	y, v := make([]float64, rounds), make([]float64, rounds)
+	bounded := rounds >= 2
+	for k, idx := range byRound(strata, rounds) {
+		dk := make([]float64, len(idx))
+		for j, i := range idx {
+			dk[j] = d[i]
 		}
-		out.Rounds = append(out.Rounds, ratioOf(perRound[k]))
+		if len(dk) == 0 {
+			out.Rounds, bounded = append(out.Rounds, nil), false
+			continue
+		}
+		s := stats.PairedShift(dk)
+		y[k], v[k] = s.Estimate, math.Pow(stats.SEOf(s.Lower, s.Upper), 2)
+		bounded = bounded && s.Bounded
+		out.Rounds = append(out.Rounds, ratioOf(s.Estimate))
 	}
 	if len(d) == 0 {
 		out.Verdict = TooFew
 		return out
 	}
-	s := stats.PairedShift(d)
-	out.Estimate, out.P = ratioOf(s.Estimate), &s.P
-	if len(d) < out.Needs || !s.Bounded {
+	out.Estimate = ratioOf(stats.PairedShift(d).Estimate)
+	if !bounded || !out.pooled(y, v, math.Log1p(tol), math.Exp) {
 		out.Verdict = TooFew
-		return out
 	}
-	out.Lower, out.Upper = ratioOf(s.Lower), ratioOf(s.Upper)
-	out.Verdict = Judge(s.Estimate, s.Lower, s.Upper, math.Log1p(tol), perRound)
 	return out
 }
 
-// TailRatio compares the q-quantile of metric m: the ratio of the
-// candidate's to the baseline's, with the 95 % interval of a paired
-// bootstrap stratified by round; too few below stats.MinSamples(q).
+// TailRatio compares the q-quantile of metric m: each round's ratio of the
+// candidate's q-quantile to the baseline's, with its variance from a
+// paired bootstrap within the round, pooled over the rounds; too few while
+// a round has fewer pairs than stats.MinSamples(q).
 func TailRatio(m string, q float64, base, cand []float64, strata []int, rounds int, tol float64) Metric {
 	name := "p" + strconv.FormatFloat(math.Round(q*1000)/10, 'g', -1, 64)
-	out := Metric{Metric: m, Quantile: name, Method: MethodBootstrap, Pairs: len(base), Needs: stats.MinSamples(q), Tolerance: tol}
-	perRound := make([]float64, rounds)
-	for k := range rounds {
-		var b, c []float64
-		for i, s := range strata {
-			if s == k {
-				b, c = append(b, base[i]), append(c, cand[i])
-			}
+	need := stats.MinSamples(q)
+	out := Metric{Metric: m, Quantile: name, Method: MethodQuantileRatio, Pairs: len(base), Needs: need * rounds, Tolerance: tol}
+	y, v := make([]float64, rounds), make([]float64, rounds)
+	bounded := rounds >= 2
+	for k, idx := range byRound(strata, rounds) {
+		b, c := make([]float64, len(idx)), make([]float64, len(idx))
+		for j, i := range idx {
+			b[j], c[j] = base[i], cand[i]
 		}
-		perRound[k] = math.NaN()
-		if len(b) > 0 {
-			perRound[k] = math.Log(quantileRatio(b, c, q))
+		if len(b) == 0 {
+			out.Rounds, bounded = append(out.Rounds, nil), false
+			continue
 		}
-		out.Rounds = append(out.Rounds, ratioOf(perRound[k]))
+		y[k] = math.Log(quantileRatio(b, c, q))
+		out.Rounds = append(out.Rounds, ratioOf(y[k]))
+		if len(b) < need {
+			bounded = false
+			continue
+		}
+		_, lo, hi, ok := stats.QuantileRatio(b, c, nil, q)
+		bounded = bounded && ok && lo > 0
+		if ok && lo > 0 {
+			v[k] = math.Pow(stats.SEOf(math.Log(lo), math.Log(hi)), 2)
+		}
 	}
 	if len(base) == 0 {
 		out.Verdict = TooFew
 		return out
 	}
 	out.Estimate = ratioOf(math.Log(quantileRatio(base, cand, q)))
-	if len(base) < out.Needs {
+	if !bounded || !out.pooled(y, v, math.Log1p(tol), math.Exp) {
 		out.Verdict = TooFew
-		return out
 	}
-	r, lo, hi, ok := stats.QuantileRatio(base, cand, strata, q)
-	if !ok {
-		out.Verdict = TooFew
-		return out
-	}
-	out.Estimate, out.Lower, out.Upper = &r, &lo, &hi
-	out.Verdict = Judge(math.Log(r), math.Log(lo), math.Log(hi), math.Log1p(tol), perRound)
 	return out
 }
 
 // Goodput compares the share of good requests: good[k] of judged[k] per
-// round k, baseline [0] and candidate [1]; the estimate is the candidate's
-// share minus the baseline's with Newcombe's interval, worse when it drops
-// by more than tol of the baseline's share.
+// round k, baseline [0] and candidate [1]; each round's difference (the
+// candidate's share minus the baseline's), pooled over the rounds. A
+// round's variance is the binomial one at each side's share over all
+// rounds, with one good and one bad request added (Agresti–Caffo), so that
+// rounds without a bad request still carry their sampling error. The
+// tolerance is in points, absolute.
 func Goodput(good, judged [][2]int, tol float64) Metric {
-	out := Metric{Metric: "goodput", Method: MethodNewcombe, Needs: 1, Tolerance: tol}
+	out := Metric{Metric: "goodput", Method: MethodAgrestiCaffo, Needs: 1, Tolerance: tol}
 	var g, n [2]int
-	perRound := make([]float64, len(good))
 	for k := range good {
 		for s := range 2 {
 			g[s], n[s] = g[s]+good[k][s], n[s]+judged[k][s]
 		}
-		perRound[k] = math.NaN()
-		if judged[k][0] > 0 && judged[k][1] > 0 {
-			d := float64(good[k][1])/float64(judged[k][1]) - float64(good[k][0])/float64(judged[k][0])
-			perRound[k] = -d // above 0 is worse
-			out.Rounds = append(out.Rounds, &d)
-		} else {
-			out.Rounds = append(out.Rounds, nil)
+	}
+	var share [2]float64
+	for s := range 2 {
+		share[s] = float64(g[s]+1) / float64(n[s]+2)
+	}
+	y, v := make([]float64, len(good)), make([]float64, len(good))
+	bounded := len(good) >= 2
+	for k := range good {
+		if judged[k][0] == 0 || judged[k][1] == 0 {
+			out.Rounds, bounded = append(out.Rounds, nil), false
+			continue
+		}
+		d := float64(good[k][1])/float64(judged[k][1]) - float64(good[k][0])/float64(judged[k][0])
+		out.Rounds = append(out.Rounds, &d)
+		y[k] = -d // above 0 is worse
+		for s := range 2 {
+			v[k] += share[s] * (1 - share[s]) / float64(judged[k][s])
 		}
 	}
 	out.Pairs = min(n[0], n[1])
-	diff, lo, hi, ok := stats.ProportionDiff(g[0], n[0], g[1], n[1])
-	if !ok {
+	if !bounded || !out.pooled(y, v, tol, func(x float64) float64 { return -x }) {
 		out.Verdict = TooFew
-		return out
 	}
-	out.Estimate, out.Lower, out.Upper = &diff, &lo, &hi
-	margin := tol * float64(g[0]) / float64(n[0])
-	out.Verdict = Judge(-diff, -hi, -lo, margin, perRound)
 	return out
 }
 
-// Judge classifies an effect signed so that above 0 is worse: est with
-// its 95 % interval [lo, hi] and each round's own estimate (NaN: none).
-// Worse needs the interval above 0 and the estimate beyond margin; better
-// mirrors it; either turns inconclusive when a round points the other way
-// or not at all.
-func Judge(est, lo, hi, margin float64, rounds []float64) Verdict {
-	var v Verdict
-	switch {
-	case lo > 0 && est > margin:
-		v = Worse
-	case hi < 0 && est < -margin:
-		v = Better
-	default:
-		return NoDifference
-	}
-	for _, r := range rounds {
-		if (v == Worse && r <= 0) || (v == Better && r >= 0) {
-			return Inconclusive
-		}
-	}
-	return v
-}
-
 // Overall is the comparison's verdict, from its metrics, the pairs they
-// rest on and each side's runs: not measured without pairs;
-// inconclusive with a saturated client (worse when the answers are) or
-// when no latency could be decided;
-// else worse if any metric is worse, inconclusive if any is, better if any
-// is and the answers are not significantly worse, and no significant
-// difference otherwise.
+// rest on and each side's runs, on the judged metrics only: not measured
+// without pairs; worse if any is worse; not enough evidence if any is not
+// enough or too few, or a saturated client leaves the latencies undecided;
+// better if any is better and the answers are not significantly worse;
+// within tolerance otherwise. The reasons say what would settle it.
 func Overall(metrics []Metric, pairs int, sides [2]Side) (Verdict, []string) {
 	var reasons []string
 	for _, s := range sides {
@@ -227,12 +291,15 @@ func Overall(metrics []Metric, pairs int, sides [2]Side) (Verdict, []string) {
 	}
 	count, latencies := map[Verdict]int{}, 0
 	for _, m := range metrics {
+		if !m.Judged {
+			continue
+		}
 		count[m.Verdict]++
 		if !m.IsShare() && m.Verdict != TooFew && m.Verdict != NotApplicable {
 			latencies++
 		}
-		if m.Verdict == Inconclusive {
-			reasons = append(reasons, fmt.Sprintf("%s: the rounds disagree in direction", m.Name()))
+		if why := m.Unsettled(); why != "" {
+			reasons = append(reasons, why)
 		}
 	}
 	saturated := sides[0].ClientSaturated || sides[1].ClientSaturated
@@ -241,20 +308,51 @@ func Overall(metrics []Metric, pairs int, sides [2]Side) (Verdict, []string) {
 		// No delay of the client's fails an answer's checks.
 		return Worse, append(reasons, "the answers are worse whatever the client's delays, which leave the latencies undecided")
 	case saturated:
-		return Inconclusive, reasons
+		return NotEnough, reasons
 	case count[Worse] > 0:
 		return Worse, reasons
-	case count[Inconclusive] > 0:
-		return Inconclusive, reasons
+	case count[NotEnough]+count[TooFew] > 0:
+		return NotEnough, reasons
 	case latencies == 0:
-		return Inconclusive, append(reasons, fmt.Sprintf("%d pairs are too few for any latency", pairs))
+		return NotEnough, append(reasons, fmt.Sprintf("%d pairs are too few for any latency", pairs))
 	case count[Better] > 0 && slices.ContainsFunc(metrics, Metric.SignificantlyWorse):
 		// Faster output may be worse output: never better with worse answers.
-		return NoDifference, append(reasons, "its answers passed their checks significantly less often (within the quality tolerance): a faster candidate with worse answers is not better")
+		return Within, append(reasons, "its answers passed their checks significantly less often (within the quality tolerance): a faster candidate with worse answers is not better")
 	case count[Better] > 0:
 		return Better, reasons
 	}
-	return NoDifference, reasons
+	return Within, reasons
+}
+
+// Unsettled says why a judged metric left the comparison without a
+// verdict, and what would settle it; empty when it has one.
+func (m Metric) Unsettled() string {
+	switch m.Verdict {
+	case TooFew:
+		if m.PerRound() {
+			return fmt.Sprintf("%s: too few pairs (%d, needs %d, at least %d in each round)", m.Name(), m.Pairs, m.Needs, m.Needs/len(m.Rounds))
+		}
+		return fmt.Sprintf("%s: too few pairs (%d, needs %d)", m.Name(), m.Pairs, m.Needs)
+	case NotEnough:
+		tol := fmt.Sprintf("%g %%", 100*m.Tolerance)
+		if m.IsShare() {
+			tol = fmt.Sprintf("%g pp", 100*m.Tolerance)
+		}
+		if m.SettlePairs > 0 {
+			return fmt.Sprintf("%s: the interval reaches across the %s tolerance; about %d pairs checked on both sides would settle it", m.Name(), tol, m.SettlePairs)
+		}
+		if m.SettleRounds > 0 {
+			return fmt.Sprintf("%s: the interval reaches across the %s tolerance; %d rounds at this spread would settle it (--rounds=%d)", m.Name(), tol, m.SettleRounds, m.SettleRounds+m.SettleRounds%2)
+		}
+		return fmt.Sprintf("%s: the interval reaches across the %s tolerance and the estimate sits at it: no number of rounds up to %d would settle it", m.Name(), tol, maxSettleRounds)
+	}
+	return ""
+}
+
+// PerRound reports whether m's figure is estimated within each round, so
+// that its Needs is spread over them.
+func (m Metric) PerRound() bool {
+	return (m.Method == MethodHodgesLehmann || m.Method == MethodQuantileRatio) && len(m.Rounds) > 0
 }
 
 // IsShare reports whether m compares shares of requests (goodput,
@@ -270,14 +368,14 @@ func (m Metric) Name() string {
 }
 
 // Tolerance is the burst's max_regression for metric at quantile, else
-// DefaultTolerance.
-func Tolerance(b config.Burst, metric, quantile string) float64 {
+// DefaultTolerance; named says whether max_regression names it.
+func Tolerance(b config.Burst, metric, quantile string) (tol float64, named bool) {
 	for _, r := range b.MaxRegression {
 		if r.Metric == metric && r.Quantile == quantile {
-			return r.MaxIncrease
+			return r.MaxIncrease, true
 		}
 	}
-	return DefaultTolerance
+	return DefaultTolerance, false
 }
 
 // logRatios are log(cand[i]/base[i]).

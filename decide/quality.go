@@ -22,14 +22,12 @@ const mcnemarMin = 6
 
 // Quality compares the share of answers that passed their checks, request
 // by request (the same golden line went to both sides): the candidate's
-// share minus the baseline's with Newcombe's paired interval, McNemar's
-// exact p on the discordant pairs. Worse needs p < 0.05, the interval
-// below 0 and a drop beyond tol; better mirrors it. A result short of
-// significance is too few while the pairs could not show a change of tol
-// (fewer than mcnemarMin/tol), else no significant difference.
+// share minus the baseline's with Newcombe's paired interval over all
+// pairs, judged by Rule against tol in points, McNemar's exact p on the
+// discordant pairs beside it. An answer's checks read its content, which
+// the round's conditions do not change, so the pairs are the replicates.
 func Quality(passed [][2]bool, strata []int, rounds int, tol float64) Metric {
 	out := Metric{Metric: "quality", Method: MethodMcNemar, Pairs: len(passed), Needs: int(math.Ceil(mcnemarMin / tol)), Tolerance: tol}
-	perRound := make([]float64, rounds)
 	for k := range rounds {
 		var in [][2]bool
 		for i, s := range strata {
@@ -37,9 +35,7 @@ func Quality(passed [][2]bool, strata []int, rounds int, tol float64) Metric {
 				in = append(in, passed[i])
 			}
 		}
-		perRound[k] = math.NaN()
 		if d, _, _, ok := stats.PairedProportionDiff(table(in)); ok {
-			perRound[k] = -d // above 0 is worse
 			out.Rounds = append(out.Rounds, &d)
 		} else {
 			out.Rounds = append(out.Rounds, nil)
@@ -53,13 +49,12 @@ func Quality(passed [][2]bool, strata []int, rounds int, tol float64) Metric {
 	}
 	p := stats.McNemar(b, c)
 	out.Estimate, out.Lower, out.Upper, out.P = &diff, &lo, &hi, &p
-	switch {
-	case p < 1-stats.Confidence:
-		out.Verdict = Judge(-diff, -hi, -lo, tol, perRound)
-	case len(passed) < out.Needs:
-		out.Verdict = TooFew
-	default:
-		out.Verdict = NoDifference
+	out.Verdict = Rule(-hi, -lo, tol)
+	if out.Verdict == NotEnough {
+		// The interval narrows as 1/√pairs.
+		if gap := math.Abs(diff + tol); gap > 0 {
+			out.SettlePairs = int(math.Ceil(float64(len(passed)) * math.Pow((hi-lo)/2/gap, 2)))
+		}
 	}
 	return out
 }

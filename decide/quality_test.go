@@ -32,15 +32,14 @@ func TestQualityVerdicts(t *testing.T) {
 	}{
 		{"worse", 400, constant(0.95), constant(0.8), 0.1, Worse},
 		{"better", 400, constant(0.8), constant(1), 0.9, Better},
-		{"same", 400, constant(0.95), constant(1), 0, NoDifference},
+		{"same", 400, constant(0.95), constant(1), 0, Within},
 		// A drop of about a point, significant on 4000 pairs, within the
 		// 2-point tolerance.
-		{"within tolerance", 4000, constant(0.95), constant(0.99), 0, NoDifference},
-		// 40 pairs could not show a 2-point drop: too few, not "no difference".
-		{"too few", 40, constant(0.95), constant(0.99), 0, TooFew},
-		// 20 points worse on 40 pairs is shown whatever their number.
+		{"within tolerance", 4000, constant(0.95), constant(0.99), 0, Within},
+		// 40 pairs could not show a 2-point drop either way.
+		{"not enough", 40, constant(0.95), constant(0.99), 0, NotEnough},
+		// 30 points worse on 40 pairs is shown whatever their number.
 		{"worse on few pairs", 40, constant(1), constant(0.7), 0, Worse},
-		{"rounds disagree", 400, constant(0.9), func(k int) float64 { return []float64{0.6, 1}[k] }, []float64{0.2}[0], Inconclusive},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			passed, strata := checked(tc.n, tc.base, tc.cand, tc.failOK)
@@ -53,6 +52,9 @@ func TestQualityVerdicts(t *testing.T) {
 			}
 			if *m.Lower > *m.Estimate || *m.Estimate > *m.Upper {
 				t.Errorf("estimate %g outside its interval [%g, %g]", *m.Estimate, *m.Lower, *m.Upper)
+			}
+			if tc.want == NotEnough && m.SettlePairs <= tc.n {
+				t.Errorf("not enough evidence on %d pairs would settle on %d", tc.n, m.SettlePairs)
 			}
 			if tc.name == "within tolerance" && !m.SignificantlyWorse() {
 				t.Errorf("a significant drop within the tolerance is not SignificantlyWorse: %+v", m)

@@ -35,6 +35,9 @@ type WindowFigure struct {
 	// Judged is false before min_pairs: Verdict is then meaningless.
 	Judged  bool
 	Verdict int
+	// Within: a judged figure whose interval shows it within the
+	// tolerance (Verdict 0); a 0 without it has not enough evidence.
+	Within bool
 }
 
 // Window judges one metric of an always-on comparison's window: base[i]
@@ -69,22 +72,24 @@ func Window(metric string, base, cand []float64, minPairs int, tolerance float64
 		}
 		f.Judged = f.N >= minPairs && f.Bounded
 		if f.Judged {
-			f.Verdict = windowVerdict(f, tolerance)
+			f.Verdict, f.Within = windowVerdict(f, tolerance)
 		}
 		out = append(out, f)
 	}
 	return out
 }
 
-// windowVerdict is compare's rule on the log ratio (the interval beyond 1 and
-// the ratio beyond 1 + tolerance, or below 1/(1 + tolerance)), as the
-// metric's value: 1 worse, −1 better, 0 none.
-func windowVerdict(f WindowFigure, tolerance float64) int {
-	switch Judge(math.Log(f.Ratio), math.Log(f.Lower), math.Log(f.Upper), math.Log1p(tolerance), nil) {
+// windowVerdict is Rule on the log ratio (the interval beyond 1 +
+// tolerance, or below 1/(1 + tolerance)), as the metric's value: 1 worse,
+// −1 better, 0 neither; within says whether a 0 is shown within it.
+func windowVerdict(f WindowFigure, tolerance float64) (verdict int, within bool) {
+	switch Rule(math.Log(f.Lower), math.Log(f.Upper), math.Log1p(tolerance)) {
 	case Worse:
-		return WindowWorse
+		return WindowWorse, false
 	case Better:
-		return WindowBetter
+		return WindowBetter, false
+	case Within:
+		return WindowNone, true
 	}
-	return WindowNone
+	return WindowNone, false
 }

@@ -62,8 +62,9 @@ type compareRun struct {
 }
 
 // Compare runs the comparison and returns the exit code: gate's
-// contract, with 1 for a candidate significantly worse and 3 for a side
-// that could not be measured or a verdict that is inconclusive.
+// contract, 0 when every judged metric is shown within its tolerance (or
+// better), 1 when one is shown worse beyond it, 3 when the sample shows
+// neither or a side could not be measured.
 func Compare(ctx context.Context, o CompareOptions) Outcome {
 	if o.Rounds < 2 || o.Rounds%2 != 0 {
 		fmt.Fprintf(o.Stderr, "llmprobe compare: --rounds=%d: must be even and at least 2, so that each side runs first as often as second\n", o.Rounds)
@@ -210,12 +211,12 @@ func (r *compareRun) verdict(c *compare.Comparison, problem string) Outcome {
 		c.Reasons = append(c.Reasons, reason)
 	}
 	comparerender.Text(r.Stdout, c)
-	code := Passed
+	code := Unmeasured // not enough evidence, or not measured
 	switch c.Verdict {
 	case decide.Worse:
 		code = Failed
-	case decide.Inconclusive, decide.NotMeasured:
-		code = Unmeasured
+	case decide.Within, decide.Better:
+		code = Passed
 	}
 	r.publish(context.Background(), code == Passed)
 	if !r.writeFiles(c) {

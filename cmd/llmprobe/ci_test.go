@@ -402,7 +402,7 @@ func TestCIExampleGitHubActions(t *testing.T) {
 	checkArtifacts(t, "gate", gate.artifacts, ".json", ".xml")
 
 	cmp := runGitHubJob(t, w, "compare", good)
-	if cmp.failedStep != "" || strings.Contains(cmp.output, "::warning") || !strings.Contains(cmp.summary, "no significant difference") {
+	if cmp.failedStep != "" || strings.Contains(cmp.output, "::warning") || !strings.Contains(cmp.summary, "within tolerance") {
 		t.Fatalf("compare job: step %q exit %d, summary:\n%s\n%s", cmp.failedStep, cmp.code, cmp.summary, cmp.output)
 	}
 	checkArtifacts(t, "compare", cmp.artifacts, ".json", ".xml", ".html")

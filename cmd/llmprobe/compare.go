@@ -28,13 +28,13 @@ type sideFlags struct {
 }
 
 func newCompareCommand(app *kingpin.Application) *compareCommand {
-	cmd := app.Command("compare", "Send one burst's identical requests to a baseline and a candidate target in alternating rounds (ABBA…) and judge each latency, and the share of answers passing their checks where a scenario checks them (golden, quality), with a paired test; exit 0 if no metric is significantly worse, 1 if one is, 2 on a usage or config error, 3 if a side could not be measured or the verdict is inconclusive.")
+	cmd := app.Command("compare", "Send one burst's identical requests to a baseline and a candidate target in alternating rounds (ABBA…) and judge the p50 latencies, goodput, the share of answers passing their checks where a scenario checks them (golden, quality) and each tail max_regression names, each by its 95 % interval over the rounds against its tolerance; exit 0 if every judged metric is shown within its tolerance, 1 if one is shown worse beyond it, 2 on a usage or config error, 3 if a side could not be measured or the sample shows neither (not enough evidence).")
 	c := &compareCommand{cmd: cmd}
 	c.configFile = cmd.Flag("config.file", "llmprobe configuration file.").Required().String()
 	c.burst = cmd.Flag("burst", "Name of the burst whose requests both sides get (its seed, arrivals, lengths, warmup).").Required().String()
 	c.baseline = addSideFlags(cmd, "baseline")
 	c.candidate = addSideFlags(cmd, "candidate")
-	c.rounds = cmd.Flag("rounds", "Runs per side, even: round k sends baseline then candidate when k is even, candidate then baseline when odd (A B B A …), so drift cancels.").Default("2").Int()
+	c.rounds = cmd.Flag("rounds", "Runs per side, even: round k sends baseline then candidate when k is even, candidate then baseline when odd (A B B A …), so drift cancels. The rounds are the replicates each interval rests on: 2 leave one degree of freedom (a t of 12.7); 6 are the default.").Default("6").Int()
 	c.rate = cmd.Flag("rate", "Arrival rate in requests per second for both sides, instead of the burst's; a burst that sweeps rates needs one.").IsSetByUser(&c.rateSet).PlaceHolder("RATE").Float64()
 	c.output = cmd.Flag("output", "Write the comparison JSON here.").PlaceHolder("FILE").String()
 	c.junit = cmd.Flag("output.junit", "Write the verdicts here as JUnit XML: one test case per metric (written on every exit but 2).").PlaceHolder("FILE").String()

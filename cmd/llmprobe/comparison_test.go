@@ -148,7 +148,7 @@ scrape_configs:
 			t.Errorf("%s for identical targets: %v %v", expr, got, err)
 		}
 	}
-	if tpot := figureIn(line, "TPOT p50"); !strings.HasSuffix(tpot, "no significant difference") {
+	if tpot := figureIn(line, "TPOT p50"); !strings.HasSuffix(tpot, "within tolerance") {
 		t.Errorf("landing page line %q: %q", line, tpot)
 	}
 }

@@ -72,28 +72,29 @@ type (
 )
 
 // JUnit writes the comparison as JUnit XML: a case per metric, failed
-// where the candidate is worse, skipped where the pairs are too few, an
-// error where the rounds disagree; and a case for the whole comparison,
-// an error when it is inconclusive or not measured, with why.
+// where a judged metric is worse, an error where a judged one has not
+// enough evidence, skipped where the pairs are too few or the metric is
+// printed and not judged; and a case for the whole comparison, an error
+// when it has not enough evidence or was not measured, with why.
 func JUnit(w io.Writer, c *compare.Comparison) error {
 	s := junitSuite{Name: "compare " + c.Burst}
 	class := "llmprobe.compare." + c.Burst
 	for _, m := range c.Metrics {
 		jc := junitCase{Name: m.Name(), Classname: class, Out: fmt.Sprintf("%s %s, 95 %% interval %s, per round %s: %s", label(m), estimate(m), interval(m), perRound(m), m.Verdict)}
-		switch m.Verdict {
-		case decide.Worse:
-			jc.Failure = &junitNote{fmt.Sprintf("%s worse: %s (95 %% CI %s) beyond the %s tolerance", label(m), change(m), changeInterval(m), tolerance(m))}
-		case decide.TooFew:
-			jc.Skip = &junitNote{fmt.Sprintf("%d pairs, too few: needs %d", m.Pairs, m.Needs)}
-		case decide.NotApplicable:
+		switch {
+		case m.Verdict == decide.NotApplicable:
 			jc.Skip = &junitNote{"n/a: no answer of this burst has " + m.Metric}
-		case decide.Inconclusive:
-			jc.Error = &junitNote{"the rounds disagree in direction"}
+		case !m.Judged:
+			jc.Skip = &junitNote{"printed, not judged: max_regression names no tolerance for it"}
+		case m.Verdict == decide.Worse:
+			jc.Failure = &junitNote{fmt.Sprintf("%s worse: %s (95 %% CI %s) beyond the %s tolerance", label(m), change(m), changeInterval(m), tolerance(m))}
+		case m.Verdict == decide.TooFew, m.Verdict == decide.NotEnough:
+			jc.Error = &junitNote{m.Unsettled()}
 		}
 		s.Cases = append(s.Cases, jc)
 	}
 	whole := junitCase{Name: "comparison", Classname: class, Out: Headline(c)}
-	if c.Verdict == decide.Inconclusive || c.Verdict == decide.NotMeasured {
+	if c.Verdict == decide.NotEnough || c.Verdict == decide.NotMeasured {
 		whole.Error = &junitNote{fmt.Sprintf("%s: %s", c.Verdict, strings.Join(c.Reasons, "; "))}
 	}
 	s.Cases = append(s.Cases, whole)

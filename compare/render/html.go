@@ -54,7 +54,7 @@ func HTML(w io.Writer, c *compare.Comparison) error {
 		Colors   [2]string
 	}{C: c, Headline: Headline(c), Text: text.String(), Colors: [2]string{baselineColor, candidateColr}}
 	for _, m := range c.Metrics {
-		data.Rows = append(data.Rows, row{m.Name(), m.Pairs, estimate(m), interval(m), pValue(m), perRound(m), verdictCell(m), string(m.Verdict)})
+		data.Rows = append(data.Rows, row{m.Name(), m.Pairs, estimate(m), interval(m), pValue(m), perRound(m), verdictCell(m), strings.ReplaceAll(string(m.Verdict), " ", "-")})
 	}
 	for _, m := range compare.Latencies {
 		if ch := newECDF(m, c); ch != nil {
@@ -135,7 +135,7 @@ var page = template.Must(template.New("compare").Parse(`<!DOCTYPE html>
 body{font-family:system-ui,sans-serif;margin:2em;max-width:70em;color:#222}
 table{border-collapse:collapse}td,th{padding:.3em .8em;border-bottom:1px solid #ddd;text-align:left}
 td.num,th.num{text-align:right}td.num{white-space:nowrap;font-variant-numeric:tabular-nums}td.verdict{white-space:nowrap}tr.worse td{background:#fde2e1}tr.better td{background:#e2f5e4}
-tr.inconclusive td{background:#fff3cd}.charts{display:flex;flex-wrap:wrap;gap:1em}
+tr.not-enough-evidence td,tr.too-few td{background:#fff3cd}.charts{display:flex;flex-wrap:wrap;gap:1em}
 figure{margin:0}figcaption{font-size:.9em;color:#555;max-width:520px}pre{background:#f6f6f6;padding:1em;overflow:auto}
 </style></head><body>
 <h1>{{.C.Verdict}}: candidate {{.C.Candidate.Target}} vs baseline {{.C.Baseline.Target}}</h1>

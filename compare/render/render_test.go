@@ -18,10 +18,10 @@ func comparison() *compare.Comparison {
 		Baseline:  compare.Side{Target: "stable", URL: "http://a", Model: "m", Requests: 80, Succeeded: 80, Good: 80, Samples: map[string][]float64{"tpot": {0.010, 0.011, 0.012}}},
 		Candidate: compare.Side{Target: "next|<b>", URL: "http://b", Model: "m", Requests: 80, Succeeded: 80, Good: 78, Samples: map[string][]float64{"tpot": {0.014, 0.015, 0.017}}},
 		Metrics: []decide.Metric{
-			{Metric: "tpot", Quantile: "p50", Pairs: 80, Estimate: ptr(1.4), Lower: ptr(1.35), Upper: ptr(1.46), P: ptr(0.00001), Tolerance: 0.1, Rounds: []*float64{ptr(1.38), ptr(1.42)}, Verdict: decide.Worse},
-			{Metric: "tpot", Quantile: "p99", Pairs: 80, Needs: 368, Estimate: ptr(1.3), Rounds: []*float64{ptr(1.2), nil}, Verdict: decide.TooFew},
-			{Metric: "ttft", Quantile: "p50", Pairs: 80, Estimate: ptr(0.95), Lower: ptr(0.9), Upper: ptr(0.99), P: ptr(0.001), Tolerance: 0.1, Rounds: []*float64{ptr(0.94), ptr(0.96)}, Verdict: decide.NoDifference},
-			{Metric: "goodput", Pairs: 80, Estimate: ptr(-0.025), Lower: ptr(-0.08), Upper: ptr(0.03), Tolerance: 0.1, Rounds: []*float64{ptr(0), ptr(-0.05)}, Verdict: decide.NoDifference},
+			{Metric: "tpot", Quantile: "p50", Pairs: 80, Estimate: ptr(1.4), Lower: ptr(1.35), Upper: ptr(1.46), P: ptr(0.00001), Tolerance: 0.1, Rounds: []*float64{ptr(1.38), ptr(1.42)}, Judged: true, Verdict: decide.Worse},
+			{Metric: "tpot", Quantile: "p99", Method: decide.MethodQuantileRatio, Pairs: 80, Needs: 736, Estimate: ptr(1.3), Rounds: []*float64{ptr(1.2), nil}, Verdict: decide.TooFew},
+			{Metric: "ttft", Quantile: "p50", Pairs: 80, Estimate: ptr(0.95), Lower: ptr(0.9), Upper: ptr(0.99), Tolerance: 0.1, Rounds: []*float64{ptr(0.94), ptr(0.96)}, Judged: true, Verdict: decide.Within},
+			{Metric: "goodput", Pairs: 80, Estimate: ptr(-0.025), Lower: ptr(-0.08), Upper: ptr(0.03), Tolerance: 0.02, Rounds: []*float64{ptr(0), ptr(-0.05)}, Judged: true, Verdict: decide.NotEnough, SettleRounds: 12},
 		},
 		Verdict: decide.Worse,
 	}
@@ -38,10 +38,11 @@ func TestText(t *testing.T) {
 	}
 	for _, want := range []string{
 		"order B C C B",
-		"tpot p50  80     1.400               [1.350, 1.460]      <0.0001  1.380 1.420     worse (beyond 10 %)",
-		"tpot p99  80     1.300               too few, needs 368  -        1.200 n/a       too few",
-		"ttft p50  80     0.950               [0.900, 0.990]      0.0010   0.940 0.960     no significant difference (a change within 10 %)",
-		"goodput   80     -2.5 pp             [-8.0 pp, +3.0 pp]  -        0.0 pp -5.0 pp  no significant difference",
+		"tpot p50  80     1.400               [1.350, 1.460]                    <0.0001  1.380 1.420     worse (beyond 10 %)",
+		"tpot p99  80     1.300               too few, needs 736 (368 a round)  -        1.200 n/a       too few, not judged",
+		"ttft p50  80     0.950               [0.900, 0.990]                    -        0.940 0.960     within tolerance (10 %)",
+		"goodput   80     -2.5 pp             [-8.0 pp, +3.0 pp]                -        0.0 pp -5.0 pp  not enough evidence (across 2.0 pp)",
+		"judged: tpot p50, ttft p50, goodput (the others are printed, not judged)",
 		"throughput (reported, not judged): baseline n/a req/s",
 	} {
 		if !strings.Contains(b.String(), want) {
@@ -67,15 +68,16 @@ func TestMarkdownAndJUnit(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := doc.Suite
-	if s.Tests != 5 || s.Failures != 1 || s.Skipped != 1 || s.Errors != 0 || s.Cases[0].Failure == nil ||
+	if s.Tests != 5 || s.Failures != 1 || s.Skipped != 1 || s.Errors != 1 || s.Cases[0].Failure == nil ||
 		s.Cases[0].Failure.Message != "TPOT p50 worse: +40.0 % (95 % CI +35.0 … +46.0 %) beyond the 10 % tolerance" {
 		t.Errorf("junit: %+v", s)
 	}
 	c := comparison()
-	c.Verdict, c.Reasons = decide.Inconclusive, []string{"tpot p50: the rounds disagree in direction"}
+	c.Verdict, c.Reasons = decide.NotEnough, []string{c.Metrics[3].Unsettled()}
 	j.Reset()
-	if err := JUnit(&j, c); err != nil || !strings.Contains(j.String(), `<error message="inconclusive: tpot p50: the rounds disagree in direction">`) {
-		t.Errorf("inconclusive junit: %v\n%s", err, j.String())
+	want := `<error message="not enough evidence: goodput: the interval reaches across the 2 pp tolerance; 12 rounds at this spread would settle it (--rounds=12)">`
+	if err := JUnit(&j, c); err != nil || !strings.Contains(j.String(), `<error message="goodput: the interval reaches across`) || !strings.Contains(j.String(), want) {
+		t.Errorf("not enough evidence in junit: %v\n%s", err, j.String())
 	}
 }
 
@@ -106,8 +108,8 @@ func TestQualityRendered(t *testing.T) {
 	c.Baseline.QualityChecked, c.Baseline.QualityPassed = 80, 79
 	c.Candidate.QualityChecked, c.Candidate.QualityPassed = 80, 66
 	c.Metrics = []decide.Metric{
-		{Metric: "ttft", Quantile: "p50", Pairs: 80, Estimate: ptr(0.6), Lower: ptr(0.55), Upper: ptr(0.65), P: ptr(0.00001), Tolerance: 0.1, Rounds: []*float64{ptr(0.6), ptr(0.6)}, Verdict: decide.Better},
-		{Metric: "quality", Method: decide.MethodMcNemar, Pairs: 80, Needs: 300, Estimate: ptr(-0.1625), Lower: ptr(-0.25), Upper: ptr(-0.08), P: ptr(0.0002), Tolerance: 0.02, Rounds: []*float64{ptr(-0.15), ptr(-0.175)}, Verdict: decide.Worse},
+		{Metric: "ttft", Quantile: "p50", Pairs: 80, Estimate: ptr(0.6), Lower: ptr(0.55), Upper: ptr(0.65), P: ptr(0.00001), Tolerance: 0.1, Rounds: []*float64{ptr(0.6), ptr(0.6)}, Judged: true, Verdict: decide.Better},
+		{Metric: "quality", Method: decide.MethodMcNemar, Pairs: 80, Needs: 300, Estimate: ptr(-0.1625), Lower: ptr(-0.25), Upper: ptr(-0.08), P: ptr(0.0002), Tolerance: 0.02, Rounds: []*float64{ptr(-0.15), ptr(-0.175)}, Judged: true, Verdict: decide.Worse},
 	}
 	var b bytes.Buffer
 	Text(&b, c)
@@ -121,10 +123,10 @@ func TestQualityRendered(t *testing.T) {
 			t.Errorf("no %q in\n%s", want, b.String())
 		}
 	}
-	c.Metrics[1].Verdict, c.Metrics[1].Estimate, c.Metrics[1].Lower, c.Metrics[1].Upper = decide.NoDifference, ptr(-0.0125), ptr(-0.02), ptr(-0.005)
+	c.Metrics[1].Verdict, c.Metrics[1].Estimate, c.Metrics[1].Lower, c.Metrics[1].Upper = decide.Within, ptr(-0.0125), ptr(-0.0195), ptr(-0.005)
 	b.Reset()
 	Text(&b, c)
-	if !strings.Contains(b.String(), "no significant difference (a change within 2.0 pp)") {
+	if !strings.Contains(b.String(), "within tolerance (2.0 pp)") {
 		t.Errorf("a significant drop within the tolerance is not said:\n%s", b.String())
 	}
 }

@@ -30,7 +30,7 @@ func Text(w io.Writer, c *compare.Comparison) {
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", m.Name(), m.Pairs, estimate(m), interval(m), pValue(m), perRound(m), verdictCell(m))
 	}
 	_ = tw.Flush()
-	fmt.Fprintln(w)
+	fmt.Fprintf(w, "\n%s\n", JudgedLine(c))
 	fmt.Fprintf(w, "throughput (reported, not judged): %s\n", throughputLine(c))
 	fmt.Fprintf(w, "client: %s\n", clientLine(c))
 }
@@ -58,10 +58,22 @@ func Headline(c *compare.Comparison) string {
 	switch c.Verdict {
 	case decide.Worse, decide.Better:
 		return fmt.Sprintf("compare: %s: %s: %s", who, c.Verdict, strings.Join(decided, ", "))
-	case decide.NoDifference:
-		return fmt.Sprintf("compare: %s: no significant difference beyond the tolerances", who)
+	case decide.Within:
+		return fmt.Sprintf("compare: %s: within tolerance: every judged metric is shown within its tolerance", who)
 	}
 	return fmt.Sprintf("compare: %s: %s", who, c.Verdict)
+}
+
+// JudgedLine names the metrics that set the verdict and the rule.
+func JudgedLine(c *compare.Comparison) string {
+	var judged []string
+	for _, m := range c.Metrics {
+		if m.Judged {
+			judged = append(judged, m.Name())
+		}
+	}
+	return fmt.Sprintf("judged: %s (the others are printed, not judged); each by its 95 %% interval over the rounds against its tolerance: worse beyond it, within inside it, not enough evidence across it",
+		strings.Join(judged, ", "))
 }
 
 // maxHeadline is how many metrics the headline names.
@@ -132,6 +144,8 @@ func changeInterval(m decide.Metric) string {
 // interval is the 95 % interval, or what stands in for it.
 func interval(m decide.Metric) string {
 	switch {
+	case m.Verdict == decide.TooFew && m.PerRound():
+		return fmt.Sprintf("too few, needs %d (%d a round)", m.Needs, m.Needs/len(m.Rounds))
 	case m.Verdict == decide.TooFew:
 		return fmt.Sprintf("too few, needs %d", m.Needs)
 	case m.Verdict == decide.NotApplicable:
@@ -177,21 +191,27 @@ func perRound(m decide.Metric) string {
 }
 
 func verdictCell(m decide.Metric) string {
-	switch {
-	case m.Verdict == decide.Worse || m.Verdict == decide.Better:
-		return fmt.Sprintf("%s (beyond %s)", m.Verdict, tolerance(m))
-	case m.Verdict == decide.NoDifference && m.SignificantlyWorse(),
-		m.Verdict == decide.NoDifference && !m.IsShare() && m.Lower != nil && (*m.Lower > 1 || *m.Upper < 1):
-		// Significant, yet smaller than the tolerance: said, not hidden.
-		return fmt.Sprintf("%s (a change within %s)", m.Verdict, tolerance(m))
+	var v string
+	switch m.Verdict {
+	case decide.Worse, decide.Better:
+		v = fmt.Sprintf("%s (beyond %s)", m.Verdict, tolerance(m))
+	case decide.Within:
+		v = fmt.Sprintf("%s (%s)", m.Verdict, tolerance(m))
+	case decide.NotEnough:
+		v = fmt.Sprintf("%s (across %s)", m.Verdict, tolerance(m))
+	default:
+		v = string(m.Verdict)
 	}
-	return string(m.Verdict)
+	if !m.Judged && m.Verdict != decide.NotApplicable {
+		v += ", not judged"
+	}
+	return v
 }
 
-// tolerance is m's tolerance as its estimate reads: 10 %, or quality's
+// tolerance is m's tolerance as its estimate reads: 10 %, or a share's
 // 2.0 pp.
 func tolerance(m decide.Metric) string {
-	if m.Metric == "quality" {
+	if m.IsShare() {
 		return fmt.Sprintf("%.1f pp", 100*m.Tolerance)
 	}
 	return fmt.Sprintf("%.0f %%", 100*m.Tolerance)
