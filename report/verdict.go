@@ -357,6 +357,10 @@ func regress(r, prev *Report, maxRegression []config.MaxRegression) {
 			g.Detail = fmt.Sprintf("n/a: no %s samples in this run to compare with %s", mr.Metric, prev.ID)
 		case rt == nil:
 			g = decide.Skipped(g.Name, g.Threshold, fmt.Sprintf("the baseline %s has no %s samples", prev.ID, mr.Metric))
+		case r.Latency[mr.Metric].IsTooFew(mr.Quantile) || prev.Latency[mr.Metric].IsTooFew(mr.Quantile):
+			// Its interval would not even bound it: the figure is shown, never gated.
+			g = decide.Skipped(g.Name, g.Threshold, fmt.Sprintf("not gated: %s %s %s vs %s in %s%s",
+				mr.Metric, mr.Quantile, figure.Ms(*cur), figure.Ms(*old), prev.ID, tooFewNote(r.Latency[mr.Metric], prev.Latency[mr.Metric], mr.Quantile)))
 		default:
 			increase := *rt - 1
 			significant, test := true, ""

@@ -102,12 +102,22 @@ func TestVerdictCarriesItsCaveat(t *testing.T) {
 func TestRegressionTexts(t *testing.T) {
 	before, after := reporttest.GoldenPair(t)
 	g := after.Gates[len(after.Gates)-1]
-	if want := regexp.MustCompile(`^ttft p99 \d+\.\dms vs \d+\.\dms in ` + before.ID + ` \(\+\d+\.\d%, limit \+20\.0%; Mann–Whitney p=\S+, significant\); .*; engine 0\.11\.0 → 0\.12\.0$`); !want.MatchString(g.Detail) {
+	if want := regexp.MustCompile(`^ttft p50 \d+\.\dms vs \d+\.\dms in ` + before.ID + ` \(\+\d+\.\d%, limit \+20\.0%; Mann–Whitney p=\S+, significant\); engine 0\.11\.0 → 0\.12\.0$`); !want.MatchString(g.Detail) {
 		t.Errorf("regression gate: %q, want it to match %s", g.Detail, want)
 	}
 
+	// A p99 of 20 requests is shown, never gated: its interval would not
+	// even bound it.
 	b, s := reporttest.GoldenBurst()
 	fa := reporttest.Fixture(t, "run-after.json")
+	tail := []config.MaxRegression{{Metric: "ttft", Quantile: "p99", MaxIncrease: 0.2, Significant: true}}
+	p99 := report.Build(b, fa.Run, report.Meta{Model: "m", EngineVersion: "0.12.0", Scenarios: []config.Scenario{s}})
+	report.Judge(p99, before, tail)
+	if g := p99.Gates[len(p99.Gates)-1]; !g.Skipped || !g.Passed || g.Name != "regression_ttft_p99" ||
+		!regexp.MustCompile(`^not gated: ttft p99 \d+\.\dms vs \d+\.\dms in \S+; p99 from 19 samples: too few, needs 368; the baseline's p99 from 20 samples: too few, needs 368`).MatchString(g.Detail) {
+		t.Errorf("a p99 of 19 samples: %+v", g)
+	}
+
 	alone := report.Build(b, fa.Run, report.Meta{Model: "m", Scenarios: []config.Scenario{s}})
 	report.Judge(alone, nil, b.MaxRegression)
 	if g := alone.Gates[len(alone.Gates)-1]; !g.Skipped || g.Detail != "no previous report of burst b" {

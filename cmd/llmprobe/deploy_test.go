@@ -14,7 +14,8 @@ import (
 	"github.com/llmprobe/llmprobe/internal/testkit"
 )
 
-// Every example configuration passes --config.check. Secret files the
+// Every example configuration passes --config.check without a warning (a
+// gate its burst could never judge). Secret files the
 // examples mount under /etc/llmprobe/secrets are made in a temporary
 // directory, since the check reads every file a configuration names; the
 // sample datasets and traces in examples/data go beside each copy, where
@@ -45,7 +46,7 @@ func TestExamplesAreValid(t *testing.T) {
 			t.Fatal(err)
 		}
 		out, err := exec.Command(binPath, "--config.file="+copyPath, "--config.check").CombinedOutput()
-		if err != nil || !strings.Contains(string(out), "configuration is valid") {
+		if err != nil || !strings.Contains(string(out), "configuration is valid") || strings.Contains(string(out), "warning:") {
 			t.Errorf("%s: %v\n%s", f, err, out)
 		}
 	}
@@ -196,5 +197,25 @@ func TestComposeStack(t *testing.T) {
 	}
 	if out, err := exec.Command(promtool, "check", "config", local).CombinedOutput(); err != nil {
 		t.Errorf("promtool check config: %v\n%s", err, out)
+	}
+}
+
+// --config.check warns of a gate its burst could never judge, and still
+// exits 0: the configuration is valid.
+func TestConfigCheckWarnsOfGatesNeverJudged(t *testing.T) {
+	path := testkit.ConfigFile(t, `targets: [{name: t, url: "http://127.0.0.1:1"}]
+scenarios: [{name: s, prompt_tokens: 64, output_tokens: 8}]
+bursts:
+  - name: nightly
+    target: t
+    scenarios: [{scenario: s}]
+    arrival: {rate: 4}
+    requests: 80
+    max_regression: [{metric: ttft, quantile: p99, max_increase: 0.2}, {metric: tpot, quantile: p50, max_increase: 0.2}]
+`)
+	out, err := exec.Command(binPath, "--config.file="+path, "--config.check").CombinedOutput()
+	want := path + ": warning: burst nightly: max_regression ttft p99 needs 368 samples a run and the run plans 80 measured requests: the gate will never be judged"
+	if err != nil || !strings.Contains(string(out), want) || strings.Count(string(out), "warning:") != 1 {
+		t.Errorf("exit %v, want 0 and one warning %q:\n%s", err, want, out)
 	}
 }

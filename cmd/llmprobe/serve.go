@@ -82,6 +82,11 @@ func (c *serveCommand) run(logger log.Logger, webLogger *slog.Logger, secrets *r
 		for _, b := range p.Bursts {
 			fmt.Printf("burst %s: %s (limits: %d requests, %s)\n", b.Name, b.Footprint, l.MaxPlannedRequests, l.MaxBurstMemory)
 		}
+		for _, b := range p.Bursts {
+			for _, w := range b.Unsettled() {
+				fmt.Fprintf(os.Stderr, "%s: warning: %s\n", *c.configFile, w)
+			}
+		}
 		return 0
 	}
 	if n := *c.historyReqs; n < 0 || n > maxHistoryRequests {

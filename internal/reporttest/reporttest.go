@@ -45,7 +45,7 @@ func GoldenBurst() (config.Burst, config.Scenario) {
 	b.Arrival = config.Arrival{Process: config.ArrivalPoisson, Rate: 10, Burstiness: 1}
 	b.Requests = 20
 	b.Warmup = config.Warmup{Requests: 2}
-	b.MaxRegression = []config.MaxRegression{{Metric: "ttft", Quantile: "p99", MaxIncrease: 0.2, Significant: true}}
+	b.MaxRegression = []config.MaxRegression{{Metric: "ttft", Quantile: "p50", MaxIncrease: 0.2, Significant: true}}
 	s := testkit.Scenario()
 	s.OutputTokens = config.Distribution{Kind: config.DistFixed, Value: 5}
 	s.SLO = config.SLO{TTFT: config.Duration(100 * time.Millisecond), TargetRatio: 0.9}

@@ -45,7 +45,7 @@ func TestMarkdownSummary(t *testing.T) {
 	if err := render.Markdown(&buf, after); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"## ❌ llmprobe gate: burst `b` failed", "| ❌ | regression_ttft_p99 |", "engine llmprobe-sim 0.12.0", "Most frequent failure:"} {
+	for _, want := range []string{"## ❌ llmprobe gate: burst `b` failed", "| ❌ | regression_ttft_p50 |", "engine llmprobe-sim 0.12.0", "Most frequent failure:"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("failed summary lacks %q:\n%s", want, buf.String())
 		}

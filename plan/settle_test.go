@@ -1,0 +1,28 @@
+package plan
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/internal/testkit"
+)
+
+// A gate on a percentile a run measures too few requests for is said at
+// --config.check; one it can judge is not.
+func TestUnsettled(t *testing.T) {
+	b := config.DefaultBurst
+	b.Name, b.Target = "b", "t"
+	b.Scenarios = []config.WeightedScenario{{Scenario: testkit.Scenario().Name, Weight: 1}}
+	b.Arrival = config.Arrival{Process: config.ArrivalPoisson, Rate: 4, Burstiness: 1}
+	b.Requests = 80
+	b.MaxRegression = []config.MaxRegression{{Metric: "ttft", Quantile: "p50", MaxIncrease: 0.2}, {Metric: "ttft", Quantile: "p99", MaxIncrease: 0.2}}
+	got := BurstOf(b, testkit.Scenario()).Unsettled()
+	if len(got) != 1 || !strings.Contains(got[0], "burst b: max_regression ttft p99 needs 368 samples a run and the run plans 80 measured requests") {
+		t.Errorf("warnings %q", got)
+	}
+	b.Requests = 400
+	if got := BurstOf(b, testkit.Scenario()).Unsettled(); len(got) != 0 {
+		t.Errorf("400 requests a run: warnings %q", got)
+	}
+}
