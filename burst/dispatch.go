@@ -158,6 +158,9 @@ func (d *dispatcher) releaseAt(a plan.Arrival, timer *time.Timer) {
 		d.notSent(a, d.burst.Mix[a.Scenario].TurnsOf(), stopReason(d.sending))
 		return
 	}
+	if d.r.releaseLate > 0 {
+		time.Sleep(d.r.releaseLate)
+	}
 	d.release(job{arrival: a, released: time.Now()})
 }
 

@@ -52,6 +52,10 @@ type Runner struct {
 	// them, and a significant change above MaxIncrease is a regression.
 	From        *report.Facts
 	MaxIncrease float64
+
+	// releaseLate, a test's hook, releases every request this much past
+	// its time: the prober's own delay, as a starved host would add it.
+	releaseLate time.Duration
 }
 
 // GPU reads the node's GPUs around a burst.
@@ -172,7 +176,7 @@ func (e *engineReads) around(ctx context.Context, run func() report.Run) report.
 func (r Runner) runMeasured(ctx context.Context, b *plan.Burst, rate float64) report.Run {
 	self := StartSelfMeasure()
 	run := r.runRate(ctx, b, rate)
-	run.Runtime = self.Done()
+	run.Runtime = self.Done(run.Results)
 	if r.Measured != nil {
 		r.Measured(run)
 	}

@@ -1,5 +1,6 @@
 // The client's own delays around a burst run (runtime scheduling latency, GC
-// pauses, loopback read delay), sampled for the run's error bound.
+// pauses, loopback read delay), sampled for the run's error bound and, on a
+// timeline, for each request's own bound.
 
 package burst
 
@@ -9,9 +10,13 @@ import (
 	"io"
 	"math"
 	"net"
+	"runtime/debug"
 	"runtime/metrics"
 	"sort"
+	"sync"
 	"time"
+
+	"github.com/llmprobe/llmprobe/prober"
 
 	"github.com/llmprobe/llmprobe/stats"
 )
@@ -30,6 +35,7 @@ const (
 // meanwhile delays the prober's goroutines too.
 type SelfMeasure struct {
 	start []metrics.Sample
+	gcs   int64 // GC cycles before the run
 	probe *selfProbe
 }
 
@@ -41,14 +47,23 @@ func readRuntime() []metrics.Sample {
 
 // StartSelfMeasure begins sampling; call Done once, at the run's end.
 func StartSelfMeasure() SelfMeasure {
-	return SelfMeasure{start: readRuntime(), probe: startSelfProbe()}
+	var gc debug.GCStats
+	debug.ReadGCStats(&gc)
+	return SelfMeasure{start: readRuntime(), gcs: gc.NumGC, probe: startSelfProbe()}
 }
 
 // Done gives the run's scheduling latencies and GC pauses, or nil where
-// this runtime lacks either histogram.
-func (s SelfMeasure) Done() *stats.RuntimeDelays {
+// this runtime lacks either histogram, and sets each result's ReadDelay
+// (the largest delay of the read side seen while it was in flight) and
+// marks the misses it may explain.
+func (s SelfMeasure) Done(results []*prober.Result) *stats.RuntimeDelays {
 	end := readRuntime()
 	read := s.probe.stop()
+	s.probe.line.addPauses(s.gcs)
+	for _, res := range results {
+		res.ReadDelay = s.probe.line.max(res.Sched.Add(res.DispatchDelay), res.Sched.Add(res.E2E))
+		res.MarkOwnDelayMisses()
+	}
 	var tails [2]stats.Tail
 	for i := range tails {
 		if s.start[i].Value.Kind() != metrics.KindFloat64Histogram || end[i].Value.Kind() != metrics.KindFloat64Histogram {
@@ -118,6 +133,7 @@ const selfProbePeriod = 2 * time.Millisecond
 type selfProbe struct {
 	cancel context.CancelFunc
 	done   chan stats.Tail
+	line   *timeline
 }
 
 // selfProbeBuckets are the probe's histogram bounds: 1 µs to about 17 s,
@@ -134,7 +150,7 @@ var selfProbeBuckets = func() []float64 {
 // records nothing, and its part of the bound is n/a.
 func startSelfProbe() *selfProbe {
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &selfProbe{cancel: cancel, done: make(chan stats.Tail, 1)}
+	p := &selfProbe{cancel: cancel, done: make(chan stats.Tail, 1), line: newTimeline(time.Now())}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		p.done <- stats.Tail{}
@@ -161,7 +177,9 @@ func startSelfProbe() *selfProbe {
 			if _, err := io.ReadFull(r, buf[:]); err != nil {
 				return
 			}
-			took := float64(time.Now().UnixNano()-int64(binary.BigEndian.Uint64(buf[:]))) / 1e9
+			now := time.Now()
+			took := float64(now.UnixNano()-int64(binary.BigEndian.Uint64(buf[:]))) / 1e9
+			p.line.note(now, took)
 			i := sort.Search(len(selfProbeBuckets), func(i int) bool { return selfProbeBuckets[i] > took }) - 1
 			h.Counts[min(max(i, 0), len(h.Counts)-1)]++
 		}
@@ -172,6 +190,7 @@ func startSelfProbe() *selfProbe {
 		tick := time.NewTicker(selfProbePeriod)
 		defer tick.Stop()
 		var buf [8]byte
+		last := time.Now()
 	send:
 		for {
 			select {
@@ -179,7 +198,14 @@ func startSelfProbe() *selfProbe {
 				break send
 			case <-tick.C:
 			}
-			binary.BigEndian.PutUint64(buf[:], uint64(time.Now().UnixNano()))
+			now := time.Now()
+			// A whole process held off its CPUs writes late and reads
+			// promptly: the lateness of its write is the delay it saw.
+			if late := now.Sub(last) - selfProbePeriod; late > 0 {
+				p.line.note(now, late.Seconds())
+			}
+			last = now
+			binary.BigEndian.PutUint64(buf[:], uint64(now.UnixNano()))
 			if _, err := w.Write(buf[:]); err != nil {
 				break
 			}
@@ -196,4 +222,75 @@ func startSelfProbe() *selfProbe {
 func (p *selfProbe) stop() stats.Tail {
 	p.cancel()
 	return <-p.done
+}
+
+// timelineSlot is the timeline's resolution: a request's bound takes every
+// slot its flight touches, and one more.
+const timelineSlot = 10 * time.Millisecond
+
+// maxTimelineSlots bounds a timeline's memory (4 MiB, 11.6 hours); a run
+// longer than that shares its last slot.
+const maxTimelineSlots = 1 << 22
+
+// timeline keeps, for each slot of a run, the largest delay of the client's
+// read side seen in it: a self-probe sample's read delay, its write's
+// lateness, a GC pause. Where no probe ran (no loopback connection) it
+// holds the GC pauses alone, as the report's bound says of its read side.
+type timeline struct {
+	mu    sync.Mutex // the probe's reader and writer note at once
+	start time.Time
+	slots []float32 // seconds
+	// unknownGC is the longest GC pause of the run whose end was not
+	// recorded (the runtime keeps the last 256): every request may have met it.
+	unknownGC float64
+}
+
+func newTimeline(start time.Time) *timeline { return &timeline{start: start} }
+
+// slot is the slot of t, clamped to the timeline.
+func (l *timeline) slot(t time.Time) int {
+	i := int(t.Sub(l.start) / timelineSlot)
+	return min(max(i, 0), maxTimelineSlots-1)
+}
+
+// note records a delay of seconds seen at t.
+func (l *timeline) note(t time.Time, seconds float64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	i := l.slot(t)
+	if i >= len(l.slots) {
+		l.slots = append(l.slots, make([]float32, i+1-len(l.slots))...)
+	}
+	l.slots[i] = max(l.slots[i], float32(seconds))
+}
+
+// addPauses notes the GC pauses of the cycles after the first gcs, each at
+// its end.
+func (l *timeline) addPauses(gcs int64) {
+	var gc debug.GCStats
+	debug.ReadGCStats(&gc)
+	n := int(gc.NumGC - gcs)
+	for i := range min(n, len(gc.Pause), len(gc.PauseEnd)) {
+		if gc.PauseEnd[i].Before(l.start) {
+			break
+		}
+		l.note(gc.PauseEnd[i], gc.Pause[i].Seconds())
+	}
+	if n > len(gc.Pause) {
+		for _, p := range gc.Pause {
+			l.unknownGC = max(l.unknownGC, p.Seconds())
+		}
+	}
+}
+
+// max is the largest delay seen from from to to, and a slot past it (a
+// delayed read ends after the stamp it delayed).
+func (l *timeline) max(from, to time.Time) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	worst := l.unknownGC
+	for i := l.slot(from); i <= l.slot(to)+1 && i < len(l.slots); i++ {
+		worst = max(worst, float64(l.slots[i]))
+	}
+	return time.Duration(worst * float64(time.Second))
 }

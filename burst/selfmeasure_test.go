@@ -64,3 +64,31 @@ func TestSelfProbeRecords(t *testing.T) {
 		t.Fatalf("self-probe read delay %+v after 100ms of sampling", tail)
 	}
 }
+
+// A request's read-side bound is the worst the timeline saw while it was
+// in flight, and one slot past its end; a GC pause whose end was lost
+// bounds every request.
+func TestTimelineBoundsEachRequest(t *testing.T) {
+	start := time.Now()
+	l := newTimeline(start)
+	at := func(ms int) time.Time { return start.Add(time.Duration(ms) * time.Millisecond) }
+	l.note(at(15), 0.003)
+	l.note(at(100), 0.020)
+	for _, c := range []struct {
+		from, to int
+		want     time.Duration
+	}{
+		{0, 50, 3 * time.Millisecond},
+		{90, 95, 20 * time.Millisecond}, // read just past its end
+		{200, 300, 0},
+		{30, 40, 0},
+	} {
+		if got := l.max(at(c.from), at(c.to)).Round(time.Microsecond); got != c.want {
+			t.Errorf("in flight %d to %d ms: %v, want %v", c.from, c.to, got, c.want)
+		}
+	}
+	l.unknownGC = 0.001
+	if got := l.max(at(200), at(300)).Round(time.Microsecond); got != time.Millisecond {
+		t.Errorf("with a pause of unknown end: %v, want 1ms", got)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/decide"
 	"github.com/llmprobe/llmprobe/plan"
 
@@ -113,13 +114,25 @@ func Analyze(b *plan.Burst, base, cand Side, order []string, rounds []Round) *Co
 			c.Metrics = append(c.Metrics, decide.Inapplicable(m, "p50"), decide.Inapplicable(m, "p99"))
 			continue
 		}
+		low, high, moved := p.withoutOwnDelay(m)
+		judge := func(f func(base, cand []float64) decide.Metric) decide.Metric {
+			out := f(base, cand)
+			if moved {
+				out = decide.WithoutOwnDelay(out, f(low[0], low[1]), f(high[0], high[1]))
+			}
+			return out
+		}
 		tol, _ := decide.Tolerance(b.Burst, m, "p50")
-		median := decide.MedianShift(m, base, cand, strata, len(rounds), tol)
+		median := judge(func(base, cand []float64) decide.Metric {
+			return decide.MedianShift(m, base, cand, strata, len(rounds), tol)
+		})
 		median.Judged = true
 		c.Metrics = append(c.Metrics, median)
 		for _, q := range tails(b, m) {
 			tol, named := decide.Tolerance(b.Burst, m, q.label)
-			tail := decide.TailRatio(m, q.q, base, cand, strata, len(rounds), tol)
+			tail := judge(func(base, cand []float64) decide.Metric {
+				return decide.TailRatio(m, q.q, base, cand, strata, len(rounds), tol)
+			})
 			// A tail needs far more pairs than a median to show a change:
 			// it decides only where the burst asks for it.
 			tail.Judged = named
@@ -230,8 +243,11 @@ func thin(xs []float64, n int) []float64 {
 // metric the two sides' values, where the metric applies to both, and the
 // round of each.
 type pairs struct {
-	round   []int
-	values  map[string][2][]float64
+	round  []int
+	values map[string][2][]float64
+	// own holds, per metric and side, how far llmprobe's own delay may have
+	// moved each value: down to value − own[0], up to value + own[1].
+	own     map[string][2][][2]float64
 	rounds  map[string][]int
 	quality qualityPairs
 }
@@ -243,7 +259,7 @@ type key struct{ index, turn int }
 // of the candidate.
 func (p *pairs) add(k int, base, cand report.Run) {
 	if p.values == nil {
-		p.values, p.rounds = map[string][2][]float64{}, map[string][]int{}
+		p.values, p.own, p.rounds = map[string][2][]float64{}, map[string][2][][2]float64{}, map[string][]int{}
 	}
 	byKey := make(map[key]*prober.Result, len(base.Results))
 	for i, r := range base.Results {
@@ -262,9 +278,10 @@ func (p *pairs) add(k int, base, cand report.Run) {
 			if !bok || !cok {
 				continue
 			}
-			v := p.values[m]
+			v, o := p.values[m], p.own[m]
 			v[0], v[1] = append(v[0], bv), append(v[1], cv)
-			p.values[m], p.rounds[m] = v, append(p.rounds[m], k)
+			o[0], o[1] = append(o[0], ownDelay(b, m)), append(o[1], ownDelay(c, m))
+			p.values[m], p.own[m], p.rounds[m] = v, o, append(p.rounds[m], k)
 		}
 	}
 }
@@ -282,6 +299,45 @@ func keyOf(run report.Run, i int) key {
 // metric gives the two sides' values of metric m and each pair's round.
 func (p pairs) metric(m string) (base, cand []float64, strata []int) {
 	return p.values[m][0], p.values[m][1], p.rounds[m]
+}
+
+// ownDelay is how far llmprobe's own delay may have moved r's metric m, in
+// seconds, down and up: a latency counted from the planned time holds its
+// dispatch delay and read side; a gap's mean (TPOT, ITL) moves either way
+// by the read side spread over its gaps.
+func ownDelay(r *prober.Result, m string) [2]float64 {
+	read := r.ReadDelay.Seconds()
+	switch m {
+	case "tpot":
+		d := r.OwnDelay(config.ObjectiveTPOT).Seconds()
+		return [2]float64{d, d}
+	case "itl":
+		if len(r.ITL) == 0 {
+			return [2]float64{}
+		}
+		d := read / float64(len(r.ITL))
+		return [2]float64{d, d}
+	}
+	return [2]float64{r.OwnDelay(config.ObjectiveTTFT).Seconds(), 0}
+}
+
+// withoutOwnDelay gives metric m's two sides at their extremes once each
+// pair's own delay is taken off: low, where the candidate is as fast and
+// the baseline as slow as the delay allows, and high, the reverse; ok is
+// false when no value could move.
+func (p pairs) withoutOwnDelay(m string) (low, high [2][]float64, ok bool) {
+	v, o := p.values[m], p.own[m]
+	for s := range 2 {
+		low[s], high[s] = make([]float64, len(v[s])), make([]float64, len(v[s]))
+	}
+	for i := range v[0] {
+		b, c, ob, oc := v[0][i], v[1][i], o[0][i], o[1][i]
+		ok = ok || ob != [2]float64{} || oc != [2]float64{}
+		// A value never falls to 0 or below: the target took some time.
+		low[0][i], low[1][i] = b+ob[1], max(c-oc[0], c*1e-3)
+		high[0][i], high[1][i] = max(b-ob[0], b*1e-3), c+oc[1]
+	}
+	return low, high, ok
 }
 
 // latency is a successful request's metric m in seconds; false where it
@@ -313,5 +369,5 @@ func latency(r *prober.Result, m string) (float64, bool) {
 
 // decided is what the comparison's verdict needs of s.
 func (s Side) decided() decide.Side {
-	return decide.Side{Target: s.Target, Aborted: s.Aborted, ClientSaturated: s.ClientSaturated}
+	return decide.Side{Target: s.Target, Aborted: s.Aborted}
 }

@@ -3,6 +3,8 @@ package compare
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,18 +17,19 @@ import (
 )
 
 // run makes a run of n successful requests in plan order, each taking
-// the latencies of the request before slow times f(i).
-func run(id string, n int, f func(i int) float64, saturated bool) Run {
+// the latencies of the request before slow times f(i), and llmprobe's own
+// read side adding up to own to each.
+func run(id string, n int, f func(i int) float64, own time.Duration) Run {
 	r := report.Run{NotSent: map[string]int{}}
 	for i := range n {
 		s := f(i)
 		res := &prober.Result{Outcome: prober.OutcomeSuccess, Good: true, OutputTokens: 5, OutputChunks: 5,
 			TTFT: time.Duration(s * 20e6), TPOT: time.Duration(s * 10e6), E2E: time.Duration(s * 60e6),
-			ITL: []time.Duration{time.Duration(s * 10e6), time.Duration(s * 10e6)}}
+			ITL: []time.Duration{time.Duration(s * 10e6), time.Duration(s * 10e6)}, ReadDelay: own}
 		r.Add(i, res)
 	}
 	r.Close(time.Now())
-	rep := &report.Report{ID: id, Requests: n, Outcomes: map[prober.Outcome]int{prober.OutcomeSuccess: n}, ClientSaturated: saturated}
+	rep := &report.Report{ID: id, Requests: n, Outcomes: map[prober.Outcome]int{prober.OutcomeSuccess: n}, ClientSaturated: own > 0}
 	return Run{Report: rep, Measured: r}
 }
 
@@ -45,7 +48,7 @@ func TestAnalyze(t *testing.T) {
 		{Metric: "ttft", Quantile: "p50", MaxIncrease: 0.5}, {Metric: "tpot", Quantile: "p90", MaxIncrease: 0.2}}}
 	rounds := make([]Round, 6)
 	for k := range rounds {
-		rounds[k] = Round{run("a", 200, base, false), run("b", 200, slow, false)}
+		rounds[k] = Round{run("a", 200, base, 0), run("b", 200, slow, 0)}
 	}
 	c := Analyze(plan.BurstOf(b), Side{Target: "a"}, Side{Target: "b"}, []string{"baseline", "candidate", "candidate", "baseline"}, rounds)
 	if c.Verdict != decide.Worse || c.Pairs != 1200 || c.Rounds != 6 {
@@ -75,21 +78,36 @@ func TestAnalyze(t *testing.T) {
 		t.Errorf("candidate side: %+v", c.Candidate)
 	}
 
-	rounds[1].Candidate = run("b2", 200, slow, true)
-	if c := Analyze(plan.BurstOf(b), Side{Target: "a"}, Side{Target: "b"}, nil, rounds); c.Verdict != decide.NotEnough || len(c.Reasons) != 1 {
-		t.Errorf("a saturated client: %q %v", c.Verdict, c.Reasons)
+	// llmprobe's own delay counts pair by pair: 2 ms of read side on the
+	// candidate leaves a 40 % slower decode worse; 40 ms, as much as the
+	// latencies themselves, could explain any difference.
+	for k := range rounds {
+		rounds[k].Candidate = run("b", 200, slow, 2*time.Millisecond)
+	}
+	if c := Analyze(plan.BurstOf(b), Side{Target: "a"}, Side{Target: "b"}, nil, rounds); c.Verdict != decide.Worse {
+		t.Errorf("a little own delay: %q %v", c.Verdict, c.Reasons)
 	}
 	for k := range rounds {
-		rounds[k] = Round{run("a", 200, base, false), run("b", 200, same, false)}
+		rounds[k].Candidate = run("b", 200, slow, 40*time.Millisecond)
+	}
+	c = Analyze(plan.BurstOf(b), Side{Target: "a"}, Side{Target: "b"}, nil, rounds)
+	tpot := c.Metrics[slices.IndexFunc(c.Metrics, func(m decide.Metric) bool { return m.Name() == "tpot p50" })]
+	if c.Verdict != decide.NotEnough || !tpot.OwnDelayDecides || tpot.WithoutOwnDelay == nil || !slices.ContainsFunc(c.Reasons, func(r string) bool {
+		return strings.HasPrefix(r, "tpot p50: llmprobe's own delay could change it: taken off each pair, the interval could reach from ")
+	}) {
+		t.Errorf("own delay as large as the latencies: %q %v; tpot %+v", c.Verdict, c.Reasons, tpot)
+	}
+	for k := range rounds {
+		rounds[k] = Round{run("a", 200, base, 0), run("b", 200, same, 0)}
 	}
 	if c := Analyze(plan.BurstOf(b), Side{}, Side{}, nil, rounds); c.Verdict != decide.Within {
 		t.Errorf("the same six times: %q %v", c.Verdict, c.Reasons)
 	}
-	rounds = []Round{{run("a1", 3, base, false), run("b1", 3, slow, false)}}
+	rounds = []Round{{run("a1", 3, base, 0), run("b1", 3, slow, 0)}}
 	if c := Analyze(plan.BurstOf(b), Side{}, Side{}, nil, rounds); c.Verdict != decide.NotEnough {
 		t.Errorf("3 pairs: %q %v", c.Verdict, c.Reasons)
 	}
-	rounds = []Round{{run("a1", 0, base, false), run("b1", 5, slow, false)}}
+	rounds = []Round{{run("a1", 0, base, 0), run("b1", 5, slow, 0)}}
 	if c := Analyze(plan.BurstOf(b), Side{}, Side{}, nil, rounds); c.Verdict != decide.NotMeasured {
 		t.Errorf("nothing paired: %q %v", c.Verdict, c.Reasons)
 	}

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/llmprobe/llmprobe/decide"
 	"github.com/llmprobe/llmprobe/plan"
@@ -35,7 +36,7 @@ func TestFasterButWorseAnswersIsNotBetter(t *testing.T) {
 	b := func() []Round {
 		rounds := make([]Round, 4)
 		for k := range rounds {
-			rounds[k] = Round{run("a", 400, slow, false), run("b", 400, fast, false)}
+			rounds[k] = Round{run("a", 400, slow, 0), run("b", 400, fast, 0)}
 		}
 		return rounds
 	}
@@ -64,8 +65,11 @@ func TestFasterButWorseAnswersIsNotBetter(t *testing.T) {
 			if c.Candidate.QualityChecked != 1600 || c.Baseline.QualityPassed != 1600 {
 				t.Errorf("candidate checked %d, baseline passed %d, want 1600 each", c.Candidate.QualityChecked, c.Baseline.QualityPassed)
 			}
-			// A saturated client leaves the latencies undecided, not the answers.
-			rounds[1].Candidate.Report.ClientSaturated = true
+			// llmprobe's own delay as large as the latencies leaves them
+			// undecided, not the answers.
+			for _, res := range rounds[1].Candidate.Measured.Results {
+				res.ReadDelay = 100 * time.Millisecond
+			}
 			want := decide.NotEnough
 			if tc.quality == decide.Worse {
 				want = decide.Worse

@@ -71,10 +71,14 @@ type BurstFacts struct {
 	Requests      int
 	Passed        bool
 	Aborted       bool
-	// ClientSaturated: llmprobe's own delays may have been the target's;
+	// ClientSaturated: llmprobe's own delays passed their limit;
 	// AddedUpTo says how much they were at most.
 	ClientSaturated bool
 	AddedUpTo       string
+	// OwnDelayOnly: every check that failed may have failed by llmprobe's
+	// own delay alone (a failed SLO gate whose misses within that delay
+	// could pass it; a failed regression under a saturated client).
+	OwnDelayOnly bool
 	// BaselineRefused: a named baseline was refused. AnswersFailed: the
 	// answers failed their checks, which no delay of the client explains.
 	BaselineRefused, AnswersFailed bool
@@ -83,10 +87,11 @@ type BurstFacts struct {
 	Failing []string
 }
 
-// BurstVerdict is a burst's verdict in one word and why. A saturated
-// client only adds delay: a pass still holds (the target is at least this
-// fast), a failure may be the client's own and is inconclusive, unless a
-// gate no delay touches failed (the answers' checks).
+// BurstVerdict is a burst's verdict in one word and why. llmprobe's own
+// delay only adds to a latency: a pass still holds (the target is at least
+// this fast); a failure is inconclusive when llmprobe's own delay, request
+// by request, could explain every failed check, and failed when a miss is
+// certainly the target's or a check no delay touches failed.
 func BurstVerdict(f BurstFacts) (Verdict, string) {
 	switch {
 	case f.Verdict == NotMeasured: // the gate's own finding, kept
@@ -97,9 +102,9 @@ func BurstVerdict(f BurstFacts) (Verdict, string) {
 		return Passed, fmt.Sprintf("llmprobe added up to %s; the target is at least this fast", f.AddedUpTo)
 	case f.Passed:
 		return Passed, f.Held
-	case f.ClientSaturated && !f.Aborted && !f.BaselineRefused && !f.AnswersFailed:
-		return Inconclusive, fmt.Sprintf("the client was saturated (llmprobe added up to %s): %s may be llmprobe's own delay, not the target's",
-			f.AddedUpTo, joinComma(f.Failing))
+	case f.OwnDelayOnly && !f.Aborted && !f.BaselineRefused && !f.AnswersFailed:
+		return Inconclusive, fmt.Sprintf("%s: within llmprobe's own delay (up to %s), which may be the whole miss, not the target's",
+			joinComma(f.Failing), f.AddedUpTo)
 	}
 	return Failed, joinComma(f.Failing)
 }

@@ -86,14 +86,44 @@ type Metric struct {
 	// SettlePairs is the same for a metric whose replicates are pairs
 	// (quality): about how many pairs would settle it.
 	SettlePairs int `json:"settle_pairs,omitempty"`
+	// WithoutOwnDelay is the interval's reach once llmprobe's own delay is
+	// taken off each pair, from its smallest to its largest possible end;
+	// set where that delay could change the verdict (OwnDelayDecides).
+	WithoutOwnDelay *[2]float64 `json:"without_own_delay,omitempty"`
+	// OwnDelayDecides: the verdict as measured differs from one without
+	// llmprobe's own delay, so the metric has not enough evidence.
+	OwnDelayDecides bool `json:"own_delay_decides,omitempty"`
 }
 
-// Side is what a comparison's verdict needs of one side: its target, the
-// runs against it that stopped early, and whether its client was saturated.
+// WithoutOwnDelay settles m, judged on the values as measured, with the
+// same metric judged at its extremes once llmprobe's own delay is taken off
+// each pair (low: the smallest the effect could be, high: the largest).
+// A saturated client thus neither hides a change larger than what it
+// could add nor invents one: worse only when low is, better only when high
+// is, within only when high is; else not enough evidence, which the delay
+// decides when m as measured had a verdict.
+func WithoutOwnDelay(m, low, high Metric) Metric {
+	switch {
+	case low.Verdict == Worse:
+		m.Verdict = Worse
+	case high.Verdict == Better:
+		m.Verdict = Better
+	case high.Verdict == Within:
+		m.Verdict = Within
+	case m.Verdict == Worse || m.Verdict == Within || m.Verdict == Better:
+		m.Verdict, m.OwnDelayDecides, m.SettleRounds = NotEnough, true, 0
+		if low.Lower != nil && high.Upper != nil {
+			m.WithoutOwnDelay = &[2]float64{*low.Lower, *high.Upper}
+		}
+	}
+	return m
+}
+
+// Side is what a comparison's verdict needs of one side: its target and
+// the runs against it that stopped early.
 type Side struct {
-	Target          string
-	Aborted         []string
-	ClientSaturated bool
+	Target  string
+	Aborted []string
 }
 
 // Methods of Metric.
@@ -271,9 +301,10 @@ func Goodput(good, judged [][2]int, tol float64) Metric {
 // Overall is the comparison's verdict, from its metrics, the pairs they
 // rest on and each side's runs, on the judged metrics only: not measured
 // without pairs; worse if any is worse; not enough evidence if any is not
-// enough or too few, or a saturated client leaves the latencies undecided;
-// better if any is better and the answers are not significantly worse;
-// within tolerance otherwise. The reasons say what would settle it.
+// enough or too few; better if any is better and the answers are not
+// significantly worse; within tolerance otherwise. The reasons say what
+// would settle it. A saturated client counts pair by pair, in each
+// latency's verdict (WithoutOwnDelay), not here.
 func Overall(metrics []Metric, pairs int, sides [2]Side) (Verdict, []string) {
 	var reasons []string
 	for _, s := range sides {
@@ -283,11 +314,6 @@ func Overall(metrics []Metric, pairs int, sides [2]Side) (Verdict, []string) {
 	}
 	if pairs == 0 {
 		return NotMeasured, append(reasons, "no request succeeded on both sides")
-	}
-	for _, s := range sides {
-		if s.ClientSaturated {
-			reasons = append(reasons, fmt.Sprintf("the client was saturated in a run against %s: its own delays could explain a difference", s.Target))
-		}
 	}
 	count, latencies := map[Verdict]int{}, 0
 	for _, m := range metrics {
@@ -302,13 +328,7 @@ func Overall(metrics []Metric, pairs int, sides [2]Side) (Verdict, []string) {
 			reasons = append(reasons, why)
 		}
 	}
-	saturated := sides[0].ClientSaturated || sides[1].ClientSaturated
 	switch {
-	case saturated && slices.ContainsFunc(metrics, func(m Metric) bool { return m.Metric == "quality" && m.Verdict == Worse }):
-		// No delay of the client's fails an answer's checks.
-		return Worse, append(reasons, "the answers are worse whatever the client's delays, which leave the latencies undecided")
-	case saturated:
-		return NotEnough, reasons
 	case count[Worse] > 0:
 		return Worse, reasons
 	case count[NotEnough]+count[TooFew] > 0:
@@ -334,6 +354,9 @@ func (m Metric) Unsettled() string {
 		}
 		return fmt.Sprintf("%s: too few pairs (%d, needs %d)", m.Name(), m.Pairs, m.Needs)
 	case NotEnough:
+		if m.OwnDelayDecides && m.WithoutOwnDelay != nil {
+			return fmt.Sprintf("%s: llmprobe's own delay could change it: taken off each pair, the interval could reach from %.3f to %.3f", m.Name(), m.WithoutOwnDelay[0], m.WithoutOwnDelay[1])
+		}
 		tol := fmt.Sprintf("%g %%", 100*m.Tolerance)
 		if m.IsShare() {
 			tol = fmt.Sprintf("%g pp", 100*m.Tolerance)

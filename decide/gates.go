@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/lib/figure"
 	"github.com/llmprobe/llmprobe/stats"
 )
 
@@ -19,6 +20,18 @@ type Gate struct {
 	Passed    bool     `json:"passed"`
 	Skipped   bool     `json:"skipped,omitempty"`
 	Detail    string   `json:"detail"`
+	// OwnDelay, on a failed gate, counts the misses llmprobe's own delay
+	// may explain when they could have passed it: its failure is then not
+	// certainly the target's.
+	OwnDelay int `json:"own_delay_misses,omitempty"`
+}
+
+// OwnDelayMisses are an objective's misses that llmprobe's own delay may
+// explain: missed as measured, met without it (prober.Check.WithinOwnDelay).
+type OwnDelayMisses struct {
+	Requests int `json:"requests"`
+	// UpTo is the largest own delay among them, in seconds.
+	UpTo float64 `json:"up_to_seconds"`
 }
 
 // Shares are what a burst's SLO gates judge: the share of its requests
@@ -28,6 +41,7 @@ type Shares struct {
 	PerObjective map[string]float64
 	Interval     map[string]stats.Interval
 	Checked      map[string]int
+	OwnDelay     map[string]OwnDelayMisses
 }
 
 // SLOGates are a burst's SLO gates: per objective, the share of requests
@@ -73,10 +87,12 @@ func SLOGates(scenarios []config.Scenario, shares Shares) []Gate {
 				Detail: fmt.Sprintf("n/a: no request was measured against %s <= %s; the target is %.2f%%", n, limit, 100*target[n])})
 			continue
 		}
-		gates = append(gates, Gate{
+		g := Gate{
 			Name: "slo_" + n, Threshold: target[n], Value: &v, Passed: v >= target[n],
 			Detail: fmt.Sprintf("%.2f%% of requests met %s <= %s; the target is %.2f%% (the share's 95%% Wilson interval: %s)", 100*v, n, limit, 100*target[n], shares.Interval[n].Text("%.1f%%", 100)),
-		})
+		}
+		ownDelay(&g, shares, n)
+		gates = append(gates, g)
 	}
 	return gates
 }
@@ -99,4 +115,26 @@ func qualityGate(shares Shares, target float64) Gate {
 		g.Detail += fmt.Sprintf("; too few: %d answers cannot show %.2f%% (needs %d)", n, 100*target, need)
 	}
 	return g
+}
+
+// ownDelay says, on a failed SLO gate g of objective n, the misses
+// llmprobe's own delay may explain, and marks the failure as not certainly
+// the target's when, counted as met, they would pass it; without any, that
+// every miss is the target's.
+func ownDelay(g *Gate, shares Shares, n string) {
+	o, checked := shares.OwnDelay[n], shares.Checked[n]
+	if g.Passed || checked == 0 {
+		return
+	}
+	if o.Requests == 0 {
+		g.Detail += "; every miss is larger than llmprobe's own delay in it: certainly the target's"
+		return
+	}
+	if best := *g.Value + float64(o.Requests)/float64(checked); best >= g.Threshold {
+		g.OwnDelay = o.Requests
+		g.Detail += fmt.Sprintf("; %d of the misses are within llmprobe's own delay (up to %s), which may have been the whole miss: without it the share could reach %.2f%%",
+			o.Requests, figure.Ms(o.UpTo), 100*best)
+		return
+	}
+	g.Detail += fmt.Sprintf("; %d misses are within llmprobe's own delay (up to %s), too few to change the verdict", o.Requests, figure.Ms(o.UpTo))
 }

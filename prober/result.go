@@ -58,6 +58,9 @@ type Check struct {
 	Objective string
 	Threshold time.Duration
 	Met       bool
+	// WithinOwnDelay: missed as measured, met without the prober's own
+	// delay (Result.MarkOwnDelayMisses).
+	WithinOwnDelay bool
 }
 
 // Result is one measured request. Every latency is measured from Sched.
@@ -72,7 +75,12 @@ type Result struct {
 	TraceParent   string
 	Sched         time.Time     // when the request was due
 	DispatchDelay time.Duration // t_send - t_sched: the prober's own lateness
-	QueueWait     time.Duration // burst requests: waiting for the concurrency cap (counted in every latency)
+	// ReadDelay bounds the read side of the prober's own delay in this
+	// request's stamps: the largest delay its self-probe, its writes'
+	// lateness and GC pauses showed while the request was in flight (set at
+	// a burst's end; 0 where nothing was sampled, as for canaries).
+	ReadDelay time.Duration
+	QueueWait time.Duration // burst requests: waiting for the concurrency cap (counted in every latency)
 
 	Outcome    Outcome
 	HTTPStatus int

@@ -1,6 +1,8 @@
 package prober
 
 import (
+	"time"
+
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/prompt"
 	"github.com/llmprobe/llmprobe/quality"
@@ -69,4 +71,59 @@ func checkAnswer(res *Result, s config.Scenario, golden *prompt.GoldenLine) {
 	} else if res.Quality == nil {
 		res.Quality = &QualityResult{Passed: true}
 	}
+}
+
+// OwnDelay bounds how much of the figure objective judges the prober's own
+// delay may have added to r: its dispatch delay and read side for the
+// latencies counted from the planned time (TTFT, the answer's first token,
+// e2e), the read side spread over the gaps for TPOT, the read side for a
+// stall (a gap's closing chunk read late).
+func (r *Result) OwnDelay(objective string) time.Duration {
+	switch objective {
+	case config.ObjectiveTPOT:
+		if r.OutputTokens > 1 {
+			return r.ReadDelay / time.Duration(r.OutputTokens-1)
+		}
+		return 0
+	case config.ObjectiveStall:
+		return r.ReadDelay
+	}
+	return r.DispatchDelay + r.ReadDelay
+}
+
+// MarkOwnDelayMisses marks each check of r that missed its objective as
+// measured and would have met it without the prober's own delay (its
+// DispatchDelay and ReadDelay): such a miss is not certainly the target's.
+func (r *Result) MarkOwnDelayMisses() {
+	for i, c := range r.Checks {
+		r.Checks[i].WithinOwnDelay = r.missedWithinOwnDelay(c)
+	}
+}
+
+func (r *Result) missedWithinOwnDelay(c Check) bool {
+	if c.Met || r.Outcome != OutcomeSuccess {
+		return false
+	}
+	var v time.Duration
+	switch c.Objective {
+	case config.ObjectiveTTFT:
+		if !r.FirstTokenSeen() {
+			return false
+		}
+		v = r.TTFT
+	case config.ObjectiveTPOT:
+		v = r.TPOT
+	case config.ObjectiveE2E:
+		v = r.E2E
+	case config.ObjectiveStall:
+		v = r.MaxGap
+	case config.ObjectiveTTFTAnswer:
+		if r.TTFTAnswer <= 0 {
+			return false
+		}
+		v = r.TTFTAnswer
+	default:
+		return false
+	}
+	return v-r.OwnDelay(c.Objective) <= c.Threshold
 }

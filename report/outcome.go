@@ -21,10 +21,32 @@ type Verdict struct {
 func VerdictOf(r *Report) Verdict {
 	word, why := decide.BurstVerdict(decide.BurstFacts{
 		Verdict: r.Verdict, VerdictReason: r.VerdictReason, Requests: r.Requests, Passed: r.Passed, Aborted: r.Aborted,
-		ClientSaturated: r.ClientSaturated, AddedUpTo: addedUpTo(r), BaselineRefused: Refused(r) != "", AnswersFailed: answersFailed(r),
+		ClientSaturated: r.ClientSaturated, AddedUpTo: addedUpTo(r), OwnDelayOnly: ownDelayOnly(r), BaselineRefused: Refused(r) != "", AnswersFailed: answersFailed(r),
 		Held: held(r), Failing: failingChecks(r),
 	})
 	return Verdict{word, why}
+}
+
+// ownDelayOnly reports whether every check that failed r may have failed
+// by llmprobe's own delay alone: an SLO gate whose misses within that delay
+// could pass it, or a regression gate under a saturated client (a latency
+// figure the client's delay inflated). An abort or a sweep that held at no
+// rate is the target's.
+func ownDelayOnly(r *Report) bool {
+	if r.Aborted || (r.Sweep != nil && r.MaxRateUnderSLO == nil) {
+		return false
+	}
+	failed := 0
+	for _, g := range r.Gates {
+		if g.Passed || g.Skipped {
+			continue
+		}
+		failed++
+		if g.OwnDelay == 0 && !(strings.HasPrefix(g.Name, "regression_") && r.ClientSaturated) {
+			return false
+		}
+	}
+	return failed > 0
 }
 
 // answersFailed reports whether r failed its quality gate: answers that

@@ -161,7 +161,8 @@ func resultOf(q ShardRequest, start time.Time) *prober.Result {
 		res.Checks = append(res.Checks, prober.Check{Objective: o, Met: true})
 	}
 	for _, o := range q.Missed {
-		res.Checks = append(res.Checks, prober.Check{Objective: o})
+		res.Checks = append(res.Checks, prober.Check{Objective: o, WithinOwnDelay: slices.Contains(q.OwnDelay, o)})
 	}
+	res.ReadDelay = time.Duration(q.Read)
 	return res
 }

@@ -162,6 +162,9 @@ type Goodput struct {
 	// PerObjectiveChecked is how many requests each share rests on (for
 	// quality, the successful requests whose answer was checked).
 	PerObjectiveChecked map[string]int `json:"per_objective_checked,omitempty"`
+	// PerObjectiveOwnDelay counts, per objective, the misses llmprobe's own
+	// delay may explain: missed as measured, met without it.
+	PerObjectiveOwnDelay map[string]decide.OwnDelayMisses `json:"per_objective_own_delay,omitempty"`
 }
 
 // Regression compares a report with its baseline: the previous report of the
@@ -317,7 +320,7 @@ func Build(b config.Burst, o Run, meta Meta) *Report {
 	r.Trace = o.Trace
 	r.Failures, r.FailedSamples = failures(o.Results, o.Start)
 	r.DurationSeconds = o.End.Sub(o.Start).Seconds()
-	t := tally{samples: map[string][]float64{}, met: map[string]int{}, checked: map[string]int{}}
+	t := tally{samples: map[string][]float64{}, met: map[string]int{}, checked: map[string]int{}, ownDelay: map[string]decide.OwnDelayMisses{}}
 	for _, res := range o.Results {
 		t.add(r, res, o.Start)
 	}
@@ -333,7 +336,8 @@ func Build(b config.Burst, o Run, meta Meta) *Report {
 	r.PromptCache = PromptCacheOf(o.Results)
 	r.ErrorBound = newErrorBound(r.Latency["dispatch_delay"], o.Runtime, meta.Scenarios)
 	r.ClientSaturated = r.ErrorBound.Saturated()
-	r.Gates = append(r.Gates, decide.SLOGates(meta.Scenarios, decide.Shares{PerObjective: r.Goodput.PerObjective, Interval: r.Goodput.PerObjectiveInterval, Checked: r.Goodput.PerObjectiveChecked})...)
+	r.Gates = append(r.Gates, decide.SLOGates(meta.Scenarios, decide.Shares{PerObjective: r.Goodput.PerObjective, Interval: r.Goodput.PerObjectiveInterval,
+		Checked: r.Goodput.PerObjectiveChecked, OwnDelay: r.Goodput.PerObjectiveOwnDelay})...)
 	if o.Shard.Count > 1 {
 		r.Shard = newShardPart(o)
 	}
@@ -345,6 +349,7 @@ func Build(b config.Burst, o Run, meta Meta) *Report {
 type tally struct {
 	samples                                         map[string][]float64
 	met, checked                                    map[string]int
+	ownDelay                                        map[string]decide.OwnDelayMisses
 	prompt, output, goodOut, good, judged, arrivals int
 	inputs                                          int // texts embedded or documents ranked
 	lastSched                                       time.Time
@@ -373,6 +378,12 @@ func (t *tally) add(r *Report, res *prober.Result, start time.Time) {
 	}
 	for _, c := range res.Checks {
 		t.count(c.Objective, c.Met)
+		if c.WithinOwnDelay {
+			o := t.ownDelay[c.Objective]
+			o.Requests++
+			o.UpTo = max(o.UpTo, res.OwnDelay(c.Objective).Seconds())
+			t.ownDelay[c.Objective] = o
+		}
 	}
 	if q := res.Quality; q != nil { // an answer's checks: the share of answers, apart from the requests that failed
 		t.count(config.ObjectiveQuality, q.Passed)
@@ -444,6 +455,9 @@ func (t *tally) rates(r *Report, start time.Time) {
 	r.Goodput.Judged, r.Goodput.RatioInterval = t.judged, stats.WilsonOf(t.good, t.judged)
 	r.Goodput.PerObjective, r.Goodput.PerObjectiveInterval = map[string]float64{}, map[string]stats.Interval{}
 	r.Goodput.PerObjectiveChecked = t.checked
+	if len(t.ownDelay) > 0 {
+		r.Goodput.PerObjectiveOwnDelay = t.ownDelay
+	}
 	for obj, n := range t.checked {
 		r.Goodput.PerObjective[obj] = float64(t.met[obj]) / float64(n)
 		r.Goodput.PerObjectiveInterval[obj] = *stats.WilsonOf(t.met[obj], n)

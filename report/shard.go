@@ -59,6 +59,10 @@ type ShardRequest struct {
 	Good   bool               `json:"good,omitempty"`
 	Met    []string           `json:"met,omitempty"`
 	Missed []string           `json:"missed,omitempty"`
+	// OwnDelay lists the missed objectives the prober's own delay may
+	// explain (prober.Check.WithinOwnDelay), and Read its read side (ns).
+	OwnDelay []string `json:"own,omitempty"`
+	Read     int64    `json:"rd,omitempty"`
 	// Quality is whether the answer passed its checks; nil when none.
 	Quality *bool `json:"q,omitempty"`
 	// Why a failed request failed; Error only on the shard's first request
@@ -116,7 +120,11 @@ func newShardPart(o Run) *ShardPart {
 			} else {
 				row.Missed = append(row.Missed, c.Objective)
 			}
+			if c.WithinOwnDelay {
+				row.OwnDelay = append(row.OwnDelay, c.Objective)
+			}
 		}
+		row.Read = int64(res.ReadDelay)
 		if q := res.Quality; q != nil {
 			row.Quality = &q.Passed
 		}

@@ -57,37 +57,40 @@ func TestRepeatedRunsCompareRunLevelFigures(t *testing.T) {
 	}
 }
 
-// A saturated client only adds delay: a pass holds with what it added, a
-// failure is inconclusive unless its answers failed their checks; a clean
-// run's verdict has no caveat.
+// llmprobe's own delay only adds: a pass holds with what it added; a
+// failure is inconclusive when the misses that fail it are within that
+// delay request by request, and failed when they are not (however
+// saturated the client) or the answers failed their checks; a clean run's
+// verdict has no caveat.
 func TestVerdictCarriesItsCaveat(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
 	for _, tc := range []struct {
 		name      string
 		passed    bool
 		saturated bool
+		ownDelay  int
 		word      decide.Verdict
 		reason    string
 	}{
-		{"clean pass", true, false, decide.Passed, "1 gate held"},
-		{"saturated pass", true, true, decide.Passed, "llmprobe added up to 30.0ms; the target is at least this fast"},
-		{"clean failure", false, false, decide.Failed, "slo_ttft 50.0% < 99%"},
-		{"saturated failure", false, true, decide.Inconclusive, "the client was saturated (llmprobe added up to 30.0ms): slo_ttft 50.0% < 99% may be llmprobe's own delay, not the target's"},
+		{"clean pass", true, false, 0, decide.Passed, "1 gate held"},
+		{"saturated pass", true, true, 0, decide.Passed, "llmprobe added up to 30.0ms; the target is at least this fast"},
+		{"clean failure", false, false, 0, decide.Failed, "slo_ttft 50.0% < 99%"},
+		{"saturated, certain misses", false, true, 0, decide.Failed, "slo_ttft 50.0% < 99%"},
+		{"misses within the own delay", false, true, 5, decide.Inconclusive, "slo_ttft 50.0% < 99%: within llmprobe's own delay (up to 30.0ms), which may be the whole miss, not the target's"},
 		// No delay of the client's makes an answer fail its checks.
-		{"saturated, answers failed", false, true, decide.Failed, "slo_quality 50.0% < 99%"},
+		{"answers failed", false, true, 5, decide.Failed, "slo_ttft 50.0% < 99%, slo_quality 50.0% < 99%"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			share := 0.5
 			if tc.passed {
 				share = 1
 			}
-			gate := "slo_ttft"
+			gates := []decide.Gate{{Name: "slo_ttft", Threshold: 0.99, Value: &share, Passed: tc.passed, OwnDelay: tc.ownDelay}}
 			if strings.Contains(tc.name, "answers") {
-				gate = "slo_quality"
+				gates = append(gates, decide.Gate{Name: "slo_quality", Threshold: 0.99, Value: &share})
 			}
 			r := &report.Report{Requests: 10, ClientSaturated: tc.saturated,
-				ErrorBound: &stats.ErrorBound{P99: f(0.02), Max: f(0.03), Limit: 0.01},
-				Gates:      []decide.Gate{{Name: gate, Threshold: 0.99, Value: &share, Passed: tc.passed}}}
+				ErrorBound: &stats.ErrorBound{P99: f(0.02), Max: f(0.03), Limit: 0.01}, Gates: gates}
 			report.Judge(r, nil, nil)
 			if r.Verdict != tc.word || r.VerdictReason != tc.reason {
 				t.Errorf("%q: %q, want %q: %q", r.Verdict, r.VerdictReason, tc.word, tc.reason)

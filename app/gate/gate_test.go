@@ -83,7 +83,8 @@ func TestGateQualityCatalogue(t *testing.T) {
 }
 
 // A saturated client only adds delay: a pass holds, with what llmprobe
-// added; a failure may be the client's own and is inconclusive, exit 3.
+// added; a failure whose misses are within its own delay may be the
+// client's own and is inconclusive, exit 3.
 func TestSaturatedClientVerdicts(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
 	for _, tc := range []struct {
@@ -93,13 +94,13 @@ func TestSaturatedClientVerdicts(t *testing.T) {
 		first string
 	}{
 		{"passed", 1, Passed, "gate: passed (llmprobe added up to 30.0ms; the target is at least this fast)"},
-		{"failed", 0.5, Unmeasured, "gate: inconclusive — the client was saturated (llmprobe added up to 30.0ms): slo_ttft 50.0% < 99% may be llmprobe's own delay, not the target's"},
+		{"failed", 0.5, Unmeasured, "gate: inconclusive — slo_ttft 50.0% < 99%: within llmprobe's own delay (up to 30.0ms), which may be the whole miss, not the target's"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rep := &report.Report{ID: "b-1", Burst: "b", Target: "sim", Requests: 40, PlannedRequests: 40,
 				Outcomes: map[prober.Outcome]int{prober.OutcomeSuccess: 40}, Latency: map[string]stats.Summary{},
 				Gates: []decide.Gate{{Name: "slo_ttft", Threshold: 0.99, Value: f(tc.share), Passed: tc.share >= 0.99,
-					Detail: "share of requests with ttft <= 100ms"}},
+					Detail: "share of requests with ttft <= 100ms", OwnDelay: 20}},
 				ClientSaturated: true,
 				ErrorBound:      &stats.ErrorBound{P99: f(0.02), Max: f(0.03), Limit: 0.01, Objective: "ttft 100ms of scenario s"},
 			}
@@ -111,7 +112,7 @@ func TestSaturatedClientVerdicts(t *testing.T) {
 			if code != tc.code || first != tc.first {
 				t.Errorf("exit %d, first line\n%s\nwant exit %d and\n%s\n%s", code, first, tc.code, tc.first, stderr.String())
 			}
-			if tc.code == Unmeasured && (!strings.Contains(stdout.String(), "INCONCLUSIVE  slo_ttft") || !strings.Contains(stderr.String(), "inconclusive: the client was saturated")) {
+			if tc.code == Unmeasured && (!strings.Contains(stdout.String(), "INCONCLUSIVE  slo_ttft") || !strings.Contains(stderr.String(), "inconclusive: slo_ttft 50.0% < 99%: within llmprobe's own delay")) {
 				t.Errorf("the failing gate is reported as the target's:\n%s%s", stdout.String(), stderr.String())
 			}
 		})

@@ -13,8 +13,9 @@ import (
 
 // A saturated client's verdict carries its caveat on the report page and
 // the bursts page: a pass holds (the target is at least this fast), a
-// failure is inconclusive; never a plain green "passed" beside "these
-// numbers describe llmprobe's host".
+// failure whose misses are within llmprobe's own delay is inconclusive;
+// never a plain green "passed" beside "these numbers describe llmprobe's
+// host".
 func TestSaturatedVerdictCarriesItsCaveat(t *testing.T) {
 	p99, maxBound := 0.02, 0.03
 	for _, tc := range []struct {
@@ -24,8 +25,8 @@ func TestSaturatedVerdictCarriesItsCaveat(t *testing.T) {
 	}{
 		{"passed", true, []string{`<span class="verdict warn">passed</span>`, "passed: llmprobe added up to 30.0ms; the target is at least this fast",
 			"the pass holds, since the target is at least this fast"}},
-		{"failed", false, []string{`<span class="verdict warn">inconclusive</span>`, "inconclusive: the client was saturated (llmprobe added up to 30.0ms)",
-			"so the failing gates are not the target's: inconclusive"}},
+		{"failed", false, []string{`<span class="verdict warn">inconclusive</span>`, "inconclusive: slo_ttft 50.0% < 90%: within llmprobe's own delay (up to 30.0ms)",
+			"the misses that fail the gates are within it, request by request: inconclusive"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := *recordedReport(t)
@@ -35,7 +36,7 @@ func TestSaturatedVerdictCarriesItsCaveat(t *testing.T) {
 			if tc.passed {
 				share = 1
 			}
-			r.Gates = []decide.Gate{{Name: "slo_ttft", Threshold: 0.9, Value: &share, Passed: tc.passed, Detail: "share"}}
+			r.Gates = []decide.Gate{{Name: "slo_ttft", Threshold: 0.9, Value: &share, Passed: tc.passed, Detail: "share", OwnDelay: 3}}
 			r.Passed = tc.passed && r.Requests > 0
 			o := report.VerdictOf(&r)
 			r.Verdict, r.VerdictReason = o.Word, o.Reason

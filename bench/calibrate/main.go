@@ -17,6 +17,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -524,8 +525,13 @@ type Truth struct {
 	CandidateRequests int      `json:"candidate_requests"`
 	BaselineTPOTMs    *float64 `json:"baseline_tpot_p50_ms"`
 	CandidateTPOTMs   *float64 `json:"candidate_tpot_p50_ms"`
-	// Ratio is the candidate's median TPOT over the baseline's.
+	// Ratio is the Hodges–Lehmann estimate of the paired log ratios of the
+	// engines' own TPOTs, the same estimand compare's TPOT p50 has, over the
+	// same pairs: both sims got the same requests in the same order, so the
+	// i-th request each read is one pair. Paired is false where the counts
+	// differ and Ratio is the ratio of the two medians instead.
 	Ratio   *float64 `json:"ratio"`
+	Paired  bool     `json:"paired"`
 	Dropped int      `json:"dropped"`
 }
 
@@ -546,26 +552,53 @@ func truthRatio(baseline, candidate []byte) (Truth, error) {
 	}
 	bm, cm := median(b), median(c)
 	t.BaselineTPOTMs, t.CandidateTPOTMs = ptr(bm/1e6), ptr(cm/1e6)
-	if bm > 0 {
+	if len(b) == len(c) {
+		logs := make([]float64, len(b))
+		for i := range b {
+			logs[i] = math.Log(c[i] / b[i])
+		}
+		t.Ratio, t.Paired = ptr(math.Exp(hodgesLehmann(logs))), true
+	} else if bm > 0 {
 		t.Ratio = ptr(cm / bm)
 	}
 	return t, nil
 }
 
-// tpots are the truth's per-request TPOTs in nanoseconds, and its dropped count.
+// hodgesLehmann is the median of the Walsh averages of xs.
+func hodgesLehmann(xs []float64) float64 {
+	walsh := make([]float64, 0, len(xs)*(len(xs)+1)/2)
+	for i := range xs {
+		for j := i; j < len(xs); j++ {
+			walsh = append(walsh, (xs[i]+xs[j])/2)
+		}
+	}
+	return median(walsh)
+}
+
+// tpots are the truth's per-request TPOTs in nanoseconds, in the order the
+// engine read the requests, and its dropped count.
 func tpots(truth []byte) ([]float64, int, error) {
 	var rec struct {
-		Stamps  map[string][]int64 `json:"stamps"`
-		Dropped int                `json:"dropped"`
+		Stamps   map[string][]int64 `json:"stamps"`
+		Received map[string]struct {
+			Read int64 `json:"read"`
+		} `json:"received"`
+		Dropped int `json:"dropped"`
 	}
 	if err := json.Unmarshal(truth, &rec); err != nil {
 		return nil, 0, err
 	}
-	var out []float64
-	for _, s := range rec.Stamps {
+	ids := make([]string, 0, len(rec.Stamps))
+	for id, s := range rec.Stamps {
 		if len(s) >= 3 {
-			out = append(out, float64(s[len(s)-1]-s[0])/float64(len(s)-1))
+			ids = append(ids, id)
 		}
+	}
+	slices.SortFunc(ids, func(a, b string) int { return cmp.Compare(rec.Received[a].Read, rec.Received[b].Read) })
+	out := make([]float64, len(ids))
+	for i, id := range ids {
+		s := rec.Stamps[id]
+		out[i] = float64(s[len(s)-1]-s[0]) / float64(len(s)-1)
 	}
 	return out, rec.Dropped, nil
 }
@@ -582,6 +615,10 @@ type Row struct {
 	// interval; Coverable counts the runs with both.
 	Covered   int `json:"tpot_p50_covered"`
 	Coverable int `json:"tpot_p50_coverable"`
+	// HoldOne of HoldOneOf p50 intervals (ttft, tpot, itl, e2e) of
+	// identical sims held 1, the ratio they are known to have.
+	HoldOne   int `json:"identical_p50s_holding_1"`
+	HoldOneOf int `json:"identical_p50s"`
 	// Medians over the runs; null where no run had the figure.
 	TruthRatio        *float64 `json:"truth_ratio_median"`
 	TPOTEstimate      *float64 `json:"tpot_p50_estimate_median"`
@@ -625,6 +662,16 @@ func summarizeRuns(name string, keep func(Result) bool, results []Result) Row {
 		if r.Truth.Ratio != nil {
 			truth = append(truth, *r.Truth.Ratio)
 		}
+		if r.Condition == "identical" {
+			for _, m := range r.Metrics {
+				if m.Lower != nil && m.Upper != nil {
+					row.HoldOneOf++
+					if *m.Lower <= 1 && 1 <= *m.Upper {
+						row.HoldOne++
+					}
+				}
+			}
+		}
 		if e := r.Metrics["tpot"].Estimate; e != nil {
 			est = append(est, *e)
 		}
@@ -644,14 +691,18 @@ func summarizeRuns(name string, keep func(Result) bool, results []Result) Row {
 
 func printTable(w io.Writer, rows []Row) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "CONDITION\tRUNS\tEXIT 0\tEXIT 1\tEXIT 3\tOTHER\tTPOT P50 COVERS TRUTH\tTRUTH\tTPOT P50\tTPOT P50 ±%\tTTFT P50 ±%\tWALL S")
+	fmt.Fprintln(tw, "CONDITION\tRUNS\tEXIT 0\tEXIT 1\tEXIT 3\tOTHER\tTPOT P50 COVERS TRUTH\tIDENTICAL P50S HOLD 1\tTRUTH\tTPOT P50\tTPOT P50 ±%\tTTFT P50 ±%\tWALL S")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d of %d\t%s\t%s\t%s\t%s\t%s\n",
-			r.Condition, r.Runs, r.Exit0, r.Exit1, r.Exit3, r.ExitOther, r.Covered, r.Coverable,
+		held := "-"
+		if r.HoldOneOf > 0 {
+			held = fmt.Sprintf("%d of %d", r.HoldOne, r.HoldOneOf)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d of %d\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			r.Condition, r.Runs, r.Exit0, r.Exit1, r.Exit3, r.ExitOther, r.Covered, r.Coverable, held,
 			num(r.TruthRatio, 3), num(r.TPOTEstimate, 3), num(r.TPOTHalfWidthPct, 2), num(r.TTFTHalfWidthPct, 2), num(r.WallSecondsMedian, 1))
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "\nTRUTH and TPOT P50: medians over the runs of the engines' own ratio and of compare's estimate; ±%: median half-width of the 95 % interval, as % of the estimate.")
+	fmt.Fprintln(w, "\nTRUTH and TPOT P50: medians over the runs of the engines' own paired ratio and of compare's estimate; ±%: median half-width of the 95 % interval, as % of the estimate; IDENTICAL P50S HOLD 1: of the four p50 intervals of each identical run, those holding 1.")
 }
 
 func num(p *float64, prec int) string {

@@ -73,8 +73,8 @@ func TestGateExitCodes(t *testing.T) {
 	}
 
 	out, err = exec.Command(binPath, "gate", "--config.file="+gateConfig(t, slowSim(t), "200ms"), "--burst=release", "--storage.path="+storage).CombinedOutput()
-	if exitCode(err) != 1 || !strings.Contains(string(out), "FAIL  slo_ttft") {
-		t.Errorf("impossible gate: exit %d, want 1\n%s", exitCode(err), out)
+	if exitCode(err) != 1 || !strings.Contains(string(out), "FAIL  slo_ttft") || !strings.Contains(string(out), "every miss is larger than llmprobe's own delay in it: certainly the target's") {
+		t.Errorf("impossible gate: exit %d, want 1 and the misses certain\n%s", exitCode(err), out)
 	}
 	if !strings.Contains(string(out), "regression vs release-") {
 		t.Errorf("the second run shows no comparison with the first:\n%s", out)
