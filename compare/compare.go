@@ -302,9 +302,11 @@ func (p pairs) metric(m string) (base, cand []float64, strata []int) {
 }
 
 // ownDelay is how far llmprobe's own delay may have moved r's metric m, in
-// seconds, down and up: a latency counted from the planned time holds its
-// dispatch delay and read side; a gap's mean (TPOT, ITL) moves either way
-// by the read side spread over its gaps.
+// seconds: the value less [0] is the lowest it could truly be, plus [1]
+// the highest. A latency counted from the planned time holds its dispatch
+// delay, exactly, which the target never saw, and up to its read side; a
+// gap's mean (TPOT, ITL) moves either way by the read side spread over its
+// gaps, the dispatch delay cancelling.
 func ownDelay(r *prober.Result, m string) [2]float64 {
 	read := r.ReadDelay.Seconds()
 	switch m {
@@ -318,7 +320,8 @@ func ownDelay(r *prober.Result, m string) [2]float64 {
 		d := read / float64(len(r.ITL))
 		return [2]float64{d, d}
 	}
-	return [2]float64{r.OwnDelay(config.ObjectiveTTFT).Seconds(), 0}
+	dispatch := r.DispatchDelay.Seconds()
+	return [2]float64{dispatch + read, -dispatch}
 }
 
 // withoutOwnDelay gives metric m's two sides at their extremes once each
