@@ -73,7 +73,7 @@ func Checks(r *report.Report) []Check {
 		out = append(out, Check{"upgrade", st, u.Summary})
 	}
 	switch {
-	case inconclusive(r):
+	case inconclusive(r) && r.ClientSaturated:
 		out = append(out, Check{"client_saturation", StatusError, saturationDetail(r) + ": " + saturationConsequence(r)})
 	case r.ClientSaturated:
 		out = append(out, Check{"client_saturation", StatusWarning, saturationDetail(r) + ": " + saturationConsequence(r)})
@@ -84,8 +84,9 @@ func Checks(r *report.Report) []Check {
 }
 
 // saturationConsequence says what a saturated client means for r's
-// verdict: a pass holds (the client only adds delay), a failure is not the
-// target's.
+// verdict: a pass holds (the client only adds delay), a failure whose
+// misses are within its delay is inconclusive, and one whose misses are
+// larger is the target's.
 func saturationConsequence(r *report.Report) string {
 	switch o := report.VerdictOf(r); o.Word {
 	case decide.Inconclusive:
@@ -93,12 +94,12 @@ func saturationConsequence(r *report.Report) string {
 	case decide.Passed:
 		return "the pass holds, since llmprobe only adds delay: " + o.Reason
 	default:
-		return "its latencies include llmprobe's own delay, up to the bound"
+		return "its latencies include llmprobe's own delay, up to the bound; the failure holds, since its misses are larger, request by request"
 	}
 }
 
-// inconclusive says r failed under a saturated client: its failing gates
-// are not the target's.
+// inconclusive says r failed only by misses within llmprobe's own delay:
+// its failing gates are not certainly the target's.
 func inconclusive(r *report.Report) bool {
 	return report.VerdictOf(r).Word == decide.Inconclusive
 }
