@@ -62,6 +62,10 @@ func (s SelfMeasure) Done(results []*prober.Result) *stats.RuntimeDelays {
 	s.probe.line.addPauses(s.gcs)
 	for _, res := range results {
 		res.ReadDelay = s.probe.line.max(res.Sched.Add(res.DispatchDelay), res.Sched.Add(res.E2E))
+		if res.FirstTokenSeen() {
+			res.ReadDelayFirst = s.probe.line.around(res.Sched.Add(res.TTFT))
+		}
+		res.ReadDelayLast = s.probe.line.around(res.Sched.Add(res.E2E))
 		res.MarkOwnDelayMisses()
 	}
 	var tails [2]stats.Tail
@@ -281,6 +285,13 @@ func (l *timeline) addPauses(gcs int64) {
 			l.unknownGC = max(l.unknownGC, p.Seconds())
 		}
 	}
+}
+
+// around is the largest delay that could have moved a stamp taken at t: a
+// stall delays a read and the self-probe's sample alike, and both are
+// noted when the stall ends, so the slots beside t hold it.
+func (l *timeline) around(t time.Time) time.Duration {
+	return l.max(t.Add(-timelineSlot), t)
 }
 
 // max is the largest delay seen from from to to, and a slot past it (a

@@ -87,6 +87,12 @@ func TestTimelineBoundsEachRequest(t *testing.T) {
 			t.Errorf("in flight %d to %d ms: %v, want %v", c.from, c.to, got, c.want)
 		}
 	}
+	if got := l.around(at(100)).Round(time.Microsecond); got != 20*time.Millisecond {
+		t.Errorf("a stamp at 100 ms: %v, want 20ms", got)
+	}
+	if got := l.around(at(50)); got != 0 {
+		t.Errorf("a stamp at 50 ms: %v, want 0", got)
+	}
 	l.unknownGC = 0.001
 	if got := l.max(at(200), at(300)).Round(time.Microsecond); got != time.Millisecond {
 		t.Errorf("with a pause of unknown end: %v, want 1ms", got)

@@ -308,7 +308,7 @@ func (p pairs) metric(m string) (base, cand []float64, strata []int) {
 // gap's mean (TPOT, ITL) moves either way by the read side spread over its
 // gaps, the dispatch delay cancelling.
 func ownDelay(r *prober.Result, m string) [2]float64 {
-	read := r.ReadDelay.Seconds()
+	dispatch := r.DispatchDelay.Seconds()
 	switch m {
 	case "tpot":
 		d := r.OwnDelay(config.ObjectiveTPOT).Seconds()
@@ -317,11 +317,12 @@ func ownDelay(r *prober.Result, m string) [2]float64 {
 		if len(r.ITL) == 0 {
 			return [2]float64{}
 		}
-		d := read / float64(len(r.ITL))
+		d := max(r.ReadDelayFirst, r.ReadDelayLast).Seconds() / float64(len(r.ITL))
 		return [2]float64{d, d}
+	case "e2e":
+		return [2]float64{r.OwnDelay(config.ObjectiveE2E).Seconds(), -dispatch}
 	}
-	dispatch := r.DispatchDelay.Seconds()
-	return [2]float64{dispatch + read, -dispatch}
+	return [2]float64{r.OwnDelay(config.ObjectiveTTFT).Seconds(), -dispatch}
 }
 
 // withoutOwnDelay gives metric m's two sides at their extremes once each

@@ -25,7 +25,7 @@ func run(id string, n int, f func(i int) float64, own time.Duration) Run {
 		s := f(i)
 		res := &prober.Result{Outcome: prober.OutcomeSuccess, Good: true, OutputTokens: 5, OutputChunks: 5,
 			TTFT: time.Duration(s * 20e6), TPOT: time.Duration(s * 10e6), E2E: time.Duration(s * 60e6),
-			ITL: []time.Duration{time.Duration(s * 10e6), time.Duration(s * 10e6)}, ReadDelay: own}
+			ITL: []time.Duration{time.Duration(s * 10e6), time.Duration(s * 10e6)}, ReadDelay: own, ReadDelayFirst: own, ReadDelayLast: own}
 		r.Add(i, res)
 	}
 	r.Close(time.Now())

@@ -68,7 +68,7 @@ func TestFasterButWorseAnswersIsNotBetter(t *testing.T) {
 			// llmprobe's own delay as large as the latencies leaves them
 			// undecided, not the answers.
 			for _, res := range rounds[1].Candidate.Measured.Results {
-				res.ReadDelay = 100 * time.Millisecond
+				res.ReadDelay, res.ReadDelayFirst, res.ReadDelayLast = 100*time.Millisecond, 100*time.Millisecond, 100*time.Millisecond
 			}
 			want := decide.NotEnough
 			if tc.quality == decide.Worse {

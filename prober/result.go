@@ -77,10 +77,12 @@ type Result struct {
 	DispatchDelay time.Duration // t_send - t_sched: the prober's own lateness
 	// ReadDelay bounds the read side of the prober's own delay in this
 	// request's stamps: the largest delay its self-probe, its writes'
-	// lateness and GC pauses showed while the request was in flight (set at
-	// a burst's end; 0 where nothing was sampled, as for canaries).
-	ReadDelay time.Duration
-	QueueWait time.Duration // burst requests: waiting for the concurrency cap (counted in every latency)
+	// lateness and GC pauses showed while the request was in flight;
+	// ReadDelayFirst and ReadDelayLast the same around its first and last
+	// output stamps, which TTFT and e2e are (set at a burst's end; 0 where
+	// nothing was sampled, as for canaries).
+	ReadDelay, ReadDelayFirst, ReadDelayLast time.Duration
+	QueueWait                                time.Duration // burst requests: waiting for the concurrency cap (counted in every latency)
 
 	Outcome    Outcome
 	HTTPStatus int

@@ -74,15 +74,20 @@ func checkAnswer(res *Result, s config.Scenario, golden *prompt.GoldenLine) {
 }
 
 // OwnDelay bounds how much of the figure objective judges the prober's own
-// delay may have added to r: its dispatch delay and read side for the
-// latencies counted from the planned time (TTFT, the answer's first token,
-// e2e), the read side spread over the gaps for TPOT, the read side for a
-// stall (a gap's closing chunk read late).
+// delay may have added to r: its dispatch delay and the read side at the
+// stamp for the latencies counted from the planned time (TTFT at the first
+// output, e2e at the last, the answer's first token anywhere in flight),
+// the read side at either end spread over the gaps for TPOT, and anywhere
+// in flight for a stall (a gap's closing chunk read late).
 func (r *Result) OwnDelay(objective string) time.Duration {
 	switch objective {
+	case config.ObjectiveTTFT:
+		return r.DispatchDelay + r.ReadDelayFirst
+	case config.ObjectiveE2E:
+		return r.DispatchDelay + r.ReadDelayLast
 	case config.ObjectiveTPOT:
 		if r.OutputTokens > 1 {
-			return r.ReadDelay / time.Duration(r.OutputTokens-1)
+			return max(r.ReadDelayFirst, r.ReadDelayLast) / time.Duration(r.OutputTokens-1)
 		}
 		return 0
 	case config.ObjectiveStall:

@@ -60,9 +60,12 @@ type ShardRequest struct {
 	Met    []string           `json:"met,omitempty"`
 	Missed []string           `json:"missed,omitempty"`
 	// OwnDelay lists the missed objectives the prober's own delay may
-	// explain (prober.Check.WithinOwnDelay), and Read its read side (ns).
-	OwnDelay []string `json:"own,omitempty"`
-	Read     int64    `json:"rd,omitempty"`
+	// explain (prober.Check.WithinOwnDelay); Read, ReadFirst and ReadLast
+	// its read side in flight and at its first and last stamps (ns).
+	OwnDelay  []string `json:"own,omitempty"`
+	Read      int64    `json:"rd,omitempty"`
+	ReadFirst int64    `json:"rd1,omitempty"`
+	ReadLast  int64    `json:"rdn,omitempty"`
 	// Quality is whether the answer passed its checks; nil when none.
 	Quality *bool `json:"q,omitempty"`
 	// Why a failed request failed; Error only on the shard's first request
@@ -124,7 +127,7 @@ func newShardPart(o Run) *ShardPart {
 				row.OwnDelay = append(row.OwnDelay, c.Objective)
 			}
 		}
-		row.Read = int64(res.ReadDelay)
+		row.Read, row.ReadFirst, row.ReadLast = int64(res.ReadDelay), int64(res.ReadDelayFirst), int64(res.ReadDelayLast)
 		if q := res.Quality; q != nil {
 			row.Quality = &q.Passed
 		}
