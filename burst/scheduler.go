@@ -273,7 +273,11 @@ func (s *Scheduler) logRun(rep *report.Report, saveErr error) {
 	}
 	for _, g := range rep.Gates {
 		if !g.Passed {
-			kv = append(kv, "failed_gate", g.Name+": "+g.Detail)
+			key := "failed_gate"
+			if g.Undecided {
+				key = "undecided_gate"
+			}
+			kv = append(kv, key, g.Name+": "+g.Detail)
 			break
 		}
 	}

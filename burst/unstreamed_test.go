@@ -30,7 +30,8 @@ func TestUnstreamedBurst(t *testing.T) {
 func e2eBurst(t *testing.T, api config.API, s config.Scenario) *report.Report {
 	t.Helper()
 	s.SLO = config.SLO{E2E: config.Duration(5 * time.Second), TargetRatio: 0.9}
-	rep, err := Runner{Client: simClient(t, api)}.Run(context.Background(), plan.BurstOf(burstOf(config.ArrivalConstant, 20, time.Second), s))
+	// 40 requests all meeting the objective show 90 % met (35 would).
+	rep, err := Runner{Client: simClient(t, api)}.Run(context.Background(), plan.BurstOf(burstOf(config.ArrivalConstant, 20, 2*time.Second), s))
 	if err != nil {
 		t.Fatal(err)
 	}

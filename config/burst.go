@@ -36,7 +36,11 @@ type Burst struct {
 	Brake          Brake           `yaml:"brake,omitempty"`
 	Sweep          *Sweep          `yaml:"sweep,omitempty"`
 	MaxRegression  []MaxRegression `yaml:"max_regression,omitempty"`
-	Keep           int             `yaml:"keep,omitempty"`
+	// SLORule is how the SLO gates judge a share: interval (its 95 %
+	// interval against the target: pass, fail or not enough evidence) or
+	// point (the share as counted: an error budget).
+	SLORule string `yaml:"slo_rule,omitempty"`
+	Keep    int    `yaml:"keep,omitempty"`
 	// Repeat runs the burst this many times, one after another, for
 	// run-level figures (0 and 1: once).
 	Repeat int `yaml:"repeat,omitempty"`
@@ -143,6 +147,12 @@ type MaxRegression struct {
 	MaxIncrease float64 `yaml:"max_increase"`
 	Significant bool    `yaml:"significant,omitempty"`
 }
+
+// How a burst's SLO gates judge a share (Burst.SLORule).
+const (
+	SLORuleInterval = "interval"
+	SLORulePoint    = "point"
+)
 
 // Burst metrics that reports and regressions speak of.
 var (
@@ -251,6 +261,11 @@ func (b *Burst) validate(path string, cfg *Config, seen map[string]string, errs 
 	b.validatePlanning(path, errs)
 	for i, r := range b.MaxRegression {
 		r.validate(fmt.Sprintf("%s.max_regression[%d]", path, i), errs)
+	}
+	switch b.SLORule {
+	case "", SLORuleInterval, SLORulePoint:
+	default:
+		errs.Add(path+".slo_rule", "%q must be interval or point", b.SLORule)
 	}
 	b.validateRepeat(path, errs)
 }

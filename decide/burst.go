@@ -10,6 +10,9 @@ import (
 const (
 	Passed Verdict = "passed"
 	Failed Verdict = "failed"
+	// NothingJudged: the burst measured requests and had no gate to judge
+	// them by, so it claims nothing of the target.
+	NothingJudged Verdict = "measured, nothing judged"
 )
 
 // SignificanceLevel is the p-value under which a change counts as real.
@@ -78,7 +81,10 @@ type BurstFacts struct {
 	// OwnDelayOnly: every check that failed may have failed by llmprobe's
 	// own delay alone (a failed SLO gate whose misses within that delay
 	// could pass it; a failed regression under a saturated client).
-	OwnDelayOnly bool
+	// Undecided: no check failed for certain and one had not enough
+	// evidence. Judged counts the gates judged (not skipped).
+	OwnDelayOnly, Undecided bool
+	Judged                  int
 	// BaselineRefused: a named baseline was refused. AnswersFailed: the
 	// answers failed their checks, which no delay of the client explains.
 	BaselineRefused, AnswersFailed bool
@@ -91,17 +97,23 @@ type BurstFacts struct {
 // delay only adds to a latency: a pass still holds (the target is at least
 // this fast); a failure is inconclusive when llmprobe's own delay, request
 // by request, could explain every failed check, and failed when a miss is
-// certainly the target's or a check no delay touches failed.
+// certainly the target's or a check no delay touches failed. Without a
+// certain failure, a gate with not enough evidence makes the verdict not
+// enough evidence; a run with no gate judged says so.
 func BurstVerdict(f BurstFacts) (Verdict, string) {
 	switch {
 	case f.Verdict == NotMeasured: // the gate's own finding, kept
 		return NotMeasured, f.VerdictReason
 	case f.Requests == 0:
 		return NotMeasured, "no request was measured"
+	case f.Passed && f.Judged == 0:
+		return NothingJudged, "no gate judged the run: it set no SLO and no regression gate could be judged"
 	case f.Passed && f.ClientSaturated:
 		return Passed, fmt.Sprintf("llmprobe added up to %s; the target is at least this fast", f.AddedUpTo)
 	case f.Passed:
 		return Passed, f.Held
+	case f.Undecided && !f.Aborted && !f.BaselineRefused && !f.AnswersFailed:
+		return NotEnough, joinComma(f.Failing)
 	case f.OwnDelayOnly && !f.Aborted && !f.BaselineRefused && !f.AnswersFailed:
 		return Inconclusive, fmt.Sprintf("%s: within llmprobe's own delay (up to %s), which may be the whole miss, not the target's",
 			joinComma(f.Failing), f.AddedUpTo)

@@ -2,6 +2,7 @@ package decide
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"time"
 
@@ -24,6 +25,9 @@ type Gate struct {
 	// may explain when they could have passed it: its failure is then not
 	// certainly the target's.
 	OwnDelay int `json:"own_delay_misses,omitempty"`
+	// Undecided: the sample shows neither pass nor fail (not enough
+	// evidence); Passed is false and Detail says what would settle it.
+	Undecided bool `json:"undecided,omitempty"`
 }
 
 // OwnDelayMisses are an objective's misses that llmprobe's own delay may
@@ -47,8 +51,9 @@ type Shares struct {
 // SLOGates are a burst's SLO gates: per objective, the share of requests
 // meeting it against the strictest target ratio among the burst's scenarios
 // that set it; and the share of checked answers that passed against the
-// strictest quality_ratio.
-func SLOGates(scenarios []config.Scenario, shares Shares) []Gate {
+// strictest quality_ratio. Each is judged by rule (config.SLORule*): by
+// default the share's 95 % interval against the target (judgeShare).
+func SLOGates(scenarios []config.Scenario, shares Shares, rule string) []Gate {
 	var gates []Gate
 	target := map[string]float64{}
 	lo, hi := map[string]time.Duration{}, map[string]time.Duration{}
@@ -72,8 +77,17 @@ func SLOGates(scenarios []config.Scenario, shares Shares) []Gate {
 	}
 	sort.Strings(names)
 	for _, n := range names {
+		g := Gate{Name: "slo_" + n, Threshold: target[n]}
+		checked := shares.Checked[n]
 		if n == config.ObjectiveQuality {
-			gates = append(gates, qualityGate(shares, target[n]))
+			if checked == 0 {
+				g.Detail = fmt.Sprintf("n/a: no answer was checked (no request succeeded); the target is %.2f%%", 100*target[n])
+				gates = append(gates, g)
+				continue
+			}
+			g.Detail = fmt.Sprintf("%.2f%% of %d checked answers passed their checks; the target is %.2f%%", 100*shares.PerObjective[n], checked, 100*target[n])
+			// No delay of llmprobe's fails an answer's checks.
+			gates = append(gates, judgeShare(g, shares.PerObjective[n], checked, OwnDelayMisses{}, rule))
 			continue
 		}
 		limit := lo[n].String()
@@ -82,59 +96,63 @@ func SLOGates(scenarios []config.Scenario, shares Shares) []Gate {
 			limit = fmt.Sprintf("its scenario's threshold (%s to %s)", lo[n], hi[n])
 		}
 		v, ok := shares.PerObjective[n]
-		if !ok {
-			gates = append(gates, Gate{Name: "slo_" + n, Threshold: target[n],
-				Detail: fmt.Sprintf("n/a: no request was measured against %s <= %s; the target is %.2f%%", n, limit, 100*target[n])})
+		if !ok || checked == 0 {
+			g.Detail = fmt.Sprintf("n/a: no request was measured against %s <= %s; the target is %.2f%%", n, limit, 100*target[n])
+			gates = append(gates, g)
 			continue
 		}
-		g := Gate{
-			Name: "slo_" + n, Threshold: target[n], Value: &v, Passed: v >= target[n],
-			Detail: fmt.Sprintf("%.2f%% of requests met %s <= %s; the target is %.2f%% (the share's 95%% Wilson interval: %s)", 100*v, n, limit, 100*target[n], shares.Interval[n].Text("%.1f%%", 100)),
-		}
-		ownDelay(&g, shares, n)
-		gates = append(gates, g)
+		g.Detail = fmt.Sprintf("%.2f%% of %d requests met %s <= %s; the target is %.2f%%", 100*v, checked, n, limit, 100*target[n])
+		gates = append(gates, judgeShare(g, v, checked, shares.OwnDelay[n], rule))
 	}
 	return gates
 }
 
-// qualityGate holds the share of checked answers that passed their checks
-// (golden lines, quality) to target. Fewer answers than could show target
-// at 95 % confidence (stats.MinSamples) keep the verdict and say so.
-func qualityGate(shares Shares, target float64) Gate {
-	g := Gate{Name: "slo_" + config.ObjectiveQuality, Threshold: target}
-	n := shares.Checked[config.ObjectiveQuality]
-	if n == 0 {
-		g.Detail = fmt.Sprintf("n/a: no answer was checked (no request succeeded); the target is %.2f%%", 100*target)
-		return g
+// maxSettleRequests bounds the requests a gate's "would settle it" names.
+const maxSettleRequests = 10_000_000
+
+// judgeShare judges gate g on a share of n requests (its threshold the
+// target) by rule. interval, the default: passed when the share's 95 %
+// Wilson interval lies at or above the target; failed when it lies below
+// even with the misses within llmprobe's own delay counted as met;
+// inconclusive (OwnDelay) when only those misses keep it below; not enough
+// evidence (Undecided) when it reaches across, saying how many requests at
+// this share would settle it. point: the share as counted against the
+// target, an error budget, said as the rule.
+func judgeShare(g Gate, share float64, n int, own OwnDelayMisses, rule string) Gate {
+	met := int(math.Round(share * float64(n)))
+	g.Value = &share
+	lo, hi, _ := stats.Wilson(met, n)
+	_, hiOwn, _ := stats.Wilson(met+own.Requests, n)
+	best := float64(met+own.Requests) / float64(n)
+	passed, missed, missedAsMeasured := lo >= g.Threshold, hiOwn < g.Threshold, hi < g.Threshold
+	if rule == config.SLORulePoint {
+		passed, missed, missedAsMeasured = share >= g.Threshold, best < g.Threshold, share < g.Threshold
 	}
-	v := shares.PerObjective[config.ObjectiveQuality]
-	g.Value, g.Passed = &v, v >= target
-	g.Detail = fmt.Sprintf("%.2f%% of %d checked answers passed their checks; the target is %.2f%% (the share's 95%% Wilson interval: %s)",
-		100*v, n, 100*target, shares.Interval[config.ObjectiveQuality].Text("%.1f%%", 100))
-	if need := stats.MinSamples(target); n < need {
-		g.Detail += fmt.Sprintf("; too few: %d answers cannot show %.2f%% (needs %d)", n, 100*target, need)
+	g.Detail += fmt.Sprintf(" (the share's 95%% Wilson interval: %.1f%%–%.1f%%)", 100*lo, 100*hi)
+	switch {
+	case passed:
+		g.Passed = true
+		if rule == config.SLORulePoint {
+			g.Detail += "; rule point: the share as counted meets the target"
+		}
+		return g
+	case missed && own.Requests == 0:
+		g.Detail += "; every miss is larger than llmprobe's own delay in it: certainly the target's"
+	case missed:
+		g.Detail += fmt.Sprintf("; %d misses are within llmprobe's own delay (up to %s), too few to change the verdict", own.Requests, figure.Ms(own.UpTo))
+	case missedAsMeasured:
+		g.OwnDelay = own.Requests
+		g.Detail += fmt.Sprintf("; %d of the misses are within llmprobe's own delay (up to %s), which may have been the whole miss: without it the share could reach %.2f%%",
+			own.Requests, figure.Ms(own.UpTo), 100*best)
+	default:
+		g.Undecided = true
+		g.Detail += "; not enough evidence: the interval reaches across the target"
+		if need := stats.WilsonToSettle(share, g.Threshold, maxSettleRequests); need > 0 {
+			g.Detail += fmt.Sprintf(", which about %d requests at this share would settle", need)
+		}
+	}
+	if rule == config.SLORulePoint && !passed {
+		g.Detail += "; rule point: the share as counted"
 	}
 	return g
-}
-
-// ownDelay says, on a failed SLO gate g of objective n, the misses
-// llmprobe's own delay may explain, and marks the failure as not certainly
-// the target's when, counted as met, they would pass it; without any, that
-// every miss is the target's.
-func ownDelay(g *Gate, shares Shares, n string) {
-	o, checked := shares.OwnDelay[n], shares.Checked[n]
-	if g.Passed || checked == 0 {
-		return
-	}
-	if o.Requests == 0 {
-		g.Detail += "; every miss is larger than llmprobe's own delay in it: certainly the target's"
-		return
-	}
-	if best := *g.Value + float64(o.Requests)/float64(checked); best >= g.Threshold {
-		g.OwnDelay = o.Requests
-		g.Detail += fmt.Sprintf("; %d of the misses are within llmprobe's own delay (up to %s), which may have been the whole miss: without it the share could reach %.2f%%",
-			o.Requests, figure.Ms(o.UpTo), 100*best)
-		return
-	}
-	g.Detail += fmt.Sprintf("; %d misses are within llmprobe's own delay (up to %s), too few to change the verdict", o.Requests, figure.Ms(o.UpTo))
 }

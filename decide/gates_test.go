@@ -24,7 +24,7 @@ func TestSLOGateOwnDelay(t *testing.T) {
 		g := SLOGates([]config.Scenario{s}, Shares{
 			PerObjective: map[string]float64{"ttft": 0.5}, Interval: map[string]stats.Interval{"ttft": *stats.WilsonOf(5, 10)},
 			Checked: map[string]int{"ttft": 10}, OwnDelay: map[string]OwnDelayMisses{"ttft": {Requests: tc.misses, UpTo: 0.03}},
-		})[0]
+		}, config.SLORuleInterval)[0]
 		if g.Passed || g.OwnDelay != tc.want || !strings.HasSuffix(g.Detail, tc.detail) {
 			t.Errorf("%d misses within the own delay: %+v", tc.misses, g)
 		}

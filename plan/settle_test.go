@@ -3,6 +3,7 @@ package plan
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/testkit"
@@ -24,5 +25,19 @@ func TestUnsettled(t *testing.T) {
 	b.Requests = 400
 	if got := BurstOf(b, testkit.Scenario()).Unsettled(); len(got) != 0 {
 		t.Errorf("400 requests a run: warnings %q", got)
+	}
+
+	// A 99 % target needs 381 requests all meeting it before its interval
+	// shows it met; counted as an error budget, any number does.
+	s := testkit.Scenario()
+	s.SLO = config.SLO{TTFT: config.Duration(time.Second), TargetRatio: 0.99}
+	b.Requests, b.MaxRegression = 200, nil
+	got = BurstOf(b, s).Unsettled()
+	if len(got) != 1 || !strings.Contains(got[0], "burst b: an SLO target_ratio of 99% needs at least 381 measured requests a run for its interval to show it met, and the run plans 200") {
+		t.Errorf("warnings %q", got)
+	}
+	b.SLORule = config.SLORulePoint
+	if got := BurstOf(b, s).Unsettled(); len(got) != 0 {
+		t.Errorf("rule point: warnings %q", got)
 	}
 }

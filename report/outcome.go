@@ -21,7 +21,7 @@ type Verdict struct {
 func VerdictOf(r *Report) Verdict {
 	word, why := decide.BurstVerdict(decide.BurstFacts{
 		Verdict: r.Verdict, VerdictReason: r.VerdictReason, Requests: r.Requests, Passed: r.Passed, Aborted: r.Aborted,
-		ClientSaturated: r.ClientSaturated, AddedUpTo: addedUpTo(r), OwnDelayOnly: ownDelayOnly(r), BaselineRefused: Refused(r) != "", AnswersFailed: answersFailed(r),
+		ClientSaturated: r.ClientSaturated, AddedUpTo: addedUpTo(r), OwnDelayOnly: ownDelayOnly(r), Undecided: undecided(r), Judged: judged(r), BaselineRefused: Refused(r) != "", AnswersFailed: answersFailed(r),
 		Held: held(r), Failing: failingChecks(r),
 	})
 	return Verdict{word, why}
@@ -42,11 +42,47 @@ func ownDelayOnly(r *Report) bool {
 			continue
 		}
 		failed++
-		if g.OwnDelay == 0 && !(strings.HasPrefix(g.Name, "regression_") && r.ClientSaturated) {
+		if g.Undecided || (g.OwnDelay == 0 && !(strings.HasPrefix(g.Name, "regression_") && r.ClientSaturated)) {
 			return false
 		}
 	}
 	return failed > 0
+}
+
+// undecided reports whether r failed no check for certain and a gate had
+// not enough evidence: an abort, a sweep that held at no rate or a certain
+// failure decide it; misses within llmprobe's own delay do not.
+func undecided(r *Report) bool {
+	if r.Aborted || (r.Sweep != nil && r.MaxRateUnderSLO == nil) {
+		return false
+	}
+	some := false
+	for _, g := range r.Gates {
+		switch {
+		case g.Passed || g.Skipped:
+		case g.Undecided:
+			some = true
+		case g.OwnDelay > 0 || (strings.HasPrefix(g.Name, "regression_") && r.ClientSaturated):
+		default:
+			return false
+		}
+	}
+	return some
+}
+
+// judged counts r's gates that were judged: not skipped. A sweep judges
+// its steps.
+func judged(r *Report) int {
+	n := 0
+	for _, g := range r.Gates {
+		if !g.Skipped {
+			n++
+		}
+	}
+	if r.Sweep != nil || r.Shard != nil {
+		n++ // a sweep judges its steps; a shard's merged report judges it
+	}
+	return n
 }
 
 // answersFailed reports whether r failed its quality gate: answers that
@@ -104,6 +140,8 @@ func failingChecks(r *Report) []string {
 	for _, g := range r.Gates {
 		switch {
 		case g.Passed || g.Skipped:
+		case g.Undecided && g.Value != nil:
+			out = append(out, fmt.Sprintf("%s %.1f%%, its interval across %g%%", g.Name, 100**g.Value, 100*g.Threshold))
 		case strings.HasPrefix(g.Name, "slo_") && g.Value != nil:
 			out = append(out, fmt.Sprintf("%s %.1f%% < %g%%", g.Name, 100**g.Value, 100*g.Threshold))
 		case strings.HasPrefix(g.Name, "regression_") && g.Value != nil:

@@ -46,9 +46,11 @@ func TestQualityGate(t *testing.T) {
 		pass                   bool
 		detail                 string
 	}{
-		{"held", 97, 3, 10, true, "97.00% of 100 checked answers passed their checks; the target is 95.00% (the share's 95% Wilson interval: 91.5%–99.0%)"},
-		{"missed", 90, 10, 0, false, "90.00% of 100 checked answers passed their checks; the target is 95.00%"},
-		{"too few", 20, 0, 0, true, "; too few: 20 answers cannot show 95.00% (needs 72)"},
+		{"held", 400, 0, 10, true, "100.00% of 400 checked answers passed their checks; the target is 95.00% (the share's 95% Wilson interval: 99.0%–100.0%)"},
+		{"missed", 80, 20, 0, false, "80.00% of 100 checked answers passed their checks; the target is 95.00% (the share's 95% Wilson interval: 71.1%–86.7%)"},
+		// 97 of 100 may be 91.5 % as well as 99 %: no verdict, and what would give one.
+		{"not enough", 97, 3, 0, false, "; not enough evidence: the interval reaches across the target, which about 414 requests at this share would settle"},
+		{"too few", 20, 0, 0, false, "; not enough evidence: the interval reaches across the target, which about 73 requests at this share would settle"},
 		{"none checked", 0, 0, 5, false, "n/a: no answer was checked (no request succeeded); the target is 95.00%"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -337,7 +337,7 @@ func Build(b config.Burst, o Run, meta Meta) *Report {
 	r.ErrorBound = newErrorBound(r.Latency["dispatch_delay"], o.Runtime, meta.Scenarios)
 	r.ClientSaturated = r.ErrorBound.Saturated()
 	r.Gates = append(r.Gates, decide.SLOGates(meta.Scenarios, decide.Shares{PerObjective: r.Goodput.PerObjective, Interval: r.Goodput.PerObjectiveInterval,
-		Checked: r.Goodput.PerObjectiveChecked, OwnDelay: r.Goodput.PerObjectiveOwnDelay})...)
+		Checked: r.Goodput.PerObjectiveChecked, OwnDelay: r.Goodput.PerObjectiveOwnDelay}, b.SLORule)...)
 	if o.Shard.Count > 1 {
 		r.Shard = newShardPart(o)
 	}

@@ -187,3 +187,34 @@ func PairedProportionDiff(a, b, c, d int) (diff, lo, hi float64, ok bool) {
 	hi = diff + down(u2-p2, p1-l1)
 	return diff, max(lo, -1), min(hi, 1), true
 }
+
+// WilsonToSettle is about how many samples at share p would put the Wilson
+// interval wholly on one side of target: the fewest n up to limit (by
+// doubling, then bisection); 0 when p is the target or none up to limit
+// would.
+func WilsonToSettle(p, target float64, limit int) int {
+	settles := func(n int) bool {
+		lo, hi, _ := Wilson(int(math.Round(p*float64(n))), n)
+		return lo >= target || hi < target
+	}
+	if p == target {
+		return 0
+	}
+	hi := 1
+	for !settles(hi) {
+		if hi >= limit {
+			return 0
+		}
+		hi = min(2*hi, limit)
+	}
+	lo := hi / 2
+	for lo+1 < hi {
+		mid := lo + (hi-lo)/2
+		if settles(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
+}

@@ -181,3 +181,32 @@ func TestPairedProportionDiff(t *testing.T) {
 		t.Errorf("the interval covered the true difference %.1f%% of the time, want about 95%%", 100*share)
 	}
 }
+
+// With every request meeting the objective the Wilson interval's lower end
+// is n/(n + z²): it reaches 99 % at n ≥ 0.99·z²/0.01, 381 requests, and
+// 90 % at 35.
+func TestWilsonToSettle(t *testing.T) {
+	for _, c := range []struct {
+		p, target float64
+		want      int
+	}{
+		{1, 0.99, 381},
+		{1, 0.9, 35},
+		{0.99, 0.99, 0},
+	} {
+		if got := WilsonToSettle(c.p, c.target, 1_000_000); got != c.want {
+			t.Errorf("share %g against %g: %d, want %d", c.p, c.target, got, c.want)
+		}
+		if n := c.want; n > 0 {
+			if lo, _, _ := Wilson(n, n); lo < c.target {
+				t.Errorf("%d of %d: lower end %g under %g", n, n, lo, c.target)
+			}
+			if lo, _, _ := Wilson(n-1, n-1); lo >= c.target {
+				t.Errorf("%d of %d already settles", n-1, n-1)
+			}
+		}
+	}
+	if got := WilsonToSettle(0.5, 0.9, 1000); got == 0 || got > 20 {
+		t.Errorf("half against 90 %%: %d", got)
+	}
+}

@@ -324,8 +324,8 @@ func (g *gateRun) verdict(ctx context.Context, t config.Target, rep *report.Repo
 		// Its gate fails in the report; the run is not a verdict.
 		fmt.Fprintf(g.Stderr, "llmprobe gate: --baseline %s: %s\n", g.Baseline, report.Refused(rep))
 		code = Unmeasured
-	case rep.Verdict == decide.Inconclusive:
-		fmt.Fprintf(g.Stderr, "llmprobe gate: inconclusive: %s\n", rep.VerdictReason)
+	case rep.Verdict == decide.Inconclusive, rep.Verdict == decide.NotEnough, rep.Verdict == decide.NothingJudged:
+		fmt.Fprintf(g.Stderr, "llmprobe gate: %s: %s\n", rep.Verdict, rep.VerdictReason)
 		code = Unmeasured
 	case !rep.Passed:
 		code = Failed

@@ -66,7 +66,9 @@ func burstVerdict(r *report.Report) verdict {
 	if !r.Passed {
 		v = verdict{Text: "failed", Class: "bad"}
 	}
-	if o := report.VerdictOf(r); r.ClientSaturated && (o.Word == decide.Passed || o.Word == decide.Inconclusive) {
+	switch o := report.VerdictOf(r); {
+	case r.ClientSaturated && (o.Word == decide.Passed || o.Word == decide.Inconclusive),
+		o.Word == decide.Inconclusive, o.Word == decide.NotEnough, o.Word == decide.NothingJudged:
 		v = verdict{Text: string(o.Word), Class: "warn", Caveat: o.Reason}
 	}
 	if r.Aborted {
@@ -76,7 +78,10 @@ func burstVerdict(r *report.Report) verdict {
 		v.Why = append(v.Why, "no request was measured")
 	}
 	for _, g := range r.Gates {
-		if !g.Passed && !g.Skipped {
+		switch {
+		case g.Undecided:
+			v.Why = append(v.Why, "gate "+g.Name+" has not enough evidence: "+g.Detail)
+		case !g.Passed && !g.Skipped:
 			v.Why = append(v.Why, "gate "+g.Name+" failed: "+g.Detail)
 		}
 	}

@@ -36,9 +36,9 @@ func TestGateEveryAPI(t *testing.T) {
 		{"chat", `{name: t, url: %q}`, streamed, true, true, nil},
 		{"completions", `{name: t, url: %q, api: completions}`, streamed, true, true, nil},
 		{"responses", `{name: t, url: %q, api: responses}`, streamed, true, true, nil},
-		{"embeddings", `{name: t, url: %q, api: embeddings}`, `{name: s, prompt_tokens: 16, inputs: 4, slo: {e2e: 5s}}`, false, false, []string{"inputs/s, n/a output tok/s"}},
-		{"rerank", `{name: t, url: %q, api: rerank}`, `{name: s, prompt_tokens: 8, documents: 5, slo: {e2e: 5s}}`, false, false, []string{"inputs/s, n/a output tok/s"}},
-		{"tei-rerank", `{name: t, url: "` + tei.URL + `", api: rerank}`, `{name: s, prompt_tokens: 8, documents: 5, slo: {e2e: 5s}}`, false, false, []string{"engine tei 0.1.0"}},
+		{"embeddings", `{name: t, url: %q, api: embeddings}`, `{name: s, prompt_tokens: 16, inputs: 4, slo: {e2e: 5s, target_ratio: 0.9}}`, false, false, []string{"inputs/s, n/a output tok/s"}},
+		{"rerank", `{name: t, url: %q, api: rerank}`, `{name: s, prompt_tokens: 8, documents: 5, slo: {e2e: 5s, target_ratio: 0.9}}`, false, false, []string{"inputs/s, n/a output tok/s"}},
+		{"tei-rerank", `{name: t, url: "` + tei.URL + `", api: rerank}`, `{name: s, prompt_tokens: 8, documents: 5, slo: {e2e: 5s, target_ratio: 0.9}}`, false, false, []string{"engine tei 0.1.0"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) { gateOneAPI(t, srv.URL, tc) })
 	}
@@ -56,7 +56,7 @@ bursts:
     target: t
     scenarios: [{scenario: s}]
     arrival: {rate: 20}
-    requests: 20
+    requests: 40
 `, target, tc.scenario))
 	rep, out, file := gateReport(t, cfg, "b")
 	for _, s := range tc.say {
@@ -64,10 +64,10 @@ bursts:
 			t.Errorf("the gate's text does not say %q:\n%s", s, out)
 		}
 	}
-	if rep.Outcomes[prober.OutcomeSuccess] != 20 || !rep.Passed {
-		t.Errorf("outcomes %v, passed %v: want 20 successes", rep.Outcomes, rep.Passed)
+	if rep.Outcomes[prober.OutcomeSuccess] != 40 || !rep.Passed {
+		t.Errorf("outcomes %v, passed %v: want 40 successes", rep.Outcomes, rep.Passed)
 	}
-	if s := rep.Latency["e2e"]; s.Count != 20 || s.P50 <= 0 {
+	if s := rep.Latency["e2e"]; s.Count != 40 || s.P50 <= 0 {
 		t.Errorf("e2e: %d samples, p50 %g", s.Count, s.P50)
 	}
 	for _, m := range []string{"ttft", "tpot", "itl"} {
@@ -75,7 +75,7 @@ bursts:
 			t.Errorf("%s: %d samples; token times apply: %v", m, n, tc.tokenTimes)
 		}
 	}
-	if got := rep.TokenSources[prober.TokensFromUsage]; tc.tokens != (got == 20) || (!tc.tokens && len(rep.TokenSources) > 0) {
+	if got := rep.TokenSources[prober.TokensFromUsage]; tc.tokens != (got == 40) || (!tc.tokens && len(rep.TokenSources) > 0) {
 		t.Errorf("token sources %v; the answers have tokens: %v", rep.TokenSources, tc.tokens)
 	}
 	if tc.tokens != (rep.Throughput.OutputTokens != nil) {

@@ -48,7 +48,7 @@ func baselineConfig(t *testing.T, url string) string {
 	}
 	return writeTemp(t, "baseline.yml", fmt.Sprintf(`targets: [{name: sim, url: %q}]
 scenarios:
-  - {name: s, prompt_tokens: 16, output_tokens: 16, slo: {ttft: 2s, target_ratio: 0.9}}
+  - {name: s, prompt_tokens: 16, output_tokens: 16, slo: {ttft: 2s, target_ratio: 0.8}}
 bursts:%s%s
 `, url, burst("release", 20, "\n    max_regression: [{metric: tpot, quantile: p50, max_increase: 0.1, significant: true}]"), burst("nightly", 10, "")))
 }

@@ -147,7 +147,7 @@ func ciWorkdir(t *testing.T) string {
     http_client_config:
       authorization: {credentials_file: secrets/token}
 scenarios:
-  - {name: chat, prompt_tokens: {distribution: uniform, min: 32, max: 128}, output_tokens: 16, slo: {ttft: 5s}}
+  - {name: chat, prompt_tokens: {distribution: uniform, min: 32, max: 128}, output_tokens: 16, slo: {ttft: 5s, target_ratio: 0.9}}
 bursts:
   - name: release-check
     target: staging

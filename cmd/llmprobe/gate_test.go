@@ -29,7 +29,7 @@ bursts:
     target: sim
     scenarios: [{scenario: s}]
     arrival: {process: poisson, rate: 20}
-    requests: 20
+    requests: 40
     warmup: {requests: 2}
 `, url, ttft))
 }
@@ -65,7 +65,7 @@ func TestGateExitCodes(t *testing.T) {
 	}
 	var rep report.Report
 	b, err := os.ReadFile(output)
-	if err != nil || json.Unmarshal(b, &rep) != nil || rep.Requests != 20 || !rep.Passed {
+	if err != nil || json.Unmarshal(b, &rep) != nil || rep.Requests != 40 || !rep.Passed {
 		t.Fatalf("report %s: %v %+v", output, err, rep)
 	}
 	if list, _ := store.New(storage, nil).List(); len(list["release"]) != 1 {
@@ -145,7 +145,7 @@ func TestRestartRestoresBurstGauges(t *testing.T) {
 		t.Error("no burst latency gauges after restart")
 	}
 	code, page := d.get("/bursts")
-	if code != 200 || !strings.Contains(page, `class="chart percentiles percentiles-ttft"`) || !strings.Contains(page, "p99 from 20 samples: too few, needs 368") {
+	if code != 200 || !strings.Contains(page, `class="chart percentiles percentiles-ttft"`) || !strings.Contains(page, "p99 from 40 samples: too few, needs 368") {
 		t.Errorf("/bursts (%d) lacks the chart:\n%s", code, page)
 	}
 	list, _ := store.New(storage, nil).List()
@@ -304,7 +304,7 @@ func TestGateCIOutputsOnFailure(t *testing.T) {
 			failed[tc.Name] = tc.Message
 		}
 	}
-	if len(failed) != 1 || !strings.Contains(failed["slo_ttft"], "of requests met ttft <= 200ms; the target is 90.00%") || s.Totals.Failed != 1 {
+	if len(failed) != 1 || !strings.Contains(failed["slo_ttft"], "of 40 requests met ttft <= 200ms; the target is 90.00%") || s.Totals.Failed != 1 {
 		t.Errorf("junit failures %v, totals %+v", failed, s.Totals)
 	}
 	if md := readFile(t, mdPath); !strings.Contains(md, "## ❌ llmprobe gate: burst `release` failed") || !strings.Contains(md, "| ❌ | slo_ttft |") {

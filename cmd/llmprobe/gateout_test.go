@@ -42,8 +42,8 @@ func TestGateReadsTopDown(t *testing.T) {
 		t.Errorf("no progress on stderr:\n%s", errOut)
 	}
 	for _, p := range progress {
-		if p[2] != "22" { // 20 requests and 2 of warmup
-			t.Errorf("progress %s/%s: the total is not the plan's 22:\n%s", p[1], p[2], errOut)
+		if p[2] != "42" { // 40 requests and 2 of warmup
+			t.Errorf("progress %s/%s: the total is not the plan's 42:\n%s", p[1], p[2], errOut)
 		}
 	}
 

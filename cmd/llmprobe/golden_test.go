@@ -46,7 +46,7 @@ func goldenConfig(t *testing.T, goldenFile string, targets map[string]string, ta
 	}
 	return writeTemp(t, "golden.yml", fmt.Sprintf(`targets:
 %sscenarios:
-  - {name: golden, golden: {file: %s}, output_tokens: 64, slo: {ttft: 5s, quality_ratio: 0.9}}
+  - {name: golden, golden: {file: %s}, output_tokens: 64, slo: {ttft: 5s, target_ratio: 0.9, quality_ratio: 0.9}}
 bursts:
   - name: golden
     target: %s
@@ -117,14 +117,14 @@ func TestCompareFastButWrong(t *testing.T) {
 	}
 	code, out, c := run("fast-wrong")
 	q, tpot := metric(c, "quality"), metric(c, "tpot p50")
-	if code != 1 || c.Verdict != decide.Worse || q.Verdict != decide.Worse || q.Pairs != 120 || *q.Estimate > -0.2 {
+	if code != 1 || c.Verdict != decide.Worse || q.Verdict != decide.Worse || q.Pairs != 360 || *q.Estimate > -0.2 {
 		t.Fatalf("fast but wrong: exit %d, verdict %q, quality %+v\n%s", code, c.Verdict, q, out)
 	}
 	if tpot.Verdict != decide.Better {
 		t.Errorf("the fast candidate's TPOT is %q, want better: the test needs a faster candidate\n%s", tpot.Verdict, out)
 	}
 	_, headline, _ := strings.Cut(out, "compare: candidate")
-	if headline, _, _ = strings.Cut(headline, "\n"); !strings.Contains(headline, "quality -") || !strings.Contains(out, "answers passing their checks 100.0 % of 120") {
+	if headline, _, _ = strings.Cut(headline, "\n"); !strings.Contains(headline, "quality -") || !strings.Contains(out, "answers passing their checks 100.0 % of 360") {
 		t.Errorf("the output does not say the answers are worse beside each side's share:\n%s", out)
 	}
 	code, out, c = run("fast-right")

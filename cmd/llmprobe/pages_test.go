@@ -66,7 +66,7 @@ bursts:
     target: sim
     scenarios: [{scenario: chat}]
     arrival: {process: poisson, rate: 20}
-    requests: 20
+    requests: 40
 `, srv.URL, down)
 	cfgPath := testkit.ConfigFile(t, cfg)
 	storage, output := t.TempDir(), filepath.Join(t.TempDir(), "release.json")

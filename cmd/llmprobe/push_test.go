@@ -44,7 +44,7 @@ bursts:
     target: sim
     scenarios: [{scenario: s}]
     arrival: {process: poisson, rate: 20}
-    requests: 20
+    requests: 40
     warmup: {requests: 2}
   - name: capacity
     target: serial

@@ -26,15 +26,15 @@ func TestGateUnstreamed(t *testing.T) {
 scenarios:
   - {name: s, stream: false, prompt_tokens: 16, output_tokens: 4, slo: {e2e: 5s, target_ratio: 0.9}}
 bursts:
-  - {name: whole, target: sim, scenarios: [{scenario: s}], arrival: {rate: 20}, requests: 20}
+  - {name: whole, target: sim, scenarios: [{scenario: s}], arrival: {rate: 20}, requests: 40}
 `, srv.URL, api))
 			dir := t.TempDir()
 			markdown := filepath.Join(dir, "summary.md")
 			rep, out, output := gateReport(t, cfg, "whole", "--output.markdown="+markdown, "--verbose")
-			if rep.Outcomes[prober.OutcomeSuccess] != 20 || rep.TokenSources[prober.TokensFromUsage] != 20 {
-				t.Errorf("outcomes %v, token sources %v: want 20 successes counted from usage", rep.Outcomes, rep.TokenSources)
+			if rep.Outcomes[prober.OutcomeSuccess] != 40 || rep.TokenSources[prober.TokensFromUsage] != 40 {
+				t.Errorf("outcomes %v, token sources %v: want 40 successes counted from usage", rep.Outcomes, rep.TokenSources)
 			}
-			if s := rep.Latency["e2e"]; s.Count != 20 || s.P50 <= 0 {
+			if s := rep.Latency["e2e"]; s.Count != 40 || s.P50 <= 0 {
 				t.Errorf("e2e: %d samples, p50 %g", s.Count, s.P50)
 			}
 			for _, m := range []string{"ttft", "tpot", "itl"} {
@@ -87,13 +87,13 @@ func TestGateImages(t *testing.T) {
 scenarios:
   - {name: v, prompt_tokens: 16, output_tokens: 4, images: {count: 2, width: 112, height: 112}, slo: {ttft: 5s, target_ratio: 0.9}}
 bursts:
-  - {name: vision, target: sim, scenarios: [{scenario: v}], arrival: {rate: 20}, requests: 20}
+  - {name: vision, target: sim, scenarios: [{scenario: v}], arrival: {rate: 20}, requests: 40}
 `, srv.URL))
 	rep, _, _ := gateReport(t, cfg, "vision")
-	if rep.Outcomes[prober.OutcomeSuccess] != 20 || rep.Latency["ttft"].Count != 20 {
+	if rep.Outcomes[prober.OutcomeSuccess] != 40 || rep.Latency["ttft"].Count != 40 {
 		t.Errorf("outcomes %v, %d TTFT samples", rep.Outcomes, rep.Latency["ttft"].Count)
 	}
-	if p := rep.Throughput.PromptTokens; p == nil || math.Abs(*p*rep.DurationSeconds-20*(16+4+2*16)) > 0.5 {
-		t.Errorf("prompt tokens %v/s over %gs, want 1040 in all", p, rep.DurationSeconds)
+	if p := rep.Throughput.PromptTokens; p == nil || math.Abs(*p*rep.DurationSeconds-40*(16+4+2*16)) > 0.5 {
+		t.Errorf("prompt tokens %v/s over %gs, want 2080 in all", p, rep.DurationSeconds)
 	}
 }

@@ -40,7 +40,8 @@ func QualityFaults() []QualityFault {
 
 // QualityConfig is a configuration of target "faulty" (the sim at url) with
 // scenario "s" asking for f's shape, canaries every 200 ms, and burst
-// "catalogue" of six requests.
+// "catalogue" of six requests, which count their error budget (slo_rule
+// point): six cannot show 90 % met by interval.
 func QualityConfig(f QualityFault, url string) string {
 	return fmt.Sprintf(`targets:
   - {name: faulty, url: %q, model: m, api: %s, timeout: 2s}
@@ -48,6 +49,6 @@ scenarios:
   - {name: s, prompt_tokens: 8, output_tokens: 64, slo: {e2e: 2s, target_ratio: 0.9}, %s}
 canary: {interval: 200ms}
 bursts:
-  - {name: catalogue, target: faulty, scenarios: [{scenario: s}], arrival: {process: constant, rate: 20}, requests: 6, schedule: {on_start: true}}
+  - {name: catalogue, target: faulty, scenarios: [{scenario: s}], arrival: {process: constant, rate: 20}, requests: 6, schedule: {on_start: true}, slo_rule: point}
 `, url, f.API, f.Scenario)
 }

@@ -84,6 +84,7 @@ func TestErrorBoundInReportAndOutputs(t *testing.T) {
 // A saturated run says so, with the bound against its limit.
 func TestSaturatedRunWarns(t *testing.T) {
 	b, scenarios := reporttest.Burst()
+	b.SLORule = config.SLORulePoint // 30 requests cannot show 90 % by interval
 	start := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	rt := &stats.RuntimeDelays{SchedLatency: stats.Tail{Count: 90, P99: reporttest.F(0.024576), Max: reporttest.F(0.04096)}}
 	rep := report.Build(b, report.Run{Rate: 10, Start: start, End: start.Add(3 * time.Second), Planned: 30, Results: reporttest.Results(scenarios[0], start, 30, 3*time.Millisecond), Runtime: rt}, report.Meta{Scenarios: scenarios})

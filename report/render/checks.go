@@ -47,6 +47,8 @@ func Checks(r *report.Report) []Check {
 		switch {
 		case g.Skipped:
 			st = StatusSkipped
+		case g.Undecided:
+			st = StatusError // not enough evidence: no verdict on the target
 		case !g.Passed && inconclusive(r):
 			st = StatusError // a saturated client's figures are not the target's
 		case !g.Passed:

@@ -16,6 +16,7 @@ var statusMark = map[Status]string{
 
 var verdictMark = map[decide.Verdict]string{
 	decide.Passed: "✅", decide.Failed: "❌", decide.Inconclusive: "💥", decide.NotMeasured: "💥",
+	decide.NotEnough: "⚠️", decide.NothingJudged: "⚠️",
 }
 
 // hasError says one of checks is an error: the run was not measured, or

@@ -201,6 +201,8 @@ func writeVerdict(out io.Writer, r *report.Report) {
 		switch {
 		case g.Skipped:
 			verdict = "SKIP"
+		case g.Undecided:
+			verdict = "NOT ENOUGH EVIDENCE"
 		case !g.Passed && inconclusive(r):
 			verdict = "INCONCLUSIVE"
 		case !g.Passed:
