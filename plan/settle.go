@@ -2,6 +2,8 @@ package plan
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/stats"
@@ -14,14 +16,14 @@ import (
 // that needs more samples (a percentile below the too-few rule is never
 // gated). A configuration that asks for either is told at --config.check.
 func (b *Burst) Unsettled() []string {
-	planned := -1
+	planned, lowest := -1, 0.0
 	for _, r := range b.Rates() {
 		n := b.PlannedMeasured(r)
 		if b.Arrival.Process == config.ArrivalTrace {
 			_, n = b.Requests(r) // the trace's own count, read at load
 		}
 		if planned < 0 || n < planned {
-			planned = n
+			planned, lowest = n, r
 		}
 	}
 	if planned <= 0 {
@@ -29,7 +31,7 @@ func (b *Burst) Unsettled() []string {
 	}
 	var out []string
 	if b.SLORule != config.SLORulePoint {
-		out = append(out, b.unsettledSLO(planned)...)
+		out = append(out, b.unsettledSLO(lowest, planned)...)
 	}
 	for _, mr := range b.MaxRegression {
 		if need := stats.Needs(mr.Quantile); need > planned {
@@ -40,27 +42,41 @@ func (b *Burst) Unsettled() []string {
 	return out
 }
 
-// unsettledSLO says which of b's SLO targets planned requests could not
-// show met by their interval: target_ratio per objective, quality_ratio.
-func (b *Burst) unsettledSLO(planned int) []string {
-	strictest, quality := 0.0, 0.0
-	for _, sc := range b.ScenarioConfigs() {
-		if len(sc.SLO.Objectives()) > 0 {
-			strictest = max(strictest, sc.SLO.TargetRatio)
+// unsettledSLO says which of b's SLO gates a run at rate, planning
+// planned measured requests, could not show met by their interval: per
+// objective, the requests of the scenarios that set it against the
+// strictest target_ratio among them; per quality_ratio the same.
+func (b *Burst) unsettledSLO(rate float64, planned int) []string {
+	perScenario := make([]int, len(b.Mix))
+	if b.Arrival.Process == config.ArrivalTrace {
+		for i := range perScenario {
+			perScenario[i] = planned // the trace's count, its mix unread
 		}
-		quality = max(quality, sc.SLO.QualityRatio)
+	} else {
+		for a := range b.Arrivals(rate) {
+			if !a.Warmup {
+				perScenario[a.Scenario] += b.Mix[a.Scenario].TurnsOf()
+			}
+		}
+	}
+	target, count := map[string]float64{}, map[string]int{}
+	for i, sc := range b.ScenarioConfigs() {
+		for _, o := range sc.SLO.Objectives() {
+			target[o.Name], count[o.Name] = max(target[o.Name], sc.SLO.TargetRatio), count[o.Name]+perScenario[i]
+		}
+		if q := sc.SLO.QualityRatio; q > 0 {
+			n := config.ObjectiveQuality
+			target[n], count[n] = max(target[n], q), count[n]+perScenario[i]
+		}
 	}
 	var out []string
-	for _, t := range []struct {
-		name   string
-		target float64
-	}{{"target_ratio", strictest}, {"quality_ratio", quality}} {
-		if t.target <= 0 {
+	for _, n := range slices.Sorted(maps.Keys(target)) {
+		if target[n] <= 0 {
 			continue
 		}
-		if need := stats.WilsonToSettle(1, t.target, 1<<30); need > planned {
-			out = append(out, fmt.Sprintf("burst %s: an SLO %s of %g%% needs at least %d measured requests a run for its interval to show it met, and the run plans %d: its gate could only ever have not enough evidence; plan at least %d requests, or set slo_rule: point to count the error budget",
-				b.Name, t.name, 100*t.target, need, planned, need))
+		if need := stats.WilsonToSettle(1, target[n], 1<<30); need > count[n] {
+			out = append(out, fmt.Sprintf("burst %s: slo_%s's target of %g%% needs at least %d measured requests of the scenarios that set it for its interval to show it met, and a run plans %d: the gate could only ever have not enough evidence; plan at least %d, or set slo_rule: point to count the error budget",
+				b.Name, n, 100*target[n], need, count[n], need))
 		}
 	}
 	return out

@@ -33,7 +33,7 @@ func TestUnsettled(t *testing.T) {
 	s.SLO = config.SLO{TTFT: config.Duration(time.Second), TargetRatio: 0.99}
 	b.Requests, b.MaxRegression = 200, nil
 	got = BurstOf(b, s).Unsettled()
-	if len(got) != 1 || !strings.Contains(got[0], "burst b: an SLO target_ratio of 99% needs at least 381 measured requests a run for its interval to show it met, and the run plans 200") {
+	if len(got) != 1 || !strings.Contains(got[0], "burst b: slo_ttft's target of 99% needs at least 381 measured requests of the scenarios that set it for its interval to show it met, and a run plans 200") {
 		t.Errorf("warnings %q", got)
 	}
 	b.SLORule = config.SLORulePoint
