@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/llmprobe/llmprobe/burst"
+	"github.com/llmprobe/llmprobe/decide"
 	"github.com/llmprobe/llmprobe/push"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/render"
@@ -66,6 +67,9 @@ func Merge(o MergeOptions) Outcome {
 		return Unmeasured
 	case report.Refused(merged) != "":
 		fmt.Fprintf(stderr, "llmprobe report merge: --baseline %s: %s\n", o.Baseline, report.Refused(merged))
+		return Unmeasured
+	case merged.Verdict == decide.Inconclusive, merged.Verdict == decide.NotEnough, merged.Verdict == decide.NothingJudged:
+		fmt.Fprintf(stderr, "llmprobe report merge: %s: %s\n", merged.Verdict, merged.VerdictReason)
 		return Unmeasured
 	case !merged.Passed:
 		return Failed

@@ -9,12 +9,13 @@ type Outcome int
 
 // The outcomes, the contract with release pipelines.
 const (
-	Passed     Outcome = 0
-	Failed     Outcome = 1 // the target was measured and failed a gate (compare: a metric is worse)
+	Passed     Outcome = 0 // every judged objective shown met (compare: within tolerance, or better)
+	Failed     Outcome = 1 // the target was measured and a gate shown missed (compare: a metric shown worse)
 	UsageError Outcome = 2 // a usage or configuration error
-	// Unmeasured: the target could not be measured, a saturated client
-	// failed it, the report was not written, the named baseline is not
-	// comparable, or a comparison is inconclusive.
+	// Unmeasured: not enough evidence (an interval across its target or
+	// tolerance), measured with nothing judged, failures llmprobe's own
+	// delay may explain, the target could not be measured, the report was
+	// not written, or the named baseline is not comparable.
 	Unmeasured Outcome = 3
 )
 
