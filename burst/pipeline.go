@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/decide"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/store"
 )
@@ -31,15 +32,18 @@ func (p Pipeline) Finish(rep *report.Report, maxRegression []config.MaxRegressio
 	if rep.RegressionSkipped == "" {
 		rep.RegressionSkipped = noBaseline
 	}
-	judge := report.Judge
-	if p.Baseline != nil {
-		judge = report.JudgeNamed // a baseline the user named is binding
+	// The stored runs give a regression gate its figure's spread between
+	// runs; a baseline the user named is binding.
+	var history []*report.Report
+	var histErr error
+	if p.Store != nil && len(maxRegression) > 0 {
+		history, histErr = p.Store.History(rep.Burst, max(keep, decide.MinHistory))
 	}
-	judge(rep, previous, maxRegression)
+	report.JudgeAgainst(rep, report.Baseline{Report: previous, Named: p.Baseline != nil, History: history}, maxRegression)
 	if p.Store == nil {
 		return loadErr
 	}
-	return errors.Join(loadErr, p.Store.Save(rep, keep))
+	return errors.Join(loadErr, histErr, p.Store.Save(rep, keep))
 }
 
 // baseline is the report to compare with: the chosen one, else the stored

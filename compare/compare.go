@@ -139,7 +139,8 @@ func Analyze(b *plan.Burst, base, cand Side, order []string, rounds []Round) *Co
 			c.Metrics = append(c.Metrics, tail)
 		}
 	}
-	good := goodput(rounds)
+	goodTol, _ := decide.Tolerance(b.Burst, config.Goodput, "")
+	good := goodput(rounds, goodTol)
 	good.Judged = true
 	c.Metrics = append(c.Metrics, good)
 	if c.Baseline.QualityChecked+c.Candidate.QualityChecked > 0 {

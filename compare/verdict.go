@@ -7,15 +7,15 @@ import (
 	"github.com/llmprobe/llmprobe/report"
 )
 
-// goodput compares the rounds' shares of good requests.
-func goodput(rounds []Round) decide.Metric {
+// goodput compares the rounds' shares of good requests, by tol points.
+func goodput(rounds []Round, tol float64) decide.Metric {
 	good, judged := make([][2]int, len(rounds)), make([][2]int, len(rounds))
 	for k, r := range rounds {
 		for s, run := range []Run{r.Baseline, r.Candidate} {
 			good[k][s], judged[k][s] = goodOf(run.Measured)
 		}
 	}
-	return decide.Goodput(good, judged, decide.GoodputTolerance)
+	return decide.Goodput(good, judged, tol)
 }
 
 // goodOf counts run's good requests of those judged: cancelled ones say

@@ -138,14 +138,59 @@ type AutoSweep struct {
 	TargetRatio float64 `yaml:"target_ratio,omitempty"`
 }
 
-// MaxRegression fails the gate when a metric's quantile grew by more than
-// MaxIncrease (0.2 = +20 %) over the previous report, and, if Significant, the
-// Mann-Whitney test says the change is real.
+// MaxRegression is a gate against the burst's baseline: a latency
+// percentile may grow by MaxIncrease (0.2 = +20 %), goodput (Metric
+// "goodput", no quantile) may drop by MaxDrop (0.02 = 2 points). It fails
+// when the change's 95 % interval lies beyond the limit, passes when it
+// lies within, and has not enough evidence otherwise (decide.Regression).
+// The interval's spread comes from repeat: on both sides, else the burst's
+// stored runs, else Spread: the figure's run-to-run movement beyond its
+// sampling error (a fraction of a latency, points of goodput; unset:
+// decide.DefaultSpread).
 type MaxRegression struct {
-	Metric      string  `yaml:"metric"`
-	Quantile    string  `yaml:"quantile"`
-	MaxIncrease float64 `yaml:"max_increase"`
-	Significant bool    `yaml:"significant,omitempty"`
+	Metric      string   `yaml:"metric"`
+	Quantile    string   `yaml:"quantile,omitempty"`
+	MaxIncrease float64  `yaml:"max_increase,omitempty"`
+	MaxDrop     float64  `yaml:"max_drop,omitempty"`
+	Spread      *float64 `yaml:"spread,omitempty"`
+	// Significant is read for configurations written before the interval
+	// rule, which now decides every gate; it changes nothing.
+	Significant bool `yaml:"significant,omitempty"`
+}
+
+// Goodput is the metric of a max_regression gate on the share of good
+// requests.
+const Goodput = "goodput"
+
+// Where neither side of a max_regression gate repeated and the burst's
+// stored history is too short, the gate assumes its figure moves between
+// two runs by this much beyond its own sampling error (what a second run
+// of a real server does not share: batch mix, caches, clocks): 5 % of a
+// latency, 1 point of goodput.
+const (
+	DefaultSpread        = 0.05
+	DefaultGoodputSpread = 0.01
+)
+
+// SpreadOf is the run-to-run spread r assumes, and whether it is the
+// default (its spread unset).
+func (r MaxRegression) SpreadOf() (spread float64, isDefault bool) {
+	switch {
+	case r.Spread != nil:
+		return *r.Spread, false
+	case r.Metric == Goodput:
+		return DefaultGoodputSpread, true
+	}
+	return DefaultSpread, true
+}
+
+// Limit is r's limit on the scale its interval is judged on: the log of
+// 1 + max_increase for a latency, max_drop for goodput.
+func (r MaxRegression) Limit() float64 {
+	if r.Metric == Goodput {
+		return r.MaxDrop
+	}
+	return math.Log1p(r.MaxIncrease)
 }
 
 // How a burst's SLO gates judge a share (Burst.SLORule).
@@ -353,14 +398,30 @@ func (b *Burst) validatePlanning(path string, errs *FieldErrors) {
 }
 
 func (r MaxRegression) validate(path string, errs *FieldErrors) {
+	if r.Metric == Goodput {
+		if r.Quantile != "" {
+			errs.Add(path+".quantile", "goodput has no quantile: leave it out")
+		}
+		if r.MaxIncrease != 0 {
+			errs.Add(path+".max_increase", "goodput's limit is max_drop, in points (0.02 means 2 points)")
+		}
+		errs.Above(path+".max_drop", r.MaxDrop, 0, 1, "(0.02 means a drop of 2 points)")
+		if r.Spread != nil {
+			errs.Within(path+".spread", *r.Spread, 0, 1, "(0.01 means 1 point between runs)")
+		}
+		return
+	}
 	if !slices.Contains(BurstMetrics, r.Metric) {
-		errs.Add(path+".metric", "%q must be one of %v", r.Metric, BurstMetrics)
+		errs.Add(path+".metric", "%q must be one of %v or %s", r.Metric, BurstMetrics, Goodput)
 	}
 	if !slices.Contains(BurstQuantiles, r.Quantile) {
 		errs.Add(path+".quantile", "%q must be one of %v", r.Quantile, BurstQuantiles)
 	}
-	if r.Significant && r.Metric != "ttft" && r.Metric != "tpot" {
-		errs.Add(path+".significant", "the significance test runs on ttft and tpot samples only")
+	if r.MaxDrop != 0 {
+		errs.Add(path+".max_drop", "is goodput's limit: a latency's is max_increase")
 	}
 	errs.Above(path+".max_increase", r.MaxIncrease, 0, 100, "(0.2 means +20%)")
+	if r.Spread != nil {
+		errs.Within(path+".spread", *r.Spread, 0, 1, "(0.05 means 5% between runs)")
+	}
 }

@@ -21,13 +21,6 @@ const SignificanceLevel = 0.05
 // Significant reports whether a test's p-value shows a real change.
 func Significant(p float64) bool { return p < SignificanceLevel }
 
-// Regressed is a max_regression gate's rule: the increase passed its
-// limit and, where the gate asks for significance, the change is
-// significant.
-func Regressed(increase, limit float64, significant bool) bool {
-	return increase > limit && significant
-}
-
 // UpgradeRegression is an engine upgrade's rule for one figure: a
 // significant change whose lower bound at 95 % confidence (atLeast) is
 // beyond the limit.

@@ -390,13 +390,20 @@ func (m Metric) Name() string {
 	return m.Metric + " " + m.Quantile
 }
 
-// Tolerance is the burst's max_regression for metric at quantile, else
-// DefaultTolerance; named says whether max_regression names it.
+// Tolerance is the burst's max_regression for metric at quantile (for
+// goodput, its max_drop), else DefaultTolerance (GoodputTolerance); named
+// says whether max_regression names it.
 func Tolerance(b config.Burst, metric, quantile string) (tol float64, named bool) {
 	for _, r := range b.MaxRegression {
-		if r.Metric == metric && r.Quantile == quantile {
+		switch {
+		case r.Metric == config.Goodput && metric == config.Goodput:
+			return r.MaxDrop, true
+		case r.Metric == metric && r.Quantile == quantile:
 			return r.MaxIncrease, true
 		}
+	}
+	if metric == config.Goodput {
+		return GoodputTolerance, false
 	}
 	return DefaultTolerance, false
 }

@@ -25,6 +25,10 @@ type Gate struct {
 	// may explain when they could have passed it: its failure is then not
 	// certainly the target's.
 	OwnDelay int `json:"own_delay_misses,omitempty"`
+	// OwnDelayDecides, on a regression gate, says llmprobe's own delay
+	// alone kept it from a verdict: the figure without it could pass it
+	// and the figure as measured failed it, or the other way round.
+	OwnDelayDecides bool `json:"own_delay_decides,omitempty"`
 	// Undecided: the sample shows neither pass nor fail (not enough
 	// evidence); Passed is false and Detail says what would settle it.
 	Undecided bool `json:"undecided,omitempty"`

@@ -85,7 +85,7 @@ func isCall(e ast.Expr) bool { _, ok := e.(*ast.CallExpr); return ok }
 func TestFromDecide(t *testing.T) {
 	for src, want := range map[string]bool{
 		"decide.BurstPassed(a, n, s, h, g)": true,
-		"!decide.Regressed(i, l, s)":        true,
+		"!decide.Significant(p)":            true,
 		"merged.Passed":                     true,
 		"o.Word":                            true,
 		"v >= target":                       false,

@@ -3,7 +3,9 @@ package plan
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
+	"strings"
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/stats"
@@ -34,12 +36,35 @@ func (b *Burst) Unsettled() []string {
 		out = append(out, b.unsettledSLO(lowest, planned)...)
 	}
 	for _, mr := range b.MaxRegression {
-		if need := stats.Needs(mr.Quantile); need > planned {
+		if need := stats.Needs(mr.Quantile); mr.Metric != config.Goodput && need > planned {
 			out = append(out, fmt.Sprintf("burst %s: max_regression %s %s needs %d samples a run and the run plans %d measured requests: the gate will never be judged; gate a lower percentile, or plan at least %d requests",
 				b.Name, mr.Metric, mr.Quantile, need, planned, need))
 		}
+		if w := b.assumedReach(mr); b.Repeat < 2 && w >= mr.Limit() {
+			out = append(out, fmt.Sprintf("burst %s: max_regression %s: between two single runs its interval reaches at least ±%s from the assumed spread alone, past its limit of %s, so until the burst keeps 5 comparable runs it can only fail or have not enough evidence; set repeat, a wider limit, or the gate's spread",
+				b.Name, strings.TrimSpace(mr.Metric+" "+mr.Quantile), reachText(mr, w), reachText(mr, mr.Limit())))
+		}
 	}
 	return out
+}
+
+// assumedReach is the half-width of a max_regression gate's 95 % interval
+// between two single runs from its assumed spread alone, on its limit's
+// scale: the least it could be, with no sampling error in either run.
+func (b *Burst) assumedReach(mr config.MaxRegression) float64 {
+	s, _ := mr.SpreadOf()
+	if mr.Metric != config.Goodput {
+		s = math.Log1p(s)
+	}
+	return stats.TQuantile(0) * math.Sqrt2 * s
+}
+
+// reachText prints a reach on mr's scale: "+14.5%", "2.8 pp".
+func reachText(mr config.MaxRegression, w float64) string {
+	if mr.Metric == config.Goodput {
+		return fmt.Sprintf("%.1f pp", 100*w)
+	}
+	return fmt.Sprintf("%.1f%%", 100*math.Expm1(w))
 }
 
 // unsettledSLO says which of b's SLO gates a run at rate, planning

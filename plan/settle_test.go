@@ -27,6 +27,21 @@ func TestUnsettled(t *testing.T) {
 		t.Errorf("400 requests a run: warnings %q", got)
 	}
 
+	// Between two single runs the assumed spread alone reaches past a 10 %
+	// limit, or a 2-point goodput one; under repeat the runs give it.
+	b.MaxRegression = []config.MaxRegression{{Metric: "ttft", Quantile: "p50", MaxIncrease: 0.1}, {Metric: config.Goodput, MaxDrop: 0.02},
+		{Metric: "tpot", Quantile: "p50", MaxIncrease: 0.2}}
+	got = BurstOf(b, testkit.Scenario()).Unsettled()
+	if len(got) != 2 || !strings.Contains(got[0], "burst b: max_regression ttft p50: between two single runs its interval reaches at least ±14.5% from the assumed spread alone, past its limit of 10.0%") ||
+		!strings.Contains(got[1], "max_regression goodput: between two single runs its interval reaches at least ±2.8 pp from the assumed spread alone, past its limit of 2.0 pp") {
+		t.Errorf("warnings %q", got)
+	}
+	b.Repeat = 3
+	if got := BurstOf(b, testkit.Scenario()).Unsettled(); len(got) != 0 {
+		t.Errorf("repeat 3: warnings %q", got)
+	}
+	b.Repeat = 0
+
 	// A 99 % target needs 381 requests all meeting it before its interval
 	// shows it met; counted as an error budget, any number does.
 	s := testkit.Scenario()

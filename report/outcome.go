@@ -29,9 +29,9 @@ func VerdictOf(r *Report) Verdict {
 
 // ownDelayOnly reports whether every check that failed r may have failed
 // by llmprobe's own delay alone: an SLO gate whose misses within that delay
-// could pass it, or a regression gate under a saturated client (a latency
-// figure the client's delay inflated). An abort or a sweep that held at no
-// rate is the target's.
+// could pass it, or a regression gate whose figure without that delay
+// could (OwnDelayDecides). An abort or a sweep that held at no rate is the
+// target's.
 func ownDelayOnly(r *Report) bool {
 	if r.Aborted || (r.Sweep != nil && r.MaxRateUnderSLO == nil) {
 		return false
@@ -42,7 +42,7 @@ func ownDelayOnly(r *Report) bool {
 			continue
 		}
 		failed++
-		if g.Undecided || (g.OwnDelay == 0 && !(strings.HasPrefix(g.Name, "regression_") && r.ClientSaturated)) {
+		if g.Undecided || (g.OwnDelay == 0 && !g.OwnDelayDecides) {
 			return false
 		}
 	}
@@ -62,7 +62,7 @@ func undecided(r *Report) bool {
 		case g.Passed || g.Skipped:
 		case g.Undecided:
 			some = true
-		case g.OwnDelay > 0 || (strings.HasPrefix(g.Name, "regression_") && r.ClientSaturated):
+		case g.OwnDelay > 0 || g.OwnDelayDecides:
 		default:
 			return false
 		}
@@ -140,14 +140,14 @@ func failingChecks(r *Report) []string {
 	for _, g := range r.Gates {
 		switch {
 		case g.Passed || g.Skipped:
-		case g.Undecided && g.Value != nil:
-			out = append(out, fmt.Sprintf("%s %.1f%%, its interval across %g%%", g.Name, 100**g.Value, 100*g.Threshold))
-		case strings.HasPrefix(g.Name, "slo_") && g.Value != nil:
-			out = append(out, fmt.Sprintf("%s %.1f%% < %g%%", g.Name, 100**g.Value, 100*g.Threshold))
-		case strings.HasPrefix(g.Name, "regression_") && g.Value != nil:
-			out = append(out, fmt.Sprintf("%s %+.1f%% > %+g%%", g.Name, 100**g.Value, 100*g.Threshold))
-		default:
+		case g.Value == nil || !strings.HasPrefix(g.Name, "slo_") && !strings.HasPrefix(g.Name, "regression_"):
 			out = append(out, g.Name+": "+g.Detail)
+		case g.Undecided:
+			value, limit, _ := gateFigures(g)
+			out = append(out, fmt.Sprintf("%s %s, its interval across %s", g.Name, value, limit))
+		default:
+			value, limit, beyond := gateFigures(g)
+			out = append(out, fmt.Sprintf("%s %s %s %s", g.Name, value, beyond, limit))
 		}
 	}
 	if r.Sweep != nil && r.MaxRateUnderSLO == nil {
@@ -157,6 +157,20 @@ func failingChecks(r *Report) []string {
 		out = append(out, "a check failed")
 	}
 	return out
+}
+
+// gateFigures prints a gate's value and limit as its failure says them,
+// and the side a failed value lies on: "97.2%" "99%" "<" for a share,
+// "+35.0%" "+20%" ">" for a latency's change, "-8.8 pp" "-2 pp" "<" for
+// goodput's.
+func gateFigures(g decide.Gate) (value, limit, beyond string) {
+	switch {
+	case g.Name == "regression_"+config.Goodput:
+		return fmt.Sprintf("%+.1f pp", 100**g.Value), fmt.Sprintf("-%g pp", 100*g.Threshold), "<"
+	case strings.HasPrefix(g.Name, "regression_"):
+		return fmt.Sprintf("%+.1f%%", 100**g.Value), fmt.Sprintf("+%g%%", 100*g.Threshold), ">"
+	}
+	return fmt.Sprintf("%.1f%%", 100**g.Value), fmt.Sprintf("%g%%", 100*g.Threshold), "<"
 }
 
 // addedUpTo is the most the client added to one request: the error

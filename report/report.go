@@ -63,6 +63,11 @@ type Report struct {
 	FailedSamples []FailedRequest            `json:"failed_samples,omitempty"`
 	TokenSources  map[prober.TokenSource]int `json:"token_sources"`
 	Latency       map[string]stats.Summary   `json:"latency"`
+	// WithoutOwnDelay is each latency's percentiles with every request's
+	// own-delay bound taken off: the fastest the target could have been. A
+	// regression gate decides only what this cannot turn; absent where
+	// llmprobe added no delay, and in reports written before it.
+	WithoutOwnDelay map[string]map[string]float64 `json:"latency_without_own_delay,omitempty"`
 	// TTFTBreakdown is where the successful requests' TTFT went; null when
 	// none was split (and in reports older than the split).
 	TTFTBreakdown *TTFTBreakdown `json:"ttft_breakdown,omitempty"`
@@ -320,7 +325,7 @@ func Build(b config.Burst, o Run, meta Meta) *Report {
 	r.Trace = o.Trace
 	r.Failures, r.FailedSamples = failures(o.Results, o.Start)
 	r.DurationSeconds = o.End.Sub(o.Start).Seconds()
-	t := tally{samples: map[string][]float64{}, met: map[string]int{}, checked: map[string]int{}, ownDelay: map[string]decide.OwnDelayMisses{}}
+	t := tally{samples: map[string][]float64{}, fastest: map[string][]float64{}, delayed: map[string]bool{}, met: map[string]int{}, checked: map[string]int{}, ownDelay: map[string]decide.OwnDelayMisses{}}
 	for _, res := range o.Results {
 		t.add(r, res, o.Start)
 	}
@@ -329,6 +334,9 @@ func Build(b config.Burst, o Run, meta Meta) *Report {
 	}
 	for _, m := range config.BurstMetrics {
 		r.Latency[m] = stats.Summarize(t.samples[m])
+		if t.delayed[m] {
+			r.setWithoutOwnDelay(m, t.fastest[m])
+		}
 	}
 	t.rates(r, o.Start)
 	r.TTFTBreakdown = newTTFTBreakdown(o.Results)
@@ -348,6 +356,8 @@ func Build(b config.Burst, o Run, meta Meta) *Report {
 // latency, tokens, arrivals, and the requests that met each objective.
 type tally struct {
 	samples                                         map[string][]float64
+	fastest                                         map[string][]float64 // samples less each request's own delay
+	delayed                                         map[string]bool      // some request of the metric had own delay
 	met, checked                                    map[string]int
 	ownDelay                                        map[string]decide.OwnDelayMisses
 	prompt, output, goodOut, good, judged, arrivals int
@@ -395,24 +405,24 @@ func (t *tally) add(r *Report, res *prober.Result, start time.Time) {
 		r.TokenSources[res.TokenSource]++
 	}
 	if res.FirstTokenSeen() {
-		t.samples["ttft"] = append(t.samples["ttft"], res.TTFT.Seconds())
+		t.sample("ttft", res.TTFT, res.OwnDelay(config.ObjectiveTTFT))
 		if len(r.TTFTSeries) < maxSeriesPoints {
 			r.TTFTSeries = append(r.TTFTSeries, [2]float64{round6(res.Sched.Sub(start).Seconds()), round6(res.TTFT.Seconds())})
 		}
 	}
 	if res.Reasoned() && res.TTFTAnswer > 0 {
-		t.samples["ttft_answer"] = append(t.samples["ttft_answer"], res.TTFTAnswer.Seconds())
+		t.sample("ttft_answer", res.TTFTAnswer, res.OwnDelay(config.ObjectiveTTFTAnswer))
 	}
 	if res.TTFTool > 0 {
-		t.samples["ttft_tool"] = append(t.samples["ttft_tool"], res.TTFTool.Seconds())
+		t.sample("ttft_tool", res.TTFTool, res.OwnDelay(""))
 	}
 	if res.OutputTokens > 1 && res.FirstTokenSeen() {
-		t.samples["tpot"] = append(t.samples["tpot"], res.TPOT.Seconds())
+		t.sample("tpot", res.TPOT, res.OwnDelay(config.ObjectiveTPOT))
 	}
 	for _, d := range res.ITL {
-		t.samples["itl"] = append(t.samples["itl"], d.Seconds())
+		t.sample("itl", d, res.ReadDelay)
 	}
-	t.samples["e2e"] = append(t.samples["e2e"], res.E2E.Seconds())
+	t.sample("e2e", res.E2E, res.OwnDelay(config.ObjectiveE2E))
 	p := res.PromptTokensReported
 	if p == 0 {
 		p = res.PromptTokensRequested
@@ -424,6 +434,28 @@ func (t *tally) add(r *Report, res *prober.Result, start time.Time) {
 		t.good++
 		t.goodOut += res.OutputTokens
 	}
+}
+
+// sample adds one latency of metric, and the same less own, the most
+// llmprobe's own delay could have added to it.
+func (t *tally) sample(metric string, latency, own time.Duration) {
+	t.samples[metric] = append(t.samples[metric], latency.Seconds())
+	t.fastest[metric] = append(t.fastest[metric], max(latency-own, 0).Seconds())
+	t.delayed[metric] = t.delayed[metric] || own > 0
+}
+
+// setWithoutOwnDelay keeps metric's percentiles of fastest, its samples
+// less each request's own delay.
+func (r *Report) setWithoutOwnDelay(metric string, fastest []float64) {
+	slices.Sort(fastest)
+	qs := map[string]float64{}
+	for _, p := range stats.Percentiles {
+		qs[p.Name] = stats.Quantile(fastest, p.Q)
+	}
+	if r.WithoutOwnDelay == nil {
+		r.WithoutOwnDelay = map[string]map[string]float64{}
+	}
+	r.WithoutOwnDelay[metric] = qs
 }
 
 // count adds one check of objective, met or not.

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -31,13 +32,29 @@ const BaselineGate = "baseline"
 // RegressionSkipped says what differs (a caller may set it beforehand to say
 // why there is no prev), and so does BaselineNote. Call it once per report.
 func Judge(r, prev *Report, maxRegression []config.MaxRegression) {
-	judge(r, prev, maxRegression, false)
+	judge(r, Baseline{Report: prev}, maxRegression)
 }
 
 // JudgeNamed is Judge against a baseline the user named: one that is not
 // comparable is never skipped; it fails the run's BaselineGate.
 func JudgeNamed(r, prev *Report, maxRegression []config.MaxRegression) {
-	judge(r, prev, maxRegression, prev != nil)
+	judge(r, Baseline{Report: prev, Named: prev != nil}, maxRegression)
+}
+
+// Baseline is what a run is judged against: the report (nil: none),
+// whether the user named it, and History, the burst's stored reports
+// (any order), which give a max_regression gate its figure's run-to-run
+// spread where neither side repeated.
+type Baseline struct {
+	Report  *Report
+	Named   bool
+	History []*Report
+}
+
+// JudgeAgainst is Judge against b.
+func JudgeAgainst(r *Report, b Baseline, maxRegression []config.MaxRegression) {
+	b.Named = b.Named && b.Report != nil
+	judge(r, b, maxRegression)
 }
 
 // Refused says why r's named baseline was refused, or "".
@@ -50,7 +67,8 @@ func Refused(r *Report) string {
 	return ""
 }
 
-func judge(r, prev *Report, maxRegression []config.MaxRegression, named bool) {
+func judge(r *Report, b Baseline, maxRegression []config.MaxRegression) {
+	prev, named := b.Report, b.Named
 	if r.Shard != nil {
 		// A shard is a part: it passes when it measured its share and ran to
 		// its end. Its share's SLO gates are shown, not judged, and it is
@@ -78,7 +96,7 @@ func judge(r, prev *Report, maxRegression []config.MaxRegression, named bool) {
 			prev = nil
 		default:
 			r.RegressionSkipped, r.BaselineNote = "", elsewhere(r, prev)
-			regress(r, prev, maxRegression)
+			regress(r, prev, b.History, maxRegression)
 		}
 	}
 	if prev == nil {
@@ -304,12 +322,15 @@ func mixOf(cfg map[string]any) string {
 }
 
 func regressionGateName(mr config.MaxRegression) string {
+	if mr.Quantile == "" {
+		return "regression_" + mr.Metric
+	}
 	return fmt.Sprintf("regression_%s_%s", mr.Metric, mr.Quantile)
 }
 
 // regress compares p50 and p99 with the baseline, tests TTFT and TPOT
 // samples for a significant change, and applies max_regression gates.
-func regress(r, prev *Report, maxRegression []config.MaxRegression) {
+func regress(r, prev *Report, history []*Report, maxRegression []config.MaxRegression) {
 	reg := &Regression{PreviousID: prev.ID, PreviousEngineVersion: prev.EngineVersion,
 		EngineVersionChanged: prev.EngineVersion != "" && r.EngineVersion != "" && prev.EngineVersion != r.EngineVersion}
 	pvalues := map[string]float64{}
@@ -338,52 +359,77 @@ func regress(r, prev *Report, maxRegression []config.MaxRegression) {
 	}
 	r.Regression = reg
 	for _, mr := range maxRegression {
-		g := decide.Gate{Name: regressionGateName(mr), Threshold: mr.MaxIncrease}
-		cur, old := r.Latency[mr.Metric].Measured(mr.Quantile), prev.Latency[mr.Metric].Measured(mr.Quantile)
-		rl, byRuns := runLevel(r, prev, mr.Metric, mr.Quantile)
-		if byRuns {
-			cur, old = rl.Current, rl.Previous
-		}
-		rt := ratio(cur, old)
-		switch {
-		case byRuns && rt != nil:
-			increase := *rt - 1
-			significant := !mr.Significant || rl.Significant
-			g.Value, g.Passed = &increase, !decide.Regressed(increase, mr.MaxIncrease, significant)
-			g.Detail = fmt.Sprintf("%s %s mean of %d runs %s vs %s of %d runs in %s (%s, limit +%.1f%%; run-level Welch %s)", mr.Metric, mr.Quantile,
-				r.Repeat.Runs, figure.Ms(*cur), figure.Ms(*old), prev.Repeat.Runs, prev.ID, figure.SignedPercent(increase), 100*mr.MaxIncrease, pText(rl.PValue))
-			g.Detail += tooFewNote(r.Latency[mr.Metric], prev.Latency[mr.Metric], mr.Quantile)
-		case cur == nil:
-			g.Detail = fmt.Sprintf("n/a: no %s samples in this run to compare with %s", mr.Metric, prev.ID)
-		case rt == nil:
-			g = decide.Skipped(g.Name, g.Threshold, fmt.Sprintf("the baseline %s has no %s samples", prev.ID, mr.Metric))
-		case r.Latency[mr.Metric].IsTooFew(mr.Quantile) || prev.Latency[mr.Metric].IsTooFew(mr.Quantile):
-			// Its interval would not even bound it: the figure is shown, never gated.
-			g = decide.Skipped(g.Name, g.Threshold, fmt.Sprintf("not gated: %s %s %s vs %s in %s%s",
-				mr.Metric, mr.Quantile, figure.Ms(*cur), figure.Ms(*old), prev.ID, tooFewNote(r.Latency[mr.Metric], prev.Latency[mr.Metric], mr.Quantile)))
-		default:
-			increase := *rt - 1
-			significant, test := true, ""
-			if mr.Significant {
-				p, ok := pvalues[mr.Metric]
-				significant = ok && decide.Significant(p)
-				test = "; Mann–Whitney p=n/a, not significant"
-				switch {
-				case significant:
-					test = "; Mann–Whitney " + figure.P(p) + ", significant"
-				case ok:
-					test = "; Mann–Whitney " + figure.P(p) + ", not significant"
-				}
-			}
-			g.Value, g.Passed = &increase, !decide.Regressed(increase, mr.MaxIncrease, significant)
-			g.Detail = fmt.Sprintf("%s %s %s vs %s in %s (%s, limit +%.1f%%%s)", mr.Metric, mr.Quantile, figure.Ms(*cur), figure.Ms(*old), prev.ID, figure.SignedPercent(increase), 100*mr.MaxIncrease, test)
-			g.Detail += tooFewNote(r.Latency[mr.Metric], prev.Latency[mr.Metric], mr.Quantile)
-		}
+		g := regressionGate(r, prev, history, mr)
 		if reg.EngineVersionChanged {
 			g.Detail += fmt.Sprintf("; engine %s → %s", prev.EngineVersion, r.EngineVersion)
 		}
 		r.Gates = append(r.Gates, g)
 	}
+}
+
+// regressionGate judges one max_regression gate of r against prev by
+// decide.Regression, on the evidence the gate's figure gives (evidence).
+// A percentile too few samples bound is shown, never gated.
+func regressionGate(r, prev *Report, history []*Report, mr config.MaxRegression) decide.Gate {
+	name, threshold, ga := regressionGateName(mr), mr.MaxIncrease, latencyGauge(mr.Metric, mr.Quantile)
+	what, fig := mr.Metric+" "+mr.Quantile, figure.Ms
+	if mr.Metric == config.Goodput {
+		threshold, ga, what = mr.MaxDrop, goodputGauge, "goodput"
+		fig = func(v float64) string { return figure.Percent(v) }
+	}
+	g := decide.Gate{Name: name, Threshold: threshold}
+	cur, old := ga.value(r), ga.value(prev)
+	repeated := len(ga.runs(r)) >= 2 && len(ga.runs(prev)) >= 2
+	switch {
+	case cur == nil:
+		g.Detail = fmt.Sprintf("n/a: no %s in this run to compare with %s", what, prev.ID)
+		return g
+	case old == nil:
+		return decide.Skipped(name, threshold, fmt.Sprintf("the baseline %s has no %s", prev.ID, what))
+	case mr.Metric != config.Goodput && !repeated && (r.Latency[mr.Metric].IsTooFew(mr.Quantile) || prev.Latency[mr.Metric].IsTooFew(mr.Quantile)):
+		// Its interval would not even bound it: the figure is shown, never gated.
+		return decide.Skipped(name, threshold, fmt.Sprintf("not gated: %s %s vs %s in %s%s",
+			what, fig(*cur), fig(*old), prev.ID, tooFewNote(r.Latency[mr.Metric], prev.Latency[mr.Metric], mr.Quantile)))
+	}
+	e := ga.evidence(r, prev, history, mr)
+	v := decide.Regression(e.Evidence, mr.Limit())
+	v.Apply(&g)
+	change, limit, interval := func(y float64) string { return figure.SignedPercent(math.Expm1(y)) }, "+"+pct(mr.MaxIncrease)+"%", ""
+	if mr.Metric == config.Goodput {
+		change = func(y float64) string { return fmt.Sprintf("%+.1f pp", -100*y) }
+		limit = fmt.Sprintf("-%.1f pp", 100*mr.MaxDrop)
+	}
+	value := -e.Effect
+	if mr.Metric != config.Goodput {
+		value = math.Expm1(e.Effect)
+	}
+	g.Value = &value
+	interval = fmt.Sprintf("95%% interval %s … %s", change(v.Lo), change(v.Hi))
+	if mr.Metric == config.Goodput {
+		interval = fmt.Sprintf("95%% interval %s … %s", change(v.Hi), change(v.Lo))
+	}
+	runs := ""
+	if repeated {
+		a, b := mean(ga.runs(r)), mean(ga.runs(prev))
+		cur, old, runs = &a, &b, " (means of the runs)"
+	}
+	g.Detail = fmt.Sprintf("%s %s vs %s in %s%s: %s, %s, limit %s; %s", what, fig(*cur), fig(*old), prev.ID, runs, change(e.Effect), interval, limit, e.spread)
+	switch {
+	case v.OwnDelayDecides:
+		g.Detail += "; llmprobe's own delay decides it: without it the verdict could turn, so it is not the target's for certain"
+	case v.Verdict == decide.NotEnough && v.SettleRuns > 0:
+		g.Detail += fmt.Sprintf("; not enough evidence: the interval reaches across the limit; %d runs a side at this spread would settle it (repeat: %d)", v.SettleRuns, v.SettleRuns)
+	case v.Verdict == decide.NotEnough:
+		g.Detail += "; not enough evidence: the interval reaches across the limit, and no count of runs up to 100 would settle it at this spread"
+	case v.Verdict == decide.Worse:
+		g.Detail += "; worse: the interval lies beyond the limit"
+	default:
+		g.Detail += "; within: the interval lies inside the limit"
+	}
+	if v.Verdict == decide.NotEnough && !v.OwnDelayDecides && e.assumed {
+		g.Detail += ", or repeat: on both sides, which measures the spread instead"
+	}
+	return g
 }
 
 // runLevel compares metric's quantile run by run where both reports ran
@@ -399,14 +445,6 @@ func runLevel(r, prev *Report, metric, q string) (RegressionMetric, bool) {
 		rm.PValue, rm.Significant = &p, decide.Significant(p)
 	}
 	return rm, true
-}
-
-// pText is a p-value, or "p=n/a" (fewer than 2 runs a side).
-func pText(p *float64) string {
-	if p == nil {
-		return "p=n/a"
-	}
-	return figure.P(*p)
 }
 
 // tooFewNote says which side's quantile rests on too few samples: the

@@ -122,21 +122,39 @@ func MeanInterval(xs []float64) (mean, lo, hi float64, ok bool) {
 // same mean; ok is false with fewer than 2 values on a side. Without
 // variance on either side, p is 0 for different means and 1 for equal.
 func WelchT(a, b []float64) (p float64, ok bool) {
-	if len(a) < 2 || len(b) < 2 {
+	diff, se, df, ok := Welch(a, b)
+	switch {
+	case !ok:
 		return 0, false
+	case se == 0 && diff == 0:
+		return 1, true
+	case se == 0:
+		return 0, true
+	}
+	return 2 * (1 - distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.CDF(math.Abs(diff)/se)), true
+}
+
+// Welch is the difference of a's mean and b's, its standard error and
+// Welch–Satterthwaite degrees of freedom (NaN without variance); ok is
+// false with fewer than 2 values on a side.
+func Welch(a, b []float64) (diff, se, df float64, ok bool) {
+	if len(a) < 2 || len(b) < 2 {
+		return 0, 0, 0, false
 	}
 	ma, va := meanVar(a)
 	mb, vb := meanVar(b)
 	sa, sb := va/float64(len(a)), vb/float64(len(b))
-	if sa+sb == 0 {
-		if ma == mb {
-			return 1, true
-		}
-		return 0, true
+	df = (sa + sb) * (sa + sb) / (sa*sa/float64(len(a)-1) + sb*sb/float64(len(b)-1))
+	return ma - mb, math.Sqrt(sa + sb), df, true
+}
+
+// SD is the sample standard deviation of xs (n−1); 0 below 2 values.
+func SD(xs []float64) float64 {
+	if len(xs) < 2 {
+		return 0
 	}
-	t := math.Abs(ma-mb) / math.Sqrt(sa+sb)
-	df := (sa + sb) * (sa + sb) / (sa*sa/float64(len(a)-1) + sb*sb/float64(len(b)-1))
-	return 2 * (1 - distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.CDF(t)), true
+	_, v := meanVar(xs)
+	return math.Sqrt(v)
 }
 
 // meanVar is the mean and the sample variance (n-1) of xs, n ≥ 2.

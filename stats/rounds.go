@@ -117,8 +117,12 @@ func spreadOnly(y []float64) Pooled {
 }
 
 // TQuantile is Student's t at 97.5 % with df degrees of freedom: the
-// half-width of a 95 % interval in standard errors.
+// half-width of a 95 % interval in standard errors; df 0 gives the
+// normal's, an interval whose error is known.
 func TQuantile(df int) float64 {
+	if df <= 0 {
+		return z95
+	}
 	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(df)}.Quantile(1 - (1-Confidence)/2)
 }
 

@@ -58,8 +58,12 @@ type reportView struct {
 // what a saturated client's pass or failure means.
 type verdict struct {
 	Text, Class, Caveat string
-	Why                 []string
+	Why                 []why
 }
+
+// why is one reason of a verdict, in the colour of what it is: a failure
+// (bad), or not enough evidence or llmprobe's own delay (warn).
+type why struct{ Text, Class string }
 
 func burstVerdict(r *report.Report) verdict {
 	v := verdict{Text: "passed", Class: "ok"}
@@ -72,21 +76,23 @@ func burstVerdict(r *report.Report) verdict {
 		v = verdict{Text: string(o.Word), Class: "warn", Caveat: o.Reason}
 	}
 	if r.Aborted {
-		v = verdict{Text: "aborted", Class: "bad", Why: []string{"stopped before its end: " + r.AbortReason}}
+		v = verdict{Text: "aborted", Class: "bad", Why: []why{{"stopped before its end: " + r.AbortReason, "bad"}}}
 	}
 	if r.Requests == 0 {
-		v.Why = append(v.Why, "no request was measured")
+		v.Why = append(v.Why, why{"no request was measured", "warn"})
 	}
 	for _, g := range r.Gates {
 		switch {
 		case g.Undecided:
-			v.Why = append(v.Why, "gate "+g.Name+" has not enough evidence: "+g.Detail)
+			v.Why = append(v.Why, why{"gate " + g.Name + " has not enough evidence: " + g.Detail, "warn"})
+		case !g.Passed && !g.Skipped && (g.OwnDelay > 0 || g.OwnDelayDecides):
+			v.Why = append(v.Why, why{"gate " + g.Name + " may have failed by llmprobe's own delay: " + g.Detail, "warn"})
 		case !g.Passed && !g.Skipped:
-			v.Why = append(v.Why, "gate "+g.Name+" failed: "+g.Detail)
+			v.Why = append(v.Why, why{"gate " + g.Name + " failed: " + g.Detail, "bad"})
 		}
 	}
 	if r.Sweep != nil && r.MaxRateUnderSLO == nil {
-		v.Why = append(v.Why, "no rate of the sweep held the SLO")
+		v.Why = append(v.Why, why{"no rate of the sweep held the SLO", "bad"})
 	}
 	return v
 }

@@ -26,6 +26,7 @@ func TestSaturatedVerdictCarriesItsCaveat(t *testing.T) {
 		{"passed", true, []string{`<span class="verdict warn">passed</span>`, "passed: llmprobe added up to 30.0ms; the target is at least this fast",
 			"the pass holds, since the target is at least this fast"}},
 		{"failed", false, []string{`<span class="verdict warn">inconclusive</span>`, "inconclusive: slo_ttft 50.0% < 90%: within llmprobe's own delay (up to 30.0ms)",
+			`<li class="warn">gate slo_ttft may have failed by llmprobe's own delay: share</li>`,
 			"the misses that fail the gates are within it, request by request: inconclusive"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -19,7 +19,7 @@ func TestBriefIsTopDown(t *testing.T) {
 	if err := render.Markdown(&md, after); err != nil {
 		t.Fatal(err)
 	}
-	first := "gate: FAILED — slo_ttft 70.0% < 90%, regression_ttft_p50 +48.7% > +20%\n"
+	first := "gate: FAILED — slo_ttft 70.0% < 90%, regression_ttft_p50 +48.7% > +10%\n"
 	for name, out := range map[string]string{"brief": brief.String(), "text": text.String()} {
 		if !strings.HasPrefix(out, first) {
 			t.Errorf("%s does not start with %q:\n%s", name, first, out)

@@ -163,6 +163,32 @@ func (s *Store) LatestFrom(burst string, f report.Facts) (*report.Report, error)
 	return s.latestWhere(burst, func(r *report.Report) bool { return report.FactsOf(r) == f && r.Shard == nil })
 }
 
+// History returns a burst's kept reports, newest first, up to n: the
+// runs a max_regression gate reads its figure's spread from. An
+// unreadable one is passed over, its error returned with the rest.
+func (s *Store) History(burst string, n int) ([]*report.Report, error) {
+	if s.dir == "" {
+		return nil, nil
+	}
+	ids, err := s.ids(burst)
+	if err != nil {
+		return nil, err
+	}
+	var out []*report.Report
+	var firstErr error
+	for i := len(ids) - 1; i >= 0 && len(out) < n; i-- {
+		r, err := s.Load(ids[i])
+		if err != nil {
+			firstErr = cmp.Or(firstErr, err)
+			continue
+		}
+		if len(r.Overrides) == 0 && r.Shard == nil {
+			out = append(out, r)
+		}
+	}
+	return out, firstErr
+}
+
 // LatestUpgrade returns a burst's newest upgrade run's report, or nil.
 func (s *Store) LatestUpgrade(burst string) (*report.Report, error) {
 	return s.latestWhere(burst, func(r *report.Report) bool { return r.Upgrade != nil })

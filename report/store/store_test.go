@@ -150,4 +150,22 @@ func TestOverriddenRunsStayOutOfTheHistory(t *testing.T) {
 	if got, err := s.Latest("b"); err != nil || got == nil || got.ID != plain.ID {
 		t.Errorf("Latest = %v, %v; want %s", got, err, plain.ID)
 	}
+	if got, err := s.History("b", 10); err != nil || len(got) != 1 || got[0].ID != plain.ID {
+		t.Errorf("History = %v, %v; want only %s", got, err, plain.ID)
+	}
+}
+
+// A burst's history, which a regression gate reads its spread from, is its
+// newest reports first, as many as asked.
+func TestHistory(t *testing.T) {
+	s := New(t.TempDir(), nil)
+	for _, id := range []string{"b-20200101T000000Z", "b-20200102T000000Z", "b-20200103T000000Z", "c-20200104T000000Z"} {
+		if err := s.Save(&report.Report{ID: id, Burst: id[:1]}, 10); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.History("b", 2)
+	if err != nil || len(got) != 2 || got[0].ID != "b-20200103T000000Z" || got[1].ID != "b-20200102T000000Z" {
+		t.Errorf("History(b, 2) = %v, %v", got, err)
+	}
 }
