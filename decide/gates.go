@@ -50,6 +50,9 @@ type Shares struct {
 	Interval     map[string]stats.Interval
 	Checked      map[string]int
 	OwnDelay     map[string]OwnDelayMisses
+	// Effective is what each share's requests are worth as independent
+	// draws (stats.EffectiveN), where fewer than Checked.
+	Effective map[string]int
 }
 
 // SLOGates are a burst's SLO gates: per objective, the share of requests
@@ -91,7 +94,7 @@ func SLOGates(scenarios []config.Scenario, shares Shares, rule string) []Gate {
 			}
 			g.Detail = fmt.Sprintf("%.2f%% of %d checked answers passed their checks; the target is %.2f%%", 100*shares.PerObjective[n], checked, 100*target[n])
 			// No delay of llmprobe's fails an answer's checks.
-			gates = append(gates, judgeShare(g, shares.PerObjective[n], checked, OwnDelayMisses{}, rule))
+			gates = append(gates, judgeShare(g, shares.PerObjective[n], checked, shares.effective(n), OwnDelayMisses{}, rule))
 			continue
 		}
 		limit := lo[n].String()
@@ -106,10 +109,14 @@ func SLOGates(scenarios []config.Scenario, shares Shares, rule string) []Gate {
 			continue
 		}
 		g.Detail = fmt.Sprintf("%.2f%% of %d requests met %s <= %s; the target is %.2f%%", 100*v, checked, n, limit, 100*target[n])
-		gates = append(gates, judgeShare(g, v, checked, shares.OwnDelay[n], rule))
+		gates = append(gates, judgeShare(g, v, checked, shares.effective(n), shares.OwnDelay[n], rule))
 	}
 	return gates
 }
+
+// effective is what objective's share's requests are worth, 0 where every
+// one counts.
+func (s Shares) effective(objective string) int { return s.Effective[objective] }
 
 // maxSettleRequests bounds the requests a gate's "would settle it" names.
 const maxSettleRequests = 10_000_000
@@ -121,18 +128,26 @@ const maxSettleRequests = 10_000_000
 // inconclusive (OwnDelay) when only those misses keep it below; not enough
 // evidence (Undecided) when it reaches across, saying how many requests at
 // this share would settle it. point: the share as counted against the
-// target, an error budget, said as the rule.
-func judgeShare(g Gate, share float64, n int, own OwnDelayMisses, rule string) Gate {
+// target, an error budget, said as the rule. eff, where above 0, is what
+// the n requests are worth as independent draws: the interval is over it.
+func judgeShare(g Gate, share float64, n, eff int, own OwnDelayMisses, rule string) Gate {
 	met := int(math.Round(share * float64(n)))
 	g.Value = &share
-	lo, hi, _ := stats.Wilson(met, n)
-	_, hiOwn, _ := stats.Wilson(met+own.Requests, n)
+	if eff <= 0 || eff > n {
+		eff = n
+	}
+	lo, hi, _ := stats.WilsonAt(met, n, eff)
+	_, hiOwn, _ := stats.WilsonAt(met+own.Requests, n, eff)
 	best := float64(met+own.Requests) / float64(n)
 	passed, missed, missedAsMeasured := lo >= g.Threshold, hiOwn < g.Threshold, hi < g.Threshold
 	if rule == config.SLORulePoint {
 		passed, missed, missedAsMeasured = share >= g.Threshold, best < g.Threshold, share < g.Threshold
 	}
-	g.Detail += fmt.Sprintf(" (the share's 95%% Wilson interval: %.1f%%–%.1f%%)", 100*lo, 100*hi)
+	if eff < n {
+		g.Detail += fmt.Sprintf(" (the share's 95%% Wilson interval: %.1f%%–%.1f%%, over the %d independent requests the %d are worth by batch means: requests of one run queue together)", 100*lo, 100*hi, eff, n)
+	} else {
+		g.Detail += fmt.Sprintf(" (the share's 95%% Wilson interval: %.1f%%–%.1f%%)", 100*lo, 100*hi)
+	}
 	switch {
 	case passed:
 		g.Passed = true
@@ -152,6 +167,8 @@ func judgeShare(g Gate, share float64, n int, own OwnDelayMisses, rule string) G
 		g.Undecided = true
 		g.Detail += "; not enough evidence: the interval reaches across the target"
 		if need := stats.WilsonToSettle(share, g.Threshold, maxSettleRequests); need > 0 {
+			// Correlated requests are worth eff/n each: more of them settle it.
+			need = int(math.Ceil(float64(need) * float64(n) / float64(eff)))
 			g.Detail += fmt.Sprintf(", which about %d requests at this share would settle", need)
 		}
 	}

@@ -25,8 +25,12 @@ func TestQualityGate(t *testing.T) {
 			o.Add(n, res)
 			n++
 		}
-		for i := range passed + failed {
-			add(&prober.Result{Outcome: prober.OutcomeSuccess, Good: i < passed, Quality: &prober.QualityResult{Passed: i < passed}})
+		total := passed + failed
+		for i := range total {
+			// The failures spread evenly: answers that fail together would
+			// be worth fewer (stats.EffectiveN).
+			ok := (i+1)*failed/total == i*failed/total
+			add(&prober.Result{Outcome: prober.OutcomeSuccess, Good: ok, Quality: &prober.QualityResult{Passed: ok}})
 		}
 		for range broken {
 			add(&prober.Result{Outcome: prober.OutcomeHTTPError})
@@ -81,5 +85,39 @@ func TestQualityGate(t *testing.T) {
 		if g.Name == "slo_quality" {
 			t.Errorf("a burst whose scenarios set no quality_ratio has a quality gate: %+v", g)
 		}
+	}
+}
+
+// Misses that come in runs, as a queue that falls behind makes them, are
+// worth fewer independent requests: the share's interval is over what
+// they are worth (batch means), the gate says so, and so does goodput's.
+func TestSharesOfOneRunAreWorthWhatTheirBatchesShow(t *testing.T) {
+	start := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
+	s := config.Scenario{Name: "s", SLO: config.SLO{TTFT: config.Duration(100 * time.Millisecond), TargetRatio: 0.9}}
+	build := func(missed func(i int) bool) *report.Report {
+		var o report.Run
+		for i := range 400 {
+			ttft := 50 * time.Millisecond
+			if missed(i) {
+				ttft = 200 * time.Millisecond
+			}
+			res := &prober.Result{Outcome: prober.OutcomeSuccess, Sched: start.Add(time.Duration(i) * 100 * time.Millisecond), OutputChunks: 5,
+				TTFT: ttft, E2E: ttft + 40*time.Millisecond, OutputTokens: 5, TokenSource: prober.TokensFromUsage}
+			prober.Evaluate(res, s, nil)
+			o.Add(i, res)
+		}
+		o.Planned = 400
+		o.Close(start)
+		return report.Build(config.Burst{Name: "b"}, o, report.Meta{Scenarios: []config.Scenario{s}})
+	}
+	// 20 misses, 5 %: every twentieth request, or two runs of ten.
+	even, bursty := build(func(i int) bool { return i%20 == 0 }), build(func(i int) bool { return i%200 < 10 })
+	if g := even.Gates[0]; !g.Passed || strings.Contains(g.Detail, "batch means") || even.Goodput.Effective != 0 {
+		t.Errorf("even misses: gate %+v, goodput worth %d", g, even.Goodput.Effective)
+	}
+	g := bursty.Gates[0]
+	if g.Passed || !strings.Contains(g.Detail, "independent requests the 400 are worth by batch means") ||
+		bursty.Goodput.Effective == 0 || bursty.Goodput.Effective >= 400 || bursty.Goodput.PerObjectiveEffective["ttft"] != bursty.Goodput.Effective {
+		t.Errorf("bursty misses: gate %+v, goodput worth %d, ttft's %v", g, bursty.Goodput.Effective, bursty.Goodput.PerObjectiveEffective)
 	}
 }

@@ -170,6 +170,12 @@ type Goodput struct {
 	// PerObjectiveOwnDelay counts, per objective, the misses llmprobe's own
 	// delay may explain: missed as measured, met without it.
 	PerObjectiveOwnDelay map[string]decide.OwnDelayMisses `json:"per_objective_own_delay,omitempty"`
+	// Effective and PerObjectiveEffective are what Judged and each share's
+	// requests are worth as independent draws by batch means
+	// (stats.EffectiveN), where fewer: requests of one run queue together.
+	// The intervals are over them; absent, every request counts.
+	Effective             int            `json:"effective_n,omitempty"`
+	PerObjectiveEffective map[string]int `json:"per_objective_effective_n,omitempty"`
 }
 
 // Regression compares a report with its baseline: the previous report of the
@@ -325,7 +331,7 @@ func Build(b config.Burst, o Run, meta Meta) *Report {
 	r.Trace = o.Trace
 	r.Failures, r.FailedSamples = failures(o.Results, o.Start)
 	r.DurationSeconds = o.End.Sub(o.Start).Seconds()
-	t := tally{samples: map[string][]float64{}, fastest: map[string][]float64{}, delayed: map[string]bool{}, met: map[string]int{}, checked: map[string]int{}, ownDelay: map[string]decide.OwnDelayMisses{}}
+	t := tally{samples: map[string][]float64{}, fastest: map[string][]float64{}, outcomes: map[string][]bool{}, delayed: map[string]bool{}, met: map[string]int{}, checked: map[string]int{}, ownDelay: map[string]decide.OwnDelayMisses{}}
 	for _, res := range o.Results {
 		t.add(r, res, o.Start)
 	}
@@ -345,7 +351,7 @@ func Build(b config.Burst, o Run, meta Meta) *Report {
 	r.ErrorBound = newErrorBound(r.Latency["dispatch_delay"], o.Runtime, meta.Scenarios)
 	r.ClientSaturated = r.ErrorBound.Saturated()
 	r.Gates = append(r.Gates, decide.SLOGates(meta.Scenarios, decide.Shares{PerObjective: r.Goodput.PerObjective, Interval: r.Goodput.PerObjectiveInterval,
-		Checked: r.Goodput.PerObjectiveChecked, OwnDelay: r.Goodput.PerObjectiveOwnDelay}, b.SLORule)...)
+		Checked: r.Goodput.PerObjectiveChecked, OwnDelay: r.Goodput.PerObjectiveOwnDelay, Effective: r.Goodput.PerObjectiveEffective}, b.SLORule)...)
 	if o.Shard.Count > 1 {
 		r.Shard = newShardPart(o)
 	}
@@ -357,7 +363,9 @@ func Build(b config.Burst, o Run, meta Meta) *Report {
 type tally struct {
 	samples                                         map[string][]float64
 	fastest                                         map[string][]float64 // samples less each request's own delay
-	delayed                                         map[string]bool      // some request of the metric had own delay
+	outcomes                                        map[string][]bool    // each objective's checks, in arrival order
+	goodInOrder                                     []bool
+	delayed                                         map[string]bool // some request of the metric had own delay
 	met, checked                                    map[string]int
 	ownDelay                                        map[string]decide.OwnDelayMisses
 	prompt, output, goodOut, good, judged, arrivals int
@@ -378,6 +386,7 @@ func (t *tally) add(r *Report, res *prober.Result, start time.Time) {
 		return // llmprobe stopped it: it says nothing about the target
 	}
 	t.judged++
+	t.goodInOrder = append(t.goodInOrder, res.Good)
 	t.samples["dispatch_delay"] = append(t.samples["dispatch_delay"], res.DispatchDelay.Seconds())
 	// The rate is of arrivals: a conversation's later turns are no arrival.
 	if res.Turn <= 1 {
@@ -460,6 +469,7 @@ func (r *Report) setWithoutOwnDelay(metric string, fastest []float64) {
 
 // count adds one check of objective, met or not.
 func (t *tally) count(objective string, met bool) {
+	t.outcomes[objective] = append(t.outcomes[objective], met)
 	t.checked[objective]++
 	if met {
 		t.met[objective]++
@@ -484,15 +494,26 @@ func (t *tally) rates(r *Report, start time.Time) {
 		r.AchievedRate = orNA(float64(t.arrivals-1)/span, true)
 	}
 	r.Goodput.Ratio = orNA(float64(t.good)/float64(t.judged), t.judged > 0)
-	r.Goodput.Judged, r.Goodput.RatioInterval = t.judged, stats.WilsonOf(t.good, t.judged)
+	eff := stats.EffectiveN(t.goodInOrder)
+	r.Goodput.Judged, r.Goodput.RatioInterval = t.judged, stats.WilsonOfAt(t.good, t.judged, eff)
+	if eff < t.judged {
+		r.Goodput.Effective = eff
+	}
 	r.Goodput.PerObjective, r.Goodput.PerObjectiveInterval = map[string]float64{}, map[string]stats.Interval{}
 	r.Goodput.PerObjectiveChecked = t.checked
 	if len(t.ownDelay) > 0 {
 		r.Goodput.PerObjectiveOwnDelay = t.ownDelay
 	}
 	for obj, n := range t.checked {
+		eff := stats.EffectiveN(t.outcomes[obj])
 		r.Goodput.PerObjective[obj] = float64(t.met[obj]) / float64(n)
-		r.Goodput.PerObjectiveInterval[obj] = *stats.WilsonOf(t.met[obj], n)
+		r.Goodput.PerObjectiveInterval[obj] = *stats.WilsonOfAt(t.met[obj], n, eff)
+		if eff < n {
+			if r.Goodput.PerObjectiveEffective == nil {
+				r.Goodput.PerObjectiveEffective = map[string]int{}
+			}
+			r.Goodput.PerObjectiveEffective[obj] = eff
+		}
 	}
 }
 

@@ -28,9 +28,12 @@ type SweepStep struct {
 	// Bisect marks a step auto ran between a passing and a failing rate.
 	Bisect bool `json:"bisect,omitempty"`
 	// Good of Judged requests were good (cancelled ones are not judged);
-	// GoodputLower and GoodputUpper bound the ratio (Wilson, 95 %).
+	// GoodputLower and GoodputUpper bound the ratio (Wilson, 95 %) over
+	// Effective, what they are worth as independent draws where fewer
+	// (batch means).
 	Good         int                      `json:"good"`
 	Judged       int                      `json:"judged"`
+	Effective    int                      `json:"effective_n,omitempty"`
 	GoodputLower *float64                 `json:"goodput_lower"`
 	GoodputUpper *float64                 `json:"goodput_upper"`
 	Requests     int                      `json:"requests"`
@@ -115,7 +118,11 @@ func sweepStep(rep *Report, rate float64) SweepStep {
 	if r := rep.Goodput.Ratio; r != nil {
 		st.Good = int(math.Round(*r * float64(st.Judged)))
 	}
-	if lo, hi, ok := stats.Wilson(st.Good, st.Judged); ok {
+	eff := st.Judged
+	if e := rep.Goodput.Effective; e > 0 && e < eff {
+		eff, st.Effective = e, e
+	}
+	if lo, hi, ok := stats.WilsonAt(st.Good, st.Judged, eff); ok {
 		st.GoodputLower, st.GoodputUpper = &lo, &hi
 	}
 	return st

@@ -70,10 +70,17 @@ func searchRank(n int, f func(int) bool) int {
 // Wilson is the 95 % Wilson score interval of a proportion of k in n;
 // ok is false for n = 0.
 func Wilson(k, n int) (lo, hi float64, ok bool) {
-	if n <= 0 {
+	return WilsonAt(k, n, n)
+}
+
+// WilsonAt is the Wilson interval of the share k of n requests that are
+// worth eff independent ones (EffectiveN): the share over eff; ok is false
+// for n = 0.
+func WilsonAt(k, n, eff int) (lo, hi float64, ok bool) {
+	if n <= 0 || eff <= 0 {
 		return 0, 0, false
 	}
-	p, nf, z2 := float64(k)/float64(n), float64(n), z95*z95
+	p, nf, z2 := float64(k)/float64(n), float64(min(eff, n)), z95*z95
 	centre := (p + z2/(2*nf)) / (1 + z2/nf)
 	half := z95 / (1 + z2/nf) * math.Sqrt(p*(1-p)/nf+z2/(4*nf*nf))
 	return max(0, centre-half), min(1, centre+half), true

@@ -130,8 +130,11 @@ func figure(v float64, ok bool) *float64 {
 }
 
 // WilsonOf is the Wilson interval of k in n, or nil for n = 0.
-func WilsonOf(k, n int) *Interval {
-	lo, hi, ok := Wilson(k, n)
+func WilsonOf(k, n int) *Interval { return WilsonOfAt(k, n, n) }
+
+// WilsonOfAt is WilsonAt as an Interval, or nil for n = 0.
+func WilsonOfAt(k, n, eff int) *Interval {
+	lo, hi, ok := WilsonAt(k, n, eff)
 	if !ok {
 		return nil
 	}

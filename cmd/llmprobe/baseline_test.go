@@ -50,7 +50,7 @@ func baselineConfig(t *testing.T, url string) string {
 scenarios:
   - {name: s, prompt_tokens: 16, output_tokens: 16, slo: {ttft: 2s, target_ratio: 0.8}}
 bursts:%s%s
-`, url, burst("release", 20, "\n    max_regression: [{metric: tpot, quantile: p50, max_increase: 0.1, significant: true}]"), burst("nightly", 10, "")))
+`, url, burst("release", 20, "\n    max_regression: [{metric: tpot, quantile: p50, max_increase: 0.1, spread: 0.02}]"), burst("nightly", 10, "")))
 }
 
 // runGate runs `llmprobe gate` with args and gives its exit code and its
@@ -112,7 +112,7 @@ func TestNamedBaselineIsBinding(t *testing.T) {
 	_, rest, _ := strings.Cut(out, "\n") // said right after the verdict
 	first, _, _ = strings.Cut(rest, "\n")
 	if code != 1 || !strings.Contains(first, "measured elsewhere, compared all the same: URL the target's own, this run "+slow.URL) ||
-		!strings.Contains(out, "FAIL  regression_tpot_p50:") || !strings.Contains(out, "regression vs "+rep.ID) {
+		!strings.Contains(out, "FAIL  regression_tpot_p50:") || !strings.Contains(out, "spread 2.0% between runs assumed (the gate's spread") || !strings.Contains(out, "regression vs "+rep.ID) {
 		t.Errorf("a 40%% slower candidate against a comparable baseline: exit %d, want 1\n%s%s", code, out, errOut)
 	}
 	// The same target again passes against it.

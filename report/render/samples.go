@@ -96,7 +96,16 @@ func goodputInterval(r *report.Report) string {
 	if i == nil {
 		return ""
 	}
-	return fmt.Sprintf(", 95%% Wilson interval %s of %d", i.Text("%.1f%%", 100), r.Goodput.Judged)
+	return fmt.Sprintf(", 95%% Wilson interval %s of %d%s", i.Text("%.1f%%", 100), r.Goodput.Judged, worth(r.Goodput.Effective))
+}
+
+// worth is " (worth n independent by batch means)" where a run's requests
+// are worth fewer than counted (eff above 0), else "".
+func worth(eff int) string {
+	if eff <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (worth %d independent by batch means)", eff)
 }
 
 // repeatRows are a repeated burst's run-level figures as text: figure,

@@ -76,7 +76,7 @@ func goodputText(s report.SweepStep) string {
 	if s.GoodputLower == nil || s.GoodputUpper == nil {
 		return na(s.GoodputRatio, "%.1f%%", 100)
 	}
-	return fmt.Sprintf("%s (%.1f–%.1f%%) of %d", na(s.GoodputRatio, "%.1f%%", 100), 100**s.GoodputLower, 100**s.GoodputUpper, s.Judged)
+	return fmt.Sprintf("%s (%.1f–%.1f%%) of %d%s", na(s.GoodputRatio, "%.1f%%", 100), 100**s.GoodputLower, 100**s.GoodputUpper, s.Judged, worth(s.Effective))
 }
 
 // stepVerdict says whether the step held, with its error bound, and marks
