@@ -339,7 +339,7 @@ func Build(b config.Burst, o Run, meta Meta) *Report {
 		r.Samples[m] = thin(t.samples[m], maxSamples)
 	}
 	for _, m := range config.BurstMetrics {
-		r.Latency[m] = stats.Summarize(t.samples[m])
+		r.Latency[m] = stats.SummarizeInOrder(t.samples[m])
 		if t.delayed[m] {
 			r.setWithoutOwnDelay(m, t.fastest[m])
 		}

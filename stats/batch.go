@@ -1,6 +1,10 @@
 package stats
 
-import "math"
+import (
+	"math"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
 
 // MinBatches is the fewest blocks batch means reads a run's correlation
 // from: below it, one run's outcomes count as independent.
@@ -11,9 +15,10 @@ const MinBatches = 10
 // together, so a share of one run varies more than a binomial one. By
 // batch means, the outcomes cut into ⌊√n⌋ blocks of consecutive requests:
 // n × (the binomial variance of one block's share) / (the blocks'
-// variance). It is n where the outcomes do not vary or the blocks are too
-// few (MinBatches), and never more than n: a run is never worth more than
-// its requests.
+// variance). It is n unless the blocks vary more than binomial ones would
+// at 95 % (the χ² dispersion test, so that independent outcomes keep n
+// rather than the noise of the estimate), where the outcomes do not vary,
+// or the blocks are too few (MinBatches); never more than n.
 func EffectiveN(outcomes []bool) int {
 	n := len(outcomes)
 	b := int(math.Sqrt(float64(n)))
@@ -39,7 +44,9 @@ func EffectiveN(outcomes []bool) int {
 		return n
 	}
 	ratio := p * (1 - p) / float64(size) / v
-	if ratio >= 1 || math.IsNaN(ratio) {
+	dispersion := float64(b-1) / ratio // χ² with b−1 degrees of freedom when independent
+	critical := distuv.ChiSquared{K: float64(b - 1)}.Quantile(Confidence)
+	if ratio >= 1 || math.IsNaN(ratio) || dispersion <= critical {
 		return n
 	}
 	return max(1, int(math.Round(float64(n)*ratio)))

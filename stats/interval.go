@@ -31,23 +31,38 @@ func MinSamples(q float64) int {
 // binomial chance of each end missing at most 2.5 %. loOK (hiOK) is false
 // when no order statistic bounds that side: too few samples for it.
 func QuantileInterval(sorted []float64, q float64) (lo, hi float64, loOK, hiOK bool) {
+	return QuantileIntervalAt(sorted, q, len(sorted))
+}
+
+// QuantileIntervalAt is QuantileInterval for samples worth eff independent
+// ones (EffectiveQuantileN): the ranks of eff draws, read at the same
+// points of the sample's distribution, so that eff = n gives the order
+// statistics themselves.
+func QuantileIntervalAt(sorted []float64, q float64, eff int) (lo, hi float64, loOK, hiOK bool) {
 	n := len(sorted)
-	if n == 0 || q <= 0 || q >= 1 {
+	eff = min(eff, n)
+	if eff < 1 || q <= 0 || q >= 1 {
 		return 0, 0, false, false
 	}
+	at := func(rank int) float64 {
+		if eff == n || eff == 1 {
+			return sorted[rank-1]
+		}
+		return Quantile(sorted, float64(rank-1)/float64(eff-1))
+	}
 	tail := (1 - Confidence) / 2
-	b := distuv.Binomial{N: float64(n), P: q}
-	// The count B of samples below the quantile is Binomial(n, q):
+	b := distuv.Binomial{N: float64(eff), P: q}
+	// The count B of samples below the quantile is Binomial(eff, q):
 	// X(l) ≤ ξ when B ≥ l, X(u) ≥ ξ when B ≤ u-1 (ranks 1-based).
 	// l: the largest rank with P(B ≤ l-1) ≤ tail.
-	l := searchRank(n, func(r int) bool { return b.CDF(float64(r-1)) > tail }) - 1
+	l := searchRank(eff, func(r int) bool { return b.CDF(float64(r-1)) > tail }) - 1
 	if l >= 1 {
-		lo, loOK = sorted[l-1], true
+		lo, loOK = at(l), true
 	}
 	// u: the smallest rank with P(B ≤ u-1) ≥ 1 - tail.
-	u := searchRank(n, func(r int) bool { return b.CDF(float64(r-1)) >= 1-tail })
-	if u <= n {
-		hi, hiOK = sorted[u-1], true
+	u := searchRank(eff, func(r int) bool { return b.CDF(float64(r-1)) >= 1-tail })
+	if u <= eff {
+		hi, hiOK = at(u), true
 	}
 	return lo, hi, loOK, hiOK
 }

@@ -32,6 +32,10 @@ type Summary struct {
 	// TooFew names the percentiles from fewer samples than MinSamples
 	// asks: their interval has no upper end.
 	TooFew []string `json:"too_few,omitempty"`
+	// Effective names the percentiles whose samples, in the order they
+	// came, are worth fewer independent ones (EffectiveQuantileN), and
+	// what: their interval and the too-few rule are at that worth.
+	Effective map[string]int `json:"effective_n,omitempty"`
 }
 
 // Interval is a 95 % interval; an end no order statistic bounds is null.
@@ -75,6 +79,43 @@ func Summarize(xs []float64) Summary {
 	return s
 }
 
+// SummarizeInOrder is Summarize of samples in the order they came (one
+// run's requests, arrival by arrival), each percentile's interval and
+// too-few rule taken at what the samples are worth as independent draws
+// for it: requests that queue together are slow together.
+func SummarizeInOrder(inOrder []float64) Summary {
+	sorted := slices.Clone(inOrder)
+	s := Summarize(sorted)
+	if s.Count == 0 {
+		return s
+	}
+	s.TooFew = nil
+	for _, p := range Percentiles {
+		eff := EffectiveQuantileN(inOrder, s.Quantile(p.Name))
+		if eff < s.Count {
+			lo, hi, loOK, hiOK := QuantileIntervalAt(sorted, p.Q, eff)
+			s.Intervals[p.Name] = Interval{Lo: figure(lo, loOK), Hi: figure(hi, hiOK)}
+			if s.Effective == nil {
+				s.Effective = map[string]int{}
+			}
+			s.Effective[p.Name] = eff
+		}
+		if s.Worth(p.Name) < MinSamples(p.Q) {
+			s.TooFew = append(s.TooFew, p.Name)
+		}
+	}
+	return s
+}
+
+// Worth is what the named percentile's samples are worth as independent
+// draws: Count, or fewer where Effective says so.
+func (s Summary) Worth(name string) int {
+	if eff, ok := s.Effective[name]; ok && eff < s.Count {
+		return eff
+	}
+	return s.Count
+}
+
 // Measured returns the named quantile, or nil without samples.
 func (s Summary) Measured(name string) *float64 { return figure(s.Quantile(name), s.Count > 0) }
 
@@ -99,14 +140,18 @@ func (s Summary) Quantile(name string) float64 {
 // from the count, so a report older than TooFew answers too.
 func (s Summary) IsTooFew(name string) bool {
 	need := Needs(name)
-	return s.Count > 0 && need > 0 && s.Count < need
+	return s.Count > 0 && need > 0 && s.Worth(name) < need
 }
 
 // TooFewText says why the named percentile is too few ("p99 from 20
-// samples: too few, needs 368"), or "" when it is not.
+// samples: too few, needs 368"; "p99 from 400 samples worth 210
+// independent: too few, needs 368"), or "" when it is not.
 func (s Summary) TooFewText(name string) string {
 	if !s.IsTooFew(name) {
 		return ""
+	}
+	if w := s.Worth(name); w < s.Count {
+		return fmt.Sprintf("%s from %d samples worth %d independent: too few, needs %d", name, s.Count, w, Needs(name))
 	}
 	return fmt.Sprintf("%s from %d samples: too few, needs %d", name, s.Count, Needs(name))
 }

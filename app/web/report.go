@@ -111,6 +111,9 @@ type latencyRow struct {
 type pctCell struct {
 	Value, Interval string
 	TooFew          bool
+	// Worth is what its samples are worth as independent ones, where
+	// fewer than counted (batch means); 0 otherwise.
+	Worth int
 }
 
 // tooFewMark is " (too few)" for a percentile from too few samples.
@@ -123,6 +126,9 @@ func tooFewMark(s stats.Summary, name string) string {
 
 func newPctCell(s stats.Summary, name string) pctCell {
 	c := pctCell{Value: msFigure(s.Quantile(name), s.Count > 0), TooFew: s.IsTooFew(name)}
+	if w := s.Worth(name); w < s.Count {
+		c.Worth = w
+	}
 	if i, ok := s.Intervals[name]; ok && s.Count > 0 {
 		lo, hi := "−∞", "∞"
 		if i.Lo != nil {

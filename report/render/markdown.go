@@ -127,6 +127,9 @@ func markdownFigures(b *strings.Builder, r *report.Report) {
 	if t := TooFewText(r); t != "" {
 		fmt.Fprintf(b, " **Too few** samples: %s.", md(t))
 	}
+	if t := worthNote(r); t != "" {
+		fmt.Fprintf(b, " Worth fewer: %s.", md(t))
+	}
 	b.WriteString("\n")
 	fmt.Fprintf(b, "\nGoodput %s of requests%s (%s req/s, %s output tok/s); throughput %s.",
 		na(r.Goodput.Ratio, "%.1f%%", 100), goodputInterval(r), na(r.Goodput.Requests, "%.2f", 1), na(r.Goodput.OutputTokens, "%.1f", 1),

@@ -70,6 +70,35 @@ func thousands(n int) string {
 	return s
 }
 
+// WorthText says which percentiles' samples are worth fewer independent
+// ones than counted, and what ("ttft: p50 worth 29, p90 worth 364 of 600
+// samples"), or "".
+func WorthText(r *report.Report) string {
+	var out []string
+	for _, m := range config.BurstMetrics {
+		s := r.Latency[m]
+		var worth []string
+		for _, p := range stats.Percentiles {
+			if w := s.Worth(p.Name); w < s.Count {
+				worth = append(worth, fmt.Sprintf("%s worth %s", p.Name, thousands(w)))
+			}
+		}
+		if len(worth) > 0 {
+			out = append(out, fmt.Sprintf("%s: %s of %s samples", m, strings.Join(worth, ", "), thousands(s.Count)))
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+// worthNote is the sentence that says WorthText, or "".
+func worthNote(r *report.Report) string {
+	t := WorthText(r)
+	if t == "" {
+		return ""
+	}
+	return "requests of one run queue together, so by batch means these are worth fewer independent samples, and their intervals are over that: " + t
+}
+
 // writeIntervals writes the latencies' 95 % intervals and what rests on
 // too few samples.
 func writeIntervals(out io.Writer, r *report.Report) {
@@ -86,6 +115,9 @@ func writeIntervals(out io.Writer, r *report.Report) {
 	_ = tw.Flush()
 	if t := TooFewText(r); t != "" {
 		fmt.Fprintf(out, "too few: %s; such a percentile is close to the sample's maximum, not the percentile\n", t)
+	}
+	if t := worthNote(r); t != "" {
+		fmt.Fprintln(out, t)
 	}
 }
 
