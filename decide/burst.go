@@ -21,12 +21,9 @@ const SignificanceLevel = 0.05
 // Significant reports whether a test's p-value shows a real change.
 func Significant(p float64) bool { return p < SignificanceLevel }
 
-// UpgradeRegression is an engine upgrade's rule for one figure: a
-// significant change whose lower bound at 95 % confidence (atLeast) is
-// beyond the limit.
-func UpgradeRegression(significant bool, change, atLeast *float64, limit float64) bool {
-	return significant && change != nil && atLeast != nil && *atLeast > limit
-}
+// UpgradeRegression is an engine upgrade's rule for one figure: its
+// verdict by Regression is worse.
+func UpgradeRegression(v RegressionVerdict) bool { return v.Verdict == Worse }
 
 // NotJudged marks g as shown but not judged, why being what judges it
 // instead: a shard's share is judged in the merged report.

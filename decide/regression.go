@@ -76,3 +76,7 @@ func LogSE(lo, hi float64) float64 {
 	}
 	return stats.SEOf(math.Log(lo), math.Log(hi))
 }
+
+// NotGated is the verdict on a percentile too few samples bound: shown,
+// never judged, since its interval would not even bound it.
+func NotGated() Verdict { return TooFew }

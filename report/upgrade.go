@@ -1,6 +1,10 @@
 package report
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/llmprobe/llmprobe/decide"
+)
 
 // Facts are what a target said it runs: engine, engine version and the
 // model llmprobe measures. Each is sanitised and bounded by the prober.
@@ -26,11 +30,12 @@ type Upgrade struct {
 	BaselineID  string  `json:"baseline_id,omitempty"`
 	NoBaseline  string  `json:"no_baseline,omitempty"`
 	MaxIncrease float64 `json:"max_increase"`
-	// Regressed is set when a quantile's change is significant and, at 95 %
-	// confidence, larger than MaxIncrease.
+	// Regressed is set when a quantile's change is shown beyond
+	// MaxIncrease: its 95 % interval lies above it.
 	Regressed bool            `json:"regressed"`
 	Changes   []UpgradeChange `json:"changes"`
-	// Summary says it in one line: "engine vllm 0.11.0 → 0.12.0: regression: p99 TPOT +31.0 %, significant ...".
+	// Summary says it in one line: "engine vllm 0.11.0 → 0.12.0:
+	// regression: p50 TPOT +30 % (95 % interval +14 … +48 %) (limit +10 %)".
 	Summary string `json:"summary"`
 }
 
@@ -41,17 +46,21 @@ type UpgradeChange struct {
 	Quantile string   `json:"quantile"`
 	Previous *float64 `json:"previous"`
 	Current  *float64 `json:"current"`
-	// Change is relative: 0.31 is +31 %.
-	Change *float64 `json:"change"`
-	// AtLeast is the change's one-sided 95 % lower confidence bound, by
-	// bootstrap of both samples: a p99 moved by one slow request has a low
-	// one, a p99 the whole sample moved keeps it near Change.
+	// Change is relative: 0.31 is +31 %. AtLeast and AtMost are its 95 %
+	// interval, with the spread between runs of a max_regression gate
+	// (Spread says which); null for a percentile too few samples bound.
+	Change  *float64 `json:"change"`
 	AtLeast *float64 `json:"at_least"`
-	// PValue is the Mann-Whitney test's on the metric's samples; Significant
-	// when it is under 0.05.
+	AtMost  *float64 `json:"at_most,omitempty"`
+	Spread  string   `json:"spread,omitempty"`
+	// Verdict is decide.Regression's against the upgrade's max_increase:
+	// worse, within, better, not enough evidence, or too few (not judged).
+	Verdict decide.Verdict `json:"verdict,omitempty"`
+	// PValue is the Mann-Whitney test's on the metric's samples, shown,
+	// not judged; Significant when it is under 0.05.
 	PValue      *float64 `json:"p_value"`
 	Significant bool     `json:"significant"`
-	// Regression: significant, and AtLeast above MaxIncrease.
+	// Regression: the interval lies beyond MaxIncrease (Verdict worse).
 	Regression bool `json:"regression"`
 }
 

@@ -105,7 +105,7 @@ func judge(r *Report, b Baseline, maxRegression []config.MaxRegression) {
 		}
 	}
 	if r.Upgrade != nil {
-		judgeUpgrade(r, prev)
+		judgeUpgrade(r, prev, b.History)
 	}
 	r.Passed = decide.BurstPassed(r.Aborted, r.Requests, r.Sweep != nil, r.MaxRateUnderSLO != nil, r.Gates)
 	o := VerdictOf(r)

@@ -5,15 +5,13 @@ import (
 	"math"
 	"strings"
 
+	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/decide"
-	"github.com/llmprobe/llmprobe/stats"
 )
 
 // upgradeMetrics are the metric and quantile pairs an upgrade verdict
-// judges: those the significance test covers.
+// judges: TTFT and TPOT, median and tail.
 var upgradeMetrics = [][2]string{{"ttft", "p50"}, {"ttft", "p99"}, {"tpot", "p50"}, {"tpot", "p99"}}
-
-var quantileLevel = map[string]float64{"p50": 0.5, "p99": 0.99}
 
 // changeWords says what changed: "engine vllm 0.11.0 → 0.12.0", "model a → b".
 func changeWords(from, to Facts) string {
@@ -40,8 +38,10 @@ func changeWords(from, to Facts) string {
 }
 
 // judgeUpgrade fills the verdict from the regression against prev (nil:
-// none, RegressionSkipped says why).
-func judgeUpgrade(r, prev *Report) {
+// none, RegressionSkipped says why): each figure by decide.Regression, on
+// the evidence a max_regression gate with the upgrade's max_increase would
+// have (its spread between runs from history or assumed).
+func judgeUpgrade(r, prev *Report, history []*Report) {
 	u := r.Upgrade
 	u.To = FactsOf(r)
 	u.Changes = nil
@@ -54,69 +54,72 @@ func judgeUpgrade(r, prev *Report) {
 		return
 	}
 	u.BaselineID, u.NoBaseline = prev.ID, ""
+	var regressed []bool
 	for _, mq := range upgradeMetrics {
-		for _, m := range r.Regression.Metrics {
-			if m.Metric != mq[0] || m.Quantile != mq[1] {
-				continue
+		m, q := mq[0], mq[1]
+		c := UpgradeChange{Metric: m, Quantile: q, Previous: prev.Latency[m].Measured(q), Current: r.Latency[m].Measured(q)}
+		for _, rm := range r.Regression.Metrics {
+			if rm.Metric == m && rm.Quantile == q {
+				c.PValue, c.Significant = rm.PValue, rm.Significant
 			}
-			c := UpgradeChange{Metric: m.Metric, Quantile: m.Quantile, Previous: m.Previous, Current: m.Current, PValue: m.PValue, Significant: m.Significant}
-			if m.Ratio != nil {
-				change := *m.Ratio - 1
-				c.Change = &change
-			}
-			if lb, ok := stats.RatioLowerBound(r.Samples[m.Metric], prev.Samples[m.Metric], quantileLevel[m.Quantile]); ok {
-				atLeast := lb - 1
-				c.AtLeast = &atLeast
-			}
-			c.Regression = decide.UpgradeRegression(c.Significant, c.Change, c.AtLeast, u.MaxIncrease)
-			u.Changes = append(u.Changes, c)
 		}
-	}
-	regressed := make([]bool, len(u.Changes))
-	for i, c := range u.Changes {
-		regressed[i] = c.Regression
+		switch {
+		case c.Previous == nil || c.Current == nil || *c.Previous <= 0:
+		case r.Latency[m].IsTooFew(q) || prev.Latency[m].IsTooFew(q):
+			change := *c.Current / *c.Previous - 1
+			c.Change, c.Verdict = &change, decide.NotGated()
+		default:
+			mr := config.MaxRegression{Metric: m, Quantile: q, MaxIncrease: u.MaxIncrease}
+			e := latencyGauge(m, q).evidence(r, prev, history, mr)
+			v := decide.Regression(e.Evidence, mr.Limit())
+			change, lo, hi := math.Expm1(e.Effect), math.Expm1(v.Lo), math.Expm1(v.Hi)
+			c.Change, c.AtLeast, c.AtMost, c.Spread, c.Verdict = &change, &lo, &hi, e.spread, v.Verdict
+			c.Regression = decide.UpgradeRegression(v)
+		}
+		regressed = append(regressed, c.Regression)
+		u.Changes = append(u.Changes, c)
 	}
 	u.Regressed = decide.UpgradeRegressed(regressed...)
 	u.Summary = what + ": " + verdictWords(u)
 }
 
-// verdictWords: "regression: p99 TPOT +31.0 %, significant (limit +10 %)",
-// or "no significant change: p99 TTFT +0.4 %, p99 TPOT -1.2 %".
+// verdictWords says each verdict's figures, the worst first: "regression:
+// p50 TPOT +30 % (95 % interval +14 … +48 %) (limit +10 %)", "not enough
+// evidence: …", "no regression beyond +10 %: …", "improvement: …"; a tail
+// too few samples bound is named, not judged.
 func verdictWords(u *Upgrade) string {
 	limit := fmt.Sprintf("+%s %%", pct(u.MaxIncrease))
-	var regressed, improved, small, all []string
+	by := map[decide.Verdict][]string{}
+	var tooFew []string
 	for _, c := range u.Changes {
 		name := c.Quantile + " " + strings.ToUpper(c.Metric)
-		if c.Change == nil {
-			all = append(all, name+" n/a")
-			continue
-		}
-		figure := fmt.Sprintf("%s %s %%", name, signedPct(*c.Change))
 		switch {
-		case c.Regression:
-			regressed = append(regressed, fmt.Sprintf("%s (at least %s %% at 95 %% confidence), significant", figure, signedPct(*c.AtLeast)))
-		case c.Significant && *c.Change < -u.MaxIncrease:
-			improved = append(improved, figure+", significant")
-		case c.Significant && c.AtLeast != nil && *c.Change > u.MaxIncrease:
-			small = append(small, fmt.Sprintf("%s but only %s %% at 95 %% confidence, significant", figure, signedPct(*c.AtLeast)))
-		case c.Significant:
-			small = append(small, figure+", significant")
-		}
-		if c.Quantile == "p99" {
-			all = append(all, figure)
+		case c.Change == nil:
+			by[decide.NotApplicable] = append(by[decide.NotApplicable], name+" n/a")
+		case c.Verdict == decide.TooFew:
+			tooFew = append(tooFew, fmt.Sprintf("%s %s %% (too few samples, not judged)", name, signedPct(*c.Change)))
+		default:
+			by[c.Verdict] = append(by[c.Verdict], fmt.Sprintf("%s %s %% (95 %% interval %s … %s %%)", name, signedPct(*c.Change), signedPct(*c.AtLeast), signedPct(*c.AtMost)))
 		}
 	}
-	switch {
-	case len(regressed) > 0:
-		return fmt.Sprintf("regression: %s (limit %s)", strings.Join(regressed, "; "), limit)
-	case len(improved) > 0:
-		return "improvement: " + strings.Join(improved, "; ")
-	case len(small) > 0:
-		return fmt.Sprintf("no regression beyond %s: %s", limit, strings.Join(small, "; "))
-	case len(all) == 0:
-		return "no significant change"
+	var words []string
+	if w := by[decide.Worse]; len(w) > 0 {
+		words = append(words, fmt.Sprintf("regression: %s (limit %s)", strings.Join(w, "; "), limit))
 	}
-	return "no significant change: " + strings.Join(all, ", ")
+	if w := by[decide.NotEnough]; len(w) > 0 {
+		words = append(words, fmt.Sprintf("not enough evidence: %s, across the limit of %s", strings.Join(w, "; "), limit))
+	}
+	if w := by[decide.Within]; len(w) > 0 {
+		words = append(words, fmt.Sprintf("no regression beyond %s: %s", limit, strings.Join(w, "; ")))
+	}
+	if w := by[decide.Better]; len(w) > 0 {
+		words = append(words, "improvement: "+strings.Join(w, "; "))
+	}
+	if len(words) == 0 {
+		words = append(words, "nothing judged")
+	}
+	words = append(append(words, tooFew...), by[decide.NotApplicable]...)
+	return strings.Join(words, "; ")
 }
 
 // pct is a ratio in percent with one decimal where it has one: 0.1 → "10", 0.315 → "31.5".

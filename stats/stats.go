@@ -6,7 +6,6 @@ package stats
 
 import (
 	"math"
-	"math/rand/v2"
 	"slices"
 )
 
@@ -76,60 +75,6 @@ func MannWhitney(a, b []float64) float64 {
 	return math.Erfc(z / math.Sqrt2)
 }
 
-// Bootstrap settings of RatioLowerBound: resamples drawn, and the seed that
-// makes a report's bound the same every time it is judged.
-const (
-	bootstrapResamples = 1000
-	bootstrapSeed      = 0x5eed
-)
-
-// RatioLowerBound is the one-sided 95 % lower confidence bound of
-// cur's q-quantile over prev's, by bootstrap: each side resampled with
-// replacement, the ratio taken 1000 times, its 5th percentile returned. A
-// quantile moved by a few outliers gets a low bound; one the whole sample
-// moved keeps its ratio. ok is false without two samples a side or with a
-// baseline quantile at 0.
-func RatioLowerBound(cur, prev []float64, q float64) (bound float64, ok bool) {
-	if len(cur) < 2 || len(prev) < 2 {
-		return 0, false
-	}
-	a, b := slices.Sorted(slices.Values(cur)), slices.Sorted(slices.Values(prev))
-	rng := rand.New(rand.NewPCG(bootstrapSeed, uint64(len(a))<<32|uint64(len(b))))
-	countsA, countsB := make([]int, len(a)), make([]int, len(b))
-	ratios := make([]float64, 0, bootstrapResamples)
-	for range bootstrapResamples {
-		qb := resampledQuantile(b, countsB, q, rng)
-		if qb <= 0 {
-			return 0, false
-		}
-		ratios = append(ratios, resampledQuantile(a, countsA, q, rng)/qb)
-	}
-	slices.Sort(ratios)
-	return Quantile(ratios, 0.05), true
-}
-
-// resampledQuantile draws len(sorted) values of sorted with replacement
-// and returns the q-quantile of the draw, as Quantile computes it: the
-// draw is kept as counts per sorted index, so no sort is needed.
-func resampledQuantile(sorted []float64, counts []int, q float64, rng *rand.Rand) float64 {
-	clear(counts)
-	n := len(sorted)
-	for range n {
-		counts[rng.IntN(n)]++
-	}
-	pos := q * float64(n-1)
-	lo := int(math.Floor(pos))
-	// The values at ranks lo and lo+1 of the draw.
-	at := func(rank int) float64 {
-		seen := 0
-		for i, c := range counts {
-			seen += c
-			if seen > rank {
-				return sorted[i]
-			}
-		}
-		return sorted[n-1]
-	}
-	vlo, vhi := at(lo), at(min(lo+1, n-1))
-	return vlo + (vhi-vlo)*(pos-float64(lo))
-}
+// bootstrapSeed makes a bootstrap's interval the same every time a report
+// is judged.
+const bootstrapSeed = 0x5eed

@@ -21,7 +21,7 @@ import (
 // The engine-upgrade drill, end to end: a real llmprobe probes a sim (the
 // `llmprobe sim` binary), a real Prometheus scrapes it with the project's
 // rules and sends to a real Alertmanager. The sim restarts on the same
-// address reporting version 0.2.0, once 30 % slower at decoding and once
+// address reporting version 0.2.0, once 50 % slower at decoding and once
 // as fast as before. The upgrade burst must run and judge the change; the
 // slow case must reach Alertmanager and the Engine upgrades dashboard's
 // regression query, the other must fire nothing.
@@ -29,7 +29,7 @@ func TestUpgradeDrill(t *testing.T) {
 	for _, c := range []struct {
 		name     string
 		slowdown float64
-	}{{"30 % slower decode fires", 1.3}, {"the same speed fires nothing", 1}} {
+	}{{"50 % slower decode fires", 1.5}, {"the same speed fires nothing", 1}} {
 		t.Run(c.name, func(t *testing.T) { upgradeDrill(t, c.slowdown) })
 	}
 }
@@ -175,12 +175,12 @@ func upgradeDrill(t *testing.T, slowdown float64) {
 	// 60 requests a side, Poisson at 20/s (seeded: both runs send the same
 	// arrivals, at random phases of the sim's steps; constant arrivals beat
 	// against a step of nearly their period and skew TTFT), 32 tokens each
-	// (some 1.3 s of decoding, about 26 in flight). The Mann-Whitney test
-	// sees a 30 % TPOT shift at p far below 0.05, and its bootstrap bound
-	// stays near +30 %, past max_increase (+15 %). With the same engine, a
-	// stall of the shared CI machine is spread over 31 token gaps: it would
-	// have to last some 200 ms, and hit most requests, to pass +15 % at 95 %
-	// confidence.
+	// (some 1.3 s of decoding, about 26 in flight). One run a side and a
+	// burst with too few stored runs: the verdict assumes a 5 % spread
+	// between runs, which puts about ±15 % around the TPOT median's
+	// change. A 50 % slower decode lies beyond +15 % by far; the same
+	// engine cannot show itself within it, so it has not enough evidence
+	// and fires nothing either way.
 	cfg := fmt.Sprintf(`targets:
   - {name: sim, url: "http://%s", timeout: 10s, info_interval: 1s}
 scenarios:
@@ -250,10 +250,13 @@ scrape_configs:
 		t.Errorf("summary %q", u.Summary)
 	}
 	// The decode slowdown moves every request's TPOT, so its median must
-	// regress; a p99 may not, when the baseline's own tail was one slow request.
+	// regress; a p99 of 60 samples is too few to be judged.
 	for _, c := range u.Changes {
-		if c.Metric == "tpot" && c.Quantile == "p50" && slow && (!c.Significant || !c.Regression) {
-			t.Errorf("%s %s: change %s (at least %s), p %s: not a significant regression", c.Metric, c.Quantile, fmtPtr(c.Change), fmtPtr(c.AtLeast), fmtPtr(c.PValue))
+		if c.Metric == "tpot" && c.Quantile == "p50" && slow && !c.Regression {
+			t.Errorf("%s %s: change %s (interval %s … %s): not a regression", c.Metric, c.Quantile, fmtPtr(c.Change), fmtPtr(c.AtLeast), fmtPtr(c.AtMost))
+		}
+		if c.Quantile == "p99" && c.Regression {
+			t.Errorf("%s p99 of 60 samples judged a regression", c.Metric)
 		}
 	}
 
