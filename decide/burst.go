@@ -105,7 +105,7 @@ func BurstVerdict(f BurstFacts) (Verdict, string) {
 	case f.Undecided && !f.Aborted && !f.BaselineRefused && !f.AnswersFailed:
 		return NotEnough, joinComma(f.Failing)
 	case f.OwnDelayOnly && !f.Aborted && !f.BaselineRefused && !f.AnswersFailed:
-		return Inconclusive, fmt.Sprintf("%s: within llmprobe's own delay (up to %s), which may be the whole miss, not the target's",
+		return Inconclusive, fmt.Sprintf("%s: within llmprobe's own delay (up to %s), which may decide it, not the target",
 			joinComma(f.Failing), f.AddedUpTo)
 	}
 	return Failed, joinComma(f.Failing)
@@ -114,9 +114,24 @@ func BurstVerdict(f BurstFacts) (Verdict, string) {
 func joinComma(s []string) string { return strings.Join(s, ", ") }
 
 // StepHeld is a sweep step's rule: it ran to its end and the lower bound of
-// its goodput ratio's 95 % interval reached the target ratio.
+// its goodput ratio's 95 % interval reached the target ratio (the one
+// rule's pass; StepVerdict tells a miss from not enough evidence).
 func StepHeld(aborted bool, goodputLower *float64, target float64) bool {
 	return !aborted && goodputLower != nil && *goodputLower >= target-1e-12
+}
+
+// StepVerdict is a sweep step's verdict by the one rule: passed when it
+// held (StepHeld), failed when its goodput ratio's interval lies below the
+// target or it stopped early, not enough evidence when the interval
+// reaches across. The sweep goes on only past a step that held.
+func StepVerdict(aborted bool, goodputLower, goodputUpper *float64, target float64) Verdict {
+	switch {
+	case StepHeld(aborted, goodputLower, target):
+		return Passed
+	case aborted || goodputUpper == nil || *goodputUpper < target-1e-12:
+		return Failed
+	}
+	return NotEnough
 }
 
 // Step is a sweep step as its knee sees it: its rate and whether it held.

@@ -39,3 +39,25 @@ func TestRegression(t *testing.T) {
 		t.Errorf("t(2) %+v not wider than normal %+v", t2, n)
 	}
 }
+
+// A sweep step passes when its goodput interval reaches the target, fails
+// when it lies below or the step stopped, and has not enough evidence
+// across it.
+func TestStepVerdict(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	for _, tc := range []struct {
+		aborted bool
+		lo, hi  *float64
+		want    Verdict
+	}{
+		{false, f(0.95), f(1), Passed},
+		{false, f(0.80), f(0.88), Failed},
+		{false, f(0.85), f(0.97), NotEnough},
+		{true, f(0.95), f(1), Failed},
+		{false, nil, nil, Failed},
+	} {
+		if got := StepVerdict(tc.aborted, tc.lo, tc.hi, 0.9); got != tc.want {
+			t.Errorf("aborted %v, [%v, %v] against 0.9: %q, want %q", tc.aborted, tc.lo, tc.hi, got, tc.want)
+		}
+	}
+}

@@ -145,6 +145,9 @@ func failingChecks(r *Report) []string {
 		case g.Undecided:
 			value, limit, _ := gateFigures(g)
 			out = append(out, fmt.Sprintf("%s %s, its interval across %s", g.Name, value, limit))
+		case g.OwnDelayDecides:
+			value, limit, _ := gateFigures(g)
+			out = append(out, fmt.Sprintf("%s %s, on either side of %s once llmprobe's own delay is taken off", g.Name, value, limit))
 		default:
 			value, limit, beyond := gateFigures(g)
 			out = append(out, fmt.Sprintf("%s %s %s %s", g.Name, value, beyond, limit))

@@ -18,8 +18,11 @@ type SweepStep struct {
 	GoodputRatio *float64 `json:"goodput_ratio"`
 	TTFTP99      *float64 `json:"ttft_p99"`
 	// Passed: the step ran to its end and the lower bound of its goodput
-	// ratio's 95 % interval reached the target ratio.
-	Passed bool `json:"passed"`
+	// ratio's 95 % interval reached the target ratio. Verdict says it in a
+	// word: passed, failed (the interval below the target, or stopped), or
+	// not enough evidence (across it); absent in older reports.
+	Passed  bool           `json:"passed"`
+	Verdict decide.Verdict `json:"verdict,omitempty"`
 	// The step's own error bound and saturation verdict (null in older reports).
 	ErrorBoundP99   *float64 `json:"error_bound_p99"`
 	ErrorBoundMax   *float64 `json:"error_bound_max"`
@@ -96,6 +99,7 @@ func (s *SweepBuilder) Add(run Run, bisect bool) bool {
 	st := sweepStep(rep, run.Rate)
 	st.Bisect = bisect
 	st.Passed = decide.StepHeld(rep.Aborted, st.GoodputLower, s.target)
+	st.Verdict = decide.StepVerdict(rep.Aborted, st.GoodputLower, st.GoodputUpper, s.target)
 	s.steps = append(s.steps, st)
 	s.reports = append(s.reports, rep)
 	return st.Passed

@@ -78,7 +78,7 @@ func TestVerdictCarriesItsCaveat(t *testing.T) {
 		{"saturated pass", true, true, 0, decide.Passed, "llmprobe added up to 30.0ms; the target is at least this fast"},
 		{"clean failure", false, false, 0, decide.Failed, "slo_ttft 50.0% < 99%"},
 		{"saturated, certain misses", false, true, 0, decide.Failed, "slo_ttft 50.0% < 99%"},
-		{"misses within the own delay", false, true, 5, decide.Inconclusive, "slo_ttft 50.0% < 99%: within llmprobe's own delay (up to 30.0ms), which may be the whole miss, not the target's"},
+		{"misses within the own delay", false, true, 5, decide.Inconclusive, "slo_ttft 50.0% < 99%: within llmprobe's own delay (up to 30.0ms), which may decide it, not the target"},
 		// No delay of the client's makes an answer fail its checks.
 		{"answers failed", false, true, 5, decide.Failed, "slo_ttft 50.0% < 99%, slo_quality 50.0% < 99%"},
 	} {
@@ -202,6 +202,9 @@ func TestRegressionWithinOwnDelay(t *testing.T) {
 		report.Judge(run, base, gate)
 		if g := run.Gates[len(run.Gates)-1]; run.Verdict != tc.word || g.OwnDelayDecides != (tc.word == decide.Inconclusive) {
 			t.Errorf("%s: %q (%s), gate %+v", tc.name, run.Verdict, run.VerdictReason, g)
+		}
+		if want := "regression_tpot_p50 +40.0%, on either side of +10% once llmprobe's own delay is taken off"; tc.word == decide.Inconclusive && !strings.HasPrefix(run.VerdictReason, want) {
+			t.Errorf("%s: reason %q, want it to start %q", tc.name, run.VerdictReason, want)
 		}
 	}
 }

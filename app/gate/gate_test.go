@@ -94,7 +94,7 @@ func TestSaturatedClientVerdicts(t *testing.T) {
 		first string
 	}{
 		{"passed", 1, Passed, "gate: passed (llmprobe added up to 30.0ms; the target is at least this fast)"},
-		{"failed", 0.5, Unmeasured, "gate: inconclusive — slo_ttft 50.0% < 99%: within llmprobe's own delay (up to 30.0ms), which may be the whole miss, not the target's"},
+		{"failed", 0.5, Unmeasured, "gate: inconclusive — slo_ttft 50.0% < 99%: within llmprobe's own delay (up to 30.0ms), which may decide it, not the target"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rep := &report.Report{ID: "b-1", Burst: "b", Target: "sim", Requests: 40, PlannedRequests: 40,

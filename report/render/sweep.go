@@ -3,6 +3,7 @@ package render
 import (
 	"cmp"
 	"fmt"
+	"github.com/llmprobe/llmprobe/decide"
 	"io"
 	"slices"
 	"strings"
@@ -83,7 +84,10 @@ func goodputText(s report.SweepStep) string {
 // the knee.
 func stepVerdict(r *report.Report, s report.SweepStep) string {
 	v := "pass"
-	if !s.Passed {
+	switch {
+	case s.Verdict == decide.NotEnough:
+		v = "NOT ENOUGH EVIDENCE (its interval across the target)"
+	case !s.Passed:
 		v = "FAIL"
 	}
 	if s.Bisect {
