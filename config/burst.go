@@ -184,6 +184,15 @@ func (r MaxRegression) SpreadOf() (spread float64, isDefault bool) {
 	return DefaultSpread, true
 }
 
+// Threshold is r's limit as written: max_drop for goodput, else
+// max_increase.
+func (r MaxRegression) Threshold() float64 {
+	if r.Metric == Goodput {
+		return r.MaxDrop
+	}
+	return r.MaxIncrease
+}
+
 // Limit is r's limit on the scale its interval is judged on: the log of
 // 1 + max_increase for a latency, max_drop for goodput.
 func (r MaxRegression) Limit() float64 {

@@ -101,7 +101,7 @@ func judge(r *Report, b Baseline, maxRegression []config.MaxRegression) {
 	}
 	if prev == nil {
 		for _, mr := range maxRegression {
-			r.Gates = append(r.Gates, decide.Skipped(regressionGateName(mr), mr.MaxIncrease, r.RegressionSkipped)) // every surface marks it skipped already
+			r.Gates = append(r.Gates, decide.Skipped(regressionGateName(mr), mr.Threshold(), r.RegressionSkipped)) // every surface marks it skipped already
 		}
 	}
 	if r.Upgrade != nil {
@@ -371,10 +371,10 @@ func regress(r, prev *Report, history []*Report, maxRegression []config.MaxRegre
 // decide.Regression, on the evidence the gate's figure gives (evidence).
 // A percentile too few samples bound is shown, never gated.
 func regressionGate(r, prev *Report, history []*Report, mr config.MaxRegression) decide.Gate {
-	name, threshold, ga := regressionGateName(mr), mr.MaxIncrease, latencyGauge(mr.Metric, mr.Quantile)
+	name, threshold, ga := regressionGateName(mr), mr.Threshold(), latencyGauge(mr.Metric, mr.Quantile)
 	what, fig := mr.Metric+" "+mr.Quantile, figure.Ms
 	if mr.Metric == config.Goodput {
-		threshold, ga, what = mr.MaxDrop, goodputGauge, "goodput"
+		ga, what = goodputGauge, "goodput"
 		fig = func(v float64) string { return figure.Percent(v) }
 	}
 	g := decide.Gate{Name: name, Threshold: threshold}

@@ -42,7 +42,11 @@ func TooFewText(r *report.Report) string {
 		var names, needs []string
 		for _, p := range stats.Percentiles {
 			if s.IsTooFew(p.Name) {
-				names, needs = append(names, p.Name), append(needs, thousands(stats.Needs(p.Name)))
+				name := p.Name
+				if w := s.Worth(p.Name); w < s.Count {
+					name += " (worth " + thousands(w) + ")" // queued together: fewer than counted
+				}
+				names, needs = append(names, name), append(needs, thousands(stats.Needs(p.Name)))
 			}
 		}
 		if len(names) == 0 {
