@@ -394,20 +394,17 @@ func regressionGate(r, prev *Report, history []*Report, mr config.MaxRegression)
 	e := ga.evidence(r, prev, history, mr)
 	v := decide.Regression(e.Evidence, mr.Limit())
 	v.Apply(&g)
-	change, limit, interval := func(y float64) string { return figure.SignedPercent(math.Expm1(y)) }, "+"+pct(mr.MaxIncrease)+"%", ""
+	// A latency's effect is a log ratio, printed as a change; goodput's is
+	// its drop, printed as the change in points, its interval turned round.
+	value, lo, hi := math.Expm1(e.Effect), v.Lo, v.Hi
+	change, limit := func(y float64) string { return figure.SignedPercent(math.Expm1(y)) }, "+"+pct(mr.MaxIncrease)+"%"
 	if mr.Metric == config.Goodput {
+		value, lo, hi = -e.Effect, v.Hi, v.Lo
 		change = func(y float64) string { return fmt.Sprintf("%+.1f pp", -100*y) }
 		limit = fmt.Sprintf("-%.1f pp", 100*mr.MaxDrop)
 	}
-	value := -e.Effect
-	if mr.Metric != config.Goodput {
-		value = math.Expm1(e.Effect)
-	}
 	g.Value = &value
-	interval = fmt.Sprintf("95%% interval %s … %s", change(v.Lo), change(v.Hi))
-	if mr.Metric == config.Goodput {
-		interval = fmt.Sprintf("95%% interval %s … %s", change(v.Hi), change(v.Lo))
-	}
+	interval := fmt.Sprintf("95%% interval %s … %s", change(lo), change(hi))
 	runs := ""
 	if repeated {
 		a, b := mean(ga.runs(r)), mean(ga.runs(prev))
