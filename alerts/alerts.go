@@ -10,6 +10,9 @@ import (
 	"bytes"
 	_ "embed"
 	"fmt"
+	"time"
+
+	"github.com/prometheus/common/model"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -45,4 +48,29 @@ func PrometheusRule() ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), enc.Close()
+}
+
+// Timing is the for: and keep_firing_for: of the alert named alert as
+// shipped (0 where it sets none): what a simulation of the alert applies.
+func Timing(alert string) (forDur, keepFiring time.Duration, err error) {
+	var f struct {
+		Groups []struct {
+			Rules []struct {
+				Alert string         `yaml:"alert"`
+				For   model.Duration `yaml:"for"`
+				Keep  model.Duration `yaml:"keep_firing_for"`
+			} `yaml:"rules"`
+		} `yaml:"groups"`
+	}
+	if err := yaml.Unmarshal(Rules, &f); err != nil {
+		return 0, 0, fmt.Errorf("llmprobe.rules.yml: %w", err)
+	}
+	for _, g := range f.Groups {
+		for _, r := range g.Rules {
+			if r.Alert == alert {
+				return time.Duration(r.For), time.Duration(r.Keep), nil
+			}
+		}
+	}
+	return 0, 0, fmt.Errorf("llmprobe.rules.yml: no alert %s", alert)
 }

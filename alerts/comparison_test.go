@@ -3,42 +3,20 @@ package alerts
 import (
 	"testing"
 	"time"
-
-	"go.yaml.in/yaml/v3"
-
-	"github.com/llmprobe/llmprobe/config"
 )
 
-// LLMProbeComparisonWorse holds for at least the longest window a
-// comparison may have: it then needs significance over a whole window of
-// pairs its first look did not see, so the looks every 15 s do not add up
-// to false alarms.
-func TestComparisonAlertHoldsAWindow(t *testing.T) {
-	var f struct {
-		Groups []struct {
-			Rules []struct {
-				Alert string `yaml:"alert"`
-				For   string `yaml:"for"`
-			} `yaml:"rules"`
-		} `yaml:"groups"`
-	}
-	if err := yaml.Unmarshal(Rules, &f); err != nil {
+// LLMProbeComparisonWorse waits at most 2 minutes: the decision it reads is
+// valid at every look, so holding it longer only delays a true alert; it
+// keeps firing across a fresh epoch, which starts undecided.
+func TestComparisonAlertActsOnTheDecision(t *testing.T) {
+	forDur, keep, err := Timing("LLMProbeComparisonWorse")
+	if err != nil {
 		t.Fatal(err)
 	}
-	for _, g := range f.Groups {
-		for _, r := range g.Rules {
-			if r.Alert != "LLMProbeComparisonWorse" {
-				continue
-			}
-			d, err := time.ParseDuration(r.For)
-			if err != nil {
-				t.Fatalf("for: %v", err)
-			}
-			if d < config.MaxComparisonWindow {
-				t.Errorf("for: %s, shorter than the longest comparison window (%s)", d, config.MaxComparisonWindow)
-			}
-			return
-		}
+	if forDur > 2*time.Minute {
+		t.Errorf("for: %s, longer than 2 minutes", forDur)
 	}
-	t.Fatal("no rule LLMProbeComparisonWorse")
+	if keep < 10*time.Minute {
+		t.Errorf("keep_firing_for: %s, too short to outlast a fresh epoch's start", keep)
+	}
 }

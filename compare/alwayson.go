@@ -1,6 +1,6 @@
 // Always-on comparisons (canary analysis): each tick one prompt to a baseline
-// and a candidate at the same moment, the pairs of a sliding window judged
-// metric by metric.
+// and a candidate at the same moment, the pairs of an epoch judged metric by
+// metric by a rule valid however often it is looked at.
 
 package compare
 
@@ -25,8 +25,9 @@ import (
 // Traffic is the `traffic` of the comparison's requests.
 const Traffic = prober.TrafficComparison
 
-// EvaluateEvery is the shortest time between two evaluations of a window:
-// the tests and bootstraps run on it, not on each scrape or pair.
+// EvaluateEvery is the shortest time between two evaluations of the
+// figures shown to people (the tails' bootstraps): the decisions are taken
+// on every pair, these not on each scrape or pair.
 const EvaluateEvery = 15 * time.Second
 
 // AlwaysOn runs one schedule per (comparison, scenario) and exports what
@@ -44,18 +45,19 @@ type AlwaysOn struct {
 
 type alwaysOnKey struct{ comparison, scenario string }
 
-// alwaysOnRun is one (comparison, scenario): its schedule and its window.
+// alwaysOnRun is one (comparison, scenario): its schedule and its judge.
 type alwaysOnRun struct {
 	cmp        config.Comparison
 	scenario   *plan.Scenario
 	interval   time.Duration
 	base, cand *prober.Client
+	// scenarios the comparison compares: the day's error rate is split over them.
+	scenarios int
 
 	mu        sync.Mutex
-	window    []alwaysOnPair // oldest first
+	judge     *judge
 	evaluated time.Time
 	figures   []decide.WindowFigure
-	pairs     int // measured pairs in the window at the last evaluation
 	results   [numResults]float64
 }
 
@@ -83,19 +85,26 @@ func NewAlwaysOn(ctx context.Context, logger log.Logger, observer prober.Observe
 func (r *AlwaysOn) Apply(pl *plan.Plan, clients map[string]*prober.Client) {
 	cfg := pl.Config
 	want := map[alwaysOnKey]*alwaysOnRun{}
-	for _, p := range cfg.ComparisonPairs() {
+	pairs := cfg.ComparisonPairs()
+	scenarios := map[string]int{}
+	for _, p := range pairs {
+		scenarios[p.Comparison.Name]++
+	}
+	for _, p := range pairs {
 		base, cand := clients[p.Comparison.Baseline], clients[p.Comparison.Candidate]
 		if base == nil || cand == nil {
 			continue // its client could not be built, or --shard left it out
 		}
 		sc, _ := pl.Scenario(p.Scenario)
-		want[alwaysOnKey{p.Comparison.Name, p.Scenario}] = &alwaysOnRun{cmp: p.Comparison, scenario: sc, interval: p.Interval, base: base, cand: cand}
+		n := scenarios[p.Comparison.Name]
+		want[alwaysOnKey{p.Comparison.Name, p.Scenario}] = &alwaysOnRun{cmp: p.Comparison, scenario: sc, interval: p.Interval, base: base, cand: cand, scenarios: n,
+			judge: newJudge(p.Comparison.Window.Std(), p.Comparison.Tolerance, p.Comparison.MinPairs, n)}
 	}
 	r.runs.Apply(want, nil)
 }
 
 func (s *alwaysOnRun) same(o *alwaysOnRun) bool {
-	return s.base == o.base && s.cand == o.cand && s.interval == o.interval && config.Equal(s.cmp, o.cmp) && config.Equal(s.scenario, o.scenario)
+	return s.base == o.base && s.cand == o.cand && s.interval == o.interval && s.scenarios == o.scenarios && config.Equal(s.cmp, o.cmp) && config.Equal(s.scenario, o.scenario)
 }
 
 // Stop ends every schedule and waits for their requests.
@@ -104,6 +113,9 @@ func (r *AlwaysOn) Stop() { r.runs.Stop(nil) }
 // loop sends a pair every interval until ctx ends.
 func (r *AlwaysOn) loop(ctx context.Context, s *alwaysOnRun) {
 	prompts := s.scenario.Builder(rand.Uint64())
+	s.mu.Lock()
+	s.judge.begin(time.Now(), identityOf(s.base), identityOf(s.cand))
+	s.mu.Unlock()
 	var reqs sync.WaitGroup
 	defer reqs.Wait()
 	tick := time.Now()
@@ -157,7 +169,9 @@ func (r *AlwaysOn) tick(ctx context.Context, s *alwaysOnRun, req prober.Request,
 			level.Debug(r.logger).Log("msg", "comparison probe failed", "comparison", s.cmp.Name, "target", res.Target, "scenario", s.scenario.Name, "outcome", res.Outcome, "err", res.Error)
 		}
 	}
-	s.add(base, cand, time.Now(), r.every)
+	if ep := s.add(base, cand, identityOf(s.base), identityOf(s.cand), time.Now(), r.every); ep != nil {
+		level.Info(r.logger).Log("msg", "comparison epoch started afresh", "comparison", s.cmp.Name, "scenario", s.scenario.Name, "why", ep.why(s.cmp.Window.Std()))
+	}
 }
 
 func (r *AlwaysOn) do(ctx context.Context, c *prober.Client, req prober.Request) *prober.Result {
@@ -167,15 +181,24 @@ func (r *AlwaysOn) do(ctx context.Context, c *prober.Client, req prober.Request)
 	return c.Do(ctx, req)
 }
 
-// add keeps a measured pair, counts every pair, drops what left the
-// window, and evaluates when every has passed since the last evaluation.
-func (s *alwaysOnRun) add(base, cand *prober.Result, now time.Time, every time.Duration) {
+// add gives the judge the sides' identities and, when both measured, the
+// pair; counts every pair; and evaluates the figures for people when every
+// has passed since the last evaluation. It returns the new epoch when one
+// started.
+func (s *alwaysOnRun) add(base, cand *prober.Result, baseID, candID identity, now time.Time, every time.Duration) (started *epoch) {
 	bOK, cOK := base.Outcome == prober.OutcomeSuccess, cand.Outcome == prober.OutcomeSuccess
 	s.mu.Lock()
+	if s.judge.observe(now, baseID, candID) {
+		ep := s.judge.ep
+		started = &ep
+		s.evaluated = time.Time{} // the old epoch's figures are not the new one's
+	}
 	switch {
 	case bOK && cOK:
 		s.results[resMeasured]++
-		s.window = append(s.window, alwaysOnPair{at: base.Sched, base: sideOf(base), cand: sideOf(cand)})
+		if s.judge.add(alwaysOnPair{at: base.Sched, base: sideOf(base), cand: sideOf(cand)}, now) {
+			s.evaluated = time.Time{} // the figures show what was decided at once
+		}
 	case cOK:
 		s.results[resBaselineFailed]++
 	case bOK:
@@ -183,21 +206,20 @@ func (s *alwaysOnRun) add(base, cand *prober.Result, now time.Time, every time.D
 	default:
 		s.results[resBothFailed]++
 	}
-	cut := 0
-	for cut < len(s.window) && now.Sub(s.window[cut].at) > s.cmp.Window.Std() {
-		cut++
-	}
-	s.window = append(s.window[:0], s.window[cut:]...)
 	if !s.evaluated.IsZero() && now.Sub(s.evaluated) < every {
 		s.mu.Unlock()
-		return
+		return started
 	}
 	s.evaluated = now
-	pairs := slices.Clone(s.window)
+	j := *s.judge
+	j.ep.pairs = slices.Clone(j.ep.pairs)
 	s.mu.Unlock()
 	// Judged outside the lock: a scrape never waits for a bootstrap.
-	figures := evaluate(pairs, s.cmp.MinPairs, s.cmp.Tolerance)
+	figures := j.figures()
 	s.mu.Lock()
-	s.pairs, s.figures = len(pairs), figures
+	if s.judge.ep.start.Equal(j.ep.start) {
+		s.figures = figures
+	}
 	s.mu.Unlock()
+	return started
 }

@@ -34,8 +34,8 @@ func (s *seen) Started(string, string, string)  { s.mu.Lock(); s.inFlight++; s.m
 func (s *seen) Finished(string, string, string) { s.mu.Lock(); s.inFlight--; s.mu.Unlock() }
 
 // Two real sims, the candidate's decode 40 % slower, compared every 100 ms:
-// TPOT at the median is flagged worse; a comparison of the
-// baseline with an identical sim stays quiet; one whose candidate refuses
+// the comparison fails on TPOT's median; a comparison of the baseline with
+// an identical sim never fails; one whose candidate refuses
 // connections counts its pairs as failed and shows no figure.
 func TestRunnerAgainstSims(t *testing.T) {
 	// Each comparison has a baseline of its own: a sim shared by three
@@ -87,30 +87,36 @@ comparisons:
 	gauge := func(name, comparison, metric string) (float64, bool) {
 		return value(t, reg, name, map[string]string{"comparison": comparison, "metric": metric, "percentile": "p50"})
 	}
-	testkit.WaitUntil(t, "40 pairs in both comparisons' windows", 40*time.Second, func() bool {
-		a, _ := value(t, reg, "llmprobe_comparison_pairs", map[string]string{"comparison": "slower"})
+	testkit.WaitUntil(t, "the slower candidate failed and 40 pairs in the identical comparison's epoch", 40*time.Second, func() bool {
+		d, _ := value(t, reg, "llmprobe_comparison_decision", map[string]string{"comparison": "slower"})
 		b, _ := value(t, reg, "llmprobe_comparison_pairs", map[string]string{"comparison": "identical"})
-		return a >= 40 && b >= 40
+		return d == -1 && b >= 40
 	})
-	if v, _ := gauge("llmprobe_comparison_significant", "slower", "tpot"); v != 1 {
+	if v, _ := value(t, reg, "llmprobe_comparison_metric_decision", map[string]string{"comparison": "slower", "metric": "tpot"}); v != -1 {
 		ratio, _ := gauge("llmprobe_comparison_ratio", "slower", "tpot")
-		t.Errorf("40 %% slower decode: tpot significant %g, ratio %.3f", v, ratio)
+		t.Errorf("40 %% slower decode: tpot decision %g, ratio %.3f", v, ratio)
+	}
+	if lo, _ := gauge("llmprobe_comparison_ratio_lower", "slower", "tpot"); lo <= 1.1 {
+		t.Errorf("40 %% slower decode failed with the interval's lower end at %.3f, inside the tolerance", lo)
 	}
 	for _, metric := range []string{"ttft", "tpot", "itl", "e2e"} {
-		if v, _ := gauge("llmprobe_comparison_significant", "identical", metric); v != 0 {
+		if v, _ := value(t, reg, "llmprobe_comparison_metric_decision", map[string]string{"comparison": "identical", "metric": metric}); v == -1 {
 			ratio, _ := gauge("llmprobe_comparison_ratio", "identical", metric)
-			t.Errorf("identical sims: %s significant, ratio %.3f", metric, ratio)
+			t.Errorf("identical sims: %s failed, ratio %.3f", metric, ratio)
 		}
 	}
 	if _, ok := gauge("llmprobe_comparison_ratio", "down", "e2e"); ok {
 		t.Error("a comparison whose candidate never answers has a ratio")
+	}
+	if d, _ := value(t, reg, "llmprobe_comparison_decision", map[string]string{"comparison": "down"}); d != 0 {
+		t.Errorf("a comparison with no measured pair decided %g", d)
 	}
 	if n, _ := value(t, reg, "llmprobe_comparison_pairs_total", map[string]string{"comparison": "down", "result": "candidate_failed"}); n == 0 {
 		t.Error("the failed pairs are not counted")
 	}
 	lines := strings.Join(r.Lines(), "\n")
 	t.Log(lines)
-	if !strings.Contains(lines, "slower, scenario s: candidate slow against base1") || !strings.Contains(lines, ", worse") {
+	if !strings.Contains(lines, "slower, scenario s: candidate slow (") || !strings.Contains(lines, ": fail — ") || !strings.Contains(lines, "worse beyond 10 %, decided") {
 		t.Errorf("landing lines:\n%s", lines)
 	}
 	obs.mu.Lock()

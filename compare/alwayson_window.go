@@ -4,7 +4,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/llmprobe/llmprobe/decide"
 	"github.com/llmprobe/llmprobe/prober"
 )
 
@@ -46,22 +45,4 @@ func sideOf(r *prober.Result) alwaysOnSide {
 type alwaysOnPair struct {
 	at         time.Time
 	base, cand alwaysOnSide
-}
-
-// evaluate judges the pairs metric by metric: a figure exists only where
-// the pairs give one, so a metric that does not apply is absent, never 0.
-func evaluate(pairs []alwaysOnPair, minPairs int, tolerance float64) []decide.WindowFigure {
-	var out []decide.WindowFigure
-	for m, name := range metricNames {
-		var base, cand []float64
-		for _, p := range pairs {
-			b, c := p.base[m], p.cand[m]
-			if !(b > 0 && c > 0) { // NaN or a zero that no ratio can use
-				continue
-			}
-			base, cand = append(base, b), append(cand, c)
-		}
-		out = append(out, decide.Window(name, base, cand, minPairs, tolerance)...)
-	}
-	return out
 }

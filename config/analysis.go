@@ -21,26 +21,26 @@ type Comparison struct {
 	// Scenarios compared; empty means every canary scenario the baseline
 	// and the candidate both have, conversations left out.
 	Scenarios []string `yaml:"scenarios,omitempty"`
-	// Window is how far back the pairs judged reach.
+	// Window is an epoch's length: the judge starts afresh after it (and
+	// when a side's identity changes), so a change that comes later in the
+	// day is not outweighed by the pairs before it.
 	Window Duration `yaml:"window,omitempty"`
-	// MinPairs is the fewest measured pairs a verdict rests on.
+	// MinPairs is the fewest measured pairs a decision rests on.
 	MinPairs int `yaml:"min_pairs,omitempty"`
-	// Tolerance is the change a verdict ignores: worse means the interval
-	// lies above 1 and the ratio above 1 + Tolerance.
+	// Tolerance is the change a decision ignores: fail means the median
+	// ratio is shown above 1 + Tolerance, pass that it is shown below.
 	Tolerance float64 `yaml:"tolerance,omitempty"`
 }
 
 // DefaultComparison's values apply to fields left out.
-var DefaultComparison = Comparison{Window: Duration(10 * time.Minute), MinPairs: 20, Tolerance: 0.1}
+var DefaultComparison = Comparison{Window: Duration(time.Hour), MinPairs: 20, Tolerance: 0.1}
 
-// Bounds of a comparison. MaxComparisonWindow is the `for:` of the rule
-// LLMProbeComparisonWorse (alerts/llmprobe.rules.yml): the alert then needs
-// significance over at least one whole window of fresh pairs, so the
-// evaluations repeated every 15 s do not multiply false alarms.
+// Bounds of a comparison. A window is at most a day: the day's error rate
+// is split over the epochs a day holds.
 const (
 	MaxComparisons      = 20
 	MinComparisonWindow = 10 * time.Second
-	MaxComparisonWindow = 10 * time.Minute
+	MaxComparisonWindow = 24 * time.Hour
 	minPairs            = 6 // the fewest with a 95 % signed-rank interval
 	maxPairs            = 5000
 )

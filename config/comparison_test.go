@@ -72,7 +72,7 @@ comparisons:
 		t.Errorf("pairs %v, want %s", got, want)
 	}
 	up := cfg.Comparisons[0]
-	if up.Window.Std() != 10*time.Minute || up.MinPairs != 20 || up.Tolerance != 0.1 {
+	if up.Window.Std() != time.Hour || up.MinPairs != 20 || up.Tolerance != 0.1 {
 		t.Errorf("defaults: %+v", up)
 	}
 }

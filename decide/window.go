@@ -2,29 +2,24 @@ package decide
 
 import (
 	"math"
+	"slices"
 
 	"github.com/llmprobe/llmprobe/stats"
 )
 
-// Percentiles judged, by their label value (not `quantile`, which
-// belongs to summaries, as in llmprobe_burst_latency_seconds): the median by the paired
-// signed-rank test, the tails by the ratio of quantiles once the pairs
-// reach stats.MinSamples.
+// Percentiles shown, by their label value (not `quantile`, which belongs
+// to summaries, as in llmprobe_burst_latency_seconds): the median with its
+// confidence sequence, on which the epoch decides (Anytime), and the tails
+// by the ratio of quantiles once the pairs reach stats.MinSamples, for
+// people only.
 var windowPercentiles = []struct {
 	label string
 	q     float64
 }{{"p50", 0.5}, {"p90", 0.9}, {"p99", 0.99}}
 
-// Verdicts, the value of llmprobe_comparison_verdict.
-const (
-	WindowBetter = -1
-	WindowNone   = 0
-	WindowWorse  = 1
-)
-
-// WindowFigure is one (metric, percentile) of a window: the candidate's ratio to
-// the baseline with its 95 % interval, and a verdict once the pairs reach
-// min_pairs.
+// WindowFigure is one (metric, percentile) of an always-on comparison's
+// epoch: the candidate's ratio to the baseline with its interval. It
+// decides nothing: the epoch's decision is Anytime's, on the same pairs.
 type WindowFigure struct {
 	Metric, Percentile string
 	N                  int
@@ -32,21 +27,18 @@ type WindowFigure struct {
 	// Lower and Upper hold the interval when Bounded.
 	Lower, Upper float64
 	Bounded      bool
-	// Judged is false before min_pairs: Verdict is then meaningless.
-	Judged  bool
-	Verdict int
-	// Within: a judged figure whose interval shows it within the
-	// tolerance (Verdict 0); a 0 without it has not enough evidence.
-	Within bool
+	// Sequence: the interval is the median's confidence sequence at the
+	// epoch's threshold, valid at every look (p50); else a paired
+	// bootstrap's 95 % interval, valid for one look.
+	Sequence bool
 }
 
-// Window judges one metric of an always-on comparison's window: base[i]
-// and cand[i] are the two sides of pair i. At p50 the Hodges–Lehmann
-// median of the paired log ratios with its signed-rank interval; at p90
-// and p99, once the pairs reach stats.MinSamples, the ratio of the
-// percentiles. A figure has a verdict once it rests on minPairs pairs and
-// an interval.
-func Window(metric string, base, cand []float64, minPairs int, tolerance float64) []WindowFigure {
+// Window is one metric of an always-on comparison's epoch: base[i] and
+// cand[i] are the two sides of pair i. At p50 the median of the paired
+// ratios within its confidence sequence at logThreshold (the interval the
+// decision reads); at p90 and p99, once the pairs reach stats.MinSamples,
+// the ratio of the percentiles with a paired bootstrap interval.
+func Window(metric string, base, cand []float64, logThreshold float64) []WindowFigure {
 	if len(base) == 0 {
 		return nil
 	}
@@ -54,42 +46,45 @@ func Window(metric string, base, cand []float64, minPairs int, tolerance float64
 	for i := range base {
 		logs[i] = math.Log(cand[i] / base[i])
 	}
+	sorted := slices.Sorted(slices.Values(logs))
 	var out []WindowFigure
 	for _, q := range windowPercentiles {
-		f := WindowFigure{Metric: metric, Percentile: q.label, N: len(logs)}
 		if q.q == 0.5 {
-			s := stats.PairedShift(logs)
-			f.Ratio, f.Lower, f.Upper, f.Bounded = math.Exp(s.Estimate), math.Exp(s.Lower), math.Exp(s.Upper), s.Bounded
-		} else {
-			if len(logs) < stats.MinSamples(q.q) {
-				continue // too few for this tail: absent
-			}
-			var ok bool
-			if f.Ratio, f.Lower, f.Upper, ok = stats.QuantileRatio(base, cand, nil, q.q); f.Ratio <= 0 {
-				continue
-			}
-			f.Bounded = ok
+			out = append(out, medianOf(metric, sorted, logThreshold))
+			continue
 		}
-		f.Judged = f.N >= minPairs && f.Bounded
-		if f.Judged {
-			f.Verdict, f.Within = windowVerdict(f, tolerance)
+		if len(logs) < stats.MinSamples(q.q) {
+			continue // too few for this tail: absent
 		}
+		f := WindowFigure{Metric: metric, Percentile: q.label, N: len(logs)}
+		var ok bool
+		if f.Ratio, f.Lower, f.Upper, ok = stats.QuantileRatio(base, cand, nil, q.q); f.Ratio <= 0 {
+			continue
+		}
+		f.Bounded = ok
 		out = append(out, f)
 	}
 	return out
 }
 
-// windowVerdict is Rule on the log ratio (the interval beyond 1 +
-// tolerance, or below 1/(1 + tolerance)), as the metric's value: 1 worse,
-// −1 better, 0 neither; within says whether a 0 is shown within it.
-func windowVerdict(f WindowFigure, tolerance float64) (verdict int, within bool) {
-	switch Rule(math.Log(f.Lower), math.Log(f.Upper), math.Log1p(tolerance)) {
-	case Worse:
-		return WindowWorse, false
-	case Better:
-		return WindowBetter, false
-	case Within:
-		return WindowNone, true
+// Median is the p50 figure of Window alone: what a decision is taken on,
+// without the tails' bootstraps.
+func Median(metric string, base, cand []float64, logThreshold float64) WindowFigure {
+	logs := make([]float64, len(base))
+	for i := range base {
+		logs[i] = math.Log(cand[i] / base[i])
 	}
-	return WindowNone, false
+	return medianOf(metric, slices.Sorted(slices.Values(logs)), logThreshold)
+}
+
+func medianOf(metric string, sorted []float64, logThreshold float64) WindowFigure {
+	f := WindowFigure{Metric: metric, Percentile: "p50", N: len(sorted), Sequence: true}
+	if len(sorted) == 0 {
+		return f
+	}
+	f.Ratio = math.Exp(stats.Quantile(sorted, 0.5))
+	if lo, hi, ok := stats.MedianSequence(sorted, logThreshold); ok {
+		f.Lower, f.Upper, f.Bounded = math.Exp(lo), math.Exp(hi), true
+	}
+	return f
 }

@@ -2,155 +2,131 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"go.yaml.in/yaml/v3"
-
 	"github.com/llmprobe/llmprobe/internal/testkit"
 )
 
 // Canary analysis, end to end: a real llmprobe compares two `llmprobe sim`
-// processes, a real Prometheus scrapes it with the shipped
-// LLMProbeComparisonWorse rule, its for: shortened to the test's window
-// (the relation the shipped rule keeps with the longest window). A
-// candidate 40 % slower at decoding is flagged for TPOT and the alert
-// fires within two minutes; an identical candidate fires nothing.
+// processes, a real Prometheus scrapes it with the shipped rules. A
+// candidate 40 % slower at decoding fails on TPOT and the shipped
+// LLMProbeComparisonWorse fires within two and a half minutes; an identical
+// candidate never fails, and when it is replaced by another version the
+// epoch starts afresh, on /metrics and on the landing page.
 func TestComparisonFlagsSlowerCandidate(t *testing.T) {
 	for _, c := range []struct {
 		name     string
 		slowdown float64
-	}{{"40 % slower decode fires", 1.4}, {"identical targets fire nothing", 1}} {
+	}{{"40 % slower decode fires", 1.4}, {"identical targets fire nothing; an upgrade starts a new epoch", 1}} {
 		t.Run(c.name, func(t *testing.T) { comparisonDrill(t, c.slowdown) })
 	}
 }
 
-const (
-	comparisonAlert  = "LLMProbeComparisonWorse"
-	comparisonWindow = 20 * time.Second
-)
-
-// comparisonRules is the shipped rule group of comparisonAlert with its
-// for: set to window.
-func comparisonRules(t *testing.T, window time.Duration) string {
-	t.Helper()
-	raw, err := os.ReadFile("../../alerts/llmprobe.rules.yml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var file struct {
-		Groups []struct {
-			Name  string           `yaml:"name"`
-			Rules []map[string]any `yaml:"rules"`
-		} `yaml:"groups"`
-	}
-	if err := yaml.Unmarshal(raw, &file); err != nil {
-		t.Fatal(err)
-	}
-	for _, g := range file.Groups {
-		for _, r := range g.Rules {
-			if r["alert"] != comparisonAlert {
-				continue
-			}
-			r["for"] = window.String()
-			out, err := yaml.Marshal(map[string]any{"groups": []any{map[string]any{"name": g.Name, "rules": []any{r}}}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			path := filepath.Join(t.TempDir(), "comparison.rules.yml")
-			if err := os.WriteFile(path, out, 0o600); err != nil {
-				t.Fatal(err)
-			}
-			return path
-		}
-	}
-	t.Fatalf("alerts/llmprobe.rules.yml has no %s", comparisonAlert)
-	return ""
-}
+const comparisonAlert = "LLMProbeComparisonWorse"
 
 func comparisonDrill(t *testing.T, slowdown float64) {
 	start := time.Now()
 	baseAddr, candAddr := freeAddr(t), freeAddr(t)
 	startSim(t, baseAddr, "0.11.0", 1)
-	startSim(t, candAddr, "0.12.0", slowdown)
+	cand := startSim(t, candAddr, "0.12.0", slowdown)
 	// 8 tokens of 40 ms decode steps: TPOT 40 ms against 56 ms. A pair
-	// every 500 ms: 20 pairs (min_pairs) in 10 s, a verdict at the second
-	// evaluation, 15 s after the first pair.
+	// every 500 ms: 20 pairs (min_pairs) in 10 s. The targets' versions
+	// are read every second, so a new one is seen at once.
 	cfg := fmt.Sprintf(`targets:
-  - {name: vllm-0.11, url: "http://%s", timeout: 10s}
-  - {name: vllm-0.12, url: "http://%s", timeout: 10s}
+  - {name: vllm-0.11, url: "http://%s", timeout: 10s, info_interval: 1s}
+  - {name: vllm-0.12, url: "http://%s", timeout: 10s, info_interval: 1s}
 scenarios:
   - {name: chat, prompt_tokens: 32, output_tokens: 8}
 canary: {interval: 500ms}
 comparisons:
-  - {name: upgrade, baseline: vllm-0.11, candidate: vllm-0.12, window: %s}
-`, baseAddr, candAddr, comparisonWindow)
+  - {name: upgrade, baseline: vllm-0.11, candidate: vllm-0.12}
+`, baseAddr, candAddr)
 	cfgPath := testkit.ConfigFile(t, cfg)
 	d := startDaemon(t, "--config.file="+cfgPath)
+	rules, err := filepath.Abs("../../alerts/llmprobe.rules.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
 	prom := runPrometheus(t, fmt.Sprintf(`global: {scrape_interval: 1s, evaluation_interval: 1s}
 rule_files: [%q]
 scrape_configs:
   - job_name: llmprobe
     static_configs: [{targets: [%q]}]
-`, comparisonRules(t, comparisonWindow), strings.TrimPrefix(d.base, "http://")))
+`, rules, strings.TrimPrefix(d.base, "http://")))
 
-	significant := `llmprobe_comparison_significant{comparison="upgrade", scenario="chat", metric="tpot", percentile="p50"}`
-	var verdict []promSample
-	testkit.WaitUntil(t, "a TPOT verdict in Prometheus", 60*time.Second, func() bool {
-		verdict, _ = promInstant(prom, significant)
-		return len(verdict) == 1
+	decision := `llmprobe_comparison_decision{comparison="upgrade", scenario="chat"}`
+	var got []promSample
+	testkit.WaitUntil(t, "a decision in Prometheus", 90*time.Second, func() bool {
+		got, _ = promInstant(prom, decision+" != 0")
+		return len(got) == 1
 	})
-	_, page := testkit.Get(d.base + "/metrics")
-	var excerpt []string
-	for _, line := range strings.Split(page, "\n") {
-		if strings.HasPrefix(line, "llmprobe_comparison_") && strings.Contains(line, `metric="tpot"`) || strings.HasPrefix(line, "llmprobe_comparison_pairs") {
-			excerpt = append(excerpt, line)
-		}
-	}
-	t.Logf("/metrics, %s after the start:\n%s", time.Since(start).Round(time.Second), strings.Join(excerpt, "\n"))
-	_, landing := testkit.Get(d.base + "/")
-	line := landingComparison(landing)
+	t.Logf("/metrics, %s after the start:\n%s", time.Since(start).Round(time.Second), comparisonExcerpt(d.base))
+	line := landingComparison(getPage(t, d.base+"/"))
 	t.Logf("landing page: %s", line)
 
 	if slowdown > 1 {
-		testkit.WaitUntil(t, comparisonAlert+" firing", 2*time.Minute-time.Since(start), func() bool {
-			verdict, _ = promInstant(prom, significant)
+		if got[0].Value[1] != "-1" {
+			t.Errorf("40 %% slower decode decided %v", got)
+		}
+		testkit.WaitUntil(t, comparisonAlert+" firing", 150*time.Second-time.Since(start), func() bool {
 			state, _ := ruleState(t, prom, comparisonAlert)
 			return state == "firing"
 		})
-		if len(verdict) != 1 || verdict[0].Value[1] != "1" {
-			t.Errorf("TPOT significant: %v", verdict)
-		}
-		if tpot := figureIn(line, "TPOT p50"); !strings.Contains(line, "candidate vllm-0.12 against vllm-0.11") || !strings.HasPrefix(tpot, "TPOT p50 +") || !strings.HasSuffix(tpot, "), worse") {
+		if tpot := figureIn(line, "TPOT p50"); !strings.Contains(line, "candidate vllm-0.12 (llmprobe-sim 0.12.0, model drill-model) against vllm-0.11 (llmprobe-sim 0.11.0, model drill-model): fail — ") || !strings.HasPrefix(tpot, "TPOT p50 +") || !strings.Contains(tpot, "), worse beyond 10 %, decided ") {
 			t.Errorf("landing page line %q", line)
 		}
 		t.Logf("%s fired %s after the start", comparisonAlert, time.Since(start).Round(time.Second))
 		return
 	}
-	// Quiet: the rule has watched the verdicts for longer than its for:.
-	judged := time.Now()
-	testkit.WaitUntil(t, comparisonAlert+" evaluated for a window past the first verdict", 2*comparisonWindow, func() bool {
-		_, last := ruleState(t, prom, comparisonAlert)
-		return last.After(judged.Add(comparisonWindow + 2*time.Second))
-	})
-	// Never firing at any evaluation. A look may find a tail of a noisy
-	// metric significant by chance, the rule then pending (that is what
-	// its for: is for); the median TPOT of identical engines never.
-	if state, _ := ruleState(t, prom, comparisonAlert); state != "inactive" {
-		chance, _ := promInstant(prom, `llmprobe_comparison_significant == 1`)
-		t.Logf("%s is %s for identical targets, significant now: %v", comparisonAlert, state, chance)
+	// Identical: the decision, once taken, is pass, and no metric ever failed.
+	if got[0].Value[1] != "1" {
+		t.Errorf("identical targets decided %v", got)
 	}
-	for _, expr := range []string{`max_over_time(ALERTS{alertname="` + comparisonAlert + `", alertstate="firing"}[5m])`, `max_over_time(` + significant + `[5m]) == 1`} {
+	for _, expr := range []string{`max_over_time(ALERTS{alertname="` + comparisonAlert + `"}[5m])`, `min_over_time(llmprobe_comparison_metric_decision[5m]) == -1`} {
 		if got, err := promInstant(prom, expr); err != nil || len(got) > 0 {
 			t.Errorf("%s for identical targets: %v %v", expr, got, err)
 		}
 	}
-	if tpot := figureIn(line, "TPOT p50"); !strings.HasSuffix(tpot, "within tolerance") {
-		t.Errorf("landing page line %q: %q", line, tpot)
+	if !strings.Contains(line, ": pass — ") || !strings.Contains(figureIn(line, "TPOT p50"), "within 10 %, decided") {
+		t.Errorf("landing page line %q", line)
 	}
+
+	// The candidate is upgraded: its decision is gone, a new epoch says why.
+	cand.stop()
+	startSim(t, candAddr, "0.12.1", slowdown)
+	testkit.WaitUntil(t, "an epoch started for the candidate's new version", 30*time.Second, func() bool {
+		return strings.Contains(comparisonExcerpt(d.base), `llmprobe_comparison_epochs_total{comparison="upgrade",reason="candidate",scenario="chat"} 1`)
+	})
+	metrics := comparisonExcerpt(d.base)
+	line = landingComparison(getPage(t, d.base+"/"))
+	t.Logf("after the upgrade, /metrics:\n%s\nlanding page: %s", metrics, line)
+	if want := "the candidate changed: llmprobe-sim 0.12.0, model drill-model → llmprobe-sim 0.12.1, model drill-model"; !strings.Contains(line, want) {
+		t.Errorf("landing page line %q does not say %q", line, want)
+	}
+}
+
+// comparisonExcerpt is the comparison's lines of /metrics but the tails'.
+func comparisonExcerpt(base string) string {
+	_, page := testkit.Get(base + "/metrics")
+	var out []string
+	for _, line := range strings.Split(page, "\n") {
+		if strings.HasPrefix(line, "llmprobe_comparison_") && !strings.Contains(line, `percentile="p9`) {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+func getPage(t *testing.T, url string) string {
+	t.Helper()
+	code, body := testkit.Get(url)
+	if code != 200 {
+		t.Fatalf("%s: %d", url, code)
+	}
+	return body
 }
 
 // figureIn is the figure of the landing page line that starts with name.
