@@ -195,6 +195,17 @@ func (s *sequence) course() persona.Request {
 
 // New validates cfg and starts the scheduler.
 func New(cfg Config) (*Engine, error) {
+	e, err := newEngine(cfg)
+	if err != nil {
+		return nil, err
+	}
+	go e.loop()
+	return e, nil
+}
+
+// newEngine is an engine whose scheduler nobody started yet: New starts it
+// on the wall clock, LongRun drives its steps on a virtual one.
+func newEngine(cfg Config) (*Engine, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("sim: %w", err)
 	}
@@ -222,7 +233,6 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.TruthStamps {
 		e.truth = newTruthLog()
 	}
-	go e.loop()
 	return e, nil
 }
 
@@ -331,30 +341,13 @@ func (e *Engine) loop() {
 				return
 			}
 		}
-		decoding := len(e.running)
 		// Admission is now: a sequence's queue time ends here, and its
 		// prefill runs from here to its first token, in wall-clock time (a
 		// late step shortens the next one, so end-cost is not the start).
 		stepStart := time.Now()
-		var admitted []*sequence
-		prompt := 0
-		for len(e.waiting) > 0 && len(e.running)+len(admitted) < e.cfg.MaxBatch {
-			s := e.waiting[0]
-			e.waiting = e.waiting[1:]
-			admitted = append(admitted, s)
-			s.cachedTokens = e.cache.Admit(s.blocks, s.promptTokens)
-			prompt += s.promptTokens - s.cachedTokens
-		}
-		e.stats.Admitted += uint64(len(admitted))
+		admitted, cost := e.admit()
 		e.mu.Unlock()
 
-		var cost time.Duration
-		if len(admitted) > 0 {
-			cost += e.cfg.PrefillBase + time.Duration(prompt)*e.cfg.PrefillPerToken
-		}
-		if decoding > 0 {
-			cost += e.cfg.DecodeBase + time.Duration(decoding-1)*e.cfg.DecodePerSeq
-		}
 		// Deadlines chain while the engine is busy, so steps don't drift.
 		now := time.Now()
 		if deadline.Before(now.Add(-cost)) {
@@ -372,22 +365,51 @@ func (e *Engine) loop() {
 		}
 
 		e.mu.Lock()
-		end := time.Now()
-		for _, s := range admitted {
-			s.admitted = stepStart
-			e.m.Admitted(s.course())
-		}
-		e.running = append(e.running, admitted...)
-		kept := e.running[:0]
-		for _, s := range e.running {
-			if e.emit(s, end) {
-				kept = append(kept, s)
-			}
-		}
-		clear(e.running[len(kept):])
-		e.running = kept
+		e.advance(admitted, stepStart, time.Now())
 		e.mu.Unlock()
 	}
+}
+
+// admit takes waiting sequences into the next step as far as the batch has
+// room, and returns them with what the step costs: their prefill, and a
+// decode step for the sequences already running. Called with mu held.
+func (e *Engine) admit() (admitted []*sequence, cost time.Duration) {
+	decoding := len(e.running)
+	prompt := 0
+	for len(e.waiting) > 0 && len(e.running)+len(admitted) < e.cfg.MaxBatch {
+		s := e.waiting[0]
+		e.waiting = e.waiting[1:]
+		admitted = append(admitted, s)
+		s.cachedTokens = e.cache.Admit(s.blocks, s.promptTokens)
+		prompt += s.promptTokens - s.cachedTokens
+	}
+	e.stats.Admitted += uint64(len(admitted))
+	if len(admitted) > 0 {
+		cost += e.cfg.PrefillBase + time.Duration(prompt)*e.cfg.PrefillPerToken
+	}
+	if decoding > 0 {
+		cost += e.cfg.DecodeBase + time.Duration(decoding-1)*e.cfg.DecodePerSeq
+	}
+	return admitted, cost
+}
+
+// advance ends a step that started at start and ended at end: the admitted
+// sequences join the batch, and every running one gets a token. Called
+// with mu held.
+func (e *Engine) advance(admitted []*sequence, start, end time.Time) {
+	for _, s := range admitted {
+		s.admitted = start
+		e.m.Admitted(s.course())
+	}
+	e.running = append(e.running, admitted...)
+	kept := e.running[:0]
+	for _, s := range e.running {
+		if e.emit(s, end) {
+			kept = append(kept, s)
+		}
+	}
+	clear(e.running[len(kept):])
+	e.running = kept
 }
 
 // emit gives s its next token; it reports whether s is still running.
