@@ -18,7 +18,7 @@ func TestSweepCurveAndCapacity(t *testing.T) {
 		return report.SweepStep{Rate: rate, Passed: passed, Throughput: report.Throughput{OutputTokens: f(10 * rate)},
 			Latency: map[string]stats.Summary{"ttft": {Count: 40, P50: ttft, P99: 2 * ttft}}}
 	}
-	plan := report.SizeFleet(config.Capacity{TargetRate: 100, Headroom: 0.2}, 10, false, f(100), 2)
+	plan := report.SizeFleet(config.Capacity{TargetRate: 100, Headroom: 0.2}, 10, 0, false, f(100), 2)
 	bursts := NewBursts()
 	bursts.Finished(&report.Report{Burst: "swept", MaxRateUnderSLO: f(10),
 		Sweep: []report.SweepStep{step(4, 0.02, true), step(12, 0.5, false), step(10, 0.04, true)},

@@ -14,12 +14,19 @@ import (
 type CapacityPlan struct {
 	TargetRate float64 `json:"target_rate"`
 	Headroom   float64 `json:"headroom"`
-	// MaxRate is the highest rate one instance held under the SLO. AtMost
-	// says no step failed: the true maximum is higher, so Instances and
-	// GPUs are upper bounds.
-	MaxRate         float64 `json:"max_rate"`
-	AtMost          bool    `json:"at_most"`
-	Instances       int     `json:"instances"`
+	// MaxRate is the highest rate one instance held under the SLO (the
+	// rate its requests arrived at, where measured). AtMost says no step
+	// failed: the true maximum is higher, so Instances and GPUs are upper
+	// bounds.
+	MaxRate   float64 `json:"max_rate"`
+	AtMost    bool    `json:"at_most"`
+	Instances int     `json:"instances"`
+	// FailingRate is the lowest rate above MaxRate that one instance did
+	// not hold (0: none failed), and FewestInstances what the target would
+	// need at it: fewer cannot hold the target, so the fleet lies in
+	// [FewestInstances, Instances], the knee's uncertainty as instances.
+	FailingRate     float64 `json:"failing_rate,omitempty"`
+	FewestInstances int     `json:"fewest_instances,omitempty"`
 	GPUsPerInstance int     `json:"gpus_per_instance,omitempty"`
 	// GPUs is null where the GPUs of an instance are not known.
 	GPUs *int `json:"gpus,omitempty"`
@@ -28,11 +35,15 @@ type CapacityPlan struct {
 }
 
 // SizeFleet plans for c from maxRate, the rate one instance held (a lower bound
-// when atMost); outputTPS is its output tokens per second there (nil:
-// not measured) and gpus its GPUs (0: not known).
-func SizeFleet(c config.Capacity, maxRate float64, atMost bool, outputTPS *float64, gpus int) CapacityPlan {
+// when atMost), and failingRate, the lowest above it that it did not (0:
+// none); outputTPS is its output tokens per second at maxRate (nil: not
+// measured) and gpus its GPUs (0: not known).
+func SizeFleet(c config.Capacity, maxRate, failingRate float64, atMost bool, outputTPS *float64, gpus int) CapacityPlan {
 	p := CapacityPlan{TargetRate: c.TargetRate, Headroom: c.Headroom, MaxRate: maxRate, AtMost: atMost, GPUsPerInstance: gpus}
 	p.Instances = instances(c.TargetRate, c.Headroom, maxRate)
+	if failingRate > maxRate && !atMost {
+		p.FailingRate, p.FewestInstances = failingRate, instances(c.TargetRate, c.Headroom, failingRate)
+	}
 	if gpus > 0 {
 		n := p.Instances * gpus
 		p.GPUs = &n
@@ -71,7 +82,29 @@ func (p CapacityPlan) String() string {
 	if p.AtMost {
 		each = "at least " + each
 	}
-	return fmt.Sprintf("instances %s%d, %s for %.4g/s + %.0f %% headroom at %s per instance", bound, p.Instances, gpus, p.TargetRate, 100*p.Headroom, each)
+	count := fmt.Sprintf("%s%d", bound, p.Instances)
+	if p.FewestInstances > 0 && p.FewestInstances < p.Instances {
+		count = fmt.Sprintf("%d–%d (%d at %.4g/s per instance, the highest rate that held; %d would need %.4g/s, which did not)", p.FewestInstances, p.Instances, p.Instances, p.MaxRate, p.FewestInstances, p.FailingRate)
+	}
+	return fmt.Sprintf("instances %s, %s for %.4g/s + %.0f %% headroom at %s per instance", count, gpus, p.TargetRate, 100*p.Headroom, each)
+}
+
+// FleetCost is what a million output tokens cost from the fleet a plan
+// buys, at the plan's target rate: the price of the whole fleet, idle
+// headroom included, not one instance's at its knee.
+type FleetCost struct {
+	Instances        int      `json:"instances"`
+	Hourly           float64  `json:"hourly"`
+	PerMillionOutput *float64 `json:"per_million_output_tokens"`
+}
+
+// PriceFleet prices plan's fleet of instances costing hourly each,
+// serving the target rate at tokensPerRequest output tokens a request.
+func PriceFleet(plan CapacityPlan, hourly, tokensPerRequest float64) *FleetCost {
+	f := &FleetCost{Instances: plan.Instances, Hourly: float64(plan.Instances) * hourly}
+	tps := plan.TargetRate * tokensPerRequest
+	f.PerMillionOutput = perMillion(f.Hourly, &tps)
+	return f
 }
 
 // perMillion is the price of a million tokens at tokensPerSecond from an

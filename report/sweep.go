@@ -62,9 +62,11 @@ type Knee struct {
 	// Objectives are the tightest latency objectives of the burst's
 	// scenarios, in seconds by metric: the curve's SLO lines.
 	Objectives map[string]float64 `json:"objectives,omitempty"`
-	// Capacity and Cost are at Passing, where capacity: and cost: are set.
+	// Capacity and Cost are at Passing, where capacity: and cost: are set;
+	// Fleet prices the capacity's fleet at its target rate, where both are.
 	Capacity *CapacityPlan `json:"capacity,omitempty"`
 	Cost     *CostPrice    `json:"cost,omitempty"`
+	Fleet    *FleetCost    `json:"fleet_cost,omitempty"`
 	// Why says why Capacity or Cost could not be given.
 	Why string `json:"why,omitempty"`
 }
@@ -206,17 +208,25 @@ func SizeSweep(b config.Burst, rep *Report) {
 	if b.Capacity != nil && b.Capacity.GPUsPerInstance > 0 {
 		gpus = b.Capacity.GPUsPerInstance
 	}
-	var at *SweepStep
+	var at, above *SweepStep
 	for i := range rep.Sweep {
-		if k.Passing != nil && rep.Sweep[i].Rate == *k.Passing && rep.Sweep[i].Passed {
-			at = &rep.Sweep[i]
+		st := &rep.Sweep[i]
+		if k.Passing != nil && st.Rate == *k.Passing && st.Passed {
+			at = st
+		}
+		if k.Failing != nil && st.Rate == *k.Failing && !st.Passed {
+			above = st
 		}
 	}
-	k.Capacity, k.Cost, k.Why = nil, nil, ""
+	k.Capacity, k.Cost, k.Fleet, k.Why = nil, nil, nil, ""
 	if at == nil {
 		k.Why = "no step held the SLO: nothing to size or price"
 	} else if b.Capacity != nil {
-		p := SizeFleet(*b.Capacity, at.Rate, k.Failing == nil, at.Throughput.OutputTokens, gpus)
+		failing := 0.0
+		if above != nil {
+			failing = above.served()
+		}
+		p := SizeFleet(*b.Capacity, at.served(), failing, k.Failing == nil, at.Throughput.OutputTokens, gpus)
 		k.Capacity = &p
 	}
 	if b.Cost == nil {
@@ -233,7 +243,19 @@ func SizeSweep(b config.Burst, rep *Report) {
 	}
 	if at != nil {
 		k.Cost = at.Cost
+		if k.Capacity != nil && at.Throughput.OutputTokens != nil && at.served() > 0 {
+			k.Fleet = PriceFleet(*k.Capacity, hourly, *at.Throughput.OutputTokens/at.served())
+		}
 	}
+}
+
+// served is the rate the step's requests arrived at, where measured, else
+// the rate it offered: what one instance held or did not.
+func (st *SweepStep) served() float64 {
+	if st.AchievedRate != nil && *st.AchievedRate > 0 {
+		return *st.AchievedRate
+	}
+	return st.Rate
 }
 
 // targetRatio is the goodput ratio a step must reach: auto's target_ratio,

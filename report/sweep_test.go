@@ -1,6 +1,7 @@
 package report_test
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -15,11 +16,14 @@ import (
 func run(rate float64, n, bad int, start time.Time) report.Run {
 	_, scenarios := reporttest.Burst()
 	results := reporttest.Results(scenarios[0], start, n, 0)
+	for i, res := range results { // arriving at the step's rate
+		res.Sched = start.Add(time.Duration(float64(i) / rate * float64(time.Second)))
+	}
 	for _, res := range results[:bad] {
 		res.TTFT, res.Checks = 200*time.Millisecond, nil
 		prober.Evaluate(res, scenarios[0], nil)
 	}
-	return report.Run{Rate: rate, Start: start, End: start.Add(time.Duration(n) * 100 * time.Millisecond), Planned: n, Results: results}
+	return report.Run{Rate: rate, Start: start, End: start.Add(time.Duration(float64(n) / rate * float64(time.Second))), Planned: n, Results: results}
 }
 
 // A step passes on its goodput's lower bound, not its ratio; the knee is
@@ -53,8 +57,8 @@ func TestSweepJudgesStepsByTheGoodputBound(t *testing.T) {
 	if !last.Bisect || last.Good != 36 || last.Judged != 40 || *last.GoodputRatio != 0.9 || *last.GoodputLower > 0.8 || last.Latency["ttft"].Count != 40 {
 		t.Errorf("the bisecting step %+v", last)
 	}
-	if p := k.Capacity; p == nil || p.Instances != 10 || p.AtMost || p.GPUs != nil {
-		t.Errorf("capacity %+v: want 10 instances for 60/s at 6/s, GPUs unknown", p)
+	if p := k.Capacity; p == nil || p.Instances != 10 || p.FewestInstances != 8 || p.AtMost || p.GPUs != nil {
+		t.Errorf("capacity %+v: want 8 to 10 instances for 60/s at 6/s (8 at 8/s, which failed), GPUs unknown", p)
 	}
 	if k.Cost != nil || k.Why == "" || rep.Sweep[0].Cost != nil {
 		t.Errorf("a price per GPU without GPUs: %+v, why %q", k.Cost, k.Why)
@@ -64,5 +68,9 @@ func TestSweepJudgesStepsByTheGoodputBound(t *testing.T) {
 	report.SizeSweep(b, rep)
 	if k := rep.Knee; k.Cost == nil || k.Cost.InstanceHourly != 4 || k.Capacity.GPUs == nil || *k.Capacity.GPUs != 20 || k.Why != "" {
 		t.Errorf("with 2 GPUs: capacity %+v, cost %+v, why %q", k.Capacity, k.Cost, k.Why)
+	}
+	// The fleet: 10 instances at 4 an hour for 50/s of 5 output tokens.
+	if f := rep.Knee.Fleet; f == nil || f.Instances != 10 || f.Hourly != 40 || f.PerMillionOutput == nil || math.Abs(*f.PerMillionOutput-40/(3600*250.0)*1e6) > 1e-6 {
+		t.Errorf("fleet %+v", f)
 	}
 }

@@ -181,6 +181,8 @@ type sequence struct {
 	arrived      time.Time
 	admitted     time.Time
 	first, last  time.Time
+	// counted: LongRun judges it (it arrived after the warm-up).
+	counted bool
 	// out gets one value per token, then is closed; buffered for the whole
 	// response so the scheduler never waits on a slow client.
 	out chan struct{}

@@ -9,10 +9,11 @@ import (
 
 // Workload is a steady load for LongRun: Poisson arrivals at Rate a second
 // for Duration, each request PromptTokens in and OutputTokens out, judged
-// good when its TTFT and TPOT meet the objectives (0: none).
+// good when its TTFT and TPOT meet the objectives (0: none). Requests that
+// arrive in the first WarmUp are sent but not counted.
 type Workload struct {
 	Rate                       float64
-	Duration                   time.Duration
+	Duration, WarmUp           time.Duration
 	PromptTokens, OutputTokens int
 	TTFT, TPOT                 time.Duration
 	Seed                       uint64
@@ -23,6 +24,8 @@ type LongRunResult struct {
 	// Requests arrived; Rejected of them found the queue full; Good met
 	// both objectives (a rejected request is not good).
 	Requests, Rejected, Good int
+	// InOrder says of each request, in arrival order, whether it was good.
+	InOrder []bool
 }
 
 // Goodput is the share of requests that were good.
@@ -52,12 +55,20 @@ func LongRun(cfg Config, w Workload) (LongRunResult, error) {
 	end := t0.Add(w.Duration)
 	var out LongRunResult
 	var inFlight []*sequence
+	index := map[*sequence]int{}
 	arrive := func(until time.Time) {
 		for ; !next.After(until) && next.Before(end); next = next.Add(time.Duration(rng.ExpFloat64() / w.Rate * float64(time.Second))) {
-			out.Requests++
-			s := &sequence{ctx: context.Background(), promptTokens: w.PromptTokens, maxTokens: w.OutputTokens, arrived: next, out: make(chan struct{}, w.OutputTokens)}
+			counted := !next.Before(t0.Add(w.WarmUp))
+			s := &sequence{ctx: context.Background(), promptTokens: w.PromptTokens, maxTokens: w.OutputTokens, arrived: next, out: make(chan struct{}, w.OutputTokens), counted: counted}
+			if counted {
+				out.Requests++
+				out.InOrder = append(out.InOrder, false)
+				index[s] = len(out.InOrder) - 1
+			}
 			if e.submit(s) != nil {
-				out.Rejected++
+				if counted {
+					out.Rejected++
+				}
 				continue
 			}
 			inFlight = append(inFlight, s)
@@ -82,9 +93,11 @@ func LongRun(cfg Config, w Workload) (LongRunResult, error) {
 				kept = append(kept, s)
 				continue
 			}
-			if w.good(s) {
+			if s.counted && w.good(s) {
 				out.Good++
+				out.InOrder[index[s]] = true
 			}
+			delete(index, s)
 		}
 		clear(inFlight[len(kept):])
 		inFlight = kept

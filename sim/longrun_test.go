@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"reflect"
 	"testing"
 	"time"
 )
@@ -53,7 +54,7 @@ func TestLongRunKnee(t *testing.T) {
 			t.Fatal(err)
 		}
 		again, _ := LongRun(sweepEngine(), w)
-		if again != r {
+		if !reflect.DeepEqual(again, r) {
 			t.Errorf("rate %g: %+v, then %+v", rate, r, again)
 		}
 		if g := r.Goodput(); g > prev {

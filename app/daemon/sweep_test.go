@@ -10,7 +10,7 @@ import (
 // for the metric contract.
 func sweptReport() *report.Report {
 	f := func(v float64) *float64 { return &v }
-	plan := report.SizeFleet(config.Capacity{TargetRate: 100}, 10, false, f(100), 1)
+	plan := report.SizeFleet(config.Capacity{TargetRate: 100}, 10, 0, false, f(100), 1)
 	return &report.Report{Burst: "swept", MaxRateUnderSLO: f(10),
 		Sweep: []report.SweepStep{{Rate: 10, Passed: true, Throughput: report.Throughput{OutputTokens: f(100)},
 			Latency: map[string]stats.Summary{"ttft": {Count: 40, P50: 0.02, P99: 0.04}}}},

@@ -28,7 +28,7 @@ func TestReportPageDrawsTheSweepCurve(t *testing.T) {
 	}
 	// Bisecting steps ran last; the table lists them by rate.
 	r.Sweep = []report.SweepStep{step(4, 0.02, 0.02, 80, true, false), step(8, 0.03, 0.021, 160, true, false), step(12, 0.9, 0.03, 190, false, false), step(10, 0.05, 0.022, 180, true, true)}
-	plan := report.SizeFleet(config.Capacity{TargetRate: 100, Headroom: 0.2}, 10, false, f(180), 2)
+	plan := report.SizeFleet(config.Capacity{TargetRate: 100, Headroom: 0.2}, 10, 0, false, f(180), 2)
 	r.MaxRateUnderSLO = f(10)
 	r.Knee = &report.Knee{TargetRatio: 0.9, Passing: f(10), Failing: f(12), Resolution: 1, Objectives: map[string]float64{"ttft": 0.1}, Capacity: &plan, Cost: r.Sweep[3].Cost}
 	page := render(t, r)

@@ -13,7 +13,7 @@ func sweptReport() *report.Report {
 		return report.SweepStep{Rate: rate, Passed: passed, Throughput: report.Throughput{OutputTokens: ptrTo(8 * rate)},
 			Latency: map[string]stats.Summary{"ttft": {Count: 40, P50: ttft, P99: 2 * ttft}, "tpot": {Count: 40, P50: 0.02, P99: 0.03}}}
 	}
-	plan := report.SizeFleet(config.Capacity{TargetRate: 100}, 1, false, ptrTo(8.0), 2)
+	plan := report.SizeFleet(config.Capacity{TargetRate: 100}, 1, 0, false, ptrTo(8.0), 2)
 	return &report.Report{ID: "swept-20200101T000000Z", Burst: "swept", Target: "sim", Model: "sim-model", MaxRateUnderSLO: ptrTo(1.0),
 		Latency: map[string]stats.Summary{"ttft": {Count: 1, P50: 0.1, P99: 0.1}},
 		Sweep:   []report.SweepStep{step(1, 0.05, true), step(2, 0.8, false)},

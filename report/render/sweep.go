@@ -141,8 +141,11 @@ func planText(r *report.Report) []string {
 		out = append(out, "capacity: "+k.Capacity.String())
 	}
 	if c := k.Cost; c != nil {
-		line := fmt.Sprintf("cost: %s per million output tokens, %s per million tokens at the max rate under SLO (an instance at %.4g an hour)",
+		line := fmt.Sprintf("cost: %s per million output tokens, %s per million tokens from one instance at the max rate under SLO (%.4g an hour)",
 			na(c.PerMillionOutput, "%.4g", 1), na(c.PerMillionTotal, "%.4g", 1), c.InstanceHourly)
+		if f := k.Fleet; f != nil && k.Capacity != nil {
+			line += fmt.Sprintf("; the fleet of %d at %.4g/s: %s per million output tokens (%.4g an hour, headroom and all)", f.Instances, k.Capacity.TargetRate, na(f.PerMillionOutput, "%.4g", 1), f.Hourly)
+		}
 		if g := r.GPU; g != nil && g.JoulesPerOutputToken != nil {
 			line += fmt.Sprintf("; energy %.3g J per output token over the sweep (NVML)", *g.JoulesPerOutputToken)
 		}

@@ -26,7 +26,7 @@ func TestKneeTextSaysWhatTheStepsBound(t *testing.T) {
 			t.Errorf("knee %+v says %q, want %q", c.knee, got, c.want)
 		}
 	}
-	open := report.SizeFleet(config.Capacity{TargetRate: 100}, 16, true, nil, 1)
+	open := report.SizeFleet(config.Capacity{TargetRate: 100}, 16, 0, true, nil, 1)
 	r := &report.Report{Sweep: []report.SweepStep{{Rate: 16, Passed: true}}, Knee: &report.Knee{Passing: f(16), Capacity: &open}}
 	checks := planChecks(r)
 	if len(checks) != 2 || checks[1].Name != "capacity" || !strings.Contains(checks[1].Detail, "instances at most 7, GPUs at most 7") {
