@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/common/version"
 
+	"github.com/llmprobe/llmprobe/decide"
 	"github.com/llmprobe/llmprobe/enginemetrics"
 	"github.com/llmprobe/llmprobe/plan"
 	"github.com/llmprobe/llmprobe/prober"
@@ -123,7 +124,8 @@ func (r Runner) measure(ctx context.Context, b *plan.Burst, meta report.Meta) *r
 	}
 	sw, steps := report.NewSweep(b.Burst, meta), b.Stepper()
 	for rate, bisect, ok := steps.Next(); ok && ctx.Err() == nil; rate, bisect, ok = steps.Next() {
-		steps.Record(sw.Add(eng.around(ctx, func() report.Run { return r.runMeasured(ctx, b, rate) }), bisect))
+		v := sw.Add(eng.around(ctx, func() report.Run { return r.runMeasured(ctx, b, rate) }), bisect)
+		steps.Record(v == decide.Passed, v == decide.Failed)
 	}
 	return sw.Report()
 }

@@ -434,3 +434,19 @@ func (r MaxRegression) validate(path string, errs *FieldErrors) {
 		errs.Within(path+".spread", *r.Spread, 0, 1, "(0.05 means 5% between runs)")
 	}
 }
+
+// SweepTargetRatio is the goodput ratio a step of b's sweep must reach:
+// auto's target_ratio, else the strictest target_ratio among scenarios
+// (b's) that set objectives; 0 when none does.
+func SweepTargetRatio(b Burst, scenarios []Scenario) float64 {
+	if b.Sweep != nil && b.Sweep.Auto != nil && b.Sweep.Auto.TargetRatio > 0 {
+		return b.Sweep.Auto.TargetRatio
+	}
+	t := 0.0
+	for _, s := range scenarios {
+		if len(s.SLO.Objectives()) > 0 {
+			t = max(t, s.SLO.TargetRatio)
+		}
+	}
+	return t
+}

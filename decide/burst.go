@@ -123,7 +123,7 @@ func StepHeld(aborted bool, goodputLower *float64, target float64) bool {
 // StepVerdict is a sweep step's verdict by the one rule: passed when it
 // held (StepHeld), failed when its goodput ratio's interval lies below the
 // target or it stopped early, not enough evidence when the interval
-// reaches across. The sweep goes on only past a step that held.
+// reaches across. The sweep stops at the first that failed.
 func StepVerdict(aborted bool, goodputLower, goodputUpper *float64, target float64) Verdict {
 	switch {
 	case StepHeld(aborted, goodputLower, target):
@@ -134,25 +134,40 @@ func StepVerdict(aborted bool, goodputLower, goodputUpper *float64, target float
 	return NotEnough
 }
 
-// Step is a sweep step as its knee sees it: its rate and whether it held.
-type Step struct {
-	Rate float64
-	Held bool
+// StepRead is a stored sweep step's verdict: the one it carries, or, in a
+// report written before steps carried one, passed or failed.
+func StepRead(v Verdict, passed bool) Verdict {
+	switch {
+	case v != "":
+		return v
+	case passed:
+		return Passed
+	}
+	return Failed
 }
 
-// Knee bounds a sweep's maximum rate under the SLO: the highest rate that
-// held, and the lowest above it that did not (nil: none).
+// Step is a sweep step as its knee sees it: its rate and its verdict
+// (StepVerdict).
+type Step struct {
+	Rate    float64
+	Verdict Verdict
+}
+
+// Knee bounds a sweep's maximum rate under the SLO: the lowest rate shown
+// to fail, and the highest below it shown to hold (nil: none). Steps with
+// not enough evidence bound nothing: the knee may lie on either side of
+// them, so they widen the interval instead of closing it.
 func Knee(steps []Step) (passing, failing *float64) {
 	for _, st := range steps {
-		if st.Held && (passing == nil || st.Rate > *passing) {
+		if st.Verdict == Failed && (failing == nil || st.Rate < *failing) {
 			r := st.Rate
-			passing = &r
+			failing = &r
 		}
 	}
 	for _, st := range steps {
-		if !st.Held && (passing == nil || st.Rate > *passing) && (failing == nil || st.Rate < *failing) {
+		if st.Verdict == Passed && (failing == nil || st.Rate < *failing) && (passing == nil || st.Rate > *passing) {
 			r := st.Rate
-			failing = &r
+			passing = &r
 		}
 	}
 	return passing, failing

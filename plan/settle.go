@@ -35,6 +35,12 @@ func (b *Burst) Unsettled() []string {
 	if b.SLORule != config.SLORulePoint {
 		out = append(out, b.unsettledSLO(lowest, planned)...)
 	}
+	if t := config.SweepTargetRatio(b.Burst, b.ScenarioConfigs()); b.Sweep != nil && t > 0 && t < 1 {
+		if need := SweepStepNeeds(t); planned < need {
+			out = append(out, fmt.Sprintf("burst %s: its sweep steps plan %d measured requests; near the knee a step needs about %d to show a goodput of %.4g%% (halfway from the %.4g%% target to twice its misses) as failed, since queueing makes a step's requests worth about a third as many independent ones: shorter steps leave the knee's interval wide, or the overload they end before unseen; plan at least %d requests a step",
+				b.Name, planned, need, 100*(t-(1-t)/2), 100*t, need))
+		}
+	}
 	for _, mr := range b.MaxRegression {
 		if need := stats.Needs(mr.Quantile); mr.Metric != config.Goodput && need > planned {
 			out = append(out, fmt.Sprintf("burst %s: max_regression %s %s needs %d samples a run and the run plans %d measured requests: the gate will never be judged; gate a lower percentile, or plan at least %d requests",
@@ -105,4 +111,17 @@ func (b *Burst) unsettledSLO(rate float64, planned int) []string {
 		}
 	}
 	return out
+}
+
+// stepWorth is the share of a sweep step's requests that batch means
+// typically leaves as independent draws near the knee, where requests
+// queue together (measured on the sim's long runs).
+const stepWorth = 3
+
+// SweepStepNeeds is the fewest measured requests a sweep step needs so
+// that a goodput halfway from the target t to twice its misses (85 % for a
+// target of 90 %) shows as failed, at a third of their count as
+// independent draws.
+func SweepStepNeeds(t float64) int {
+	return stepWorth * stats.WilsonToSettle(t-(1-t)/2, t, 1<<30)
 }

@@ -12,11 +12,7 @@ import (
 // A gate on a percentile a run measures too few requests for is said at
 // --config.check; one it can judge is not.
 func TestUnsettled(t *testing.T) {
-	b := config.DefaultBurst
-	b.Name, b.Target = "b", "t"
-	b.Scenarios = []config.WeightedScenario{{Scenario: testkit.Scenario().Name, Weight: 1}}
-	b.Arrival = config.Arrival{Process: config.ArrivalPoisson, Rate: 4, Burstiness: 1}
-	b.Requests = 80
+	b := poissonBurst("b", 80)
 	b.MaxRegression = []config.MaxRegression{{Metric: "ttft", Quantile: "p50", MaxIncrease: 0.2}, {Metric: "ttft", Quantile: "p99", MaxIncrease: 0.2}}
 	got := BurstOf(b, testkit.Scenario()).Unsettled()
 	if len(got) != 1 || !strings.Contains(got[0], "burst b: max_regression ttft p99 needs 368 samples a run and the run plans 80 measured requests") {
@@ -55,4 +51,29 @@ func TestUnsettled(t *testing.T) {
 	if got := BurstOf(b, s).Unsettled(); len(got) != 0 {
 		t.Errorf("rule point: warnings %q", got)
 	}
+}
+
+// A sweep whose steps are too short to show its knee is said at
+// --config.check: 60 requests a step against a 90 % target, where about
+// 411 show 85 % failed; 600 are enough.
+func TestUnsettledSweep(t *testing.T) {
+	b := poissonBurst("curve", 60)
+	b.Sweep = &config.Sweep{Auto: &config.AutoSweep{Start: 4, Step: 4, Max: 24, Resolution: 1, TargetRatio: 0.9}}
+	got := BurstOf(b, testkit.Scenario()).Unsettled()
+	if len(got) != 1 || !strings.Contains(got[0], "burst curve: its sweep steps plan 60 measured requests; near the knee a step needs about 411 to show a goodput of 85% (halfway from the 90% target to twice its misses) as failed") {
+		t.Errorf("warnings %q", got)
+	}
+	b.Requests = 600
+	if got := BurstOf(b, testkit.Scenario()).Unsettled(); len(got) != 0 {
+		t.Errorf("600 requests a step: warnings %q", got)
+	}
+}
+
+// poissonBurst is a burst of requests at 4/s of testkit's scenario.
+func poissonBurst(name string, requests int) config.Burst {
+	b := config.DefaultBurst
+	b.Name, b.Target, b.Requests = name, "t", requests
+	b.Scenarios = []config.WeightedScenario{{Scenario: testkit.Scenario().Name, Weight: 1}}
+	b.Arrival = config.Arrival{Process: config.ArrivalPoisson, Rate: 4, Burstiness: 1}
+	return b
 }

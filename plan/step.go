@@ -2,27 +2,37 @@ package plan
 
 import (
 	"math"
+	"slices"
 
 	"github.com/llmprobe/llmprobe/config"
 )
 
 // Stepper decides a sweep's next rate from the verdicts of the steps
 // before it: the listed or auto's linear rates, lowest first, up to the
-// first that fails; then auto bisects between the last passing and the
-// first failing rate until they are its resolution apart.
+// first whose goodput is shown below the target; a step with not enough
+// evidence either way does not stop it, since the knee may lie above it.
+// Then auto bisects the widest gap between the rates run from the highest
+// that held to the lowest that failed, until every gap there is within its
+// resolution or it has run bisectSteps more: a gap next to a step with
+// not enough evidence is where the knee is least known.
 type Stepper struct {
 	rates      []float64
 	resolution float64 // 0: no bisection
-	pass, fail float64
-	passed     bool // some step passed: pass holds a rate
-	failed     bool // some step failed: fail holds a rate
+	budget     int     // bisecting steps left
+	run        []stepRun
+	failed     bool // some step failed: the linear rates are done
 	current    float64
+}
+
+type stepRun struct {
+	rate         float64
+	held, failed bool
 }
 
 // Stepper starts the burst's sweep; a burst without one runs its own rate
 // once.
 func (b *Burst) Stepper() *Stepper {
-	s := &Stepper{rates: b.Rates()}
+	s := &Stepper{rates: b.Rates(), budget: bisectSteps(b.Burst)}
 	if b.Sweep != nil && b.Sweep.Auto != nil {
 		s.resolution = b.Sweep.Auto.Resolution
 	}
@@ -32,25 +42,61 @@ func (b *Burst) Stepper() *Stepper {
 // Next is the rate to run next, and whether it bisects; ok is false when
 // the sweep is done.
 func (s *Stepper) Next() (rate float64, bisect, ok bool) {
-	switch {
-	case !s.failed && len(s.rates) > 0:
+	if !s.failed && len(s.rates) > 0 {
 		s.current, s.rates = s.rates[0], s.rates[1:]
 		return s.current, false, true
-	case s.failed && s.passed && s.resolution > 0 && s.fail-s.pass > s.resolution*(1+1e-9):
-		s.current = (s.pass + s.fail) / 2
-		return s.current, true, true
 	}
-	return 0, false, false
+	if s.resolution <= 0 || s.budget <= 0 {
+		return 0, false, false
+	}
+	lo, hi, ok := s.widestGap()
+	if !ok {
+		return 0, false, false
+	}
+	s.budget--
+	s.current = (lo + hi) / 2
+	return s.current, true, true
 }
 
-// Record takes the verdict of the rate Next gave last.
-func (s *Stepper) Record(passed bool) {
-	switch {
-	case passed && (!s.passed || s.current > s.pass):
-		s.pass, s.passed = s.current, true
-	case !passed && (!s.failed || s.current < s.fail):
-		s.fail, s.failed = s.current, true
+// widestGap is the widest gap wider than the resolution between two
+// neighbouring rates run, from the highest that held below the lowest that
+// failed up to that one; false without both.
+func (s *Stepper) widestGap() (lo, hi float64, ok bool) {
+	fail, pass := math.Inf(1), math.Inf(-1)
+	for _, r := range s.run {
+		if r.failed {
+			fail = min(fail, r.rate)
+		}
 	}
+	for _, r := range s.run {
+		if r.held && r.rate < fail {
+			pass = max(pass, r.rate)
+		}
+	}
+	if math.IsInf(fail, 1) || math.IsInf(pass, -1) {
+		return 0, 0, false
+	}
+	var inside []float64
+	for _, r := range s.run {
+		if r.rate >= pass && r.rate <= fail {
+			inside = append(inside, r.rate)
+		}
+	}
+	slices.Sort(inside)
+	for i := 1; i < len(inside); i++ {
+		if gap := inside[i] - inside[i-1]; gap > s.resolution*(1+1e-9) && gap > hi-lo {
+			lo, hi, ok = inside[i-1], inside[i], true
+		}
+	}
+	return lo, hi, ok
+}
+
+// Record takes the verdict of the rate Next gave last: held (its goodput
+// shown at the target or above), failed (shown below, or stopped), or
+// neither (not enough evidence).
+func (s *Stepper) Record(held, failed bool) {
+	s.run = append(s.run, stepRun{rate: s.current, held: held, failed: failed})
+	s.failed = s.failed || failed
 }
 
 // bisectSteps is the most steps auto bisects after its linear ones: each

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/llmprobe/llmprobe/config"
@@ -8,14 +9,40 @@ import (
 
 // run drives a stepper against a target that holds the SLO up to knee.
 func run(s *Stepper, knee float64) (rates []float64, bisects int) {
+	return runUnclear(s, knee, knee)
+}
+
+// runUnclear drives a stepper against a target shown to hold the SLO up to
+// held, shown not to from failed on, with not enough evidence between.
+func runUnclear(s *Stepper, held, failed float64) (rates []float64, bisects int) {
 	for rate, bisect, ok := s.Next(); ok; rate, bisect, ok = s.Next() {
 		rates = append(rates, rate)
 		if bisect {
 			bisects++
 		}
-		s.Record(rate <= knee)
+		s.Record(rate <= held, rate >= failed)
 	}
 	return rates, bisects
+}
+
+// A step with not enough evidence does not stop the sweep, and the
+// bisection spends its steps on the widest gap between the highest rate
+// that held and the lowest that failed.
+func TestStepperGoesPastNotEnoughEvidence(t *testing.T) {
+	for _, c := range []struct {
+		held, failed float64
+		want         []float64
+	}{
+		// 4 and 8 hold, 12 fails; 10 fails, 9 is unclear; gaps of 1 left.
+		{8, 10, []float64{4, 8, 12, 10, 9}},
+		// 8 is unclear, so 12 runs; then the gaps (4, 8) and (8, 12).
+		{5, 11, []float64{4, 8, 12, 6, 10}},
+	} {
+		rates, _ := runUnclear(stepperOf(autoBurst(4, 4, 24, 1)), c.held, c.failed)
+		if !slices.Equal(rates, c.want) {
+			t.Errorf("held to %g, failed from %g: rates %v, want %v", c.held, c.failed, rates, c.want)
+		}
+	}
 }
 
 func autoBurst(start, step, maxRate, resolution float64) config.Burst {

@@ -87,15 +87,17 @@ type SweepBuilder struct {
 
 // NewSweep starts an empty sweep of b.
 func NewSweep(b config.Burst, meta Meta) *SweepBuilder {
-	return &SweepBuilder{burst: b, meta: meta, target: targetRatio(b, meta.Scenarios)}
+	return &SweepBuilder{burst: b, meta: meta, target: config.SweepTargetRatio(b, meta.Scenarios)}
 }
 
 // Add records one step (bisect: auto ran it between a passing and a
-// failing rate) and reports whether it held the SLO: it ran to its end,
+// failing rate) and returns its verdict: passed when it ran to its end,
 // measured requests, and the lower bound of its goodput ratio's 95 %
-// interval reached the target. A ratio on few requests is uncertain, so a
-// step must measure enough of them to pass: 35 all good for a target of 0.9.
-func (s *SweepBuilder) Add(run Run, bisect bool) bool {
+// interval reached the target; failed when the upper bound stayed below it
+// or it stopped; else not enough evidence. A ratio on few requests is
+// uncertain, so a step must measure enough of them to pass: 35 all good
+// for a target of 0.9.
+func (s *SweepBuilder) Add(run Run, bisect bool) decide.Verdict {
 	rep := Build(s.burst, run, s.meta)
 	s.tokens += rep.AllOutputTokens
 	st := sweepStep(rep, run.Rate)
@@ -104,7 +106,7 @@ func (s *SweepBuilder) Add(run Run, bisect bool) bool {
 	st.Verdict = decide.StepVerdict(rep.Aborted, st.GoodputLower, st.GoodputUpper, s.target)
 	s.steps = append(s.steps, st)
 	s.reports = append(s.reports, rep)
-	return st.Passed
+	return st.Verdict
 }
 
 // sweepStep keeps rep's figures for the curve.
@@ -187,7 +189,7 @@ func (s *SweepBuilder) knee(passing, failing *float64) *Knee {
 func (s *SweepBuilder) held() []decide.Step {
 	out := make([]decide.Step, len(s.steps))
 	for i, st := range s.steps {
-		out[i] = decide.Step{Rate: st.Rate, Held: st.Passed}
+		out[i] = decide.Step{Rate: st.Rate, Verdict: decide.StepRead(st.Verdict, st.Passed)}
 	}
 	return out
 }
@@ -256,21 +258,6 @@ func (st *SweepStep) served() float64 {
 		return *st.AchievedRate
 	}
 	return st.Rate
-}
-
-// targetRatio is the goodput ratio a step must reach: auto's target_ratio,
-// else the strictest target ratio among the burst's scenarios.
-func targetRatio(b config.Burst, scenarios []config.Scenario) float64 {
-	if b.Sweep != nil && b.Sweep.Auto != nil && b.Sweep.Auto.TargetRatio > 0 {
-		return b.Sweep.Auto.TargetRatio
-	}
-	t := 0.0
-	for _, s := range scenarios {
-		if len(s.SLO.Objectives()) > 0 {
-			t = max(t, s.SLO.TargetRatio)
-		}
-	}
-	return t
 }
 
 // objectives are the tightest latency objective of each curve metric

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/decide"
 	"github.com/llmprobe/llmprobe/internal/reporttest"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
@@ -26,9 +27,10 @@ func run(rate float64, n, bad int, start time.Time) report.Run {
 	return report.Run{Rate: rate, Start: start, End: start.Add(time.Duration(float64(n) / rate * float64(time.Second))), Planned: n, Results: results}
 }
 
-// A step passes on its goodput's lower bound, not its ratio; the knee is
-// the highest passing rate and the lowest failing one above it; the fleet
-// is sized from the passing one, and a price per GPU without GPUs is n/a
+// A step passes on its goodput's lower bound, not its ratio, and fails on
+// its upper bound; the knee is the lowest failing rate and the highest
+// passing one below it, steps with not enough evidence bounding nothing;
+// the fleet is sized from the two, and a price per GPU without GPUs is n/a
 // with the reason.
 func TestSweepJudgesStepsByTheGoodputBound(t *testing.T) {
 	b, scenarios := reporttest.Burst()
@@ -36,29 +38,33 @@ func TestSweepJudgesStepsByTheGoodputBound(t *testing.T) {
 	b.Cost = &config.Cost{PerGPUHour: 2}
 	sw := report.NewSweep(b, report.Meta{Scenarios: scenarios})
 	start := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
-	if sw.Add(run(5, 20, 0, start), false) {
-		t.Error("20 of 20 good (lower bound 0.84) held a target of 0.9")
+	if v := sw.Add(run(5, 20, 0, start), false); v != decide.NotEnough {
+		t.Errorf("20 of 20 good (lower bound 0.84) is %s against a target of 0.9, not %s", v, decide.NotEnough)
 	}
-	if !sw.Add(run(6, 40, 0, start.Add(time.Minute)), false) {
-		t.Error("40 of 40 good (lower bound 0.91) missed a target of 0.9")
+	if v := sw.Add(run(6, 40, 0, start.Add(time.Minute)), false); v != decide.Passed {
+		t.Errorf("40 of 40 good (lower bound 0.91) is %s against a target of 0.9", v)
 	}
-	if sw.Add(run(8, 40, 4, start.Add(2*time.Minute)), true) {
-		t.Error("36 of 40 good, a ratio of 0.9 with a lower bound of 0.77, held a target of 0.9")
+	if v := sw.Add(run(10, 40, 20, start.Add(2*time.Minute)), false); v != decide.Failed {
+		t.Errorf("20 of 40 good is %s against a target of 0.9", v)
+	}
+	if v := sw.Add(run(8, 40, 4, start.Add(3*time.Minute)), true); v != decide.NotEnough {
+		t.Errorf("36 of 40 good, a ratio of 0.9 with a lower bound of 0.77, is %s against a target of 0.9", v)
 	}
 	rep := sw.Report()
 	k := rep.Knee
-	if rep.MaxRateUnderSLO == nil || *rep.MaxRateUnderSLO != 6 || k == nil || k.Passing == nil || *k.Passing != 6 || k.Failing == nil || *k.Failing != 8 || k.TargetRatio != 0.9 {
+	// 8/s had not enough evidence: it bounds nothing, the knee lies in [6, 10).
+	if rep.MaxRateUnderSLO == nil || *rep.MaxRateUnderSLO != 6 || k == nil || k.Passing == nil || *k.Passing != 6 || k.Failing == nil || *k.Failing != 10 || k.TargetRatio != 0.9 {
 		t.Fatalf("max rate %v, knee %+v", rep.MaxRateUnderSLO, k)
 	}
 	if k.Objectives["ttft"] != 0.1 {
 		t.Errorf("objectives %v, want the 100 ms TTFT", k.Objectives)
 	}
-	last := rep.Sweep[2]
+	last := rep.Sweep[3]
 	if !last.Bisect || last.Good != 36 || last.Judged != 40 || *last.GoodputRatio != 0.9 || *last.GoodputLower > 0.8 || last.Latency["ttft"].Count != 40 {
 		t.Errorf("the bisecting step %+v", last)
 	}
-	if p := k.Capacity; p == nil || p.Instances != 10 || p.FewestInstances != 8 || p.AtMost || p.GPUs != nil {
-		t.Errorf("capacity %+v: want 8 to 10 instances for 60/s at 6/s (8 at 8/s, which failed), GPUs unknown", p)
+	if p := k.Capacity; p == nil || p.Instances != 10 || p.FewestInstances != 6 || p.AtMost || p.GPUs != nil {
+		t.Errorf("capacity %+v: want 6 to 10 instances for 60/s at 6/s (6 at 10/s, which failed), GPUs unknown", p)
 	}
 	if k.Cost != nil || k.Why == "" || rep.Sweep[0].Cost != nil {
 		t.Errorf("a price per GPU without GPUs: %+v, why %q", k.Cost, k.Why)

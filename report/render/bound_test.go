@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/decide"
 	"github.com/llmprobe/llmprobe/internal/reporttest"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/render"
@@ -118,7 +119,7 @@ func TestSweepBoundIsTheWorstStep(t *testing.T) {
 	sw := report.NewSweep(b, report.Meta{Scenarios: scenarios})
 	quiet := &stats.RuntimeDelays{SchedLatency: stats.Tail{Count: 100, P99: reporttest.F(0.0002), Max: reporttest.F(0.001)}}
 	busy := &stats.RuntimeDelays{SchedLatency: stats.Tail{Count: 100, P99: reporttest.F(0.02), Max: reporttest.F(0.05)}, GCPause: stats.Tail{Count: 1, P99: reporttest.F(0.001), Max: reporttest.F(0.001)}}
-	if !sw.Add(report.Run{Rate: 5, Start: start, End: start.Add(3 * time.Second), Planned: 40, Results: reporttest.Results(scenarios[0], start, 40, 0), Runtime: quiet}, false) {
+	if sw.Add(report.Run{Rate: 5, Start: start, End: start.Add(3 * time.Second), Planned: 40, Results: reporttest.Results(scenarios[0], start, 40, 0), Runtime: quiet}, false) != decide.Passed {
 		t.Fatal("the quiet step did not pass")
 	}
 	later := start.Add(time.Minute)

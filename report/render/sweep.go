@@ -113,7 +113,7 @@ func kneeText(r *report.Report) string {
 		}
 		return "max rate under SLO: n/a (no step held the SLO)"
 	}
-	rule := fmt.Sprintf("a step holds when the lower bound of its goodput's 95%% interval reaches %.4g%%", 100*k.TargetRatio)
+	rule := fmt.Sprintf("a step holds when the lower bound of its goodput's 95%% interval reaches %.4g%%, fails when the upper bound stays below", 100*k.TargetRatio)
 	switch {
 	case k.Passing == nil && k.Failing != nil:
 		return fmt.Sprintf("max rate under SLO: below %.4g/s, no step held the SLO (%s)", *k.Failing, rule)
@@ -125,6 +125,20 @@ func kneeText(r *report.Report) string {
 	res := ""
 	if k.Resolution > 0 {
 		res = fmt.Sprintf(", bisected to %.4g/s", k.Resolution)
+	}
+	var inside []float64
+	for _, st := range r.Sweep {
+		if st.Rate > *k.Passing && st.Rate < *k.Failing {
+			inside = append(inside, st.Rate)
+		}
+	}
+	slices.Sort(inside)
+	var unclear []string
+	for _, rate := range inside {
+		unclear = append(unclear, fmt.Sprintf("%.4g/s", rate))
+	}
+	if len(unclear) > 0 {
+		res = fmt.Sprintf(" (%s had not enough evidence either way: longer steps would narrow it)", strings.Join(unclear, ", "))
 	}
 	return fmt.Sprintf("max rate under SLO: in [%.4g, %.4g)/s%s (%s)", *k.Passing, *k.Failing, res, rule)
 }

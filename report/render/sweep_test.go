@@ -17,7 +17,7 @@ func TestKneeTextSaysWhatTheStepsBound(t *testing.T) {
 		knee report.Knee
 		want string
 	}{
-		{report.Knee{TargetRatio: 0.9, Passing: f(10), Failing: f(10.5), Resolution: 0.5}, "max rate under SLO: in [10, 10.5)/s, bisected to 0.5/s (a step holds when the lower bound of its goodput's 95% interval reaches 90%)"},
+		{report.Knee{TargetRatio: 0.9, Passing: f(10), Failing: f(10.5), Resolution: 0.5}, "max rate under SLO: in [10, 10.5)/s, bisected to 0.5/s (a step holds when the lower bound of its goodput's 95% interval reaches 90%, fails when the upper bound stays below)"},
 		{report.Knee{TargetRatio: 0.9, Passing: f(16)}, "max rate under SLO: at least 16/s, no step failed"},
 		{report.Knee{TargetRatio: 0.99, Failing: f(4)}, "max rate under SLO: below 4/s, no step held the SLO"},
 	} {
@@ -25,6 +25,11 @@ func TestKneeTextSaysWhatTheStepsBound(t *testing.T) {
 		if got := kneeText(r); !strings.HasPrefix(got, c.want) {
 			t.Errorf("knee %+v says %q, want %q", c.knee, got, c.want)
 		}
+	}
+	// Steps with not enough evidence inside the interval are named.
+	unclear := &report.Report{Sweep: []report.SweepStep{{Rate: 4}, {Rate: 8}, {Rate: 12}, {Rate: 10}, {Rate: 9}}, Knee: &report.Knee{TargetRatio: 0.9, Passing: f(8), Failing: f(12), Resolution: 1}}
+	if got, want := kneeText(unclear), "max rate under SLO: in [8, 12)/s (9/s, 10/s had not enough evidence either way: longer steps would narrow it)"; !strings.HasPrefix(got, want) {
+		t.Errorf("knee says %q, want %q", got, want)
 	}
 	open := report.SizeFleet(config.Capacity{TargetRate: 100}, 16, 0, true, nil, 1)
 	r := &report.Report{Sweep: []report.SweepStep{{Rate: 16, Passed: true}}, Knee: &report.Knee{Passing: f(16), Capacity: &open}}
