@@ -14,7 +14,7 @@ STATICCHECK_VERSION ?= v0.8.2
 # nvml.h marks many calls deprecated; the warnings drown real build output.
 export CGO_CFLAGS ?= -Wno-deprecated-declarations
 
-.PHONY: all build image test lint run generate fmt-check vet staticcheck bench bench-rss bench-longctx
+.PHONY: all build image test lint run generate fmt-check vet staticcheck bench bench-rss bench-longctx calibrate
 
 all: lint test build
 
@@ -66,6 +66,21 @@ bench:
 # ready (about 70 s).
 bench-rss: build
 	$(GO) run ./bench/rss -bin $(BIN)
+
+# Every decision rule against sims whose true difference is known, the
+# tables docs/decisions.md quotes (about 50 minutes on 2 cores): simulated
+# days of the always-on judge on a virtual clock; the knee's interval
+# across 20 seeds on the sim's engine loop, then the documented sweep for
+# real with 2 seeds; compare and the regression gates, quiet and beside two
+# busy loops.
+calibrate: build
+	$(GO) test -count=1 -run 'TestSimulatedDays$$' -v ./compare
+	$(GO) test -count=1 -run 'TestKneeIntervalHoldsTheLongRunKnee$$' -v ./plan
+	$(GO) run ./bench/calibrate -binary $(BIN) -mode knee -runs 2 -busy 0
+	$(GO) run ./bench/calibrate -binary $(BIN) -mode gates -conditions identical,8,40 -runs 5 -busy 0
+	$(GO) run ./bench/calibrate -binary $(BIN) -mode gates -conditions identical,8,40 -runs 5 -busy 2
+	$(GO) run ./bench/calibrate -binary $(BIN) -conditions identical,15,40 -runs 2 -busy 0
+	$(GO) run ./bench/calibrate -binary $(BIN) -conditions identical,15,40 -runs 2 -busy 2
 
 # The gate's peak RSS sending 128k-token prompts, 10 at once, to the sim in a
 # child process (about 20 s); docs/long-context.md quotes it.

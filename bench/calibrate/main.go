@@ -1,5 +1,6 @@
-// Command calibrate checks `llmprobe compare` against simulated engines whose
-// true difference is known. It starts one truth-stamping baseline sim and one
+// Command calibrate checks `llmprobe compare` (and, with -mode=gates, the
+// regression gates of `llmprobe gate --baseline`) against simulated engines
+// whose true difference is known. It starts one truth-stamping baseline sim and one
 // candidate sim per condition (the candidate's decode step N % slower, or
 // identical), runs the real binary's compare between them again and again,
 // optionally beside busy loops that steal CPU, and after every run compares
@@ -11,6 +12,11 @@
 //	go run ./bench/calibrate                               # 10 runs of identical, 15, 25, 40 % (hours)
 //	go run ./bench/calibrate -dry -busy=0 -rounds=2        # one identical run: checks the bench works
 //	go run ./bench/calibrate -conditions=identical,40 -runs=20 -json=calibrate.json -out=DIR
+//	go run ./bench/calibrate -mode=gates -conditions=identical,8,40 -runs=10   # one baseline run, N candidate runs each
+//	go run ./bench/calibrate -mode=knee -runs=3                                # the documented sweep, seeds 1-3
+//
+// `make calibrate` runs both, quiet and busy, beside the simulated days of
+// the always-on judge and the knee's coverage across seeds.
 //
 // Every run keeps its compare JSON, stdout, stderr and the sims' truth under
 // -out (a temp dir unless given), beside the config it used.
@@ -55,6 +61,7 @@ func main() {
 	flag.StringVar(&o.out, "out", "", "directory for the config, the sims' logs and every run's artefacts (default: a new temp dir)")
 	flag.StringVar(&o.jsonPath, "json", "", "write the table and every run as JSON here (empty: do not)")
 	dry := flag.Bool("dry", false, "one run of the identical condition only: checks the bench works")
+	flag.StringVar(&o.mode, "mode", "compare", "compare: llmprobe compare runs; gates: llmprobe gate --baseline runs against one baseline run; knee: the documented sweep with seeds 1 to -runs against the long-run knee")
 	flag.Parse()
 
 	var err error
@@ -80,6 +87,25 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	fmt.Fprintln(os.Stderr, "artefacts:", o.out)
+	switch o.mode {
+	case "gates":
+		results, err := runGates(ctx, o, os.Stderr)
+		printGates(os.Stdout, o.conditions, results, o.busy)
+		if err != nil {
+			fail(err)
+		}
+		return
+	case "knee":
+		truth, results, err := runKnee(ctx, o, os.Stderr)
+		printKnee(os.Stdout, truth, results)
+		if err != nil {
+			fail(err)
+		}
+		return
+	case "compare":
+	default:
+		fail(fmt.Errorf("-mode %q: want compare, gates or knee", o.mode))
+	}
 	results, err := run(ctx, o, os.Stderr)
 	rows := summarize(o.conditions, results)
 	printTable(os.Stdout, rows)
@@ -104,6 +130,7 @@ func fail(err error) {
 }
 
 type options struct {
+	mode       string
 	binary     string
 	runs       int
 	rounds     int
@@ -202,7 +229,13 @@ func configYAML(baseline *sim, conds []condition, candidates []*sim) string {
     prompt_tokens: {distribution: uniform, min: 64, max: 256}
     output_tokens: 32
     slo: {ttft: 2s, target_ratio: 0.95}
-bursts:
+` + releaseBurst)
+	return b.String()
+}
+
+// releaseBurst is the burst both calibrations run: 200 requests at 20/s
+// against the stable target, seeded.
+const releaseBurst = `bursts:
   - name: release
     target: stable
     scenarios: [{scenario: chat}]
@@ -210,9 +243,7 @@ bursts:
     requests: 200
     warmup: {requests: 5}
     seed: 42
-`)
-	return b.String()
-}
+`
 
 // sim is one `llmprobe sim` child process.
 type sim struct {
