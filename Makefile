@@ -68,7 +68,7 @@ bench-rss: build
 	$(GO) run ./bench/rss -bin $(BIN)
 
 # Every decision rule against sims whose true difference is known, the
-# tables docs/decisions.md quotes (about 50 minutes on 2 cores): simulated
+# tables docs/decisions.md quotes (47 minutes on 2 cores): simulated
 # days of the always-on judge on a virtual clock; the knee's interval
 # across 20 seeds on the sim's engine loop, then the documented sweep for
 # real with 2 seeds; compare and the regression gates, quiet and beside two

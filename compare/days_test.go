@@ -19,13 +19,13 @@ func TestSimulatedDays(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	al := Alerting{Every: time.Minute, For: forDur}
+	al := alerting{Every: time.Minute, For: forDur}
 	const days = 100
-	for i, c := range DayCases() {
-		r := SimulateDays(c.DayCase, config.DefaultComparison, config.DefaultCanary.Interval.Std(), al, days, uint64(i+1))
-		med, medOK := r.AlertAt(0.5)
-		p95, p95OK := r.AlertAt(0.95)
-		pass, passOK := r.PassAt(0.5)
+	for i, c := range dayCases() {
+		r := simulateDays(c.dayCase, config.DefaultComparison, config.DefaultCanary.Interval.Std(), al, days, uint64(i+1))
+		med, medOK := r.alertAt(0.5)
+		p95, p95OK := r.alertAt(0.95)
+		pass, passOK := r.passAt(0.5)
 		t.Logf("%-40s alerted on %3d of %d days; time to alert median %s, 95th %s; to pass median %s", c.Name, len(r.ToAlert), days, when(med, medOK), when(p95, p95OK), when(pass, passOK))
 		switch {
 		case c.WithinTolerance && len(r.ToAlert) > days*5/100:

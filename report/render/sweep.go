@@ -138,7 +138,7 @@ func kneeText(r *report.Report) string {
 		unclear = append(unclear, fmt.Sprintf("%.4g/s", rate))
 	}
 	if len(unclear) > 0 {
-		res = fmt.Sprintf(" (%s had not enough evidence either way: longer steps would narrow it)", strings.Join(unclear, ", "))
+		res = fmt.Sprintf("; %s had not enough evidence either way, and longer steps would narrow it", strings.Join(unclear, ", "))
 	}
 	return fmt.Sprintf("max rate under SLO: in [%.4g, %.4g)/s%s (%s)", *k.Passing, *k.Failing, res, rule)
 }
