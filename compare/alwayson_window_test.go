@@ -236,3 +236,23 @@ func BenchmarkEvaluateFullWindow(b *testing.B) {
 		j.figures()
 	}
 }
+
+// One pair judged: four metrics counted and, while undecided, their
+// evidence taken (the cost the judge adds to every pair).
+func BenchmarkJudgeAdd(b *testing.B) {
+	j := newJudge(time.Hour, 0.1, 20, 1)
+	t0 := time.Unix(0, 0)
+	j.begin(t0, identity{}, identity{})
+	rng := rand.New(rand.NewPCG(1, 2))
+	i := 0
+	for b.Loop() {
+		now := t0.Add(time.Duration(i) * 30 * time.Second)
+		i++
+		j.observe(now, identity{}, identity{})
+		var p alwaysOnPair
+		for m := range numMetrics {
+			p.base[m], p.cand[m] = 1, math.Exp(0.3*rng.NormFloat64())
+		}
+		j.add(p, now)
+	}
+}
