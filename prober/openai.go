@@ -103,8 +103,8 @@ const (
 // error message (from the usual JSON shapes, else the text) and an excerpt
 // of its first bytes, both printable. The target's secrets are masked
 // before anything is cut, so no cut leaves half of one.
-func readError(r io.Reader, red *redact.Redactor) (msg, excerpt string) {
-	b, _ := io.ReadAll(io.LimitReader(r, maxErrorBody))
+func readError(r io.Reader, c io.Closer, red *redact.Redactor) (msg, excerpt string) {
+	b := readBounded(r, c, maxErrorBody, errorGrace)
 	b = red.Bytes(b)
 	excerpt = printable(truncate(string(b), maxBodyExcerpt))
 	var e struct {

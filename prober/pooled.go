@@ -49,7 +49,7 @@ func pooledBody(api config.API, fields, extra map[string]any, r Request, n, prom
 
 // readPooled reads an embeddings or rerank answer whole, at most maxBody bytes.
 func readPooled(r io.Reader) ([]byte, error) {
-	raw, err := io.ReadAll(io.LimitReader(r, maxBody+1))
+	raw, err := readValue(r, maxBody)
 	if err != nil {
 		return nil, fmt.Errorf("reading the answer: %w", err)
 	}

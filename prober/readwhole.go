@@ -13,21 +13,21 @@ import (
 	"github.com/llmprobe/llmprobe/quality"
 )
 
-// readWhole reads an answer that came in one body: E2E, to the body's end,
-// is its one latency, and TTFT, ITL and TPOT stay unset (n/a). An answer
+// readWhole reads an answer that came in one body: E2E, to the end of its
+// JSON value, is its one latency, and TTFT, ITL and TPOT stay unset (n/a). An answer
 // of tokens (stream: false) is kept as a stream's is, for the quality
 // check and a conversation's next turn; an embeddings or rerank answer
-// has no output token at all.
-func (c *Client) readWhole(ctx context.Context, body io.Reader, h http.Header, r Request, res *Result) {
+// has no output token at all. complete says its JSON value was read whole.
+func (c *Client) readWhole(ctx context.Context, body io.Reader, h http.Header, r Request, res *Result) (complete bool) {
 	keep := answerKeep(r)
 	w, err := c.api.whole(body, h, r, keep+answerMargin, c.dialect())
 	res.E2E = time.Since(r.Sched)
 	if res.failAnswer(ctx, err) {
-		return
+		return false
 	}
 	if !c.api.traits().tokens {
 		res.pooled(w)
-		return
+		return true
 	}
 	res.Answer, res.answerLimit, res.FinishReason = w.Content, keep, truncate(w.FinishReason, 32)
 	for _, tc := range w.ToolCalls {
@@ -58,6 +58,7 @@ func (c *Client) readWhole(ctx context.Context, body io.Reader, h http.Header, r
 	default:
 		res.Outcome = OutcomeSuccess
 	}
+	return true
 }
 
 // imagesAsked is the log's word on a request's images, with the body's size.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"strings"
 	"time"
@@ -75,7 +76,12 @@ func (c *Client) do(ctx context.Context, r Request) *Result {
 	}
 	// The deadline counts from t_sched, like every latency.
 	ctx, cancel := context.WithDeadline(ctx, r.Sched.Add(c.target.Timeout.Std()))
-	defer cancel()
+	handedOff := false // the body, and so the context, outlive do
+	defer func() {
+		if !handedOff {
+			cancel()
+		}
+	}()
 
 	discovery := transport.NewTracer(r.Sched)
 	model, err := c.resolveModel(discovery.Context(ctx))
@@ -135,14 +141,20 @@ func (c *Client) do(ctx context.Context, r Request) *Result {
 		res.fail(outcomeOfTransport(reason), phase, reason, transport.Describe(err))
 		return res
 	}
-	defer resp.Body.Close()
-	c.readAnswer(ctx, resp, r, res)
+	if c.readAnswer(ctx, resp, r, res) {
+		handedOff = true
+		release(resp.Body, cancel)
+	} else {
+		_ = resp.Body.Close()
+	}
 	return res
 }
 
 // readAnswer reads the response to r: a failed status, a body that is no
-// event stream, or the stream.
-func (c *Client) readAnswer(ctx context.Context, resp *http.Response, r Request, res *Result) {
+// event stream, or the stream. complete says the answer reached its end
+// (the final event, the end of its JSON value): what follows is the
+// connection's, not the answer's.
+func (c *Client) readAnswer(ctx context.Context, resp *http.Response, r Request, res *Result) (complete bool) {
 	res.HTTPStatus = resp.StatusCode
 	res.Timings.CertExpiry = transport.CertExpiry(resp.TLS)
 	res.logf("HTTP %d %s (connection %s, first byte after %s)", resp.StatusCode, resp.Header.Get("Content-Type"), reusedWord(res.Timings.ConnReused), res.Timings.TTFB.Round(time.Microsecond))
@@ -155,7 +167,7 @@ func (c *Client) readAnswer(ctx context.Context, resp *http.Response, r Request,
 	}
 	if resp.StatusCode != http.StatusOK {
 		res.E2E = time.Since(r.Sched)
-		msg, excerpt := readError(body, c.redact)
+		msg, excerpt := readError(body, resp.Body, c.redact)
 		res.Body = excerpt
 		text := fmt.Sprintf("HTTP %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
 		if ra := resp.Header.Get("Retry-After"); ra != "" {
@@ -165,31 +177,42 @@ func (c *Client) readAnswer(ctx context.Context, resp *http.Response, r Request,
 			text += ": " + msg
 		}
 		res.fail(outcomeOfStatus(resp.StatusCode), transport.PhaseHeaders, reasonHTTPStatus, text)
-		return
+		return false
 	}
 	if encodingErr != nil {
 		res.E2E = time.Since(r.Sched)
 		res.fail(OutcomeStreamError, transport.PhaseHeaders, reasonContentEncoding, encodingErr.Error())
-		return
+		return false
 	}
 	ct := resp.Header.Get("Content-Type")
 	if !c.streams(r) {
-		if c.api.traits().tokens && strings.HasPrefix(ct, "text/event-stream") {
+		if c.api.traits().tokens && isEventStream(ct) {
 			res.E2E = time.Since(r.Sched)
 			res.fail(OutcomeStreamError, transport.PhaseHeaders, reasonUnaskedStream, "an event stream came for a request with stream: false")
-			return
+			return false
 		}
-		c.readWhole(ctx, body, resp.Header, r, res)
-		return
+		return c.readWhole(ctx, body, resp.Header, r, res)
 	}
-	if !strings.HasPrefix(ct, "text/event-stream") {
+	if !isEventStream(ct) {
 		res.E2E = time.Since(r.Sched)
-		msg, excerpt := readError(body, c.redact)
+		msg, excerpt := readError(body, resp.Body, c.redact)
 		res.Body = excerpt
 		res.fail(OutcomeStreamError, transport.PhaseHeaders, reasonNotEventStream, fmt.Sprintf("Content-Type %q is not text/event-stream: %s", ct, msg))
-		return
+		return false
 	}
-	c.readStream(ctx, body, r, res)
+	return c.readStream(ctx, body, r, res)
+}
+
+// isEventStream reports whether Content-Type ct names an event stream.
+// Media types and their parameters' names are case-insensitive (RFC 9110
+// §8.3.1), and a charset, whatever it says, is no reason to refuse one.
+func isEventStream(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil { // a malformed parameter: the type before it still counts
+		mt, _, _ = strings.Cut(ct, ";")
+		mt = strings.ToLower(strings.TrimSpace(mt))
+	}
+	return mt == "text/event-stream"
 }
 
 // streams reports whether r's answer comes as an event stream: an answer

@@ -41,7 +41,9 @@ func answerKeep(r Request) int {
 	return answerPreview
 }
 
-func (c *Client) readStream(ctx context.Context, body io.Reader, r Request, res *Result) {
+// readStream reads the event stream of r's answer; done says its final
+// event came.
+func (c *Client) readStream(ctx context.Context, body io.Reader, r Request, res *Result) (done bool) {
 	st := &streamState{exactCounts: true, answerLimit: answerKeep(r), maxChunks: maxChunks(r.MaxTokens), tools: newToolCalls(config.MaxTools)}
 	events := sse.NewReader(body, maxLineBytes)
 	var chunk streamChunk
@@ -73,8 +75,6 @@ func (c *Client) readStream(ctx context.Context, body io.Reader, r Request, res 
 		if done {
 			st.done = true
 			res.E2E = now.Sub(r.Sched)
-			// Read to the end of the body, so the connection can be reused.
-			_, _ = io.Copy(io.Discard, io.LimitReader(body, maxDrain))
 			break
 		}
 		if len(st.chunkAt) > st.maxChunks {
@@ -110,6 +110,7 @@ func (c *Client) readStream(ctx context.Context, body io.Reader, r Request, res 
 			res.logf("no [DONE] line; finish_reason %q ends the stream", res.FinishReason)
 		}
 	}
+	return st.done
 }
 
 // decode reads one event into chunk, as the target's API writes its

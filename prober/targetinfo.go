@@ -227,7 +227,7 @@ func (s infoServer) getJSON(ctx context.Context, path string, v any) (http.Heade
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		msg, _ := readError(resp.Body, s.Redact)
+		msg, _ := readError(resp.Body, resp.Body, s.Redact)
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxInfoBody))
 		return resp.Header, &infoStatusError{Path: path, Status: resp.StatusCode, Excerpt: msg}
 	}

@@ -48,7 +48,7 @@ type wholeToolCall struct {
 // r is returned as it is.
 func readText(r io.Reader, maxTokens, keep int, parse func(raw []byte, a *answer) error) (*answer, error) {
 	limit := WholeLimit(maxTokens)
-	raw, err := io.ReadAll(io.LimitReader(r, limit+1))
+	raw, err := readValue(r, limit)
 	if err != nil {
 		return nil, fmt.Errorf("reading the answer: %w", err)
 	}
