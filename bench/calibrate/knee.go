@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -60,8 +62,11 @@ type KneeResult struct {
 	WallSeconds     float64  `json:"wall_seconds"`
 }
 
-// runKnee runs the documented sweep once per seed (o.runs of them, from 1)
-// against one sim and holds each knee's interval against the long-run knee.
+// runKnee runs the documented sweep once per seed (o.runs of them, from 1),
+// o.parallel at a time, each against a sim of its own, and holds each
+// knee's interval against the long-run knee. The sweeps are paced by the
+// sims' clocks, not by CPU: at the sweep's rates (4–12/s) a pair of
+// processes uses a few percent of a core.
 func runKnee(ctx context.Context, o options, progress io.Writer) (float64, []KneeResult, error) {
 	truth, err := longRunKnee()
 	if err != nil {
@@ -70,31 +75,61 @@ func runKnee(ctx context.Context, o options, progress io.Writer) (float64, []Kne
 	fmt.Fprintf(progress, "long-run knee of the sim's engine: %.2f/s\n", truth)
 	var sims fleet
 	defer sims.stop()
-	target, err := sims.start(ctx, o, "curve", kneeSimFlags)
-	if err != nil {
+	targets := make(chan *sim, max(o.parallel, 1))
+	for k := range cap(targets) {
+		target, err := sims.start(ctx, o, fmt.Sprintf("curve-%d", k), kneeSimFlags)
+		if err != nil {
+			return truth, nil, err
+		}
+		targets <- target
+	}
+	out := make([]KneeResult, o.runs)
+	errs := make([]error, o.runs)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for i := range o.runs {
+		target := <-targets
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { targets <- target }()
+			out[i], errs[i] = sweepOnce(ctx, o, target, i+1, truth)
+			mu.Lock()
+			defer mu.Unlock()
+			if errs[i] != nil {
+				fmt.Fprintf(progress, "sweep seed %d: %v\n", i+1, errs[i])
+				return
+			}
+			r := out[i]
+			fmt.Fprintf(progress, "sweep seed %d/%d: knee [%s, %s), holds %.2f: %v (%.0fs)\n", r.Seed, o.runs, rateText(r.Passing), rateText(r.Failing), truth, r.Holds, r.WallSeconds)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
 		return truth, nil, err
 	}
-	var out []KneeResult
-	for seed := 1; seed <= o.runs; seed++ {
-		config := filepath.Join(o.out, fmt.Sprintf("sweep-%02d.yml", seed))
-		if err := os.WriteFile(config, []byte(kneeYAML(target, seed)), 0o644); err != nil {
-			return truth, out, err
-		}
-		path := filepath.Join(o.out, fmt.Sprintf("sweep-%02d.json", seed))
-		start := time.Now()
-		args := []string{"--config.file=" + config, "--burst=curve"}
-		if _, err := gate(ctx, o, args, path, fmt.Sprintf("sweep-%02d", seed)); err != nil {
-			return truth, out, err
-		}
-		res := KneeResult{Seed: seed, WallSeconds: time.Since(start).Seconds()}
-		if err := res.read(path); err != nil {
-			return truth, out, fmt.Errorf("seed %d: %w", seed, err)
-		}
-		res.Holds = res.Passing != nil && *res.Passing <= truth && (res.Failing == nil || truth < *res.Failing)
-		fmt.Fprintf(progress, "sweep seed %d/%d: knee [%s, %s), holds %.2f: %v (%.0fs)\n", seed, o.runs, rateText(res.Passing), rateText(res.Failing), truth, res.Holds, res.WallSeconds)
-		out = append(out, res)
-	}
 	return truth, out, nil
+}
+
+// sweepOnce runs the documented sweep with one seed against target.
+func sweepOnce(ctx context.Context, o options, target *sim, seed int, truth float64) (KneeResult, error) {
+	res := KneeResult{Seed: seed}
+	config := filepath.Join(o.out, fmt.Sprintf("sweep-%02d.yml", seed))
+	if err := os.WriteFile(config, []byte(kneeYAML(target, seed)), 0o644); err != nil {
+		return res, err
+	}
+	path := filepath.Join(o.out, fmt.Sprintf("sweep-%02d.json", seed))
+	start := time.Now()
+	args := []string{"--config.file=" + config, "--burst=curve"}
+	if _, err := gate(ctx, o, args, path, fmt.Sprintf("sweep-%02d", seed)); err != nil {
+		return res, err
+	}
+	res.WallSeconds = time.Since(start).Seconds()
+	if err := res.read(path); err != nil {
+		return res, fmt.Errorf("seed %d: %w", seed, err)
+	}
+	res.Holds = res.Passing != nil && *res.Passing <= truth && (res.Failing == nil || truth < *res.Failing)
+	return res, nil
 }
 
 func (r *KneeResult) read(path string) error {

@@ -56,6 +56,7 @@ func main() {
 	flag.StringVar(&o.binary, "binary", "bin/llmprobe", "a built llmprobe binary")
 	flag.IntVar(&o.runs, "runs", 10, "compare runs per condition")
 	flag.IntVar(&o.rounds, "rounds", 0, "passed to compare as --rounds (0: compare's default)")
+	flag.IntVar(&o.parallel, "parallel", 1, "knee mode: sweeps run side by side, each against a sim of its own")
 	flag.IntVar(&o.busy, "busy", 2, "busy loops (sh -c 'while :; do :; done') running beside each compare run")
 	conds := flag.String("conditions", "identical,15,25,40", "comma list: identical, or N for a candidate whose decode step is N % slower")
 	flag.StringVar(&o.out, "out", "", "directory for the config, the sims' logs and every run's artefacts (default: a new temp dir)")
@@ -135,6 +136,7 @@ type options struct {
 	runs       int
 	rounds     int
 	busy       int
+	parallel   int
 	conditions []condition
 	out        string
 	jsonPath   string
