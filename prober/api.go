@@ -86,8 +86,10 @@ type answer struct {
 	// Texts, kept to the bound they were read with, tool calls, how the
 	// answer finished and its usage: the answers of tokens.
 	Content, Reasoning string
-	ToolCalls          []wholeToolCall
-	FinishReason       string
+	// Refusal is the model's refusal, which is no answer (ending.go).
+	Refusal      string
+	ToolCalls    []wholeToolCall
+	FinishReason string
 	// usage is nil when the answer reported none; TextTokens is then what
 	// its texts and tool-call arguments come to by prompt.EstimateTokens,
 	// counted before any was cut, and ReasoningTextTokens the reasoning's

@@ -52,6 +52,7 @@ type choiceDelta struct {
 	Content          string            `json:"content"`
 	ReasoningContent string            `json:"reasoning_content"`
 	Reasoning        string            `json:"reasoning"`
+	Refusal          string            `json:"refusal"`
 	ToolCalls        []json.RawMessage `json:"tool_calls"`
 }
 

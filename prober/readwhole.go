@@ -29,7 +29,8 @@ func (c *Client) readWhole(ctx context.Context, body io.Reader, h http.Header, r
 		res.pooled(w)
 		return true
 	}
-	res.Answer, res.answerLimit, res.FinishReason = w.Content, keep, truncate(w.FinishReason, 32)
+	res.Answer, res.answerLimit, res.FinishReason = w.Content+w.Refusal, keep, truncate(w.FinishReason, 32)
+	res.ending = endingOf(res.FinishReason, w.Refusal != "")
 	for _, tc := range w.ToolCalls {
 		res.ToolCalls = append(res.ToolCalls, quality.ToolCall(tc))
 	}
@@ -51,12 +52,15 @@ func (c *Client) readWhole(ctx context.Context, body io.Reader, h http.Header, r
 		res.ReasoningTokens, res.AnswerTokens, res.ReasoningSource = w.ReasoningTextTokens, max(w.TextTokens-w.ReasoningTextTokens, 0), TokensFromText
 	}
 	switch {
-	case w.Content == "" && w.Reasoning == "" && len(w.ToolCalls) == 0:
+	case res.ending == reasonEngineAbort:
+		res.failAbort()
+	case w.Content == "" && w.Refusal == "" && w.Reasoning == "" && len(w.ToolCalls) == 0:
 		res.fail(OutcomeStreamError, phaseStream, reasonNoOutput, fmt.Sprintf("the answer has no content, reasoning or tool call (finish_reason %q)", res.FinishReason))
 	case u != nil && r.MaxTokens > 0 && u.CompletionTokens > r.MaxTokens:
 		res.fail(OutcomeStreamError, phaseStream, reasonMaxTokens, fmt.Sprintf("usage reports %d completion tokens for max_tokens %d", u.CompletionTokens, r.MaxTokens))
 	default:
 		res.Outcome = OutcomeSuccess
+		res.logEnding()
 	}
 	return true
 }

@@ -19,22 +19,34 @@ const (
 	// errorGrace bounds the read of an error status's body, whose message
 	// comes with its headers from every server seen.
 	errorGrace = 100 * time.Millisecond
+	// releaseWait is how long the answer waits for the body's end, which
+	// most servers send a moment after the final event: ended by then, the
+	// connection is back in the pool for the next request.
+	releaseWait = 5 * time.Millisecond
 )
 
-// release hands back the body of a complete answer without waiting for
-// it: what the server sends after the final event is read in the
-// background, at most maxDrain bytes for drainGrace, so a body that ends
-// leaves its connection to the pool; past either bound the body is closed,
-// and with it the connection. The request's context ends after that:
-// ended earlier, it would take the connection down with it.
+// release hands back the body of a complete answer, waiting for it at
+// most releaseWait: what the server sends after the final event is read in
+// the background, at most maxDrain bytes for drainGrace, so a body that
+// ends leaves its connection to the pool; past either bound the body is
+// closed, and with it the connection. The request's context ends after
+// that: ended earlier, it would take the connection down with it.
 func release(body io.ReadCloser, cancel context.CancelFunc) {
 	closeLate := time.AfterFunc(drainGrace, func() { _ = body.Close() })
+	drained := make(chan struct{})
 	go func() {
 		_, _ = io.Copy(io.Discard, io.LimitReader(body, maxDrain))
 		closeLate.Stop()
 		_ = body.Close()
 		cancel()
+		close(drained)
 	}()
+	wait := time.NewTimer(releaseWait)
+	defer wait.Stop()
+	select {
+	case <-drained:
+	case <-wait.C:
+	}
 }
 
 // readBounded reads at most limit bytes of r within grace; closing c (the

@@ -90,7 +90,7 @@ func (c *Client) do(ctx context.Context, r Request) *Result {
 		res.E2E = time.Since(r.Sched)
 		// How far the connection got; the first byte was /v1/models', not a response to the request.
 		t := discovery.Timings()
-		res.Timings = transport.Timings{DNS: t.DNS, Connect: t.Connect, TLS: t.TLS, ConnReused: t.ConnReused}
+		res.Timings = transport.Timings{DNS: t.DNS, Connect: t.Connect, TLS: t.TLS, ConnReused: t.ConnReused, OtherDial: t.OtherDial}
 		res.failDiscovery(ctx, err)
 		return res
 	}
@@ -157,7 +157,7 @@ func (c *Client) do(ctx context.Context, r Request) *Result {
 func (c *Client) readAnswer(ctx context.Context, resp *http.Response, r Request, res *Result) (complete bool) {
 	res.HTTPStatus = resp.StatusCode
 	res.Timings.CertExpiry = transport.CertExpiry(resp.TLS)
-	res.logf("HTTP %d %s (connection %s, first byte after %s)", resp.StatusCode, resp.Header.Get("Content-Type"), reusedWord(res.Timings.ConnReused), res.Timings.TTFB.Round(time.Microsecond))
+	res.logf("HTTP %d %s (connection %s, first byte after %s)", resp.StatusCode, resp.Header.Get("Content-Type"), connectionWord(res.Timings), res.Timings.TTFB.Round(time.Microsecond))
 	body, encoding, encodingErr := transport.Decoded(resp)
 	switch {
 	case encodingErr != nil:
@@ -221,9 +221,15 @@ func (c *Client) streams(r Request) bool {
 	return c.api.traits().tokens && r.Scenario.Streamed()
 }
 
-func reusedWord(reused bool) string {
-	if reused {
+// connectionWord says what the connection of a request was: reused (it had
+// carried a response), new, or new but dialled for an earlier request
+// (one that gave up on it).
+func connectionWord(t transport.Timings) string {
+	switch {
+	case t.ConnReused:
 		return "reused"
+	case t.OtherDial:
+		return "new, dialled for an earlier request"
 	}
 	return "new"
 }

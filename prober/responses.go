@@ -116,8 +116,10 @@ func readResponsesEvent(name string, data []byte, c *streamChunk) (final bool, e
 	}
 	*c = streamChunk{}
 	switch ev.Type {
-	case "response.output_text.delta", "response.refusal.delta":
+	case "response.output_text.delta":
 		c.delta().Content = ev.Delta
+	case "response.refusal.delta":
+		c.delta().Refusal = ev.Delta
 	case "response.reasoning_text.delta", "response.reasoning_summary_text.delta":
 		c.delta().Reasoning = ev.Delta
 	case "response.function_call_arguments.delta":
@@ -157,7 +159,7 @@ func (ev *responsesEvent) final(c *streamChunk) (bool, error) {
 			msg = strings.TrimPrefix(e.Code+": "+e.Message, ": ")
 		}
 		return false, &serverFailure{Event: ev.Type, Message: truncate(msg, maxMessage)}
-	case ev.Type == "response.incomplete" && reason != "max_output_tokens":
+	case ev.Type == "response.incomplete" && reason != "max_output_tokens" && reason != endingContentFilter:
 		return false, &serverFailure{Event: ev.Type, Message: "reason " + truncate(fmt.Sprintf("%q", reason), maxMessage)}
 	}
 	c.Choices = []choice{{FinishReason: r.Status}}
@@ -213,15 +215,18 @@ func readResponse(raw []byte, w *answer) error {
 	case "":
 		return &answerProblem{Reason: reasonAnswerNoChoices, Text: "the answer is no response object (no status): " + truncate(string(raw), 64)}
 	case "completed", "incomplete", "failed":
-	default: // queued, in_progress, cancelled: no answer
+	case "cancelled":
+		return &answerProblem{Reason: reasonEngineAbort, Text: `response status "cancelled": the engine aborted the request`}
+	default: // queued, in_progress: no answer
 		return &answerProblem{Reason: reasonErrorInAnswer, Text: "response status " + truncate(fmt.Sprintf("%q", a.Status), 64)}
 	}
-	var text, reasoning strings.Builder
+	var text, refusal, reasoning strings.Builder
 	for _, item := range a.Output {
 		switch item.Type {
 		case "message":
 			for _, p := range item.Content {
-				text.WriteString(p.Text + p.Refusal)
+				text.WriteString(p.Text)
+				refusal.WriteString(p.Refusal)
 			}
 		case "reasoning":
 			for _, p := range item.Content {
@@ -236,7 +241,7 @@ func readResponse(raw []byte, w *answer) error {
 			w.ToolCalls = append(w.ToolCalls, wholeToolCall{Name: item.Name, Arguments: item.Arguments})
 		}
 	}
-	w.Content, w.Reasoning = text.String(), reasoning.String()
+	w.Content, w.Refusal, w.Reasoning = text.String(), refusal.String(), reasoning.String()
 	// The stream's final event reads the same response: its status, usage
 	// and failure, with max_output_tokens the length asked for.
 	ev := responsesEvent{Type: "response." + a.Status, Response: &a.responseObject}

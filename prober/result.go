@@ -156,8 +156,9 @@ type Result struct {
 	Answer string   // the answer's start, for the landing page
 	Log    []string // what happened, line by line, for the landing page
 
-	answerLimit int  // where scrub cuts Answer, once secrets are masked
-	queued      bool // released by a burst's dispatcher: it waited for the concurrency cap
+	answerLimit int    // where scrub cuts Answer, once secrets are masked
+	ending      string // by the ending rule (ending.go): "" for an answer
+	queued      bool   // released by a burst's dispatcher: it waited for the concurrency cap
 }
 
 // FirstTokenSeen reports whether an output token arrived.

@@ -48,7 +48,11 @@ func Evaluate(res *Result, s config.Scenario, golden *prompt.GoldenLine) {
 		res.Checks = append(res.Checks, Check{Objective: o.Name, Threshold: o.Threshold, Met: met})
 		good = good && met
 	}
-	if res.Outcome == OutcomeSuccess {
+	switch q := endingQuality(res.ending); {
+	case res.Outcome != OutcomeSuccess:
+	case q != nil: // no answer: nothing in it to check
+		res.Quality, good = q, false
+	default:
 		checkAnswer(res, s, golden)
 		good = good && (res.Quality == nil || res.Quality.Passed)
 	}

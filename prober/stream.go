@@ -29,6 +29,8 @@ type streamState struct {
 	engineBad   bool // an engine timings object was garbage (logged once)
 	// Output chunks by kind; a chunk with both kinds counts in both.
 	reasoningChunks, answerChunks int
+	refused                       bool // a refusal delta came
+	usageSeen                     bool // a usage object came, zeroed or not
 	tools                         *toolCallAssembler
 }
 
@@ -85,6 +87,7 @@ func (c *Client) readStream(ctx context.Context, body io.Reader, r Request, res 
 		}
 	}
 	st.finish(res)
+	res.ending = endingOf(res.FinishReason, st.refused)
 	res.splitTTFT()
 	if len(res.TTFTParts) > 0 {
 		res.logf("ttft split: %s", res.TTFTSplitText())
@@ -100,8 +103,10 @@ func (c *Client) readStream(ctx context.Context, body io.Reader, r Request, res 
 		res.fail(OutcomeStreamError, phaseStream, reasonNoFinish, "stream ended without "+c.api.traits().final)
 	case !st.done && res.FinishReason == "":
 		res.fail(OutcomeStreamError, phaseStream, reasonNoFinish, "stream ended with neither finish_reason nor [DONE]")
+	case res.ending == reasonEngineAbort:
+		res.failAbort()
 	case res.OutputChunks == 0:
-		res.fail(OutcomeStreamError, phaseStream, reasonNoOutput, fmt.Sprintf("the stream ended without an output token (finish_reason %q, %d completion tokens in usage)", res.FinishReason, st.lastUsage.CompletionTokens))
+		res.fail(OutcomeStreamError, phaseStream, reasonNoOutput, "the stream ended without an output token ("+st.arrivedText(res)+")")
 	case r.MaxTokens > 0 && st.lastUsage.CompletionTokens > r.MaxTokens:
 		res.fail(OutcomeStreamError, phaseStream, reasonMaxTokens, fmt.Sprintf("usage reports %d completion tokens for max_tokens %d", st.lastUsage.CompletionTokens, r.MaxTokens))
 	default:
@@ -109,8 +114,22 @@ func (c *Client) readStream(ctx context.Context, body io.Reader, r Request, res 
 		if !st.done {
 			res.logf("no [DONE] line; finish_reason %q ends the stream", res.FinishReason)
 		}
+		res.logEnding()
 	}
 	return st.done
+}
+
+// arrivedText says how a stream without output ended, naming only what
+// arrived: its finish reason and its usage's completion tokens.
+func (st *streamState) arrivedText(res *Result) string {
+	finish := "no finish_reason"
+	if res.FinishReason != "" {
+		finish = fmt.Sprintf("finish_reason %q", res.FinishReason)
+	}
+	if st.usageSeen {
+		return fmt.Sprintf("%s, %d completion tokens in usage", finish, st.lastUsage.CompletionTokens)
+	}
+	return finish + ", no usage"
 }
 
 // decode reads one event into chunk, as the target's API writes its
@@ -124,6 +143,7 @@ func (c *Client) decode(ev sse.Event, chunk *streamChunk) (done bool, reason str
 // observe takes one parsed chunk that arrived at offset at.
 func (st *streamState) observe(chunk *streamChunk, at time.Duration, res *Result) {
 	prevCompletion := st.lastUsage.CompletionTokens
+	st.usageSeen = st.usageSeen || chunk.Usage != nil
 	if u := chunk.Usage; u != nil && (u.CompletionTokens > 0 || u.PromptTokens > 0) {
 		// Zeroed usage objects (Ollama sends one on every chunk) say nothing.
 		st.lastUsage = *u
@@ -136,9 +156,10 @@ func (st *streamState) observe(chunk *streamChunk, at time.Duration, res *Result
 		if d.ReasoningContent != "" || d.Reasoning != "" {
 			reasoning = true
 		}
-		if ch.Text != "" || d.Content != "" {
+		if ch.Text != "" || d.Content != "" || d.Refusal != "" {
 			answer = true
 		}
+		st.refused = st.refused || d.Refusal != ""
 		// A tool-call delta with a name or arguments is a token; an empty one is not.
 		if st.tools.Add(d.ToolCalls...) {
 			answer = true
@@ -146,6 +167,7 @@ func (st *streamState) observe(chunk *streamChunk, at time.Duration, res *Result
 		}
 		st.keepAnswer(ch.Text)
 		st.keepAnswer(d.Content)
+		st.keepAnswer(d.Refusal)
 		if ch.FinishReason != "" {
 			res.FinishReason = truncate(ch.FinishReason, 32)
 		}

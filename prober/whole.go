@@ -72,6 +72,7 @@ type choicesAnswer struct {
 		Text    string `json:"text"`
 		Message *struct {
 			Content          *string `json:"content"`
+			Refusal          *string `json:"refusal"`
 			ReasoningContent string  `json:"reasoning_content"`
 			Reasoning        string  `json:"reasoning"`
 			ToolCalls        []struct {
@@ -107,6 +108,9 @@ func readChoices(raw []byte, w *answer) error {
 		if m.Content != nil {
 			w.Content = *m.Content
 		}
+		if m.Refusal != nil {
+			w.Refusal = *m.Refusal
+		}
 		// vLLM writes both names for one text (vllm#33635): read it once.
 		w.Reasoning = cmp.Or(m.ReasoningContent, m.Reasoning)
 		for _, tc := range m.ToolCalls {
@@ -140,11 +144,11 @@ func (w *answer) cut(keep int) {
 		return prompt.EstimateTokens(s)
 	}
 	w.ReasoningTextTokens = estimate(w.Reasoning)
-	w.TextTokens = estimate(w.Content) + w.ReasoningTextTokens
+	w.TextTokens = estimate(w.Content) + estimate(w.Refusal) + w.ReasoningTextTokens
 	for _, tc := range w.ToolCalls {
 		w.TextTokens += estimate(tc.Arguments)
 	}
-	w.Content, w.Reasoning = truncate(w.Content, keep), truncate(w.Reasoning, keep)
+	w.Content, w.Refusal, w.Reasoning = truncate(w.Content, keep), truncate(w.Refusal, keep), truncate(w.Reasoning, keep)
 	if len(w.ToolCalls) > maxToolCalls {
 		w.ToolCalls = w.ToolCalls[:maxToolCalls]
 	}

@@ -80,6 +80,8 @@ func TimelineOf(r *prober.Result) Timeline {
 	switch {
 	case r.Timings.ConnReused:
 		phase("connection", 0, "reused: no DNS, connect or TLS")
+	case r.Timings.OtherDial:
+		phase("connection", 0, "new to responses: dialled for an earlier request")
 	case r.Timings.DNS > 0 || r.Timings.Connect > 0 || r.Timings.TLS > 0:
 		phase("DNS", r.Timings.DNS, "")
 		phase("connect", r.Timings.Connect, "")

@@ -51,7 +51,10 @@ type Timings struct {
 	// Wrote is from t_sched to the request written whole; TTFB from t_sched
 	// to the first byte of the response.
 	Wrote, TTFB time.Duration
-	ConnReused  bool
+	// ConnReused is a connection that had already carried a response;
+	// OtherDial one dialled for another request (reused, or dialled for one
+	// that gave up on it): DNS, Connect and TLS are then zero.
+	ConnReused, OtherDial bool
 	// Retry is why the request was sent a second time (RetryReasons), ""
 	// when it was sent once; the phases above are the second attempt's.
 	Retry string
@@ -72,7 +75,8 @@ type Tracer struct {
 	gotConn, wrote, firstByte        bool
 	wroteAt, firstByteAt             time.Time
 	dns, connect, tls, sinceWrite    time.Duration
-	reused                           bool
+	reused, otherDial                bool
+	conn                             string // the ledger's key of the connection used
 	retry                            string
 }
 
@@ -81,7 +85,7 @@ func NewTracer(sched time.Time) *Tracer { return &Tracer{sched: sched} }
 
 // Context is ctx with the tracer listening to the requests made with it.
 func (tr *Tracer) Context(ctx context.Context) context.Context {
-	return httptrace.WithClientTrace(ctx, tr.trace())
+	return httptrace.WithClientTrace(context.WithValue(ctx, tracerKey{}, tr), tr.trace())
 }
 
 func (tr *Tracer) trace() *httptrace.ClientTrace {
@@ -97,12 +101,15 @@ func (tr *Tracer) trace() *httptrace.ClientTrace {
 		},
 		TLSHandshakeStart: func() { locked(func() { tr.tlsStart = time.Now() }) },
 		TLSHandshakeDone:  func(tls.ConnectionState, error) { locked(func() { tr.tls = time.Since(tr.tlsStart) }) },
-		GotConn:           func(info httptrace.GotConnInfo) { locked(func() { tr.gotConn, tr.reused = true, info.Reused }) },
+		GotConn:           func(info httptrace.GotConnInfo) { locked(func() { tr.gotConnection(info) }) },
 		WroteRequest: func(httptrace.WroteRequestInfo) {
 			locked(func() { tr.wrote, tr.wroteAt = true, time.Now() })
 		},
 		GotFirstResponseByte: func() {
 			locked(func() {
+				if !tr.firstByte && tr.conn != "" {
+					dialled.responded(tr.conn)
+				}
 				tr.firstByte, tr.firstByteAt = true, time.Now()
 				if !tr.wroteAt.IsZero() {
 					tr.sinceWrite = tr.firstByteAt.Sub(tr.wroteAt)
@@ -112,11 +119,29 @@ func (tr *Tracer) trace() *httptrace.ClientTrace {
 	}
 }
 
+// gotConnection notes the connection the request goes out on: reused when
+// it already carried a response. One dialled for another request (from
+// the pool, or handed over while this request's own dial ran) costs this
+// request no DNS, connect or TLS, whatever its own dial took meanwhile.
+func (tr *Tracer) gotConnection(info httptrace.GotConnInfo) {
+	tr.gotConn, tr.reused, tr.otherDial = true, info.Reused, info.Reused || info.WasIdle
+	if info.Conn == nil {
+		return
+	}
+	tr.conn = connKey(info.Conn)
+	if e, known := dialled.lookup(tr.conn); known {
+		tr.reused, tr.otherDial = e.served > 0, e.by != tr
+	}
+}
+
 // Timings are the phases seen so far.
 func (tr *Tracer) Timings() Timings {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
-	t := Timings{DNS: tr.dns, Connect: tr.connect, TLS: tr.tls, FirstByte: tr.sinceWrite, ConnReused: tr.reused, Retry: tr.retry}
+	t := Timings{DNS: tr.dns, Connect: tr.connect, TLS: tr.tls, FirstByte: tr.sinceWrite, ConnReused: tr.reused, OtherDial: tr.otherDial, Retry: tr.retry}
+	if tr.otherDial {
+		t.DNS, t.Connect, t.TLS = 0, 0, 0
+	}
 	if tr.wrote {
 		t.Wrote = tr.wroteAt.Sub(tr.sched)
 	}

@@ -52,6 +52,7 @@ func NewClient(t config.Target) (*http.Client, error) {
 func roundTripper(cfg promconfig.HTTPClientConfig, name string, opts ...promconfig.HTTPClientOption) (http.RoundTripper, error) {
 	headers := cfg.HTTPHeaders
 	cfg.HTTPHeaders = nil // added last, so no other layer sees them first
+	opts = append(opts, promconfig.WithDialContextFunc(dial))
 	rt, err := promconfig.NewRoundTripperFromConfig(cfg, "llmprobe_"+name, opts...)
 	if err != nil || headers == nil {
 		return rt, err
