@@ -34,6 +34,7 @@ const (
 	ctrSource
 	ctrFailures
 	ctrReasoning
+	ctrTokenMismatch
 	numCounters
 )
 
@@ -78,6 +79,8 @@ var counterFamilies = [numCounters]family{
 	ctrFailures:   {"request_failures_total", "Failed requests by where they failed (phase) and why (reason).", []string{"phase", "reason"}},
 	// Only requests that reasoned create it: a model without reasoning adds no series.
 	ctrReasoning: {"reasoning_output_tokens_total", "Output tokens of successful requests that reasoned, by kind: reasoning or answer.", []string{"kind"}},
+	// Only a server whose usage contradicts its stream creates it.
+	ctrTokenMismatch: {"token_mismatches_total", "Requests whose usage contradicted what the server sent, by kind: usage_below_deltas (fewer completion tokens than the stream's deltas carried, less the switches between kinds; the deltas were counted instead) or usage_above_max_tokens (more than the max_tokens asked for; the request failed as max_tokens_exceeded).", []string{"kind"}},
 }
 
 var gaugeFamilies = [numGauges]family{
@@ -433,6 +436,9 @@ func (p *Probe) record(key [4]string, r *prober.Result) {
 			res = "met"
 		}
 		s.count(ctrSLO, 1, c.Objective, res)
+	}
+	if r.TokenMismatch != "" {
+		s.count(ctrTokenMismatch, 1, r.TokenMismatch)
 	}
 	if r.Outcome != prober.OutcomeSuccess {
 		s.count(ctrFailures, 1, r.Phase, r.Reason)

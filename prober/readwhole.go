@@ -57,6 +57,7 @@ func (c *Client) readWhole(ctx context.Context, body io.Reader, h http.Header, r
 	case w.Content == "" && w.Refusal == "" && w.Reasoning == "" && len(w.ToolCalls) == 0:
 		res.fail(OutcomeStreamError, phaseStream, reasonNoOutput, fmt.Sprintf("the answer has no content, reasoning or tool call (finish_reason %q)", res.FinishReason))
 	case u != nil && r.MaxTokens > 0 && u.CompletionTokens > r.MaxTokens:
+		res.TokenMismatch = TokenMismatchAboveMax
 		res.fail(OutcomeStreamError, phaseStream, reasonMaxTokens, fmt.Sprintf("usage reports %d completion tokens for max_tokens %d", u.CompletionTokens, r.MaxTokens))
 	default:
 		res.Outcome = OutcomeSuccess

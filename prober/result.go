@@ -45,6 +45,17 @@ const (
 	TokensFromText TokenSource = "text"
 )
 
+// How a server's usage contradicts what it sent: below what the stream's
+// deltas carried (the deltas count instead), or above the max_tokens asked
+// for (a max_tokens_exceeded failure).
+const (
+	TokenMismatchBelowDeltas = "usage_below_deltas"
+	TokenMismatchAboveMax    = "usage_above_max_tokens"
+)
+
+// TokenMismatches lists them, for label bounds and documentation.
+var TokenMismatches = []string{TokenMismatchBelowDeltas, TokenMismatchAboveMax}
+
 // Traffic kinds, the `traffic` label.
 const (
 	TrafficCanary = "canary"
@@ -118,8 +129,11 @@ type Result struct {
 	ReasoningTokens, AnswerTokens int
 	ReasoningSource               TokenSource
 
-	OutputTokens          int
-	TokenSource           TokenSource
+	OutputTokens int
+	TokenSource  TokenSource
+	// TokenMismatch is how the server's usage contradicted what it sent
+	// (TokenMismatches), "" when it did not.
+	TokenMismatch         string
 	OutputChunks          int
 	PromptTokensRequested int
 	PromptTokensReported  int // 0 when the server reported none

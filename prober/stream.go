@@ -30,8 +30,11 @@ type streamState struct {
 	// Output chunks by kind; a chunk with both kinds counts in both.
 	reasoningChunks, answerChunks int
 	refused                       bool // a refusal delta came
-	usageSeen                     bool // a usage object came, zeroed or not
-	tools                         *toolCallAssembler
+	// The kind of the last output chunk and the switches between kinds
+	// (reasoning, answer, tool call): a switch may cost a delta no token.
+	lastKind, switches int
+	usageSeen          bool // a usage object came, zeroed or not
+	tools              *toolCallAssembler
 }
 
 // answerKeep is how much of r's answer is kept: all of it that is checked
@@ -108,6 +111,7 @@ func (c *Client) readStream(ctx context.Context, body io.Reader, r Request, res 
 	case res.OutputChunks == 0:
 		res.fail(OutcomeStreamError, phaseStream, reasonNoOutput, "the stream ended without an output token ("+st.arrivedText(res)+")")
 	case r.MaxTokens > 0 && st.lastUsage.CompletionTokens > r.MaxTokens:
+		res.TokenMismatch = TokenMismatchAboveMax
 		res.fail(OutcomeStreamError, phaseStream, reasonMaxTokens, fmt.Sprintf("usage reports %d completion tokens for max_tokens %d", st.lastUsage.CompletionTokens, r.MaxTokens))
 	default:
 		res.Outcome = OutcomeSuccess
@@ -176,6 +180,7 @@ func (st *streamState) observe(chunk *streamChunk, at time.Duration, res *Result
 	if !reasoning && !answer {
 		return
 	}
+	st.noteKind(reasoning, answer, res.TTFTool == at)
 	if len(st.chunkAt) == 0 {
 		res.TTFT = at
 		res.logf("first token")
@@ -225,6 +230,45 @@ func (st *streamState) engineTimings(chunk *streamChunk, res *Result) {
 	}
 }
 
+// Kinds of output chunk, for the token accounting.
+const (
+	kindReasoning = iota + 1
+	kindAnswer
+	kindTool
+)
+
+// noteKind counts a switch when this chunk's kind (its last, for a chunk of
+// two) differs from the last chunk's.
+func (st *streamState) noteKind(reasoning, answer, tool bool) {
+	kind := kindReasoning
+	switch {
+	case tool:
+		kind = kindTool
+	case answer:
+		kind = kindAnswer
+	}
+	if st.lastKind != 0 && kind != st.lastKind {
+		st.switches++
+	}
+	st.lastKind = kind
+}
+
+// checkUsage holds the usage against the stream: a token per delta at
+// least, but for a switch between kinds (reasoning to answer) and a tool
+// call's name before its arguments, which may come in deltas of no token
+// of their own. Usage below that floor is not believed: the deltas count.
+func (st *streamState) checkUsage(res *Result) {
+	floor := res.OutputChunks - st.switches - len(res.ToolCalls)
+	if res.TokenSource != TokensFromUsage || res.OutputTokens >= floor {
+		return
+	}
+	res.logf("usage says %d completion tokens, fewer than the stream carried (%d output deltas, %d switches between kinds, %d tool calls: at least %d tokens): counted from the deltas",
+		res.OutputTokens, res.OutputChunks, st.switches, len(res.ToolCalls), floor)
+	res.TokenMismatch = TokenMismatchBelowDeltas
+	res.OutputTokens, res.TokenSource = res.OutputChunks, TokensFromChunks
+	st.exactCounts = false
+}
+
 // keepAnswer keeps the answer's start, and a margin past the limit: scrub
 // masks secrets before it cuts the answer to the limit, so no cut leaves
 // half of a secret behind.
@@ -263,6 +307,7 @@ func (st *streamState) finish(res *Result) {
 			res.logf("usage: %d prompt tokens from the engine's prefix cache", res.CachedPromptTokens)
 		}
 	}
+	st.checkUsage(res)
 	st.splitReasoning(res)
 	if res.OutputChunks == 0 {
 		return

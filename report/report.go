@@ -62,7 +62,11 @@ type Report struct {
 	Failures      []FailureGroup             `json:"failures,omitempty"`
 	FailedSamples []FailedRequest            `json:"failed_samples,omitempty"`
 	TokenSources  map[prober.TokenSource]int `json:"token_sources"`
-	Latency       map[string]stats.Summary   `json:"latency"`
+	// TokenMismatches counts requests whose usage contradicted the stream,
+	// by kind (prober.TokenMismatches): below its deltas (counted from them
+	// instead), above max_tokens (failed).
+	TokenMismatches map[string]int           `json:"token_mismatches,omitempty"`
+	Latency         map[string]stats.Summary `json:"latency"`
 	// WithoutOwnDelay is each latency's percentiles with every request's
 	// own-delay bound taken off: the fastest the target could have been. A
 	// regression gate decides only what this cannot turn; absent where
@@ -406,6 +410,12 @@ func (t *tally) add(r *Report, res *prober.Result, start time.Time) {
 	}
 	if q := res.Quality; q != nil { // an answer's checks: the share of answers, apart from the requests that failed
 		t.count(config.ObjectiveQuality, q.Passed)
+	}
+	if res.TokenMismatch != "" {
+		if r.TokenMismatches == nil {
+			r.TokenMismatches = map[string]int{}
+		}
+		r.TokenMismatches[res.TokenMismatch]++
 	}
 	if res.Outcome != prober.OutcomeSuccess {
 		return

@@ -56,9 +56,11 @@ type ShardRequest struct {
 	Inputs int                `json:"inputs,omitempty"` // texts embedded or documents ranked
 	Prompt int                `json:"in,omitempty"`     // the server's count, else the requested one
 	Source prober.TokenSource `json:"src,omitempty"`
-	Good   bool               `json:"good,omitempty"`
-	Met    []string           `json:"met,omitempty"`
-	Missed []string           `json:"missed,omitempty"`
+	// Mismatch is how the usage contradicted the stream, "" when it did not.
+	Mismatch string   `json:"tm,omitempty"`
+	Good     bool     `json:"good,omitempty"`
+	Met      []string `json:"met,omitempty"`
+	Missed   []string `json:"missed,omitempty"`
 	// OwnDelay lists the missed objectives the prober's own delay may
 	// explain (prober.Check.WithinOwnDelay); Read, ReadFirst and ReadLast
 	// its read side in flight and at its first and last stamps (ns).
@@ -131,6 +133,7 @@ func newShardPart(o Run) *ShardPart {
 		if q := res.Quality; q != nil {
 			row.Quality = &q.Passed
 		}
+		row.Mismatch = res.TokenMismatch
 		if res.Outcome == prober.OutcomeSuccess {
 			row.Source = res.TokenSource
 			if res.FirstTokenSeen() {

@@ -138,6 +138,9 @@ func markdownFigures(b *strings.Builder, r *report.Report) {
 		fmt.Fprintf(b, " Max rate under SLO: %.2f/s.", *r.MaxRateUnderSLO)
 	}
 	fmt.Fprintf(b, "\nOutcomes: %s%s.\n", md(strings.Join(outcomeCounts(r), ", ")), md(retriesText(r)))
+	if line := TokensText(r); line != "" {
+		fmt.Fprintf(b, "\n%s.\n", md(line))
+	}
 	if len(r.Failures) > 0 {
 		f := r.Failures[0]
 		fmt.Fprintf(b, "\nMost frequent failure: %d × %s: %s\n", f.Count, md(string(f.Outcome)), md(f.Text()))

@@ -34,6 +34,9 @@ type Page struct {
 	RepeatHead string
 	// RetriesText says how many requests went out again ("" none).
 	RetriesText string
+	// TokensText says where the token counts came from, when not all from
+	// usage or when usage contradicted the stream ("" otherwise).
+	TokensText string
 	RepeatRows  [][4]string
 }
 
@@ -49,6 +52,7 @@ func PageOf(r *report.Report) Page {
 	}
 	p.TooFew = TooFewText(r)
 	p.RetriesText = retriesText(r)
+	p.TokensText = TokensText(r)
 	if r.Repeat != nil {
 		p.RepeatHead, p.RepeatRows = repeatHead(r), repeatRows(r)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/lib/figure"
+	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/stats"
 )
@@ -54,6 +55,35 @@ func retriesText(r *report.Report) string {
 	}
 	sort.Strings(why)
 	return fmt.Sprintf("; %d sent again on a new connection, the reused one closed before any byte (%s)", total, strings.Join(why, ", "))
+}
+
+// TokensText says where the answers' output token counts came from, when
+// not all from the server's usage, and how often the usage contradicted the
+// stream: "output tokens: 18 answers from usage, 2 from the stream's deltas
+// (usage below the deltas 2: the deltas counted)". "" when every count
+// came from usage and none contradicted it.
+func TokensText(r *report.Report) string {
+	if len(r.TokenMismatches) == 0 && (len(r.TokenSources) == 0 || len(r.TokenSources) == 1 && r.TokenSources[prober.TokensFromUsage] > 0) {
+		return ""
+	}
+	words := map[prober.TokenSource]string{prober.TokensFromUsage: "from usage", prober.TokensFromChunks: "from the stream's deltas", prober.TokensFromText: "estimated from the text"}
+	var parts []string
+	for _, s := range []prober.TokenSource{prober.TokensFromUsage, prober.TokensFromChunks, prober.TokensFromText} {
+		if n := r.TokenSources[s]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, words[s]))
+		}
+	}
+	line := "output tokens: answers " + strings.Join(parts, ", ")
+	if len(parts) == 0 {
+		line = "output tokens: no answer counted"
+	}
+	if n := r.TokenMismatches[prober.TokenMismatchBelowDeltas]; n > 0 {
+		line += fmt.Sprintf("; usage below the stream's deltas %d× (the deltas counted)", n)
+	}
+	if n := r.TokenMismatches[prober.TokenMismatchAboveMax]; n > 0 {
+		line += fmt.Sprintf("; usage above max_tokens %d× (failed)", n)
+	}
+	return line
 }
 
 // outcomeCounts lists how the planned requests ended: success=18,
@@ -135,6 +165,9 @@ func writeHead(out io.Writer, r *report.Report) {
 	fmt.Fprintf(out, "rate %.2f/s planned, %s/s achieved  %d of %d planned requests sent (+%d warmup)  %.1fs\n",
 		r.Rate, na(r.AchievedRate, "%.2f", 1), r.Requests, r.PlannedRequests, r.WarmupRequests, r.DurationSeconds)
 	fmt.Fprintf(out, "outcomes %s%s\n", strings.Join(outcomeCounts(r), " "), retriesText(r))
+	if line := TokensText(r); line != "" {
+		fmt.Fprintln(out, line)
+	}
 	if t := r.Trace; t != nil {
 		fmt.Fprintf(out, "trace %s (%s, speedup %g): %d records replayed; %d prompts and %d outputs clamped to the scenario's maxima; %d lines skipped\n",
 			t.File, t.Format, t.Speedup, t.Records, t.ClampedPrompt, t.ClampedOutput, t.SkippedLines)
