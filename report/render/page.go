@@ -37,7 +37,7 @@ type Page struct {
 	// TokensText says where the token counts came from, when not all from
 	// usage or when usage contradicted the stream ("" otherwise).
 	TokensText string
-	RepeatRows  [][4]string
+	RepeatRows [][4]string
 }
 
 // PageOf says the report in words for its HTML page.
