@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"time"
-
-	"github.com/llmprobe/llmprobe/config/internal/yamlerr"
 )
 
 // Comparison is one always-on comparison: each canary tick the same
@@ -135,11 +133,7 @@ func (s ComparisonScope) knownTarget(path, name string, errs *FieldErrors) {
 	case name == "":
 		errs.Add(path, "is required")
 	default:
-		msg := fmt.Sprintf("unknown target %q", name)
-		if sug := yamlerr.Suggest(name, s.Targets); sug != "" {
-			msg += fmt.Sprintf("; did you mean %q?", sug)
-		}
-		errs.Add(path, "%s", msg)
+		errs.Unknown(path, "target", name, s.Targets)
 	}
 }
 
@@ -150,7 +144,7 @@ func (s ComparisonScope) validateScenarios(path string, c Comparison, errs *Fiel
 		p := fmt.Sprintf("%s.scenarios[%d]", path, j)
 		switch {
 		case !slices.Contains(s.Scenarios, name):
-			errs.Add(p, "unknown scenario %q", name)
+			errs.Unknown(p, "scenario", name, s.Scenarios)
 		case s.Conversation[name]:
 			errs.Add(p, "%q is a conversation: its turns cannot be paired tick by tick", name)
 		case slices.Index(c.Scenarios, name) < j:

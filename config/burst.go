@@ -258,7 +258,7 @@ func (b *Burst) validate(path string, cfg *Config, seen map[string]string, errs 
 	if b.Target == "" {
 		errs.Add(path+".target", "is required")
 	} else if _, ok := cfg.Target(b.Target); !ok {
-		errs.Add(path+".target", "unknown target %q", b.Target)
+		errs.Unknown(path+".target", "target", b.Target, cfg.targetNames())
 	}
 	if len(b.Scenarios) == 0 {
 		errs.Add(path+".scenarios", "at least one scenario is required")
@@ -267,7 +267,7 @@ func (b *Burst) validate(path string, cfg *Config, seen map[string]string, errs 
 		ws := &b.Scenarios[i]
 		p := fmt.Sprintf("%s.scenarios[%d]", path, i)
 		if _, ok := cfg.Scenario(ws.Scenario); !ok {
-			errs.Add(p+".scenario", "unknown scenario %q", ws.Scenario)
+			errs.Unknown(p+".scenario", "scenario", ws.Scenario, cfg.scenarioNames())
 		}
 		if ws.Weight == 0 {
 			ws.Weight = 1

@@ -109,6 +109,23 @@ func (c *Config) Target(name string) (Target, bool) {
 	return c.Targets[i], true
 }
 
+// names are the names of items, in order.
+func names[T any](items []T, name func(T) string) []string {
+	out := make([]string, len(items))
+	for i, it := range items {
+		out[i] = name(it)
+	}
+	return out
+}
+
+// targetNames and scenarioNames are every target's and scenario's name.
+func (c *Config) targetNames() []string {
+	return names(c.Targets, func(t Target) string { return t.Name })
+}
+func (c *Config) scenarioNames() []string {
+	return names(c.Scenarios, func(s Scenario) string { return s.Name })
+}
+
 // Scenario returns the named scenario.
 func (c *Config) Scenario(name string) (Scenario, bool) {
 	i := slices.IndexFunc(c.Scenarios, func(s Scenario) bool { return s.Name == name })

@@ -1,10 +1,11 @@
 package config
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/prometheus/common/model"
+
+	"github.com/llmprobe/llmprobe/config/internal/yamlerr"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -15,7 +16,7 @@ type Duration time.Duration
 // UnmarshalYAML parses a scalar; a scalar needs no strict-mode decoding.
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode {
-		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: a duration must be a string like 500ms, 2s or 1m", n.Line)}}
+		return yamlerr.AtValue(n, "a duration must be a string like 500ms, 2s or 1m")
 	}
 	if md, err := model.ParseDuration(n.Value); err == nil {
 		*d = Duration(md)
@@ -23,7 +24,7 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	}
 	td, err := time.ParseDuration(n.Value)
 	if err != nil {
-		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: invalid duration %q (use a form like 500ms, 2s or 1m)", n.Line, n.Value)}}
+		return yamlerr.AtValue(n, "invalid duration %q (use a form like 500ms, 2s or 1m)", n.Value)
 	}
 	*d = Duration(td)
 	return nil

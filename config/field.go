@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"strconv"
 	"time"
+
+	"github.com/llmprobe/llmprobe/config/internal/yamlerr"
 )
 
 // FieldError is a problem with one field, located by its path (targets[1].url).
@@ -30,6 +32,16 @@ type FieldErrors []*FieldError
 // Add appends a problem with the field at path.
 func (l *FieldErrors) Add(path, format string, args ...any) {
 	*l = append(*l, &FieldError{Path: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+// Unknown adds the error of a reference to a kind ("target") by a name no
+// such thing has, with the known name it is likely a typo of.
+func (l *FieldErrors) Unknown(path, kind, name string, known []string) {
+	msg := fmt.Sprintf("unknown %s %q", kind, name)
+	if s := yamlerr.Suggest(name, known); s != "" {
+		msg += fmt.Sprintf("; did you mean %q?", s)
+	}
+	l.Add(path, "%s", msg)
 }
 
 // Within adds an error unless v is a finite number in [lo, hi].

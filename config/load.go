@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 
@@ -63,9 +64,6 @@ func parse(data []byte, filename, dir string, checks []Check) (*Config, error) {
 	if err != nil {
 		return nil, decodeError(idx, filename, &root, err)
 	}
-	if !yamlerr.UnknownOnly(problems) {
-		return nil, yamlerr.Join(filename, problems)
-	}
 	if cfg.Canary.Interval == 0 {
 		cfg.Canary.Interval = DefaultCanary.Interval
 	}
@@ -73,9 +71,10 @@ func parse(data []byte, filename, dir string, checks []Check) (*Config, error) {
 		cfg.setDirectory(dir)
 	}
 	for _, fe := range cfg.check(checks) {
-		if yamlerr.Meant(problems, fe.Path) {
-			continue // "did you mean" says it already
+		if yamlerr.Covered(problems, fe.Path) {
+			continue // a problem of the field's value says it already
 		}
+		fe.Path = writtenAs(idx, fe.Path)
 		msg := fe.Msg
 		if fe.First != "" {
 			msg += fmt.Sprintf(" (first at line %d)", idx.Line(fe.First))
@@ -119,6 +118,28 @@ func decodeError(idx *yamlerr.Index, filename string, root *yaml.Node, err error
 		return ierr
 	}
 	return fmt.Errorf("%s: %w", filename, err)
+}
+
+// normalised maps a field prometheus/common fills from another one the
+// file may have written instead (bearer_token_file becomes the
+// authorization's credentials_file) to that one.
+var normalised = map[string]string{
+	"authorization.credentials_file": "bearer_token_file",
+	"authorization.credentials":      "bearer_token",
+}
+
+// writtenAs is path as the file wrote it: an error names the field the
+// user wrote, not the one a library moved its value to.
+func writtenAs(idx *yamlerr.Index, path string) string {
+	if idx.Has(path) {
+		return path
+	}
+	for to, from := range normalised {
+		if head, ok := strings.CutSuffix(path, "."+to); ok && idx.Has(head+"."+from) {
+			return head + "." + from
+		}
+	}
+	return path
 }
 
 // moved names keys that left for another place.

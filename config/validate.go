@@ -142,12 +142,12 @@ func (c *Canary) validate(cfg *Config, errs *FieldErrors) {
 		path := fmt.Sprintf("canary.probes[%d]", i)
 		for j, t := range p.Targets {
 			if _, ok := cfg.Target(t); !ok {
-				errs.Add(fmt.Sprintf("%s.targets[%d]", path, j), "unknown target %q", t)
+				errs.Unknown(fmt.Sprintf("%s.targets[%d]", path, j), "target", t, cfg.targetNames())
 			}
 		}
 		for j, s := range p.Scenarios {
 			if _, ok := cfg.Scenario(s); !ok {
-				errs.Add(fmt.Sprintf("%s.scenarios[%d]", path, j), "unknown scenario %q", s)
+				errs.Unknown(fmt.Sprintf("%s.scenarios[%d]", path, j), "scenario", s, cfg.scenarioNames())
 			}
 		}
 		errs.DurationWithin(path+".interval", p.Interval, 100*time.Millisecond, 24*time.Hour, true)

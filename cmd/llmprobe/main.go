@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"strconv"
+	"strings"
 
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/common/version"
@@ -48,7 +50,7 @@ func run(args []string) int {
 
 	cmd, err := app.Parse(args)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "llmprobe: %v (try --help)\n", err)
+		fmt.Fprintf(os.Stderr, "llmprobe: %v (try --help)\n", flagError(app, args, err))
 		return 2
 	}
 	base, err := logging.New(os.Stderr, *logFlags.format, *logFlags.level)
@@ -95,4 +97,38 @@ func addLogFlags(app *kingpin.Application) *logFlags {
 		level:  app.Flag("log.level", "Only log messages with the given severity or above. One of: [debug, info, warn, error]").Default("info").Enum("debug", "info", "warn", "error"),
 		format: app.Flag("log.format", "Output format of log messages. One of: [logfmt, json]").Default("logfmt").Enum("logfmt", "json"),
 	}
+}
+
+// valueForms are what a flag's parser says of a value it cannot read, and
+// the form the flag wants instead.
+var valueForms = []struct{ says, wants string }{
+	{"strconv.ParseFloat", "a number, like 20 or 0.5"},
+	{"strconv.ParseInt", "a whole number, like 6"},
+	{"strconv.ParseUint", "a whole number, like 6"},
+	{"time: ", "a duration, like 500ms, 2s or 1m"},
+	{"strconv.ParseBool", "true or false"},
+}
+
+// flagError names the flag whose value err refuses, and the form the flag
+// wants: kingpin passes on its parser's words ("strconv.ParseFloat:
+// parsing "RATE": invalid syntax"), which name neither.
+func flagError(app *kingpin.Application, args []string, err error) error {
+	msg := err.Error()
+	want := ""
+	for _, f := range valueForms {
+		if strings.Contains(msg, f.says) {
+			want = f.wants
+		}
+	}
+	ctx, perr := app.ParseContext(args)
+	if want == "" || perr != nil && ctx == nil {
+		return err
+	}
+	for _, el := range ctx.Elements {
+		flag, ok := el.Clause.(*kingpin.FlagClause)
+		if ok && el.Value != nil && strings.Contains(msg, strconv.Quote(*el.Value)) {
+			return fmt.Errorf("--%s: %q is not %s", flag.Model().Name, *el.Value, want)
+		}
+	}
+	return err
 }

@@ -17,17 +17,37 @@ import (
 type Index struct {
 	lines map[string]int
 	paths map[int][]string // the paths of keys written on a line
+	// values are the paths of the values written at a line and column, and
+	// scalars the scalar values on a line: in flow style one line holds
+	// many fields, and only a value's place or text tells which is meant.
+	values  map[[2]int]string
+	scalars map[int][]scalarAt
+	// keys holds, by path, the mapping a key is written in and the key.
+	keys map[string]keyIn
+	root *yaml.Node
 }
+
+// keyIn is a key of a mapping.
+type keyIn struct{ mapping, key *yaml.Node }
+
+// scalarAt is a scalar value and the path it is written at.
+type scalarAt struct{ path, value string }
 
 // NewIndex indexes the document root.
 func NewIndex(root *yaml.Node) *Index {
-	idx := &Index{lines: map[string]int{}, paths: map[int][]string{}}
+	idx := &Index{lines: map[string]int{}, paths: map[int][]string{}, values: map[[2]int]string{}, scalars: map[int][]scalarAt{}, keys: map[string]keyIn{}, root: root}
 	var walk func(n *yaml.Node, path string)
 	walk = func(n *yaml.Node, path string) {
 		if n == nil {
 			return
 		}
 		idx.lines[path] = n.Line
+		if path != "" {
+			idx.values[[2]int{n.Line, n.Column}] = path
+			if n.Kind == yaml.ScalarNode {
+				idx.scalars[n.Line] = append(idx.scalars[n.Line], scalarAt{path, n.Value})
+			}
+		}
 		switch n.Kind {
 		case yaml.DocumentNode:
 			for _, c := range n.Content {
@@ -42,6 +62,7 @@ func NewIndex(root *yaml.Node) *Index {
 				}
 				idx.lines[p] = k.Line
 				idx.paths[k.Line] = append(idx.paths[k.Line], p)
+				idx.keys[p] = keyIn{n, k}
 				walk(v, p)
 				idx.lines[p] = k.Line
 			}
@@ -56,6 +77,12 @@ func NewIndex(root *yaml.Node) *Index {
 	return idx
 }
 
+// AtValue is a type error at n that the Index places at n's own field,
+// however many fields share its line: what a custom unmarshaler returns.
+func AtValue(n *yaml.Node, format string, args ...any) *yaml.TypeError {
+	return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: column %d: ", n.Line, n.Column) + fmt.Sprintf(format, args...)}}
+}
+
 // pathOn is the path of key on line or, without one, the deepest path there.
 func (idx *Index) pathOn(line int, key string) string {
 	best := ""
@@ -68,6 +95,63 @@ func (idx *Index) pathOn(line int, key string) string {
 		}
 	}
 	return best
+}
+
+// without removes from the indexed document the keys whose values have a
+// problem (not unknown keys, which a lenient decoder skips; for an element
+// of a list, the list's key) and returns
+// it: decoded, each such field is left zero, and the list item it is in
+// is kept, where a value of the wrong kind would make the decoder drop
+// the whole item. The document is changed in place.
+func (idx *Index) without(problems []Problem) *yaml.Node {
+	drop := map[*yaml.Node]bool{}
+	for i, p := range problems {
+		// A list element is no key: its list's key goes, the nearest above.
+		for path := p.Path; path != "" && !p.Unknown; path = parentPath(path) {
+			if k, ok := idx.keys[path]; ok {
+				drop[k.key], problems[i].Dropped = true, path
+				break
+			}
+		}
+	}
+	var prune func(n *yaml.Node)
+	prune = func(n *yaml.Node) {
+		if n.Kind == yaml.MappingNode {
+			kept := n.Content[:0]
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if !drop[n.Content[i]] {
+					kept = append(kept, n.Content[i], n.Content[i+1])
+				}
+			}
+			n.Content = kept
+		}
+		for _, c := range n.Content {
+			prune(c)
+		}
+	}
+	prune(idx.root)
+	return idx.root
+}
+
+// pathOfValue is the path of the one scalar on line written as value, ""
+// when none or several are.
+func (idx *Index) pathOfValue(line int, value string) string {
+	found := ""
+	for _, s := range idx.scalars[line] {
+		if s.value == value {
+			if found != "" {
+				return ""
+			}
+			found = s.path
+		}
+	}
+	return found
+}
+
+// Has reports whether the file writes path.
+func (idx *Index) Has(path string) bool {
+	_, ok := idx.lines[path]
+	return ok
 }
 
 // Line finds the line of path, or of its closest written parent.
@@ -90,6 +174,7 @@ func parentPath(p string) string {
 
 var (
 	yamlLineRe    = regexp.MustCompile(`(?s)^line (\d+): (.*)$`) // a value may span lines
+	columnRe      = regexp.MustCompile(`(?s)^column (\d+): (.*)$`)
 	unknownFieldR = regexp.MustCompile(`^field (.+) not found in type \S+$`)
 	cannotUnmarsh = regexp.MustCompile("(?s)^cannot unmarshal (!\\S*)(?: `?(.*?)`?)? into (.+)$")
 )
@@ -109,6 +194,13 @@ func (idx *Index) TypeErrors(te *yaml.TypeError, schema reflect.Type, moved map[
 		}
 		line, _ := strconv.Atoi(m[1])
 		p := Problem{Line: line, Path: idx.pathOn(line, ""), Msg: m[2]}
+		if c := columnRe.FindStringSubmatch(p.Msg); c != nil { // ours: AtValue
+			col, _ := strconv.Atoi(c[1])
+			p.Msg = c[2]
+			if path, ok := idx.values[[2]int{line, col}]; ok {
+				p.Path = path
+			}
+		}
 		if u := unknownFieldR.FindStringSubmatch(p.Msg); u != nil {
 			p.Path = idx.pathOn(line, u[1])
 			p.Unknown = true
@@ -118,6 +210,9 @@ func (idx *Index) TypeErrors(te *yaml.TypeError, schema reflect.Type, moved map[
 				p.Msg = fmt.Sprintf("cannot use %s as %s", yamlKind(c[1]), goTypeName(c[3]))
 			} else {
 				p.Msg = fmt.Sprintf("cannot use %s %q as %s", yamlKind(c[1]), c[2], goTypeName(c[3]))
+				if path := idx.pathOfValue(line, c[2]); path != "" {
+					p.Path = path
+				}
 			}
 		}
 		ps = append(ps, p)

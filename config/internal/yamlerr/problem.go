@@ -16,6 +16,9 @@ type Problem struct {
 	// the field it is a typo of, where it is one.
 	Unknown bool
 	Meant   string
+	// Dropped is the field left out of decoding for this problem: the
+	// problem's own, or the list it is an element of.
+	Dropped string
 }
 
 // UnknownOnly reports whether every problem is an unknown key: the decoder

@@ -101,7 +101,10 @@ func Suggest(unknown string, known []string) string {
 	return best
 }
 
+// levenshtein is the edit distance of a and b, a swap of two neighbouring
+// characters one edit (optimal string alignment): "chta" is one from "chat".
 func levenshtein(a, b string) int {
+	before := make([]int, len(b)+1) // the row two above, for swaps
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {
@@ -115,8 +118,11 @@ func levenshtein(a, b string) int {
 				cost = 0
 			}
 			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], before[j-2]+1)
+			}
 		}
-		prev, cur = cur, prev
+		before, prev, cur = prev, cur, before
 	}
 	return prev[len(b)]
 }
