@@ -70,8 +70,9 @@ func parse(data []byte, filename, dir string, checks []Check) (*Config, error) {
 	if dir != "" {
 		cfg.setDirectory(dir)
 	}
+	decoding := problems[:len(problems):len(problems)] // what decoding found: those speak for their fields
 	for _, fe := range cfg.check(checks) {
-		if yamlerr.Covered(problems, fe.Path) {
+		if yamlerr.Covered(decoding, fe.Path) {
 			continue // a problem of the field's value says it already
 		}
 		fe.Path = writtenAs(idx, fe.Path)

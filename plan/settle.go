@@ -18,6 +18,9 @@ import (
 // that needs more samples (a percentile below the too-few rule is never
 // gated). A configuration that asks for either is told at --config.check.
 func (b *Burst) Unsettled() []string {
+	if b.judgesNothing() {
+		return []string{fmt.Sprintf("burst %s: nothing to judge: its scenarios set no SLO and it has no max_regression, so a gate measures it and says \"measured, nothing judged\" (exit 3)", b.Name)}
+	}
 	planned, lowest := -1, 0.0
 	for _, r := range b.Rates() {
 		n := b.PlannedMeasured(r)
@@ -124,4 +127,19 @@ const stepWorth = 3
 // independent draws.
 func SweepStepNeeds(t float64) int {
 	return stepWorth * stats.WilsonToSettle(t-(1-t)/2, t, 1<<30)
+}
+
+// judgesNothing reports whether no gate could judge b: no objective or
+// answer-quality target in its scenarios, no regression gate, no sweep
+// (which judges its steps).
+func (b *Burst) judgesNothing() bool {
+	if len(b.MaxRegression) > 0 || b.Sweep != nil {
+		return false
+	}
+	for _, s := range b.ScenarioConfigs() {
+		if len(s.SLO.Objectives()) > 0 || s.SLO.QualityRatio > 0 {
+			return false
+		}
+	}
+	return true
 }

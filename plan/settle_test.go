@@ -77,3 +77,20 @@ func poissonBurst(name string, requests int) config.Burst {
 	b.Arrival = config.Arrival{Process: config.ArrivalPoisson, Rate: 4, Burstiness: 1}
 	return b
 }
+
+// A burst that no gate could judge says so before it runs.
+func TestBurstWithNothingToJudgeWarns(t *testing.T) {
+	b := config.Burst{Name: "b", Target: "t", Scenarios: []config.WeightedScenario{{Scenario: "s", Weight: 1}}, Requests: 100,
+		Arrival: config.Arrival{Process: config.ArrivalConstant, Rate: 5}}
+	got := BurstOf(b, testkit.Scenario()).Unsettled()
+	if len(got) != 1 || !strings.Contains(got[0], `burst b: nothing to judge: its scenarios set no SLO and it has no max_regression, so a gate measures it and says "measured, nothing judged" (exit 3)`) {
+		t.Errorf("warnings %q", got)
+	}
+	s := testkit.Scenario()
+	s.SLO = config.SLO{TTFT: config.Duration(time.Second), TargetRatio: 0.9}
+	for _, w := range BurstOf(b, s).Unsettled() {
+		if strings.Contains(w, "nothing to judge") {
+			t.Errorf("a burst with an SLO: %q", w)
+		}
+	}
+}
