@@ -71,12 +71,12 @@ bench-rss: build
 # tables docs/decisions.md quotes (47 minutes on 2 cores): simulated
 # days of the always-on judge on a virtual clock; the knee's interval
 # across 20 seeds on the sim's engine loop, then the documented sweep for
-# real with 2 seeds; compare and the regression gates, quiet and beside two
-# busy loops.
+# real with the same 20 seeds, ten side by side (about 15 minutes); compare
+# and the regression gates, quiet and beside two busy loops.
 calibrate: build
 	$(GO) test -count=1 -run 'TestSimulatedDays$$' -v ./compare
 	$(GO) test -count=1 -run 'TestKneeIntervalHoldsTheLongRunKnee$$' -v ./plan
-	$(GO) run ./bench/calibrate -binary $(BIN) -mode knee -runs 2 -busy 0
+	$(GO) run ./bench/calibrate -binary $(BIN) -mode knee -runs 20 -parallel 10 -busy 0
 	$(GO) run ./bench/calibrate -binary $(BIN) -mode gates -conditions identical,8,40 -runs 5 -busy 0
 	$(GO) run ./bench/calibrate -binary $(BIN) -mode gates -conditions identical,8,40 -runs 5 -busy 2
 	$(GO) run ./bench/calibrate -binary $(BIN) -conditions identical,15,40 -runs 2 -busy 0

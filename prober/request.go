@@ -101,22 +101,10 @@ func (c *Client) do(ctx context.Context, r Request) *Result {
 	}
 	res.PromptTokensRequested = p.promptTokens
 	tr := transport.NewTracer(r.Sched)
-	req, err := http.NewRequestWithContext(tr.Context(ctx), http.MethodPost, c.endpoint(), p.open())
+	req, err := c.newRequest(tr.Context(ctx), p, r, res)
 	if err != nil {
 		res.fail(OutcomeConnectionError, transport.PhaseRequest, transport.ReasonOther, err.Error())
 		return res
-	}
-	// Known length, not chunked; GetBody lets the transport send it again.
-	req.ContentLength = p.size
-	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(p.open()), nil }
-	c.setHeaders(req)
-	res.RequestID, res.TraceParent = transport.NewRequestID()
-	req.Header.Set("X-Request-Id", res.RequestID)
-	req.Header.Set("Traceparent", res.TraceParent)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	if c.streams(r) {
-		req.Header.Set("Accept", "text/event-stream")
 	}
 
 	sent := time.Now()
@@ -148,6 +136,28 @@ func (c *Client) do(ctx context.Context, r Request) *Result {
 		_ = resp.Body.Close()
 	}
 	return res
+}
+
+// newRequest is the POST of payload p for r, with its headers and the ids
+// res then carries.
+func (c *Client) newRequest(ctx context.Context, p payload, r Request, res *Result) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint(), p.open())
+	if err != nil {
+		return nil, err
+	}
+	// Known length, not chunked; GetBody lets the transport send it again.
+	req.ContentLength = p.size
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(p.open()), nil }
+	c.setHeaders(req)
+	res.RequestID, res.TraceParent = transport.NewRequestID()
+	req.Header.Set("X-Request-Id", res.RequestID)
+	req.Header.Set("Traceparent", res.TraceParent)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	if c.streams(r) {
+		req.Header.Set("Accept", "text/event-stream")
+	}
+	return req, nil
 }
 
 // readAnswer reads the response to r: a failed status, a body that is no
