@@ -14,7 +14,7 @@ STATICCHECK_VERSION ?= v0.8.2
 # nvml.h marks many calls deprecated; the warnings drown real build output.
 export CGO_CFLAGS ?= -Wno-deprecated-declarations
 
-.PHONY: all build image test lint run generate fmt-check vet staticcheck bench bench-rss bench-longctx calibrate
+.PHONY: all build image test deps lint run generate fmt-check vet staticcheck bench bench-rss bench-longctx calibrate
 
 all: lint test build
 
@@ -39,11 +39,16 @@ run:
 # One package at a time (-p 1): the measurement tests time real streams to a
 # few milliseconds, and two cores shared with another package's Prometheus,
 # Alertmanager and bursts make them miss.
-test: fmt-check vet
+test: deps fmt-check vet
 	$(GO) test -race -count=1 -p 1 -timeout 30m ./...
 	# The kustomize manifests and the Helm chart, in a module of their own so
 	# Helm's and Kubernetes' dependencies stay out of llmprobe's.
 	cd deploy/kubernetes/test && $(GO) vet ./... && $(GO) test -count=1 ./...
+
+# What the tests need beyond Go (Chromium, Prometheus, Alertmanager,
+# Pushgateway, systemd-analyze, gcc), installed with apt-get where missing.
+deps:
+	bash scripts/install-test-tools
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -93,9 +93,9 @@ func WaitUntil(t testing.TB, what string, timeout time.Duration, cond func() boo
 }
 
 // Tool returns the path of a command a test needs (promtool, chromium,
-// systemd-analyze). Under CI (CI=true, which .ci/run sets and whose
-// installs provide every tool) a missing tool fails the test; elsewhere the
-// test is skipped with the way to install it.
+// systemd-analyze). Under CI (CI=true, which .ci/run sets) a missing tool
+// fails the test; elsewhere the test is skipped with the way to install it
+// (`make test` installs every tool first: scripts/install-test-tools).
 func Tool(t testing.TB, name, install string) string {
 	t.Helper()
 	path, err := exec.LookPath(name)
@@ -103,7 +103,7 @@ func Tool(t testing.TB, name, install string) string {
 		return path
 	}
 	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s is not installed, and CI must run this check: %s (.ci/run does)", name, install)
+		t.Fatalf("%s is not installed, and CI must run this check: %s (make deps does)", name, install)
 	}
 	t.Skipf("SKIPPED: %s is not installed, so this check did not run; install it with: %s", name, install)
 	return ""
