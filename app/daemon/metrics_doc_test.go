@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -54,11 +55,22 @@ func TestMetricContract(t *testing.T) {
 	defer tlsEngine.Close()
 	tlsSrv := httptest.NewTLSServer(tlsEngine.Handler())
 	defer tlsSrv.Close()
+	// A server whose usage counts fewer tokens than its stream carried.
+	miscounted := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		for range 4 {
+			fmt.Fprint(w, `data: {"choices":[{"index":0,"text":" w","delta":{"content":" w"}}]}`+"\n\n")
+		}
+		fmt.Fprint(w, `data: {"choices":[{"index":0,"text":"","delta":{},"finish_reason":"length"}],"usage":{"prompt_tokens":16,"completion_tokens":1}}`+"\n\ndata: [DONE]\n\n")
+	}))
+	defer miscounted.Close()
 	cfg := fmt.Sprintf(`targets:
   - {name: sim, url: %q, engine_metrics: {interval: 5s, timeout: 2s}}
   - {name: tls, url: %q, http_client_config: {tls_config: {insecure_skip_verify: true}}}
   - {name: dead, url: "http://127.0.0.1:1", model: m}
   - {name: embed, url: %[1]q, api: embeddings, timeout: 2s}
+  - {name: miscounted, url: %[3]q, model: m}
 scenarios:
   - name: checked
     prompt_tokens: 16
@@ -81,7 +93,7 @@ scenarios:
 canary:
   interval: 200ms
   probes:
-    - {scenarios: [checked], targets: [sim, tls, dead]}
+    - {scenarios: [checked], targets: [sim, tls, dead, miscounted]}
     - {scenarios: [vectors], targets: [embed]}
     - {scenarios: [chat], targets: [sim], interval: 1s}
     - {scenarios: [tools], targets: [sim], interval: 3s}
@@ -97,7 +109,7 @@ bursts:
     sweep: {rates: [20]}
 comparisons:
   - {name: sim-tls, baseline: sim, candidate: tls, scenarios: [checked], window: 10s}
-`, srv.URL, tlsSrv.URL)
+`, srv.URL, tlsSrv.URL, miscounted.URL)
 	path := testkit.ConfigFile(t, cfg)
 	// A stored previous report of the same request set (a baseline must be
 	// comparable), so the new burst has a regression verdict.
@@ -136,7 +148,7 @@ comparisons:
 		"llmprobe_engine_latency_seconds", "llmprobe_engine_latency_mean_seconds",
 		"llmprobe_time_to_first_answer_token_seconds", "llmprobe_reasoning_output_tokens_total", "llmprobe_time_to_first_tool_call_seconds",
 		"llmprobe_conversation_ttft_seconds", "llmprobe_probe_ttft_component_seconds", "llmprobe_prompt_cached_tokens_total",
-		"llmprobe_comparison_ratio", "llmprobe_comparison_pairs", "llmprobe_target_embedding_dimension"}
+		"llmprobe_comparison_ratio", "llmprobe_comparison_pairs", "llmprobe_target_embedding_dimension", "llmprobe_token_mismatches_total"}
 	var got map[string]registered
 	var missing []string
 	defer func() {
