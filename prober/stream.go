@@ -153,7 +153,7 @@ func (st *streamState) observe(chunk *streamChunk, at time.Duration, res *Result
 		st.lastUsage = *u
 	}
 	st.engineTimings(chunk, res)
-	reasoning, answer := false, false
+	reasoning, answer, tool := false, false, false
 	for i := range chunk.Choices {
 		ch := &chunk.Choices[i]
 		d := &ch.Delta
@@ -166,7 +166,7 @@ func (st *streamState) observe(chunk *streamChunk, at time.Duration, res *Result
 		st.refused = st.refused || d.Refusal != ""
 		// A tool-call delta with a name or arguments is a token; an empty one is not.
 		if st.tools.Add(d.ToolCalls...) {
-			answer = true
+			answer, tool = true, true
 			res.TTFTool = cmp.Or(res.TTFTool, at)
 		}
 		st.keepAnswer(ch.Text)
@@ -180,7 +180,7 @@ func (st *streamState) observe(chunk *streamChunk, at time.Duration, res *Result
 	if !reasoning && !answer {
 		return
 	}
-	st.noteKind(reasoning, answer, res.TTFTool == at)
+	st.noteKind(reasoning, answer, tool)
 	if len(st.chunkAt) == 0 {
 		res.TTFT = at
 		res.logf("first token")
