@@ -138,12 +138,19 @@ func tokenSim(t *testing.T) string {
 func ciWorkdir(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
+	writeCIConfig(t, dir, "http://staging.invalid:8000")
+	return dir
+}
+
+// writeCIConfig writes dir's ci/llmprobe.yml, its target at url.
+func writeCIConfig(t *testing.T, dir, url string) {
+	t.Helper()
 	if err := os.MkdirAll(filepath.Join(dir, "ci"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	cfg := `targets:
   - name: staging
-    url: http://staging.invalid:8000
+    url: ` + url + `
     http_client_config:
       authorization: {credentials_file: secrets/token}
 scenarios:
@@ -159,7 +166,6 @@ bursts:
 	if err := os.WriteFile(filepath.Join(dir, ciConfig), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return dir
 }
 
 // ciSecrets are the values a CI system gives the templates' secrets and
