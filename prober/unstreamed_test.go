@@ -30,9 +30,15 @@ func unstreamed() config.Scenario {
 // token counts and the reasoning split come from the usage, and TTFT, ITL,
 // TPOT and the longest gap are unset: n/a, never a measured 0.
 func TestUnstreamedAgainstSim(t *testing.T) {
-	srv, _ := testkit.StartSim(t, func(c *sim.Config) { c.Faults.ReasoningTokens = 2 })
 	for api, prompt := range map[config.API]int{config.APIChat: 20, config.APICompletions: 16, config.APIResponses: 20} {
 		t.Run(string(api), func(t *testing.T) {
+			// A sim of its own, idle when the request arrives, so its steps'
+			// deadlines start at this request's admission and the body
+			// cannot end before 100 ms. One shared by the three subtests
+			// once ended a body at 98 ms on a loaded machine: a request
+			// admitted while the engine still runs a step chains its
+			// deadlines to that step's, up to the timer's lateness sooner.
+			srv, _ := testkit.StartSim(t, func(c *sim.Config) { c.Faults.ReasoningTokens = 2 })
 			res := probeOnce(t, testkit.Target(srv.URL, api), unstreamed())
 			if res.Outcome != OutcomeSuccess || !res.Unstreamed {
 				t.Fatalf("%s %s (unstreamed %v)\n%s", res.Outcome, res.Error, res.Unstreamed, logOf(res))
