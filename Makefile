@@ -41,8 +41,9 @@ run:
 # Alertmanager and bursts make them miss.
 test: deps fmt-check vet
 	$(GO) test -race -count=1 -p 1 -timeout 30m ./...
-	# The kustomize manifests and the Helm chart, in a module of their own so
-	# Helm's and Kubernetes' dependencies stay out of llmprobe's.
+	# The kustomize manifests, the Helm chart and the rollout templates, in a
+	# module of their own so Helm's, Kubernetes', Argo Rollouts' and Flagger's
+	# dependencies stay out of llmprobe's.
 	cd deploy/kubernetes/test && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 # What the tests need beyond Go (Chromium, Prometheus, Alertmanager,

@@ -57,12 +57,14 @@ type runState struct {
 	measured  [numMetrics]bool
 	window    time.Duration
 	threshold float64
+	tolerance float64
+	minPairs  int
 }
 
 func (s *alwaysOnRun) state() runState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := runState{figures: s.figures, results: s.results, epochs: s.judge.epochs, ep: s.judge.ep, pairs: len(s.judge.ep.pairs), window: s.judge.window, threshold: s.judge.threshold}
+	st := runState{figures: s.figures, results: s.results, epochs: s.judge.epochs, ep: s.judge.ep, pairs: len(s.judge.ep.pairs), window: s.judge.window, threshold: s.judge.threshold, tolerance: s.judge.tolerance, minPairs: s.judge.minPairs}
 	st.ep.pairs = nil
 	for m, c := range st.ep.counts {
 		st.measured[m] = c.Above+c.Below > 0

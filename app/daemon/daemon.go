@@ -4,6 +4,7 @@ package daemon
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	stdlog "log"
@@ -494,6 +495,18 @@ func (d *Daemon) routes() http.Handler {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write(out)
 	})
+	mux.HandleFunc("GET /api/v1/comparisons", d.comparisonsAPI)
 	d.site.Register(mux)
 	return root
+}
+
+// comparisonsAPI serves each always-on comparison's current decision and
+// what it rests on, for rollout controllers' web providers and scripts.
+func (d *Daemon) comparisonsAPI(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(struct {
+		Comparisons []compare.Status `json:"comparisons"`
+	}{d.compare.Statuses()})
 }

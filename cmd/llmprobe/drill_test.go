@@ -49,13 +49,20 @@ type simProc struct {
 }
 
 // startSim runs `llmprobe sim` on addr with version v and decode times
-// scaled by slowdown, and waits until it answers.
+// scaled by slowdown, and waits until it answers. Prefill is cheap, so
+// decode steps make up TPOT and the slowdown shows there.
 func startSim(t *testing.T, addr, v string, slowdown float64) *simProc {
 	t.Helper()
+	return startSimPrefill(t, addr, v, slowdown, 2*time.Millisecond)
+}
+
+// startSimPrefill is startSim with a prefill of its own, the same for
+// every slowdown.
+func startSimPrefill(t *testing.T, addr, v string, slowdown float64, prefill time.Duration) *simProc {
+	t.Helper()
 	scale := func(d time.Duration) string { return time.Duration(float64(d) * slowdown).String() }
-	// Prefill is cheap, so decode steps make up TPOT and the slowdown shows there.
 	p := &simProc{cmd: exec.Command(binPath, "sim", "--sim.listen-address="+addr, "--sim.version="+v, "--sim.model=drill-model",
-		"--sim.prefill-base=2ms", "--sim.prefill-per-token=0s", "--sim.max-batch=128",
+		"--sim.prefill-base="+prefill.String(), "--sim.prefill-per-token=0s", "--sim.max-batch=128",
 		"--sim.decode-base="+scale(drillDecodeBase), "--sim.decode-per-seq="+scale(drillDecodePerSeq))}
 	p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.out
 	if err := p.cmd.Start(); err != nil {

@@ -1,6 +1,7 @@
-// Package test checks llmprobe's Kubernetes manifests: each one, and each
-// rendered overlay, decodes strictly into the typed objects of k8s.io/api and
-// prometheus-operator; unknown fields fail.
+// Package test checks llmprobe's Kubernetes manifests and rollout
+// templates: each one, and each rendered overlay, decodes strictly into the
+// typed objects of k8s.io/api, prometheus-operator, Argo Rollouts and
+// Flagger; unknown fields fail.
 package test
 
 import (
