@@ -42,6 +42,9 @@ type Faults struct {
 	CloseAfterStream bool `json:"close_after_stream"`
 	// Shaped breaks every answer of tools or a JSON format: one of shaped.Faults.
 	Shaped string `json:"shaped"`
+	// Hang takes every generation request and answers none, not even its
+	// headers, while /health still answers 200: an engine that is hung.
+	Hang bool `json:"hang"`
 }
 
 // MarshalJSON writes durations as Go duration strings.

@@ -122,6 +122,10 @@ func (e *Engine) serveGenerate(w http.ResponseWriter, r *http.Request, api endpo
 	n, faults := e.nextArrival()
 	rng := rand.New(rand.NewPCG(uint64(e.cfg.Seed), n))
 	plan := drawPlan(rng, faults)
+	if faults.Hang {
+		<-r.Context().Done()
+		return
+	}
 	if plan.fail {
 		apiError(w, faults.ErrorStatus, "InternalServerError", "simulated failure")
 		return

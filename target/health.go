@@ -38,9 +38,12 @@ type health struct {
 	kinds      map[string]bool // failure kinds seen since the target went down
 	lines      *rate.Limiter
 	suppressed int
+	flow       flow
 }
 
-func newHealth() *health { return &health{lines: rate.NewLimiter(rate.Every(30*time.Second), 3)} }
+func newHealth(now time.Time) *health {
+	return &health{lines: rate.NewLimiter(rate.Every(30*time.Second), 3), flow: flow{since: now}}
+}
 
 func (h *health) snapshot() State {
 	h.mu.Lock()
@@ -55,6 +58,7 @@ func (h *health) observe(r *prober.Result, logger log.Logger, now time.Time) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.flow.observe(r, now)
 	prev := h.state
 	h.state.Last = r
 	if !r.Timings.CertExpiry.IsZero() {

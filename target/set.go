@@ -64,7 +64,7 @@ func (t *Set) Apply(ctx context.Context, cfg *config.Config) map[string]*prober.
 			delete(t.clients, tc.Name)
 		}
 		if t.health[tc.Name] == nil {
-			t.health[tc.Name] = newHealth()
+			t.health[tc.Name] = newHealth(t.now())
 		}
 		c, err := prober.NewClient(tc)
 		if err != nil {

@@ -72,6 +72,9 @@ type Options struct {
 	// (--no-metrics.classic-buckets), for Prometheus servers that ingest
 	// native histograms.
 	NativeHistogramsOnly bool
+	// TokenFlow is the window and startup grace of each target's health
+	// check, /-/healthy/<target>.
+	TokenFlow target.TokenFlowOptions
 }
 
 // Daemon is llmprobe serving: canaries, bursts, metrics and pages.
@@ -496,8 +499,30 @@ func (d *Daemon) routes() http.Handler {
 		_, _ = w.Write(out)
 	})
 	mux.HandleFunc("GET /api/v1/comparisons", d.comparisonsAPI)
+	mux.HandleFunc("GET /-/healthy/{target}", d.targetHealth)
 	d.site.Register(mux)
 	return root
+}
+
+// targetHealth is a target's health check for a kubelet or a gateway:
+// 503 only when requests reached its engine within the window and no token
+// came back; it reads the daemon's state and sends nothing.
+func (d *Daemon) targetHealth(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	name := r.PathValue("target")
+	tf, ok := d.targets.TokenFlow(name, time.Now(), d.opts.TokenFlow)
+	if !ok {
+		w.WriteHeader(http.StatusNotFound)
+		fmt.Fprintf(w, "no target %q is configured\n", name)
+		return
+	}
+	if !tf.Healthy {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}
+	fmt.Fprintln(w, tf.Reason)
+	for _, warning := range tf.Warnings {
+		fmt.Fprintln(w, "warning: "+warning)
+	}
 }
 
 // comparisonsAPI serves each always-on comparison's current decision and

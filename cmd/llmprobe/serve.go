@@ -20,6 +20,7 @@ import (
 	"github.com/llmprobe/llmprobe/lib/redact"
 	"github.com/llmprobe/llmprobe/plan"
 	"github.com/llmprobe/llmprobe/shard"
+	"github.com/llmprobe/llmprobe/target"
 )
 
 // maxHistoryRequests bounds --history.requests: at most about 240 MiB of
@@ -40,6 +41,8 @@ type serveCommand struct {
 	gpuTimeout    *time.Duration
 	shard         *string
 	classic       *bool
+	healthWindow  *time.Duration
+	healthGrace   *time.Duration
 }
 
 func newServeCommand(app *kingpin.Application) *serveCommand {
@@ -59,6 +62,8 @@ func newServeCommand(app *kingpin.Application) *serveCommand {
 		shard:       cmd.Flag("shard", "Probe only this replica's share of the targets, i/N (0-based), by a stable hash of the target name.").Default("0/1").String(),
 		classic: cmd.Flag("metrics.classic-buckets", "Give the probe histograms classic buckets beside their native ones; --no-metrics.classic-buckets leaves native histograms only, for a Prometheus that ingests them (about a quarter of the series).").
 			Default("true").Bool(),
+		healthWindow: cmd.Flag("health.window", "/-/healthy/<target> answers 503 when requests reached the target's engine within this window and none got a token back (1s to 24h).").Default("2m").Duration(),
+		healthGrace:  cmd.Flag("health.startup-grace", "/-/healthy/<target> answers 200 for this long after llmprobe begins to follow the target, while the engine loads (0 to 24h).").Default("5m").Duration(),
 	}
 	c.webFlags = kingpinflag.AddFlags(cmd, defaultListenAddress)
 	return c
@@ -93,6 +98,14 @@ func (c *serveCommand) run(logger log.Logger, webLogger *slog.Logger, secrets *r
 		fmt.Fprintf(os.Stderr, "llmprobe: --history.requests: %d is out of range 0 to %d\n", n, maxHistoryRequests)
 		return 2
 	}
+	if w := *c.healthWindow; w < time.Second || w > 24*time.Hour {
+		fmt.Fprintf(os.Stderr, "llmprobe: --health.window: %s is out of range 1s to 24h\n", w)
+		return 2
+	}
+	if g := *c.healthGrace; g < 0 || g > 24*time.Hour {
+		fmt.Fprintf(os.Stderr, "llmprobe: --health.startup-grace: %s is out of range 0 to 24h\n", g)
+		return 2
+	}
 	shard, err := shard.Parse(*c.shard)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "llmprobe: --shard: %v\n", err)
@@ -107,6 +120,7 @@ func (c *serveCommand) run(logger log.Logger, webLogger *slog.Logger, secrets *r
 		Logger: logger, WebLogger: webLogger, Secrets: secrets, Web: c.webFlags, TelemetryPath: *c.telemetryPath,
 		ConfigFile: *c.configFile, HistoryRecent: *c.historyRecent, HistoryFailures: *c.historyFailed, HistoryRequests: *c.historyReqs,
 		StoragePath: *c.storagePath, GPU: *c.gpu, GPUTimeout: *c.gpuTimeout, Shard: shard, NativeHistogramsOnly: !*c.classic,
+		TokenFlow: target.TokenFlowOptions{Window: *c.healthWindow, Grace: *c.healthGrace},
 	})
 	if err := d.Run(ctx); err != nil {
 		if errors.Is(err, daemon.ErrConfig) {
