@@ -20,7 +20,8 @@ type Bursts struct {
 	upgrade       map[string]*report.Report // each burst's last upgrade run
 	due           map[string]time.Time
 	writeFailures map[string]float64
-	skipped       map[string]float64 // scheduled bursts' starts missed while a run ran
+	skipped       map[string]float64            // scheduled bursts' starts missed while a run ran
+	autoscaling   map[string]config.Autoscaling // by configured target
 }
 
 // NewBursts returns an empty set.
@@ -117,6 +118,10 @@ func (b *Bursts) Skipped(burst string, starts int) {
 func (b *Bursts) Configure(cfg *config.Config) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.autoscaling = map[string]config.Autoscaling{}
+	for _, t := range cfg.Targets {
+		b.autoscaling[t.Name] = t.AutoscalingOf()
+	}
 	configured := func(name string) bool { _, ok := cfg.Burst(name); return ok }
 	maps.DeleteFunc(b.last, func(name string, _ *report.Report) bool { return !configured(name) })
 	maps.DeleteFunc(b.upgrade, func(name string, _ *report.Report) bool {
@@ -146,7 +151,7 @@ func timed(br config.Burst) bool {
 
 // Describe implements prometheus.Collector.
 func (b *Bursts) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{burstLatencyDesc, burstRateDesc, burstOutputDesc, burstGoodputDesc, burstPassedDesc, burstLastRunDesc, burstAbortedDesc, burstSaturatedDesc, burstBoundDesc, burstTTFTPartDesc, burstRegressDesc, burstMaxRateDesc, burstEnergyDesc, burstDueDesc, upgradeRegressDesc, upgradeRatioDesc, upgradeInfoDesc, skippedDesc, writeFailuresDesc} {
+	for _, d := range []*prometheus.Desc{burstLatencyDesc, burstRateDesc, burstOutputDesc, burstGoodputDesc, burstPassedDesc, burstLastRunDesc, burstAbortedDesc, burstSaturatedDesc, burstBoundDesc, burstTTFTPartDesc, burstRegressDesc, burstMaxRateDesc, burstEnergyDesc, burstDueDesc, upgradeRegressDesc, upgradeRatioDesc, upgradeInfoDesc, skippedDesc, writeFailuresDesc, targetMaxRateDesc} {
 		ch <- d
 	}
 	for _, d := range sweepDescs {
@@ -174,6 +179,7 @@ func (b *Bursts) Collect(ch chan<- prometheus.Metric) {
 			gauge(d, *v, labels...)
 		}
 	}
+	maxRates(ch, b.autoscaling, b.last, time.Now())
 	for name, at := range b.due {
 		gauge(burstDueDesc, float64(at.UnixNano())/1e9, name)
 	}

@@ -3,6 +3,7 @@ package collector
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/llmprobe/llmprobe/enginemetrics"
 	"github.com/llmprobe/llmprobe/target"
 )
 
@@ -17,6 +18,9 @@ var (
 	engineMeanDesc = prometheus.NewDesc(namespace+"_engine_latency_mean_seconds",
 		"The engine's own mean latency between its last two scrapes, server-wide (all clients), exact from its sums and counts (llama.cpp: from its counters).",
 		[]string{"target", "metric"}, nil)
+	engineRateDesc = prometheus.NewDesc(namespace+"_engine_request_rate",
+		"Requests per second the engine finished between its last two scrapes, server-wide (all clients): its end-to-end histogram's count over the time between the reads. One instance's, the one engine_metrics reads.",
+		[]string{"target"}, nil)
 )
 
 // Engine exports each target's engine metrics state, as its last scrape
@@ -31,7 +35,7 @@ func NewEngine(set *target.Set) *Engine { return &Engine{set: set} }
 
 // Describe implements prometheus.Collector.
 func (e *Engine) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{engineSuccessDesc, engineDurationDesc, engineLatencyDesc, engineMeanDesc} {
+	for _, d := range []*prometheus.Desc{engineSuccessDesc, engineDurationDesc, engineLatencyDesc, engineMeanDesc, engineRateDesc} {
 		ch <- d
 	}
 }
@@ -53,6 +57,11 @@ func (e *Engine) Collect(ch chan<- prometheus.Metric) {
 			continue // n/a is an absent series, never 0
 		}
 		for _, f := range st.Window.Figures {
+			if f.Metric == enginemetrics.MetricE2E && f.Count != nil && *f.Count >= 0 && st.Window.Before != nil && st.Window.After != nil {
+				if d := st.Window.After.Time.Sub(st.Window.Before.Time).Seconds(); d > 0 {
+					gauge(engineRateDesc, *f.Count/d, name)
+				}
+			}
 			if f.NA != "" {
 				continue
 			}

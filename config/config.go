@@ -56,6 +56,8 @@ type Target struct {
 	HTTPClientConfig promconfig.HTTPClientConfig `yaml:"http_client_config,omitempty"`
 	// EngineMetrics, when set, is read around bursts and beside canaries.
 	EngineMetrics *EngineMetrics `yaml:"engine_metrics,omitempty"`
+	// Autoscaling is the max rate under SLO an autoscaler reads.
+	Autoscaling *Autoscaling `yaml:"autoscaling,omitempty"`
 }
 
 // Canary is the always-on low-rate probing schedule.

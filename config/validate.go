@@ -104,6 +104,9 @@ func (t *Target) validateTemplate(errs *FieldErrors) {
 	if t.EngineMetrics != nil {
 		errs.Add("probe.engine_metrics", "cannot be set: /probe measures one request, with no engine metrics around it")
 	}
+	if t.Autoscaling != nil {
+		errs.Add("probe.autoscaling", "cannot be set: /probe's targets are found at scrape time and run no sweeps")
+	}
 	t.validateSettings("probe", errs)
 }
 
@@ -129,6 +132,9 @@ func (t *Target) validateSettings(path string, errs *FieldErrors) {
 	}
 	if t.EngineMetrics != nil {
 		t.EngineMetrics.validate(path+".engine_metrics", errs)
+	}
+	if t.Autoscaling != nil {
+		t.Autoscaling.validate(path+".autoscaling", errs)
 	}
 }
 

@@ -67,7 +67,7 @@ func TestMetricContract(t *testing.T) {
 	defer miscounted.Close()
 	cfg := fmt.Sprintf(`targets:
   - {name: sim, url: %q, engine_metrics: {interval: 5s, timeout: 2s}}
-  - {name: tls, url: %q, http_client_config: {tls_config: {insecure_skip_verify: true}}}
+  - {name: tls, url: %q, http_client_config: {tls_config: {insecure_skip_verify: true}}, autoscaling: {max_rate_under_slo: 5}}
   - {name: dead, url: "http://127.0.0.1:1", model: m}
   - {name: embed, url: %[1]q, api: embeddings, timeout: 2s}
   - {name: miscounted, url: %[3]q, model: m}
@@ -148,7 +148,8 @@ comparisons:
 		"llmprobe_engine_latency_seconds", "llmprobe_engine_latency_mean_seconds",
 		"llmprobe_time_to_first_answer_token_seconds", "llmprobe_reasoning_output_tokens_total", "llmprobe_time_to_first_tool_call_seconds",
 		"llmprobe_conversation_ttft_seconds", "llmprobe_probe_ttft_component_seconds", "llmprobe_prompt_cached_tokens_total",
-		"llmprobe_comparison_ratio", "llmprobe_comparison_pairs", "llmprobe_target_embedding_dimension", "llmprobe_token_mismatches_total"}
+		"llmprobe_comparison_ratio", "llmprobe_comparison_pairs", "llmprobe_target_embedding_dimension", "llmprobe_token_mismatches_total",
+		"llmprobe_target_max_rate_under_slo", "llmprobe_engine_request_rate"}
 	var got map[string]registered
 	var missing []string
 	defer func() {
