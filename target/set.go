@@ -1,6 +1,7 @@
 // Package target keeps one prober.Client per configured target, refreshes
 // each target's info on its own schedule, and follows each target's state
-// from its requests, logging when it goes down, comes back or fails anew;
+// from its requests, logging when it goes down, comes back or fails anew,
+// and judging whether its engine still produces tokens (its health check);
 // at load it checks the files its clients will read.
 package target
 
