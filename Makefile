@@ -45,6 +45,9 @@ test: deps fmt-check vet
 	# module of their own so Helm's, Kubernetes', Argo Rollouts' and Flagger's
 	# dependencies stay out of llmprobe's.
 	cd deploy/kubernetes/test && $(GO) vet ./... && $(GO) test -count=1 ./...
+	# Spans sent to a real OpenTelemetry Collector, built from the module
+	# proxy in a module of its own for the same reason.
+	cd tracing/otelcol && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 # What the tests need beyond Go (Chromium, Prometheus, Alertmanager,
 # Pushgateway, systemd-analyze, gcc), installed with apt-get where missing.

@@ -272,6 +272,9 @@ func (d *dispatcher) record(a plan.Arrival, res *prober.Result) {
 	if !a.Warmup && d.r.Observer != nil {
 		d.r.Observer.Observe(res)
 	}
+	if d.r.Spans != nil {
+		d.r.Spans.Observe(res)
+	}
 }
 
 // notSent counts n requests of arrival a that were never sent, by reason;

@@ -31,6 +31,9 @@ type Runner struct {
 	Baseline *report.Report
 	GPU      GPU             // nil where llmprobe runs without GPUs
 	Observer prober.Observer // gets every measured result
+	// Spans gets every result, warmup included: each request whose
+	// traceparent says sampled has its span exported.
+	Spans    prober.Observer
 	InFlight prober.InFlight
 	Progress func(done, total int)
 	// Overrides, recorded in the report, say how the run differs from the configuration.

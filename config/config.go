@@ -36,6 +36,8 @@ type Config struct {
 	Probe *Target `yaml:"probe,omitempty"`
 	// Comparisons pair a baseline with a candidate target continuously.
 	Comparisons []Comparison `yaml:"comparisons,omitempty"`
+	// Tracing, when set, exports a span per request to an OTLP collector.
+	Tracing *Tracing `yaml:"tracing,omitempty"`
 }
 
 // Target is one OpenAI-compatible inference endpoint.

@@ -110,5 +110,8 @@ func Secrets(cfg *Config) []string {
 	if cfg.Probe != nil {
 		out = append(out, TargetSecrets(*cfg.Probe)...)
 	}
+	if cfg.Tracing != nil {
+		out = append(out, TargetSecrets(Target{HTTPClientConfig: cfg.Tracing.HTTPClientConfig})...)
+	}
 	return out
 }

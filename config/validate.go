@@ -38,6 +38,9 @@ func (c *Config) validate() FieldErrors {
 	if c.Probe != nil {
 		c.Probe.validateTemplate(&errs)
 	}
+	if c.Tracing != nil {
+		c.Tracing.validate(&errs)
+	}
 
 	return errs
 }

@@ -90,6 +90,7 @@ type answer struct {
 	Refusal      string
 	ToolCalls    []wholeToolCall
 	FinishReason string
+	Model        string // the model the answer names
 	// usage is nil when the answer reported none; TextTokens is then what
 	// its texts and tool-call arguments come to by prompt.EstimateTokens,
 	// counted before any was cut, and ReasoningTextTokens the reasoning's

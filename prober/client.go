@@ -26,14 +26,29 @@ type Client struct {
 	// secretFiles: the target names files whose contents are secrets, read
 	// again before each scrub, as the transport reads them for each request.
 	secretFiles bool
+	// sampler decides which requests' spans are exported; nil: none is,
+	// and every request goes out as sampled (transport.NewRequestID).
+	sampler Sampler
 
 	mu        sync.Mutex
 	info      Info
 	infoTried time.Time // a rerank target's last read of its info (learnEngine)
 }
 
+// Sampler decides, before a request is sent, whether its span is exported.
+type Sampler interface {
+	Sampled(traceID string) bool
+}
+
+// Option sets what a client needs beyond its target's configuration.
+type Option func(*Client)
+
+// WithSampler has the client's requests say in their traceparent whether
+// s exports their span.
+func WithSampler(s Sampler) Option { return func(c *Client) { c.sampler = s } }
+
 // NewClient builds the client of target t (see transport.NewClient).
-func NewClient(t config.Target) (*Client, error) {
+func NewClient(t config.Target, opts ...Option) (*Client, error) {
 	hc, err := transport.NewClient(t)
 	if err != nil {
 		return nil, err
@@ -41,6 +56,9 @@ func NewClient(t config.Target) (*Client, error) {
 	base := strings.TrimSuffix(strings.TrimSuffix(t.URL, "/"), "/v1")
 	c := &Client{target: t, api: apiOf(t.API), http: hc, base: base, redact: redact.New(), secretFiles: len(config.CredentialFiles(t)) > 0}
 	c.redact.Add(config.TargetSecrets(t))
+	for _, o := range opts {
+		o(c)
+	}
 	return c, nil
 }
 

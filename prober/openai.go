@@ -187,3 +187,27 @@ func choicesEvent(ev sse.Event, c *streamChunk) (done bool, reason string, err e
 	}
 	return false, "", nil
 }
+
+// maxModelTries bounds the events read for the model the answer names:
+// engines name it in the first chunk (chat, completions) or event
+// (response.created), so a stream that does not is not decoded twice per
+// event to the end.
+const maxModelTries = 2
+
+// responseModel is the model a chunk, a Responses event or an unstreamed
+// answer names, bounded; "" when it names none.
+func responseModel(data []byte) string {
+	var m struct {
+		Model    string `json:"model"`
+		Response *struct {
+			Model string `json:"model"`
+		} `json:"response"`
+	}
+	if json.Unmarshal(data, &m) != nil {
+		return ""
+	}
+	if m.Model == "" && m.Response != nil {
+		m.Model = m.Response.Model
+	}
+	return truncate(m.Model, 128)
+}

@@ -30,6 +30,7 @@ func (c *Client) readWhole(ctx context.Context, body io.Reader, h http.Header, r
 		return true
 	}
 	res.Answer, res.answerLimit, res.FinishReason = w.Content+w.Refusal, keep, truncate(w.FinishReason, 32)
+	res.ResponseModel = w.Model
 	res.ending = endingOf(res.FinishReason, w.Refusal != "")
 	for _, tc := range w.ToolCalls {
 		res.ToolCalls = append(res.ToolCalls, quality.ToolCall(tc))

@@ -149,7 +149,11 @@ func (c *Client) newRequest(ctx context.Context, p payload, r Request, res *Resu
 	req.ContentLength = p.size
 	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(p.open()), nil }
 	c.setHeaders(req)
-	res.RequestID, res.TraceParent = transport.NewRequestID()
+	var sample func(string) bool
+	if c.sampler != nil {
+		sample = c.sampler.Sampled
+	}
+	res.RequestID, res.TraceParent = transport.NewRequestID(sample)
 	req.Header.Set("X-Request-Id", res.RequestID)
 	req.Header.Set("Traceparent", res.TraceParent)
 	req.Header.Set("Content-Type", "application/json")

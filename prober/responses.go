@@ -202,6 +202,7 @@ type responseAnswer struct {
 		Name      string `json:"name"`
 		Arguments string `json:"arguments"`
 	} `json:"output"`
+	Model string `json:"model"`
 	responseObject
 }
 
@@ -220,6 +221,7 @@ func readResponse(raw []byte, w *answer) error {
 	default: // queued, in_progress: no answer
 		return &answerProblem{Reason: reasonErrorInAnswer, Text: "response status " + truncate(fmt.Sprintf("%q", a.Status), 64)}
 	}
+	w.Model = truncate(a.Model, 128)
 	var text, refusal, reasoning strings.Builder
 	for _, item := range a.Output {
 		switch item.Type {

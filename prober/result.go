@@ -83,7 +83,10 @@ type Result struct {
 	RequestID string
 	// TraceParent is the W3C traceparent header the request carried; its
 	// trace id is RequestID, so engine traces join to the request.
-	TraceParent   string
+	TraceParent string
+	// ResponseModel is the model the answer names ("model" of its first
+	// chunks, or of the response object), "" when it names none.
+	ResponseModel string
 	Sched         time.Time     // when the request was due
 	DispatchDelay time.Duration // t_send - t_sched: the prober's own lateness
 	// ReadDelay bounds the read side of the prober's own delay in this

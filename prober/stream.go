@@ -34,6 +34,7 @@ type streamState struct {
 	// (reasoning, answer, tool call): a switch may cost a delta no token.
 	lastKind, switches int
 	usageSeen          bool // a usage object came, zeroed or not
+	modelTries         int  // events read for the response's model (responseModel)
 	tools              *toolCallAssembler
 }
 
@@ -77,6 +78,10 @@ func (c *Client) readStream(ctx context.Context, body io.Reader, r Request, res 
 			break
 		}
 		st.observe(&chunk, now.Sub(r.Sched), res)
+		if res.ResponseModel == "" && st.modelTries < maxModelTries {
+			st.modelTries++
+			res.ResponseModel = responseModel(ev.Data)
+		}
 		if done {
 			st.done = true
 			res.E2E = now.Sub(r.Sched)

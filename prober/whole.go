@@ -84,6 +84,7 @@ type choicesAnswer struct {
 		} `json:"message"`
 		FinishReason string `json:"finish_reason"`
 	} `json:"choices"`
+	Model   string          `json:"model"`
 	Usage   *usage          `json:"usage"`
 	Error   json.RawMessage `json:"error"`
 	Metrics json.RawMessage `json:"metrics"`
@@ -103,7 +104,7 @@ func readChoices(raw []byte, w *answer) error {
 		return &answerProblem{Reason: reasonAnswerNoChoices, Text: "the answer has no choices: " + truncate(string(raw), 64)}
 	}
 	c := a.Choices[0]
-	w.Content, w.FinishReason = c.Text, c.FinishReason
+	w.Content, w.FinishReason, w.Model = c.Text, c.FinishReason, truncate(a.Model, 128)
 	if m := c.Message; m != nil {
 		if m.Content != nil {
 			w.Content = *m.Content

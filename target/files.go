@@ -17,7 +17,7 @@ type fileRef struct {
 }
 
 // CheckFiles is a config.Check: every file the targets' (and the probe:
-// block's) http_client_config names can be read and says what the client
+// and tracing: blocks') http_client_config names can be read and says what the client
 // needs: a CA file holds a PEM certificate, a cert and key pair load
 // together, and a credential is not empty.
 func CheckFiles(c *config.Config, _ []*config.FieldError) []*config.FieldError {
@@ -38,6 +38,9 @@ func CheckFiles(c *config.Config, _ []*config.FieldError) []*config.FieldError {
 	}
 	if c.Probe != nil {
 		targets = append(targets, placed{"probe", *c.Probe})
+	}
+	if c.Tracing != nil {
+		targets = append(targets, placed{"tracing", config.Target{HTTPClientConfig: c.Tracing.HTTPClientConfig}})
 	}
 	for _, pt := range targets {
 		t := pt.t

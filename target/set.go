@@ -33,6 +33,8 @@ type Set struct {
 	now     func() time.Time // the clock of state changes; tests set it
 	// onInfo, when set, takes every refresh's info (the upgrade trigger).
 	onInfo func(*prober.Client, prober.Info)
+	// clientOpts are given to every client built (its trace sampler).
+	clientOpts []prober.Option
 }
 
 type managedClient struct {
@@ -41,9 +43,9 @@ type managedClient struct {
 	engine *engineWatch // nil when the target names no engine_metrics
 }
 
-// NewSet returns an empty set.
-func NewSet(logger log.Logger) *Set {
-	return &Set{logger: logger, clients: map[string]*managedClient{}, health: map[string]*health{}, errs: map[string]string{}, now: time.Now}
+// NewSet returns an empty set whose clients are built with opts.
+func NewSet(logger log.Logger, opts ...prober.Option) *Set {
+	return &Set{logger: logger, clients: map[string]*managedClient{}, health: map[string]*health{}, errs: map[string]string{}, now: time.Now, clientOpts: opts}
 }
 
 // Apply brings the clients in line with cfg and returns them by name. A target
@@ -67,7 +69,7 @@ func (t *Set) Apply(ctx context.Context, cfg *config.Config) map[string]*prober.
 		if t.health[tc.Name] == nil {
 			t.health[tc.Name] = newHealth(t.now())
 		}
-		c, err := prober.NewClient(tc)
+		c, err := prober.NewClient(tc, t.clientOpts...)
 		if err != nil {
 			level.Error(t.logger).Log("msg", "target left out", "target", tc.Name, "err", err)
 			t.errs[tc.Name] = err.Error()

@@ -42,6 +42,7 @@ import (
 	"github.com/llmprobe/llmprobe/report/store"
 	"github.com/llmprobe/llmprobe/shard"
 	"github.com/llmprobe/llmprobe/target"
+	"github.com/llmprobe/llmprobe/tracing"
 )
 
 // Options are the daemon's flags.
@@ -98,6 +99,7 @@ type Daemon struct {
 	probe   *collector.Probe
 	bursts  *collector.Bursts
 	gpu     *gpu.Collector
+	tracer  *tracing.Exporter
 	store   *store.Store
 	site    *web.Site
 
@@ -143,6 +145,7 @@ func New(opts Options) *Daemon {
 		opts.Shard = shard.Shard{Index: 0, Count: 1}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	tracer := tracing.New(opts.Logger)
 	d := &Daemon{
 		opts:    opts,
 		logger:  opts.Logger,
@@ -150,7 +153,8 @@ func New(opts Options) *Daemon {
 		ctx:     ctx,
 		cancel:  cancel,
 		reg:     prometheus.NewRegistry(),
-		targets: target.NewSet(opts.Logger),
+		targets: target.NewSet(opts.Logger, prober.WithSampler(tracer)),
+		tracer:  tracer,
 		probe:   collector.NewProbe(!opts.NativeHistogramsOnly),
 		bursts:  collector.NewBursts(),
 		store:   store.New(opts.StoragePath, secrets),
@@ -164,14 +168,14 @@ func New(opts Options) *Daemon {
 		Schedules:   func() []config.Pair { return d.canary.Running() },
 		Comparisons: func() []string { return d.compare.Lines() },
 	})
-	d.canary = canary.NewScheduler(ctx, opts.Logger, observers{d.probe, d.site, d.targets}, d.probe)
+	d.canary = canary.NewScheduler(ctx, opts.Logger, observers{d.probe, d.site, d.targets, d.tracer}, d.probe)
 	// A comparison's requests make no probe series (its own families hold
 	// its figures) and stay out of the SLO counters; its in-flight requests
 	// are counted with traffic="comparison".
-	d.compare = compare.NewAlwaysOn(ctx, opts.Logger, observers{d.site, d.targets}, d.probe)
+	d.compare = compare.NewAlwaysOn(ctx, opts.Logger, observers{d.site, d.targets, d.tracer}, d.probe)
 	// The site keeps burst requests too, to be found by the id their
 	// exemplars carry.
-	runner := burst.Runner{Store: d.store, Observer: observers{d.probe, d.targets, d.site}, InFlight: d.probe}
+	runner := burst.Runner{Store: d.store, Observer: observers{d.probe, d.targets, d.site}, Spans: d.tracer, InFlight: d.probe}
 	if opts.GPU {
 		d.gpu = gpu.New(opts.Logger, opts.GPUTimeout)
 		runner.GPU = d.gpu
@@ -183,7 +187,7 @@ func New(opts Options) *Daemon {
 		versioncollector.NewCollector("llmprobe"),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		collector.NewTargets(d.targets), collector.NewEngine(d.targets), d.bursts, d.probe, d.compare,
+		collector.NewTargets(d.targets), collector.NewEngine(d.targets), d.bursts, d.probe, d.compare, d.tracer,
 	)
 	// promhttp negotiates the format (text, OpenMetrics with exemplars,
 	// protobuf with native histograms) and gzip.
@@ -320,6 +324,13 @@ func (d *Daemon) stop() {
 	if d.closeDemo != nil {
 		d.closeDemo()
 	}
+	// The spans of the last requests, within a bound: a collector that is
+	// down must not hold the shutdown.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := d.tracer.Shutdown(ctx); err != nil {
+		level.Warn(d.logger).Log("msg", "spans still queued at shutdown were not exported", "err", err)
+	}
 }
 
 func (d *Daemon) stopReloads() { d.stopOnce.Do(func() { close(d.stopped) }) }
@@ -414,6 +425,9 @@ func (d *Daemon) load() (*plan.Plan, error) {
 func (d *Daemon) apply(full *plan.Plan) {
 	p := full.Shard(d.opts.Shard)
 	cfg := p.Config
+	if err := d.tracer.Configure(cfg); err != nil {
+		level.Error(d.logger).Log("msg", "tracing is off: its exporter could not be built", "err", err)
+	}
 	clients := d.targets.Apply(d.ctx, cfg)
 	d.probe.Configure(cfg)
 	d.canary.Apply(p, clients)

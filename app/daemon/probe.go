@@ -70,6 +70,7 @@ func (d *Daemon) probeHandler() http.HandlerFunc {
 		start := time.Now()
 		res := client.Do(ctx, prober.Request{Scenario: scenario.Scenario, Traffic: "probe", Prompt: p, MaxTokens: maxTokens, Sched: start})
 		elapsed := time.Since(start)
+		d.tracer.Observe(res)
 		if res.Outcome != prober.OutcomeSuccess {
 			level.Debug(d.logger).Log("msg", "/probe failed", "target", client.Target().URL, "scenario", scenario.Name, "err", res.FailureText())
 		}
@@ -106,7 +107,7 @@ func (d *Daemon) probeClient(cfg *config.Config, target string) (*prober.Client,
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := prober.NewClient(t)
+	c, err := prober.NewClient(t, prober.WithSampler(d.tracer))
 	if err != nil {
 		return nil, nil, err
 	}

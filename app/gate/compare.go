@@ -19,6 +19,7 @@ import (
 	"github.com/llmprobe/llmprobe/push"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/store"
+	"github.com/llmprobe/llmprobe/tracing"
 )
 
 // CompareOptions are the flags of `llmprobe compare`.
@@ -59,6 +60,7 @@ type compareRun struct {
 	clients [2]*prober.Client
 	// candidate is the candidate's last run, the one pushed.
 	candidate *report.Report
+	tracer    *tracing.Exporter // spans of both sides' requests, when tracing is configured
 }
 
 // Compare runs the comparison and returns the exit code: gate's
@@ -74,8 +76,13 @@ func Compare(ctx context.Context, o CompareOptions) Outcome {
 	if !r.load() {
 		return UsageError
 	}
+	var ok bool
+	if r.tracer, ok = startSpans("compare", r.plans[0].Config, r.Stderr); !ok {
+		return UsageError
+	}
+	defer flushSpans("compare", r.tracer, r.plans[0].Config, r.Stderr)
 	for i := range r.clients {
-		c, err := prober.NewClient(r.targets[i])
+		c, err := prober.NewClient(r.targets[i], prober.WithSampler(r.tracer))
 		if err != nil {
 			fmt.Fprintf(r.Stderr, "llmprobe compare: %s: %v\n", r.Sides[i].Name, err)
 			return UsageError
@@ -85,7 +92,7 @@ func Compare(ctx context.Context, o CompareOptions) Outcome {
 	}
 	for i, c := range r.clients {
 		b := r.bursts[i]
-		if why := preflight(ctx, c, r.targets[i], b.Seed, b.Mix[0], r.Stderr); why != "" {
+		if why := preflight(ctx, c, r.targets[i], b.Seed, b.Mix[0], r.tracer, r.Stderr); why != "" {
 			why = r.Sides[i].Name + ": " + why
 			fmt.Fprintf(r.Stderr, "llmprobe compare: %s\n", why)
 			r.writeFiles(r.stub(why))
@@ -175,7 +182,7 @@ func (r *compareRun) runSide(ctx context.Context, k, i int) compare.Run {
 	name := fmt.Sprintf("round %d/%d %s %s", k+1, r.Rounds, r.Sides[i].Name, r.targets[i].Name)
 	prog := &progress{w: r.Stderr, name: name, terminal: r.Terminal, every: r.ProgressInterval, start: time.Now()}
 	var run compare.Run
-	runner := burst.Runner{Client: r.clients[i], Progress: prog.update, Salt: uint64(k + 1), Measured: func(m report.Run) { run.Measured = m }}
+	runner := burst.Runner{Client: r.clients[i], Progress: prog.update, Salt: uint64(k + 1), Measured: func(m report.Run) { run.Measured = m }, Spans: r.tracer}
 	b := r.bursts[i]
 	// The rounds are the comparison's repetitions; with no store Run
 	// returns no error.

@@ -24,6 +24,7 @@ import (
 	"github.com/llmprobe/llmprobe/report/render"
 	"github.com/llmprobe/llmprobe/report/store"
 	"github.com/llmprobe/llmprobe/shard"
+	"github.com/llmprobe/llmprobe/tracing"
 )
 
 // Options are the flags of `llmprobe gate`.
@@ -66,6 +67,7 @@ type gateRun struct {
 	overrides []string
 	secrets   *redact.Redactor
 	baseline  *report.Report
+	tracer    *tracing.Exporter // spans of the burst's requests, when tracing is configured
 }
 
 // Run runs one burst (or its sweep) now, prints its table, stores its
@@ -77,7 +79,12 @@ func Run(ctx context.Context, o Options) Outcome {
 		return UsageError
 	}
 	t, _ := g.plan.Config.Target(g.burst.Target)
-	client, err := prober.NewClient(t)
+	var ok bool
+	if g.tracer, ok = startSpans("gate", g.plan.Config, g.Stderr); !ok {
+		return UsageError
+	}
+	defer flushSpans("gate", g.tracer, g.plan.Config, g.Stderr)
+	client, err := prober.NewClient(t, prober.WithSampler(g.tracer))
 	if err != nil {
 		fmt.Fprintln(g.Stderr, err)
 		return UsageError
@@ -161,7 +168,7 @@ func (g *gateRun) baselineFits(t config.Target) bool {
 // any other, before the burst is sent; false when the target could not
 // answer it, which the gate says and writes to its CI files.
 func (g *gateRun) preflight(ctx context.Context, c *prober.Client, t config.Target, s *plan.Scenario) bool {
-	why := preflight(ctx, c, t, g.burst.Seed, s, g.Stderr)
+	why := preflight(ctx, c, t, g.burst.Seed, s, g.tracer, g.Stderr)
 	if why == "" {
 		return true
 	}
@@ -213,10 +220,11 @@ func loadBurst(cmd, file, burst string, extraSecrets []string, stdout, stderr *i
 
 // preflight sends one request of scenario s, measured like any other,
 // before a burst of seed goes to target t: "" when t answered it (said on
-// stderr), else why it did not.
-func preflight(ctx context.Context, c *prober.Client, t config.Target, seed uint64, s *plan.Scenario, stderr io.Writer) string {
+// stderr), else why it did not. spans gets its result.
+func preflight(ctx context.Context, c *prober.Client, t config.Target, seed uint64, s *plan.Scenario, spans prober.Observer, stderr io.Writer) string {
 	p, maxTokens := s.Builder(seed ^ 0x9e3779b97f4a7c15).Next()
 	res := c.Do(ctx, prober.Request{Scenario: s.Scenario, Traffic: prober.TrafficBurst, Prompt: p, MaxTokens: maxTokens, Sched: time.Now()})
+	spans.Observe(res)
 	if res.Outcome != prober.OutcomeSuccess {
 		return fmt.Sprintf("preflight request to target %s (%s) failed, the burst was not sent: %s", t.Name, t.URL, res.FailureText())
 	}
@@ -263,6 +271,7 @@ func (g *gateRun) measure(ctx context.Context, client *prober.Client) (*report.R
 		Overrides: g.overrides,
 		Shard:     g.Shard,
 		Start:     g.Start,
+		Spans:     g.tracer,
 	}
 	if g.StoragePath != "" {
 		runner.Store = store.New(g.StoragePath, g.secrets)

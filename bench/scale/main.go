@@ -58,7 +58,15 @@ func main() {
 	flag.StringVar(&o.jsonPath, "json", "bench-scale.json", "write the table here as JSON (empty: do not)")
 	flag.StringVar(&o.profileDir, "profile", "", "write pprof CPU, alloc, block and mutex profiles of the largest streams row here")
 	flag.IntVar(&o.runs, "runs", o.runs, "run the ladder this many times and count in how many runs each row's bound held")
+	traced := flag.Bool("tracing", false, "export every request's span (sampling 1) to an OTLP sink in this process")
 	flag.Parse()
+	if *traced {
+		stop, err := startTracing()
+		if err != nil {
+			fail(err)
+		}
+		defer stop()
+	}
 	if *smoke {
 		runs := o.runs
 		o = smokeOptions(o.jsonPath, o.profileDir)
@@ -254,7 +262,7 @@ func newClient(name, url string) (*prober.Client, error) {
 	t := config.DefaultTarget
 	t.Name, t.URL, t.API, t.Model = name, url, config.APICompletions, "sim-model"
 	t.HTTPClientConfig = promconfig.DefaultHTTPClientConfig
-	return prober.NewClient(t)
+	return prober.NewClient(t, clientOptions()...)
 }
 
 func benchScenario(name string, tokens int) config.Scenario {
@@ -372,7 +380,7 @@ func canaryRow(ctx context.Context, o options) (Row, error) {
 	cfg := p.Config
 	clients := map[string]*prober.Client{}
 	for _, t := range cfg.Targets {
-		c, err := prober.NewClient(t)
+		c, err := prober.NewClient(t, clientOptions()...)
 		if err != nil {
 			return Row{}, err
 		}
@@ -545,6 +553,9 @@ func (c *collected) Observe(r *prober.Result) {
 	c.mu.Lock()
 	c.all = append(c.all, r)
 	c.mu.Unlock()
+	if tracer != nil {
+		tracer.Observe(r)
+	}
 }
 
 // peakSampler counts open streams and, when target (if set) are open at

@@ -50,6 +50,7 @@ func TestEchoedSecretsReachNoSurface(t *testing.T) {
 		"http_headers file":        "sk-TEST-headerfile-99887766",
 		"basic_auth password_file": "TEST-passw0rd+/=file",
 		"inline credentials":       "sk-TEST-inline-0a0b0c0d0e",
+		"tracing header file":      "sk-TEST-tracingfile-1a2b3c4d",
 	}
 	write := func(name, content string) string {
 		p := filepath.Join(dir, name)
@@ -61,6 +62,7 @@ func TestEchoedSecretsReachNoSurface(t *testing.T) {
 	credFile := write("cred", secrets["credentials_file"])
 	headerFile := write("header", secrets["http_headers file"])
 	passFile := write("pass", secrets["basic_auth password_file"])
+	tracingFile := write("tracing", secrets["tracing header file"])
 	secrets["basic_auth header"] = base64.StdEncoding.EncodeToString([]byte("probe-user:" + secrets["basic_auth password_file"]))
 
 	unauthorized, failing := echoServer(t, http.StatusUnauthorized), echoServer(t, http.StatusInternalServerError)
@@ -104,14 +106,21 @@ bursts:
     scenarios: [{scenario: s}]
     arrival: {process: constant, rate: 20}
     requests: 3
-`, unauthorized.URL, failing.URL, credFile, headerFile, secrets["http_headers secret"], passFile, secrets["inline credentials"]))
+# A collector that echoes its tenant header in its error answers.
+tracing:
+  endpoint: %[2]s
+  http_client_config:
+    http_headers:
+      X-Scope-OrgID: {files: [%[8]s]}
+`, unauthorized.URL, failing.URL, credFile, headerFile, secrets["http_headers secret"], passFile, secrets["inline credentials"], tracingFile))
 
 	storage := t.TempDir()
 	d := startBinary(t, binPath, "--config.file="+cfgPath, "--storage.path="+storage, "--log.level=debug")
 	d.waitFor(t, "every target to fail and the burst to be stored", func() bool {
 		_, landing := d.get("/")
 		reports, _ := filepath.Glob(filepath.Join(storage, "echo-burst", "*.json"))
-		return strings.Count(landing, "&lt;secret&gt;") >= 3 && len(reports) == 1
+		return strings.Count(landing, "&lt;secret&gt;") >= 3 && len(reports) == 1 &&
+			strings.Contains(d.logs(), "spans could not be exported")
 	})
 
 	surfaces := map[string]string{}
@@ -145,6 +154,12 @@ bursts:
 	for _, where := range []string{"/", "gate output", "debug log"} {
 		if !strings.Contains(surfaces[where], "<secret>") && !strings.Contains(surfaces[where], "&lt;secret&gt;") {
 			t.Errorf("%s shows no masked echo: the test proves nothing there\n%.2000s", where, surfaces[where])
+		}
+	}
+	// The collector's echo of the tenant header reached the log, masked.
+	for _, line := range strings.Split(surfaces["debug log"], "\n") {
+		if strings.Contains(line, "spans could not be exported") && !strings.Contains(line, "<secret>") {
+			t.Errorf("the failed export's log line shows no masked echo: %s", line)
 		}
 	}
 	if len(surfaces) < 10 {
