@@ -154,9 +154,11 @@ func TestChartRendersEachVariant(t *testing.T) {
 			if r.config == nil {
 				t.Fatal("no ConfigMap with llmprobe.yml")
 			}
+			// A sidecar's pod is the engine's, which the engine's chart renders.
 			daemon := enabled(vals, "workload", true)
-			if daemon != (r.pod != nil) || daemon != (r.service != nil) {
-				t.Errorf("workload.enabled %v, yet the workload is rendered %v, the Service %v", daemon, r.pod != nil, r.service != nil)
+			ownPod := daemon && !sidecar(vals)
+			if ownPod != (r.pod != nil) || daemon != (r.service != nil) {
+				t.Errorf("workload.enabled %v, sidecar %v, yet the workload is rendered %v, the Service %v", daemon, sidecar(vals), r.pod != nil, r.service != nil)
 			}
 			if r.pod != nil {
 				checkPod(t, r.pod)
@@ -196,6 +198,12 @@ func TestChartVariantsAreDocumented(t *testing.T) {
 	if !slices.Equal(documented, files) {
 		t.Errorf("docs/helm.md documents the variants %v, the chart has %v", documented, files)
 	}
+}
+
+// sidecar says the values run llmprobe in the engine's pod.
+func sidecar(vals map[string]any) bool {
+	w, _ := vals["workload"].(map[string]any)
+	return w["kind"] == "Sidecar"
 }
 
 // enabled is values' key.enabled, or def where unset.
