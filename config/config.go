@@ -21,6 +21,9 @@ const (
 	APIResponses   API = "responses"
 	APIEmbeddings  API = "embeddings"
 	APIRerank      API = "rerank"
+	// APIMessages is Anthropic's Messages API, which vLLM, SGLang and
+	// llama.cpp serve too.
+	APIMessages API = "messages"
 )
 
 // Config is the whole configuration file.

@@ -55,9 +55,10 @@ type Runner struct {
 	// Target names it in an error: `embeddings target "e"`.
 	Target string
 	// Pooled: its answers have no output tokens (embeddings, rerank);
-	// Chat: it speaks the chat API; Tools: it takes tools and response
-	// formats (chat, the Responses API).
-	Pooled, Chat, Tools bool
+	// Chat: it speaks the chat API; Tools: it takes tools (chat, the
+	// Responses and Messages APIs); Formats: response formats (chat, the
+	// Responses API).
+	Pooled, Chat, Tools, Formats bool
 }
 
 // RefuseOn adds to errs, for s at path, each field that does not apply to
@@ -74,6 +75,8 @@ func (s *Scenario) RefuseOn(path string, runners []Runner, errs *FieldErrors) {
 	}
 	if i := slices.IndexFunc(runners, func(r Runner) bool { return !r.Tools }); i >= 0 {
 		s.Structured.Refuse(path, runners[i].Target, errs)
+	} else if i := slices.IndexFunc(runners, func(r Runner) bool { return !r.Formats }); i >= 0 && s.Structured.ResponseFormat != nil {
+		errs.Add(path+".response_format", "does not apply to %s: the Messages API takes tools but no response_format (api: chat and responses take it)", runners[i].Target)
 	}
 }
 

@@ -64,7 +64,8 @@ func (c *Config) validateEmbeddings(errs *FieldErrors) {
 		for _, t := range c.Targets {
 			if runs[[2]string{t.Name, s.Name}] {
 				runners = append(runners, Runner{Target: fmt.Sprintf("%s target %q", t.API, t.Name),
-					Pooled: t.API == APIEmbeddings || t.API == APIRerank, Chat: t.API == APIChat, Tools: t.API == APIChat || t.API == APIResponses})
+					Pooled: t.API == APIEmbeddings || t.API == APIRerank, Chat: t.API == APIChat,
+					Tools: t.API == APIChat || t.API == APIResponses || t.API == APIMessages, Formats: t.API == APIChat || t.API == APIResponses})
 			}
 		}
 		s.RefuseOn(fmt.Sprintf("scenarios[%d]", i), runners, errs)
@@ -115,8 +116,8 @@ func (t *Target) validateTemplate(errs *FieldErrors) {
 
 // validateSettings checks everything of a target but its name and URL.
 func (t *Target) validateSettings(path string, errs *FieldErrors) {
-	if t.API != APIChat && t.API != APICompletions && t.API != APIResponses && t.API != APIEmbeddings && t.API != APIRerank {
-		errs.Add(path+".api", "%q must be %q, %q, %q, %q or %q", t.API, APIChat, APICompletions, APIResponses, APIEmbeddings, APIRerank)
+	if t.API != APIChat && t.API != APICompletions && t.API != APIResponses && t.API != APIMessages && t.API != APIEmbeddings && t.API != APIRerank {
+		errs.Add(path+".api", "%q must be %q, %q, %q, %q, %q or %q", t.API, APIChat, APICompletions, APIResponses, APIMessages, APIEmbeddings, APIRerank)
 	}
 	errs.DurationWithin(path+".timeout", t.Timeout, 100*time.Millisecond, time.Hour, false)
 	errs.DurationWithin(path+".info_interval", t.InfoInterval, time.Second, 24*time.Hour, false)

@@ -36,8 +36,15 @@ var apis = map[config.API]api{
 	config.APIChat:        chat{},
 	config.APICompletions: completions{},
 	config.APIResponses:   responses{},
+	config.APIMessages:    anthropicMessages{},
 	config.APIEmbeddings:  embeddings{},
 	config.APIRerank:      rerank{},
+}
+
+// headerAPI is an API whose requests carry headers of their own, each
+// set unless the target's http_headers name it.
+type headerAPI interface {
+	headers() map[string]string
 }
 
 // apiOf is the API named; chat, the configuration's default, for an empty

@@ -62,6 +62,19 @@ func NewClient(t config.Target, opts ...Option) (*Client, error) {
 	return c, nil
 }
 
+// configuresHeader reports whether the target's http_headers set name:
+// the transport adds those to every request, so an API's own would go twice.
+func (c *Client) configuresHeader(name string) bool {
+	if h := c.target.HTTPClientConfig.HTTPHeaders; h != nil {
+		for k := range h.Headers {
+			if strings.EqualFold(k, name) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // redactText replaces the target's secrets in s with <secret>: text a target
 // sends back (an error body echoing the request headers) must not carry them
 // into logs, pages or reports.

@@ -26,6 +26,8 @@ func endingOf(finish string, refused bool) string {
 		return reasonEngineAbort
 	case "content_filter", "incomplete (content_filter)":
 		return endingContentFilter
+	case "refusal": // the Messages API's stop reason
+		return endingRefusal
 	}
 	if refused {
 		return endingRefusal

@@ -194,20 +194,24 @@ func choicesEvent(ev sse.Event, c *streamChunk) (done bool, reason string, err e
 // event to the end.
 const maxModelTries = 2
 
-// responseModel is the model a chunk, a Responses event or an unstreamed
-// answer names, bounded; "" when it names none.
+// responseModel is the model a chunk, a Responses or Messages event names,
+// bounded; "" when it names none.
 func responseModel(data []byte) string {
+	type named struct {
+		Model string `json:"model"`
+	}
 	var m struct {
 		Model    string `json:"model"`
-		Response *struct {
-			Model string `json:"model"`
-		} `json:"response"`
+		Response *named `json:"response"` // the Responses API's response.created
+		Message  *named `json:"message"`  // the Messages API's message_start
 	}
 	if json.Unmarshal(data, &m) != nil {
 		return ""
 	}
-	if m.Model == "" && m.Response != nil {
-		m.Model = m.Response.Model
+	for _, inner := range []*named{m.Response, m.Message} {
+		if m.Model == "" && inner != nil {
+			m.Model = inner.Model
+		}
 	}
 	return truncate(m.Model, 128)
 }

@@ -149,6 +149,13 @@ func (c *Client) newRequest(ctx context.Context, p payload, r Request, res *Resu
 	req.ContentLength = p.size
 	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(p.open()), nil }
 	c.setHeaders(req)
+	if a, ok := c.api.(headerAPI); ok {
+		for name, value := range a.headers() {
+			if !c.configuresHeader(name) {
+				req.Header.Set(name, value)
+			}
+		}
+	}
 	var sample func(string) bool
 	if c.sampler != nil {
 		sample = c.sampler.Sampled

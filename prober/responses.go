@@ -40,7 +40,14 @@ func (responses) fields(body map[string]any, r BodyRequest, content string) {
 }
 
 func (responses) event(ev sse.Event, c *streamChunk) (bool, string, error) {
-	done, err := readResponsesEvent(ev.Name, ev.Data, c)
+	return typedEvent(readResponsesEvent, ev, c)
+}
+
+// typedEvent reads one event of an API of typed events (the Responses and
+// Messages APIs) with read: a failure the server reported is
+// error_in_stream, anything else that is no event malformed.
+func typedEvent(read func(name string, data []byte, c *streamChunk) (bool, error), ev sse.Event, c *streamChunk) (bool, string, error) {
+	done, err := read(ev.Name, ev.Data, c)
 	var failure *serverFailure
 	switch {
 	case errors.As(err, &failure):

@@ -155,7 +155,13 @@ func (st *streamState) observe(chunk *streamChunk, at time.Duration, res *Result
 	st.usageSeen = st.usageSeen || chunk.Usage != nil
 	if u := chunk.Usage; u != nil && (u.CompletionTokens > 0 || u.PromptTokens > 0) {
 		// Zeroed usage objects (Ollama sends one on every chunk) say nothing.
+		// A later usage without the prompt (the Messages API's message_delta
+		// after message_start's) keeps the prompt already read.
+		prev := st.lastUsage
 		st.lastUsage = *u
+		if u.PromptTokens == 0 {
+			st.lastUsage.PromptTokens, st.lastUsage.PromptTokensDetails = prev.PromptTokens, prev.PromptTokensDetails
+		}
 	}
 	st.engineTimings(chunk, res)
 	reasoning, answer, tool := false, false, false

@@ -50,14 +50,14 @@ func validated(t *testing.T, s config.Scenario) config.Scenario {
 	return s
 }
 
-// Against the sim, in both APIs and both engines' spellings of a call: the
+// Against the sim, in the three APIs and both engines' spellings of a call: the
 // call is assembled whole (its name, JSON arguments that match the
 // schema), the first tool-call delta is the first token and comes before
 // the end, usage counts the call's tokens, and the check passes.
 func TestToolCallsAgainstSim(t *testing.T) {
 	for _, engine := range []string{"", sim.EngineLlamaCPP} {
 		srv, _ := testkit.StartSim(t, func(c *sim.Config) { c.Engine = engine })
-		for _, api := range []config.API{config.APIChat, config.APIResponses} {
+		for _, api := range []config.API{config.APIChat, config.APIResponses, config.APIMessages} {
 			res := probeOnce(t, testkit.Target(srv.URL, api), toolScenario(t, "required"))
 			name := string(api) + "/" + engine
 			if res.Outcome != OutcomeSuccess || res.Quality == nil || !res.Quality.Passed || !res.Good {
@@ -110,6 +110,10 @@ func TestHostileStructuredAnswers(t *testing.T) {
 	}{
 		{"arguments_not_json", "required", config.APIChat, false, "tool call get_weather: arguments are not JSON: "},
 		{"arguments_not_json", "required", config.APIResponses, false, "tool call get_weather: arguments are not JSON: "},
+		{"arguments_not_json", "required", config.APIMessages, false, "tool call get_weather: arguments are not JSON: "},
+		{"arguments_invalid", nil, config.APIMessages, false, "tool call get_weather: arguments do not match the schema at /city: got number, want string"},
+		{"undefined_function", nil, config.APIMessages, false, "tool call get_weather_v2: no such function in tools (get_weather, ping)"},
+		{"no_tool_call", "required", config.APIMessages, false, "no tool call under tool_choice required"},
 		{"arguments_invalid", nil, config.APIChat, false, "tool call get_weather: arguments do not match the schema at /city: got number, want string"},
 		{"arguments_invalid", nil, config.APIResponses, false, "tool call get_weather: arguments do not match the schema at /city: got number, want string"},
 		{"undefined_function", nil, config.APIChat, false, "tool call get_weather_v2: no such function in tools (get_weather, ping)"},

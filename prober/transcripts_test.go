@@ -43,6 +43,12 @@ func TestTranscripts(t *testing.T) {
 		// synthetic, in vLLM's Responses framing: typed events, the first
 		// output is the first reasoning_text delta after four opening events.
 		{"vllm-responses-reasoning.sse", config.APIResponses, 4, 6, 12, 6},
+		// llama.cpp's Messages API: message_start (input 1 + cache read 13),
+		// an empty text block's start, five text deltas (one of two tokens),
+		// message_delta's usage of six.
+		{"llamacpp-messages-stream.sse", config.APIMessages, 2, 6, 14, 5},
+		// llama.cpp's Responses API: usage on response.completed.
+		{"llamacpp-responses-usage.sse", config.APIResponses, 4, 6, 14, 5},
 	}
 	for _, tc := range cases {
 		t.Run(tc.file, func(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/llmprobe/llmprobe/sim/internal/messages"
 	"github.com/llmprobe/llmprobe/sim/internal/persona"
 	"github.com/llmprobe/llmprobe/sim/internal/pooling"
 	"github.com/llmprobe/llmprobe/sim/internal/request"
@@ -31,6 +32,7 @@ func (e *Engine) Handler() http.Handler {
 		mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { e.serveGenerate(w, r, apiCompletions) })
 		mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { e.serveGenerate(w, r, apiChat) })
 		mux.HandleFunc("POST /v1/responses", func(w http.ResponseWriter, r *http.Request) { e.serveGenerate(w, r, apiResponses) })
+		mux.HandleFunc("POST /v1/messages", func(w http.ResponseWriter, r *http.Request) { e.serveGenerate(w, r, apiMessages) })
 		mux.HandleFunc("POST /v1/rerank", e.servePooled(pooling.Rerank))
 		mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []map[string]any{{
@@ -77,7 +79,7 @@ func (e *Engine) Handler() http.Handler {
 // engine refuses it (the answer is written). With truth stamps, receipt
 // gets the moment the request was read.
 func (e *Engine) readGenerate(w http.ResponseWriter, r *http.Request, api endpoint, receipt *Receipt) (req *request.Generate, prompt, maxTokens int, ok bool) {
-	req, err := request.Read(w, r.Body, api == apiChat, api == apiResponses)
+	req, err := request.Read(w, r.Body, api.kind())
 	if e.truth != nil {
 		*receipt = ReceiptOf(r)
 	}
@@ -164,8 +166,12 @@ func (e *Engine) serveGenerate(w http.ResponseWriter, r *http.Request, api endpo
 		st.whole(r.Context(), s, api)
 		return
 	}
-	if api == apiResponses {
+	switch api {
+	case apiResponses:
 		st.events = responses.New(id, e.cfg.Model, st.created)
+		st.includeUsage = faults.UsagePlacement != UsageNone
+	case apiMessages:
+		st.events = messages.New(id, e.cfg.Model, prompt)
 		st.includeUsage = faults.UsagePlacement != UsageNone
 	}
 	if req.StreamOptions != nil {
@@ -249,6 +255,20 @@ func (st *streamWriter) whole(ctx context.Context, s *sequence, api endpoint) {
 	var usage *usageJSON
 	if st.faults.UsagePlacement != UsageNone {
 		usage = st.usage(s.maxTokens)
+	}
+	if api == apiMessages {
+		ms := messages.New(st.id, st.model, st.prompt)
+		switch {
+		case calls:
+			st.shape.Events(ms, 0, st.shape.Tokens())
+		default:
+			if reasoning != "" {
+				ms.Delta(reasoning, true)
+			}
+			ms.Delta(text, false)
+		}
+		writeJSON(st.w, http.StatusOK, ms.Whole(finish, messagesUsage(usage)))
+		return
 	}
 	if api == apiResponses {
 		if calls {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmprobe/llmprobe/sim/internal/messages"
 	"github.com/llmprobe/llmprobe/sim/internal/persona"
 	"github.com/llmprobe/llmprobe/sim/internal/request"
 	"github.com/llmprobe/llmprobe/sim/internal/responses"
@@ -29,8 +30,9 @@ type streamWriter struct {
 	continuous           bool
 	stalled, malformedIn bool
 	timings              persona.TimingsKind
-	// events, for the Responses API, frames the answer as typed events.
-	events *responses.Stream
+	// events, for the Responses and Messages APIs, frames the answer as
+	// typed events.
+	events typedEvents
 	// seq is the request's sequence: its cached prompt tokens, known once
 	// it was admitted (before its first token).
 	seq *sequence
@@ -67,7 +69,7 @@ func (st *streamWriter) run(ctx context.Context, s *sequence) {
 	st.w.WriteHeader(http.StatusOK)
 	st.flush()
 	if st.events != nil {
-		st.writeRaw(st.events.Start())
+		st.writeRaw(st.startEvents())
 	} else if st.chat && st.faults.RoleOnlyFirstChunk {
 		st.write(st.deltaChunk(map[string]any{"role": "assistant", "content": ""}, nil, 0))
 	}
@@ -287,15 +289,59 @@ const (
 	apiCompletions endpoint = iota
 	apiChat
 	apiResponses
+	apiMessages
 )
 
-// endEvents closes a Responses API stream: its usage in response.completed.
-func (st *streamWriter) endEvents(sent int) {
-	var u *responses.Usage
-	if st.includeUsage {
-		u = responsesUsage(st.usage(sent))
+// kind is the request package's name of the API.
+func (api endpoint) kind() request.Kind {
+	return [...]request.Kind{apiCompletions: request.Completions, apiChat: request.Chat, apiResponses: request.Responses, apiMessages: request.Messages}[api]
+}
+
+// typedEvents frames an answer as an API's typed events: the Responses
+// API's (*responses.Stream) or the Messages API's (*messages.Stream).
+type typedEvents interface {
+	Delta(text string, reasoning bool) string
+	shaped.CallWriter
+}
+
+// startEvents opens a typed stream: the Messages API's message_start
+// carries the prompt's usage.
+func (st *streamWriter) startEvents() string {
+	switch ev := st.events.(type) {
+	case *messages.Stream:
+		return ev.Start(messagesUsage(st.usage(0)))
+	case *responses.Stream:
+		return ev.Start()
 	}
-	st.writeRaw(st.events.End(u))
+	return ""
+}
+
+// endEvents closes a typed stream: its usage in response.completed, or in
+// message_delta.
+func (st *streamWriter) endEvents(sent int) {
+	var full *usageJSON
+	if st.includeUsage {
+		full = st.usage(sent)
+	}
+	switch ev := st.events.(type) {
+	case *messages.Stream:
+		st.writeRaw(ev.End(st.finish(sent), messagesUsage(full)))
+	case *responses.Stream:
+		st.writeRaw(ev.End(responsesUsage(full)))
+	}
+}
+
+// messagesUsage is a chat usage in the Messages API's terms; nil for nil.
+func messagesUsage(full *usageJSON) *messages.Usage {
+	if full == nil {
+		return nil
+	}
+	u := &messages.Usage{Input: full.PromptTokens, Output: full.CompletionTokens}
+	if d := full.PromptTokensDetails; d != nil {
+		u.CacheRead = d.CachedTokens
+		u.Input -= d.CachedTokens
+	}
+	return u
 }
 
 // responsesUsage is a chat usage in the Responses API's terms; nil for nil.

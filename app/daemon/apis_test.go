@@ -35,6 +35,7 @@ func TestEveryAPIWithCanaries(t *testing.T) {
   - {name: chat, url: %[1]q}
   - {name: completions, url: %[1]q, api: completions}
   - {name: responses, url: %[1]q, api: responses}
+  - {name: messages, url: %[1]q, api: messages}
   - {name: embeddings, url: %[1]q, api: embeddings}
   - {name: rerank, url: %[1]q, api: rerank}
   - {name: tei-rerank, url: %[2]q, api: rerank}
@@ -71,15 +72,17 @@ limits: {max_canary_memory: 1GiB}
 canary:
   interval: 300ms
   probes:
-    - {targets: [chat, completions, responses], scenarios: [stream, whole]}
+    - {targets: [chat, completions, responses, messages], scenarios: [stream, whole]}
     - {targets: [chat], scenarios: [vision]}
     - {targets: [embeddings], scenarios: [vectors]}
     - {targets: [rerank, tei-rerank], scenarios: [ranked]}
     - {targets: [chat, responses], scenarios: [tools, shaped, whole-tools], interval: 1s}
+    - {targets: [messages], scenarios: [tools, whole-tools], interval: 1s}
 `, srv.URL, tei.URL, testkit.WeatherTool, testkit.PersonFormat)
 	pairs := []apiPair{
 		{"chat", "stream", true, true, true}, {"completions", "stream", true, true, true}, {"responses", "stream", true, true, true},
 		{"chat", "whole", true, false, true}, {"completions", "whole", true, false, true}, {"responses", "whole", true, false, true},
+		{"messages", "stream", true, true, true}, {"messages", "whole", true, false, true}, {"messages", "tools", true, true, true}, {"messages", "whole-tools", true, false, true},
 		{"chat", "vision", true, true, false},
 		{"embeddings", "vectors", false, false, false}, {"rerank", "ranked", false, false, false}, {"tei-rerank", "ranked", false, false, false},
 		{"chat", "tools", true, true, true}, {"responses", "tools", true, true, true}, {"chat", "shaped", true, true, true}, {"responses", "shaped", true, true, true},

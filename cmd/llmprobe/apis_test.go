@@ -36,6 +36,7 @@ func TestGateEveryAPI(t *testing.T) {
 		{"chat", `{name: t, url: %q}`, streamed, true, true, nil},
 		{"completions", `{name: t, url: %q, api: completions}`, streamed, true, true, nil},
 		{"responses", `{name: t, url: %q, api: responses}`, streamed, true, true, nil},
+		{"messages", `{name: t, url: %q, api: messages}`, streamed, true, true, nil},
 		{"embeddings", `{name: t, url: %q, api: embeddings}`, `{name: s, prompt_tokens: 16, inputs: 4, slo: {e2e: 5s, target_ratio: 0.9}}`, false, false, []string{"inputs/s, n/a output tok/s"}},
 		{"rerank", `{name: t, url: %q, api: rerank}`, `{name: s, prompt_tokens: 8, documents: 5, slo: {e2e: 5s, target_ratio: 0.9}}`, false, false, []string{"inputs/s, n/a output tok/s"}},
 		{"tei-rerank", `{name: t, url: "` + tei.URL + `", api: rerank}`, `{name: s, prompt_tokens: 8, documents: 5, slo: {e2e: 5s, target_ratio: 0.9}}`, false, false, []string{"engine tei 0.1.0"}},
@@ -111,4 +112,31 @@ func gateReport(t *testing.T, cfg, burst string, args ...string) (rep report.Rep
 		t.Fatalf("report %s: %v", file, err)
 	}
 	return rep, out, file
+}
+
+// The Messages API through the gate and compare: a gate on the sim passes
+// its TPOT objective and fails it on a sim twice as slow to decode; compare
+// of a messages candidate whose decode is 40 % slower says TPOT worse.
+func TestMessagesGateAndCompare(t *testing.T) {
+	slow := decodeSim(t, 6)
+	cfg := writeTemp(t, "messages.yml", fmt.Sprintf(`targets:
+  - {name: stable, url: %q, api: messages}
+  - {name: next, url: %q, api: messages}
+scenarios:
+  - {name: chat, prompt_tokens: 32, output_tokens: 16, slo: {tpot: 80ms, target_ratio: 0.9}}
+bursts:
+  - {name: release, target: stable, scenarios: [{scenario: chat}], arrival: {process: poisson, rate: 20}, requests: 60, warmup: {requests: 3}, seed: 9}
+`, decodeSim(t, 3), decodeSim(t, 3*1.4)))
+	rep, _, _ := gateReport(t, cfg, "release")
+	if rep.Latency["tpot"].Count != 60 || rep.TokenSources[prober.TokensFromUsage] != 60 {
+		t.Errorf("tpot samples %d, token sources %v", rep.Latency["tpot"].Count, rep.TokenSources)
+	}
+	out, err := exec.Command(binPath, "gate", "--config.file="+cfg, "--burst=release", "--target.url="+slow, "--storage.path=").CombinedOutput()
+	if exitCode(err) != 1 || !strings.Contains(string(out), "slo_tpot") {
+		t.Errorf("gate on a sim twice as slow: exit %d, want 1 on slo_tpot\n%s", exitCode(err), out)
+	}
+	out, err = exec.Command(binPath, "compare", "--config.file="+cfg, "--burst=release", "--baseline=stable", "--candidate=next", "--rounds=2").CombinedOutput()
+	if exitCode(err) != 1 || !strings.Contains(string(out), "TPOT p50 +") {
+		t.Errorf("compare with a 40 %% slower messages candidate: exit %d, want 1 naming TPOT\n%s", exitCode(err), out)
+	}
 }

@@ -269,8 +269,8 @@ func unstreamedFaults() []Fault {
 	}
 }
 
-// apiFaults break the Responses API's typed events and rerank answers, in
-// the OpenAI-style shape and in TEI's.
+// apiFaults break the Responses and Messages APIs' typed events and rerank
+// answers, in the OpenAI-style shape and in TEI's.
 func apiFaults() []Fault {
 	// events answers with Responses API events, each its type and the
 	// rest of its JSON object.
@@ -285,10 +285,16 @@ func apiFaults() []Fault {
 		}
 	}
 	delta := [2]string{"response.output_text.delta", `,"delta":" tok"`}
+	msgStart := [2]string{"message_start", `,"message":{"type":"message","role":"assistant","content":[],"model":"m","usage":{"input_tokens":8,"output_tokens":1}}`}
+	msgText := [2]string{"content_block_delta", `,"index":0,"delta":{"type":"text_delta","text":" tok"}`}
+	msgEnd := [2]string{"message_delta", `,"delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":2}`}
+	msgError := [2]string{"error", `,"error":{"type":"overloaded_error","message":"Overloaded"}`}
 	failed := [2]string{"response.failed", `,"response":{"status":"failed","error":{"code":"server_error","message":"CUDA out of memory"}}`}
 	return []Fault{
 		{"responses: no response.completed", events(delta, delta), false, "stream_error", "stream", "no_finish", "stream ended without response.completed", "responses", ""},
 		{"responses: response.failed", events(delta, failed), false, "stream_error", "stream", "error_in_stream", "response.failed event: server_error: CUDA out of memory", "responses", ""},
+		{"messages: no message_stop", events(msgStart, msgText, msgText, msgEnd), false, "stream_error", "stream", "no_finish", "stream ended without message_stop", "messages", ""},
+		{"messages: error event", events(msgStart, msgText, msgError), false, "stream_error", "stream", "error_in_stream", "error event: overloaded_error: Overloaded", "messages", ""},
 		{"rerank: wrong count", func(t *testing.T) string {
 			return FaultServer(t, func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "application/json")

@@ -159,10 +159,14 @@ func TestSSETranscripts(t *testing.T) {
 	for name, body := range transcriptBodies(t) {
 		got, err := readAll(NewReader(bytes.NewReader(body), 0))
 		// Chat and completions streams end with [DONE]; a Responses API
-		// stream with its response.completed event.
+		// stream with its response.completed event, a Messages API stream
+		// with message_stop.
 		last := "[DONE]"
-		if strings.Contains(name, "responses") {
+		switch {
+		case strings.Contains(name, "responses"):
 			last = `{"type":"response.completed"`
+		case strings.Contains(name, "messages"):
+			last = `{"type":"message_stop"`
 		}
 		if err != io.EOF || len(got) < 3 || !strings.HasPrefix(got[len(got)-1].data, last) {
 			t.Errorf("%s: %d events, last %q, err %v", name, len(got), got[len(got)-1].data, err)

@@ -37,6 +37,8 @@ type Generate struct {
 	ToolChoice     json.RawMessage `json:"tool_choice"`
 	ResponseFormat json.RawMessage `json:"response_format"`
 	Text           json.RawMessage `json:"text"`
+	// The Messages API's system prompt, a string or text blocks.
+	System json.RawMessage `json:"system"`
 
 	chat bool // messages, not a prompt
 }
@@ -54,18 +56,31 @@ const MaxBody = 128 << 20
 // ErrTooLarge is a body past MaxBody.
 var ErrTooLarge = fmt.Errorf("request body over %d MiB", MaxBody>>20)
 
-// Read decodes a request's body: chat's messages when chat, the Responses
-// API's input when responses (a string is one user message), else a
-// completions prompt.
-func Read(w http.ResponseWriter, body io.ReadCloser, chat, responses bool) (*Generate, error) {
-	g := &Generate{chat: chat || responses}
+// Kind is the API a request came in on.
+type Kind int
+
+const (
+	Completions Kind = iota
+	Chat
+	Responses
+	Messages // Anthropic's
+)
+
+// Read decodes a request's body of kind: chat's messages, the Responses
+// API's input (a string is one user message), the Messages API's messages
+// after its system (its tools read as chat's), or a completions prompt.
+func Read(w http.ResponseWriter, body io.ReadCloser, kind Kind) (*Generate, error) {
+	g := &Generate{chat: kind != Completions}
 	if err := json.NewDecoder(http.MaxBytesReader(w, body, MaxBody)).Decode(g); err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			return nil, ErrTooLarge
 		}
 		return nil, fmt.Errorf("invalid JSON body: %w", err)
 	}
-	if !responses {
+	if kind == Messages {
+		return g, g.fromMessagesAPI()
+	}
+	if kind != Responses {
 		return g, nil
 	}
 	var text string
@@ -159,4 +174,44 @@ func (g *Generate) Blocks() []uint64 {
 		add(m.Content)
 	}
 	return b.Hashes()
+}
+
+// fromMessagesAPI reads a Messages API request as the chat request it
+// stands for: its system first as a system message, its tools (name,
+// description, input_schema) and tool_choice (auto, any, none, tool) in
+// chat's shapes, which sim/internal/shaped reads.
+func (g *Generate) fromMessagesAPI() error {
+	if len(g.System) > 0 {
+		g.Messages = append([]Message{{Role: "system", Content: g.System}}, g.Messages...)
+	}
+	if len(g.Tools) > 0 {
+		var tools []struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			InputSchema json.RawMessage `json:"input_schema"`
+		}
+		if err := json.Unmarshal(g.Tools, &tools); err != nil {
+			return fmt.Errorf("tools: %v", err)
+		}
+		chat := make([]map[string]any, len(tools))
+		for i, t := range tools {
+			chat[i] = map[string]any{"type": "function", "function": map[string]any{"name": t.Name, "description": t.Description, "parameters": t.InputSchema}}
+		}
+		g.Tools, _ = json.Marshal(chat)
+	}
+	if len(g.ToolChoice) > 0 {
+		var choice struct{ Type, Name string }
+		if err := json.Unmarshal(g.ToolChoice, &choice); err != nil {
+			return fmt.Errorf("tool_choice: %v", err)
+		}
+		var chat any = choice.Type
+		switch choice.Type {
+		case "any":
+			chat = "required"
+		case "tool":
+			chat = map[string]any{"type": "function", "function": map[string]any{"name": choice.Name}}
+		}
+		g.ToolChoice, _ = json.Marshal(chat)
+	}
+	return nil
 }

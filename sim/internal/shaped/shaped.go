@@ -13,7 +13,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/llmprobe/llmprobe/sim/internal/jsongen"
-	"github.com/llmprobe/llmprobe/sim/internal/responses"
 )
 
 // Faults an answer can carry, for hostile tests.
@@ -280,9 +279,16 @@ func (a *Answer) ChatDelta(from, to int) map[string]any {
 	return map[string]any{"tool_calls": calls}
 }
 
-// Events is the Responses API events of tokens [from, to) of a calls
-// answer: a call's name token opens its function_call item.
-func (a *Answer) Events(s *responses.Stream, from, to int) string {
+// CallWriter writes an API's typed events of function calls (the Responses
+// API's function_call items, the Messages API's tool_use blocks).
+type CallWriter interface {
+	Call(callID, name string) string
+	Arguments(delta string) string
+}
+
+// Events is the typed events of tokens [from, to) of a calls answer: a
+// call's name token opens its item or block.
+func (a *Answer) Events(s CallWriter, from, to int) string {
 	var out strings.Builder
 	for _, p := range a.span(from, to) {
 		if p.named {
