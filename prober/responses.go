@@ -81,6 +81,9 @@ type responsesEvent struct {
 	Message  string          `json:"message"`
 	Code     any             `json:"code"`
 	Response *responseObject `json:"response"`
+	// llama.cpp's own timings of the request, beside response.completed's
+	// response (as on its chat chunks).
+	Timings json.RawMessage `json:"timings"`
 }
 
 // responseObject is the part of a Responses API response object llmprobe
@@ -142,6 +145,7 @@ func readResponsesEvent(name string, data []byte, c *streamChunk) (final bool, e
 		}
 		return false, &serverFailure{Event: ev.Type, Message: truncate(msg, maxMessage)}
 	case "response.failed", "response.incomplete", "response.completed":
+		c.Timings = ev.Timings
 		return ev.final(c)
 	}
 	return false, nil

@@ -255,3 +255,19 @@ func TestTargetInfoKeptWhileDown(t *testing.T) {
 		t.Errorf("after the target went down: %+v (before: %+v)", down, up)
 	}
 }
+
+// llama.cpp's Responses API puts its own timings beside response.completed's
+// response: they split the request's TTFT as its chat chunks' do.
+func TestLlamaCPPResponsesTimings(t *testing.T) {
+	srv := replay(t, loadTranscript(t, "llamacpp-responses-usage.sse"), 5*time.Millisecond)
+	res := probeOnce(t, testkit.Target(srv.URL, config.APIResponses), testkit.Scenario())
+	if res.Outcome != OutcomeSuccess {
+		t.Fatalf("%s %s\n%s", res.Outcome, res.Error, logOf(res))
+	}
+	if e := res.Engine; e == nil || !e.HasPrefill || e.Prefill != 12598*time.Microsecond || e.Source != "llamacpp_timings" {
+		t.Fatalf("engine timings %+v; want llama.cpp's prompt_ms 12.598\n%s", res.Engine, logOf(res))
+	}
+	if len(res.TTFTParts) == 0 {
+		t.Errorf("no TTFT split from llama.cpp's timings\n%s", logOf(res))
+	}
+}
