@@ -164,7 +164,7 @@ func (u *messagesUsage) chat() *usage {
 // readMessagesEvent reads one Messages API event into the chat chunk it
 // stands for: text deltas are content, thinking deltas reasoning, a
 // tool_use block's start and its input_json deltas a function call (as
-// the Responses API's events, which the tool-call assembler reads), and
+// chat's tool_calls elements, which the tool-call assembler reads), and
 // message_delta's stop reason and usage the chunk's. final is true for
 // message_stop. An error event is a *serverFailure; pings and block ends
 // carry nothing.
@@ -179,16 +179,19 @@ func readMessagesEvent(name string, data []byte, c *streamChunk) (final bool, er
 	*c = streamChunk{}
 	switch ev.Type {
 	case "message_start":
+		// Its output_tokens (Anthropic sends 1) is no count of the answer:
+		// message_delta's is; only the prompt is taken here.
 		if m := ev.Message; m != nil && m.Usage != nil {
 			c.Usage = m.Usage.chat()
+			c.Usage.CompletionTokens = 0
 		}
 	case "content_block_start":
 		b := ev.ContentBlock
 		switch {
 		case b == nil:
 		case b.Type == "tool_use":
-			item, _ := json.Marshal(map[string]any{"type": "response.output_item.added", "output_index": ev.Index, "item": map[string]any{"type": "function_call", "name": b.Name}})
-			c.ToolItems = []json.RawMessage{item}
+			// The call's name, a token as chat's first tool-call delta is.
+			c.delta().ToolCalls = []json.RawMessage{toolDelta(ev.Index, map[string]any{"name": b.Name})}
 		case b.Type == "text" && b.Text != "":
 			c.delta().Content = b.Text
 		}
@@ -201,8 +204,7 @@ func readMessagesEvent(name string, data []byte, c *streamChunk) (final bool, er
 				c.delta().Reasoning = d.Thinking
 			case "input_json_delta":
 				if d.PartialJSON != "" {
-					part, _ := json.Marshal(map[string]any{"type": "response.function_call_arguments.delta", "output_index": ev.Index, "delta": d.PartialJSON})
-					c.delta().ToolCalls = []json.RawMessage{part}
+					c.delta().ToolCalls = []json.RawMessage{toolDelta(ev.Index, map[string]any{"arguments": d.PartialJSON})}
 				}
 			}
 		}
@@ -219,6 +221,13 @@ func readMessagesEvent(name string, data []byte, c *streamChunk) (final bool, er
 		return false, &serverFailure{Event: ev.Type, Message: ev.Error.text()}
 	}
 	return false, nil
+}
+
+// toolDelta is a tool_use block's start or input piece as the chat
+// tool_calls element the assembler reads, keyed by the block's index.
+func toolDelta(index int, function map[string]any) json.RawMessage {
+	raw, _ := json.Marshal(map[string]any{"index": index, "function": function}) // strings and an int always marshal
+	return raw
 }
 
 // messageAnswer is an unstreamed Messages API answer: the message object.

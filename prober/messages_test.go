@@ -64,7 +64,8 @@ func msgEnd(stop string, output int) string {
 }
 
 // A Messages API stream with thinking, text and a tool call: TTFT at the
-// first thinking delta (the ping and the blocks' starts are no tokens), the
+// first thinking delta (the ping and the text blocks' starts are no tokens;
+// a tool_use block's start, which names the call, is one, as chat's), the
 // reasoning split from the kinds of delta, the call assembled from its
 // input_json pieces and checked against its schema, N from message_delta's
 // usage, the prompt from message_start's.
@@ -74,7 +75,7 @@ func TestMessagesStream(t *testing.T) {
 		msgDelta(0, "thinking_delta", "thinking", "hmm"), msgDelta(0, "thinking_delta", "thinking", " ok"), msgBlockX,
 		msgText, msgDelta(1, "text_delta", "text", "Let me"), msgDelta(1, "text_delta", "text", " check."),
 		msgTool, msgDelta(2, "input_json_delta", "partial_json", `{"city": "Paris",`), msgDelta(2, "input_json_delta", "partial_json", ` "unit": "celsius"}`),
-		msgEnd("tool_use", 6), msgStop)
+		msgEnd("tool_use", 7), msgStop)
 	res := probeOnce(t, testkit.Target(srv.URL, config.APIMessages), toolScenario(t, nil))
 	if res.Outcome != OutcomeSuccess || !res.Good {
 		t.Fatalf("%s good %v %s\n%s", res.Outcome, res.Good, res.Error, logOf(res))
@@ -83,8 +84,8 @@ func TestMessagesStream(t *testing.T) {
 	if res.TTFT < 4*gap || res.TTFT >= 5*gap || res.TTFTReasoning != res.TTFT || res.TTFTAnswer <= res.TTFT {
 		t.Errorf("TTFT %s (reasoning %s, answer %s): want the first thinking delta, in [%s, %s)", res.TTFT, res.TTFTReasoning, res.TTFTAnswer, 4*gap, 5*gap)
 	}
-	if res.OutputTokens != 6 || res.TokenSource != TokensFromUsage || res.OutputChunks != 6 || res.PromptTokensReported != 20 {
-		t.Errorf("%d output tokens from %s in %d chunks, prompt %d; want 6 from usage in 6, prompt 20", res.OutputTokens, res.TokenSource, res.OutputChunks, res.PromptTokensReported)
+	if res.OutputTokens != 7 || res.TokenSource != TokensFromUsage || res.OutputChunks != 7 || res.PromptTokensReported != 20 || res.TokenMismatch != "" {
+		t.Errorf("%d output tokens from %s in %d chunks (mismatch %q), prompt %d; want 7 from usage in 7, prompt 20", res.OutputTokens, res.TokenSource, res.OutputChunks, res.TokenMismatch, res.PromptTokensReported)
 	}
 	if len(res.ToolCalls) != 1 || res.ToolCalls[0].Name != "get_weather" || res.ToolCalls[0].Arguments != `{"city": "Paris", "unit": "celsius"}` {
 		t.Errorf("tool calls %+v", res.ToolCalls)
@@ -199,6 +200,21 @@ func TestMessagesHostile(t *testing.T) {
 			return ""
 		}},
 		{"refusal", []string{msgStart, msgText, text("I can't help with that."), msgEnd("refusal", 6), msgStop}, false, OutcomeSuccess, "the model refused", nil},
+		// message_start's output_tokens 1 is no count: without message_delta's
+		// usage, the deltas are, marked so, and nothing contradicts them.
+		{"no usage in message_delta", []string{msgStart, msgText, text("a"), text("b"), text("c"), `message_delta,"delta":{"stop_reason":"end_turn"}`, msgStop}, false, OutcomeSuccess, "", func(r *Result) string {
+			if r.OutputTokens != 3 || r.TokenSource != TokensFromChunks || r.TokenMismatch != "" || r.PromptTokensReported != 20 {
+				return fmt.Sprintf("%d tokens from %s, mismatch %q, prompt %d; want 3 from chunks, none, 20", r.OutputTokens, r.TokenSource, r.TokenMismatch, r.PromptTokensReported)
+			}
+			return ""
+		}},
+		// A call of a function without parameters: its name is the token.
+		{"a call without input", []string{msgStart, `content_block_start,"index":0,"content_block":{"type":"tool_use","id":"toolu_2","name":"ping","input":{}}`, msgEnd("tool_use", 1), msgStop}, false, OutcomeSuccess, "", func(r *Result) string {
+			if len(r.ToolCalls) != 1 || r.ToolCalls[0].Name != "ping" || r.OutputChunks != 1 {
+				return fmt.Sprintf("calls %+v in %d chunks; want ping in 1", r.ToolCalls, r.OutputChunks)
+			}
+			return ""
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := messagesServer(t, 0, nil, tc.events...)

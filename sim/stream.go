@@ -68,7 +68,8 @@ func (st *streamWriter) run(ctx context.Context, s *sequence) {
 	h.Set("Cache-Control", "no-cache")
 	st.w.WriteHeader(http.StatusOK)
 	st.flush()
-	if st.events != nil {
+	_, atFirstToken := st.events.(*messages.Stream)
+	if st.events != nil && !atFirstToken {
 		st.writeRaw(st.startEvents())
 	} else if st.chat && st.faults.RoleOnlyFirstChunk {
 		st.write(st.deltaChunk(map[string]any{"role": "assistant", "content": ""}, nil, 0))
@@ -89,6 +90,11 @@ func (st *streamWriter) run(ctx context.Context, s *sequence) {
 	for i := range s.maxTokens {
 		if !waitToken(ctx, s) {
 			return // the client left, or the engine stopped
+		}
+		if i == 0 && atFirstToken {
+			// message_start carries the prompt's cache reads, known (and
+			// read without a race) once the sequence was admitted.
+			st.writeRaw(st.startEvents())
 		}
 		isReasoning := st.chat && i < st.faults.ReasoningTokens
 		if isReasoning != reasoning && !flushPending() {
@@ -305,10 +311,13 @@ type typedEvents interface {
 }
 
 // startEvents opens a typed stream: the Messages API's message_start
-// carries the prompt's usage.
+// carries the prompt's usage (none under usage_placement none).
 func (st *streamWriter) startEvents() string {
 	switch ev := st.events.(type) {
 	case *messages.Stream:
+		if !st.includeUsage {
+			return ev.Start(nil)
+		}
 		return ev.Start(messagesUsage(st.usage(0)))
 	case *responses.Stream:
 		return ev.Start()
