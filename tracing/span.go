@@ -19,6 +19,7 @@ import (
 // targetFacts are what a span says of its target beyond the result.
 type targetFacts struct {
 	operation attribute.KeyValue // gen_ai.operation.name
+	provider  attribute.KeyValue // gen_ai.provider.name: the API's flavour
 	address   string             // server.address
 	port      int                // server.port, 0 when unknown
 }
@@ -26,7 +27,7 @@ type targetFacts struct {
 func targetsOf(cfg *config.Config) map[string]targetFacts {
 	out := make(map[string]targetFacts, len(cfg.Targets))
 	for _, t := range cfg.Targets {
-		f := targetFacts{operation: operationOf(t.API)}
+		f := targetFacts{operation: operationOf(t.API), provider: providerOf(t.API)}
 		if u, err := url.Parse(t.URL); err == nil {
 			f.address = u.Hostname()
 			f.port, _ = strconv.Atoi(u.Port())
@@ -49,10 +50,20 @@ func operationOf(api config.API) attribute.KeyValue {
 		return semconv.GenAIOperationNameTextCompletion
 	case config.APIEmbeddings:
 		return semconv.GenAIOperationNameEmbeddings
-	case config.APIChat, config.APIResponses:
+	case config.APIChat, config.APIResponses, config.APIMessages:
 		return semconv.GenAIOperationNameChat
 	}
 	return semconv.GenAIOperationNameKey.String(string(api))
+}
+
+// providerOf names the telemetry flavour of the API spoken, as the
+// conventions ask: Anthropic's for its Messages API, else OpenAI's; the
+// engine itself is named by server.address and the models.
+func providerOf(api config.API) attribute.KeyValue {
+	if api == config.APIMessages {
+		return semconv.GenAIProviderNameAnthropic
+	}
+	return semconv.GenAIProviderNameOpenAI
 }
 
 // record exports res's span when its traceparent said sampled: a client
@@ -65,7 +76,7 @@ func (p *pipeline) record(res *prober.Result) {
 	}
 	facts, known := p.targets[res.Target]
 	if !known {
-		facts = targetFacts{operation: operationOf(config.APIChat)}
+		facts = targetFacts{operation: operationOf(config.APIChat), provider: providerOf(config.APIChat)}
 	}
 	start := res.Sched
 	end := start.Add(max(res.E2E, res.Timings.TTFB, res.DispatchDelay))
@@ -94,7 +105,7 @@ func (p *pipeline) record(res *prober.Result) {
 // llmprobe's own: where the request came from and what it measured.
 func attributes(res *prober.Result, f targetFacts) []attribute.KeyValue {
 	a := make([]attribute.KeyValue, 0, 20)
-	a = append(a, f.operation, semconv.GenAIProviderNameOpenAI)
+	a = append(a, f.operation, f.provider)
 	if res.Model != "" {
 		a = append(a, semconv.GenAIRequestModel(res.Model))
 	}

@@ -245,3 +245,25 @@ func TestDeadCollectorOnlyCounts(t *testing.T) {
 		t.Errorf("counts %+v; want all %d failed or dropped, some dropped (queue of 4)", got, n)
 	}
 }
+
+// A Messages API target's span is a chat operation of Anthropic's flavour.
+func TestMessagesSpanIsAnthropicChat(t *testing.T) {
+	rcv := newReceiver(t)
+	exp := tracing.New(log.NewNopLogger())
+	if err := exp.Configure(configWith(rcv.srv.URL, 1, 8, testkit.Target("http://127.0.0.1:8000", config.APIMessages))); err != nil {
+		t.Fatal(err)
+	}
+	id, tp := transport.NewRequestID(exp.Sampled)
+	exp.Observe(&prober.Result{Target: "t", Model: "m", RequestID: id, TraceParent: tp, Sched: time.Now(), E2E: time.Millisecond, Outcome: prober.OutcomeSuccess})
+	if err := exp.Shutdown(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	spans := rcv.got()
+	if len(spans) != 1 {
+		t.Fatalf("%d spans", len(spans))
+	}
+	a := attrs(spans[0])
+	if spans[0].Name != "chat m" || a["gen_ai.operation.name"].GetStringValue() != "chat" || a["gen_ai.provider.name"].GetStringValue() != "anthropic" {
+		t.Errorf("span %q, operation %v, provider %v", spans[0].Name, a["gen_ai.operation.name"], a["gen_ai.provider.name"])
+	}
+}

@@ -426,7 +426,7 @@ func (d *Daemon) apply(full *plan.Plan) {
 	p := full.Shard(d.opts.Shard)
 	cfg := p.Config
 	if err := d.tracer.Configure(cfg); err != nil {
-		level.Error(d.logger).Log("msg", "tracing is off: its exporter could not be built", "err", err)
+		level.Error(d.logger).Log("msg", "the tracing block's exporter could not be built; the tracing in effect before stays (none at start)", "err", err)
 	}
 	clients := d.targets.Apply(d.ctx, cfg)
 	d.probe.Configure(cfg)
