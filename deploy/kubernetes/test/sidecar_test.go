@@ -47,6 +47,16 @@ spec:
 // as its dependency: the engine's Deployment and llmprobe's objects.
 func renderEngine(t *testing.T, overrides map[string]any) [][]byte {
 	t.Helper()
+	docs, err := tryRenderEngine(t, overrides)
+	if err != nil {
+		t.Fatalf("helm template: %v", err)
+	}
+	return docs
+}
+
+// tryRenderEngine is renderEngine's rendering, its error returned.
+func tryRenderEngine(t *testing.T, overrides map[string]any) ([][]byte, error) {
+	t.Helper()
 	sub, err := loader.Load(chartDir)
 	if err != nil {
 		t.Fatal(err)
@@ -63,9 +73,9 @@ func renderEngine(t *testing.T, overrides map[string]any) [][]byte {
 	vals := map[string]any{"llmprobe": values(t, filepath.Join(chartDir, "ci", "sidecar-values.yaml"), overrides)}
 	rel, err := install.Run(engine, vals)
 	if err != nil {
-		t.Fatalf("helm template: %v", err)
+		return nil, err
 	}
-	return splitDocs([]byte(rel.Manifest))
+	return splitDocs([]byte(rel.Manifest)), nil
 }
 
 // The sidecar variant: in the engine's pod, llmprobe's container is
@@ -101,8 +111,8 @@ func TestChartSidecarInTheEnginesPod(t *testing.T) {
 	for _, c := range pod.Containers {
 		names = append(names, c.Name)
 	}
-	if !slices.Equal(names, []string{"vllm", "llmprobe"}) {
-		t.Fatalf("containers %v, want [vllm llmprobe]", names)
+	if len(names) < 2 || names[0] != "vllm" || names[1] != "llmprobe" {
+		t.Fatalf("containers %v, want vllm, then llmprobe", names)
 	}
 	engine, probe := pod.Containers[0], pod.Containers[1]
 	lp := engine.LivenessProbe
@@ -154,13 +164,25 @@ func TestChartSidecarInTheEnginesPod(t *testing.T) {
 		t.Errorf("llmprobe.yml targets %+v (%v); want the engine on localhost", cfg.Targets, err)
 	}
 
-	// sidecar.target picks the target the probe asks about.
-	docs = renderEngine(t, map[string]any{"sidecar": map[string]any{"target": "other"}})
+	if probe.ReadinessProbe != nil {
+		t.Error("llmprobe's readiness probe in the engine's pod would take the engine out of its Service while llmprobe loads")
+	}
+	if !slices.Contains(names, "llmprobe-config-reloader") {
+		t.Errorf("containers %v: want the reloader as llmprobe-config-reloader beside the engine's", names)
+	}
+
+	// sidecar.target picks the target the probe asks about; one that is no
+	// configured target is refused, since its 404 would restart the engine.
+	two := map[string]any{"targets": []any{map[string]any{"name": "vllm", "url": "http://localhost:8000"}, map[string]any{"name": "other", "url": "http://localhost:8001"}}}
+	docs = renderEngine(t, mergeValues(two, map[string]any{"sidecar": map[string]any{"target": "other"}}))
 	for _, doc := range docs {
 		if d, ok := decode(t, "sidecar", doc).(*appsv1.Deployment); ok {
 			if p := d.Spec.Template.Spec.Containers[0].LivenessProbe.HTTPGet.Path; p != "/-/healthy/other" {
 				t.Errorf("sidecar.target other: the probe asks %s", p)
 			}
 		}
+	}
+	if _, err := tryRenderEngine(t, map[string]any{"sidecar": map[string]any{"target": "vlm"}}); err == nil || !strings.Contains(err.Error(), `sidecar.target: "vlm" is no configured target (vllm)`) {
+		t.Errorf("a sidecar.target that is no target: %v", err)
 	}
 }

@@ -117,16 +117,20 @@ annotations:
   livenessProbe:
     httpGet: {path: /-/healthy, port: {{ $p }}http}
     periodSeconds: 10
+  {{- if ne $kind "Sidecar" }}
+  {{- /* In the engine's pod a readiness probe of llmprobe's would take
+         the engine out of its Service while llmprobe loads. */}}
   readinessProbe:
     httpGet: {path: /-/ready, port: {{ $p }}http}
     periodSeconds: 5
+  {{- end }}
   volumeMounts:
     - {name: {{ $p }}config, mountPath: /etc/llmprobe/config, readOnly: true}
     - {name: {{ $p }}secrets, mountPath: /etc/llmprobe/secrets, readOnly: true}
     - {name: {{ $p }}reports, mountPath: /var/lib/llmprobe}
 {{- if $v.configReloader.enabled }}
 # Posts to /-/reload when the kubelet updates the mounted ConfigMap or Secret.
-- name: config-reloader
+- name: {{ $p }}config-reloader
   image: {{ $v.configReloader.image }}
   args:
     - --watched-dir=/etc/llmprobe/config
@@ -176,9 +180,13 @@ annotations:
      503 only when requests reached the engine and no token came back. */}}
 {{- define "llmprobe.sidecar.livenessProbe" -}}
 {{- $s := .Values.sidecar -}}
-{{- $target := $s.target -}}
-{{- if not $target }}
-{{- $target = (index (include "llmprobe.config" . | fromYaml).targets 0).name }}
+{{- $names := list -}}
+{{- range (include "llmprobe.config" . | fromYaml).targets }}
+{{- $names = append $names .name }}
+{{- end -}}
+{{- $target := $s.target | default (first $names) -}}
+{{- if not (has $target $names) }}
+{{- fail (printf "sidecar.target: %q is no configured target (%s): the engine's liveness probe would get 404 and restart it" $target (join ", " $names)) }}
 {{- end -}}
 httpGet: {path: /-/healthy/{{ $target }}, port: 9479}
 periodSeconds: {{ $s.livenessProbe.periodSeconds }}
