@@ -35,6 +35,9 @@ const (
 	ctrFailures
 	ctrReasoning
 	ctrTokenMismatch
+	ctrAudio
+	ctrWordErrors
+	ctrReferenceWords
 	numCounters
 )
 
@@ -80,7 +83,12 @@ var counterFamilies = [numCounters]family{
 	// Only requests that reasoned create it: a model without reasoning adds no series.
 	ctrReasoning: {"reasoning_output_tokens_total", "Output tokens of successful requests that reasoned, by kind: reasoning or answer.", []string{"kind"}},
 	// Only a server whose usage contradicts its stream creates it.
-	ctrTokenMismatch: {"token_mismatches_total", "Requests whose usage contradicted what the server sent, by kind: usage_below_deltas (fewer completion tokens than the stream's deltas carried, less the switches between kinds; the deltas were counted instead) or usage_above_max_tokens (more than the max_tokens asked for; the request failed as max_tokens_exceeded).", []string{"kind"}},
+	// Only transcriptions create them; the word counts only clips with a
+	// reference transcript.
+	ctrAudio:          {"audio_seconds_total", "Seconds of audio successful transcription requests uploaded: rate(audio_seconds_total) / rate(request_duration_seconds_sum) is RTFx, the audio transcribed per second of a request's e2e.", nil},
+	ctrWordErrors:     {"transcript_word_errors_total", "Substitutions, deletions and insertions between successful transcripts and their clips' reference transcripts: over transcript_reference_words_total, the word error rate.", nil},
+	ctrReferenceWords: {"transcript_reference_words_total", "Words of the reference transcripts of the clips successful transcription requests uploaded.", nil},
+	ctrTokenMismatch:  {"token_mismatches_total", "Requests whose usage contradicted what the server sent, by kind: usage_below_deltas (fewer completion tokens than the stream's deltas carried, less the switches between kinds; the deltas were counted instead) or usage_above_max_tokens (more than the max_tokens asked for; the request failed as max_tokens_exceeded).", []string{"kind"}},
 }
 
 var gaugeFamilies = [numGauges]family{
@@ -465,6 +473,13 @@ func (p *Probe) record(key [4]string, r *prober.Result) {
 		}
 		s.count(ctrReasoning, float64(r.ReasoningTokens), "reasoning")
 		s.count(ctrReasoning, float64(r.AnswerTokens), "answer")
+	}
+	if r.AudioSeconds > 0 {
+		s.count(ctrAudio, r.AudioSeconds)
+	}
+	if r.ReferenceWords > 0 {
+		s.count(ctrWordErrors, float64(r.WordErrors))
+		s.count(ctrReferenceWords, float64(r.ReferenceWords))
 	}
 	s.counts(r)
 }

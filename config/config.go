@@ -26,6 +26,9 @@ const (
 	APIMessages API = "messages"
 )
 
+// APIs is every API a target may name.
+var APIs = []API{APIChat, APICompletions, APIResponses, APIMessages, APIEmbeddings, APIRerank, APITranscriptions}
+
 // Config is the whole configuration file.
 type Config struct {
 	Targets   []Target   `yaml:"targets"`

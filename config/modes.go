@@ -57,8 +57,8 @@ type Runner struct {
 	// Pooled: its answers have no output tokens (embeddings, rerank);
 	// Chat: it speaks the chat API; Tools: it takes tools (chat, the
 	// Responses and Messages APIs); Formats: response formats (chat, the
-	// Responses API).
-	Pooled, Chat, Tools, Formats bool
+	// Responses API); Transcribes: it uploads audio (transcriptions).
+	Pooled, Chat, Tools, Formats, Transcribes bool
 }
 
 // RefuseOn adds to errs, for s at path, each field that does not apply to
@@ -67,6 +67,7 @@ type Runner struct {
 // answers none, images anywhere but the chat API, and tools and response
 // formats on an API that takes none.
 func (s *Scenario) RefuseOn(path string, runners []Runner, errs *FieldErrors) {
+	s.refuseAudio(path, runners, errs)
 	if i := slices.IndexFunc(runners, func(r Runner) bool { return r.Pooled }); i >= 0 {
 		s.refuseOutput(path, runners[i].Target, errs)
 	}

@@ -40,6 +40,8 @@ type Scenario struct {
 	// Golden, when set, draws each prompt (after the nonce) from a golden
 	// set, each answer held to its line's checks.
 	Golden *Golden `yaml:"golden,omitempty"`
+	// Audio is what each request of a transcriptions target uploads.
+	Audio *Audio `yaml:"audio,omitempty"`
 }
 
 // MaxDocumentTokens bounds document_tokens.
@@ -93,6 +95,7 @@ func (s *Scenario) SetDirectory(dir string) {
 		d.File = filepath.Join(dir, d.File)
 	}
 	s.Golden.setDirectory(dir)
+	s.Audio.setDirectory(dir)
 }
 
 // Validate adds to errs what is wrong with s, written at path
@@ -127,6 +130,7 @@ func (s *Scenario) Validate(path string, errs *FieldErrors) {
 		q.Validate(path+".quality", errs)
 	}
 	s.validateModes(path, errs)
+	s.validateAudio(path, errs)
 	s.Structured.validate(path, errs)
 	if s.Conversation != nil && len(s.Tools) > 0 {
 		errs.Add(path+".tools", "cannot be used with conversation: a later turn would have to answer the calls")
@@ -134,9 +138,10 @@ func (s *Scenario) Validate(path string, errs *FieldErrors) {
 }
 
 // ChecksAnswer reports whether the answer's text is checked: by quality, a
-// golden line's checks, or against a JSON response format.
+// golden line's checks, against a JSON response format, or a transcript
+// against its clip's reference.
 func (s *Scenario) ChecksAnswer() bool {
-	return s.Quality != nil || s.Golden != nil || s.ChecksFormat()
+	return s.Quality != nil || s.Golden != nil || s.ChecksFormat() || s.ChecksTranscript()
 }
 
 // validatePrompt checks what the prompt is made of: a dataset, a literal

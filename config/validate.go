@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"time"
 )
 
@@ -65,7 +66,8 @@ func (c *Config) validateEmbeddings(errs *FieldErrors) {
 			if runs[[2]string{t.Name, s.Name}] {
 				runners = append(runners, Runner{Target: fmt.Sprintf("%s target %q", t.API, t.Name),
 					Pooled: t.API == APIEmbeddings || t.API == APIRerank, Chat: t.API == APIChat,
-					Tools: t.API == APIChat || t.API == APIResponses || t.API == APIMessages, Formats: t.API == APIChat || t.API == APIResponses})
+					Tools: t.API == APIChat || t.API == APIResponses || t.API == APIMessages, Formats: t.API == APIChat || t.API == APIResponses,
+					Transcribes: t.API == APITranscriptions})
 			}
 		}
 		s.RefuseOn(fmt.Sprintf("scenarios[%d]", i), runners, errs)
@@ -116,8 +118,8 @@ func (t *Target) validateTemplate(errs *FieldErrors) {
 
 // validateSettings checks everything of a target but its name and URL.
 func (t *Target) validateSettings(path string, errs *FieldErrors) {
-	if t.API != APIChat && t.API != APICompletions && t.API != APIResponses && t.API != APIMessages && t.API != APIEmbeddings && t.API != APIRerank {
-		errs.Add(path+".api", "%q must be %q, %q, %q, %q, %q or %q", t.API, APIChat, APICompletions, APIResponses, APIMessages, APIEmbeddings, APIRerank)
+	if !slices.Contains(APIs, t.API) {
+		errs.Add(path+".api", "%q must be %q, %q, %q, %q, %q, %q or %q", t.API, APIChat, APICompletions, APIResponses, APIMessages, APIEmbeddings, APIRerank, APITranscriptions)
 	}
 	errs.DurationWithin(path+".timeout", t.Timeout, 100*time.Millisecond, time.Hour, false)
 	errs.DurationWithin(path+".info_interval", t.InfoInterval, time.Second, 24*time.Hour, false)
@@ -129,6 +131,17 @@ func (t *Target) validateSettings(path string, errs *FieldErrors) {
 	for k, v := range t.ExtraBody {
 		if sub, msg := JSONProblem(v); msg != "" {
 			errs.Add(path+".extra_body."+k+sub, "%s; extra_body must encode to JSON", msg)
+		}
+		if t.API != APITranscriptions {
+			continue
+		}
+		switch v.(type) {
+		case string, bool, int, int64, uint64, float64:
+		default:
+			errs.Add(path+".extra_body."+k, "must be a string, number or boolean: a transcription request is a form, whose fields hold no lists or maps")
+		}
+		if k == "file" || k == "stream_include_usage" || k == "language" {
+			errs.Add(path+".extra_body."+k, "%q is set by the prober from the scenario and cannot be overridden", k)
 		}
 	}
 	if err := t.HTTPClientConfig.Validate(); err != nil {

@@ -33,12 +33,13 @@ type api interface {
 
 // apis is every API llmprobe measures, by the target's `api:`.
 var apis = map[config.API]api{
-	config.APIChat:        chat{},
-	config.APICompletions: completions{},
-	config.APIResponses:   responses{},
-	config.APIMessages:    anthropicMessages{},
-	config.APIEmbeddings:  embeddings{},
-	config.APIRerank:      rerank{},
+	config.APIChat:           chat{},
+	config.APICompletions:    completions{},
+	config.APIResponses:      responses{},
+	config.APIMessages:       anthropicMessages{},
+	config.APIEmbeddings:     embeddings{},
+	config.APIRerank:         rerank{},
+	config.APITranscriptions: transcriptions{},
 }
 
 // headerAPI is an API whose requests carry headers of their own, each
@@ -80,12 +81,15 @@ type dialect struct {
 
 // payload is a request's body, opened afresh for each send (GetBody), its
 // size, what it asks for in the log's words, and the prompt tokens it asks
-// the server to process.
+// the server to process; a form's content type ("" for JSON) and the
+// seconds of audio it uploads.
 type payload struct {
 	open         func() io.Reader
 	size         int64
 	asks         string
 	promptTokens int
+	contentType  string
+	audioSeconds float64
 }
 
 // answer is what an answer in one body says.

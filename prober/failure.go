@@ -37,7 +37,7 @@ const reasonContentEncoding = "content_encoding"
 
 // reasons lists every reason, for documentation and label bounds.
 var reasons = append([]string{reasonHTTPStatus, reasonNotEventStream, reasonContentEncoding, reasonMalformed, reasonErrorInStream, reasonStreamCut, reasonNoFinish,
-	reasonLineTooLong, reasonNoOutput, reasonMaxTokens, reasonEngineAbort}, slices.Concat(wholeReasons, pooledReasons, transport.Reasons)...)
+	reasonLineTooLong, reasonNoOutput, reasonMaxTokens, reasonEngineAbort}, slices.Concat(wholeReasons, pooledReasons, []string{reasonTranscriptNotJSON, reasonTranscriptEmpty}, transport.Reasons)...)
 
 // outcomeOfTransport sorts a request that got no answer: a passed deadline
 // is a timeout, llmprobe's own cancel is cancelled, anything else (refused,

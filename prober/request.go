@@ -1,6 +1,7 @@
 package prober
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -43,7 +44,7 @@ const (
 // scrubbed of the target's secrets.
 func (c *Client) Do(ctx context.Context, r Request) *Result {
 	res := c.do(ctx, r)
-	Evaluate(res, r.Scenario, r.Prompt.Golden)
+	Evaluate(res, r.Scenario, r.Prompt)
 	if q := res.Quality; q != nil && !q.Passed {
 		res.logf("answer check failed: %s", q.Reason)
 	}
@@ -99,7 +100,7 @@ func (c *Client) do(ctx context.Context, r Request) *Result {
 		res.fail(OutcomeConnectionError, transport.PhaseRequest, transport.ReasonOther, err.Error())
 		return res
 	}
-	res.PromptTokensRequested = p.promptTokens
+	res.PromptTokensRequested, res.AudioSeconds = p.promptTokens, p.audioSeconds
 	tr := transport.NewTracer(r.Sched)
 	req, err := c.newRequest(tr.Context(ctx), p, r, res)
 	if err != nil {
@@ -163,7 +164,7 @@ func (c *Client) newRequest(ctx context.Context, p payload, r Request, res *Resu
 	res.RequestID, res.TraceParent = transport.NewRequestID(sample)
 	req.Header.Set("X-Request-Id", res.RequestID)
 	req.Header.Set("Traceparent", res.TraceParent)
-	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Type", cmp.Or(p.contentType, "application/json"))
 	req.Header.Set("Accept", "application/json")
 	if c.streams(r) {
 		req.Header.Set("Accept", "text/event-stream")

@@ -149,6 +149,12 @@ type Result struct {
 	// Inputs and Dimension are an embeddings answer's vectors and their
 	// length; 0 for other APIs.
 	Inputs, Dimension int
+	// AudioSeconds is the audio a transcription uploaded (0 for other
+	// APIs); WordErrors and ReferenceWords its transcript's edit distance
+	// from its clip's reference and the reference's words, both 0 without
+	// a reference (synthetic audio) or a transcript.
+	AudioSeconds               float64
+	WordErrors, ReferenceWords int
 	// ToolCalls are the answer's function calls, each assembled from its
 	// deltas (or read whole from an unstreamed answer); TTFTool is the first
 	// tool-call delta, from Sched, 0 when none came.

@@ -1,6 +1,7 @@
 package prober
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/llmprobe/llmprobe/config"
@@ -15,12 +16,13 @@ type QualityResult struct {
 }
 
 // Evaluate checks a finished result against its scenario's objectives and
-// answer checks (quality, tool calls, response format, and the golden line
-// its prompt was drawn from, nil for none), and decides whether it is good:
+// answer checks (quality, tool calls, response format, the golden line its
+// prompt was drawn from and a transcript's word error rate against its
+// clip's reference), and decides whether it is good:
 // succeeded, met every objective, and passed every check configured. A
 // failed request misses every objective: a server that rejects everything
 // must not look compliant.
-func Evaluate(res *Result, s config.Scenario, golden *prompt.GoldenLine) {
+func Evaluate(res *Result, s config.Scenario, p prompt.Prompt) {
 	res.Checks = res.Checks[:0]
 	good := res.Outcome == OutcomeSuccess
 	for _, o := range s.SLO.Objectives() {
@@ -53,7 +55,8 @@ func Evaluate(res *Result, s config.Scenario, golden *prompt.GoldenLine) {
 	case q != nil: // no answer: nothing in it to check
 		res.Quality, good = q, false
 	default:
-		checkAnswer(res, s, golden)
+		checkAnswer(res, s, p.Golden)
+		checkTranscript(res, s, p.Clip)
 		good = good && (res.Quality == nil || res.Quality.Passed)
 	}
 	res.Good = good
@@ -73,6 +76,26 @@ func checkAnswer(res *Result, s config.Scenario, golden *prompt.GoldenLine) {
 		why = golden.Name() + ": " + why
 		res.Quality = &QualityResult{Reason: why}
 	} else if res.Quality == nil {
+		res.Quality = &QualityResult{Passed: true}
+	}
+}
+
+// checkTranscript counts a transcript's word errors against its clip's
+// reference and, under max_wer, fails one whose rate is past it, naming
+// the clip, over whatever the other checks said.
+func checkTranscript(res *Result, s config.Scenario, clip *prompt.Clip) {
+	if clip == nil {
+		return
+	}
+	res.WordErrors, res.ReferenceWords = quality.WordErrors(clip.Reference, res.Answer)
+	if !s.ChecksTranscript() {
+		return
+	}
+	wer := float64(res.WordErrors) / float64(res.ReferenceWords)
+	switch {
+	case wer > s.Audio.MaxWER:
+		res.Quality = &QualityResult{Reason: fmt.Sprintf("%s: word error rate %.3f (%d errors in %d words) is past max_wer %g", clip.Name(), wer, res.WordErrors, res.ReferenceWords, s.Audio.MaxWER)}
+	case res.Quality == nil:
 		res.Quality = &QualityResult{Passed: true}
 	}
 }

@@ -29,43 +29,31 @@ const (
 )
 
 // readDatasets reads every scenario's dataset, by the scenario's index, or
-// says why it cannot. A file named twice is read once and shared, and all
-// of them together keep at most maxDatasetsBytes of text, however many
-// scenarios name them.
+// says why it cannot; all of them together keep at most maxDatasetsBytes
+// of text, however many scenarios name them.
 func readDatasets(c *config.Config) (map[int][]DatasetPrompt, config.FieldErrors) {
-	type loaded struct {
-		prompts []DatasetPrompt
-		err     error
-	}
-	var errs config.FieldErrors
-	out := map[int][]DatasetPrompt{}
-	files := map[string]loaded{}
 	total := 0
-	for i := range c.Scenarios {
-		d := c.Scenarios[i].PromptDataset
-		if d == nil || d.File == "" || d.Format != config.DatasetShareGPT {
-			continue
+	return readEach(c, func(s *config.Scenario) (string, string) {
+		if d := s.PromptDataset; d != nil && d.Format == config.DatasetShareGPT {
+			return d.File, "prompt_dataset.file"
 		}
-		path := fmt.Sprintf("scenarios[%d].prompt_dataset.file", i)
-		l, seen := files[d.File]
-		if !seen {
-			l.prompts, l.err = readShareGPT(d.File)
-			files[d.File] = l
-			for _, p := range l.prompts {
-				total += len(p.Text)
-			}
-			if total > maxDatasetsBytes {
-				errs.Add(path, "%s brings the prompts of all datasets to %d bytes, past %d MiB in all", d.File, total, maxDatasetsBytes>>20)
-				return out, errs
-			}
+		return "", ""
+	}, func(file string) ([]DatasetPrompt, []string) {
+		if total > maxDatasetsBytes {
+			return nil, []string{fmt.Sprintf("%s is not read: the datasets before it are past %d MiB in all", file, maxDatasetsBytes>>20)}
 		}
-		if l.err != nil {
-			errs.Add(path, "%v", l.err)
-			continue
+		prompts, err := readShareGPT(file)
+		for _, p := range prompts {
+			total += len(p.Text)
 		}
-		out[i] = l.prompts
-	}
-	return out, errs
+		switch {
+		case total > maxDatasetsBytes:
+			return nil, []string{fmt.Sprintf("%s brings the prompts of all datasets to %d bytes, past %d MiB in all", file, total, maxDatasetsBytes>>20)}
+		case err != nil:
+			return nil, []string{err.Error()}
+		}
+		return prompts, nil
+	})
 }
 
 // readShareGPT keeps the first human turn of each conversation, up to

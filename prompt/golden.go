@@ -1,10 +1,8 @@
 package prompt
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -23,46 +21,29 @@ const (
 	maxGoldenLineBytes = 1 << 20
 	maxGoldenLines     = 10_000
 	maxGoldenBytes     = 64 << 20 // all files together
-	maxGoldenErrors    = 20       // reported per file: the rest would bury them
 	maxGoldenID        = 64
 )
 
 // readGoldens reads every scenario's golden set, by the scenario's index,
 // or says what is wrong with it, every line at fault with its file, line
-// and field. A file named twice is read once and shared.
+// and field; all of them together at most maxGoldenBytes.
 func readGoldens(c *config.Config) (map[int][]GoldenLine, config.FieldErrors) {
-	type loaded struct {
-		lines []GoldenLine
-		errs  []string
-		size  int
-	}
-	var errs config.FieldErrors
-	out := map[int][]GoldenLine{}
-	files := map[string]loaded{}
 	total := 0
-	for i := range c.Scenarios {
-		g := c.Scenarios[i].Golden
-		if g == nil || g.File == "" {
-			continue
+	return readEach(c, func(s *config.Scenario) (string, string) {
+		if s.Golden == nil {
+			return "", ""
 		}
-		path := fmt.Sprintf("scenarios[%d].golden.file", i)
-		l, seen := files[g.File]
-		if !seen {
-			l.lines, l.size, l.errs = readGolden(g.File)
-			files[g.File] = l
-			if total += l.size; total > maxGoldenBytes {
-				errs.Add(path, "%s brings the golden sets to %d bytes, past %d MiB in all", g.File, total, maxGoldenBytes>>20)
-				return out, errs
-			}
+		return s.Golden.File, "golden.file"
+	}, func(file string) ([]GoldenLine, []string) {
+		if total > maxGoldenBytes {
+			return nil, []string{fmt.Sprintf("%s is not read: the golden sets before it are past %d MiB in all", file, maxGoldenBytes>>20)}
 		}
-		for _, e := range l.errs {
-			errs.Add(path, "%s", e)
+		lines, size, errs := readGolden(file)
+		if total += size; total > maxGoldenBytes {
+			return nil, []string{fmt.Sprintf("%s brings the golden sets to %d bytes, past %d MiB in all", file, total, maxGoldenBytes>>20)}
 		}
-		if len(l.errs) == 0 {
-			out[i] = l.lines
-		}
-	}
-	return out, errs
+		return lines, errs
+	})
 }
 
 // goldenJSON is one line of a golden set as written.
@@ -83,53 +64,21 @@ type goldenJSON struct {
 	Answer *string `json:"answer"`
 }
 
-// readGolden reads a golden set whole, and the bytes of its lines. It
-// returns every problem of the file, each as "file:line: field: what", up
-// to maxGoldenErrors of them.
+// goldenSet is a golden set's kind of file.
+var goldenSet = jsonlFile{what: "a golden set", item: "golden line", fileBytes: maxGoldenFileBytes, lineBytes: maxGoldenLineBytes, items: maxGoldenLines}
+
+// readGolden reads a golden set whole, and the bytes of its lines, or
+// every problem of the file (jsonlFile.read).
 func readGolden(file string) (_ []GoldenLine, size int, _ []string) {
-	f, err := openBounded(file, maxGoldenFileBytes, "a golden set", "; split it")
-	if err != nil {
-		return nil, 0, []string{err.Error()}
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(newLimitedReader(f, maxGoldenFileBytes))
-	sc.Buffer(make([]byte, 0, 64<<10), maxGoldenLineBytes)
-	var (
-		lines []GoldenLine
-		errs  []string
-		n     int
-	)
+	var lines []GoldenLine
 	ids := map[string]int{}
-	for sc.Scan() && len(errs) < maxGoldenErrors {
-		n++
-		raw := bytes.TrimSpace(sc.Bytes())
-		if len(raw) == 0 {
-			continue
-		}
-		if n == 1 && raw[0] == '[' {
-			return nil, 0, []string{fmt.Sprintf("%s:1: is a JSON array, not JSONL (one golden line per line); convert it with jq -c '.[]'", file)}
-		}
-		if len(lines) == maxGoldenLines {
-			return nil, 0, append(errs, fmt.Sprintf("%s:%d: more than %d golden lines; split the file", file, n, maxGoldenLines))
-		}
+	errs := goldenSet.read(file, func(raw []byte, n int) []string {
 		line, problems := parseGoldenLine(raw, n, ids)
-		for _, p := range problems {
-			errs = append(errs, fmt.Sprintf("%s:%d: %s", file, n, p))
-		}
 		if len(problems) == 0 {
 			lines, size = append(lines, line), size+len(raw)
 		}
-	}
-	switch err := sc.Err(); {
-	case len(errs) >= maxGoldenErrors:
-		errs = append(errs[:maxGoldenErrors], fmt.Sprintf("%s: stopped after %d errors", file, maxGoldenErrors))
-	case errors.Is(err, bufio.ErrTooLong):
-		errs = append(errs, fmt.Sprintf("%s:%d: a line is longer than %s", file, n+1, config.Bytes(maxGoldenLineBytes)))
-	case err != nil:
-		errs = append(errs, fmt.Sprintf("%s:%d: %v", file, n+1, err))
-	case len(lines) == 0 && len(errs) == 0:
-		errs = append(errs, fmt.Sprintf("%s holds no golden line", file))
-	}
+		return problems
+	})
 	if len(errs) > 0 {
 		return nil, 0, errs
 	}

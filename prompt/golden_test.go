@@ -119,8 +119,8 @@ func TestGoldenBounds(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v, want %q", err, tc.want)
 			}
-			if n := strings.Count(err.Error(), "\n"); tc.name == "many errors" && n > maxGoldenErrors+2 {
-				t.Errorf("%d lines of errors, want at most %d and the note", n, maxGoldenErrors)
+			if n := strings.Count(err.Error(), "\n"); tc.name == "many errors" && n > maxFileErrors+2 {
+				t.Errorf("%d lines of errors, want at most %d and the note", n, maxFileErrors)
 			}
 		})
 	}

@@ -1,7 +1,7 @@
 // Package prompt makes the prompts llmprobe sends: synthetic ones of drawn
 // lengths or ones from a dataset it reads when the configuration loads,
-// each with a nonce against prefix caching, and the seeded images of
-// vision requests.
+// each with a nonce against prefix caching, the seeded images of vision
+// requests and the audio of transcriptions.
 package prompt
 
 import (
@@ -59,6 +59,10 @@ type Prompt struct {
 	// Golden is the golden line the prompt was drawn from, whose checks
 	// its answer must pass; nil for other prompts.
 	Golden *GoldenLine
+	// Clip is the audio dataset's clip a transcription uploads, whose
+	// reference its transcript is held to; nil for synthetic audio and
+	// text prompts.
+	Clip *Clip
 }
 
 // Message is one earlier message of a conversation.
@@ -119,6 +123,14 @@ func (b *Builder) build(rng *rand.Rand) (Prompt, int) {
 	nonce := b.nonce(rng)
 	if g := b.source.Golden; len(g) > 0 {
 		return goldenPrompt(&g[rng.IntN(len(g))], nonce), maxTokens
+	}
+	if c := b.source.Audio; len(c) > 0 {
+		// A transcript is as long as its audio: no max_tokens (0).
+		return Prompt{Text: nonce, Clip: &c[rng.IntN(len(c))], Estimated: true}, 0
+	}
+	if b.scenario.Audio != nil {
+		// The nonce seeds the request's synthetic audio (AudioOf).
+		return Prompt{Text: nonce, Estimated: true}, 0
 	}
 	if d := b.source.Dataset; len(d) > 0 {
 		// The real text, whole, after the nonce line: the engine's tokenizer

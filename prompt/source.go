@@ -1,6 +1,7 @@
 package prompt
 
 import (
+	"fmt"
 	"strconv"
 
 	"github.com/llmprobe/llmprobe/config"
@@ -13,6 +14,7 @@ import (
 type Source struct {
 	Dataset []DatasetPrompt
 	Golden  []GoldenLine
+	Audio   []Clip
 }
 
 // DatasetPrompt is one prompt from a dataset.
@@ -59,11 +61,45 @@ func (l *GoldenLine) Name() string {
 func ReadSources(c *config.Config) (map[string]Source, config.FieldErrors) {
 	datasets, errs := readDatasets(c)
 	goldens, gerrs := readGoldens(c)
-	errs = append(errs, gerrs...)
+	clips, aerrs := readAudio(c)
+	errs = append(append(errs, gerrs...), aerrs...)
 	out := map[string]Source{}
 	for i, s := range c.Scenarios {
-		if src := (Source{Dataset: datasets[i], Golden: goldens[i]}); src.Dataset != nil || src.Golden != nil {
+		if src := (Source{Dataset: datasets[i], Golden: goldens[i], Audio: clips[i]}); src.Dataset != nil || src.Golden != nil || src.Audio != nil {
 			out[s.Name] = src
+		}
+	}
+	return out, errs
+}
+
+// readEach reads the file each scenario of c names, by the scenario's
+// index: once per file, whatever the scenarios that name it, which share
+// its items. fileOf is a scenario's file and the field that names it (""
+// for none); read returns a file's items, or its problems, each added at
+// the field of every scenario that names the file.
+func readEach[T any](c *config.Config, fileOf func(s *config.Scenario) (file, field string), read func(file string) ([]T, []string)) (map[int][]T, config.FieldErrors) {
+	type loaded struct {
+		items []T
+		errs  []string
+	}
+	var errs config.FieldErrors
+	out := map[int][]T{}
+	files := map[string]loaded{}
+	for i := range c.Scenarios {
+		file, field := fileOf(&c.Scenarios[i])
+		if file == "" {
+			continue
+		}
+		l, seen := files[file]
+		if !seen {
+			l.items, l.errs = read(file)
+			files[file] = l
+		}
+		for _, e := range l.errs {
+			errs.Add(fmt.Sprintf("scenarios[%d].%s", i, field), "%s", e)
+		}
+		if len(l.errs) == 0 {
+			out[i] = l.items
 		}
 	}
 	return out, errs

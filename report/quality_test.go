@@ -8,6 +8,7 @@ import (
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/decide"
 	"github.com/llmprobe/llmprobe/prober"
+	"github.com/llmprobe/llmprobe/prompt"
 	"github.com/llmprobe/llmprobe/report"
 )
 
@@ -103,7 +104,7 @@ func TestSharesOfOneRunAreWorthWhatTheirBatchesShow(t *testing.T) {
 			}
 			res := &prober.Result{Outcome: prober.OutcomeSuccess, Sched: start.Add(time.Duration(i) * 100 * time.Millisecond), OutputChunks: 5,
 				TTFT: ttft, E2E: ttft + 40*time.Millisecond, OutputTokens: 5, TokenSource: prober.TokensFromUsage}
-			prober.Evaluate(res, s, nil)
+			prober.Evaluate(res, s, prompt.Prompt{})
 			o.Add(i, res)
 		}
 		o.Planned = 400

@@ -65,8 +65,11 @@ type Report struct {
 	// TokenMismatches counts requests whose usage contradicted the stream,
 	// by kind (prober.TokenMismatches): below its deltas (counted from them
 	// instead), above max_tokens (failed).
-	TokenMismatches map[string]int           `json:"token_mismatches,omitempty"`
-	Latency         map[string]stats.Summary `json:"latency"`
+	TokenMismatches map[string]int `json:"token_mismatches,omitempty"`
+	// QualityFailed is why the first answers that failed their checks
+	// failed (at most maxQualityFailed), so a failed slo_quality says why.
+	QualityFailed []string                 `json:"quality_failed,omitempty"`
+	Latency       map[string]stats.Summary `json:"latency"`
 	// WithoutOwnDelay is each latency's percentiles with every request's
 	// own-delay bound taken off: the fastest the target could have been. A
 	// regression gate decides only what this cannot turn; absent where
@@ -79,12 +82,15 @@ type Report struct {
 	Turns []TurnSummary `json:"turns,omitempty"`
 	// PromptCache is what the engine's prefix cache served, where its usage
 	// says; absent where it never did.
-	PromptCache  *PromptCache  `json:"prompt_cache,omitempty"`
-	AchievedRate *float64      `json:"achieved_rate"`
-	Throughput   Throughput    `json:"throughput"`
-	Goodput      Goodput       `json:"goodput"`
-	Gates        []decide.Gate `json:"gates"`
-	Passed       bool          `json:"passed"`
+	PromptCache  *PromptCache `json:"prompt_cache,omitempty"`
+	AchievedRate *float64     `json:"achieved_rate"`
+	Throughput   Throughput   `json:"throughput"`
+	// Transcription is the audio figures of a transcriptions run; absent
+	// for other APIs.
+	Transcription *Transcription `json:"transcription,omitempty"`
+	Goodput       Goodput        `json:"goodput"`
+	Gates         []decide.Gate  `json:"gates"`
+	Passed        bool           `json:"passed"`
 	// Verdict is Passed in one word with its caveat: passed, failed, or
 	// inconclusive (a saturated client failed it); VerdictReason says why.
 	Verdict       decide.Verdict `json:"verdict,omitempty"`
@@ -375,6 +381,7 @@ type tally struct {
 	prompt, output, goodOut, good, judged, arrivals int
 	inputs                                          int // texts embedded or documents ranked
 	lastSched                                       time.Time
+	transcription                                   transcriptionTally
 }
 
 // add counts one result, and its outcome, token source and TTFT point in r.
@@ -410,6 +417,9 @@ func (t *tally) add(r *Report, res *prober.Result, start time.Time) {
 	}
 	if q := res.Quality; q != nil { // an answer's checks: the share of answers, apart from the requests that failed
 		t.count(config.ObjectiveQuality, q.Passed)
+		if !q.Passed && len(r.QualityFailed) < maxQualityFailed {
+			r.QualityFailed = append(r.QualityFailed, q.Reason)
+		}
 	}
 	if res.TokenMismatch != "" {
 		if r.TokenMismatches == nil {
@@ -449,6 +459,7 @@ func (t *tally) add(r *Report, res *prober.Result, start time.Time) {
 	t.prompt += p
 	t.output += res.OutputTokens
 	t.inputs += res.Inputs
+	t.transcription.add(res)
 	if res.Good {
 		t.good++
 		t.goodOut += res.OutputTokens
@@ -477,6 +488,9 @@ func (r *Report) setWithoutOwnDelay(metric string, fastest []float64) {
 	r.WithoutOwnDelay[metric] = qs
 }
 
+// maxQualityFailed bounds the failed checks' reasons a report keeps.
+const maxQualityFailed = 3
+
 // count adds one check of objective, met or not.
 func (t *tally) count(objective string, met bool) {
 	t.outcomes[objective] = append(t.outcomes[objective], met)
@@ -496,6 +510,7 @@ func (t *tally) rates(r *Report, start time.Time) {
 		if t.inputs > 0 {
 			r.Throughput.Inputs = perSecond(t.inputs)
 		}
+		r.Transcription = t.transcription.figures(dur)
 		if t.output == 0 && r.Outcomes[prober.OutcomeSuccess] > 0 { // answers without tokens (embeddings): n/a, not 0
 			r.Throughput.OutputTokens, r.Goodput.OutputTokens = nil, nil
 		}

@@ -50,12 +50,17 @@ type ShardRequest struct {
 	TPOT int64  `json:"tpot,omitempty"`
 	// Parts is the TTFT split, nanoseconds by component; Engine names the
 	// source of the engine's timings, "" without.
-	Parts  map[string]int64   `json:"parts,omitempty"`
-	Engine string             `json:"eng,omitempty"`
-	Output int                `json:"out,omitempty"`
-	Inputs int                `json:"inputs,omitempty"` // texts embedded or documents ranked
-	Prompt int                `json:"in,omitempty"`     // the server's count, else the requested one
-	Source prober.TokenSource `json:"src,omitempty"`
+	Parts  map[string]int64 `json:"parts,omitempty"`
+	Engine string           `json:"eng,omitempty"`
+	Output int              `json:"out,omitempty"`
+	Inputs int              `json:"inputs,omitempty"` // texts embedded or documents ranked
+	// A transcription's audio seconds, and its word errors against its
+	// clip's reference and the reference's words.
+	Audio          float64            `json:"aud,omitempty"`
+	WordErrors     int                `json:"we,omitempty"`
+	ReferenceWords int                `json:"rw,omitempty"`
+	Prompt         int                `json:"in,omitempty"` // the server's count, else the requested one
+	Source         prober.TokenSource `json:"src,omitempty"`
 	// Mismatch is how the usage contradicted the stream, "" when it did not.
 	Mismatch string   `json:"tm,omitempty"`
 	Good     bool     `json:"good,omitempty"`
@@ -109,7 +114,8 @@ func newShardPart(o Run) *ShardPart {
 			n = o.Index[i]
 		}
 		row := ShardRequest{N: n, At: int64(res.Sched.Sub(o.Origin)), Outcome: res.Outcome, Dispatch: int64(res.DispatchDelay), E2E: int64(res.E2E),
-			Output: res.OutputTokens, Inputs: res.Inputs, Prompt: res.PromptTokensReported, Good: res.Good}
+			Output: res.OutputTokens, Inputs: res.Inputs, Prompt: res.PromptTokensReported, Good: res.Good,
+			Audio: res.AudioSeconds, WordErrors: res.WordErrors, ReferenceWords: res.ReferenceWords}
 		if row.Prompt == 0 {
 			row.Prompt = res.PromptTokensRequested
 		}

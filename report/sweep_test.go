@@ -9,6 +9,7 @@ import (
 	"github.com/llmprobe/llmprobe/decide"
 	"github.com/llmprobe/llmprobe/internal/reporttest"
 	"github.com/llmprobe/llmprobe/prober"
+	"github.com/llmprobe/llmprobe/prompt"
 	"github.com/llmprobe/llmprobe/report"
 )
 
@@ -22,7 +23,7 @@ func run(rate float64, n, bad int, start time.Time) report.Run {
 	}
 	for _, res := range results[:bad] {
 		res.TTFT, res.Checks = 200*time.Millisecond, nil
-		prober.Evaluate(res, scenarios[0], nil)
+		prober.Evaluate(res, scenarios[0], prompt.Prompt{})
 	}
 	return report.Run{Rate: rate, Start: start, End: start.Add(time.Duration(float64(n) / rate * float64(time.Second))), Planned: n, Results: results}
 }

@@ -5,7 +5,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"time"
 
 	"github.com/llmprobe/llmprobe/sim/internal/pooling"
 )
@@ -32,9 +31,8 @@ func (e *Engine) servePooled(read func(io.Reader) (pooling.Job, error)) http.Han
 			apiError(w, faults.ErrorStatus, "InternalServerError", "simulated failure")
 			return
 		}
-		s := &sequence{ctx: r.Context(), promptTokens: job.Tokens, maxTokens: 1, arrived: time.Now(), out: make(chan struct{}, 1)}
-		if err := e.submit(s); err != nil {
-			apiError(w, http.StatusTooManyRequests, "RateLimitError", "the simulated engine's queue is full")
+		s := newSequence(r.Context(), job.Tokens, 1, false)
+		if !e.enqueue(w, s) {
 			return
 		}
 		if waitToken(r.Context(), s) {

@@ -77,24 +77,33 @@ type Config struct {
 	// wrong.
 	Golden          string
 	GoldenWrongRate float64
+	// WordsPerAudioSecond is how fast the speech of a clip with no
+	// transcript in its WAV comment is: its transcript is that many seeded
+	// words a second of audio, counted up (2.5 is 150 words a minute).
+	WordsPerAudioSecond float64
+	// TranscriptWordErrorRate is the share of a transcript's words the sim
+	// mishears: replaced by other words, drawn from Seed and the request's
+	// arrival number.
+	TranscriptWordErrorRate float64
 }
 
 // DefaultConfig is a small GPU-like engine: 32 sequences, 20 ms prefill,
 // 10 ms decode steps growing 0.2 ms per extra sequence.
 func DefaultConfig() Config {
 	return Config{
-		Seed:              1,
-		Model:             "sim-model",
-		Version:           "0.1.0",
-		MaxBatch:          32,
-		MaxQueue:          256,
-		PrefillBase:       20 * time.Millisecond,
-		PrefillPerToken:   50 * time.Microsecond,
-		DecodeBase:        10 * time.Millisecond,
-		DecodePerSeq:      200 * time.Microsecond,
-		DefaultMaxTokens:  16,
-		PerRequestMetrics: true,
-		Faults:            Faults{RoleOnlyFirstChunk: true, TokensPerChunk: 1, UsagePlacement: UsageSeparate},
+		Seed:                1,
+		Model:               "sim-model",
+		Version:             "0.1.0",
+		MaxBatch:            32,
+		MaxQueue:            256,
+		PrefillBase:         20 * time.Millisecond,
+		PrefillPerToken:     50 * time.Microsecond,
+		DecodeBase:          10 * time.Millisecond,
+		DecodePerSeq:        200 * time.Microsecond,
+		DefaultMaxTokens:    16,
+		PerRequestMetrics:   true,
+		WordsPerAudioSecond: 2.5,
+		Faults:              Faults{RoleOnlyFirstChunk: true, TokensPerChunk: 1, UsagePlacement: UsageSeparate},
 	}
 }
 
@@ -128,6 +137,12 @@ func (c *Config) validate() error {
 	}
 	if c.GoldenWrongRate != 0 && c.Golden == "" {
 		errs = append(errs, fmt.Errorf("golden wrong rate %g needs a golden set", c.GoldenWrongRate))
+	}
+	if !(c.WordsPerAudioSecond > 0 && c.WordsPerAudioSecond <= 20) { // NaN too
+		errs = append(errs, fmt.Errorf("words per audio second %g must be within (0, 20]", c.WordsPerAudioSecond))
+	}
+	if !(c.TranscriptWordErrorRate >= 0 && c.TranscriptWordErrorRate <= 1) {
+		errs = append(errs, fmt.Errorf("transcript word error rate %g must be within [0, 1]", c.TranscriptWordErrorRate))
 	}
 	if c.DefaultMaxTokens < 1 {
 		errs = append(errs, fmt.Errorf("default max tokens %d must be at least 1", c.DefaultMaxTokens))

@@ -33,6 +33,7 @@ func (e *Engine) Handler() http.Handler {
 		mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { e.serveGenerate(w, r, apiChat) })
 		mux.HandleFunc("POST /v1/responses", func(w http.ResponseWriter, r *http.Request) { e.serveGenerate(w, r, apiResponses) })
 		mux.HandleFunc("POST /v1/messages", func(w http.ResponseWriter, r *http.Request) { e.serveGenerate(w, r, apiMessages) })
+		mux.HandleFunc("POST /v1/audio/transcriptions", e.serveTranscription)
 		mux.HandleFunc("POST /v1/rerank", e.servePooled(pooling.Rerank))
 		mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []map[string]any{{
@@ -91,12 +92,7 @@ func (e *Engine) readGenerate(w http.ResponseWriter, r *http.Request, api endpoi
 		apiError(w, http.StatusBadRequest, "BadRequestError", err.Error())
 		return nil, 0, 0, false
 	}
-	if req.Model == "" {
-		apiError(w, http.StatusBadRequest, "BadRequestError", "model is required")
-		return nil, 0, 0, false
-	}
-	if req.Model != e.cfg.Model {
-		apiError(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("The model `%s` does not exist.", req.Model))
+	if !e.servesModel(w, req.Model) {
 		return nil, 0, 0, false
 	}
 	if prompt, err = req.PromptTokens(e.cfg.ImagePatch); err != nil {
@@ -110,8 +106,21 @@ func (e *Engine) readGenerate(w http.ResponseWriter, r *http.Request, api endpoi
 	return req, prompt, maxTokens, true
 }
 
+// servesModel says whether a request's model is the sim's; false is
+// answered: 400 when it names none, 404 when another.
+func (e *Engine) servesModel(w http.ResponseWriter, model string) bool {
+	switch model {
+	case e.cfg.Model:
+		return true
+	case "":
+		apiError(w, http.StatusBadRequest, "BadRequestError", "model is required")
+	default:
+		apiError(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("The model `%s` does not exist.", model))
+	}
+	return false
+}
+
 func (e *Engine) serveGenerate(w http.ResponseWriter, r *http.Request, api endpoint) {
-	chat := api != apiCompletions
 	var receipt Receipt
 	req, prompt, maxTokens, ok := e.readGenerate(w, r, api, &receipt)
 	if !ok {
@@ -121,18 +130,12 @@ func (e *Engine) serveGenerate(w http.ResponseWriter, r *http.Request, api endpo
 	if answer != nil {
 		maxTokens = len(answer)
 	}
-	n, faults := e.nextArrival()
-	rng := rand.New(rand.NewPCG(uint64(e.cfg.Seed), n))
-	plan := drawPlan(rng, faults)
-	if faults.Hang {
-		<-r.Context().Done()
+	a, ok := e.arrive(w, r)
+	if !ok {
 		return
 	}
-	if plan.fail {
-		apiError(w, faults.ErrorStatus, "InternalServerError", "simulated failure")
-		return
-	}
-	shape, err := e.shapeOf(req, n, faults.Shaped)
+	faults := a.faults
+	shape, err := e.shapeOf(req, a.n, faults.Shaped)
 	if err != nil {
 		apiError(w, http.StatusBadRequest, "BadRequestError", err.Error())
 		return
@@ -143,12 +146,11 @@ func (e *Engine) serveGenerate(w http.ResponseWriter, r *http.Request, api endpo
 	case shape != nil:
 		maxTokens, faults.ReasoningTokens = min(maxTokens, shape.Tokens()), 0
 	}
-	s := &sequence{ctx: r.Context(), promptTokens: prompt, maxTokens: maxTokens, stop: stop, arrived: time.Now(), out: make(chan struct{}, maxTokens)}
+	s := newSequence(r.Context(), prompt, maxTokens, stop)
 	if e.cache != nil {
 		s.blocks = req.Blocks()
 	}
-	if err := e.submit(s); err != nil {
-		apiError(w, http.StatusTooManyRequests, "RateLimitError", "the simulated engine's queue is full")
+	if !e.enqueue(w, s) {
 		return
 	}
 	words := answer
@@ -157,38 +159,85 @@ func (e *Engine) serveGenerate(w http.ResponseWriter, r *http.Request, api endpo
 	case shape != nil:
 		words = shape.Words()[:maxTokens]
 	default:
-		words = e.words(rng, maxTokens)
+		words = e.words(a.rng, maxTokens)
 	}
-	id := fmt.Sprintf("cmpl-sim-%d", n)
-	st := &streamWriter{w: w, chat: chat, id: id, model: e.cfg.Model, created: time.Now().Unix(), faults: faults, plan: plan,
-		prompt: prompt, words: words, timings: e.timingsFor(req), seq: s, shape: shape}
+	st := &streamWriter{w: w, chat: api != apiCompletions, id: fmt.Sprintf("cmpl-sim-%d", a.n), model: e.cfg.Model, created: time.Now().Unix(),
+		faults: faults, plan: a.plan, prompt: prompt, words: words, timings: e.timingsFor(req), seq: s, shape: shape}
 	if !req.Stream {
 		st.whole(r.Context(), s, api)
 		return
 	}
 	switch api {
 	case apiResponses:
-		st.events = responses.New(id, e.cfg.Model, st.created)
+		st.events = responses.New(st.id, e.cfg.Model, st.created)
 		st.includeUsage = faults.UsagePlacement != UsageNone
 	case apiMessages:
-		st.events = messages.New(id, e.cfg.Model, prompt)
+		st.events = messages.New(st.id, e.cfg.Model, prompt)
 		st.includeUsage = faults.UsagePlacement != UsageNone
 	}
 	if req.StreamOptions != nil {
 		st.includeUsage = req.StreamOptions.IncludeUsage && faults.UsagePlacement != UsageNone
 		st.continuous = req.StreamOptions.ContinuousUsageStats && faults.UsagePlacement != UsageNone
 	}
+	e.stream(r, st, receipt)
+}
+
+// arrival is a request as the engine numbered it: its arrival number, the
+// generator that number seeds, the faults in force and its draws of them.
+type arrival struct {
+	n      uint64
+	rng    *rand.Rand
+	faults Faults
+	plan   plan
+}
+
+// arrive numbers a request and draws its faults; false when a fault took
+// it: a hang, until the client leaves, or a failure (the error written).
+func (e *Engine) arrive(w http.ResponseWriter, r *http.Request) (arrival, bool) {
+	n, faults := e.nextArrival()
+	rng := rand.New(rand.NewPCG(uint64(e.cfg.Seed), n))
+	a := arrival{n: n, rng: rng, faults: faults, plan: drawPlan(rng, faults)}
+	if faults.Hang {
+		<-r.Context().Done()
+		return a, false
+	}
+	if a.plan.fail {
+		apiError(w, faults.ErrorStatus, "InternalServerError", "simulated failure")
+		return a, false
+	}
+	return a, true
+}
+
+// newSequence is a request for the engine: prompt tokens to prefill, then
+// maxTokens to make; stop says the answer ends there of itself.
+func newSequence(ctx context.Context, prompt, maxTokens int, stop bool) *sequence {
+	return &sequence{ctx: ctx, promptTokens: prompt, maxTokens: maxTokens, stop: stop, arrived: time.Now(), out: make(chan struct{}, maxTokens)}
+}
+
+// enqueue hands s to the engine; false when its queue is full (429 written).
+func (e *Engine) enqueue(w http.ResponseWriter, s *sequence) bool {
+	if err := e.submit(s); err != nil {
+		apiError(w, http.StatusTooManyRequests, "RateLimitError", "the simulated engine's queue is full")
+		return false
+	}
+	return true
+}
+
+// stream writes st's answer as the engine makes it. With truth stamps it
+// keeps the stamps and the request's receipt under the client's
+// X-Request-Id, else the response id.
+func (e *Engine) stream(r *http.Request, st *streamWriter, receipt Receipt) {
 	if e.truth != nil {
-		st.stamps = make([]int64, 0, min(maxTokens, 4096))
+		st.stamps = make([]int64, 0, min(st.seq.maxTokens, 4096))
 		defer func() {
 			key := r.Header.Get("X-Request-Id")
 			if key == "" {
-				key = id
+				key = st.id
 			}
 			e.truth.Keep(key, st.stamps, receipt)
 		}()
 	}
-	st.run(r.Context(), s)
+	st.run(r.Context(), st.seq)
 }
 
 // plan is one request's fault draws.
@@ -226,7 +275,8 @@ func (e *Engine) words(rng *rand.Rand, n int) []string {
 	return out
 }
 
-// waitTokens blocks until the engine produced n tokens for s, or it ended.
+// waitToken blocks until the engine produced s's next token; false when
+// s ended first, or its client left.
 func waitToken(ctx context.Context, s *sequence) bool {
 	select {
 	case _, ok := <-s.out:
@@ -236,14 +286,23 @@ func waitToken(ctx context.Context, s *sequence) bool {
 	}
 }
 
+// waitAll blocks until the engine produced every token of s; false as
+// waitToken.
+func waitAll(ctx context.Context, s *sequence) bool {
+	for range s.maxTokens {
+		if !waitToken(ctx, s) {
+			return false
+		}
+	}
+	return true
+}
+
 // whole answers in one body once every token is made: a chat answer's
 // leading tokens are its reasoning, as a stream's are; usage placed
 // nowhere leaves its usage out.
 func (st *streamWriter) whole(ctx context.Context, s *sequence, api endpoint) {
-	for range s.maxTokens {
-		if !waitToken(ctx, s) {
-			return
-		}
+	if !waitAll(ctx, s) {
+		return
 	}
 	finish := st.finish(s.maxTokens)
 	calls := st.shape != nil && st.shape.Calls != nil && finish != "length"

@@ -30,6 +30,8 @@ type streamWriter struct {
 	continuous           bool
 	stalled, malformedIn bool
 	timings              persona.TimingsKind
+	// transcription frames the answer as vLLM's transcription chunks.
+	transcription bool
 	// events, for the Responses and Messages APIs, frames the answer as
 	// typed events.
 	events typedEvents
@@ -51,12 +53,26 @@ type chunkChoice struct {
 	FinishReason *string         `json:"finish_reason"`
 }
 
+// transcriptionChoice is a transcription chunk's choice, as vLLM writes
+// it: no index, no logprobs, and its finish and stop reasons only on the
+// last (vLLM leaves unset fields out).
+type transcriptionChoice struct {
+	Delta map[string]any `json:"delta"`
+	*transcriptionEnd
+}
+
+type transcriptionEnd struct {
+	FinishReason string  `json:"finish_reason"`
+	StopReason   *string `json:"stop_reason"`
+}
+
 type chunk struct {
-	ID      string                  `json:"id"`
-	Object  string                  `json:"object"`
-	Created int64                   `json:"created"`
-	Model   string                  `json:"model"`
-	Choices []chunkChoice           `json:"choices"`
+	ID      string `json:"id"`
+	Object  string `json:"object"`
+	Created int64  `json:"created"`
+	Model   string `json:"model"`
+	// Choices are []chunkChoice, or []transcriptionChoice.
+	Choices any                     `json:"choices"`
 	Usage   *usageJSON              `json:"usage,omitempty"`
 	Metrics *persona.RequestMetrics `json:"metrics,omitempty"`
 	Timings *persona.LlamaTimings   `json:"timings,omitempty"`
@@ -119,9 +135,12 @@ func (st *streamWriter) run(ctx context.Context, s *sequence) {
 		usage = st.usage(sent)
 	}
 	var last chunk
-	if st.chat {
+	switch {
+	case st.transcription:
+		last = st.transcriptionEndChunk(finish, sent).withUsage(usage)
+	case st.chat:
 		last = st.deltaChunk(map[string]any{}, &finish, sent).withUsage(usage)
-	} else {
+	default:
 		last = st.textChunk("", &finish, sent).withUsage(usage)
 	}
 	if !separate {
@@ -129,11 +148,7 @@ func (st *streamWriter) run(ctx context.Context, s *sequence) {
 	}
 	st.write(last)
 	if separate {
-		object := "text_completion"
-		if st.chat {
-			object = "chat.completion.chunk"
-		}
-		c := chunk{ID: st.id, Object: object, Created: st.created, Model: st.model, Choices: []chunkChoice{}, Usage: st.usage(sent)}
+		c := chunk{ID: st.id, Object: st.object(), Created: st.created, Model: st.model, Choices: []chunkChoice{}, Usage: st.usage(sent)}
 		st.withTimings(&c, s)
 		st.write(c)
 	}
@@ -154,6 +169,8 @@ func (st *streamWriter) writeTokens(text string, from, sent int, reasoning bool)
 		st.writeLine(st.events.Delta(text, reasoning), true)
 	case calls:
 		st.writeOutput(st.deltaChunk(st.shape.ChatDelta(from, sent), nil, sent))
+	case st.transcription:
+		st.writeOutput(st.transcriptionChunk(text, sent))
 	case !st.chat:
 		st.writeOutput(st.textChunk(text, nil, sent))
 	case reasoning:
@@ -226,6 +243,33 @@ func (st *streamWriter) textChunk(text string, finish *string, sent int) chunk {
 func (st *streamWriter) deltaChunk(delta map[string]any, finish *string, sent int) chunk {
 	return chunk{ID: st.id, Object: "chat.completion.chunk", Created: st.created, Model: st.model,
 		Choices: []chunkChoice{{Delta: &delta, FinishReason: finish}}, Usage: st.runningUsage(sent)}
+}
+
+// transcriptionChunk carries text of a transcript.
+func (st *streamWriter) transcriptionChunk(text string, sent int) chunk {
+	return st.transcriptionOf(transcriptionChoice{Delta: map[string]any{"content": text}}, sent)
+}
+
+// transcriptionEndChunk ends a transcript: an empty delta, with its finish
+// reason.
+func (st *streamWriter) transcriptionEndChunk(finish string, sent int) chunk {
+	return st.transcriptionOf(transcriptionChoice{Delta: map[string]any{}, transcriptionEnd: &transcriptionEnd{FinishReason: finish}}, sent)
+}
+
+func (st *streamWriter) transcriptionOf(choice transcriptionChoice, sent int) chunk {
+	return chunk{ID: st.id, Object: "transcription.chunk", Created: st.created, Model: st.model,
+		Choices: []transcriptionChoice{choice}, Usage: st.runningUsage(sent)}
+}
+
+// object is the type of the stream's chunks.
+func (st *streamWriter) object() string {
+	switch {
+	case st.transcription:
+		return "transcription.chunk"
+	case st.chat:
+		return "chat.completion.chunk"
+	}
+	return "text_completion"
 }
 
 func (c chunk) withUsage(u *usageJSON) chunk {

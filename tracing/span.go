@@ -43,7 +43,7 @@ func targetsOf(cfg *config.Config) map[string]targetFacts {
 }
 
 // operationOf names a target API's operation as the GenAI conventions do;
-// rerank has no well-known name, so it names itself.
+// rerank and transcriptions have no well-known name, so each names itself.
 func operationOf(api config.API) attribute.KeyValue {
 	switch api {
 	case config.APICompletions:

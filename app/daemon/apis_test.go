@@ -39,7 +39,11 @@ func TestEveryAPIWithCanaries(t *testing.T) {
   - {name: embeddings, url: %[1]q, api: embeddings}
   - {name: rerank, url: %[1]q, api: rerank}
   - {name: tei-rerank, url: %[2]q, api: rerank}
+  - {name: transcriptions, url: %[1]q, api: transcriptions}
 scenarios:
+  - {name: speech, audio: {seconds: 2}, slo: {ttft: 5s, tpot: 1s, e2e: 10s}}
+  - {name: speech-whole, audio: {seconds: 2}, stream: false, slo: {e2e: 10s}}
+  - {name: clips, audio: {dataset: %[5]q, max_wer: 0.2}, slo: {e2e: 10s, quality_ratio: 0.9}}
   - name: stream
     prompt_tokens: 16
     output_tokens: 6
@@ -78,7 +82,8 @@ canary:
     - {targets: [rerank, tei-rerank], scenarios: [ranked]}
     - {targets: [chat, responses], scenarios: [tools, shaped, whole-tools], interval: 1s}
     - {targets: [messages], scenarios: [tools, whole-tools], interval: 1s}
-`, srv.URL, tei.URL, testkit.WeatherTool, testkit.PersonFormat)
+    - {targets: [transcriptions], scenarios: [speech, speech-whole, clips]}
+`, srv.URL, tei.URL, testkit.WeatherTool, testkit.PersonFormat, testkit.AudioDataset(t))
 	pairs := []apiPair{
 		{"chat", "stream", true, true, true}, {"completions", "stream", true, true, true}, {"responses", "stream", true, true, true},
 		{"chat", "whole", true, false, true}, {"completions", "whole", true, false, true}, {"responses", "whole", true, false, true},
@@ -87,6 +92,7 @@ canary:
 		{"embeddings", "vectors", false, false, false}, {"rerank", "ranked", false, false, false}, {"tei-rerank", "ranked", false, false, false},
 		{"chat", "tools", true, true, true}, {"responses", "tools", true, true, true}, {"chat", "shaped", true, true, true}, {"responses", "shaped", true, true, true},
 		{"chat", "whole-tools", true, false, true}, {"responses", "whole-tools", true, false, true},
+		{"transcriptions", "speech", true, true, false}, {"transcriptions", "speech-whole", true, false, false}, {"transcriptions", "clips", true, true, true},
 	}
 	path := testkit.ConfigFile(t, cfg)
 	d := startDaemon(t, Options{ConfigFile: path, StoragePath: t.TempDir(), HistoryRecent: 5, HistoryFailures: 5})
@@ -108,6 +114,15 @@ canary:
 		// tool-call delta (but one the scrape caught half recorded).
 		if calls, n := histogramCount(fams, "llmprobe_time_to_first_tool_call_seconds", p), counterOf(fams, "llmprobe_requests_total", p, "outcome", "success"); (p.scenario == "tools") != (calls > 0) || calls > 0 && float64(calls) < n-1 {
 			t.Errorf("%s/%s: %d first tool-call deltas of %v successes", p.target, p.scenario, calls, n)
+		}
+		// Transcriptions count their audio; clips with a reference their
+		// words, all heard right.
+		if audio := counterOf(fams, "llmprobe_audio_seconds_total", p, "", ""); (p.target == "transcriptions") != (audio > 0) {
+			t.Errorf("%s/%s: %g audio seconds", p.target, p.scenario, audio)
+		}
+		words, errs := counterOf(fams, "llmprobe_transcript_reference_words_total", p, "", ""), counterOf(fams, "llmprobe_transcript_word_errors_total", p, "", "")
+		if (p.scenario == "clips") != (words > 0) || errs != 0 {
+			t.Errorf("%s/%s: %g word errors in %g reference words", p.target, p.scenario, errs, words)
 		}
 	}
 
@@ -160,11 +175,14 @@ func checkAPIPair(t *testing.T, d *running, fams []*dto.MetricFamily, p apiPair)
 	}
 }
 
-// counterOf is the value of a pair's counter whose label is value; 0 when
-// it has none.
+// counterOf is the value of a pair's counter whose label is value (all of
+// it for label ""); 0 when it has none.
 func counterOf(fams []*dto.MetricFamily, name string, p apiPair, label, value string) float64 {
 	var sum float64
 	for _, m := range pairMetrics(fams, name, p) {
+		if label == "" { // a family without labels of its own
+			sum += m.GetCounter().GetValue()
+		}
 		for _, l := range m.GetLabel() {
 			if l.GetName() == label && l.GetValue() == value {
 				sum += m.GetCounter().GetValue()

@@ -71,7 +71,9 @@ func TestMetricContract(t *testing.T) {
   - {name: dead, url: "http://127.0.0.1:1", model: m}
   - {name: embed, url: %[1]q, api: embeddings, timeout: 2s}
   - {name: miscounted, url: %[3]q, model: m}
+  - {name: speech, url: %[1]q, api: transcriptions, timeout: 2s}
 scenarios:
+  - {name: clips, audio: {dataset: %[4]q}}
   - name: checked
     prompt_tokens: 16
     output_tokens: 4
@@ -95,9 +97,10 @@ canary:
   probes:
     - {scenarios: [checked], targets: [sim, tls, dead, miscounted]}
     - {scenarios: [vectors], targets: [embed]}
+    - {scenarios: [clips], targets: [speech], interval: 1s}
     - {scenarios: [chat], targets: [sim], interval: 1s}
     - {scenarios: [tools], targets: [sim], interval: 3s}
-# Seven schedules, each bounded as if its target hung to the timeout.
+# Eight schedules, each bounded as if its target hung to the timeout.
 limits: {max_canary_memory: 512MiB}
 bursts:
   - name: quick
@@ -109,7 +112,7 @@ bursts:
     sweep: {rates: [20]}
 comparisons:
   - {name: sim-tls, baseline: sim, candidate: tls, scenarios: [checked], window: 10s}
-`, srv.URL, tlsSrv.URL, miscounted.URL)
+`, srv.URL, tlsSrv.URL, miscounted.URL, testkit.AudioDataset(t))
 	path := testkit.ConfigFile(t, cfg)
 	// A stored previous report of the same request set (a baseline must be
 	// comparable), so the new burst has a regression verdict.
@@ -149,7 +152,8 @@ comparisons:
 		"llmprobe_time_to_first_answer_token_seconds", "llmprobe_reasoning_output_tokens_total", "llmprobe_time_to_first_tool_call_seconds",
 		"llmprobe_conversation_ttft_seconds", "llmprobe_probe_ttft_component_seconds", "llmprobe_prompt_cached_tokens_total",
 		"llmprobe_comparison_ratio", "llmprobe_comparison_pairs", "llmprobe_target_embedding_dimension", "llmprobe_token_mismatches_total",
-		"llmprobe_target_max_rate_under_slo", "llmprobe_engine_request_rate"}
+		"llmprobe_target_max_rate_under_slo", "llmprobe_engine_request_rate",
+		"llmprobe_audio_seconds_total", "llmprobe_transcript_word_errors_total", "llmprobe_transcript_reference_words_total"}
 	var got map[string]registered
 	var missing []string
 	defer func() {

@@ -18,6 +18,7 @@ import (
 	"github.com/llmprobe/llmprobe/plan"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/prober/transport"
+	"github.com/llmprobe/llmprobe/prompt"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/sim"
 )
@@ -131,7 +132,7 @@ func renderResult(rng *rand.Rand, target string, sc config.Scenario, scIndex int
 		r.PromptTokensReported = r.PromptTokensRequested
 		r.Answer = "a reply of some words"
 	}
-	prober.Evaluate(r, sc, nil)
+	prober.Evaluate(r, sc, prompt.Prompt{})
 	return r
 }
 

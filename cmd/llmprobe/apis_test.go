@@ -40,6 +40,8 @@ func TestGateEveryAPI(t *testing.T) {
 		{"embeddings", `{name: t, url: %q, api: embeddings}`, `{name: s, prompt_tokens: 16, inputs: 4, slo: {e2e: 5s, target_ratio: 0.9}}`, false, false, []string{"inputs/s, n/a output tok/s"}},
 		{"rerank", `{name: t, url: %q, api: rerank}`, `{name: s, prompt_tokens: 8, documents: 5, slo: {e2e: 5s, target_ratio: 0.9}}`, false, false, []string{"inputs/s, n/a output tok/s"}},
 		{"tei-rerank", `{name: t, url: "` + tei.URL + `", api: rerank}`, `{name: s, prompt_tokens: 8, documents: 5, slo: {e2e: 5s, target_ratio: 0.9}}`, false, false, []string{"engine tei 0.1.0"}},
+		{"transcriptions", `{name: t, url: %q, api: transcriptions}`, `{name: s, audio: {seconds: 1}, slo: {ttft: 2s, e2e: 5s, target_ratio: 0.9}}`, true, true,
+			[]string{"audio: 40.0s transcribed by 40 requests, RTFx ", "WER n/a (no clip with a reference transcript)"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) { gateOneAPI(t, srv.URL, tc) })
 	}
@@ -138,5 +140,41 @@ bursts:
 	out, err = exec.Command(binPath, "compare", "--config.file="+cfg, "--burst=release", "--baseline=stable", "--candidate=next", "--rounds=2").CombinedOutput()
 	if exitCode(err) != 1 || !strings.Contains(string(out), "TPOT p50 +") {
 		t.Errorf("compare with a 40 %% slower messages candidate: exit %d, want 1 naming TPOT\n%s", exitCode(err), out)
+	}
+}
+
+// Transcriptions through the gate and compare: a gate of clips with
+// reference transcripts passes its TPOT and word-error objectives on the
+// sim, fails slo_tpot on a sim twice as slow to decode and slo_quality on
+// one that mishears a third of the words; compare of a candidate whose
+// decode is 40 % slower says TPOT worse.
+func TestTranscriptionsGateAndCompare(t *testing.T) {
+	cfg := writeTemp(t, "transcriptions.yml", fmt.Sprintf(`targets:
+  - {name: stable, url: %q, api: transcriptions}
+  - {name: next, url: %q, api: transcriptions}
+scenarios:
+  - {name: clips, audio: {dataset: %q, max_wer: 0.2}, slo: {tpot: 80ms, target_ratio: 0.9, quality_ratio: 0.9}}
+bursts:
+  - {name: release, target: stable, scenarios: [{scenario: clips}], arrival: {process: poisson, rate: 20}, requests: 60, warmup: {requests: 3}, seed: 9}
+`, decodeSim(t, 3), decodeSim(t, 3*1.4), testkit.AudioDataset(t)))
+	rep, out, _ := gateReport(t, cfg, "release")
+	if tr := rep.Transcription; tr == nil || tr.Requests != 60 || tr.WER == nil || *tr.WER != 0 || tr.RTFx == nil || *tr.RTFx <= 1 {
+		t.Errorf("transcription figures %+v", rep.Transcription)
+	}
+	if !strings.Contains(out, "WER 0.0% (0 errors in ") || rep.Latency["tpot"].Count != 60 || rep.TokenSources[prober.TokensFromUsage] != 60 {
+		t.Errorf("tpot samples %d, token sources %v; the gate says:\n%s", rep.Latency["tpot"].Count, rep.TokenSources, out)
+	}
+	slow, mishears := decodeSim(t, 6), serveSim(t, func(c *sim.Config) { slowerDecode(c, 3); c.TranscriptWordErrorRate = 0.34 })
+	b, err := exec.Command(binPath, "gate", "--config.file="+cfg, "--burst=release", "--target.url="+slow, "--storage.path=").CombinedOutput()
+	if exitCode(err) != 1 || !strings.Contains(string(b), "slo_tpot") {
+		t.Errorf("gate on a sim twice as slow: exit %d, want 1 on slo_tpot\n%s", exitCode(err), b)
+	}
+	b, err = exec.Command(binPath, "gate", "--config.file="+cfg, "--burst=release", "--target.url="+mishears, "--storage.path=").CombinedOutput()
+	if exitCode(err) != 1 || !strings.Contains(string(b), "slo_quality") || !strings.Contains(string(b), "past max_wer 0.2") {
+		t.Errorf("gate on a sim that mishears: exit %d, want 1 on slo_quality naming max_wer\n%s", exitCode(err), b)
+	}
+	b, err = exec.Command(binPath, "compare", "--config.file="+cfg, "--burst=release", "--baseline=stable", "--candidate=next", "--rounds=2").CombinedOutput()
+	if exitCode(err) != 1 || !strings.Contains(string(b), "TPOT p50 +") {
+		t.Errorf("compare with a 40 %% slower transcriptions candidate: exit %d, want 1 naming TPOT\n%s", exitCode(err), b)
 	}
 }

@@ -65,6 +65,8 @@ func addSimFlags(cmd *kingpin.CmdClause) *sim.Config {
 	cmd.Flag("sim.image-patch", "Side in pixels of the square one image token stands for: an image costs prefill for width/patch × height/patch tokens, each rounded to the nearest and at least 1, counted in usage (28 is Qwen2-VL's 14-pixel patches merged 2×2; 14 counts as a ViT without merging).").Default("28").IntVar(&c.ImagePatch)
 	cmd.Flag("sim.golden", "A golden set (llmprobe's JSONL: prompt or messages, checks, answer): a prompt of it, after llmprobe's nonce line, is answered with its reference answer.").PlaceHolder("FILE").StringVar(&c.Golden)
 	cmd.Flag("sim.golden.wrong-rate", "Fraction of golden prompts answered wrong instead, drawn from --sim.seed and each request's text.").Default("0").Float64Var(&c.GoldenWrongRate)
+	cmd.Flag("sim.audio.words-per-second", "Speaking rate the engine hears in a /v1/audio/transcriptions clip whose WAV carries no transcript in its INFO comment (ICMT): its transcript is that many seeded words per second of audio, counted up (2.5 is 150 words a minute). Within (0, 20].").Default(strconv.FormatFloat(d.WordsPerAudioSecond, 'g', -1, 64)).Float64Var(&c.WordsPerAudioSecond)
+	cmd.Flag("sim.audio.word-error-rate", "Fraction of a transcript's words the engine mishears, each replaced by another word, drawn from --sim.seed and each request's arrival: a word error rate of this much against the clip's reference. Within [0, 1].").Default("0").Float64Var(&c.TranscriptWordErrorRate)
 	cmd.Flag("sim.reasoning-tokens", "Leading chat tokens sent as reasoning_content, as a reasoning model streams them; usage reports them as completion_tokens_details.reasoning_tokens.").Default("0").IntVar(&c.Faults.ReasoningTokens)
 	return c
 }

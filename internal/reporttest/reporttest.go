@@ -13,6 +13,7 @@ import (
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober"
+	"github.com/llmprobe/llmprobe/prompt"
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/shard"
 	"github.com/llmprobe/llmprobe/stats"
@@ -105,7 +106,7 @@ func Results(s config.Scenario, start time.Time, n int, dispatch time.Duration) 
 	for i := range n {
 		res := &prober.Result{Outcome: prober.OutcomeSuccess, Sched: start.Add(time.Duration(i) * 100 * time.Millisecond), OutputChunks: 5,
 			TTFT: 50 * time.Millisecond, E2E: 90 * time.Millisecond, OutputTokens: 5, TokenSource: prober.TokensFromUsage, DispatchDelay: dispatch}
-		prober.Evaluate(res, s, nil)
+		prober.Evaluate(res, s, prompt.Prompt{})
 		out = append(out, res)
 	}
 	return out

@@ -238,17 +238,21 @@ func embeddingFaults() []Fault {
 	}
 }
 
+// answerWith starts a target that answers every request with body, of
+// content type ct.
+func answerWith(ct, body string) func(t *testing.T) string {
+	return func(t *testing.T) string {
+		return FaultServer(t, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", ct)
+			fmt.Fprint(w, body)
+		}).URL
+	}
+}
+
 // unstreamedFaults are answers to requests with stream: false, or with
 // images, that the prober fails.
 func unstreamedFaults() []Fault {
-	answer := func(ct, body string) func(t *testing.T) string {
-		return func(t *testing.T) string {
-			return FaultServer(t, func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("Content-Type", ct)
-				fmt.Fprint(w, body)
-			}).URL
-		}
-	}
+	answer := answerWith
 	const unstreamed = "stream: false"
 	return []Fault{
 		{"unstreamed: not JSON", answer("application/json", "<html>502 Bad Gateway</html>"), false, "stream_error", "stream", "answer_not_json", "the answer is not JSON", "chat", unstreamed},
@@ -269,8 +273,8 @@ func unstreamedFaults() []Fault {
 	}
 }
 
-// apiFaults break the Responses and Messages APIs' typed events and rerank
-// answers, in the OpenAI-style shape and in TEI's.
+// apiFaults break the Responses and Messages APIs' typed events,
+// transcriptions, and rerank answers, in the OpenAI-style shape and in TEI's.
 func apiFaults() []Fault {
 	// events answers with Responses API events, each its type and the
 	// rest of its JSON object.
@@ -284,6 +288,7 @@ func apiFaults() []Fault {
 			}).URL
 		}
 	}
+	body := answerWith
 	delta := [2]string{"response.output_text.delta", `,"delta":" tok"`}
 	msgStart := [2]string{"message_start", `,"message":{"type":"message","role":"assistant","content":[],"model":"m","usage":{"input_tokens":8,"output_tokens":1}}`}
 	msgText := [2]string{"content_block_delta", `,"index":0,"delta":{"type":"text_delta","text":" tok"}`}
@@ -295,6 +300,9 @@ func apiFaults() []Fault {
 		{"responses: response.failed", events(delta, failed), false, "stream_error", "stream", "error_in_stream", "response.failed event: server_error: CUDA out of memory", "responses", ""},
 		{"messages: no message_stop", events(msgStart, msgText, msgText, msgEnd), false, "stream_error", "stream", "no_finish", "stream ended without message_stop", "messages", ""},
 		{"messages: error event", events(msgStart, msgText, msgError), false, "stream_error", "stream", "error_in_stream", "error event: overloaded_error: Overloaded", "messages", ""},
+		{"transcriptions: not JSON", body("application/json", `<html>502 Bad Gateway</html>`), false, "stream_error", "stream", "transcript_not_json", "the transcription answer is not JSON", "transcriptions", "stream: false, audio: {seconds: 1}"},
+		{"transcriptions: empty transcript", body("application/json", `{"text":"","usage":{"type":"duration","seconds":1}}`), false, "stream_error", "stream", "transcript_empty", "the transcript is empty", "transcriptions", "stream: false, audio: {seconds: 1}"},
+		{"transcriptions: error event", body("text/event-stream", "data: {\"type\":\"transcript.text.delta\",\"delta\":\" ask\"}\n\ndata: {\"type\":\"error\",\"error\":{\"message\":\"audio decoding failed\"}}\n\n"), false, "stream_error", "stream", "error_in_stream", "error event: audio decoding failed", "transcriptions", "audio: {seconds: 1}"},
 		{"rerank: wrong count", func(t *testing.T) string {
 			return FaultServer(t, func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "application/json")

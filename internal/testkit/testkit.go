@@ -6,7 +6,9 @@ package testkit
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -20,6 +22,7 @@ import (
 	promconfig "github.com/prometheus/common/config"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/lib/wav"
 	"github.com/llmprobe/llmprobe/sim"
 )
 
@@ -210,6 +213,43 @@ func ConfigFile(t testing.TB, yaml string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "llmprobe.yml")
 	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// AudioReferences are the transcripts of AudioDataset's clips.
+var AudioReferences = []string{
+	"ask not what your country can do for you",
+	"ask what you can do for your country",
+	"the quick brown fox jumps over the lazy dog",
+}
+
+// AudioDataset writes an audio dataset of three clips (1.5, 2 and 2.5 s of
+// a tone) whose WAV comments are their references, so the sim hears them
+// right, and returns the dataset's path.
+func AudioDataset(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	var lines strings.Builder
+	for i, ref := range AudioReferences {
+		const rate = 16000
+		samples := make([]int, (3+i)*rate/2)
+		for k := range samples {
+			samples[k] = int(6000 * math.Sin(2*math.Pi*220*float64(k)/rate))
+		}
+		b, err := wav.Encode(samples, rate, ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := fmt.Sprintf("clip-%d.wav", i+1)
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&lines, `{"id": "clip-%d", "audio": %q, "reference": %q}`+"\n", i+1, name, ref)
+	}
+	path := filepath.Join(dir, "clips.jsonl")
+	if err := os.WriteFile(path, []byte(lines.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return path

@@ -160,13 +160,15 @@ func TestSSETranscripts(t *testing.T) {
 		got, err := readAll(NewReader(bytes.NewReader(body), 0))
 		// Chat and completions streams end with [DONE]; a Responses API
 		// stream with its response.completed event, a Messages API stream
-		// with message_stop.
+		// with message_stop, OpenAI's transcription with transcript.text.done.
 		last := "[DONE]"
 		switch {
 		case strings.Contains(name, "responses"):
 			last = `{"type":"response.completed"`
 		case strings.Contains(name, "messages"):
 			last = `{"type":"message_stop"`
+		case strings.HasPrefix(name, "openai-transcription"):
+			last = `{"type":"transcript.text.done"`
 		}
 		if err != io.EOF || len(got) < 3 || !strings.HasPrefix(got[len(got)-1].data, last) {
 			t.Errorf("%s: %d events, last %q, err %v", name, len(got), got[len(got)-1].data, err)

@@ -138,6 +138,12 @@ func markdownFigures(b *strings.Builder, r *report.Report) {
 		fmt.Fprintf(b, " Max rate under SLO: %.2f/s.", *r.MaxRateUnderSLO)
 	}
 	fmt.Fprintf(b, "\nOutcomes: %s%s.\n", md(strings.Join(outcomeCounts(r), ", ")), md(retriesText(r)))
+	if line := TranscriptionText(r); line != "" {
+		fmt.Fprintf(b, "\n%s.\n", md(line))
+	}
+	if line := QualityFailedText(r); line != "" {
+		fmt.Fprintf(b, "\n%s.\n", md(line))
+	}
 	if line := TokensText(r); line != "" {
 		fmt.Fprintf(b, "\n%s.\n", md(line))
 	}

@@ -37,7 +37,11 @@ type Page struct {
 	// TokensText says where the token counts came from, when not all from
 	// usage or when usage contradicted the stream ("" otherwise).
 	TokensText string
-	RepeatRows [][4]string
+	// TranscriptionText is a transcriptions run's audio figures ("" for others).
+	TranscriptionText string
+	// QualityFailedText is why the first failed answer checks failed.
+	QualityFailedText string
+	RepeatRows        [][4]string
 }
 
 // PageOf says the report in words for its HTML page.
@@ -53,6 +57,8 @@ func PageOf(r *report.Report) Page {
 	p.TooFew = TooFewText(r)
 	p.RetriesText = retriesText(r)
 	p.TokensText = TokensText(r)
+	p.TranscriptionText = TranscriptionText(r)
+	p.QualityFailedText = QualityFailedText(r)
 	if r.Repeat != nil {
 		p.RepeatHead, p.RepeatRows = repeatHead(r), repeatRows(r)
 	}

@@ -86,6 +86,31 @@ func TokensText(r *report.Report) string {
 	return line
 }
 
+// QualityFailedText says why the first answers that failed their checks
+// failed: "answer checks that failed, the first 2: golden line 2: …; …".
+// "" when none failed.
+func QualityFailedText(r *report.Report) string {
+	if len(r.QualityFailed) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("answer checks that failed, the first %d: %s", len(r.QualityFailed), strings.Join(r.QualityFailed, "; "))
+}
+
+// TranscriptionText says what a transcriptions run's audio came to:
+// "audio: 120.0s transcribed by 40 requests, RTFx 35.2, 3.00 audio s/s,
+// WER 4.2% (13 errors in 310 reference words)". "" for other runs.
+func TranscriptionText(r *report.Report) string {
+	t := r.Transcription
+	if t == nil {
+		return ""
+	}
+	line := fmt.Sprintf("audio: %.1fs transcribed by %d requests, RTFx %s, %s audio s/s", t.AudioSeconds, t.Requests, na(t.RTFx, "%.1f", 1), na(t.AudioPerSecond, "%.2f", 1))
+	if t.WER == nil {
+		return line + ", WER n/a (no clip with a reference transcript)"
+	}
+	return line + fmt.Sprintf(", WER %s (%d errors in %d reference words)", na(t.WER, "%.1f%%", 100), t.WordErrors, t.ReferenceWords)
+}
+
 // outcomeCounts lists how the planned requests ended: success=18,
 // not_sent=2 (brake).
 func outcomeCounts(r *report.Report) []string {
@@ -165,6 +190,12 @@ func writeHead(out io.Writer, r *report.Report) {
 	fmt.Fprintf(out, "rate %.2f/s planned, %s/s achieved  %d of %d planned requests sent (+%d warmup)  %.1fs\n",
 		r.Rate, na(r.AchievedRate, "%.2f", 1), r.Requests, r.PlannedRequests, r.WarmupRequests, r.DurationSeconds)
 	fmt.Fprintf(out, "outcomes %s%s\n", strings.Join(outcomeCounts(r), " "), retriesText(r))
+	if line := TranscriptionText(r); line != "" {
+		fmt.Fprintln(out, line)
+	}
+	if line := QualityFailedText(r); line != "" {
+		fmt.Fprintln(out, line)
+	}
 	if line := TokensText(r); line != "" {
 		fmt.Fprintln(out, line)
 	}
