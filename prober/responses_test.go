@@ -160,3 +160,24 @@ func TestResponsesConversation(t *testing.T) {
 		t.Errorf("prompt tokens %d then %d: the history does not grow", results[0].PromptTokensReported, results[1].PromptTokensReported)
 	}
 }
+
+// llama.cpp's unstreamed Responses API answer: N and the prompt from
+// usage; llama.cpp sends its own timings only beside a stream's
+// response.completed, so this answer has no engine timings.
+func TestResponsesUnstreamedTranscript(t *testing.T) {
+	tr := loadTranscript(t, "llamacpp-responses-unstreamed.http")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, strings.Join(tr.events, ""))
+	}))
+	t.Cleanup(srv.Close)
+	s := testkit.Scenario()
+	s.Stream = new(bool)
+	res := probeOnce(t, testkit.Target(srv.URL, config.APIResponses), s)
+	if res.Outcome != OutcomeSuccess || !res.Unstreamed {
+		t.Fatalf("%s %s\n%s", res.Outcome, res.FailureText(), logOf(res))
+	}
+	if res.OutputTokens != 6 || res.TokenSource != TokensFromUsage || res.PromptTokensReported != 18 || res.Engine != nil || res.TTFTParts != nil {
+		t.Errorf("%d tokens from %s, prompt %d, engine %+v, split %v", res.OutputTokens, res.TokenSource, res.PromptTokensReported, res.Engine, res.TTFTParts)
+	}
+}

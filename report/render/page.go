@@ -57,7 +57,7 @@ func PageOf(r *report.Report) Page {
 	p.TooFew = TooFewText(r)
 	p.RetriesText = retriesText(r)
 	p.TokensText = TokensText(r)
-	p.TranscriptionText = TranscriptionText(r)
+	p.TranscriptionText = strings.TrimPrefix(TranscriptionText(r), "audio: ")
 	p.QualityFailedText = QualityFailedText(r)
 	if r.Repeat != nil {
 		p.RepeatHead, p.RepeatRows = repeatHead(r), repeatRows(r)
