@@ -48,6 +48,12 @@ type headerAPI interface {
 	headers() map[string]string
 }
 
+// oneBodyHint is an API some servers answer in one JSON body whatever the
+// request's stream says: its hint says what to do.
+type oneBodyHint interface {
+	oneBodyHint() string
+}
+
 // apiOf is the API named; chat, the configuration's default, for an empty
 // name.
 func apiOf(name config.API) api {

@@ -219,7 +219,11 @@ func (c *Client) readAnswer(ctx context.Context, resp *http.Response, r Request,
 		res.E2E = time.Since(r.Sched)
 		msg, excerpt := readError(body, resp.Body, c.redact)
 		res.Body = excerpt
-		res.fail(OutcomeStreamError, transport.PhaseHeaders, reasonNotEventStream, fmt.Sprintf("Content-Type %q is not text/event-stream: %s", ct, msg))
+		text := fmt.Sprintf("Content-Type %q is not text/event-stream: %s", ct, msg)
+		if h, ok := c.api.(oneBodyHint); ok && !isEventStream(ct) && strings.Contains(ct, "json") {
+			text += "; " + h.oneBodyHint()
+		}
+		res.fail(OutcomeStreamError, transport.PhaseHeaders, reasonNotEventStream, text)
 		return false
 	}
 	return c.readStream(ctx, body, r, res)

@@ -31,6 +31,12 @@ func (transcriptions) path(dialect) string { return "/v1/audio/transcriptions" }
 
 func (transcriptions) traits() traits { return traits{tokens: true} }
 
+// oneBodyHint: Ollama answers a transcription in one JSON body, streamed
+// or not.
+func (transcriptions) oneBodyHint() string {
+	return "some servers (Ollama) answer transcriptions in one body whatever stream says: set stream: false on the scenario"
+}
+
 // Reasons of a failed transcription answer.
 const (
 	reasonTranscriptNotJSON = "transcript_not_json"

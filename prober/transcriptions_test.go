@@ -216,6 +216,7 @@ func TestTranscriptionHostile(t *testing.T) {
 		{"error in the answer", "application/json", `{"text":"x","error":{"message":"decoder failed"}}`, false, OutcomeStreamError, reasonErrorInAnswer, "decoder failed"},
 		{"error event", "text/event-stream", "data: {\"type\":\"transcript.text.delta\",\"delta\":\"hi\"}\n\ndata: {\"type\":\"error\",\"error\":{\"message\":\"audio too long\"}}\n\n", true, OutcomeStreamError, reasonErrorInStream, "audio too long"},
 		{"empty stream", "text/event-stream", "data: {\"object\":\"transcription.chunk\",\"choices\":[{\"delta\":{\"content\":\"\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n", true, OutcomeStreamError, reasonNoOutput, "without an output token"},
+		{"one body for a stream (Ollama)", "application/json", `{"text":"ask not"}`, true, OutcomeStreamError, reasonNotEventStream, "set stream: false on the scenario"},
 		{"no end", "text/event-stream", "data: {\"type\":\"transcript.text.delta\",\"delta\":\"hi\"}\n\n", true, OutcomeStreamError, reasonNoFinish, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
