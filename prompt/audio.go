@@ -117,7 +117,7 @@ func (s *synthetic) sample() int16 {
 // an upload at 25 MB; past a bound a file is refused, not cut.
 const (
 	maxClipBytes      = 25 << 20
-	maxClipsBytes     = 256 << 20 // every clip of every dataset
+	maxClipsBytes     = 64 << 20 // every clip of every dataset, as golden sets and datasets are bounded
 	maxAudioLines     = 10_000
 	maxAudioLineBytes = 1 << 20
 	maxAudioFileBytes = 16 << 20

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/llmprobe/llmprobe/config"
+	"github.com/llmprobe/llmprobe/lib/wav"
 )
 
 // writeAudioConfig writes, in a new directory, clips/a.wav (2.5 s),
@@ -105,6 +106,51 @@ func TestAudioDatasetEveryError(t *testing.T) {
 	} {
 		if !strings.Contains(err.Error(), prefix+want) {
 			t.Errorf("error:\n%v\nwant it to contain:\n%s", err, prefix+want)
+		}
+	}
+}
+
+// A clip past OpenAI's upload limit, and clips past 64 MiB in all, are
+// refused by name, never cut.
+func TestAudioDatasetBounds(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, size int64) {
+		h := wav.Header((size-wav.HeaderBytes)/2, SampleRate)
+		f, err := os.Create(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := f.Write(h[:]); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Truncate(size); err != nil { // sparse: silence
+			t.Fatal(err)
+		}
+	}
+	write("big.wav", maxClipBytes+2)
+	for _, n := range []string{"a.wav", "b.wav", "c.wav"} {
+		write(n, 24<<20)
+	}
+	lines := `{"audio": "big.wav", "reference": "x"}
+{"audio": "a.wav", "reference": "x"}
+{"audio": "b.wav", "reference": "x"}
+{"audio": "c.wav", "reference": "x"}
+`
+	if err := os.WriteFile(filepath.Join(dir, "clips.jsonl"), []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := "targets: [{name: t, url: 'http://x:1', api: transcriptions}]\nscenarios: [{name: s, audio: {dataset: clips.jsonl}}]\n"
+	if err := os.WriteFile(filepath.Join(dir, "cfg.yml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := config.LoadFile(filepath.Join(dir, "cfg.yml"), CheckDatasets)
+	for _, want := range []string{
+		"clips.jsonl:1: audio: " + filepath.Join(dir, "big.wav") + " is 26214402 bytes, past the 25 MiB an audio clip may be",
+		"clips.jsonl:4: audio: " + filepath.Join(dir, "c.wav") + " brings the clips to 75497472 bytes, past 64 MiB in all",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error:\n%v\nwant it to contain:\n%s", err, want)
 		}
 	}
 }
