@@ -364,3 +364,50 @@ func engineBurst(t *testing.T, maxBatch int, process string, warmup int) (*repor
 	}
 	return rep, srv.URL
 }
+
+// A burst reads the draft model's acceptance from each family's own
+// figures: vLLM's and llama.cpp's counter deltas, SGLang's gauges read
+// during the run; each matches what the sim was told within a point, and
+// a sim with no draft model says n/a, never 0.
+func TestBurstReportsSpecDecode(t *testing.T) {
+	for _, tc := range []struct {
+		engine string
+		spec   bool
+		source string
+	}{
+		{"", true, "counter deltas"}, {sim.EngineSGLang, true, "the engine's own averages"}, {sim.EngineLlamaCPP, true, "counter deltas"},
+		{"", false, "no draft model"}, {sim.EngineLlamaCPP, false, "no draft between the scrapes"},
+	} {
+		t.Run(tc.engine+"/"+strconv.FormatBool(tc.spec), func(t *testing.T) {
+			srv, _ := testkit.StartSim(t, func(c *sim.Config) {
+				c.Engine, c.PrefillBase, c.DecodeBase = tc.engine, 2*time.Millisecond, 2*time.Millisecond
+				if tc.spec {
+					c.SpecDecode.DraftTokens, c.SpecDecode.Acceptance = 3, 0.7
+				}
+			})
+			c := engineClient(t, testkit.Target(srv.URL, config.APICompletions), config.DefaultEngineMetrics)
+			rep, err := Runner{Client: c}.Run(context.Background(), plan.BurstOf(burstOf(config.ArrivalConstant, 20, time.Second), burstScenario()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sd := rep.EngineMetrics.SpecDecode
+			if sd == nil {
+				t.Fatalf("no speculative decoding in %+v", rep.EngineMetrics)
+			}
+			var text bytes.Buffer
+			render.Text(&text, rep)
+			if !tc.spec {
+				if sd.AcceptanceRate != nil || !strings.Contains(sd.NA, tc.source) || !strings.Contains(text.String(), "speculative decoding: n/a ("+sd.NA) {
+					t.Errorf("no draft model: %+v\n%s", sd, text.String())
+				}
+				return
+			}
+			if sd.NA != "" || math.Abs(*sd.AcceptanceRate-0.7) > 0.01 || math.Abs(*sd.MeanAcceptanceLength-3.1) > 0.03 || !strings.Contains(sd.Source, tc.source) {
+				t.Fatalf("spec decode %+v (rate %v, length %v)", sd, sd.AcceptanceRate, sd.MeanAcceptanceLength)
+			}
+			if !strings.Contains(text.String(), "speculative decoding: acceptance rate 70.0%, mean acceptance length 3.10 tokens a step") {
+				t.Errorf("the text report lacks the acceptance:\n%s", text.String())
+			}
+		})
+	}
+}

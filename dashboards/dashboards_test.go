@@ -332,6 +332,7 @@ var unitRules = []struct {
 	re   *regexp.Regexp
 	unit string
 }{
+	{regexp.MustCompile(`spec_decode_|spec_accept_`), "none"}, // draft acceptance: a share and a length
 	{regexp.MustCompile(`/ on \(scenario\) group_left \(\) max by \(scenario\) \(llmprobe_slo_objective_seconds`), "percentunit"},
 	{regexp.MustCompile(`rate\(llmprobe_good_requests_total\{[^/]*/ sum\(rate\(llmprobe_requests_total\{`), "percentunit"},
 	{regexp.MustCompile(`rate\(llmprobe_quality_checks_total\{result="passed"[^/]*/`), "percentunit"},
@@ -417,8 +418,10 @@ func TestEngineRowsFollowTargetAndEngine(t *testing.T) {
 			t.Errorf("%q shows none of %s's own metrics", p["title"], family)
 		}
 	}
-	if rows != 4*len(prefixes) {
-		t.Errorf("%d engine panels, want 4 per family", rows)
+	// Four a family, and the speculative-decoding panel of the three that
+	// export the draft model's acceptance.
+	if rows != 4*len(prefixes)+3 {
+		t.Errorf("%d engine panels, want 4 per family and 3 of speculative decoding", rows)
 	}
 }
 

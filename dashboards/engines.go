@@ -18,6 +18,8 @@ type family struct {
 	running, waiting,
 	generated, prompt string // expressions by target
 	latency, second panelSpec
+	// spec is the draft model's acceptance, for families that export it.
+	spec *panelSpec
 }
 
 // panelSpec is a family's engine-specific panel.
@@ -53,6 +55,16 @@ func ttftVersusLLMProbe(name, metric string) panelSpec {
 	}}
 }
 
+// specCounters is the acceptance of a family that counts drafts (vLLM,
+// llama.cpp): accepted over draft tokens, and the tokens a step gives.
+func specCounters(name, prefix string) *panelSpec {
+	accepted, tokens, drafts := prefix+"spec_decode_num_accepted_tokens_total", prefix+"spec_decode_num_draft_tokens_total", prefix+"spec_decode_num_drafts_total"
+	return &panelSpec{name + " speculative decoding: acceptance", "The share of draft tokens the target model accepted (" + accepted + " over " + tokens + ") and the mean acceptance length, the tokens a step gives (1 + accepted over " + drafts + "), in the range. No line: no draft model. A falling acceptance explains a TPOT or ITL rise nothing else does.", unitNone, []Query{
+		q(meanOf(accepted, tokens), "{{target}} acceptance rate"),
+		q(`1 + `+meanOf(accepted, drafts), "{{target}} mean acceptance length"),
+	}}
+}
+
 func kvUsage(title, source, expr string) panelSpec {
 	return panelSpec{title, "Share of the KV cache in use (" + source + ").", unitRatio, []Query{q(expr, "{{target}}")}}
 }
@@ -65,6 +77,7 @@ var families = []family{
 		latency: ttftVersusLLMProbe("vLLM", "vllm:time_to_first_token_seconds"),
 		second: kvUsage("vLLM KV cache usage", "vllm:kv_cache_usage_perc; vllm:gpu_cache_usage_perc before vLLM V1",
 			`max by (target) (vllm:kv_cache_usage_perc{`+engineSel+`}) or max by (target) (vllm:gpu_cache_usage_perc{`+engineSel+`})`),
+		spec: specCounters("vLLM", "vllm:"),
 	},
 	{
 		name: "SGLang", engines: "sglang",
@@ -72,6 +85,10 @@ var families = []family{
 		generated: sumRate("sglang:generation_tokens_total"), prompt: sumRate("sglang:prompt_tokens_total"),
 		latency: ttftVersusLLMProbe("SGLang", "sglang:time_to_first_token_seconds"),
 		second:  kvUsage("SGLang token usage", "sglang:token_usage", `max by (target) (sglang:token_usage{`+engineSel+`})`),
+		spec: &panelSpec{"SGLang speculative decoding: acceptance", "SGLang's own averages of its draft model's acceptance rate (sglang:spec_accept_rate) and acceptance length (sglang:spec_accept_length), over its logging window, not the range. 0 or no line: no draft model.", unitNone, []Query{
+			q(`avg by (target) (sglang:spec_accept_rate{`+engineSel+`})`, "{{target}} acceptance rate"),
+			q(`avg by (target) (sglang:spec_accept_length{`+engineSel+`})`, "{{target}} mean acceptance length"),
+		}},
 	},
 	{
 		name: "TGI", engines: "tgi",
@@ -97,6 +114,7 @@ var families = []family{
 			q(meanOf("llamacpp:tokens_predicted_seconds_total", "llamacpp:tokens_predicted_total"), "{{target}} engine mean"),
 			q(`sum by (target) (rate(llmprobe_inter_token_latency_seconds_sum{`+llmprobeCanary+`}[$__rate_interval])) / sum by (target) (rate(llmprobe_inter_token_latency_seconds_count{`+llmprobeCanary+`}[$__rate_interval]))`, "{{target}} llmprobe mean ITL"),
 		}},
+		spec: specCounters("llama.cpp", "llamacpp:"),
 	},
 }
 
@@ -108,13 +126,17 @@ func (f family) panels(b *dashboard.DashboardBuilder) *dashboard.DashboardBuilde
 		}
 		return out
 	}
-	return b.WithRow(row(f.name + " (targets whose target_info says " + strings.ReplaceAll(f.engines, "|", " or ") + ")")).
+	b = b.WithRow(row(f.name + " (targets whose target_info says " + strings.ReplaceAll(f.engines, "|", " or ") + ")")).
 		WithPanel(timeSeries(f.name+" requests running and waiting", "Requests in the engine's batch and in its queue.", unitCount,
 			q(f.only(f.running), "{{target}} running"), q(f.only(f.waiting), "{{target}} waiting")).Span(6)).
 		WithPanel(timeSeries(f.name+" token throughput", "Output and prompt tokens per second the engine processed.", unitTokPerSec,
 			q(f.only(f.generated), "{{target}} output"), q(f.only(f.prompt), "{{target}} prompt")).Span(6)).
 		WithPanel(timeSeries(f.latency.title, f.latency.description, f.latency.unit, spec(f.latency)...).Span(6)).
 		WithPanel(timeSeries(f.second.title, f.second.description, f.second.unit, spec(f.second)...).Span(6))
+	if s := f.spec; s != nil {
+		b = b.WithPanel(timeSeries(s.title, s.description, s.unit, spec(*s)...).Span(12))
+	}
+	return b
 }
 
 func engines() *dashboard.DashboardBuilder {

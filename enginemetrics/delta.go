@@ -37,6 +37,9 @@ type Window struct {
 	Error   string   `json:"error,omitempty"`
 	Figures []Figure `json:"figures"`
 	Gauges  []Gauge  `json:"gauges"`
+	// SpecDecode is the draft model's acceptance; nil for a family that
+	// exports none (TGI, TensorRT-LLM here).
+	SpecDecode *SpecDecode `json:"spec_decode,omitempty"`
 }
 
 // Figure is one server-side latency over the window, in seconds.
@@ -148,6 +151,7 @@ func Compare(before, after *Page, o Options) *Window {
 	for _, g := range gaugeNames {
 		w.Gauges = append(w.Gauges, fam.gauge(g, before, after, w.Model, o.During))
 	}
+	w.SpecDecode = specDecodeOf(name, fam, before, after, w.Model, o.During)
 	// A figure that went back means a restart: no figure of the window holds.
 	for _, f := range w.Figures {
 		if f.NA == ErrRestarted {

@@ -39,13 +39,21 @@ const (
 
 var gaugeNames = []string{GaugeWaiting, GaugeRunning, GaugeKVCache}
 
-// gaugeSeries are the names of every family's gauges: all a sample keeps.
+// gaugeSeries are the names of every family's gauges, speculative
+// decoding's among them: all a sample keeps.
 var gaugeSeries = func() map[string]bool {
 	out := map[string]bool{}
 	for _, f := range families {
 		for _, ss := range f.gauges {
 			for _, s := range ss {
 				out[s.name] = true
+			}
+		}
+	}
+	for _, s := range specFamilies {
+		for _, n := range []string{s.rate, s.length} {
+			if n != "" {
+				out[n] = true
 			}
 		}
 	}
@@ -227,6 +235,11 @@ var knownNames = func() map[string]bool {
 		}
 		for _, r := range f.ratios {
 			out[r.num], out[r.den] = true, true
+		}
+	}
+	for _, s := range specFamilies {
+		for _, n := range s.names() {
+			out[n] = true
 		}
 	}
 	return out

@@ -85,6 +85,11 @@ type Config struct {
 	// mishears: replaced by other words, drawn from Seed and the request's
 	// arrival number.
 	TranscriptWordErrorRate float64
+	// SpecDecode, with DraftTokens > 0, poses a draft model: each decode
+	// step drafts DraftTokens, of which the share Acceptance is accepted,
+	// as the family's speculative-decoding metrics report it (vLLM's and
+	// llama.cpp's counters, SGLang's gauges). Timing is not changed.
+	SpecDecode persona.SpecDecode
 }
 
 // DefaultConfig is a small GPU-like engine: 32 sequences, 20 ms prefill,
@@ -143,6 +148,9 @@ func (c *Config) validate() error {
 	}
 	if !(c.TranscriptWordErrorRate >= 0 && c.TranscriptWordErrorRate <= 1) {
 		errs = append(errs, fmt.Errorf("transcript word error rate %g must be within [0, 1]", c.TranscriptWordErrorRate))
+	}
+	if sd := c.SpecDecode; sd.DraftTokens < 0 || sd.DraftTokens > 64 || !(sd.Acceptance >= 0 && sd.Acceptance <= 1) || (sd.DraftTokens == 0 && sd.Acceptance != 0) {
+		errs = append(errs, fmt.Errorf("speculative decoding of %d draft tokens at acceptance %g: draft tokens must be within [0, 64], acceptance within [0, 1] and only with draft tokens", sd.DraftTokens, sd.Acceptance))
 	}
 	if c.DefaultMaxTokens < 1 {
 		errs = append(errs, fmt.Errorf("default max tokens %d must be at least 1", c.DefaultMaxTokens))
@@ -246,7 +254,7 @@ func newEngine(cfg Config) (*Engine, error) {
 		}
 		e.golden = g
 	}
-	e.m = persona.NewMetrics(e.reg, cfg.Engine, cfg.Model, cfg.MaxBatch, e.load)
+	e.m = persona.NewMetrics(e.reg, cfg.Engine, cfg.Model, cfg.MaxBatch, e.load, cfg.SpecDecode)
 	if cfg.TruthStamps {
 		e.truth = newTruthLog()
 	}

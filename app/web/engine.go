@@ -18,7 +18,9 @@ type engineView struct {
 	Figures []engineFigureRow
 	Compare []engineCompareRow
 	Gauges  string
-	Note    string
+	// SpecDecode is the draft model's acceptance ("" for a family without).
+	SpecDecode string
+	Note       string
 	// Resolution says what the figures rest on: buckets, or counters only.
 	Resolution string
 	Buckets    bool
@@ -102,5 +104,6 @@ func newEngineView(e *report.EngineMetrics) engineView {
 		}
 	}
 	v.Gauges = strings.Trim(v.Gauges+"; "+strings.Join(absent, "; "), "; ")
+	v.SpecDecode = reportrender.SpecDecodeText(&e.Window)
 	return v
 }

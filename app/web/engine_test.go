@@ -83,6 +83,7 @@ func TestReportPageEngineSection(t *testing.T) {
 func TestEngineMetricsText(t *testing.T) {
 	at := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
 	mean, q, lo, hi := 0.05, 0.2, 0.1, 0.25
+	accept, length := 0.7, 3.1
 	for _, c := range []struct {
 		st    target.EngineState
 		want  string
@@ -96,6 +97,10 @@ func TestEngineMetricsText(t *testing.T) {
 		{target.EngineState{Last: &enginemetrics.Page{Time: at}, Window: &enginemetrics.Window{Family: "vllm", Figures: []enginemetrics.Figure{
 			{Metric: "ttft", Mean: &mean, Quantiles: []enginemetrics.Quantile{{Name: "p99", Value: q, BucketLower: lo, BucketUpper: &hi}}},
 			{Metric: "queue", NA: "x"}, {Metric: "tpot", Mean: &mean}}}}, "vllm, server-wide over the last interval: ttft mean 50.0 ms (p99 in 100–250ms), tpot mean 50.0 ms", "ok"},
+		{target.EngineState{Last: &enginemetrics.Page{Time: at}, Window: &enginemetrics.Window{Family: "vllm", SpecDecode: &enginemetrics.SpecDecode{NA: "no draft model: the page has no vllm:spec_decode_num_drafts_total"}}},
+			"; speculative decoding: n/a (no draft model: the page has no vllm:spec_decode_num_drafts_total)", "ok"},
+		{target.EngineState{Last: &enginemetrics.Page{Time: at}, Window: &enginemetrics.Window{Family: "sglang", SpecDecode: &enginemetrics.SpecDecode{AcceptanceRate: &accept, MeanAcceptanceLength: &length, Source: "the engine's own averages"}}},
+			"; speculative decoding: acceptance rate 70.0%, mean acceptance length 3.10 tokens a step (the engine's own averages)", "ok"},
 	} {
 		text, class := engineMetricsText(c.st)
 		if !strings.Contains(text, c.want) || class != c.class {

@@ -9,6 +9,7 @@ import (
 	"github.com/llmprobe/llmprobe/enginemetrics"
 	"github.com/llmprobe/llmprobe/lib/figure"
 	"github.com/llmprobe/llmprobe/prober"
+	reportrender "github.com/llmprobe/llmprobe/report/render"
 	"github.com/llmprobe/llmprobe/target"
 )
 
@@ -106,6 +107,9 @@ func engineMetricsText(es target.EngineState) (string, string) {
 		if g.NA == "" && g.After != nil {
 			text += fmt.Sprintf("; %s %g", g.Metric, *g.After)
 		}
+	}
+	if sd := reportrender.SpecDecodeText(w); sd != "" {
+		text += "; " + sd
 	}
 	return text, "ok"
 }

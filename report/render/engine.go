@@ -82,6 +82,9 @@ func writeEngine(out io.Writer, r *report.Report) {
 	if gs := GaugesText(&e.Window); gs != "" {
 		fmt.Fprintf(out, "  engine gauges before → after: %s\n", gs)
 	}
+	if sd := SpecDecodeText(&e.Window); sd != "" {
+		fmt.Fprintf(out, "  %s\n", sd)
+	}
 	if e.Queued != "" {
 		fmt.Fprintf(out, "  %s\n", e.Queued)
 	}
@@ -152,6 +155,9 @@ func markdownEngine(b *strings.Builder, r *report.Report) {
 	if gs := GaugesText(&e.Window); gs != "" {
 		fmt.Fprintf(b, "\nEngine gauges before → after: %s.\n", md(gs))
 	}
+	if sd := SpecDecodeText(&e.Window); sd != "" {
+		fmt.Fprintf(b, "\n%s.\n", md(strings.ToUpper(sd[:1])+sd[1:]))
+	}
 	if e.Queued != "" {
 		fmt.Fprintf(b, "\n**%s**.\n", md(e.Queued))
 	}
@@ -174,6 +180,26 @@ func CountText(f enginemetrics.Figure) string {
 		return "n/a"
 	}
 	return strings.TrimSpace(fmt.Sprintf("%.0f %s", *f.Count, f.Unit))
+}
+
+// SpecDecodeText says how the engine's draft model fared over a window:
+// "speculative decoding: acceptance rate 70.0%, mean acceptance length
+// 3.10 tokens a step (100 drafts, 300 draft tokens, 210 accepted)", n/a
+// with its reason where the engine drafted nothing; "" for a family that
+// exports no such figure.
+func SpecDecodeText(w *enginemetrics.Window) string {
+	sd := w.SpecDecode
+	switch {
+	case sd == nil:
+		return ""
+	case sd.NA != "":
+		return "speculative decoding: n/a (" + sd.NA + ")"
+	}
+	text := fmt.Sprintf("speculative decoding: acceptance rate %s, mean acceptance length %.2f tokens a step", figure.Percent(*sd.AcceptanceRate), *sd.MeanAcceptanceLength)
+	if sd.Drafts != nil {
+		return text + fmt.Sprintf(" (%.0f drafts, %.0f draft tokens, %.0f accepted: %s)", *sd.Drafts, *sd.DraftTokens, *sd.AcceptedTokens, sd.Source)
+	}
+	return text + " (" + sd.Source + ")"
 }
 
 // GaugesText says each engine gauge before → after and, where it was read during

@@ -27,6 +27,44 @@ type Metrics struct {
 	// Per finished request, as vLLM's: scheduled to first token, first to
 	// last token, scheduled to last token.
 	prefillTime, decodeTime, inferenceTime observer
+	// draft counts a decode step's share of a speculative step, per output
+	// token after the first; nil without a draft model.
+	draft func()
+}
+
+// SpecDecode is a draft model: each decode step drafts DraftTokens, the
+// share Acceptance of them accepted; DraftTokens 0 is none.
+type SpecDecode struct {
+	DraftTokens int
+	Acceptance  float64
+}
+
+// stepTokens is what one speculative step yields: the accepted drafts
+// and the target model's own token.
+func (s SpecDecode) stepTokens() float64 { return 1 + float64(s.DraftTokens)*s.Acceptance }
+
+// specCounters registers a family's speculative-decoding counters (vLLM's
+// and llama.cpp's names differ by prefix) and counts each output token as
+// 1/stepTokens of a step, so the counters' ratios are exactly the
+// acceptance asked for: accepted / draft tokens = Acceptance, 1 + accepted
+// / drafts = stepTokens. Without a draft model they stay at 0 (llama.cpp
+// exports them so) or are not registered (vLLM: register false).
+func (r registrar) specCounters(prefix string, s SpecDecode, register bool) func() {
+	if !register && s.DraftTokens == 0 {
+		return nil
+	}
+	drafts := r.counter(prefix+"spec_decode_num_drafts_total", "Number of spec decoding drafts.")
+	tokens := r.counter(prefix+"spec_decode_num_draft_tokens_total", "Number of draft tokens.")
+	accepted := r.counter(prefix+"spec_decode_num_accepted_tokens_total", "Number of accepted tokens.")
+	if s.DraftTokens == 0 {
+		return nil
+	}
+	per := 1 / s.stepTokens()
+	return func() {
+		drafts.Add(per)
+		tokens.Add(float64(s.DraftTokens) * per)
+		accepted.Add(float64(s.DraftTokens) * s.Acceptance * per)
+	}
 }
 
 // throughput keeps token and time sums for the families that export an
@@ -92,19 +130,28 @@ type Load struct{ Running, Waiting int }
 
 // NewMetrics registers the family's metrics (vLLM's for any other family)
 // with reg; their gauges read load, a batch of at most maxBatch.
-func NewMetrics(reg prometheus.Registerer, family, model string, maxBatch int, load func() Load) *Metrics {
+func NewMetrics(reg prometheus.Registerer, family, model string, maxBatch int, load func() Load, spec SpecDecode) *Metrics {
 	r := registrar{reg: reg, load: load, maxBatch: maxBatch}
 	switch family {
 	case SGLang:
 		r.labels = prometheus.Labels{"model_name": model}
-		return sglangMetrics(r)
+		m := sglangMetrics(r)
+		if spec.DraftTokens > 0 {
+			r.gauge("sglang:spec_accept_rate", "The average acceptance rate of speculative decoding.", func(Load) float64 { return spec.Acceptance })
+			r.gauge("sglang:spec_accept_length", "The average acceptance length of speculative decoding.", func(Load) float64 { return spec.stepTokens() })
+		}
+		return m
 	case TGI:
 		return tgiMetrics(r)
 	case LlamaCPP:
-		return llamacppMetrics(r)
+		m := llamacppMetrics(r)
+		m.draft = r.specCounters("llamacpp:", spec, true)
+		return m
 	}
 	r.labels = prometheus.Labels{"model_name": model, "engine": "0"}
-	return vllmMetrics(r)
+	m := vllmMetrics(r)
+	m.draft = r.specCounters("vllm:", spec, false)
+	return m
 }
 
 func vllmMetrics(r registrar) *Metrics {
@@ -211,6 +258,9 @@ func (m *Metrics) Token(r Request, now time.Time) {
 		return
 	}
 	m.itl.observe(now.Sub(r.Last).Seconds())
+	if m.draft != nil {
+		m.draft()
+	}
 }
 
 // Finished records a request whose last token came at now.

@@ -53,7 +53,7 @@ func TestMetricsPerFamily(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.family, func(t *testing.T) {
 			reg := prometheus.NewRegistry()
-			m := NewMetrics(reg, c.family, "m", 4, func() Load { return Load{Running: 3, Waiting: 5} })
+			m := NewMetrics(reg, c.family, "m", 4, func() Load { return Load{Running: 3, Waiting: 5} }, SpecDecode{})
 			r := Request{PromptTokens: 10, Arrived: t0, Admitted: ms(40)}
 			m.Admitted(r)
 			for i, at := range []time.Time{ms(140), ms(150), ms(160)} {
