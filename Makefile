@@ -14,7 +14,7 @@ STATICCHECK_VERSION ?= v0.8.2
 # nvml.h marks many calls deprecated; the warnings drown real build output.
 export CGO_CFLAGS ?= -Wno-deprecated-declarations
 
-.PHONY: all build image test deps lint run generate fmt-check vet staticcheck bench bench-rss bench-longctx calibrate live-llamacpp
+.PHONY: all build image test deps lint run generate fmt-check vet staticcheck bench bench-rss bench-longctx calibrate live-llamacpp live-ollama
 
 all: lint test build
 
@@ -91,13 +91,19 @@ calibrate: build
 	$(GO) run ./bench/calibrate -binary $(BIN) -conditions identical,15,40 -runs 2 -busy 0
 	$(GO) run ./bench/calibrate -binary $(BIN) -conditions identical,15,40 -runs 2 -busy 2
 
-# The gate's peak RSS sending 128k-token prompts, 10 at once, to the sim in a
-# child process (about 20 s); docs/long-context.md quotes it.
 # llmprobe against a real llama.cpp server: chat, the Messages and the
 # Responses APIs through a gate each and canaries (scripts/live-llamacpp; the
 # server is built once into bin/llama.cpp-server, about 5 minutes).
 live-llamacpp: build
 	bash scripts/live-llamacpp
 
+# Live checks against a real Ollama v0.24.0, built once from the Go module
+# proxy into bin/ollama (about 15 minutes on 2 cores): its chat, Messages and
+# Responses APIs through a gate each and canaries (scripts/live-ollama).
+live-ollama: build
+	bash scripts/live-ollama
+
+# The gate's peak RSS sending 128k-token prompts, 10 at once, to the sim in a
+# child process (about 20 s); docs/long-context.md quotes it.
 bench-longctx: build
 	$(GO) run ./bench/longctx -bin $(BIN)

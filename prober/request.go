@@ -219,7 +219,7 @@ func (c *Client) readAnswer(ctx context.Context, resp *http.Response, r Request,
 		res.E2E = time.Since(r.Sched)
 		msg, excerpt := readError(body, resp.Body, c.redact)
 		res.Body = excerpt
-		text := fmt.Sprintf("Content-Type %q is not text/event-stream: %s", ct, msg)
+		text := fmt.Sprintf("Content-Type %q is not text/event-stream: %s", ct, cmp.Or(msg, "an empty body"))
 		if h, ok := c.api.(oneBodyHint); ok && !isEventStream(ct) && strings.Contains(ct, "json") {
 			text += "; " + h.oneBodyHint()
 		}

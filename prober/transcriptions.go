@@ -211,6 +211,9 @@ func readTranscript(raw []byte, w *answer) error {
 		Usage *transcriptUsage `json:"usage"`
 		Error json.RawMessage  `json:"error"`
 	}
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return &answerProblem{Reason: reasonTranscriptNotJSON, Text: "the transcription answer is empty: the server wrote no body (Ollama does so for a model that takes no audio)"}
+	}
 	if err := json.Unmarshal(raw, &a); err != nil {
 		return &answerProblem{Reason: reasonTranscriptNotJSON, Text: fmt.Sprintf("the transcription answer is not JSON: %v: %s", err, truncate(string(raw), 64))}
 	}

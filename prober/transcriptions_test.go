@@ -274,3 +274,30 @@ func TestTranscriptionAgainstSim(t *testing.T) {
 		t.Errorf("a clip the sim mishears: %s good %v, %d errors, quality %+v", res.Outcome, res.Good, res.WordErrors, res.Quality)
 	}
 }
+
+// Ollama v0.24.0 asked to transcribe with a model that takes no audio
+// (captured): a 200 of application/x-ndjson with no body. Streamed, it is
+// no event stream, and the error says what to set; unstreamed, an empty
+// answer.
+func TestTranscriptionOllamaWithoutAudioModel(t *testing.T) {
+	tr := loadTranscript(t, "ollama-transcription-nonaudio.http")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", tr.header.Get("Content-Type"))
+		w.WriteHeader(tr.status)
+	}))
+	t.Cleanup(srv.Close)
+	target := testkit.Target(srv.URL, config.APITranscriptions)
+	for _, c := range []struct {
+		streamed     bool
+		reason, text string
+	}{
+		{true, reasonNotEventStream, `Content-Type "application/x-ndjson" is not text/event-stream: an empty body; some servers (Ollama) answer transcriptions in one body whatever stream says: set stream: false on the scenario`},
+		{false, reasonTranscriptNotJSON, "the transcription answer is empty: the server wrote no body"},
+	} {
+		res := transcribeOnce(t, target, audioScenario(t, 1, c.streamed), prompt.Prompt{Text: "a b c d"})
+		if res.Outcome != OutcomeStreamError || res.Reason != c.reason || !strings.Contains(res.Error, c.text) {
+			t.Errorf("streamed %v: %s %s %q", c.streamed, res.Outcome, res.Reason, res.Error)
+		}
+	}
+}

@@ -49,6 +49,12 @@ func TestTranscripts(t *testing.T) {
 		{"llamacpp-messages-stream.sse", config.APIMessages, 2, 6, 14, 5},
 		// llama.cpp's Responses API: usage on response.completed.
 		{"llamacpp-responses-usage.sse", config.APIResponses, 4, 6, 14, 5},
+		// Ollama's Messages API: message_start says 3 input tokens,
+		// message_delta the real 18 with the output's 6; two text deltas.
+		{"ollama-messages-stream.sse", config.APIMessages, 2, 6, 18, 2},
+		// Ollama's Responses API: four text deltas, usage on
+		// response.completed.
+		{"ollama-responses-usage.sse", config.APIResponses, 4, 6, 18, 4},
 	}
 	for _, tc := range cases {
 		t.Run(tc.file, func(t *testing.T) {

@@ -170,7 +170,11 @@ func TestSSETranscripts(t *testing.T) {
 		case strings.HasPrefix(name, "openai-transcription"):
 			last = `{"type":"transcript.text.done"`
 		}
-		if err != io.EOF || len(got) < 3 || !strings.HasPrefix(got[len(got)-1].data, last) {
+		// The type ends the event's JSON object, or opens it (Ollama's
+		// Responses events put it last; the event: line names it too).
+		end := got[len(got)-1]
+		typed := strings.HasPrefix(end.data, last) || strings.HasPrefix(last, `{"type":`) && strings.Contains(end.data, `"type":`+strings.TrimPrefix(last, `{"type":`)+`}`)
+		if err != io.EOF || len(got) < 3 || !typed {
 			t.Errorf("%s: %d events, last %q, err %v", name, len(got), got[len(got)-1].data, err)
 		}
 	}
