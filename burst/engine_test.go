@@ -411,3 +411,51 @@ func TestBurstReportsSpecDecode(t *testing.T) {
 		})
 	}
 }
+
+// Disaggregated prefill: a burst reads the KV transfers from vLLM's NIXL
+// histogram and SGLang's (in milliseconds) as the engine's aggregate: the
+// mean exactly what the sim was told, each percentile in the bucket that
+// holds it, every transfer counted; beside the TTFT split, which holds
+// it. Without a KV connector: n/a.
+func TestBurstReportsKVTransfer(t *testing.T) {
+	for _, tc := range []struct {
+		engine   string
+		transfer time.Duration
+	}{{"", 30 * time.Millisecond}, {sim.EngineSGLang, 30 * time.Millisecond}, {"", 0}} {
+		t.Run(tc.engine+"/"+tc.transfer.String(), func(t *testing.T) {
+			srv, _ := testkit.StartSim(t, func(c *sim.Config) {
+				c.Engine, c.PrefillBase, c.DecodeBase, c.KVTransfer = tc.engine, 2*time.Millisecond, 2*time.Millisecond, tc.transfer
+			})
+			c := engineClient(t, testkit.Target(srv.URL, config.APICompletions), config.DefaultEngineMetrics)
+			rep, err := Runner{Client: c}.Run(context.Background(), plan.BurstOf(burstOf(config.ArrivalConstant, 20, time.Second), burstScenario()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			kv := rep.EngineMetrics.KVTransfer
+			if kv == nil {
+				t.Fatalf("no KV transfer figure: %+v", rep.EngineMetrics)
+			}
+			var text bytes.Buffer
+			render.Text(&text, rep)
+			if tc.transfer == 0 {
+				if kv.Mean != nil || !strings.Contains(kv.NA, "no disaggregated prefill") || !strings.Contains(text.String(), "kv transfer: n/a (no disaggregated prefill") {
+					t.Errorf("no KV connector: %+v\n%s", kv, text.String())
+				}
+				return
+			}
+			if kv.NA != "" || kv.Count == nil || int(*kv.Count) != rep.Requests || math.Abs(*kv.Mean-tc.transfer.Seconds()) > 1e-9 || kv.Unit != enginemetrics.UnitTransfers {
+				t.Fatalf("kv transfer %+v (count %v of %d requests, mean %v)", kv, kv.Count, rep.Requests, kv.Mean)
+			}
+			q, ok := kv.Quantile("p50")
+			if !ok || q.BucketLower > 0.03 || q.BucketUpper == nil || *q.BucketUpper < 0.03 {
+				t.Errorf("p50 %+v: its bucket must hold 30 ms", q)
+			}
+			if ttft := rep.Latency["ttft"]; ttft.P50 < tc.transfer.Seconds() {
+				t.Errorf("client TTFT p50 %.4f s is below the transfer it holds", ttft.P50)
+			}
+			if !strings.Contains(text.String(), "kv transfer (the engine's aggregate over its ") || !strings.Contains(text.String(), "mean 30.0ms, p50 in 25–50ms") {
+				t.Errorf("the text report lacks the KV transfer:\n%s", text.String())
+			}
+		})
+	}
+}

@@ -40,6 +40,10 @@ type Window struct {
 	// SpecDecode is the draft model's acceptance; nil for a family that
 	// exports none (TGI, TensorRT-LLM here).
 	SpecDecode *SpecDecode `json:"spec_decode,omitempty"`
+	// KVTransfer is the KV-cache transfers of disaggregated prefill, every
+	// transfer the engine made in the window: an aggregate, no request's
+	// own; nil for a family that exports none.
+	KVTransfer *Figure `json:"kv_transfer,omitempty"`
 }
 
 // Figure is one server-side latency over the window, in seconds.
@@ -152,6 +156,7 @@ func Compare(before, after *Page, o Options) *Window {
 		w.Gauges = append(w.Gauges, fam.gauge(g, before, after, w.Model, o.During))
 	}
 	w.SpecDecode = specDecodeOf(name, fam, before, after, w.Model, o.During)
+	w.KVTransfer = fam.kvTransferFigure(before, after, w.Model)
 	// A figure that went back means a restart: no figure of the window holds.
 	for _, f := range w.Figures {
 		if f.NA == ErrRestarted {
@@ -170,6 +175,12 @@ func (w *Window) failed() *Window {
 	}
 	for _, g := range gaugeNames {
 		w.Gauges = append(w.Gauges, Gauge{Metric: g, NA: w.Error})
+	}
+	if w.SpecDecode != nil {
+		w.SpecDecode = &SpecDecode{NA: w.Error}
+	}
+	if w.KVTransfer != nil {
+		w.KVTransfer = &Figure{Metric: MetricKVTransfer, NA: w.Error}
 	}
 	return w
 }
@@ -300,6 +311,13 @@ func (f family) figure(metric string, before, after *Page, model string) Figure 
 		out.NA = "the page has no " + strings.Join(names, " or ") + " (an older engine version, or the metric is disabled)"
 		return out
 	}
+	return f.histogramFigure(out, s, before, after, model)
+}
+
+// histogramFigure is figure out from histogram s's delta between the pages,
+// its bounds and sum in seconds (s.scale converts other units).
+func (f family) histogramFigure(out Figure, s series, before, after *Page, model string) Figure {
+	metric := out.Metric
 	out.Source = s.String()
 	af := after.families[s.name]
 	switch af.GetType() {
@@ -323,16 +341,28 @@ func (f family) figure(metric string, before, after *Page, model string) Figure 
 		return out
 	}
 	count, sum, les, cum := d.count, d.sum, d.les, d.cum
+	if s.scale != 0 {
+		sum *= s.scale
+		for i := range les {
+			les[i] *= s.scale // +Inf stays
+		}
+	}
 	if count < 0 {
 		out.NA = ErrRestarted
 		return out
 	}
 	out.Count, out.Unit = &count, UnitRequests
-	if metric == MetricITL {
+	switch metric {
+	case MetricITL:
 		out.Unit = UnitIntervals // one observation per gap between tokens
+	case MetricKVTransfer:
+		out.Unit = UnitTransfers
 	}
 	if count == 0 {
 		out.NA = "no request finished between the scrapes"
+		if metric == MetricKVTransfer {
+			out.NA = "no KV transfer between the scrapes: prefill ran where decode did"
+		}
 		return out
 	}
 	mean := sum / count
@@ -457,6 +487,22 @@ func bucketQuantile(q float64, les, cum []float64) (Quantile, bool) {
 		v = lower + (upper-lower)*(rank-prev)/inBucket
 	}
 	return Quantile{Value: v, BucketLower: lower, BucketUpper: &upper}, true
+}
+
+// kvTransferFigure is the window's KV transfers, nil where the family has
+// no such histogram, n/a where the page lacks it (no KV connector).
+func (f family) kvTransferFigure(before, after *Page, model string) *Figure {
+	if len(f.kvTransfer) == 0 {
+		return nil
+	}
+	out := Figure{Metric: MetricKVTransfer, Note: "every transfer the engine made in the window, an aggregate: the engine's histograms give no request's own"}
+	s, ok := pick(f.kvTransfer, before, after)
+	if !ok {
+		out.NA = "no disaggregated prefill: the page has no " + f.kvTransfer[0].name + " (no KV connector)"
+		return &out
+	}
+	out = f.histogramFigure(out, s, before, after, model)
+	return &out
 }
 
 func (f family) ratioFigure(r ratio, before, after *Page) Figure {

@@ -18,6 +18,10 @@ const (
 	MetricITL       = "itl"
 	// MetricPrefillPerToken is llama.cpp's: prompt seconds per prompt token.
 	MetricPrefillPerToken = "prefill_per_token"
+	// MetricKVTransfer is disaggregated prefill's KV-cache transfer
+	// (Window.KVTransfer), apart from Metrics: engines without a KV
+	// connector have none.
+	MetricKVTransfer = "kv_transfer"
 )
 
 // Metrics lists the figures every family is asked for.
@@ -28,6 +32,7 @@ const (
 	UnitRequests  = "requests"
 	UnitTokens    = "tokens"
 	UnitIntervals = "intervals"
+	UnitTransfers = "transfers"
 )
 
 // Gauges, read at each scrape.
@@ -65,6 +70,7 @@ var gaugeSeries = func() map[string]bool {
 type series struct {
 	name         string
 	label, value string
+	scale        float64 // to seconds, 0 for 1 (SGLang's milliseconds: 0.001)
 }
 
 func (s series) String() string {
@@ -91,6 +97,7 @@ type family struct {
 	gauges     map[string][]series
 	maxGauge   map[string]bool // combined by max across series, not sum
 	prefixes   []string        // recognise the family from its names
+	kvTransfer []series        // disaggregated prefill's KV-transfer histogram
 }
 
 // Names checked against each engine's source (the search tool's code corpus):
@@ -126,8 +133,9 @@ var families = map[string]family{
 			GaugeRunning: {{name: "vllm:num_requests_running"}},
 			GaugeKVCache: {{name: "vllm:kv_cache_usage_perc"}, {name: "vllm:gpu_cache_usage_perc"}},
 		},
-		maxGauge: map[string]bool{GaugeKVCache: true},
-		prefixes: []string{"vllm:"},
+		maxGauge:   map[string]bool{GaugeKVCache: true},
+		prefixes:   []string{"vllm:"},
+		kvTransfer: []series{{name: "vllm:nixl_xfer_time_seconds"}},
 	},
 	config.EngineFamilySGLang: {
 		modelLabel: "model_name",
@@ -148,8 +156,9 @@ var families = map[string]family{
 			GaugeRunning: {{name: "sglang:num_running_reqs"}},
 			GaugeKVCache: {{name: "sglang:token_usage"}},
 		},
-		maxGauge: map[string]bool{GaugeKVCache: true},
-		prefixes: []string{"sglang:"},
+		maxGauge:   map[string]bool{GaugeKVCache: true},
+		prefixes:   []string{"sglang:"},
+		kvTransfer: []series{{name: "sglang:kv_transfer_latency_ms", scale: 0.001}},
 	},
 	config.EngineFamilyTGI: {
 		hist: map[string][]series{
@@ -235,6 +244,9 @@ var knownNames = func() map[string]bool {
 		}
 		for _, r := range f.ratios {
 			out[r.num], out[r.den] = true, true
+		}
+		for _, s := range f.kvTransfer {
+			out[s.name] = true
 		}
 	}
 	for _, s := range specFamilies {

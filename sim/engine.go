@@ -90,6 +90,11 @@ type Config struct {
 	// as the family's speculative-decoding metrics report it (vLLM's and
 	// llama.cpp's counters, SGLang's gauges). Timing is not changed.
 	SpecDecode persona.SpecDecode
+	// KVTransfer, when set, disaggregates prefill: each admitted prompt's
+	// KV cache reaches decode this much after its prefill, so the step that
+	// admits it costs this much more, and the family's KV-transfer
+	// histogram observes it (vLLM's NIXL connector's, SGLang's).
+	KVTransfer time.Duration
 }
 
 // DefaultConfig is a small GPU-like engine: 32 sequences, 20 ms prefill,
@@ -126,7 +131,7 @@ func (c *Config) validate() error {
 	for _, d := range []struct {
 		name string
 		v    time.Duration
-	}{{"prefill base", c.PrefillBase}, {"prefill per token", c.PrefillPerToken}, {"decode base", c.DecodeBase}, {"decode per sequence", c.DecodePerSeq}} {
+	}{{"prefill base", c.PrefillBase}, {"prefill per token", c.PrefillPerToken}, {"decode base", c.DecodeBase}, {"decode per sequence", c.DecodePerSeq}, {"kv transfer", c.KVTransfer}} {
 		if d.v < 0 {
 			errs = append(errs, fmt.Errorf("%s %s must not be negative", d.name, d.v))
 		}
@@ -254,7 +259,7 @@ func newEngine(cfg Config) (*Engine, error) {
 		}
 		e.golden = g
 	}
-	e.m = persona.NewMetrics(e.reg, cfg.Engine, cfg.Model, cfg.MaxBatch, e.load, cfg.SpecDecode)
+	e.m = persona.NewMetrics(e.reg, cfg.Engine, cfg.Model, cfg.MaxBatch, e.load, persona.Features{SpecDecode: cfg.SpecDecode, KVTransfer: cfg.KVTransfer > 0})
 	if cfg.TruthStamps {
 		e.truth = newTruthLog()
 	}
@@ -410,7 +415,7 @@ func (e *Engine) admit() (admitted []*sequence, cost time.Duration) {
 	}
 	e.stats.Admitted += uint64(len(admitted))
 	if len(admitted) > 0 {
-		cost += e.cfg.PrefillBase + time.Duration(prompt)*e.cfg.PrefillPerToken
+		cost += e.cfg.PrefillBase + time.Duration(prompt)*e.cfg.PrefillPerToken + e.cfg.KVTransfer
 	}
 	if decoding > 0 {
 		cost += e.cfg.DecodeBase + time.Duration(decoding-1)*e.cfg.DecodePerSeq
@@ -424,7 +429,7 @@ func (e *Engine) admit() (admitted []*sequence, cost time.Duration) {
 func (e *Engine) advance(admitted []*sequence, start, end time.Time) {
 	for _, s := range admitted {
 		s.admitted = start
-		e.m.Admitted(s.course())
+		e.m.Admitted(s.course(), e.cfg.KVTransfer)
 	}
 	e.running = append(e.running, admitted...)
 	kept := e.running[:0]

@@ -83,7 +83,7 @@ func TestReportPageEngineSection(t *testing.T) {
 func TestEngineMetricsText(t *testing.T) {
 	at := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
 	mean, q, lo, hi := 0.05, 0.2, 0.1, 0.25
-	accept, length := 0.7, 3.1
+	accept, length, transfers := 0.7, 3.1, 12.0
 	for _, c := range []struct {
 		st    target.EngineState
 		want  string
@@ -101,6 +101,8 @@ func TestEngineMetricsText(t *testing.T) {
 			"; speculative decoding: n/a (no draft model: the page has no vllm:spec_decode_num_drafts_total)", "ok"},
 		{target.EngineState{Last: &enginemetrics.Page{Time: at}, Window: &enginemetrics.Window{Family: "sglang", SpecDecode: &enginemetrics.SpecDecode{AcceptanceRate: &accept, MeanAcceptanceLength: &length, Source: "the engine's own averages"}}},
 			"; speculative decoding: acceptance rate 70.0%, mean acceptance length 3.10 tokens a step (the engine's own averages)", "ok"},
+		{target.EngineState{Last: &enginemetrics.Page{Time: at}, Window: &enginemetrics.Window{Family: "vllm", KVTransfer: &enginemetrics.Figure{Metric: "kv_transfer", Mean: &mean, Count: &transfers}}},
+			"; kv transfer mean 50.0 ms over 12 transfers (disaggregated prefill, the engine's aggregate)", "ok"},
 	} {
 		text, class := engineMetricsText(c.st)
 		if !strings.Contains(text, c.want) || class != c.class {

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"strings"
@@ -200,6 +201,28 @@ func SpecDecodeText(w *enginemetrics.Window) string {
 		return text + fmt.Sprintf(" (%.0f drafts, %.0f draft tokens, %.0f accepted: %s)", *sd.Drafts, *sd.DraftTokens, *sd.AcceptedTokens, sd.Source)
 	}
 	return text + " (" + sd.Source + ")"
+}
+
+// KVTransferText is disaggregated prefill's KV-cache transfer over the
+// run, beside the TTFT split it is a part of: "kv transfer (the engine's
+// aggregate over its 60 transfers, no request's own): mean 30.0 ms, p50
+// in 25–50ms"; n/a with its reason; "" for a report without engine
+// metrics or a family that exports none.
+func KVTransferText(e *report.EngineMetrics) string {
+	if e == nil || e.KVTransfer == nil {
+		return ""
+	}
+	f := *e.KVTransfer
+	if f.NA != "" || f.Mean == nil || f.Count == nil {
+		return "kv transfer: n/a (" + cmp.Or(f.NA, "no figure") + ")"
+	}
+	text := fmt.Sprintf("kv transfer (the engine's aggregate over its %.0f transfers in the run, no request's own; from %s): mean %s", *f.Count, f.Source, figure.Ms(*f.Mean))
+	for _, name := range []string{"p50", "p99"} {
+		if q, ok := f.Quantile(name); ok {
+			text += ", " + name + " in " + q.Bucket()
+		}
+	}
+	return text
 }
 
 // GaugesText says each engine gauge before → after and, where it was read during

@@ -161,6 +161,9 @@ func markdownFigures(b *strings.Builder, r *report.Report) {
 			s := c.Summary
 			fmt.Fprintf(b, "| %s | %s | %s | %s | %.1f%% |\n", c.Component, ms(s, s.P50), pct(s, "p90"), pct(s, "p99"), 100*c.Share)
 		}
+		if kv := KVTransferText(r.EngineMetrics); kv != "" {
+			fmt.Fprintf(b, "\n%s.\n", md(kv))
+		}
 	}
 	markdownRepeat(b, r)
 	markdownTurns(b, r)

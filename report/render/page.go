@@ -41,7 +41,10 @@ type Page struct {
 	TranscriptionText string
 	// QualityFailedText is why the first failed answer checks failed.
 	QualityFailedText string
-	RepeatRows        [][4]string
+	// KVTransferText is disaggregated prefill's KV transfer, beside the
+	// TTFT split ("" without).
+	KVTransferText string
+	RepeatRows     [][4]string
 }
 
 // PageOf says the report in words for its HTML page.
@@ -59,6 +62,7 @@ func PageOf(r *report.Report) Page {
 	p.TokensText = TokensText(r)
 	p.TranscriptionText = strings.TrimPrefix(TranscriptionText(r), "audio: ")
 	p.QualityFailedText = QualityFailedText(r)
+	p.KVTransferText = KVTransferText(r.EngineMetrics)
 	if r.Repeat != nil {
 		p.RepeatHead, p.RepeatRows = repeatHead(r), repeatRows(r)
 	}

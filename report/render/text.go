@@ -402,6 +402,9 @@ func writeBreakdown(out io.Writer, r *report.Report) {
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%.1f%%\t\n", c.Component, s.Count, ms(s, s.P50), pct(s, "p90"), pct(s, "p99"), ms(s, s.Mean), 100*c.Share)
 	}
 	_ = tw.Flush()
+	if kv := KVTransferText(r.EngineMetrics); kv != "" {
+		fmt.Fprintln(out, kv)
+	}
 }
 
 // writeTurns writes the prefix cache line and the by-turn table, when

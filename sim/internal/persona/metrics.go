@@ -30,6 +30,16 @@ type Metrics struct {
 	// draft counts a decode step's share of a speculative step, per output
 	// token after the first; nil without a draft model.
 	draft func()
+	// kvTransfer observes a request's KV-cache transfer, in seconds, where
+	// prefill is disaggregated.
+	kvTransfer observer
+}
+
+// Features are what an engine runs beyond plain serving: a draft model,
+// and prefill disaggregated from decode (its KV cache transferred).
+type Features struct {
+	SpecDecode SpecDecode
+	KVTransfer bool
 }
 
 // SpecDecode is a draft model: each decode step drafts DraftTokens, the
@@ -119,10 +129,12 @@ func (r registrar) gauge(name, help string, f func(Load) float64) {
 func (r registrar) usage(l Load) float64 { return float64(l.Running) / float64(r.maxBatch) }
 
 var (
-	tokenBuckets   = []float64{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000}
-	ttftBuckets    = []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80, 160, 640, 2560}
-	tokenGapBucket = []float64{0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80}
-	requestBuckets = []float64{0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480, 960, 1920, 7680}
+	tokenBuckets      = []float64{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000}
+	ttftBuckets       = []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80, 160, 640, 2560}
+	tokenGapBucket    = []float64{0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80}
+	kvTransferSeconds = []float64{0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 5}
+	kvTransferMs      = []float64{1, 5, 10, 25, 50, 75, 100, 200, 500, 1000, 5000}
+	requestBuckets    = []float64{0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480, 960, 1920, 7680}
 )
 
 // Load is what the engine runs and queues now, for the families' gauges.
@@ -130,8 +142,9 @@ type Load struct{ Running, Waiting int }
 
 // NewMetrics registers the family's metrics (vLLM's for any other family)
 // with reg; their gauges read load, a batch of at most maxBatch.
-func NewMetrics(reg prometheus.Registerer, family, model string, maxBatch int, load func() Load, spec SpecDecode) *Metrics {
+func NewMetrics(reg prometheus.Registerer, family, model string, maxBatch int, load func() Load, f Features) *Metrics {
 	r := registrar{reg: reg, load: load, maxBatch: maxBatch}
+	spec := f.SpecDecode
 	switch family {
 	case SGLang:
 		r.labels = prometheus.Labels{"model_name": model}
@@ -139,6 +152,10 @@ func NewMetrics(reg prometheus.Registerer, family, model string, maxBatch int, l
 		if spec.DraftTokens > 0 {
 			r.gauge("sglang:spec_accept_rate", "The average acceptance rate of speculative decoding.", func(Load) float64 { return spec.Acceptance })
 			r.gauge("sglang:spec_accept_length", "The average acceptance length of speculative decoding.", func(Load) float64 { return spec.stepTokens() })
+		}
+		if f.KVTransfer { // in milliseconds, as SGLang's
+			ms := r.hist("sglang:kv_transfer_latency_ms", "The transfer latency of the KV cache in ms.", kvTransferMs)
+			m.kvTransfer = func(seconds float64) { ms(1000 * seconds) }
 		}
 		return m
 	case TGI:
@@ -151,6 +168,9 @@ func NewMetrics(reg prometheus.Registerer, family, model string, maxBatch int, l
 	r.labels = prometheus.Labels{"model_name": model, "engine": "0"}
 	m := vllmMetrics(r)
 	m.draft = r.specCounters("vllm:", spec, false)
+	if f.KVTransfer { // the NIXL connector's, its buckets
+		m.kvTransfer = r.hist("vllm:nixl_xfer_time_seconds", "Histogram of transfer duration for NIXL KV Cache transfers.", kvTransferSeconds)
+	}
 	return m
 }
 
@@ -243,9 +263,13 @@ func llamacppMetrics(r registrar) *Metrics {
 	}
 }
 
-// Admitted records a request entering the batch.
-func (m *Metrics) Admitted(r Request) {
+// Admitted records a request entering the batch, and its KV cache's
+// transfer of transfer where prefill is disaggregated.
+func (m *Metrics) Admitted(r Request, transfer time.Duration) {
 	m.queueTime.observe(r.Admitted.Sub(r.Arrived).Seconds())
+	if transfer > 0 {
+		m.kvTransfer.observe(transfer.Seconds())
+	}
 }
 
 // Token records a request's next token at now, before it is counted.

@@ -53,9 +53,9 @@ func TestMetricsPerFamily(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.family, func(t *testing.T) {
 			reg := prometheus.NewRegistry()
-			m := NewMetrics(reg, c.family, "m", 4, func() Load { return Load{Running: 3, Waiting: 5} }, SpecDecode{})
+			m := NewMetrics(reg, c.family, "m", 4, func() Load { return Load{Running: 3, Waiting: 5} }, Features{})
 			r := Request{PromptTokens: 10, Arrived: t0, Admitted: ms(40)}
-			m.Admitted(r)
+			m.Admitted(r, 0)
 			for i, at := range []time.Time{ms(140), ms(150), ms(160)} {
 				m.Token(r, at)
 				if i == 0 {
