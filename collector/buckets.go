@@ -131,5 +131,6 @@ func layoutFor(cfg *config.Config, classic bool) layout {
 	// Reasoning takes long: the first answer token's objective is often past TTFT's.
 	l[histTTFTAnswer] = ttftGrid.withThresholds(thresholds(config.ObjectiveTTFTAnswer))
 	l[histTTFTool] = ttftGrid.bounds // no objective of its own: TTFT's grid
+	l[histReplicaTTFT] = ttftGrid.withThresholds(thresholds(config.ObjectiveTTFT))
 	return l
 }

@@ -38,6 +38,7 @@ const (
 	ctrAudio
 	ctrWordErrors
 	ctrReferenceWords
+	ctrReplicaRequests
 	numCounters
 )
 
@@ -57,6 +58,7 @@ const (
 	histTTFTAnswer
 	histTurn
 	histTTFTool
+	histReplicaTTFT
 	numHists
 )
 
@@ -88,7 +90,10 @@ var counterFamilies = [numCounters]family{
 	ctrAudio:          {"audio_seconds_total", "Seconds of audio successful transcription requests uploaded: rate(audio_seconds_total) / rate(request_duration_seconds_sum) is RTFx, the audio transcribed per second of a request's e2e.", nil},
 	ctrWordErrors:     {"transcript_word_errors_total", "Substitutions, deletions and insertions between successful transcripts and their clips' reference transcripts: over transcript_reference_words_total, the word error rate.", nil},
 	ctrReferenceWords: {"transcript_reference_words_total", "Words of the reference transcripts of the clips successful transcription requests uploaded.", nil},
-	ctrTokenMismatch:  {"token_mismatches_total", "Requests whose usage contradicted what the server sent, by kind: usage_below_deltas (fewer completion tokens than the stream's deltas carried, less the switches between kinds; the deltas were counted instead) or usage_above_max_tokens (more than the max_tokens asked for; the request failed as max_tokens_exceeded).", []string{"kind"}},
+	// Only targets with replicas create it; replica is a configured value
+	// or "other".
+	ctrReplicaRequests: {"replica_requests_total", "Requests by the replica that answered them, as the target's replicas header named it (a configured value, or other), and by outcome.", []string{"replica", "outcome"}},
+	ctrTokenMismatch:   {"token_mismatches_total", "Requests whose usage contradicted what the server sent, by kind: usage_below_deltas (fewer completion tokens than the stream's deltas carried, less the switches between kinds; the deltas were counted instead) or usage_above_max_tokens (more than the max_tokens asked for; the request failed as max_tokens_exceeded).", []string{"kind"}},
 }
 
 var gaugeFamilies = [numGauges]family{
@@ -109,7 +114,9 @@ var histFamilies = [numHists]family{
 	// Only conversation scenarios create it; turn is bounded by workload.MaxTurns.
 	histTurn: {"conversation_ttft_seconds", "TTFT of a conversation's successful requests by turn: from turn 2 at or below turn 1's where the engine's prefix cache serves the history, rising with the history where it does not.", []string{"turn"}},
 	// Only requests that called a tool create it.
-	histTTFTool: {"time_to_first_tool_call_seconds", "Time from when a successful request was due to its first tool-call delta (a function's name or a piece of its arguments), for requests that called a tool.", nil},
+	// Only targets with replicas create it.
+	histReplicaTTFT: {"replica_time_to_first_token_seconds", "TTFT of successful requests by the replica that answered them (a configured value, or other).", []string{"replica"}},
+	histTTFTool:     {"time_to_first_tool_call_seconds", "Time from when a successful request was due to its first tool-call delta (a function's name or a piece of its arguments), for requests that called a tool.", nil},
 }
 
 // Probe holds the probe metrics of the metric contract, per (target, model,
@@ -447,6 +454,12 @@ func (p *Probe) record(key [4]string, r *prober.Result) {
 	}
 	if r.TokenMismatch != "" {
 		s.count(ctrTokenMismatch, 1, r.TokenMismatch)
+	}
+	if r.Replica != "" {
+		s.count(ctrReplicaRequests, 1, r.Replica, string(r.Outcome))
+		if r.Outcome == prober.OutcomeSuccess && r.FirstTokenSeen() {
+			s.observeWith(histReplicaTTFT, []string{r.Replica}, r.TTFT)
+		}
 	}
 	if r.Outcome != prober.OutcomeSuccess {
 		s.count(ctrFailures, 1, r.Phase, r.Reason)

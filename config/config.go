@@ -66,6 +66,9 @@ type Target struct {
 	EngineMetrics *EngineMetrics `yaml:"engine_metrics,omitempty"`
 	// Autoscaling is the max rate under SLO an autoscaler reads.
 	Autoscaling *Autoscaling `yaml:"autoscaling,omitempty"`
+	// Replicas names the replica that answered each request, from a
+	// response header a gateway sets.
+	Replicas *Replicas `yaml:"replicas,omitempty"`
 }
 
 // Canary is the always-on low-rate probing schedule.

@@ -153,6 +153,9 @@ func (t *Target) validateSettings(path string, errs *FieldErrors) {
 	if t.Autoscaling != nil {
 		t.Autoscaling.validate(path+".autoscaling", errs)
 	}
+	if t.Replicas != nil {
+		t.Replicas.validate(path+".replicas", errs)
+	}
 }
 
 func (c *Canary) validate(cfg *Config, errs *FieldErrors) {

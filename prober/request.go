@@ -180,6 +180,12 @@ func (c *Client) readAnswer(ctx context.Context, resp *http.Response, r Request,
 	res.HTTPStatus = resp.StatusCode
 	res.Timings.CertExpiry = transport.CertExpiry(resp.TLS)
 	res.logf("HTTP %d %s (connection %s, first byte after %s)", resp.StatusCode, resp.Header.Get("Content-Type"), connectionWord(res.Timings), res.Timings.TTFB.Round(time.Microsecond))
+	if rp := c.target.Replicas; rp != nil {
+		v := resp.Header.Get(rp.Header)
+		if res.Replica = rp.Of(v); v != "" {
+			res.logf("answered by replica %s (%s: %s)", res.Replica, rp.Header, truncate(v, 128))
+		}
+	}
 	body, encoding, encodingErr := transport.Decoded(resp)
 	switch {
 	case encodingErr != nil:

@@ -155,6 +155,9 @@ type Result struct {
 	// a reference (synthetic audio) or a transcript.
 	AudioSeconds               float64
 	WordErrors, ReferenceWords int
+	// Replica is the replica that answered, as the target's replicas name
+	// it: a configured value or "other"; "" without replicas or header.
+	Replica string
 	// ToolCalls are the answer's function calls, each assembled from its
 	// deltas (or read whole from an unstreamed answer); TTFTool is the first
 	// tool-call delta, from Sched, 0 when none came.

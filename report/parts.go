@@ -134,7 +134,7 @@ func resultOf(q ShardRequest, start time.Time) *prober.Result {
 	res := &prober.Result{
 		Sched: start.Add(time.Duration(q.At)), Outcome: q.Outcome, DispatchDelay: time.Duration(q.Dispatch), E2E: time.Duration(q.E2E),
 		TPOT: time.Duration(q.TPOT), OutputTokens: q.Output, Inputs: q.Inputs, PromptTokensReported: q.Prompt, TokenSource: q.Source, TokenMismatch: q.Mismatch, Good: q.Good,
-		Turn: q.Turn, Scenario: q.Scenario, AudioSeconds: q.Audio, WordErrors: q.WordErrors, ReferenceWords: q.ReferenceWords,
+		Turn: q.Turn, Scenario: q.Scenario, AudioSeconds: q.Audio, WordErrors: q.WordErrors, ReferenceWords: q.ReferenceWords, Replica: q.Replica,
 		Phase: q.Phase, Reason: q.Reason, HTTPStatus: q.Status, Error: q.Error,
 	}
 	if q.TTFT != nil {

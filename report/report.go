@@ -80,6 +80,9 @@ type Report struct {
 	TTFTBreakdown *TTFTBreakdown `json:"ttft_breakdown,omitempty"`
 	// Turns is TTFT by turn of the conversation scenarios; absent without one.
 	Turns []TurnSummary `json:"turns,omitempty"`
+	// Replicas is the run by the replica that answered each request, where
+	// the target names its replicas' header.
+	Replicas []ReplicaSummary `json:"replicas,omitempty"`
 	// PromptCache is what the engine's prefix cache served, where its usage
 	// says; absent where it never did.
 	PromptCache  *PromptCache `json:"prompt_cache,omitempty"`
@@ -357,6 +360,7 @@ func Build(b config.Burst, o Run, meta Meta) *Report {
 	t.rates(r, o.Start)
 	r.TTFTBreakdown = newTTFTBreakdown(o.Results)
 	r.Turns = TurnsOf(o.Results)
+	r.Replicas = ReplicasOf(o.Results)
 	r.PromptCache = PromptCacheOf(o.Results)
 	r.ErrorBound = newErrorBound(r.Latency["dispatch_delay"], o.Runtime, meta.Scenarios)
 	r.ClientSaturated = r.ErrorBound.Saturated()

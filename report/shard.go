@@ -56,11 +56,13 @@ type ShardRequest struct {
 	Inputs int              `json:"inputs,omitempty"` // texts embedded or documents ranked
 	// A transcription's audio seconds, and its word errors against its
 	// clip's reference and the reference's words.
-	Audio          float64            `json:"aud,omitempty"`
-	WordErrors     int                `json:"we,omitempty"`
-	ReferenceWords int                `json:"rw,omitempty"`
-	Prompt         int                `json:"in,omitempty"` // the server's count, else the requested one
-	Source         prober.TokenSource `json:"src,omitempty"`
+	Audio          float64 `json:"aud,omitempty"`
+	WordErrors     int     `json:"we,omitempty"`
+	ReferenceWords int     `json:"rw,omitempty"`
+	// Replica is the replica that answered, as the target names it.
+	Replica string             `json:"rep,omitempty"`
+	Prompt  int                `json:"in,omitempty"` // the server's count, else the requested one
+	Source  prober.TokenSource `json:"src,omitempty"`
 	// Mismatch is how the usage contradicted the stream, "" when it did not.
 	Mismatch string   `json:"tm,omitempty"`
 	Good     bool     `json:"good,omitempty"`
@@ -115,7 +117,7 @@ func newShardPart(o Run) *ShardPart {
 		}
 		row := ShardRequest{N: n, At: int64(res.Sched.Sub(o.Origin)), Outcome: res.Outcome, Dispatch: int64(res.DispatchDelay), E2E: int64(res.E2E),
 			Output: res.OutputTokens, Inputs: res.Inputs, Prompt: res.PromptTokensReported, Good: res.Good,
-			Audio: res.AudioSeconds, WordErrors: res.WordErrors, ReferenceWords: res.ReferenceWords}
+			Audio: res.AudioSeconds, WordErrors: res.WordErrors, ReferenceWords: res.ReferenceWords, Replica: res.Replica}
 		if row.Prompt == 0 {
 			row.Prompt = res.PromptTokensRequested
 		}

@@ -66,7 +66,7 @@ func TestMetricContract(t *testing.T) {
 	}))
 	defer miscounted.Close()
 	cfg := fmt.Sprintf(`targets:
-  - {name: sim, url: %q, engine_metrics: {interval: 5s, timeout: 2s}}
+  - {name: sim, url: %q, engine_metrics: {interval: 5s, timeout: 2s}, replicas: {header: Content-Type, values: [text/event-stream]}}
   - {name: tls, url: %q, http_client_config: {tls_config: {insecure_skip_verify: true}}, autoscaling: {max_rate_under_slo: 5}}
   - {name: dead, url: "http://127.0.0.1:1", model: m}
   - {name: embed, url: %[1]q, api: embeddings, timeout: 2s}
@@ -153,7 +153,8 @@ comparisons:
 		"llmprobe_conversation_ttft_seconds", "llmprobe_probe_ttft_component_seconds", "llmprobe_prompt_cached_tokens_total",
 		"llmprobe_comparison_ratio", "llmprobe_comparison_pairs", "llmprobe_target_embedding_dimension", "llmprobe_token_mismatches_total",
 		"llmprobe_target_max_rate_under_slo", "llmprobe_engine_request_rate",
-		"llmprobe_audio_seconds_total", "llmprobe_transcript_word_errors_total", "llmprobe_transcript_reference_words_total"}
+		"llmprobe_audio_seconds_total", "llmprobe_transcript_word_errors_total", "llmprobe_transcript_reference_words_total",
+		"llmprobe_replica_requests_total", "llmprobe_replica_time_to_first_token_seconds"}
 	var got map[string]registered
 	var missing []string
 	defer func() {

@@ -152,6 +152,7 @@ func markdownFigures(b *strings.Builder, r *report.Report) {
 		fmt.Fprintf(b, "\nMost frequent failure: %d × %s: %s\n", f.Count, md(string(f.Outcome)), md(f.Text()))
 	}
 	markdownSweep(b, r)
+	markdownReplicas(b, r)
 	// The details fold away: a step summary is read in every CI run.
 	b.WriteString("\n<details><summary>Details: the client's error bound, where TTFT went, turns, the engine's view</summary>\n")
 	fmt.Fprintf(b, "\n%s.\n", md(boundText(r)))

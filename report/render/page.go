@@ -44,6 +44,11 @@ type Page struct {
 	// KVTransferText is disaggregated prefill's KV transfer, beside the
 	// TTFT split ("" without).
 	KVTransferText string
+	// ReplicaHeader and ReplicaRows are the run by replica, SlowestReplica
+	// which was slowest ("" without replicas).
+	ReplicaHeader  []string
+	ReplicaRows    [][]string
+	SlowestReplica string
 	RepeatRows     [][4]string
 }
 
@@ -63,6 +68,9 @@ func PageOf(r *report.Report) Page {
 	p.TranscriptionText = strings.TrimPrefix(TranscriptionText(r), "audio: ")
 	p.QualityFailedText = QualityFailedText(r)
 	p.KVTransferText = KVTransferText(r.EngineMetrics)
+	if len(r.Replicas) > 0 {
+		p.ReplicaHeader, p.ReplicaRows, p.SlowestReplica = replicaHeader(), replicaRows(r), SlowestReplicaText(r)
+	}
 	if r.Repeat != nil {
 		p.RepeatHead, p.RepeatRows = repeatHead(r), repeatRows(r)
 	}

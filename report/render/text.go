@@ -159,6 +159,7 @@ func write(out io.Writer, r *report.Report, verbose bool) {
 	}
 	fmt.Fprintf(out, "throughput %s; goodput %s req/s, %s output tok/s, ratio %s%s\n", throughputText(r),
 		na(r.Goodput.Requests, "%.2f", 1), na(r.Goodput.OutputTokens, "%.1f", 1), na(r.Goodput.Ratio, "%.1f%%", 100), goodputInterval(r))
+	writeReplicas(out, r)
 	writeRepeat(out, r)
 	writeSweep(out, r)
 	writeRegression(out, r)
