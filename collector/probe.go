@@ -141,6 +141,7 @@ type Probe struct {
 	inFlight    map[inFlightKey]int
 
 	modelOf    map[string]string   // target -> model label in use
+	adapters   map[string]bool     // the configured LoRA adapters: model label values beside each target's own
 	objectives map[string][]string // scenario -> configured objectives
 	configured map[[2]string]bool  // (target, scenario) canary pairs
 	// targets and scenarios hold the configured names; nil before the first
@@ -273,8 +274,12 @@ func (p *Probe) Configure(cfg *config.Config) {
 	for _, t := range cfg.Targets {
 		p.targets[t.Name] = true
 	}
+	p.adapters = map[string]bool{}
 	for _, s := range cfg.Scenarios {
 		p.scenarios[s.Name] = true
+		for _, a := range s.Adapters {
+			p.adapters[a.Name] = true
+		}
 	}
 	for _, pair := range cfg.CanaryPairs() {
 		p.configured[[2]string{pair.Target, pair.Scenario}] = true
@@ -293,7 +298,7 @@ func (p *Probe) Configure(cfg *config.Config) {
 		}
 	}
 	for key := range p.series {
-		if !p.targets[key[0]] || !p.scenarios[key[2]] {
+		if !p.targets[key[0]] || !p.scenarios[key[2]] || key[1] != p.modelOf[key[0]] && !p.adapters[key[1]] {
 			p.dropLocked(prometheus.Labels{"target": key[0], "model": key[1], "scenario": key[2], "traffic": key[3]})
 		}
 	}
@@ -381,11 +386,15 @@ func (p *Probe) Observe(r *prober.Result) {
 	if p.targets != nil && (!p.targets[r.Target] || !p.scenarios[r.Scenario]) {
 		return
 	}
-	if old, ok := p.modelOf[r.Target]; ok && old != r.Model {
-		// The target now serves another model: drop the old model's series.
-		p.dropLocked(prometheus.Labels{"target": r.Target, "model": old})
+	// A configured LoRA adapter is a model beside the target's own, not
+	// a model it moved to.
+	if !p.adapters[r.Model] {
+		if old, ok := p.modelOf[r.Target]; ok && old != r.Model {
+			// The target now serves another model: drop the old model's series.
+			p.dropLocked(prometheus.Labels{"target": r.Target, "model": old})
+		}
+		p.modelOf[r.Target] = r.Model
 	}
-	p.modelOf[r.Target] = r.Model
 	if !p.series[key] {
 		p.newSeriesLocked(key)
 	}

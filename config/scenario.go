@@ -42,6 +42,9 @@ type Scenario struct {
 	Golden *Golden `yaml:"golden,omitempty"`
 	// Audio is what each request of a transcriptions target uploads.
 	Audio *Audio `yaml:"audio,omitempty"`
+	// Adapters, when set, spread the requests over LoRA adapters by weight:
+	// each request's model is its adapter's name.
+	Adapters []Adapter `yaml:"adapters,omitempty"`
 }
 
 // MaxDocumentTokens bounds document_tokens.
@@ -131,6 +134,7 @@ func (s *Scenario) Validate(path string, errs *FieldErrors) {
 	}
 	s.validateModes(path, errs)
 	s.validateAudio(path, errs)
+	s.validateAdapters(path, errs)
 	s.Structured.validate(path, errs)
 	if s.Conversation != nil && len(s.Tools) > 0 {
 		errs.Add(path+".tools", "cannot be used with conversation: a later turn would have to answer the calls")

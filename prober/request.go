@@ -85,7 +85,11 @@ func (c *Client) do(ctx context.Context, r Request) *Result {
 	}()
 
 	discovery := transport.NewTracer(r.Sched)
-	model, err := c.resolveModel(discovery.Context(ctx))
+	// A LoRA adapter is a model name of its own: no discovery needed.
+	model, err := r.Prompt.Model, error(nil)
+	if model == "" {
+		model, err = c.resolveModel(discovery.Context(ctx))
+	}
 	res.Model = model
 	if err != nil {
 		res.E2E = time.Since(r.Sched)

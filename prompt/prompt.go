@@ -63,6 +63,9 @@ type Prompt struct {
 	// reference its transcript is held to; nil for synthetic audio and
 	// text prompts.
 	Clip *Clip
+	// Model is the LoRA adapter the request goes to, drawn by the
+	// scenario's weights; "" for the target's own model.
+	Model string
 }
 
 // Message is one earlier message of a conversation.
@@ -119,6 +122,32 @@ func (b *Builder) At(n uint64) (Prompt, int) {
 }
 
 func (b *Builder) build(rng *rand.Rand) (Prompt, int) {
+	p, maxTokens := b.text(rng)
+	p.Model = b.adapter(rng)
+	return p, maxTokens
+}
+
+// adapter draws the request's LoRA adapter by the scenario's weights, ""
+// without adapters (no draw: the other draws stay as they were).
+func (b *Builder) adapter(rng *rand.Rand) string {
+	as := b.scenario.Adapters
+	if len(as) == 0 {
+		return ""
+	}
+	total := 0.0
+	for _, a := range as {
+		total += a.AdapterWeight()
+	}
+	x := rng.Float64() * total
+	for _, a := range as {
+		if x -= a.AdapterWeight(); x < 0 {
+			return a.Name
+		}
+	}
+	return as[len(as)-1].Name
+}
+
+func (b *Builder) text(rng *rand.Rand) (Prompt, int) {
 	maxTokens := b.output.draw(rng)
 	nonce := b.nonce(rng)
 	if g := b.source.Golden; len(g) > 0 {
@@ -169,6 +198,7 @@ type Session struct {
 	tokens   int    // the history's tokens: requested, then the server's count of each answer
 	pending  string // the user message of the turn in flight
 	turn     int
+	model    string // the session's adapter: every turn goes to the first's
 }
 
 // Next returns the next turn's prompt and max_tokens. The prompt's History
@@ -178,14 +208,14 @@ func (s *Session) Next() (Prompt, int) {
 	if s.turn == 1 {
 		p, maxTokens := s.b.build(s.rng)
 		p.Turn, s.pending = 1, p.Text+p.Tail // the history holds the whole message
-		s.tokens = p.RequestedTokens
+		s.tokens, s.model = p.RequestedTokens, p.Model
 		return p, maxTokens
 	}
 	maxTokens := s.b.output.draw(s.rng)
 	n := s.followup.draw(s.rng)
 	text := strings.TrimPrefix(words(s.rng, n), " ")
 	s.pending = text
-	p := Prompt{Text: text, RequestedTokens: s.tokens + n, History: s.history[:len(s.history):len(s.history)], Turn: s.turn}
+	p := Prompt{Text: text, RequestedTokens: s.tokens + n, History: s.history[:len(s.history):len(s.history)], Turn: s.turn, Model: s.model}
 	s.tokens += n
 	return p, maxTokens
 }
@@ -218,7 +248,9 @@ func (b *Builder) Sized(n uint64, tokens int, blocks []uint64, prefixTokens int)
 	case b.prefix != "" && b.scenario.SharedPrefixTokens < tokens:
 		prefix, pn = b.prefix, b.scenario.SharedPrefixTokens
 	}
-	return b.compose(rng, nonce, tokens, prefix, pn)
+	p := b.compose(rng, nonce, tokens, prefix, pn)
+	p.Model = b.adapter(rng)
+	return p
 }
 
 // nonce draws a prompt's nonce from rng; a salt replaces its words by

@@ -369,3 +369,38 @@ func TestVocabularyNeedsNoEscaping(t *testing.T) {
 		}
 	}
 }
+
+// Adapters share a scenario's requests by weight, the same for a seed; a
+// conversation stays with its first turn's adapter.
+func TestAdaptersByWeight(t *testing.T) {
+	s := config.DefaultScenario
+	s.Name, s.Adapters = "lora", []config.Adapter{{Name: "sql-lora", Weight: 3}, {Name: "base"}}
+	count := map[string]int{}
+	b := NewBuilder(s, Source{}, 7)
+	for n := range uint64(4000) {
+		p, _ := b.At(n)
+		count[p.Model]++
+		if q, _ := b.At(n); q.Model != p.Model {
+			t.Fatalf("request %d drew %q then %q", n, p.Model, q.Model)
+		}
+	}
+	if share := float64(count["sql-lora"]) / 4000; share < 0.72 || share > 0.78 || count["sql-lora"]+count["base"] != 4000 {
+		t.Errorf("drew %v: want sql-lora about 3 in 4", count)
+	}
+	s.Conversation = &config.Conversation{Turns: 3, FollowupTokens: config.Distribution{Kind: config.DistFixed, Value: 8}}
+	sess := NewBuilder(s, Source{}, 7).Session(1)
+	first, _ := sess.Next()
+	sess.Answered("ok", 1)
+	if second, _ := sess.Next(); first.Model == "" || second.Model != first.Model {
+		t.Errorf("turns went to %q then %q", first.Model, second.Model)
+	}
+	// Without adapters nothing is drawn: the prompts stay as they were.
+	plain := config.DefaultScenario
+	plain.Name = "lora"
+	a, _ := NewBuilder(plain, Source{}, 7).At(3)
+	s.Conversation = nil
+	c, _ := NewBuilder(s, Source{}, 7).At(3)
+	if a.Model != "" || a.Text != c.Text {
+		t.Errorf("adapters changed the prompt: %q vs %q", a.Text, c.Text)
+	}
+}

@@ -95,6 +95,11 @@ type Config struct {
 	// admits it costs this much more, and the family's KV-transfer
 	// histogram observes it (vLLM's NIXL connector's, SGLang's).
 	KVTransfer time.Duration
+	// Adapters are LoRA adapters served beside Model as model names of
+	// their own (vLLM's --lora-modules); a step that admits a request of
+	// one costs AdapterPrefill more (its weights' work).
+	Adapters       []string
+	AdapterPrefill time.Duration
 }
 
 // DefaultConfig is a small GPU-like engine: 32 sequences, 20 ms prefill,
@@ -131,7 +136,7 @@ func (c *Config) validate() error {
 	for _, d := range []struct {
 		name string
 		v    time.Duration
-	}{{"prefill base", c.PrefillBase}, {"prefill per token", c.PrefillPerToken}, {"decode base", c.DecodeBase}, {"decode per sequence", c.DecodePerSeq}, {"kv transfer", c.KVTransfer}} {
+	}{{"prefill base", c.PrefillBase}, {"prefill per token", c.PrefillPerToken}, {"decode base", c.DecodeBase}, {"decode per sequence", c.DecodePerSeq}, {"kv transfer", c.KVTransfer}, {"adapter prefill", c.AdapterPrefill}} {
 		if d.v < 0 {
 			errs = append(errs, fmt.Errorf("%s %s must not be negative", d.name, d.v))
 		}
@@ -156,6 +161,11 @@ func (c *Config) validate() error {
 	}
 	if sd := c.SpecDecode; sd.DraftTokens < 0 || sd.DraftTokens > 64 || !(sd.Acceptance >= 0 && sd.Acceptance <= 1) || (sd.DraftTokens == 0 && sd.Acceptance != 0) {
 		errs = append(errs, fmt.Errorf("speculative decoding of %d draft tokens at acceptance %g: draft tokens must be within [0, 64], acceptance within [0, 1] and only with draft tokens", sd.DraftTokens, sd.Acceptance))
+	}
+	for i, a := range c.Adapters {
+		if a == "" || a == c.Model || slices.Contains(c.Adapters[:i], a) {
+			errs = append(errs, fmt.Errorf("adapter %q must be named, unlike the model and every other adapter", a))
+		}
 	}
 	if c.DefaultMaxTokens < 1 {
 		errs = append(errs, fmt.Errorf("default max tokens %d must be at least 1", c.DefaultMaxTokens))
@@ -205,6 +215,7 @@ type sequence struct {
 	cachedTokens int      // of promptTokens, found in the prefix cache at admission
 	maxTokens    int
 	stop         bool // the answer ends before max_tokens (finish_reason stop)
+	adapter      bool // it asked for a LoRA adapter, not the base model
 	generated    int
 	arrived      time.Time
 	admitted     time.Time
@@ -412,6 +423,9 @@ func (e *Engine) admit() (admitted []*sequence, cost time.Duration) {
 		admitted = append(admitted, s)
 		s.cachedTokens = e.cache.Admit(s.blocks, s.promptTokens)
 		prompt += s.promptTokens - s.cachedTokens
+		if s.adapter {
+			cost += e.cfg.AdapterPrefill
+		}
 	}
 	e.stats.Admitted += uint64(len(admitted))
 	if len(admitted) > 0 {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,9 +37,13 @@ func (e *Engine) Handler() http.Handler {
 		mux.HandleFunc("POST /v1/audio/transcriptions", e.serveTranscription)
 		mux.HandleFunc("POST /v1/rerank", e.servePooled(pooling.Rerank))
 		mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, r *http.Request) {
-			writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []map[string]any{{
-				"id": e.cfg.Model, "object": "model", "created": 0, "owned_by": id.OwnedBy, "max_model_len": 32768,
-			}}})
+			// The base model first; each adapter after it, with its parent,
+			// as vLLM lists its --lora-modules.
+			data := []map[string]any{{"id": e.cfg.Model, "object": "model", "created": 0, "owned_by": id.OwnedBy, "max_model_len": 32768}}
+			for _, a := range e.cfg.Adapters {
+				data = append(data, map[string]any{"id": a, "object": "model", "created": 0, "owned_by": id.OwnedBy, "parent": e.cfg.Model})
+			}
+			writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
 		})
 	}
 	mux.HandleFunc("GET "+id.VersionPath, func(w http.ResponseWriter, r *http.Request) {
@@ -109,10 +114,10 @@ func (e *Engine) readGenerate(w http.ResponseWriter, r *http.Request, api endpoi
 // servesModel says whether a request's model is the sim's; false is
 // answered: 400 when it names none, 404 when another.
 func (e *Engine) servesModel(w http.ResponseWriter, model string) bool {
-	switch model {
-	case e.cfg.Model:
+	switch {
+	case model == e.cfg.Model || slices.Contains(e.cfg.Adapters, model):
 		return true
-	case "":
+	case model == "":
 		apiError(w, http.StatusBadRequest, "BadRequestError", "model is required")
 	default:
 		apiError(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("The model `%s` does not exist.", model))
@@ -147,6 +152,7 @@ func (e *Engine) serveGenerate(w http.ResponseWriter, r *http.Request, api endpo
 		maxTokens, faults.ReasoningTokens = min(maxTokens, shape.Tokens()), 0
 	}
 	s := newSequence(r.Context(), prompt, maxTokens, stop)
+	s.adapter = req.Model != e.cfg.Model
 	if e.cache != nil {
 		s.blocks = req.Blocks()
 	}

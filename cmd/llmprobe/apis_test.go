@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/llmprobe/llmprobe/internal/testkit"
 	"github.com/llmprobe/llmprobe/prober"
@@ -176,5 +177,24 @@ bursts:
 	b, err = exec.Command(binPath, "compare", "--config.file="+cfg, "--burst=release", "--baseline=stable", "--candidate=next", "--rounds=2").CombinedOutput()
 	if exitCode(err) != 1 || !strings.Contains(string(b), "TPOT p50 +") {
 		t.Errorf("compare with a 40 %% slower transcriptions candidate: exit %d, want 1 naming TPOT\n%s", exitCode(err), b)
+	}
+}
+
+// Compare pairs a base model with its LoRA adapter on one engine: two
+// targets at one URL whose models are the base and the adapter. The sim's
+// adapter costs 60 ms more to prefill; compare says TTFT worse.
+func TestCompareBaseAgainstAdapter(t *testing.T) {
+	url := serveSim(t, func(c *sim.Config) { c.Adapters, c.AdapterPrefill = []string{"sql-lora"}, 60*time.Millisecond })
+	cfg := writeTemp(t, "lora.yml", fmt.Sprintf(`targets:
+  - {name: base, url: %[1]q, model: %[2]q}
+  - {name: adapter, url: %[1]q, model: sql-lora}
+scenarios:
+  - {name: chat, prompt_tokens: 32, output_tokens: 8, slo: {ttft: 1s, target_ratio: 0.9}}
+bursts:
+  - {name: release, target: base, scenarios: [{scenario: chat}], arrival: {process: poisson, rate: 10}, requests: 40, seed: 9}
+`, url, sim.DefaultConfig().Model))
+	out, err := exec.Command(binPath, "compare", "--config.file="+cfg, "--burst=release", "--baseline=base", "--candidate=adapter", "--rounds=2").CombinedOutput()
+	if exitCode(err) != 1 || !strings.Contains(string(out), "TTFT p50 +") {
+		t.Errorf("compare of the base and a slower adapter: exit %d, want 1 naming TTFT\n%s", exitCode(err), out)
 	}
 }
