@@ -459,3 +459,27 @@ func TestBurstReportsKVTransfer(t *testing.T) {
 		})
 	}
 }
+
+// A burst spread over a LoRA adapter reads vLLM's adapter info: how many
+// the engine serves at once, and none running once the run drained.
+func TestBurstReadsLoRAInfo(t *testing.T) {
+	srv, _ := testkit.StartSim(t, func(c *sim.Config) {
+		c.PrefillBase, c.DecodeBase, c.Adapters = 2*time.Millisecond, 2*time.Millisecond, []string{"sql-lora", "chat-lora"}
+	})
+	c := engineClient(t, testkit.Target(srv.URL, config.APICompletions), config.DefaultEngineMetrics)
+	s := burstScenario()
+	s.Adapters = []config.Adapter{{Name: "sql-lora"}}
+	rep, err := Runner{Client: c}.Run(context.Background(), plan.BurstOf(burstOf(config.ArrivalConstant, 20, 500*time.Millisecond), s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := rep.EngineMetrics.LoRA
+	if l == nil || l.MaxLoRA != "2" || len(l.Running) != 0 {
+		t.Fatalf("lora %+v", l)
+	}
+	var text bytes.Buffer
+	render.Text(&text, rep)
+	if !strings.Contains(text.String(), "LoRA adapters at the end: running none; waiting none; at most 2 at once") {
+		t.Errorf("the text report lacks the LoRA line:\n%s", text.String())
+	}
+}

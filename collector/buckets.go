@@ -131,6 +131,7 @@ func layoutFor(cfg *config.Config, classic bool) layout {
 	// Reasoning takes long: the first answer token's objective is often past TTFT's.
 	l[histTTFTAnswer] = ttftGrid.withThresholds(thresholds(config.ObjectiveTTFTAnswer))
 	l[histTTFTool] = ttftGrid.bounds // no objective of its own: TTFT's grid
-	l[histReplicaTTFT] = ttftGrid.withThresholds(thresholds(config.ObjectiveTTFT))
+	// histReplicaTTFT is native only: one series a replica keeps a gateway
+	// of many replicas within the series budget.
 	return l
 }

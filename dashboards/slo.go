@@ -130,6 +130,9 @@ func latency() *dashboard.DashboardBuilder {
 			Stacking(common.NewStackingConfigBuilder().Mode(common.StackingModeNormal)).FillOpacity(40)).
 		WithPanel(timeSeries("TTFT component, worst", "Each component's largest value over the window of any selected series (they do not add up: the slowest requests differ per component).", unitSeconds,
 			q(`max by (component) (max_over_time(llmprobe_probe_ttft_component_seconds{`+canarySel+`}[$__rate_interval]))`, "{{component}} max"))).
+		WithPanel(timeSeries("KV transfer, engine aggregate (disaggregated prefill)", "Where prefill runs apart from decode, the KV cache's transfer is a part of TTFT the split above cannot name. The engine's own histogram gives its mean over the range: every transfer it made, no request's own (vLLM's NIXL connector vllm:nixl_xfer_time_seconds; SGLang's sglang:kv_transfer_latency_ms, in ms, shown as seconds). The engine's scrape job must add the label target (docs/dashboards.md). No line: no KV connector.", unitSeconds,
+			q(`sum by (target) (rate(vllm:nixl_xfer_time_seconds_sum{target=~"$target"}[$__rate_interval])) / sum by (target) (rate(vllm:nixl_xfer_time_seconds_count{target=~"$target"}[$__rate_interval]))`, "{{target}} vLLM"),
+			q(`sum by (target) (rate(sglang:kv_transfer_latency_ms_sum{target=~"$target"}[$__rate_interval])) / sum by (target) (rate(sglang:kv_transfer_latency_ms_count{target=~"$target"}[$__rate_interval])) / 1000`, "{{target}} SGLang")).Span(24)).
 		WithRow(row("Agents (canary)")).
 		WithPanel(timeSeries("Time to first tool call", "Scenarios with tools only (docs/api-tools.md): from when the request was due to its first tool-call delta, the moment an agent can start acting; a request that answered in text instead has no sample. Whether the calls were right is llmprobe_quality_checks_total, on the SLO overview's Answer quality row.", unitSeconds,
 			quantiles("llmprobe_time_to_first_tool_call_seconds", canarySel, "target, scenario")...).Span(24)).

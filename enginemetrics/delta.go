@@ -44,6 +44,9 @@ type Window struct {
 	// transfer the engine made in the window: an aggregate, no request's
 	// own; nil for a family that exports none.
 	KVTransfer *Figure `json:"kv_transfer,omitempty"`
+	// LoRA is the engine's adapters at the window's end; nil where it
+	// exports none (vLLM without --enable-lora, every other family).
+	LoRA *LoRA `json:"lora,omitempty"`
 }
 
 // Figure is one server-side latency over the window, in seconds.
@@ -157,6 +160,7 @@ func Compare(before, after *Page, o Options) *Window {
 	}
 	w.SpecDecode = specDecodeOf(name, fam, before, after, w.Model, o.During)
 	w.KVTransfer = fam.kvTransferFigure(before, after, w.Model)
+	w.LoRA = loraOf(after)
 	// A figure that went back means a restart: no figure of the window holds.
 	for _, f := range w.Figures {
 		if f.NA == ErrRestarted {

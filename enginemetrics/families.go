@@ -230,7 +230,7 @@ const processStart = "process_start_time_seconds"
 
 // knownNames are the only families a page keeps.
 var knownNames = func() map[string]bool {
-	out := map[string]bool{processStart: true}
+	out := map[string]bool{processStart: true, loraInfo: true}
 	for _, f := range families {
 		for _, ss := range f.hist {
 			for _, s := range ss {

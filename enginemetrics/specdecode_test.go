@@ -60,3 +60,19 @@ func TestSpecDecodeOtherFamilies(t *testing.T) {
 		t.Errorf("TGI: %+v", sd)
 	}
 }
+
+// vLLM's LoRA info: the newest label set is the state (older ones stay on
+// the page, with older times as their values).
+func TestLoRAInfoNewestSeries(t *testing.T) {
+	p := pageOf(t, `# TYPE vllm:lora_requests_info gauge
+vllm:lora_requests_info{max_lora="4",running_lora_adapters="a",waiting_lora_adapters=""} 100
+vllm:lora_requests_info{max_lora="4",running_lora_adapters="a,b",waiting_lora_adapters="c"} 200
+`)
+	l := Compare(p, p, Options{Family: "vllm"}).LoRA
+	if l == nil || l.MaxLoRA != "4" || strings.Join(l.Running, ",") != "a,b" || strings.Join(l.Waiting, ",") != "c" {
+		t.Fatalf("lora %+v", l)
+	}
+	if l := Compare(page(t, "vllm-before.txt"), page(t, "vllm-after.txt"), Options{Family: "vllm"}).LoRA; l != nil {
+		t.Errorf("a page without LoRA: %+v", l)
+	}
+}

@@ -214,8 +214,8 @@ type sequence struct {
 	blocks       []uint64 // the prompt's block hashes, for the prefix cache
 	cachedTokens int      // of promptTokens, found in the prefix cache at admission
 	maxTokens    int
-	stop         bool // the answer ends before max_tokens (finish_reason stop)
-	adapter      bool // it asked for a LoRA adapter, not the base model
+	stop         bool   // the answer ends before max_tokens (finish_reason stop)
+	adapter      string // the LoRA adapter it asked for, "" for the base model
 	generated    int
 	arrived      time.Time
 	admitted     time.Time
@@ -270,7 +270,7 @@ func newEngine(cfg Config) (*Engine, error) {
 		}
 		e.golden = g
 	}
-	e.m = persona.NewMetrics(e.reg, cfg.Engine, cfg.Model, cfg.MaxBatch, e.load, persona.Features{SpecDecode: cfg.SpecDecode, KVTransfer: cfg.KVTransfer > 0})
+	e.m = persona.NewMetrics(e.reg, cfg.Engine, cfg.Model, cfg.MaxBatch, e.load, persona.Features{SpecDecode: cfg.SpecDecode, KVTransfer: cfg.KVTransfer > 0, MaxLoRA: len(cfg.Adapters)})
 	if cfg.TruthStamps {
 		e.truth = newTruthLog()
 	}
@@ -320,8 +320,20 @@ func (e *Engine) currentVersion() string {
 
 // load is what runs and waits now, for the family's gauges.
 func (e *Engine) load() persona.Load {
-	s := e.Stats()
-	return persona.Load{Running: s.Running, Waiting: s.Waiting}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	l := persona.Load{Running: len(e.running), Waiting: len(e.waiting)}
+	for _, q := range []struct {
+		seqs []*sequence
+		into *[]string
+	}{{e.running, &l.RunningAdapters}, {e.waiting, &l.WaitingAdapters}} {
+		for _, s := range q.seqs {
+			if s.adapter != "" && !slices.Contains(*q.into, s.adapter) {
+				*q.into = append(*q.into, s.adapter)
+			}
+		}
+	}
+	return l
 }
 
 // Stats returns a snapshot of the engine's counters.
@@ -423,7 +435,7 @@ func (e *Engine) admit() (admitted []*sequence, cost time.Duration) {
 		admitted = append(admitted, s)
 		s.cachedTokens = e.cache.Admit(s.blocks, s.promptTokens)
 		prompt += s.promptTokens - s.cachedTokens
-		if s.adapter {
+		if s.adapter != "" {
 			cost += e.cfg.AdapterPrefill
 		}
 	}

@@ -152,7 +152,9 @@ func (e *Engine) serveGenerate(w http.ResponseWriter, r *http.Request, api endpo
 		maxTokens, faults.ReasoningTokens = min(maxTokens, shape.Tokens()), 0
 	}
 	s := newSequence(r.Context(), prompt, maxTokens, stop)
-	s.adapter = req.Model != e.cfg.Model
+	if req.Model != e.cfg.Model {
+		s.adapter = req.Model
+	}
 	if e.cache != nil {
 		s.blocks = req.Blocks()
 	}

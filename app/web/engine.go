@@ -104,6 +104,6 @@ func newEngineView(e *report.EngineMetrics) engineView {
 		}
 	}
 	v.Gauges = strings.Trim(v.Gauges+"; "+strings.Join(absent, "; "), "; ")
-	v.SpecDecode = reportrender.SpecDecodeText(&e.Window)
+	v.SpecDecode = strings.Trim(reportrender.SpecDecodeText(&e.Window)+". "+reportrender.LoRAText(&e.Window), ". ")
 	return v
 }

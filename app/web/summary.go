@@ -111,6 +111,9 @@ func engineMetricsText(es target.EngineState) (string, string) {
 	if sd := reportrender.SpecDecodeText(w); sd != "" {
 		text += "; " + sd
 	}
+	if l := reportrender.LoRAText(w); l != "" {
+		text += "; " + l
+	}
 	if kv := w.KVTransfer; kv != nil && kv.NA == "" && kv.Mean != nil {
 		text += fmt.Sprintf("; kv transfer mean %s over %.0f transfers (disaggregated prefill, the engine's aggregate)", msFigure(*kv.Mean, true), *kv.Count)
 	}

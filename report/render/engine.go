@@ -86,6 +86,9 @@ func writeEngine(out io.Writer, r *report.Report) {
 	if sd := SpecDecodeText(&e.Window); sd != "" {
 		fmt.Fprintf(out, "  %s\n", sd)
 	}
+	if l := LoRAText(&e.Window); l != "" {
+		fmt.Fprintf(out, "  %s\n", l)
+	}
 	if e.Queued != "" {
 		fmt.Fprintf(out, "  %s\n", e.Queued)
 	}
@@ -159,6 +162,9 @@ func markdownEngine(b *strings.Builder, r *report.Report) {
 	if sd := SpecDecodeText(&e.Window); sd != "" {
 		fmt.Fprintf(b, "\n%s.\n", md(strings.ToUpper(sd[:1])+sd[1:]))
 	}
+	if l := LoRAText(&e.Window); l != "" {
+		fmt.Fprintf(b, "\n%s.\n", md(l))
+	}
 	if e.Queued != "" {
 		fmt.Fprintf(b, "\n**%s**.\n", md(e.Queued))
 	}
@@ -223,6 +229,23 @@ func KVTransferText(e *report.EngineMetrics) string {
 		}
 	}
 	return text
+}
+
+// LoRAText says which LoRA adapters the engine ran and queued at the
+// window's end: "LoRA adapters at the end: running sql-lora; waiting none;
+// at most 4 at once (vllm:lora_requests_info)"; "" where it said nothing.
+func LoRAText(w *enginemetrics.Window) string {
+	l := w.LoRA
+	if l == nil {
+		return ""
+	}
+	names := func(xs []string) string {
+		if len(xs) == 0 {
+			return "none"
+		}
+		return strings.Join(xs, ", ")
+	}
+	return fmt.Sprintf("LoRA adapters at the end: running %s; waiting %s; at most %s at once (vllm:lora_requests_info)", names(l.Running), names(l.Waiting), cmp.Or(l.MaxLoRA, "n/a"))
 }
 
 // GaugesText says each engine gauge before → after and, where it was read during

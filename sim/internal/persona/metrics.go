@@ -1,6 +1,8 @@
 package persona
 
 import (
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -40,6 +42,26 @@ type Metrics struct {
 type Features struct {
 	SpecDecode SpecDecode
 	KVTransfer bool
+	// MaxLoRA, when above 0, serves LoRA adapters, this many at once: vLLM
+	// then exports vllm:lora_requests_info.
+	MaxLoRA int
+}
+
+// loraInfo is vLLM's vllm:lora_requests_info: one series whose labels are
+// the adapters running and waiting now and the most at once, its value
+// when it was set (vLLM keeps the older label sets, older in value).
+type loraInfo struct {
+	desc *prometheus.Desc
+	max  string
+	load func() Load
+}
+
+func (l loraInfo) Describe(ch chan<- *prometheus.Desc) { ch <- l.desc }
+
+func (l loraInfo) Collect(ch chan<- prometheus.Metric) {
+	now := l.load()
+	ch <- prometheus.MustNewConstMetric(l.desc, prometheus.GaugeValue, float64(time.Now().UnixNano())/1e9,
+		l.max, strings.Join(now.RunningAdapters, ","), strings.Join(now.WaitingAdapters, ","))
 }
 
 // SpecDecode is a draft model: each decode step drafts DraftTokens, the
@@ -137,8 +159,12 @@ var (
 	requestBuckets    = []float64{0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480, 960, 1920, 7680}
 )
 
-// Load is what the engine runs and queues now, for the families' gauges.
-type Load struct{ Running, Waiting int }
+// Load is what the engine runs and queues now, for the families' gauges,
+// and the LoRA adapters of those requests.
+type Load struct {
+	Running, Waiting                 int
+	RunningAdapters, WaitingAdapters []string
+}
 
 // NewMetrics registers the family's metrics (vLLM's for any other family)
 // with reg; their gauges read load, a batch of at most maxBatch.
@@ -168,6 +194,10 @@ func NewMetrics(reg prometheus.Registerer, family, model string, maxBatch int, l
 	r.labels = prometheus.Labels{"model_name": model, "engine": "0"}
 	m := vllmMetrics(r)
 	m.draft = r.specCounters("vllm:", spec, false)
+	if f.MaxLoRA > 0 {
+		r.reg.MustRegister(loraInfo{desc: prometheus.NewDesc("vllm:lora_requests_info", "Running stats on lora requests.", []string{"max_lora", "running_lora_adapters", "waiting_lora_adapters"}, nil),
+			max: strconv.Itoa(f.MaxLoRA), load: r.load})
+	}
 	if f.KVTransfer { // the NIXL connector's, its buckets
 		m.kvTransfer = r.hist("vllm:nixl_xfer_time_seconds", "Histogram of transfer duration for NIXL KV Cache transfers.", kvTransferSeconds)
 	}
