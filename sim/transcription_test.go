@@ -371,9 +371,6 @@ func TestTranscriptionServedByGeneratingEnginesOnly(t *testing.T) {
 
 // A body past request.MaxBody is refused as the others are.
 func TestTranscriptionBodyBound(t *testing.T) {
-	if testing.Short() {
-		t.Skip("sends 128 MiB")
-	}
 	_, srv := start(t, fast)
 	pr, pw := io.Pipe()
 	mw := multipart.NewWriter(pw)
