@@ -35,6 +35,8 @@ type streamChunk struct {
 	// `timings`. Raw, so a garbage value is ignored, never fatal.
 	Metrics json.RawMessage `json:"metrics"`
 	Timings json.RawMessage `json:"timings"`
+	// Model is the model a chat or completions chunk names.
+	Model string `json:"-"`
 	// ToolItems are Responses API events that open or close a function
 	// call (its name, its whole arguments): no output token.
 	ToolItems []json.RawMessage `json:"-"`
@@ -179,7 +181,7 @@ func choicesEvent(ev sse.Event, c *streamChunk) (done bool, reason string, err e
 	if bytes.Equal(bytes.TrimSpace(ev.Data), []byte("[DONE]")) {
 		return true, "", nil
 	}
-	if err := json.Unmarshal(ev.Data, c); err != nil {
+	if err := decodeChunk(ev.Data, c); err != nil {
 		return false, reasonMalformed, fmt.Errorf("malformed chunk: %v: %s", err, truncate(string(ev.Data), 128))
 	}
 	if len(c.Error) > 0 && !bytes.Equal(c.Error, []byte("null")) {

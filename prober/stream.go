@@ -80,7 +80,10 @@ func (c *Client) readStream(ctx context.Context, body io.Reader, r Request, res 
 		st.observe(&chunk, now.Sub(r.Sched), res)
 		if res.ResponseModel == "" && st.modelTries < maxModelTries {
 			st.modelTries++
-			res.ResponseModel = responseModel(ev.Data)
+			res.ResponseModel = truncate(chunk.Model, 128)
+			if chunk.Model == "" {
+				res.ResponseModel = responseModel(ev.Data)
+			}
 		}
 		if done {
 			st.done = true
@@ -145,7 +148,7 @@ func (st *streamState) arrivedText(res *Result) string {
 // events; done is true for the event that ends the stream. An error comes
 // with its reason.
 func (c *Client) decode(ev sse.Event, chunk *streamChunk) (done bool, reason string, err error) {
-	*chunk = streamChunk{}
+	*chunk = streamChunk{Choices: chunk.Choices[:0]}
 	return c.api.event(ev, chunk)
 }
 

@@ -57,6 +57,8 @@ func main() {
 	flag.IntVar(&o.canaryScenarios, "canary.scenarios", o.canaryScenarios, "scenarios per target of the canary row")
 	flag.StringVar(&o.jsonPath, "json", "bench-scale.json", "write the table here as JSON (empty: do not)")
 	flag.StringVar(&o.profileDir, "profile", "", "write pprof CPU, alloc, block and mutex profiles of the largest streams row here")
+	flag.Float64Var(&o.costRate, "cost.rate", o.costRate, "the rate of the row whose CPU per request is set beside a bare net/http reader's (0 leaves it out)")
+	flag.DurationVar(&o.costFor, "cost.duration", o.costFor, "measured time of the cost row")
 	flag.IntVar(&o.runs, "runs", o.runs, "run the ladder this many times and count in how many runs each row's bound held")
 	traced := flag.Bool("tracing", false, "export every request's span (sampling 1) to an OTLP sink in this process")
 	flag.Parse()
@@ -112,6 +114,10 @@ type options struct {
 	jsonPath        string
 	profileDir      string
 	runs            int // the ladder's repetitions: how often the bound held is counted over them
+	// costRate and costFor: the row whose CPU per request is set beside
+	// the bare net/http reader's, measured on the same engine just before.
+	costRate float64
+	costFor  time.Duration
 }
 
 func defaults() options {
@@ -120,6 +126,7 @@ func defaults() options {
 		streams:  []int{10, 1000},
 		duration: 10 * time.Second, tokens: 64, decodeStep: 20 * time.Millisecond,
 		canaryTargets: 100, canaryScenarios: 2, canaryFor: 10 * time.Second, runs: 1,
+		costRate: 300, costFor: 8 * time.Second,
 	}
 }
 
@@ -128,6 +135,7 @@ func smokeOptions(jsonPath, profileDir string) options {
 		rates: []float64{20}, streams: []int{20}, duration: time.Second, tokens: 8, decodeStep: 5 * time.Millisecond,
 		canaryTargets: 3, canaryScenarios: 1, canaryFor: 1500 * time.Millisecond,
 		jsonPath: jsonPath, profileDir: profileDir, runs: 1,
+		costRate: 20, costFor: time.Second,
 	}
 }
 
@@ -171,12 +179,18 @@ type Row struct {
 	ttftErrors []float64 // per matched request, for Within
 	// HeapPerStreamKiB and StackPerStreamKiB: live heap and goroutine stacks
 	// per open stream, measured with every stream open.
-	HeapPerStreamKiB  *float64  `json:"heap_per_stream_kib"`
-	StackPerStreamKiB *float64  `json:"stack_per_stream_kib"`
-	CPUPerRequestMs   *float64  `json:"cpu_per_request_ms"`
-	GCPause           Quantiles `json:"gc_pause_ms"`
-	GCCycles          uint64    `json:"gc_cycles"`
-	Loopback          *float64  `json:"loopback_ms"`
+	HeapPerStreamKiB  *float64 `json:"heap_per_stream_kib"`
+	StackPerStreamKiB *float64 `json:"stack_per_stream_kib"`
+	CPUPerRequestMs   *float64 `json:"cpu_per_request_ms"`
+	// FloorCPUPerRequestMs is a bare net/http reader's CPU per request at
+	// the same rate on the same engine (the cost row only), and
+	// FloorComplete how many of its FloorRequests got every token.
+	FloorCPUPerRequestMs *float64  `json:"floor_cpu_per_request_ms,omitempty"`
+	FloorRequests        int       `json:"floor_requests,omitempty"`
+	FloorComplete        int       `json:"floor_complete,omitempty"`
+	GCPause              Quantiles `json:"gc_pause_ms"`
+	GCCycles             uint64    `json:"gc_cycles"`
+	Loopback             *float64  `json:"loopback_ms"`
 }
 
 // Quantiles of a set of milliseconds; null when it had no samples.
@@ -211,9 +225,19 @@ func ladder(ctx context.Context, o options, progress io.Writer) ([]Row, error) {
 		return nil, err
 	}
 	var rows []Row
+	if o.costRate > 0 {
+		fmt.Fprintf(progress, "CPU per request at %g/s for %s, beside a bare net/http reader ...\n", o.costRate, o.costFor)
+		row, err := costRow(ctx, o)
+		if err != nil {
+			return rows, err
+		}
+		row.Loopback = &loop
+		judgeBound(&row, loop)
+		rows = append(rows, row)
+	}
 	for _, rate := range o.rates {
 		fmt.Fprintf(progress, "rate %g/s for %s ...\n", rate, o.duration)
-		row, err := burstRow(ctx, o, fmt.Sprintf("rate %g/s", rate), rate, o.duration, o.decodeStep, 0, false)
+		row, err := burstRow(ctx, o, fmt.Sprintf("rate %g/s", rate), rate, o.duration, o.decodeStep, 0, "")
 		if err != nil {
 			return rows, err
 		}
@@ -226,7 +250,10 @@ func ladder(ctx context.Context, o options, progress io.Writer) ([]Row, error) {
 		// are open at once.
 		step := max(o.decodeStep, 2*time.Second/time.Duration(o.tokens))
 		fmt.Fprintf(progress, "%d concurrent streams ...\n", n)
-		profile := o.profileDir != "" && i == len(o.streams)-1
+		profile := ""
+		if o.profileDir != "" && i == len(o.streams)-1 {
+			profile = o.profileDir
+		}
 		row, err := burstRow(ctx, o, fmt.Sprintf("%d streams", n), float64(n), time.Second, step, n, profile)
 		if err != nil {
 			return rows, err
@@ -276,7 +303,7 @@ func benchScenario(name string, tokens int) config.Scenario {
 }
 
 // burstRow runs one burst at rate through the real runner.
-func burstRow(ctx context.Context, o options, name string, rate float64, d, step time.Duration, streams int, profile bool) (Row, error) {
+func burstRow(ctx context.Context, o options, name string, rate float64, d, step time.Duration, streams int, profileDir string) (Row, error) {
 	url, stop, err := emitter(step)
 	if err != nil {
 		return Row{}, err
@@ -309,9 +336,9 @@ func burstRow(ctx context.Context, o options, name string, rate float64, d, step
 	results := &collected{}
 	peak := newPeakSampler(streams)
 	var stopProfile func() error
-	if profile {
-		peak.heapProfile = filepath.Join(o.profileDir, "heap.pprof")
-		if stopProfile, err = startProfiles(o.profileDir); err != nil {
+	if profileDir != "" {
+		peak.heapProfile = filepath.Join(profileDir, "heap.pprof")
+		if stopProfile, err = startProfiles(profileDir); err != nil {
 			return Row{}, err
 		}
 	}
@@ -343,6 +370,28 @@ func burstRow(ctx context.Context, o options, name string, rate float64, d, step
 		return row, err
 	}
 	return row, nil
+}
+
+// costRow is llmprobe's burst at the cost rate beside the bare reader's
+// floor, each on a fresh engine; with -profile, the burst's profiles go to
+// DIR/cost.
+func costRow(ctx context.Context, o options) (Row, error) {
+	url, stop, err := emitter(o.decodeStep)
+	if err != nil {
+		return Row{}, err
+	}
+	floor, complete, requests, err := floorBurst(ctx, url, o.costRate, o.costFor, o.tokens)
+	stop()
+	if err != nil {
+		return Row{}, err
+	}
+	profile := ""
+	if o.profileDir != "" {
+		profile = filepath.Join(o.profileDir, "cost")
+	}
+	row, err := burstRow(ctx, o, fmt.Sprintf("cost %g/s", o.costRate), o.costRate, o.costFor, o.decodeStep, 0, profile)
+	row.FloorCPUPerRequestMs, row.FloorRequests, row.FloorComplete = &floor, requests, complete
+	return row, err
 }
 
 // warm opens a connection before the clock starts, as a long-running daemon has.
