@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"iter"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -48,15 +47,19 @@ type dispatcher struct {
 	// free is idle workers minus released jobs none has taken yet.
 	free       atomic.Int64
 	maxWorkers int
-	// Only the dispatching goroutine touches these.
-	workers  int
-	arrivals int // drawn from the plan: this shard's share
-	requests int // planned so far, every turn and warmup included
+	// Only the dispatching goroutine touches these, so releasing takes no
+	// lock a worker holds.
+	workers         int
+	arrivals        int // drawn from the plan: this shard's share
+	requests        int // planned so far, every turn and warmup included
+	planned, warmup int // of requests: measured and warmup
+	// total is what progress counts to: the expected size until the plan
+	// turns out larger.
+	total atomic.Int64
 
 	mu        sync.Mutex
-	out       report.Run // Planned, Warmup, NotSent and the measured results so far
+	out       report.Run // NotSent and the measured results so far
 	done      int        // requests sent and answered, for progress
-	total     int        // what progress counts to: the expected size until the plan turns out larger
 	allTokens int
 }
 
@@ -78,7 +81,7 @@ func newDispatcher(ctx context.Context, r Runner, b *plan.Burst, rate float64) *
 	maxWarmup, maxMeasured := b.Requests(rate)
 	d.queue = make(chan job, maxWarmup+maxMeasured)
 	d.maxWorkers = min(b.MaxConcurrency, cap(d.queue))
-	d.total = b.Planned(rate, r.Shard)
+	d.total.Store(int64(b.Planned(rate, r.Shard)))
 	d.start = r.Start
 	if d.start.IsZero() {
 		d.start = time.Now().Add(20 * time.Millisecond)
@@ -121,17 +124,13 @@ func (d *dispatcher) tickBrake() (stop func()) {
 }
 
 // dispatch draws the plan one arrival at a time and releases each at its
-// time. It keeps its thread, whose timer slack PreciseThread cuts to a
-// nanosecond while it runs.
+// time.
 func (d *dispatcher) dispatch(arrivals iter.Seq[plan.Arrival]) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	defer clock.PreciseThread()()
-	timer := clock.NewTimer()
-	defer timer.Stop()
+	pacer := clock.NewPacer()
+	defer pacer.Close()
 	for a := range arrivals {
 		d.count(a)
-		d.releaseAt(a, timer)
+		d.releaseAt(a, pacer)
 	}
 }
 
@@ -141,20 +140,20 @@ func (d *dispatcher) count(a plan.Arrival) {
 	turns := d.burst.Mix[a.Scenario].TurnsOf()
 	d.arrivals++
 	d.requests += turns
-	d.mu.Lock()
 	if a.Warmup {
-		d.out.Warmup += turns
+		d.warmup += turns
 	} else {
-		d.out.Planned += turns
+		d.planned += turns
 	}
-	d.total = max(d.total, d.requests)
-	d.mu.Unlock()
+	if int64(d.requests) > d.total.Load() {
+		d.total.Store(int64(d.requests))
+	}
 }
 
-// releaseAt waits on timer until a is due and releases it; when sending
-// stops first, a is never sent.
-func (d *dispatcher) releaseAt(a plan.Arrival, timer *time.Timer) {
-	if !clock.Until(d.sending, d.start.Add(a.At), timer) {
+// releaseAt waits until a is due and releases it; when sending stops
+// first, a is never sent.
+func (d *dispatcher) releaseAt(a plan.Arrival, pacer *clock.Pacer) {
+	if !pacer.Until(d.sending, d.start.Add(a.At)) {
 		d.notSent(a, d.burst.Mix[a.Scenario].TurnsOf(), stopReason(d.sending))
 		return
 	}
@@ -266,7 +265,7 @@ func (d *dispatcher) record(a plan.Arrival, res *prober.Result) {
 	}
 	d.done++
 	if d.r.Progress != nil {
-		d.r.Progress(d.done, d.total)
+		d.r.Progress(d.done, int(d.total.Load()))
 	}
 	d.mu.Unlock()
 	if !a.Warmup && d.r.Observer != nil {
@@ -300,6 +299,7 @@ func (d *dispatcher) drain(stopTicks func()) {
 // measured results in plan order, a session's turns in turn order.
 func (d *dispatcher) result() report.Run {
 	out := d.out
+	out.Planned, out.Warmup = d.planned, d.warmup
 	if context.Cause(d.sending) != nil {
 		out.Aborted, out.AbortReason = true, stopReason(d.sending)
 	}

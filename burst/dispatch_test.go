@@ -90,15 +90,15 @@ func TestDispatcherCount(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c, _ := fastSim(t, 0)
 			d := newTestDispatcher(t, context.Background(), Runner{Client: c}, mixBurst())
-			if d.total != 3 {
-				t.Fatalf("progress counts to %d before the plan is drawn, want the plan's 3", d.total)
+			if d.total.Load() != 3 {
+				t.Fatalf("progress counts to %d before the plan is drawn, want the plan's 3", d.total.Load())
 			}
 			for _, a := range tc.arrivals {
 				d.count(a)
 			}
-			if d.out.Planned != tc.planned || d.out.Warmup != tc.warmup || d.total != tc.total || d.arrivals != len(tc.arrivals) {
+			if d.planned != tc.planned || d.warmup != tc.warmup || int(d.total.Load()) != tc.total || d.arrivals != len(tc.arrivals) {
 				t.Errorf("planned %d, warmup %d, total %d, arrivals %d; want %d, %d, %d, %d",
-					d.out.Planned, d.out.Warmup, d.total, d.arrivals, tc.planned, tc.warmup, tc.total, len(tc.arrivals))
+					d.planned, d.warmup, d.total.Load(), d.arrivals, tc.planned, tc.warmup, tc.total, len(tc.arrivals))
 			}
 		})
 	}
@@ -158,9 +158,9 @@ func TestDispatcherReleaseAt(t *testing.T) {
 			if tc.stop != nil {
 				tc.stop(cancel, d)
 			}
-			timer := clock.NewTimer()
-			defer timer.Stop()
-			d.releaseAt(tc.a, timer)
+			pacer := clock.NewPacer()
+			defer pacer.Close()
+			d.releaseAt(tc.a, pacer)
 			if !maps.Equal(d.out.NotSent, tc.want) {
 				t.Errorf("not sent %v, want %v", d.out.NotSent, tc.want)
 			}

@@ -114,15 +114,15 @@ func (c *Scheduler) run(ctx context.Context, s *schedule) {
 	if tick.Before(now) {
 		tick = tick.Add(s.interval)
 	}
-	timer := clock.NewTimer()
-	defer timer.Stop()
+	pacer := clock.NewPacer()
+	defer pacer.Close()
 	for {
 		var jitter time.Duration
 		if s.jitter > 0 {
 			jitter = time.Duration(rng.Int64N(int64(s.jitter)))
 		}
 		sched := tick.Add(jitter)
-		if !clock.Until(ctx, sched, timer) {
+		if !pacer.Until(ctx, sched) {
 			return
 		}
 		req := prober.Request{Scenario: s.scenario.Scenario, Traffic: prober.TrafficCanary, Sched: sched}

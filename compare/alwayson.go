@@ -119,14 +119,14 @@ func (r *AlwaysOn) loop(ctx context.Context, s *alwaysOnRun) {
 	var reqs sync.WaitGroup
 	defer reqs.Wait()
 	tick := time.Now()
-	timer := clock.NewTimer()
-	defer timer.Stop()
+	pacer := clock.NewPacer()
+	defer pacer.Close()
 	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 	for {
 		// Each pair at a random moment of its interval: the canaries' fixed
 		// rhythm on either target then overlaps both sides alike.
 		sched := tick.Add(time.Duration(rng.Int64N(int64(s.interval))))
-		if !clock.Until(ctx, sched, timer) {
+		if !pacer.Until(ctx, sched) {
 			return
 		}
 		req := prober.Request{Scenario: s.scenario.Scenario, Traffic: Traffic, Sched: sched}

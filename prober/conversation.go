@@ -24,15 +24,15 @@ func Converse(wait context.Context, first Request, session *prompt.Session, do f
 	if c := first.Scenario.Conversation; c != nil {
 		think = c.ThinkTime.Std()
 	}
-	timer := clock.NewTimer()
-	defer timer.Stop()
+	pacer := clock.NewPacer()
+	defer pacer.Close()
 	req := first
 	for turn := 1; turn <= turns; turn++ {
 		if turn > 1 {
 			// A later turn never waits for a burst's concurrency cap: the
 			// session holds its slot through the think time.
 			req.Sched, req.Released = time.Now().Add(think), time.Time{}
-			if !clock.Until(wait, req.Sched, timer) {
+			if !pacer.Until(wait, req.Sched) {
 				return turns - turn + 1, ""
 			}
 		}

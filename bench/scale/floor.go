@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"strings"
 	"sync"
@@ -60,9 +59,7 @@ func floorBurst(ctx context.Context, url string, rate float64, d time.Duration, 
 		errs []error
 	)
 	m := startMeter()
-	rng := rand.New(rand.NewPCG(1, 2))
-	start := time.Now()
-	for at := start; at.Sub(start) < d; at = at.Add(time.Duration(rng.ExpFloat64() / rate * float64(time.Second))) {
+	poisson(rate, d, func(at time.Time) {
 		time.Sleep(time.Until(at))
 		requests++
 		wg.Add(1)
@@ -78,7 +75,7 @@ func floorBurst(ctx context.Context, url string, rate float64, d time.Duration, 
 				errs = append(errs, err)
 			}
 		}()
-	}
+	})
 	wg.Wait()
 	row := m.stop("floor", rate, requests)
 	if len(errs) > 0 {

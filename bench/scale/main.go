@@ -59,6 +59,7 @@ func main() {
 	flag.StringVar(&o.profileDir, "profile", "", "write pprof CPU, alloc, block and mutex profiles of the largest streams row here")
 	flag.Float64Var(&o.costRate, "cost.rate", o.costRate, "the rate of the row whose CPU per request is set beside a bare net/http reader's (0 leaves it out)")
 	flag.DurationVar(&o.costFor, "cost.duration", o.costFor, "measured time of the cost row")
+	flag.Float64Var(&o.pacerRate, "pacer.rate", o.pacerRate, "the rate of the row of the pacer alone, with a sender that does nothing (0 leaves it out)")
 	flag.IntVar(&o.runs, "runs", o.runs, "run the ladder this many times and count in how many runs each row's bound held")
 	traced := flag.Bool("tracing", false, "export every request's span (sampling 1) to an OTLP sink in this process")
 	flag.Parse()
@@ -118,6 +119,9 @@ type options struct {
 	// the bare net/http reader's, measured on the same engine just before.
 	costRate float64
 	costFor  time.Duration
+	// pacerRate and pacerFor: the row of the dispatcher's pacer alone.
+	pacerRate float64
+	pacerFor  time.Duration
 }
 
 func defaults() options {
@@ -127,6 +131,7 @@ func defaults() options {
 		duration: 10 * time.Second, tokens: 64, decodeStep: 20 * time.Millisecond,
 		canaryTargets: 100, canaryScenarios: 2, canaryFor: 10 * time.Second, runs: 1,
 		costRate: 300, costFor: 8 * time.Second,
+		pacerRate: 2000, pacerFor: 5 * time.Second,
 	}
 }
 
@@ -136,6 +141,7 @@ func smokeOptions(jsonPath, profileDir string) options {
 		canaryTargets: 3, canaryScenarios: 1, canaryFor: 1500 * time.Millisecond,
 		jsonPath: jsonPath, profileDir: profileDir, runs: 1,
 		costRate: 20, costFor: time.Second,
+		pacerRate: 200, pacerFor: 500 * time.Millisecond,
 	}
 }
 
@@ -234,6 +240,10 @@ func ladder(ctx context.Context, o options, progress io.Writer) ([]Row, error) {
 		row.Loopback = &loop
 		judgeBound(&row, loop)
 		rows = append(rows, row)
+	}
+	if o.pacerRate > 0 {
+		fmt.Fprintf(progress, "the pacer alone at %g/s for %s ...\n", o.pacerRate, o.pacerFor)
+		rows = append(rows, pacerRow(o.pacerRate, o.pacerFor))
 	}
 	for _, rate := range o.rates {
 		fmt.Fprintf(progress, "rate %g/s for %s ...\n", rate, o.duration)

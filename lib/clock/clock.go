@@ -1,59 +1,101 @@
-// Package clock waits until scheduled instants to within microseconds,
-// where the runtime's timers can be a millisecond late.
+// Package clock waits until scheduled instants to within the kernel's
+// wake-up time, where the runtime's timers can be a millisecond late.
 package clock
 
 import (
 	"context"
+	"errors"
+	"os"
 	"time"
 )
 
-// The runtime's timers wake up to a millisecond late when the process is
-// idle (its poller sleeps in whole milliseconds), and yielding through that
-// last millisecond costs a core at high rates. So Until sleeps on a timer
-// until coarseWindow before t, then in the kernel until spinWindow before
-// t (it wakes within the thread's timer slack: 50 µs, or 1 ns after
-// PreciseThread; the sleep holds its thread, not a P), then runs out the
-// rest. Measured on 2 cores (docs/scale.md): dispatch delay p50 from 0.05
-// ms (kernel sleep to the end) to under 1 µs, at up to spinWindow of CPU
-// per wait.
-const (
-	coarseWindow = 2 * time.Millisecond
-	spinWindow   = 200 * time.Microsecond
-)
+// Pacer waits until one instant at a time, for one goroutine, at no CPU
+// cost between instants.
+//
+// The runtime checks its timers whenever a goroutine is scheduled, so on a
+// busy process they fire promptly; on an idle one its network poller
+// sleeps in whole milliseconds, and a timer can be up to one late. So a
+// Pacer waits on both at once: a read of a timerfd, whose expiry ends the
+// poller's sleep at once, under a read deadline at the same instant, a
+// runtime timer that readies the reader directly. No thread sleeps and
+// nothing spins (an earlier clock spun through the last 200 µs: at 2,000
+// arrivals a second, a fifth of a core).
+type Pacer struct {
+	f     *os.File    // the timerfd; nil where the kernel offers none
+	fd    int         // f's descriptor, which f keeps open
+	timer *time.Timer // the fallback without one
+}
 
-// Until waits until t, or until ctx ends: then it reports false. timer is
-// the caller's, reused across calls; it is left stopped.
-func Until(ctx context.Context, t time.Time, timer *time.Timer) bool {
-	for {
-		if ctx.Err() != nil {
-			return false
-		}
-		d := time.Until(t)
-		switch {
-		case d <= 0:
-			return true
-		case d > coarseWindow:
-			timer.Reset(d - coarseWindow)
-			select {
-			case <-ctx.Done():
-				timer.Stop()
-				return false
-			case <-timer.C:
-			}
-		case d > spinWindow:
-			fineSleep(d - spinWindow)
-		default:
-			// Back from the kernel, the goroutine may have waited for a P;
-			// the last stretch is spent running, so it is not late again.
-			for time.Now().Before(t) {
-			}
-		}
+// past is a deadline that has passed: it ends a read at once.
+var past = time.Unix(1, 0)
+
+// NewPacer makes a pacer; Close releases it. Without a timerfd it waits on
+// the runtime's timers alone.
+func NewPacer() *Pacer {
+	f, fd, err := newTimerFD()
+	if err != nil {
+		return &Pacer{}
+	}
+	return &Pacer{f: f, fd: fd}
+}
+
+// Close releases the pacer's timerfd.
+func (p *Pacer) Close() {
+	if p.f != nil {
+		_ = p.f.Close()
+	}
+	if p.timer != nil {
+		p.timer.Stop()
 	}
 }
 
-// NewTimer is a stopped timer for Until.
-func NewTimer() *time.Timer {
-	t := time.NewTimer(time.Hour)
-	t.Stop()
-	return t
+// Until waits until t, or until ctx ends: then it reports false.
+func (p *Pacer) Until(ctx context.Context, t time.Time) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	d := time.Until(t)
+	if d <= 0 {
+		return true
+	}
+	if p.f == nil || arm(p.fd, d) != nil {
+		return p.timerUntil(ctx, t)
+	}
+	_ = p.f.SetReadDeadline(t)
+	stop := context.AfterFunc(ctx, func() { _ = p.f.SetReadDeadline(past) })
+	defer stop()
+	var expirations [8]byte
+	for {
+		_, err := p.f.Read(expirations[:])
+		switch {
+		case ctx.Err() != nil:
+			return false
+		case !time.Now().Before(t):
+			return true
+		case err != nil && !errors.Is(err, os.ErrDeadlineExceeded):
+			return p.timerUntil(ctx, t)
+		}
+		// Early: a cancel of an earlier wait that moved the deadline.
+		_ = p.f.SetReadDeadline(t)
+	}
+}
+
+// timerUntil waits on a runtime timer alone.
+func (p *Pacer) timerUntil(ctx context.Context, t time.Time) bool {
+	if p.timer == nil {
+		p.timer = time.NewTimer(time.Hour)
+	}
+	for {
+		d := time.Until(t)
+		if d <= 0 {
+			return true
+		}
+		p.timer.Reset(d)
+		select {
+		case <-ctx.Done():
+			p.timer.Stop()
+			return false
+		case <-p.timer.C:
+		}
+	}
 }
