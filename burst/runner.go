@@ -4,6 +4,7 @@
 package burst
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"os"
@@ -60,6 +61,9 @@ type Runner struct {
 	// releaseLate, a test's hook, releases every request this much past
 	// its time: the prober's own delay, as a starved host would add it.
 	releaseLate time.Duration
+	// cgroupRoot, a test's hook, is where the run's cgroup is looked for
+	// ("" the system's own).
+	cgroupRoot string
 }
 
 // GPU reads the node's GPUs around a burst.
@@ -179,7 +183,7 @@ func (e *engineReads) around(ctx context.Context, run func() report.Run) report.
 // runMeasured runs one rate with the client's own delays sampled around
 // it, for the report's error bound.
 func (r Runner) runMeasured(ctx context.Context, b *plan.Burst, rate float64) report.Run {
-	self := StartSelfMeasure()
+	self := startSelfMeasure(cmp.Or(r.cgroupRoot, "/"))
 	run := r.runRate(ctx, b, rate)
 	run.Runtime = self.Done(run.Results)
 	if r.Measured != nil {

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/prober"
-
 	"github.com/llmprobe/llmprobe/stats"
 )
 
@@ -46,26 +45,37 @@ func readRuntime() []metrics.Sample {
 }
 
 // StartSelfMeasure begins sampling; call Done once, at the run's end.
-func StartSelfMeasure() SelfMeasure {
+func StartSelfMeasure() SelfMeasure { return startSelfMeasure("/") }
+
+// startSelfMeasure samples the cgroup found under cgroupRoot (a fixture's
+// directory in tests).
+func startSelfMeasure(cgroupRoot string) SelfMeasure {
 	var gc debug.GCStats
 	debug.ReadGCStats(&gc)
-	return SelfMeasure{start: readRuntime(), gcs: gc.NumGC, probe: startSelfProbe()}
+	return SelfMeasure{start: readRuntime(), gcs: gc.NumGC, probe: startSelfProbe(newThrottleSampler(cgroupRoot))}
 }
 
-// Done gives the run's scheduling latencies and GC pauses, or nil where
-// this runtime lacks either histogram, and sets each result's ReadDelay
-// (the largest delay of the read side seen while it was in flight) and
-// marks the misses it may explain.
+// Done gives the run's scheduling latencies, GC pauses and CPU
+// throttling, or nil where this runtime lacks either histogram, and sets
+// each result's ReadDelay (the largest delay of the read side seen while
+// it was in flight, plus the throttling over its flight) and marks the
+// misses it may explain.
 func (s SelfMeasure) Done(results []*prober.Result) *stats.RuntimeDelays {
 	end := readRuntime()
 	read := s.probe.stop()
-	s.probe.line.addPauses(s.gcs)
+	line := s.probe.line
+	line.addPauses(s.gcs)
 	for _, res := range results {
-		res.ReadDelay = s.probe.line.max(res.Sched.Add(res.DispatchDelay), res.Sched.Add(res.E2E))
+		send, last := res.Sched.Add(res.DispatchDelay), res.Sched.Add(res.E2E)
+		// A quota's pause stops the reader and the probe alike, so the
+		// probe's lateness may hold part of it too: the sum over-bounds.
+		res.Throttled = line.throttledIn(send, last)
+		res.ReadDelay = line.max(send, last) + res.Throttled
 		if res.FirstTokenSeen() {
-			res.ReadDelayFirst = s.probe.line.around(res.Sched.Add(res.TTFT))
+			first := res.Sched.Add(res.TTFT)
+			res.ReadDelayFirst = line.around(first) + line.throttledIn(send, first)
 		}
-		res.ReadDelayLast = s.probe.line.around(res.Sched.Add(res.E2E))
+		res.ReadDelayLast = line.around(last) + res.Throttled
 		res.MarkOwnDelayMisses()
 	}
 	var tails [2]stats.Tail
@@ -75,7 +85,7 @@ func (s SelfMeasure) Done(results []*prober.Result) *stats.RuntimeDelays {
 		}
 		tails[i] = SelfMeasureTail(s.start[i].Value.Float64Histogram(), end[i].Value.Float64Histogram())
 	}
-	return &stats.RuntimeDelays{SchedLatency: tails[0], GCPause: tails[1], ReadDelay: read}
+	return &stats.RuntimeDelays{SchedLatency: tails[0], GCPause: tails[1], ReadDelay: read, Throttled: s.probe.throttle.total()}
 }
 
 // SelfMeasureTail is the p99 (nearest rank) and max of the samples a cumulative
@@ -135,9 +145,10 @@ const selfProbePeriod = 2 * time.Millisecond
 // it took. A host busy with other processes, goroutines queued behind a
 // burst of chunks, GC: whatever delays a token's read delays this one.
 type selfProbe struct {
-	cancel context.CancelFunc
-	done   chan stats.Tail
-	line   *timeline
+	cancel   context.CancelFunc
+	done     chan stats.Tail
+	line     *timeline
+	throttle *throttleSampler
 }
 
 // selfProbeBuckets are the probe's histogram bounds: 1 µs to about 17 s,
@@ -152,9 +163,9 @@ var selfProbeBuckets = func() []float64 {
 
 // startSelfProbe starts the probe; without a loopback connection it
 // records nothing, and its part of the bound is n/a.
-func startSelfProbe() *selfProbe {
+func startSelfProbe(throttle *throttleSampler) *selfProbe {
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &selfProbe{cancel: cancel, done: make(chan stats.Tail, 1), line: newTimeline(time.Now())}
+	p := &selfProbe{cancel: cancel, done: make(chan stats.Tail, 1), line: newTimeline(time.Now()), throttle: throttle}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		p.done <- stats.Tail{}
@@ -196,13 +207,16 @@ func startSelfProbe() *selfProbe {
 		var buf [8]byte
 		last := time.Now()
 	send:
-		for {
+		for n := 1; ; n++ {
 			select {
 			case <-ctx.Done():
 				break send
 			case <-tick.C:
 			}
 			now := time.Now()
+			if n%throttleSampleTicks == 0 {
+				p.throttle.sample(now, p.line)
+			}
 			// A whole process held off its CPUs writes late and reads
 			// promptly: the lateness of its write is the delay it saw.
 			if late := now.Sub(last) - selfProbePeriod; late > 0 {
@@ -225,7 +239,9 @@ func startSelfProbe() *selfProbe {
 // stop ends the probe and gives what it saw.
 func (p *selfProbe) stop() stats.Tail {
 	p.cancel()
-	return <-p.done
+	read := <-p.done
+	p.throttle.sample(time.Now(), p.line) // the writer has ended: no other sampler
+	return read
 }
 
 // timelineSlot is the timeline's resolution: a request's bound takes every
@@ -244,6 +260,10 @@ type timeline struct {
 	mu    sync.Mutex // the probe's reader and writer note at once
 	start time.Time
 	slots []float32 // seconds
+	// throttled is the CPU throttling noted in each slot, apart from the
+	// largest delays: it adds up over a request's flight. It grows only
+	// to the last throttled slot.
+	throttled []time.Duration
 	// unknownGC is the longest GC pause of the run whose end was not
 	// recorded (the runtime keeps the last 256): every request may have met it.
 	unknownGC float64

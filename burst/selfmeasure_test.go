@@ -54,7 +54,7 @@ func show(v *float64) any {
 
 // The self-probe records its reads while it runs.
 func TestSelfProbeRecords(t *testing.T) {
-	w := startSelfProbe()
+	w := startSelfProbe(&throttleSampler{})
 	deadline := time.Now().Add(100 * time.Millisecond)
 	for time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond) // let it send a number of times

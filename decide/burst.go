@@ -81,6 +81,9 @@ type BurstFacts struct {
 	// Held says which gates a passing run held; Failing what failed it.
 	Held    string
 	Failing []string
+	// Throttled is the caveat of llmprobe's own CPU throttling during the
+	// run, said after any verdict's reason; "" where it was not throttled.
+	Throttled string
 }
 
 // BurstVerdict is a burst's verdict in one word and why. llmprobe's own
@@ -89,8 +92,17 @@ type BurstFacts struct {
 // by request, could explain every failed check, and failed when a miss is
 // certainly the target's or a check no delay touches failed. Without a
 // certain failure, a gate with not enough evidence makes the verdict not
-// enough evidence; a run with no gate judged says so.
+// enough evidence; a run with no gate judged says so. A throttled
+// llmprobe says so after the reason.
 func BurstVerdict(f BurstFacts) (Verdict, string) {
+	word, why := burstVerdict(f)
+	if f.Throttled != "" && word != NotMeasured {
+		why += "; " + f.Throttled
+	}
+	return word, why
+}
+
+func burstVerdict(f BurstFacts) (Verdict, string) {
 	switch {
 	case f.Verdict == NotMeasured: // the gate's own finding, kept
 		return NotMeasured, f.VerdictReason

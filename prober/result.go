@@ -96,7 +96,12 @@ type Result struct {
 	// output stamps, which TTFT and e2e are (set at a burst's end; 0 where
 	// nothing was sampled, as for canaries).
 	ReadDelay, ReadDelayFirst, ReadDelayLast time.Duration
-	QueueWait                                time.Duration // burst requests: waiting for the concurrency cap (counted in every latency)
+	// Throttled is the CPU throttling of llmprobe's cgroup over the
+	// request's flight (its CFS quota stopped the whole process), counted
+	// in ReadDelay and ReadDelayLast; ReadDelayFirst counts the part
+	// before the first output.
+	Throttled time.Duration
+	QueueWait time.Duration // burst requests: waiting for the concurrency cap (counted in every latency)
 
 	Outcome    Outcome
 	HTTPStatus int

@@ -7,6 +7,7 @@ import (
 	"github.com/llmprobe/llmprobe/config"
 	"github.com/llmprobe/llmprobe/decide"
 	"github.com/llmprobe/llmprobe/lib/figure"
+	"github.com/llmprobe/llmprobe/stats"
 )
 
 // Verdict is a report's verdict in one word and why: a failure's failing
@@ -22,7 +23,7 @@ func VerdictOf(r *Report) Verdict {
 	word, why := decide.BurstVerdict(decide.BurstFacts{
 		Verdict: r.Verdict, VerdictReason: r.VerdictReason, Requests: r.Requests, Passed: r.Passed, Aborted: r.Aborted,
 		ClientSaturated: r.ClientSaturated, AddedUpTo: addedUpTo(r), OwnDelayOnly: ownDelayOnly(r), Undecided: undecided(r), Judged: judged(r), BaselineRefused: Refused(r) != "", AnswersFailed: answersFailed(r),
-		Held: held(r), Failing: failingChecks(r),
+		Held: held(r), Failing: failingChecks(r), Throttled: throttledCaveat(r),
 	})
 	return Verdict{word, why}
 }
@@ -190,6 +191,24 @@ func addedUpTo(r *Report) string {
 		return ms(e.P99)
 	}
 	return ms(e.DispatchDelay.Max)
+}
+
+// throttledCaveat says how long llmprobe's CPU quota held it off its CPUs
+// during the run, "" where it did not or no cgroup said.
+func throttledCaveat(r *Report) string {
+	t := Throttled(r)
+	if t == nil || t.Seconds <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("llmprobe was throttled for %s during the run (its CPU quota, in %d periods)", figure.Ms(t.Seconds), t.Periods)
+}
+
+// Throttled is r's CPU throttling, nil (n/a) where no cgroup was read.
+func Throttled(r *Report) *stats.Throttling {
+	if e := r.ErrorBound; e != nil && e.Runtime != nil {
+		return e.Runtime.Throttled
+	}
+	return nil
 }
 
 func ms(seconds *float64) string {

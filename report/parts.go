@@ -163,6 +163,6 @@ func resultOf(q ShardRequest, start time.Time) *prober.Result {
 	for _, o := range q.Missed {
 		res.Checks = append(res.Checks, prober.Check{Objective: o, WithinOwnDelay: slices.Contains(q.OwnDelay, o)})
 	}
-	res.ReadDelay, res.ReadDelayFirst, res.ReadDelayLast = time.Duration(q.Read), time.Duration(q.ReadFirst), time.Duration(q.ReadLast)
+	res.ReadDelay, res.ReadDelayFirst, res.ReadDelayLast, res.Throttled = time.Duration(q.Read), time.Duration(q.ReadFirst), time.Duration(q.ReadLast), time.Duration(q.Throttled)
 	return res
 }

@@ -70,11 +70,14 @@ type ShardRequest struct {
 	Missed   []string `json:"missed,omitempty"`
 	// OwnDelay lists the missed objectives the prober's own delay may
 	// explain (prober.Check.WithinOwnDelay); Read, ReadFirst and ReadLast
-	// its read side in flight and at its first and last stamps (ns).
+	// its read side in flight and at its first and last stamps (ns);
+	// Throttled the CPU throttling counted in them (absent in shards
+	// written before it).
 	OwnDelay  []string `json:"own,omitempty"`
 	Read      int64    `json:"rd,omitempty"`
 	ReadFirst int64    `json:"rd1,omitempty"`
 	ReadLast  int64    `json:"rdn,omitempty"`
+	Throttled int64    `json:"thr,omitempty"`
 	// Quality is whether the answer passed its checks; nil when none.
 	Quality *bool `json:"q,omitempty"`
 	// Why a failed request failed; Error only on the shard's first request
@@ -137,7 +140,7 @@ func newShardPart(o Run) *ShardPart {
 				row.OwnDelay = append(row.OwnDelay, c.Objective)
 			}
 		}
-		row.Read, row.ReadFirst, row.ReadLast = int64(res.ReadDelay), int64(res.ReadDelayFirst), int64(res.ReadDelayLast)
+		row.Read, row.ReadFirst, row.ReadLast, row.Throttled = int64(res.ReadDelay), int64(res.ReadDelayFirst), int64(res.ReadDelayLast), int64(res.Throttled)
 		if q := res.Quality; q != nil {
 			row.Quality = &q.Passed
 		}

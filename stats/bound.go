@@ -19,10 +19,33 @@ type Tail struct {
 // goroutine reading it, as a token's read goes. It sees what the runtime's
 // histograms cannot: a host whose CPUs are busy with other processes, and
 // goroutines queued behind a burst of chunks.
+//
+// Throttled is how long the CFS quota of llmprobe's cgroup held it off its
+// CPUs during the run; null where no cgroup's cpu.stat could be read.
 type RuntimeDelays struct {
-	SchedLatency Tail `json:"sched_latency"`
-	GCPause      Tail `json:"gc_pause"`
-	ReadDelay    Tail `json:"read_delay"`
+	SchedLatency Tail        `json:"sched_latency"`
+	GCPause      Tail        `json:"gc_pause"`
+	ReadDelay    Tail        `json:"read_delay"`
+	Throttled    *Throttling `json:"throttled,omitempty"`
+}
+
+// Throttling is a run's CPU throttling: the time its process was held off
+// its CPUs by its cgroup's quota, and the quota periods in which it was.
+type Throttling struct {
+	Seconds float64 `json:"seconds"`
+	Periods uint64  `json:"periods"`
+}
+
+// moreThrottled is the more throttled of two runs, nil where either is
+// unknown.
+func moreThrottled(a, b *Throttling) *Throttling {
+	switch {
+	case a == nil || b == nil:
+		return nil
+	case a.Seconds >= b.Seconds:
+		return a
+	}
+	return b
 }
 
 // ErrorBound is how much of each latency the client itself may have added.
@@ -95,7 +118,7 @@ func WorseBound(a, b *ErrorBound) *ErrorBound {
 	w.DispatchDelay = worseTail(a.DispatchDelay, b.DispatchDelay)
 	if a.Runtime != nil && b.Runtime != nil {
 		w.Runtime = &RuntimeDelays{SchedLatency: worseTail(a.Runtime.SchedLatency, b.Runtime.SchedLatency), GCPause: worseTail(a.Runtime.GCPause, b.Runtime.GCPause),
-			ReadDelay: worseTail(a.Runtime.ReadDelay, b.Runtime.ReadDelay)}
+			ReadDelay: worseTail(a.Runtime.ReadDelay, b.Runtime.ReadDelay), Throttled: moreThrottled(a.Runtime.Throttled, b.Runtime.Throttled)}
 	} else {
 		w.Runtime, w.P99, w.Max = nil, nil, nil // a step without its read side leaves the whole unknown
 	}

@@ -188,6 +188,7 @@ func New(opts Options) *Daemon {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collector.NewTargets(d.targets), collector.NewEngine(d.targets), d.bursts, d.probe, d.compare, d.tracer,
+		collector.NewCgroup("/"),
 	)
 	// promhttp negotiates the format (text, OpenMetrics with exemplars,
 	// protobuf with native histograms) and gzip.

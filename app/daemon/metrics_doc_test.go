@@ -154,7 +154,9 @@ comparisons:
 		"llmprobe_comparison_ratio", "llmprobe_comparison_pairs", "llmprobe_target_embedding_dimension", "llmprobe_token_mismatches_total",
 		"llmprobe_target_max_rate_under_slo", "llmprobe_engine_request_rate",
 		"llmprobe_audio_seconds_total", "llmprobe_transcript_word_errors_total", "llmprobe_transcript_reference_words_total",
-		"llmprobe_replica_requests_total", "llmprobe_replica_time_to_first_token_seconds"}
+		"llmprobe_replica_requests_total", "llmprobe_replica_time_to_first_token_seconds",
+		// Absent without a cgroup: the test machines have one.
+		"llmprobe_cgroup_cpu_throttled_seconds_total", "llmprobe_cgroup_cpu_throttled_periods_total"}
 	var got map[string]registered
 	var missing []string
 	defer func() {

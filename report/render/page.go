@@ -128,7 +128,17 @@ func boundText(r *report.Report) string {
 	} else {
 		s += " + read side n/a (not sampled)"
 	}
-	return s
+	return s + "; " + throttledText(r)
+}
+
+// throttledText says how long llmprobe's cgroup's CPU quota held it off
+// its CPUs, counted in each request's read delay over its flight.
+func throttledText(r *report.Report) string {
+	t := report.Throttled(r)
+	if t == nil {
+		return "CPU throttling n/a (no cgroup's cpu.stat read)"
+	}
+	return fmt.Sprintf("CPU throttled %s in %d periods of its quota (in each request's read delay over its flight)", delay(&t.Seconds), t.Periods)
 }
 
 // delay formats a client delay (figure.Delay), "n/a" without samples.
