@@ -21,6 +21,8 @@ import (
 
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
+	"github.com/klauspost/compress/gzhttp"
+	"github.com/klauspost/compress/gzip"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
@@ -190,11 +192,17 @@ func New(opts Options) *Daemon {
 		collector.NewTargets(d.targets), collector.NewEngine(d.targets), d.bursts, d.probe, d.compare, d.tracer,
 	)
 	// promhttp negotiates the format (text, OpenMetrics with exemplars,
-	// protobuf with native histograms) and gzip.
-	d.metrics = promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{
-		EnableOpenMetrics: true, ErrorHandling: promhttp.ContinueOnError,
+	// protobuf with native histograms); gzhttp compresses, at its fastest
+	// level: promhttp's compress/gzip at the default level took longer
+	// than gathering and encoding the page together.
+	gz, err := gzhttp.NewWrapper(gzhttp.CompressionLevel(gzip.BestSpeed), gzhttp.EnableZstd(false))
+	if err != nil {
+		panic(err) // constant options
+	}
+	d.metrics = gz(promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{
+		EnableOpenMetrics: true, ErrorHandling: promhttp.ContinueOnError, DisableCompression: true,
 		ErrorLog: stdlog.New(log.NewStdlibAdapter(level.Error(opts.Logger)), "", 0),
-	})
+	}))
 	return d
 }
 
