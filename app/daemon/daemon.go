@@ -191,19 +191,23 @@ func New(opts Options) *Daemon {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collector.NewTargets(d.targets), collector.NewEngine(d.targets), d.bursts, d.probe, d.compare, d.tracer,
 	)
-	// promhttp negotiates the format (text, OpenMetrics with exemplars,
-	// protobuf with native histograms); gzhttp compresses, at its fastest
-	// level: promhttp's compress/gzip at the default level took longer
-	// than gathering and encoding the page together.
+	d.metrics = metricsHandler(d.reg, opts.Logger)
+	return d
+}
+
+// metricsHandler serves reg: promhttp negotiates the format (text,
+// OpenMetrics with exemplars, protobuf with native histograms); gzhttp
+// compresses, at its fastest level: promhttp's compress/gzip at the
+// default level took longer than gathering and encoding the page together.
+func metricsHandler(reg prometheus.Gatherer, logger log.Logger) http.Handler {
 	gz, err := gzhttp.NewWrapper(gzhttp.CompressionLevel(gzip.BestSpeed), gzhttp.EnableZstd(false))
 	if err != nil {
 		panic(err) // constant options
 	}
-	d.metrics = gz(promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{
+	return gz(promhttp.HandlerFor(reg, promhttp.HandlerOpts{
 		EnableOpenMetrics: true, ErrorHandling: promhttp.ContinueOnError, DisableCompression: true,
-		ErrorLog: stdlog.New(log.NewStdlibAdapter(level.Error(opts.Logger)), "", 0),
+		ErrorLog: stdlog.New(log.NewStdlibAdapter(level.Error(logger)), "", 0),
 	}))
-	return d
 }
 
 // ErrConfig wraps Run's error when the configuration could not be loaded at
