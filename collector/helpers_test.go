@@ -35,3 +35,11 @@ func findMetric(t testing.TB, g prometheus.Gatherer, name string, labels map[str
 	}
 	return nil
 }
+
+// registeredProbe is a probe with classic buckets in a pedantic registry.
+func registeredProbe() (*Probe, *prometheus.Registry) {
+	p := NewProbe(true)
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(p)
+	return p, reg
+}

@@ -31,6 +31,7 @@ type Probe struct {
 	counters [numCounters]*prometheus.CounterVec
 	gauges   [numGauges]*prometheus.GaugeVec
 	hists    [numHists]*prometheus.HistogramVec
+	written  written // the histograms' protobufs
 	layout   layout
 	series   map[[4]string]bool // the label sets that have series
 
@@ -140,7 +141,7 @@ func (p *Probe) Collect(ch chan<- prometheus.Metric) {
 	// Sent after the lock is let go: a slow gatherer must not hold up
 	// results or a reload.
 	p.mu.RLock()
-	vecs := p.vecs()
+	vecs, hists := p.vecs(), p.hists
 	inFlight := make([]prometheus.Metric, 0, len(p.inFlight))
 	for k, n := range p.inFlight {
 		inFlight = append(inFlight, prometheus.MustNewConstMetric(inFlightDesc, prometheus.GaugeValue, float64(n), k.target, k.scenario, k.traffic))
@@ -149,8 +150,11 @@ func (p *Probe) Collect(ch chan<- prometheus.Metric) {
 	for _, m := range inFlight {
 		ch <- m
 	}
-	for _, v := range vecs {
+	for _, v := range vecs[:numCounters+numGauges] {
 		v.Collect(ch)
+	}
+	for _, v := range hists {
+		p.written.collect(v, ch)
 	}
 }
 
@@ -165,6 +169,7 @@ func (p *Probe) Configure(cfg *config.Config) {
 			// New buckets start the family again; rate() sees a counter reset.
 			p.layout[i] = l[i]
 			p.hists[i] = p.newHistogram(i)
+			p.written.reset()
 		}
 	}
 	p.objectives = map[string][]string{}
@@ -239,6 +244,7 @@ func (p *Probe) dropLocked(match prometheus.Labels) {
 	for _, v := range p.vecs() {
 		v.DeletePartialMatch(match)
 	}
+	p.written.reset()
 	for key := range p.series {
 		if (match["target"] == "" || key[0] == match["target"]) && (match["model"] == "" || key[1] == match["model"]) &&
 			(match["scenario"] == "" || key[2] == match["scenario"]) && (match["traffic"] == "" || key[3] == match["traffic"]) {
@@ -434,6 +440,7 @@ func (s sample) observeWith(h int, extra []string, ds ...time.Duration) {
 	for _, d := range ds {
 		s.exemplify(o, d)
 	}
+	s.p.written.observed(o)
 }
 
 // exemplify records d into o with the request's exemplar, where it has one.
@@ -462,6 +469,7 @@ func (s sample) gaps(ds []time.Duration) {
 		}
 	}
 	s.exemplify(o, ds[longest])
+	s.p.written.observed(o)
 }
 
 // components makes parts the series' TTFT split: a component the request
