@@ -88,7 +88,7 @@ func (res *Result) splitServer(afterSend, afterWrite time.Duration) []TTFTPart {
 	}
 	engine := queue + e.Prefill
 	if engine > afterSend+engineTimingsSlack {
-		res.logf("engine timings not used in the TTFT split: queue %s + prefill %s exceed the %s from sending to the first token", queue, e.Prefill, afterSend)
+		res.Note("engine timings not used in the TTFT split: queue %s + prefill %s exceed the %s from sending to the first token", queue, e.Prefill, afterSend)
 		return []TTFTPart{{ComponentServerOther, afterWrite}}
 	}
 	prefill := e.Prefill
@@ -101,7 +101,7 @@ func (res *Result) splitServer(afterSend, afterWrite time.Duration) []TTFTPart {
 	}
 	span := max(afterWrite, engine)
 	if span > afterWrite {
-		res.logf("the request-written stamp came %s after the engine's queue began: connect is capped by the engine's figures", span-afterWrite)
+		res.Note("the request-written stamp came %s after the engine's queue began: connect is capped by the engine's figures", span-afterWrite)
 	}
 	rest := span - queue - prefill
 	if !e.HasQueue {

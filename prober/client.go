@@ -89,9 +89,7 @@ func (c *Client) scrub(res *Result) {
 	if res.answerLimit > 0 {
 		res.Answer = truncate(res.Answer, res.answerLimit)
 	}
-	for i, l := range res.Log {
-		res.Log[i] = c.redactText(l)
-	}
+	res.Log.redact = c.redactText
 	for i := range res.ToolCalls {
 		tc := &res.ToolCalls[i]
 		tc.Name, tc.Arguments = c.redactText(tc.Name), truncate(c.redactText(tc.Arguments), maxAnswerBytes)

@@ -44,9 +44,9 @@ func (res *Result) failAbort() {
 func (res *Result) logEnding() {
 	switch res.ending {
 	case endingContentFilter:
-		res.logf("the engine's content filter ended the answer (finish_reason %q): not good", res.FinishReason)
+		res.Note("the engine's content filter ended the answer (finish_reason %q): not good", res.FinishReason)
 	case endingRefusal:
-		res.logf("the model refused: a refusal is no answer, not good")
+		res.Note("the model refused: a refusal is no answer, not good")
 	}
 }
 

@@ -86,5 +86,5 @@ func (res *Result) failDiscovery(ctx context.Context, err error) {
 func (res *Result) fail(o Outcome, phase, reason, msg string) {
 	res.Outcome, res.Phase, res.Reason = o, phase, reason
 	res.Error = truncate(msg, maxErrorText)
-	res.logf("%s: %s", o, res.FailureText())
+	res.Note("%s: %s", o, res.FailureText())
 }

@@ -104,7 +104,7 @@ func probeOnce(t *testing.T, target config.Target, s config.Scenario) *Result {
 	return c.Do(context.Background(), Request{Scenario: s, Traffic: TrafficCanary, Prompt: prompt, MaxTokens: maxTokens, Sched: time.Now()})
 }
 
-func logOf(r *Result) string { return strings.Join(r.Log, "\n") }
+func logOf(r *Result) string { return strings.Join(r.Log.Lines(), "\n") }
 
 // drainAndWait reads the request body, so the server notices when the client
 // hangs up, then waits for that.

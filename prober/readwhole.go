@@ -41,10 +41,10 @@ func (c *Client) readWhole(ctx context.Context, body io.Reader, h http.Header, r
 	case u != nil:
 		res.OutputTokens, res.TokenSource, res.PromptTokensReported = u.CompletionTokens, TokensFromUsage, u.PromptTokens
 		res.CachedPromptTokens, res.CachedReported = u.Cached()
-		res.logf("usage: prompt_tokens=%d completion_tokens=%d", u.PromptTokens, u.CompletionTokens)
+		res.Note("usage: prompt_tokens=%d completion_tokens=%d", u.PromptTokens, u.CompletionTokens)
 	case w.TextTokens > 0:
 		res.OutputTokens, res.TokenSource = w.TextTokens, TokensFromText
-		res.logf("no usage from the server: about %d output tokens estimated from the answer's text", w.TextTokens)
+		res.Note("no usage from the server: about %d output tokens estimated from the answer's text", w.TextTokens)
 	}
 	if u != nil && u.Reasoning() > 0 {
 		n := u.Reasoning()
@@ -78,9 +78,9 @@ func imagesAsked(s config.Scenario, body int64) string {
 // pooled takes an embeddings or rerank answer that passed its checks.
 func (res *Result) pooled(a *answer) {
 	if a.Dimension > 0 {
-		res.logf("%d vectors of %d dimensions", a.Inputs, a.Dimension)
+		res.Note("%d vectors of %d dimensions", a.Inputs, a.Dimension)
 	} else {
-		res.logf("%d documents ranked", a.Inputs)
+		res.Note("%d documents ranked", a.Inputs)
 	}
 	res.Outcome = OutcomeSuccess
 	res.Inputs, res.Dimension, res.PromptTokensReported = a.Inputs, a.Dimension, a.InputTokens

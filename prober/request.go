@@ -46,20 +46,20 @@ func (c *Client) Do(ctx context.Context, r Request) *Result {
 	res := c.do(ctx, r)
 	Evaluate(res, r.Scenario, r.Prompt)
 	if q := res.Quality; q != nil && !q.Passed {
-		res.logf("answer check failed: %s", q.Reason)
+		res.Note("answer check failed: %s", q.Reason)
 	}
 	switch {
 	case res.Outcome == OutcomeSuccess && res.Unstreamed:
-		res.logf("done: outcome=%s e2e=%s tokens=%d (%s), unstreamed (TTFT, ITL, TPOT: n/a) good=%v", res.Outcome, res.E2E.Round(time.Microsecond), res.OutputTokens, res.TokenSource, res.Good)
+		res.Note("done: outcome=%s e2e=%s tokens=%d (%s), unstreamed (TTFT, ITL, TPOT: n/a) good=%v", res.Outcome, res.E2E.Round(time.Microsecond), res.OutputTokens, res.TokenSource, res.Good)
 	case res.Outcome == OutcomeSuccess && res.Inputs > 0:
-		res.logf("done: outcome=%s e2e=%s %d inputs, %d prompt tokens in usage (TTFT, ITL, TPOT: n/a) good=%v", res.Outcome, res.E2E.Round(time.Microsecond), res.Inputs, res.PromptTokensReported, res.Good)
+		res.Note("done: outcome=%s e2e=%s %d inputs, %d prompt tokens in usage (TTFT, ITL, TPOT: n/a) good=%v", res.Outcome, res.E2E.Round(time.Microsecond), res.Inputs, res.PromptTokensReported, res.Good)
 	case res.Outcome == OutcomeSuccess:
-		res.logf("done: outcome=%s ttft=%s e2e=%s tokens=%d (%s) good=%v", res.Outcome, res.TTFT.Round(time.Microsecond), res.E2E.Round(time.Microsecond), res.OutputTokens, res.TokenSource, res.Good)
+		res.Note("done: outcome=%s ttft=%s e2e=%s tokens=%d (%s) good=%v", res.Outcome, res.TTFT.Round(time.Microsecond), res.E2E.Round(time.Microsecond), res.OutputTokens, res.TokenSource, res.Good)
 	case res.FirstTokenSeen():
-		res.logf("done: outcome=%s after %s, ttft=%s, %d output chunks in", res.Outcome, res.E2E.Round(time.Microsecond), res.TTFT.Round(time.Microsecond), res.OutputChunks)
+		res.Note("done: outcome=%s after %s, ttft=%s, %d output chunks in", res.Outcome, res.E2E.Round(time.Microsecond), res.TTFT.Round(time.Microsecond), res.OutputChunks)
 	default:
 		// No token: a TTFT or token count would read as a measured 0.
-		res.logf("done: outcome=%s after %s, no output token", res.Outcome, res.E2E.Round(time.Microsecond))
+		res.Note("done: outcome=%s after %s, no output token", res.Outcome, res.E2E.Round(time.Microsecond))
 	}
 	c.scrub(res)
 	return res
@@ -119,14 +119,14 @@ func (c *Client) do(ctx context.Context, r Request) *Result {
 		res.DispatchDelay = max(r.Released.Sub(r.Sched), 0)
 		res.QueueWait = max(sent.Sub(r.Released), 0)
 	}
-	res.logf("POST %s model=%s %s (dispatch delay %s)", c.endpoint(), model, p.asks, res.DispatchDelay.Round(time.Microsecond))
+	res.Note("POST %s model=%s %s (dispatch delay %s)", c.endpoint(), model, p.asks, res.DispatchDelay.Round(time.Microsecond))
 	if r.Prompt.Turn > 0 {
-		res.logf("conversation turn %d: %d earlier messages, then the new user message", r.Prompt.Turn, len(r.Prompt.History))
+		res.Note("conversation turn %d: %d earlier messages, then the new user message", r.Prompt.Turn, len(r.Prompt.History))
 	}
 	resp, err := tr.Send(c.http, req)
 	res.Timings = tr.Timings()
 	if res.Timings.Retry != "" {
-		res.logf("sent again: the reused connection closed before any response byte (%s)", res.Timings.Retry)
+		res.Note("sent again: the reused connection closed before any response byte (%s)", res.Timings.Retry)
 	}
 	if err != nil {
 		res.E2E = time.Since(r.Sched)
@@ -183,11 +183,11 @@ func (c *Client) newRequest(ctx context.Context, p payload, r Request, res *Resu
 func (c *Client) readAnswer(ctx context.Context, resp *http.Response, r Request, res *Result) (complete bool) {
 	res.HTTPStatus = resp.StatusCode
 	res.Timings.CertExpiry = transport.CertExpiry(resp.TLS)
-	res.logf("HTTP %d %s (connection %s, first byte after %s)", resp.StatusCode, resp.Header.Get("Content-Type"), connectionWord(res.Timings), res.Timings.TTFB.Round(time.Microsecond))
+	res.Note("HTTP %d %s (connection %s, first byte after %s)", resp.StatusCode, resp.Header.Get("Content-Type"), connectionWord(res.Timings), res.Timings.TTFB.Round(time.Microsecond))
 	if rp := c.target.Replicas; rp != nil {
 		v := resp.Header.Get(rp.Header)
 		if res.Replica = rp.Of(v); v != "" {
-			res.logf("answered by replica %s (%s: %s)", res.Replica, rp.Header, truncate(v, 128))
+			res.Note("answered by replica %s (%s: %s)", res.Replica, rp.Header, truncate(v, 128))
 		}
 	}
 	body, encoding, encodingErr := transport.Decoded(resp)
@@ -195,7 +195,7 @@ func (c *Client) readAnswer(ctx context.Context, resp *http.Response, r Request,
 	case encodingErr != nil:
 		body = resp.Body // an error answer's excerpt, as it came
 	case encoding != "":
-		res.logf("body compressed with Content-Encoding %s, which llmprobe did not ask for: decoded as it arrives", encoding)
+		res.Note("body compressed with Content-Encoding %s, which llmprobe did not ask for: decoded as it arrives", encoding)
 	}
 	if resp.StatusCode != http.StatusOK {
 		res.E2E = time.Since(r.Sched)
@@ -268,8 +268,4 @@ func connectionWord(t transport.Timings) string {
 		return "new, dialled for an earlier request"
 	}
 	return "new"
-}
-
-func (r *Result) logf(format string, args ...any) {
-	r.Log = append(r.Log, fmt.Sprintf("%7.1fms ", float64(time.Since(r.Sched).Microseconds())/1000)+fmt.Sprintf(format, args...))
 }

@@ -184,8 +184,8 @@ type Result struct {
 	Quality *QualityResult
 	Good    bool
 
-	Answer string   // the answer's start, for the landing page
-	Log    []string // what happened, line by line, for the landing page
+	Answer string // the answer's start, for the landing page
+	Log    Log    // what happened, line by line, for the landing page
 
 	answerLimit int    // where scrub cuts Answer, once secrets are masked
 	ending      string // by the ending rule (ending.go): "" for an answer

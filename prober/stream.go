@@ -101,7 +101,7 @@ func (c *Client) readStream(ctx context.Context, body io.Reader, r Request, res 
 	res.ending = endingOf(res.FinishReason, st.refused)
 	res.splitTTFT()
 	if len(res.TTFTParts) > 0 {
-		res.logf("ttft split: %s", res.TTFTSplitText())
+		res.Note("ttft split: %s", res.TTFTSplitText())
 	}
 	switch {
 	case streamErr != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
@@ -124,7 +124,7 @@ func (c *Client) readStream(ctx context.Context, body io.Reader, r Request, res 
 	default:
 		res.Outcome = OutcomeSuccess
 		if !st.done {
-			res.logf("no [DONE] line; finish_reason %q ends the stream", res.FinishReason)
+			res.Note("no [DONE] line; finish_reason %q ends the stream", res.FinishReason)
 		}
 		res.logEnding()
 	}
@@ -197,7 +197,7 @@ func (st *streamState) observe(chunk *streamChunk, at time.Duration, res *Result
 	st.noteKind(reasoning, answer, tool)
 	if len(st.chunkAt) == 0 {
 		res.TTFT = at
-		res.logf("first token")
+		res.Note("first token")
 	}
 	if reasoning {
 		if st.reasoningChunks == 0 {
@@ -209,7 +209,7 @@ func (st *streamState) observe(chunk *streamChunk, at time.Duration, res *Result
 		if st.answerChunks == 0 {
 			res.TTFTAnswer = at
 			if st.reasoningChunks > 0 {
-				res.logf("first answer token after %d reasoning chunks", st.reasoningChunks)
+				res.Note("first answer token after %d reasoning chunks", st.reasoningChunks)
 			}
 		}
 		st.answerChunks++
@@ -236,7 +236,7 @@ func (st *streamState) engineTimings(chunk *streamChunk, res *Result) {
 		t, err := o.parse(o.raw)
 		if err != nil && !st.engineBad {
 			st.engineBad = true
-			res.logf("engine timings partly ignored: %v", err)
+			res.Note("engine timings partly ignored: %v", err)
 		}
 		if t != nil && (t.HasQueue || t.HasPrefill || t.HasDecode) {
 			res.Engine = t
@@ -276,7 +276,7 @@ func (st *streamState) checkUsage(res *Result) {
 	if res.TokenSource != TokensFromUsage || res.OutputTokens >= floor {
 		return
 	}
-	res.logf("usage says %d completion tokens, fewer than the stream carried (%d output deltas, %d switches between kinds, %d tool calls: at least %d tokens): counted from the deltas",
+	res.Note("usage says %d completion tokens, fewer than the stream carried (%d output deltas, %d switches between kinds, %d tool calls: at least %d tokens): counted from the deltas",
 		res.OutputTokens, res.OutputChunks, st.switches, len(res.ToolCalls), floor)
 	res.TokenMismatch = TokenMismatchBelowDeltas
 	res.OutputTokens, res.TokenSource = res.OutputChunks, TokensFromChunks
@@ -300,10 +300,10 @@ func (st *streamState) finish(res *Result) {
 	res.Answer, res.answerLimit = st.answer.String(), st.answerLimit
 	res.ToolCalls = st.tools.Calls()
 	for _, tc := range res.ToolCalls {
-		res.logf("tool call %s: %d bytes of arguments: %s", truncate(tc.Name, 64), len(tc.Arguments), truncate(tc.Arguments, 160))
+		res.Note("tool call %s: %d bytes of arguments: %s", truncate(tc.Name, 64), len(tc.Arguments), truncate(tc.Arguments, 160))
 	}
 	if t := st.tools; t.Dropped+t.Unread > 0 {
-		res.logf("tool calls: %d past the %d kept, %d deltas that were no JSON object", t.Dropped, config.MaxTools, t.Unread)
+		res.Note("tool calls: %d past the %d kept, %d deltas that were no JSON object", t.Dropped, config.MaxTools, t.Unread)
 	}
 	res.PromptTokensReported = st.lastUsage.PromptTokens
 	res.CachedPromptTokens, res.CachedReported = st.lastUsage.Cached()
@@ -312,13 +312,13 @@ func (st *streamState) finish(res *Result) {
 	} else {
 		res.OutputTokens, res.TokenSource = res.OutputChunks, TokensFromChunks
 		if res.OutputChunks > 0 {
-			res.logf("no usage from the server: %d output tokens counted from chunks", res.OutputChunks)
+			res.Note("no usage from the server: %d output tokens counted from chunks", res.OutputChunks)
 		}
 	}
 	if st.lastUsage.CompletionTokens > 0 {
-		res.logf("usage: prompt_tokens=%d completion_tokens=%d", st.lastUsage.PromptTokens, st.lastUsage.CompletionTokens)
+		res.Note("usage: prompt_tokens=%d completion_tokens=%d", st.lastUsage.PromptTokens, st.lastUsage.CompletionTokens)
 		if res.CachedReported {
-			res.logf("usage: %d prompt tokens from the engine's prefix cache", res.CachedPromptTokens)
+			res.Note("usage: %d prompt tokens from the engine's prefix cache", res.CachedPromptTokens)
 		}
 	}
 	st.checkUsage(res)
@@ -346,5 +346,5 @@ func (st *streamState) splitReasoning(res *Result) {
 	} else {
 		return
 	}
-	res.logf("reasoning: %d reasoning and %d answer tokens (%s)", res.ReasoningTokens, res.AnswerTokens, res.ReasoningSource)
+	res.Note("reasoning: %d reasoning and %d answer tokens (%s)", res.ReasoningTokens, res.AnswerTokens, res.ReasoningSource)
 }

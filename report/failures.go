@@ -86,7 +86,7 @@ func failures(results []*prober.Result, start time.Time) ([]FailureGroup, []Fail
 		r := failed[i*len(failed)/min(len(failed), MaxFailedSamples)]
 		samples = append(samples, FailedRequest{
 			At: round6(r.Sched.Sub(start).Seconds()), Outcome: r.Outcome, Phase: r.Phase, Reason: r.Reason,
-			Status: r.HTTPStatus, Error: r.Error, Body: r.Body, Log: r.Log,
+			Status: r.HTTPStatus, Error: r.Error, Body: r.Body, Log: r.Log.Lines(),
 		})
 	}
 	return out, samples

@@ -64,7 +64,7 @@ func recordRun(t *testing.T, version string, prefill time.Duration, errorRate fl
 	slices.SortFunc(seen.results, func(a, b *prober.Result) int { return a.Sched.Compare(b.Sched) })
 	for _, r := range seen.results {
 		if r.Outcome == prober.OutcomeSuccess {
-			r.Log = nil // the report keeps the timelines of failed requests only
+			r.Log = prober.Log{} // the report keeps the timelines of failed requests only
 		}
 	}
 	return reporttest.Recorded{EngineVersion: rep.EngineVersion, Run: report.Run{

@@ -77,7 +77,7 @@ func (d *Daemon) probeHandler() http.HandlerFunc {
 
 		if q.Get("debug") == "true" {
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-			fmt.Fprintf(w, "Probe of %s with scenario %s: %s\n\nLog:\n%s\n", client.Target().URL, scenario.Name, probeVerdict(res), strings.Join(res.Log, "\n"))
+			fmt.Fprintf(w, "Probe of %s with scenario %s: %s\n\nLog:\n%s\n", client.Target().URL, scenario.Name, probeVerdict(res), strings.Join(res.Log.Lines(), "\n"))
 			return
 		}
 		reg := prometheus.NewPedanticRegistry()

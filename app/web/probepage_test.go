@@ -29,8 +29,8 @@ func timelineResult() *prober.Result {
 		Outcome: prober.OutcomeSuccess, HTTPStatus: 200, Good: true,
 		Timings: transport.Timings{DNS: ms(1), Connect: ms(2), TLS: ms(3), FirstByte: ms(40), TTFB: ms(70)},
 		TTFT:    ms(95), OutputChunks: 300, OutputTokens: 301, TokenSource: prober.TokensFromUsage,
-		Log: []string{"  0.5ms POST http://t/v1/chat/completions"},
 	}
+	r.Note("POST http://t/v1/chat/completions")
 	for i := range 300 {
 		gap := ms(10)
 		if i == 150 {

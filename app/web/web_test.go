@@ -61,7 +61,8 @@ canary: {interval: 15s}
 	}
 
 	res := &prober.Result{Target: "t", Scenario: "s", Model: "m", Sched: time.Now(), Outcome: prober.OutcomeTimeout, Phase: "headers", Reason: "deadline",
-		Error: "deadline after 2s", Body: "<partial>", Log: []string{"  0.1ms POST http://x/v1/chat/completions"}}
+		Error: "deadline after 2s", Body: "<partial>"}
+	res.Note("POST %s", "http://x/v1/chat/completions")
 	site.Observe(res)
 	targets.Observe(res)
 	code, page = get(t, srv.URL, "/")

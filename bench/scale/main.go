@@ -179,6 +179,8 @@ type Row struct {
 	EmitterRead   Quantiles `json:"emitter_read_lag_ms"`
 	EmitterAccept Quantiles `json:"emitter_accept_lag_ms"`
 	Received      int       `json:"received"`
+	// NewConns counts the successes that opened a connection.
+	NewConns int `json:"new_connections"`
 	// Run numbers the ladder's repetition the row is of, from 1.
 	Run int `json:"run"`
 
@@ -383,17 +385,28 @@ func burstRow(ctx context.Context, o options, name string, rate float64, d, step
 }
 
 // costRow is llmprobe's burst at the cost rate beside the bare reader's
-// floor, each on a fresh engine; with -profile, the burst's profiles go to
-// DIR/cost.
+// floor, each on a fresh engine; with -profile, their profiles go to
+// DIR/cost and DIR/floor.
 func costRow(ctx context.Context, o options) (Row, error) {
 	url, stop, err := emitter(o.decodeStep)
 	if err != nil {
 		return Row{}, err
 	}
+	var stopProfile func() error
+	if o.profileDir != "" {
+		if stopProfile, err = startProfiles(filepath.Join(o.profileDir, "floor")); err != nil {
+			return Row{}, err
+		}
+	}
 	floor, complete, requests, err := floorBurst(ctx, url, o.costRate, o.costFor, o.tokens)
 	stop()
 	if err != nil {
 		return Row{}, err
+	}
+	if stopProfile != nil {
+		if err := stopProfile(); err != nil {
+			return Row{}, err
+		}
 	}
 	profile := ""
 	if o.profileDir != "" {
@@ -500,6 +513,9 @@ func compare(url string, results []*prober.Result, row *Row) error {
 			continue
 		}
 		row.Succeeded++
+		if !r.Timings.ConnReused {
+			row.NewConns++
+		}
 		stamps := truth.Stamps[r.RequestID]
 		// One token a chunk: the ITL samples are the chunk gaps.
 		if len(stamps) != r.OutputChunks || len(r.ITL) != len(stamps)-1 {
