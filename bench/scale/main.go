@@ -60,6 +60,10 @@ func main() {
 	flag.Float64Var(&o.costRate, "cost.rate", o.costRate, "the rate of the row whose CPU per request is set beside a bare net/http reader's (0 leaves it out)")
 	flag.DurationVar(&o.costFor, "cost.duration", o.costFor, "measured time of the cost row")
 	flag.Float64Var(&o.pacerRate, "pacer.rate", o.pacerRate, "the rate of the row of the pacer alone, with a sender that does nothing (0 leaves it out)")
+	flag.Float64Var(&o.dispatchRate, "dispatch.rate", o.dispatchRate, "the rate of the row whose dispatch delay is judged (0 leaves it out)")
+	flag.IntVar(&o.dispatchTokens, "dispatch.tokens", o.dispatchTokens, "output tokens per request of the dispatch row")
+	render := flag.Bool("render", true, "measure the /metrics render with the daemon's benchmark (needs the go command)")
+	rssBin := flag.String("rss.bin", "", "measure this built llmprobe's idle RSS with bench/rss (about 70 s; empty: do not)")
 	flag.IntVar(&o.runs, "runs", o.runs, "run the ladder this many times and count in how many runs each row's bound held")
 	traced := flag.Bool("tracing", false, "export every request's span (sampling 1) to an OTLP sink in this process")
 	flag.Parse()
@@ -89,8 +93,24 @@ func main() {
 	}
 	printTable(os.Stdout, rows)
 	printHolds(os.Stdout, rows)
+	var renderFigure, rss *float64
+	if *render && !*smoke {
+		if renderFigure, err = renderMs(); err != nil {
+			fail(err)
+		}
+	}
+	if *rssBin != "" {
+		if rss, err = idleRSS(*rssBin); err != nil {
+			fail(err)
+		}
+	}
+	gs := goals(rows, renderFigure, rss)
+	printGoals(os.Stdout, gs)
 	if o.jsonPath != "" {
-		b, _ := json.MarshalIndent(rows, "", "  ")
+		b, _ := json.MarshalIndent(struct {
+			Rows  []Row  `json:"rows"`
+			Goals []goal `json:"goals"`
+		}{rows, gs}, "", "  ")
 		if err := os.WriteFile(o.jsonPath, append(b, '\n'), 0o644); err != nil {
 			fail(err)
 		}
@@ -122,6 +142,10 @@ type options struct {
 	// pacerRate and pacerFor: the row of the dispatcher's pacer alone.
 	pacerRate float64
 	pacerFor  time.Duration
+	// dispatchRate and dispatchTokens: the row whose dispatch delay is
+	// judged, short answers so the streams leave the pacer room.
+	dispatchRate   float64
+	dispatchTokens int
 }
 
 func defaults() options {
@@ -132,6 +156,7 @@ func defaults() options {
 		canaryTargets: 100, canaryScenarios: 2, canaryFor: 10 * time.Second, runs: 1,
 		costRate: 300, costFor: 8 * time.Second,
 		pacerRate: 2000, pacerFor: 5 * time.Second,
+		dispatchRate: 2000, dispatchTokens: 4,
 	}
 }
 
@@ -142,6 +167,7 @@ func smokeOptions(jsonPath, profileDir string) options {
 		jsonPath: jsonPath, profileDir: profileDir, runs: 1,
 		costRate: 20, costFor: time.Second,
 		pacerRate: 200, pacerFor: 500 * time.Millisecond,
+		dispatchRate: 50, dispatchTokens: 2,
 	}
 }
 
@@ -246,6 +272,18 @@ func ladder(ctx context.Context, o options, progress io.Writer) ([]Row, error) {
 	if o.pacerRate > 0 {
 		fmt.Fprintf(progress, "the pacer alone at %g/s for %s ...\n", o.pacerRate, o.pacerFor)
 		rows = append(rows, pacerRow(o.pacerRate, o.pacerFor))
+	}
+	if o.dispatchRate > 0 {
+		fmt.Fprintf(progress, "dispatch at %g/s of %d-token answers for %s ...\n", o.dispatchRate, o.dispatchTokens, o.duration)
+		short := o
+		short.tokens = o.dispatchTokens
+		row, err := burstRow(ctx, short, fmt.Sprintf("dispatch %g/s×%d", o.dispatchRate, o.dispatchTokens), o.dispatchRate, o.duration, o.decodeStep, 0, "")
+		if err != nil {
+			return rows, err
+		}
+		row.Loopback = &loop
+		judgeBound(&row, loop)
+		rows = append(rows, row)
 	}
 	for _, rate := range o.rates {
 		fmt.Fprintf(progress, "rate %g/s for %s ...\n", rate, o.duration)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -25,9 +26,20 @@ func TestSmoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 3 {
-		t.Fatalf("%d rows, want a rate, a streams and a canary row", len(rows))
+	var names []string
+	for _, r := range rows {
+		names = append(names, r.Name)
 	}
+	if want := []string{"cost 20/s", "pacer 200/s", "dispatch 50/s×2", "rate 20/s", "20 streams", "canary 3×1"}; !slices.Equal(names, want) {
+		t.Fatalf("rows %q, want %q", names, want)
+	}
+	if r := rows[1]; r.Requests == 0 || r.Dispatch.P99 == nil || r.CPUPerRequestMs == nil {
+		t.Errorf("pacer row: %d releases, lateness %v", r.Requests, r.Dispatch)
+	}
+	if r := rows[0]; r.FloorCPUPerRequestMs == nil || r.FloorRequests == 0 || r.FloorComplete != r.FloorRequests {
+		t.Errorf("cost row: the bare reader's CPU %v, %d of %d requests complete", r.FloorCPUPerRequestMs, r.FloorComplete, r.FloorRequests)
+	}
+	rows = slices.Delete(rows, 1, 2)
 	for _, r := range rows {
 		if r.Requests == 0 || r.Succeeded != r.Requests || r.Matched != r.Succeeded {
 			t.Errorf("%s: %d requests, %d succeeded, %d matched with the truth", r.Name, r.Requests, r.Succeeded, r.Matched)
@@ -45,8 +57,15 @@ func TestSmoke(t *testing.T) {
 			t.Errorf("%s: %d of %d matched requests have the emitter's receipt; emitter read lag %v, send %v", r.Name, r.Received, r.Matched, r.EmitterRead, r.Send)
 		}
 	}
-	if rows[1].HeapPerStreamKiB == nil || rows[1].PeakStreams < 20 {
-		t.Errorf("streams row: heap per stream %v at peak %d streams", rows[1].HeapPerStreamKiB, rows[1].PeakStreams)
+	if r := rows[3]; r.HeapPerStreamKiB == nil || r.PeakStreams < 20 {
+		t.Errorf("streams row: heap per stream %v at peak %d streams", r.HeapPerStreamKiB, r.PeakStreams)
+	}
+	var out bytes.Buffer
+	printGoals(&out, goals(rows, nil, nil))
+	for _, want := range []string{"CPU per streamed request, 20/s", "dispatch delay, 50/s×2", "heap per open stream, 20 streams"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the goals lack %q:\n%s", want, out.String())
+		}
 	}
 	var table bytes.Buffer
 	printTable(&table, rows)

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// A goal of the cost issue: its figure as measured in this run, against
+// its target. Met is nil where the run did not measure it.
+type goal struct {
+	Name     string `json:"goal"`
+	Target   string `json:"target"`
+	Measured string `json:"measured"`
+	Met      *bool  `json:"met"`
+}
+
+func met(ok bool) *bool { return &ok }
+
+// goals reads the goals off the rows of one run (the first where -runs
+// repeats the ladder), and the render and idle RSS figures measured apart.
+func goals(rows []Row, render, rss *float64) []goal {
+	first := func(prefix string) *Row {
+		for i := range rows {
+			if strings.HasPrefix(rows[i].Name, prefix) {
+				return &rows[i]
+			}
+		}
+		return nil
+	}
+	var out []goal
+	if r := first("cost "); r != nil && r.CPUPerRequestMs != nil && r.FloorCPUPerRequestMs != nil {
+		ratio := *r.CPUPerRequestMs / *r.FloorCPUPerRequestMs
+		same := r.Succeeded == r.Requests && r.Matched == r.Succeeded && r.FloorComplete == r.FloorRequests
+		out = append(out, goal{"CPU per streamed request, " + strings.TrimPrefix(r.Name, "cost "), "≤ 1.25 × a bare net/http reader's, same outcomes and tokens",
+			fmt.Sprintf("%.3f ms against %.3f ms: %.2f×; %d of %d succeeded with every token (bare reader: %d of %d)",
+				*r.CPUPerRequestMs, *r.FloorCPUPerRequestMs, ratio, r.Matched, r.Requests, r.FloorComplete, r.FloorRequests),
+			met(ratio <= 1.25 && same)})
+	}
+	if r := first("dispatch "); r != nil && r.Dispatch.P99 != nil {
+		out = append(out, goal{"dispatch delay, " + strings.TrimPrefix(r.Name, "dispatch "), "p99 ≤ 1 ms, the rate held",
+			fmt.Sprintf("p99 %.3f ms, %s/s achieved", *r.Dispatch.P99, num(r.AchievedRate, 1)),
+			met(*r.Dispatch.P99 <= 1 && r.AchievedRate != nil && *r.AchievedRate >= 0.98*r.Rate)})
+	}
+	if r := first("pacer "); r != nil && r.Dispatch.P99 != nil {
+		out = append(out, goal{"the pacer alone, " + strings.TrimPrefix(r.Name, "pacer "), "lateness p99 ≤ 100 µs",
+			fmt.Sprintf("p50 %.0f µs, p99 %.0f µs", 1000**r.Dispatch.P50, 1000**r.Dispatch.P99), met(*r.Dispatch.P99 <= 0.1)})
+	}
+	var streams *Row
+	for i := range rows {
+		if strings.HasSuffix(rows[i].Name, " streams") && rows[i].HeapPerStreamKiB != nil && (streams == nil || rows[i].PeakStreams > streams.PeakStreams) {
+			streams = &rows[i]
+		}
+	}
+	if streams != nil {
+		out = append(out, goal{"heap per open stream, " + streams.Name, "≤ 16 KiB",
+			fmt.Sprintf("%.1f KiB (and %s KiB of goroutine stacks)", *streams.HeapPerStreamKiB, num(streams.StackPerStreamKiB, 1)), met(*streams.HeapPerStreamKiB <= 16)})
+	}
+	if render != nil {
+		out = append(out, goal{"/metrics render, the budget's page, OpenMetrics + gzip", "≤ 10 ms, median of 5",
+			fmt.Sprintf("%.1f ms", *render), met(*render <= 10)})
+	}
+	if rss != nil {
+		out = append(out, goal{"idle RSS, demo config", "≤ 30 MiB", fmt.Sprintf("%.1f MiB", *rss), met(*rss <= 30)})
+	}
+	return out
+}
+
+func printGoals(w io.Writer, gs []goal) {
+	if len(gs) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\ngoals:")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "goal\ttarget\tmeasured\tmet\t")
+	for _, g := range gs {
+		m := "n/a"
+		if g.Met != nil {
+			m = map[bool]string{true: "yes", false: "no"}[*g.Met]
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", g.Name, g.Target, g.Measured, m)
+	}
+	tw.Flush()
+}
+
+// renderMs is the median wall time of five renders of the budget's page as
+// OpenMetrics + gzip, from the daemon's render benchmark.
+func renderMs() (*float64, error) {
+	out, err := exec.Command("go", "test", "-run", "^$", "-bench", "MetricsRender/canary/openmetrics-gzip$", "-benchtime", "20x", "-count", "5", "./app/daemon/").CombinedOutput()
+	if err != nil {
+		return nil, fmt.Errorf("the render benchmark: %v\n%s", err, out)
+	}
+	var ms []float64
+	for _, m := range regexp.MustCompile(`(?m)^BenchmarkMetricsRender/canary/openmetrics-gzip\S*\s+\d+\s+([\d.]+) ns/op`).FindAllSubmatch(out, -1) {
+		v, _ := strconv.ParseFloat(string(m[1]), 64)
+		ms = append(ms, v/1e6)
+	}
+	if len(ms) != 5 {
+		return nil, fmt.Errorf("the render benchmark printed %d results, want 5:\n%s", len(ms), out)
+	}
+	slices.Sort(ms)
+	return &ms[2], nil
+}
+
+// idleRSS is the built daemon's resident memory on the demo config, a
+// minute after it is ready (bench/rss).
+func idleRSS(bin string) (*float64, error) {
+	out, err := exec.Command("go", "run", "./bench/rss", "-bin", bin).CombinedOutput()
+	if err != nil {
+		return nil, fmt.Errorf("bench/rss: %v\n%s", err, out)
+	}
+	m := regexp.MustCompile(`VmRSS ([\d.]+) MiB`).FindSubmatch(out)
+	if m == nil {
+		return nil, fmt.Errorf("bench/rss printed no VmRSS:\n%s", out)
+	}
+	v, _ := strconv.ParseFloat(string(m[1]), 64)
+	return &v, nil
+}
