@@ -48,16 +48,86 @@ func NewClient(t config.Target) (*http.Client, error) {
 	return hc, nil
 }
 
-// roundTripper is prometheus/common's transport for cfg, http_headers included.
+// connBuffer is each connection's read and write buffer: a chunk of a
+// stream is 200-400 bytes, and net/http's 4 KiB each were a third of the
+// heap an open stream holds.
+const connBuffer = 1 << 10
+
+// roundTripper is prometheus/common's transport for cfg, http_headers
+// included. Where that transport is a plain *http.Transport it is tuned
+// before first use: smaller buffers, and llmprobe's own dialer in place
+// of go-conntrack's, whose per-connection trace log was another fifth of
+// that heap. Credentials from text or files are wrapped around it with
+// prometheus/common's own round trippers, in its order, so the transport
+// stays reachable; OAuth2, secret references and TLS files that reload
+// keep prometheus/common's transport as it builds it.
 func roundTripper(cfg promconfig.HTTPClientConfig, name string, opts ...promconfig.HTTPClientOption) (http.RoundTripper, error) {
 	headers := cfg.HTTPHeaders
 	cfg.HTTPHeaders = nil // added last, so no other layer sees them first
-	opts = append(opts, promconfig.WithDialContextFunc(dial))
-	rt, err := promconfig.NewRoundTripperFromConfig(cfg, "llmprobe_"+name, opts...)
-	if err != nil || headers == nil {
-		return rt, err
+	base, auth := cfg, []func(http.RoundTripper) http.RoundTripper(nil)
+	if !usesSecretRefs(cfg) {
+		base.Authorization, base.BearerToken, base.BearerTokenFile, base.BasicAuth = nil, "", "", nil
+		auth = credentials(cfg)
 	}
-	return promconfig.NewHeadersRoundTripper(headers, rt), nil
+	opts = append(opts, promconfig.WithDialContextFunc(dial))
+	rt, err := promconfig.NewRoundTripperFromConfig(base, "llmprobe_"+name, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if t, ok := rt.(*http.Transport); ok {
+		t.ReadBufferSize, t.WriteBufferSize, t.DialContext = connBuffer, connBuffer, dial
+	}
+	for _, wrap := range auth {
+		rt = wrap(rt)
+	}
+	if headers != nil {
+		rt = promconfig.NewHeadersRoundTripper(headers, rt)
+	}
+	return rt, nil
+}
+
+// usesSecretRefs reports whether cfg names a secret by reference, which
+// prometheus/common resolves itself.
+func usesSecretRefs(cfg promconfig.HTTPClientConfig) bool {
+	return (cfg.Authorization != nil && cfg.Authorization.CredentialsRef != "") ||
+		(cfg.BasicAuth != nil && (cfg.BasicAuth.UsernameRef != "" || cfg.BasicAuth.PasswordRef != ""))
+}
+
+// credentials are cfg's authorization, bearer token and basic auth as
+// prometheus/common wraps them around its transport, innermost first.
+func credentials(cfg promconfig.HTTPClientConfig) []func(http.RoundTripper) http.RoundTripper {
+	var wraps []func(http.RoundTripper) http.RoundTripper
+	if a := cfg.Authorization; a != nil {
+		secret := secretOf(a.Credentials, a.CredentialsFile)
+		wraps = append(wraps, func(rt http.RoundTripper) http.RoundTripper {
+			return promconfig.NewAuthorizationCredentialsRoundTripper(a.Type, secret, rt)
+		})
+	}
+	if cfg.BearerToken != "" || cfg.BearerTokenFile != "" {
+		secret := secretOf(cfg.BearerToken, cfg.BearerTokenFile)
+		wraps = append(wraps, func(rt http.RoundTripper) http.RoundTripper {
+			return promconfig.NewAuthorizationCredentialsRoundTripper("Bearer", secret, rt)
+		})
+	}
+	if b := cfg.BasicAuth; b != nil {
+		user, password := secretOf(promconfig.Secret(b.Username), b.UsernameFile), secretOf(b.Password, b.PasswordFile)
+		wraps = append(wraps, func(rt http.RoundTripper) http.RoundTripper {
+			return promconfig.NewBasicAuthRoundTripper(user, password, rt)
+		})
+	}
+	return wraps
+}
+
+// secretOf is text, else the file read at each request, as
+// prometheus/common reads a secret; nil for neither.
+func secretOf(text promconfig.Secret, file string) promconfig.SecretReader {
+	switch {
+	case text != "":
+		return promconfig.NewInlineSecret(string(text))
+	case file != "":
+		return promconfig.NewFileSecret(file)
+	}
+	return nil
 }
 
 // withoutCredentials is cfg for hosts other than the target's: no
