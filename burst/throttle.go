@@ -12,8 +12,7 @@ import (
 )
 
 // throttleSampleTicks is how many self-probe ticks pass between readings
-// of the cgroup's throttled time: one a timeline slot (a reading costs
-// about 10 µs).
+// of the cgroup's throttled time: one a timeline slot.
 const throttleSampleTicks = int(timelineSlot / selfProbePeriod)
 
 // throttleSampler reads the throttled time of llmprobe's cgroup during a
@@ -59,6 +58,13 @@ func (s *throttleSampler) sample(now time.Time, line *timeline) {
 		s.paused += d
 	}
 	s.last, s.lastAt = t, now
+}
+
+// close closes the cgroup's file after the last reading.
+func (s *throttleSampler) close() {
+	if s.stat != nil {
+		_ = s.stat.Close()
+	}
 }
 
 // total is the run's throttling, nil where it could not be read throughout.

@@ -78,13 +78,7 @@ func (c *Client) readStream(ctx context.Context, body io.Reader, r Request, res 
 			break
 		}
 		st.observe(&chunk, now.Sub(r.Sched), res)
-		if res.ResponseModel == "" && st.modelTries < maxModelTries {
-			st.modelTries++
-			res.ResponseModel = truncate(chunk.Model, 128)
-			if chunk.Model == "" {
-				res.ResponseModel = responseModel(ev.Data)
-			}
-		}
+		st.noteModel(ev, &chunk, res)
 		if done {
 			st.done = true
 			res.E2E = now.Sub(r.Sched)
@@ -129,6 +123,19 @@ func (c *Client) readStream(ctx context.Context, body io.Reader, r Request, res 
 		res.logEnding()
 	}
 	return st.done
+}
+
+// noteModel takes the model the answer names from its first events: the
+// chunk's, where its decoder read it, else the event's.
+func (st *streamState) noteModel(ev sse.Event, chunk *streamChunk, res *Result) {
+	if res.ResponseModel != "" || st.modelTries >= maxModelTries {
+		return
+	}
+	st.modelTries++
+	res.ResponseModel = truncate(chunk.Model, 128)
+	if chunk.Model == "" {
+		res.ResponseModel = responseModel(ev.Data)
+	}
 }
 
 // arrivedText says how a stream without output ended, naming only what

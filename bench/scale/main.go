@@ -56,7 +56,7 @@ func main() {
 	flag.IntVar(&o.canaryTargets, "canary.targets", o.canaryTargets, "targets of the canary row (0 leaves it out)")
 	flag.IntVar(&o.canaryScenarios, "canary.scenarios", o.canaryScenarios, "scenarios per target of the canary row")
 	flag.StringVar(&o.jsonPath, "json", "bench-scale.json", "write the table here as JSON (empty: do not)")
-	flag.StringVar(&o.profileDir, "profile", "", "write pprof CPU, alloc, block and mutex profiles of the largest streams row here")
+	flag.StringVar(&o.profileDir, "profile", "", "write pprof CPU, alloc, block and mutex profiles here: of the largest streams row, and of the cost row, its bare reader and the canary row in subdirectories")
 	flag.Float64Var(&o.costRate, "cost.rate", o.costRate, "the rate of the row whose CPU per request is set beside a bare net/http reader's (0 leaves it out)")
 	flag.DurationVar(&o.costFor, "cost.duration", o.costFor, "measured time of the cost row")
 	flag.Float64Var(&o.pacerRate, "pacer.rate", o.pacerRate, "the rate of the row of the pacer alone, with a sender that does nothing (0 leaves it out)")
@@ -503,6 +503,12 @@ func canaryRow(ctx context.Context, o options) (Row, error) {
 	}
 	results := &collected{}
 	peak := newPeakSampler(0)
+	var stopProfile func() error
+	if o.profileDir != "" {
+		if stopProfile, err = startProfiles(filepath.Join(o.profileDir, "canary")); err != nil {
+			return Row{}, err
+		}
+	}
 	m := startMeter()
 	runCtx, cancel := context.WithCancel(ctx)
 	s := canary.NewScheduler(runCtx, log.NewNopLogger(), results, peak)
@@ -513,6 +519,11 @@ func canaryRow(ctx context.Context, o options) (Row, error) {
 	name := fmt.Sprintf("canary %d×%d", o.canaryTargets, o.canaryScenarios)
 	pairs := float64(o.canaryTargets * o.canaryScenarios)
 	row := m.stop(name, pairs, len(results.all))
+	if stopProfile != nil {
+		if err := stopProfile(); err != nil {
+			return Row{}, err
+		}
+	}
 	row.Requests = len(results.all)
 	var dispatch []float64
 	for _, r := range results.all {

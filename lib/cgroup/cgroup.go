@@ -6,11 +6,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -32,6 +34,12 @@ type Stat struct {
 	Path string
 	// v2: throttled_usec (µs), else v1's throttled_time (ns).
 	v2 bool
+	// file stays open between reads, each a pread from its start: opening
+	// it anew each time cost most of a reading. It is opened again when
+	// the path names another file (info is the open one's).
+	mu   sync.Mutex
+	file *os.File
+	info os.FileInfo
 }
 
 // ErrNoCgroup says the process is in no cgroup with a CPU controller.
@@ -64,6 +72,7 @@ func Open(root string) (*Stat, error) {
 			continue
 		}
 		if _, err := s.Read(); err != nil {
+			_ = s.Close()
 			return nil, err
 		}
 		return s, nil
@@ -140,9 +149,55 @@ func unescape(s string) string {
 	return s
 }
 
-// Read reads the cgroup's throttling now (about 10 µs).
+// Close closes the file kept open between reads.
+func (s *Stat) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.file == nil {
+		return nil
+	}
+	err := s.file.Close()
+	s.file = nil
+	return err
+}
+
+// contents reads the whole file from its start, opening it if it is not.
+func (s *Stat) contents() ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now, err := os.Stat(s.Path)
+	if err != nil {
+		return nil, err
+	}
+	if s.file == nil || !os.SameFile(now, s.info) {
+		if s.file != nil {
+			_ = s.file.Close()
+		}
+		f, err := os.Open(s.Path)
+		if err != nil {
+			s.file = nil
+			return nil, err
+		}
+		s.file, s.info = f, now
+	}
+	b := make([]byte, 0, 1024)
+	for {
+		n, err := s.file.ReadAt(b[len(b):cap(b)], int64(len(b)))
+		b = b[:len(b)+n]
+		switch {
+		case errors.Is(err, io.EOF):
+			return b, nil
+		case err != nil:
+			return nil, err
+		case len(b) == cap(b):
+			b = slices.Grow(b, len(b))
+		}
+	}
+}
+
+// Read reads the cgroup's throttling now.
 func (s *Stat) Read() (Throttling, error) {
-	b, err := os.ReadFile(s.Path)
+	b, err := s.contents()
 	if err != nil {
 		return Throttling{}, err
 	}
