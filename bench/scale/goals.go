@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"os/exec"
@@ -23,7 +24,8 @@ type goal struct {
 func met(ok bool) *bool { return &ok }
 
 // goals reads the goals off the rows of one run (the first where -runs
-// repeats the ladder), and the render and idle RSS figures measured apart.
+// repeats the ladder; the CPU ratio is the median over the runs), and the
+// render and idle RSS figures measured apart.
 func goals(rows []Row, render, rss *float64) []goal {
 	first := func(prefix string) *Row {
 		for i := range rows {
@@ -34,13 +36,8 @@ func goals(rows []Row, render, rss *float64) []goal {
 		return nil
 	}
 	var out []goal
-	if r := first("cost "); r != nil && r.CPUPerRequestMs != nil && r.FloorCPUPerRequestMs != nil {
-		ratio := *r.CPUPerRequestMs / *r.FloorCPUPerRequestMs
-		same := r.Succeeded == r.Requests && r.Matched == r.Succeeded && r.FloorComplete == r.FloorRequests
-		out = append(out, goal{"CPU per streamed request, " + strings.TrimPrefix(r.Name, "cost "), "≤ 1.25 × a bare net/http reader's, same outcomes and tokens",
-			fmt.Sprintf("%.3f ms against %.3f ms: %.2f×; %d of %d succeeded with every token (bare reader: %d of %d)",
-				*r.CPUPerRequestMs, *r.FloorCPUPerRequestMs, ratio, r.Matched, r.Requests, r.FloorComplete, r.FloorRequests),
-			met(ratio <= 1.25 && same)})
+	if g, ok := costGoal(rows); ok {
+		out = append(out, g)
 	}
 	if r := first("dispatch "); r != nil && r.Dispatch.P99 != nil {
 		out = append(out, goal{"dispatch delay, " + strings.TrimPrefix(r.Name, "dispatch "), "p99 ≤ 1 ms, the rate held",
@@ -120,4 +117,36 @@ func idleRSS(bin string) (*float64, error) {
 	}
 	v, _ := strconv.ParseFloat(string(m[1]), 64)
 	return &v, nil
+}
+
+// costGoal is the CPU per request beside the bare reader's: the median of
+// the runs' ratios (each run measures both on the same machine minutes
+// apart, and a shared machine moves both), with their range.
+func costGoal(rows []Row) (goal, bool) {
+	type run struct {
+		ratio float64
+		row   *Row
+	}
+	var runs []run
+	same := true
+	for i := range rows {
+		r := &rows[i]
+		if strings.HasPrefix(r.Name, "cost ") && r.CPUPerRequestMs != nil && r.FloorCPUPerRequestMs != nil {
+			runs = append(runs, run{*r.CPUPerRequestMs / *r.FloorCPUPerRequestMs, r})
+			same = same && r.Succeeded == r.Requests && r.Matched == r.Succeeded && r.FloorComplete == r.FloorRequests
+		}
+	}
+	if len(runs) == 0 {
+		return goal{}, false
+	}
+	slices.SortFunc(runs, func(a, b run) int { return cmp.Compare(a.ratio, b.ratio) })
+	mid := runs[(len(runs)-1)/2]
+	r := mid.row
+	measured := fmt.Sprintf("%.3f ms against %.3f ms: %.2f×", *r.CPUPerRequestMs, *r.FloorCPUPerRequestMs, mid.ratio)
+	if len(runs) > 1 {
+		measured += fmt.Sprintf(" (the median of %d runs: %.2f× to %.2f×)", len(runs), runs[0].ratio, runs[len(runs)-1].ratio)
+	}
+	measured += fmt.Sprintf("; %d of %d succeeded with every token (bare reader: %d of %d)", r.Matched, r.Requests, r.FloorComplete, r.FloorRequests)
+	return goal{"CPU per streamed request, " + strings.TrimPrefix(r.Name, "cost "), "≤ 1.25 × a bare net/http reader's, same outcomes and tokens",
+		measured, met(mid.ratio <= 1.25 && same)}, true
 }
