@@ -1,5 +1,5 @@
 // The client's own delays around a burst run (runtime scheduling latency, GC
-// pauses, the read delay of a pipe), sampled for the run's error bound and, on a
+// pauses, loopback read delay), sampled for the run's error bound and, on a
 // timeline, for each request's own bound.
 
 package burst
@@ -9,7 +9,7 @@ import (
 	"encoding/binary"
 	"io"
 	"math"
-	"os"
+	"net"
 	"runtime/debug"
 	"runtime/metrics"
 	"sort"
@@ -139,10 +139,11 @@ func SelfMeasureTail(before, after *metrics.Float64Histogram) stats.Tail {
 const selfProbePeriod = 2 * time.Millisecond
 
 // selfProbe measures the read side as the prober's streams live it: a
-// goroutine writes the time into a pipe every selfProbePeriod, and
-// another, woken by the runtime's network poller like every stream reader,
-// reads it and records how long it took. (A loopback TCP connection did
-// the same at half again the CPU: 50 against 35 ms a second on 2 cores.) A host busy with other processes, goroutines queued behind a
+// goroutine writes the time into a loopback TCP connection every
+// selfProbePeriod, and another, woken by the runtime's network poller like
+// every stream reader, reads it and records how long it took. (A pipe costs
+// a third less CPU, but wakes its reader sooner than a socket does: the
+// bound it gave fell short of the streams' own read delays in bench/scale.) A host busy with other processes, goroutines queued behind a
 // burst of chunks, GC: whatever delays a token's read delays this one.
 type selfProbe struct {
 	cancel   context.CancelFunc
@@ -161,13 +162,25 @@ var selfProbeBuckets = func() []float64 {
 	return append(b, math.Inf(1))
 }()
 
-// startSelfProbe starts the probe; without a pipe it records nothing, and
-// its part of the bound is n/a.
+// startSelfProbe starts the probe; without a loopback connection it
+// records nothing, and its part of the bound is n/a.
 func startSelfProbe(throttle *throttleSampler) *selfProbe {
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &selfProbe{cancel: cancel, done: make(chan stats.Tail, 1), line: newTimeline(time.Now()), throttle: throttle}
-	r, w, err := os.Pipe()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
+		p.done <- stats.Tail{}
+		return p
+	}
+	defer ln.Close()
+	w, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		p.done <- stats.Tail{}
+		return p
+	}
+	r, err := ln.Accept()
+	if err != nil {
+		w.Close()
 		p.done <- stats.Tail{}
 		return p
 	}
@@ -243,7 +256,7 @@ const maxTimelineSlots = 1 << 22
 
 // timeline keeps, for each slot of a run, the largest delay of the client's
 // read side seen in it: a self-probe sample's read delay, its write's
-// lateness, a GC pause. Where no probe ran (no pipe) it
+// lateness, a GC pause. Where no probe ran (no loopback connection) it
 // holds the GC pauses alone, as the report's bound says of its read side.
 type timeline struct {
 	mu    sync.Mutex // the probe's reader and writer note at once
