@@ -93,7 +93,8 @@ func main() {
 	}
 	printTable(os.Stdout, rows)
 	printHolds(os.Stdout, rows)
-	var renderFigure, rss *float64
+	var renderFigure *float64
+	var rss *[2]float64
 	if *render && !*smoke {
 		if renderFigure, err = renderMs(); err != nil {
 			fail(err)
