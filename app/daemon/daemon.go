@@ -26,7 +26,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/common/version"
 	toolkit "github.com/prometheus/exporter-toolkit/web"
 
@@ -196,19 +195,18 @@ func New(opts Options) *Daemon {
 	return d
 }
 
-// metricsHandler serves reg: promhttp negotiates the format (text,
-// OpenMetrics with exemplars, protobuf with native histograms); gzhttp
-// compresses, at its fastest level: promhttp's compress/gzip at the
-// default level took longer than gathering and encoding the page together.
+// metricsHandler serves reg: pageHandler negotiates the format (text,
+// OpenMetrics with exemplars, protobuf) as promhttp does and encodes it in
+// parallel; gzhttp negotiates gzip, which pageHandler applies at the
+// fastest level: compress/gzip at the default level took longer than
+// gathering and encoding the page together.
 func metricsHandler(reg prometheus.Gatherer, logger log.Logger) http.Handler {
 	gz, err := gzhttp.NewWrapper(gzhttp.CompressionLevel(gzip.BestSpeed), gzhttp.EnableZstd(false))
 	if err != nil {
 		panic(err) // constant options
 	}
-	return gz(promhttp.HandlerFor(reg, promhttp.HandlerOpts{
-		EnableOpenMetrics: true, ErrorHandling: promhttp.ContinueOnError, DisableCompression: true,
-		ErrorLog: stdlog.New(log.NewStdlibAdapter(level.Error(logger)), "", 0),
-	}))
+	return gz(&pageHandler{reg: prometheus.ToTransactionalGatherer(reg),
+		errorLog: stdlog.New(log.NewStdlibAdapter(level.Error(logger)), "", 0)})
 }
 
 // ErrConfig wraps Run's error when the configuration could not be loaded at

@@ -143,13 +143,13 @@ func renderResult(rng *rand.Rand, target string, sc config.Scenario, scIndex int
 // observe feeds: one successful canary per (target, scenario), which
 // observes into every canary histogram series, as the canaries of a real
 // scrape interval do.
-func renderDaemon(b testing.TB, setup renderSetup) (h http.Handler, observe func()) {
+func renderDaemon(b testing.TB, setup renderSetup) (d *Daemon, observe func()) {
 	b.Helper()
 	srv, _ := testkit.StartSim(b, func(c *sim.Config) { c.Model = renderModel })
 	cfg := testkit.Config(b, renderConfig(srv.URL, setup))
 	opts := setup.opts
 	opts.StoragePath, opts.HistoryRecent, opts.HistoryFailures, opts.GPU, opts.GPUTimeout = b.TempDir(), 20, 20, true, time.Second
-	d := New(opts)
+	d = New(opts)
 	b.Cleanup(d.stop)
 	if d.gpu != nil {
 		d.gpu.Start()
@@ -220,7 +220,7 @@ func renderDaemon(b testing.TB, setup renderSetup) (h http.Handler, observe func
 			}
 		}
 	}
-	return d.routes(), observe
+	return d, observe
 }
 
 // countingWriter is a ResponseWriter that keeps nothing but the body's size.
@@ -257,7 +257,8 @@ func BenchmarkMetricsRender(b *testing.B) {
 		{"canary+burst", renderSetup{stall: true, bursts: true}, false},
 	} {
 		b.Run(page.name, func(b *testing.B) {
-			h, observe := renderDaemon(b, page.setup)
+			d, observe := renderDaemon(b, page.setup)
+			h := d.routes()
 			if !page.observed {
 				observe = nil
 			}
