@@ -153,13 +153,9 @@ func (p *Probe) Collect(ch chan<- prometheus.Metric) {
 	for _, v := range vecs[:numCounters+numGauges] {
 		v.Collect(ch)
 	}
-	// A goroutine per family: writing the histograms' protobufs is most of
-	// gathering a page whose canaries observed since the last scrape.
-	var wg sync.WaitGroup
 	for _, v := range hists {
-		wg.Go(func() { p.written.collect(v, ch) })
+		p.written.collect(v, ch)
 	}
-	wg.Wait()
 }
 
 // Configure applies a configuration: SLO gauges, histogram buckets, and
