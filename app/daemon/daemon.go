@@ -90,7 +90,10 @@ type Daemon struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	reg     *prometheus.Registry // every collector
+	reg *prometheus.Registry // every collector but the probe histograms
+	// pages are the registries of the /metrics page: reg and the probe
+	// histograms', gathered at once.
+	pages   []prometheus.Gatherer
 	metrics http.Handler
 	safe    *plan.Safe
 	targets *target.Set
@@ -191,7 +194,10 @@ func New(opts Options) *Daemon {
 		collector.NewTargets(d.targets), collector.NewEngine(d.targets), d.bursts, d.probe, d.compare, d.tracer,
 		collector.NewCgroup("/"),
 	)
-	d.metrics = metricsHandler(d.reg, opts.Logger)
+	hists := prometheus.NewRegistry()
+	hists.MustRegister(d.probe.Histograms())
+	d.pages = []prometheus.Gatherer{d.reg, hists}
+	d.metrics = metricsHandler(d.pages, opts.Logger)
 	return d
 }
 
@@ -200,12 +206,12 @@ func New(opts Options) *Daemon {
 // parallel; gzhttp negotiates gzip, which pageHandler applies at the
 // fastest level: compress/gzip at the default level took longer than
 // gathering and encoding the page together.
-func metricsHandler(reg prometheus.Gatherer, logger log.Logger) http.Handler {
+func metricsHandler(regs []prometheus.Gatherer, logger log.Logger) http.Handler {
 	gz, err := gzhttp.NewWrapper(gzhttp.CompressionLevel(gzip.BestSpeed), gzhttp.EnableZstd(false))
 	if err != nil {
 		panic(err) // constant options
 	}
-	return gz(&pageHandler{reg: prometheus.ToTransactionalGatherer(reg),
+	return gz(&pageHandler{regs: regs,
 		errorLog: stdlog.New(log.NewStdlibAdapter(level.Error(logger)), "", 0)})
 }
 

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"net/http"
 	"runtime"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/klauspost/compress/gzhttp"
@@ -15,21 +17,20 @@ import (
 	"github.com/prometheus/common/expfmt"
 )
 
-// pageHandler serves a registry's page as promhttp.HandlerFor does with
+// pageHandler serves its registries' page as promhttp.HandlerFor does with
 // EnableOpenMetrics and ContinueOnError (same negotiation, escaping,
 // encoders, name[] filter and errors), but encodes the families in
 // contiguous shards, one goroutine each, and gzips each shard as its own
 // gzip member: on 2 cores one encoder and one gzip stream were half the
 // render. Concatenated members are one gzip stream (RFC 1952).
 type pageHandler struct {
-	reg      prometheus.TransactionalGatherer
+	regs     []prometheus.Gatherer // disjoint families
 	errorLog promhttp.Logger
 	shards   int // at most; 0 is GOMAXPROCS
 }
 
 func (h *pageHandler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	mfs, done, err := h.reg.Gather()
-	defer done()
+	mfs, err := gatherAll(h.regs)
 	if err != nil {
 		h.errorLog.Println("error gathering metrics:", err)
 		if len(mfs) == 0 {
@@ -64,6 +65,32 @@ func (h *pageHandler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			return // the scraper went away
 		}
 	}
+}
+
+// gatherAll gathers regs at once, each registry checking and sorting its
+// metrics in one goroutine, and merges their families by name. A family
+// in two of them is left to prometheus.Gatherers to merge and check.
+func gatherAll(regs []prometheus.Gatherer) ([]*dto.MetricFamily, error) {
+	got := make([][]*dto.MetricFamily, len(regs))
+	errs := make([]error, len(regs))
+	var wg sync.WaitGroup
+	for i, reg := range regs[1:] {
+		wg.Go(func() { got[i+1], errs[i+1] = reg.Gather() })
+	}
+	got[0], errs[0] = regs[0].Gather()
+	wg.Wait()
+	mfs := slices.Concat(got...)
+	slices.SortFunc(mfs, func(a, b *dto.MetricFamily) int { return strings.Compare(a.GetName(), b.GetName()) })
+	for i := 1; i < len(mfs); i++ {
+		if mfs[i].GetName() == mfs[i-1].GetName() {
+			return prometheus.Gatherers(regs).Gather()
+		}
+	}
+	var multi prometheus.MultiError
+	for _, err := range errs {
+		multi.Append(err)
+	}
+	return mfs, multi.MaybeUnwrap()
 }
 
 // gzipChosen is whether gzhttp, which wraps the handler, negotiated gzip

@@ -23,7 +23,7 @@ import (
 // scraper's) reads the members as one stream.
 func TestMetricsPageShards(t *testing.T) {
 	d, _ := renderDaemon(t, renderSetup{})
-	mfs, err := d.reg.Gather()
+	mfs, err := gatherAll(d.pages)
 	if err != nil {
 		t.Fatal(err)
 	}
