@@ -26,6 +26,7 @@ var probeLabels = []string{"target", "model", "scenario", "traffic"}
 // family is built anew when they change.
 type Probe struct {
 	classic bool // false: native histograms only
+	split   bool // the histograms are Histograms' to collect
 
 	mu       sync.RWMutex
 	counters [numCounters]*prometheus.CounterVec
@@ -127,6 +128,9 @@ func (p *Probe) Describe(ch chan<- *prometheus.Desc) {
 	}
 	p.mu.RLock()
 	vecs := p.vecs()
+	if p.split {
+		vecs = vecs[:numCounters+numGauges]
+	}
 	p.mu.RUnlock()
 	for _, v := range vecs {
 		v.Describe(ch)
@@ -142,6 +146,9 @@ func (p *Probe) Collect(ch chan<- prometheus.Metric) {
 	// results or a reload.
 	p.mu.RLock()
 	vecs, hists := p.vecs(), p.hists
+	if p.split {
+		hists = [numHists]*prometheus.HistogramVec{}
+	}
 	inFlight := make([]prometheus.Metric, 0, len(p.inFlight))
 	for k, n := range p.inFlight {
 		inFlight = append(inFlight, prometheus.MustNewConstMetric(inFlightDesc, prometheus.GaugeValue, float64(n), k.target, k.scenario, k.traffic))
@@ -154,7 +161,9 @@ func (p *Probe) Collect(ch chan<- prometheus.Metric) {
 		v.Collect(ch)
 	}
 	for _, v := range hists {
-		p.written.collect(v, ch)
+		if v != nil {
+			p.written.collect(v, ch)
+		}
 	}
 }
 

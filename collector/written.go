@@ -51,7 +51,9 @@ func (w *written) reset() {
 }
 
 // collect sends v's series, each writing its protobuf only if it observed
-// since the last write.
+// since the last write. The write happens here, in the collector's
+// goroutine: the registry processes every metric of the page in one
+// goroutine, so it overlaps with that rather than adding to it.
 func (w *written) collect(v *prometheus.HistogramVec, ch chan<- prometheus.Metric) {
 	in := make(chan prometheus.Metric, 64)
 	go func() {
@@ -59,7 +61,9 @@ func (w *written) collect(v *prometheus.HistogramVec, ch chan<- prometheus.Metri
 		close(in)
 	}()
 	for m := range in {
-		ch <- cachedHistogram{m, w.of(m)}
+		s := w.of(m)
+		_, _ = s.write(m) // an error is the registry's to report, from Write
+		ch <- cachedHistogram{m, s}
 	}
 }
 
@@ -69,19 +73,28 @@ type cachedHistogram struct {
 }
 
 func (c cachedHistogram) Write(out *dto.Metric) error {
-	c.s.mu.Lock()
-	defer c.s.mu.Unlock()
-	// Read before writing: an observation during the write leaves the
-	// protobuf stale for the next scrape, never fresh for ever.
-	at := c.s.observed.Load()
-	if c.s.m == nil || c.s.at != at {
-		m := &dto.Metric{}
-		if err := c.Metric.Write(m); err != nil {
-			return err
-		}
-		c.s.m, c.s.at = m, at
+	m, err := c.s.write(c.Metric)
+	if err != nil {
+		return err
 	}
 	// Shared between scrapes: the registry and the encoders only read it.
-	out.Label, out.Histogram, out.TimestampMs = c.s.m.Label, c.s.m.Histogram, c.s.m.TimestampMs
+	out.Label, out.Histogram, out.TimestampMs = m.Label, m.Histogram, m.TimestampMs
 	return nil
+}
+
+// write returns h's protobuf, written anew if h observed since the last.
+func (s *writtenSeries) write(h prometheus.Metric) (*dto.Metric, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// Read before writing: an observation during the write leaves the
+	// protobuf stale for the next scrape, never fresh for ever.
+	at := s.observed.Load()
+	if s.m == nil || s.at != at {
+		m := &dto.Metric{}
+		if err := h.Write(m); err != nil {
+			return nil, err
+		}
+		s.m, s.at = m, at
+	}
+	return s.m, nil
 }

@@ -138,7 +138,8 @@ func TestSeriesBudget(t *testing.T) {
 		{"native only", true, 3, 38},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			h := renderDaemon(t, renderSetup{opts: Options{NativeHistogramsOnly: c.nativeOnly}})
+			d, _ := renderDaemon(t, renderSetup{opts: Options{NativeHistogramsOnly: c.nativeOnly}})
+			h := d.routes()
 			got := countSeries(scrapeFamilies(t, h), c.nativeOnly)
 			// The whole page, as a Prometheus without native histograms scrapes it, is lint-clean.
 			rec := httptest.NewRecorder()

@@ -26,7 +26,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/common/version"
 	toolkit "github.com/prometheus/exporter-toolkit/web"
 
@@ -91,7 +90,10 @@ type Daemon struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	reg     *prometheus.Registry // every collector
+	reg *prometheus.Registry // every collector but the probe histograms
+	// pages are the registries of the /metrics page: reg and the probe
+	// histograms', gathered at once.
+	pages   []prometheus.Gatherer
 	metrics http.Handler
 	safe    *plan.Safe
 	targets *target.Set
@@ -192,23 +194,25 @@ func New(opts Options) *Daemon {
 		collector.NewTargets(d.targets), collector.NewEngine(d.targets), d.bursts, d.probe, d.compare, d.tracer,
 		collector.NewCgroup("/"),
 	)
-	d.metrics = metricsHandler(d.reg, opts.Logger)
+	hists := prometheus.NewRegistry()
+	hists.MustRegister(d.probe.Histograms())
+	d.pages = []prometheus.Gatherer{d.reg, hists}
+	d.metrics = metricsHandler(d.pages, opts.Logger)
 	return d
 }
 
-// metricsHandler serves reg: promhttp negotiates the format (text,
-// OpenMetrics with exemplars, protobuf with native histograms); gzhttp
-// compresses, at its fastest level: promhttp's compress/gzip at the
-// default level took longer than gathering and encoding the page together.
-func metricsHandler(reg prometheus.Gatherer, logger log.Logger) http.Handler {
+// metricsHandler serves reg: pageHandler negotiates the format (text,
+// OpenMetrics with exemplars, protobuf) as promhttp does and encodes it in
+// parallel; gzhttp negotiates gzip, which pageHandler applies at the
+// fastest level: compress/gzip at the default level took longer than
+// gathering and encoding the page together.
+func metricsHandler(regs []prometheus.Gatherer, logger log.Logger) http.Handler {
 	gz, err := gzhttp.NewWrapper(gzhttp.CompressionLevel(gzip.BestSpeed), gzhttp.EnableZstd(false))
 	if err != nil {
 		panic(err) // constant options
 	}
-	return gz(promhttp.HandlerFor(reg, promhttp.HandlerOpts{
-		EnableOpenMetrics: true, ErrorHandling: promhttp.ContinueOnError, DisableCompression: true,
-		ErrorLog: stdlog.New(log.NewStdlibAdapter(level.Error(logger)), "", 0),
-	}))
+	return gz(&pageHandler{regs: regs,
+		errorLog: stdlog.New(log.NewStdlibAdapter(level.Error(logger)), "", 0)})
 }
 
 // ErrConfig wraps Run's error when the configuration could not be loaded at

@@ -165,7 +165,7 @@ comparisons:
 		}
 	}()
 	testkit.WaitUntil(t, "every lazily created series (the last missing ones are logged)", 20*time.Second, func() bool {
-		got = gather(t, d.reg)
+		got = gather(t, prometheus.Gatherers(d.pages))
 		missing = missing[:0]
 		for _, name := range lazy {
 			if _, ok := got[name]; !ok {

@@ -139,14 +139,17 @@ func renderResult(rng *rand.Rand, target string, sc config.Scenario, scIndex int
 // renderDaemon is a daemon whose /metrics holds the benchmark's data: the
 // daemon's own registry and handler, its collectors fed the way canaries
 // and bursts feed them, its targets' info confirmed by a real simulated
-// engine. No schedule runs, so nothing changes between renders.
-func renderDaemon(b testing.TB, setup renderSetup) http.Handler {
+// engine. No schedule runs, so nothing changes between renders but what
+// observe feeds: one successful canary per (target, scenario), which
+// observes into every canary histogram series, as the canaries of a real
+// scrape interval do.
+func renderDaemon(b testing.TB, setup renderSetup) (d *Daemon, observe func()) {
 	b.Helper()
 	srv, _ := testkit.StartSim(b, func(c *sim.Config) { c.Model = renderModel })
 	cfg := testkit.Config(b, renderConfig(srv.URL, setup))
 	opts := setup.opts
 	opts.StoragePath, opts.HistoryRecent, opts.HistoryFailures, opts.GPU, opts.GPUTimeout = b.TempDir(), 20, 20, true, time.Second
-	d := New(opts)
+	d = New(opts)
 	b.Cleanup(d.stop)
 	if d.gpu != nil {
 		d.gpu.Start()
@@ -204,7 +207,20 @@ func renderDaemon(b testing.TB, setup renderSetup) http.Handler {
 		d.bursts.Finished(prev, nil)
 		d.bursts.Due(br.Name, start.Add(2*time.Hour))
 	}
-	return d.routes()
+	next := start.Add(3 * time.Hour)
+	observe = func() {
+		next = next.Add(15 * time.Second)
+		for _, t := range cfg.Targets {
+			for si, sc := range cfg.Scenarios {
+				r := renderResult(rng, t.Name, sc, si, prober.TrafficCanary, next)
+				for r.Outcome != prober.OutcomeSuccess {
+					r = renderResult(rng, t.Name, sc, si, prober.TrafficCanary, next)
+				}
+				feed.Observe(r)
+			}
+		}
+	}
+	return d, observe
 }
 
 // countingWriter is a ResponseWriter that keeps nothing but the body's size.
@@ -221,22 +237,31 @@ func (w *countingWriter) Write(p []byte) (int, error) { w.n += len(p); return le
 // format a scraper may ask for: the budget's page (10 targets × 5
 // scenarios of canaries, three objectives), the same with
 // --no-metrics.classic-buckets, and the scale issue's page (four
-// objectives, canary and burst traffic). bytes/render is the body as sent
+// objectives, canary and burst traffic). canary-observed is the budget's
+// page as a real scrape finds it: every canary series observed since the
+// last render (outside the timing), so none is served from the
+// histograms' cached protobufs. bytes/render is the body as sent
 // (compressed where gzip was asked for); series is what Prometheus stores
 // of the page (budget_test.go counts them).
 //
 //	go test -run '^$' -bench MetricsRender -benchmem ./app/daemon/
 func BenchmarkMetricsRender(b *testing.B) {
 	for _, page := range []struct {
-		name  string
-		setup renderSetup
+		name     string
+		setup    renderSetup
+		observed bool
 	}{
-		{"canary", renderSetup{}},
-		{"canary-native-only", renderSetup{opts: Options{NativeHistogramsOnly: true}}},
-		{"canary+burst", renderSetup{stall: true, bursts: true}},
+		{"canary", renderSetup{}, false},
+		{"canary-observed", renderSetup{}, true},
+		{"canary-native-only", renderSetup{opts: Options{NativeHistogramsOnly: true}}, false},
+		{"canary+burst", renderSetup{stall: true, bursts: true}, false},
 	} {
 		b.Run(page.name, func(b *testing.B) {
-			h := renderDaemon(b, page.setup)
+			d, observe := renderDaemon(b, page.setup)
+			h := d.routes()
+			if !page.observed {
+				observe = nil
+			}
 			series := countSeries(scrapeFamilies(b, h), page.setup.opts.NativeHistogramsOnly).total
 			for _, f := range []struct {
 				name, accept, encoding string
@@ -247,7 +272,7 @@ func BenchmarkMetricsRender(b *testing.B) {
 				{"openmetrics-gzip", acceptOpenMetrics, "gzip"},
 				{"protobuf", acceptProtobuf, ""},
 			} {
-				b.Run(f.name, func(b *testing.B) { benchRender(b, h, f.accept, f.encoding, series) })
+				b.Run(f.name, func(b *testing.B) { benchRender(b, h, observe, f.accept, f.encoding, series) })
 			}
 		})
 	}
@@ -260,7 +285,9 @@ const (
 	acceptProtobuf    = "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited"
 )
 
-func benchRender(b *testing.B, h http.Handler, accept, encoding string, series int) {
+// benchRender renders h's page; a non-nil observe runs before each
+// render, untimed.
+func benchRender(b *testing.B, h http.Handler, observe func(), accept, encoding string, series int) {
 	req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
 	if accept != "" {
 		req.Header.Set("Accept", accept)
@@ -289,6 +316,11 @@ func benchRender(b *testing.B, h http.Handler, accept, encoding string, series i
 	}
 	w := &countingWriter{header: http.Header{}}
 	for b.Loop() {
+		if observe != nil {
+			b.StopTimer()
+			observe()
+			b.StartTimer()
+		}
 		w.n = 0
 		clear(w.header)
 		h.ServeHTTP(w, req)
