@@ -26,7 +26,7 @@ func met(ok bool) *bool { return &ok }
 // goals reads the goals off the rows of one run (the first where -runs
 // repeats the ladder; the CPU ratio is the median over the runs), and the
 // render and idle RSS figures measured apart.
-func goals(rows []Row, render *float64, rss *[2]float64) []goal {
+func goals(rows []Row, render, rss *[2]float64) []goal {
 	first := func(prefix string) *Row {
 		for i := range rows {
 			if strings.HasPrefix(rows[i].Name, prefix) {
@@ -59,8 +59,8 @@ func goals(rows []Row, render *float64, rss *[2]float64) []goal {
 			fmt.Sprintf("%.1f KiB (and %s KiB of goroutine stacks)", *streams.HeapPerStreamKiB, num(streams.StackPerStreamKiB, 1)), met(*streams.HeapPerStreamKiB <= 16)})
 	}
 	if render != nil {
-		out = append(out, goal{"/metrics render, the budget's page, OpenMetrics + gzip", "≤ 10 ms, median of 5",
-			fmt.Sprintf("%.1f ms", *render), met(*render <= 10)})
+		out = append(out, goal{"/metrics render, the budget's page, OpenMetrics + gzip", "≤ 10 ms, median of 5, every series observed since the last scrape",
+			fmt.Sprintf("%.1f ms (%.1f ms with nothing observed between scrapes)", render[0], render[1]), met(render[0] <= 10)})
 	}
 	if rss != nil {
 		out = append(out, goal{"idle RSS, demo config", "≤ 30 MiB", fmt.Sprintf("%.1f MiB, %.1f MiB of it anonymous (the rest is the binary's pages)", rss[0], rss[1]), met(rss[0] <= 30)})
@@ -86,22 +86,28 @@ func printGoals(w io.Writer, gs []goal) {
 }
 
 // renderMs is the median wall time of five renders of the budget's page as
-// OpenMetrics + gzip, from the daemon's render benchmark.
-func renderMs() (*float64, error) {
-	out, err := exec.Command("go", "test", "-run", "^$", "-bench", "MetricsRender/canary/openmetrics-gzip$", "-benchtime", "20x", "-count", "5", "./app/daemon/").CombinedOutput()
+// OpenMetrics + gzip, from the daemon's render benchmark: as a real scrape
+// finds it, every canary series observed since the last one, and with
+// nothing observed between renders (its histograms' protobufs cached).
+func renderMs() (*[2]float64, error) {
+	out, err := exec.Command("go", "test", "-run", "^$", "-bench", "MetricsRender/^(canary-observed|canary)$/openmetrics-gzip$", "-benchtime", "20x", "-count", "5", "./app/daemon/").CombinedOutput()
 	if err != nil {
 		return nil, fmt.Errorf("the render benchmark: %v\n%s", err, out)
 	}
-	var ms []float64
-	for _, m := range regexp.MustCompile(`(?m)^BenchmarkMetricsRender/canary/openmetrics-gzip\S*\s+\d+\s+([\d.]+) ns/op`).FindAllSubmatch(out, -1) {
-		v, _ := strconv.ParseFloat(string(m[1]), 64)
-		ms = append(ms, v/1e6)
+	var medians [2]float64
+	for i, page := range []string{"canary-observed", "canary"} {
+		var ms []float64
+		for _, m := range regexp.MustCompile(`(?m)^BenchmarkMetricsRender/`+page+`/openmetrics-gzip\S*\s+\d+\s+([\d.]+) ns/op`).FindAllSubmatch(out, -1) {
+			v, _ := strconv.ParseFloat(string(m[1]), 64)
+			ms = append(ms, v/1e6)
+		}
+		if len(ms) != 5 {
+			return nil, fmt.Errorf("the render benchmark printed %d results of the %s page, want 5:\n%s", len(ms), page, out)
+		}
+		slices.Sort(ms)
+		medians[i] = ms[2]
 	}
-	if len(ms) != 5 {
-		return nil, fmt.Errorf("the render benchmark printed %d results, want 5:\n%s", len(ms), out)
-	}
-	slices.Sort(ms)
-	return &ms[2], nil
+	return &medians, nil
 }
 
 // idleRSS is the built daemon's resident memory on the demo config, a

@@ -93,8 +93,7 @@ func main() {
 	}
 	printTable(os.Stdout, rows)
 	printHolds(os.Stdout, rows)
-	var renderFigure *float64
-	var rss *[2]float64
+	var renderFigure, rss *[2]float64
 	if *render && !*smoke {
 		if renderFigure, err = renderMs(); err != nil {
 			fail(err)
