@@ -1,21 +1,18 @@
 // The client's own delays around a burst run (runtime scheduling latency, GC
-// pauses, loopback read delay), sampled for the run's error bound and, on a
+// pauses, a reader's wake-up delay), sampled for the run's error bound and, on a
 // timeline, for each request's own bound.
 
 package burst
 
 import (
-	"context"
-	"encoding/binary"
-	"io"
 	"math"
-	"net"
 	"runtime/debug"
 	"runtime/metrics"
 	"sort"
 	"sync"
 	"time"
 
+	"github.com/llmprobe/llmprobe/lib/clock"
 	"github.com/llmprobe/llmprobe/prober"
 	"github.com/llmprobe/llmprobe/stats"
 )
@@ -133,20 +130,19 @@ func SelfMeasureTail(before, after *metrics.Float64Histogram) stats.Tail {
 	return t
 }
 
-// selfProbePeriod is how often the self-probe sends: often enough to land
-// in a host's busy spells, at a cost of a few hundred short system calls a
-// second.
+// selfProbePeriod is how often the self-probe samples: often enough to
+// land in a host's busy spells, at one wake-up and one read a period.
 const selfProbePeriod = 2 * time.Millisecond
 
 // selfProbe measures the read side as the prober's streams live it: a
-// goroutine writes the time into a loopback TCP connection every
-// selfProbePeriod, and another, woken by the runtime's network poller like
-// every stream reader, reads it and records how long it took. (A pipe costs
-// a third less CPU, but wakes its reader sooner than a socket does: the
-// bound it gave fell short of the streams' own read delays in bench/scale.) A host busy with other processes, goroutines queued behind a
-// burst of chunks, GC: whatever delays a token's read delays this one.
+// kernel timer expires every selfProbePeriod, and a goroutine, woken by the
+// runtime's network poller like every stream reader, reads it and records
+// how late it woke. A host busy with other processes, goroutines queued
+// behind a burst of chunks, GC, a process held off its CPUs: whatever
+// delays a token's read delays this one. (A loopback TCP connection
+// written on a ticker cost half as much again on an idle process.)
 type selfProbe struct {
-	cancel   context.CancelFunc
+	beat     *clock.Beat // nil where the kernel offers no timer to read
 	done     chan stats.Tail
 	line     *timeline
 	throttle *throttleSampler
@@ -162,86 +158,55 @@ var selfProbeBuckets = func() []float64 {
 	return append(b, math.Inf(1))
 }()
 
-// startSelfProbe starts the probe; without a loopback connection it
-// records nothing, and its part of the bound is n/a.
+// startSelfProbe starts the probe; without a kernel timer it records
+// nothing, and its part of the bound is n/a.
 func startSelfProbe(throttle *throttleSampler) *selfProbe {
-	ctx, cancel := context.WithCancel(context.Background())
-	p := &selfProbe{cancel: cancel, done: make(chan stats.Tail, 1), line: newTimeline(time.Now()), throttle: throttle}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	p := &selfProbe{done: make(chan stats.Tail, 1), line: newTimeline(time.Now()), throttle: throttle}
+	beat, err := clock.NewBeat(selfProbePeriod)
 	if err != nil {
 		p.done <- stats.Tail{}
 		return p
 	}
-	defer ln.Close()
-	w, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		p.done <- stats.Tail{}
-		return p
-	}
-	r, err := ln.Accept()
-	if err != nil {
-		w.Close()
-		p.done <- stats.Tail{}
-		return p
-	}
+	p.beat = beat
+	go p.run()
+	return p
+}
+
+// run reads the beat until it stops. Expiries taken late together are a
+// sample each, as a stream's chunks queued behind one stall are: the
+// earliest waited longest, each later one a period less.
+func (p *selfProbe) run() {
 	h := &metrics.Float64Histogram{Buckets: selfProbeBuckets, Counts: make([]uint64, len(selfProbeBuckets)-1)}
-	read := make(chan struct{})
-	go func() {
-		defer close(read)
-		var buf [8]byte
-		for {
-			if _, err := io.ReadFull(r, buf[:]); err != nil {
-				return
-			}
-			now := time.Now()
-			took := float64(now.UnixNano()-int64(binary.BigEndian.Uint64(buf[:]))) / 1e9
-			p.line.note(now, took)
+	sampled := time.Now()
+	for {
+		at, expiries, late, err := p.beat.Wait()
+		if err != nil {
+			break
+		}
+		if at.Sub(sampled) >= timelineSlot {
+			p.throttle.sample(at, p.line)
+			sampled = at
+		}
+		p.line.note(at, late.Seconds())
+		for range expiries {
+			took := late.Seconds()
 			i := sort.Search(len(selfProbeBuckets), func(i int) bool { return selfProbeBuckets[i] > took }) - 1
 			h.Counts[min(max(i, 0), len(h.Counts)-1)]++
-		}
-	}()
-	go func() {
-		// A plain ticker: the stamp is taken just before the write, so a
-		// late tick costs a sample's spacing, never its truth.
-		tick := time.NewTicker(selfProbePeriod)
-		defer tick.Stop()
-		var buf [8]byte
-		last := time.Now()
-	send:
-		for n := 1; ; n++ {
-			select {
-			case <-ctx.Done():
-				break send
-			case <-tick.C:
-			}
-			now := time.Now()
-			if n%throttleSampleTicks == 0 {
-				p.throttle.sample(now, p.line)
-			}
-			// A whole process held off its CPUs writes late and reads
-			// promptly: the lateness of its write is the delay it saw.
-			if late := now.Sub(last) - selfProbePeriod; late > 0 {
-				p.line.note(now, late.Seconds())
-			}
-			last = now
-			binary.BigEndian.PutUint64(buf[:], uint64(now.UnixNano()))
-			if _, err := w.Write(buf[:]); err != nil {
+			if late -= selfProbePeriod; late < 0 {
 				break
 			}
 		}
-		w.Close() // the reader reads what is in flight, then ends
-		<-read
-		r.Close()
-		p.done <- SelfMeasureTail(&metrics.Float64Histogram{Buckets: selfProbeBuckets}, h)
-	}()
-	return p
+	}
+	p.done <- SelfMeasureTail(&metrics.Float64Histogram{Buckets: selfProbeBuckets}, h)
 }
 
 // stop ends the probe and gives what it saw.
 func (p *selfProbe) stop() stats.Tail {
-	p.cancel()
+	if p.beat != nil {
+		_ = p.beat.Close()
+	}
 	read := <-p.done
-	p.throttle.sample(time.Now(), p.line) // the writer has ended: no other sampler
+	p.throttle.sample(time.Now(), p.line) // the reader has ended: no other sampler
 	p.throttle.close()
 	return read
 }
@@ -255,11 +220,11 @@ const timelineSlot = 10 * time.Millisecond
 const maxTimelineSlots = 1 << 22
 
 // timeline keeps, for each slot of a run, the largest delay of the client's
-// read side seen in it: a self-probe sample's read delay, its write's
-// lateness, a GC pause. Where no probe ran (no loopback connection) it
-// holds the GC pauses alone, as the report's bound says of its read side.
+// read side seen in it: a self-probe sample's read delay, a GC pause.
+// Where no probe ran (no kernel timer) it holds the GC pauses alone, as the
+// report's bound says of its read side.
 type timeline struct {
-	mu    sync.Mutex // the probe's reader and writer note at once
+	mu    sync.Mutex // the probe notes while requests ask
 	start time.Time
 	slots []float32 // seconds
 	// throttled is the CPU throttling noted in each slot, apart from the

@@ -11,12 +11,8 @@ import (
 	"github.com/llmprobe/llmprobe/stats"
 )
 
-// throttleSampleTicks is how many self-probe ticks pass between readings
-// of the cgroup's throttled time: one a timeline slot.
-const throttleSampleTicks = int(timelineSlot / selfProbePeriod)
-
 // throttleSampler reads the throttled time of llmprobe's cgroup during a
-// run. Only one goroutine samples at a time: the self-probe's writer, then
+// run. Only one goroutine samples at a time: the self-probe's reader, then
 // stop.
 type throttleSampler struct {
 	stat        *cgroup.Stat // nil: no cgroup, the run's throttling is n/a

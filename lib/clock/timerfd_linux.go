@@ -23,3 +23,9 @@ func arm(fd int, d time.Duration) error {
 	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(int64(d))}
 	return unix.TimerfdSettime(fd, 0, &spec, nil)
 }
+
+// armEvery sets timerfd fd to expire every d, from d from now.
+func armEvery(fd int, d time.Duration) error {
+	t := unix.NsecToTimespec(int64(d))
+	return unix.TimerfdSettime(fd, 0, &unix.ItimerSpec{Interval: t, Value: t}, nil)
+}
