@@ -219,12 +219,17 @@ type Row struct {
 	// FloorCPUPerRequestMs is a bare net/http reader's CPU per request at
 	// the same rate on the same engine (the cost row only), and
 	// FloorComplete how many of its FloorRequests got every token.
-	FloorCPUPerRequestMs *float64  `json:"floor_cpu_per_request_ms,omitempty"`
-	FloorRequests        int       `json:"floor_requests,omitempty"`
-	FloorComplete        int       `json:"floor_complete,omitempty"`
-	GCPause              Quantiles `json:"gc_pause_ms"`
-	GCCycles             uint64    `json:"gc_cycles"`
-	Loopback             *float64  `json:"loopback_ms"`
+	FloorCPUPerRequestMs *float64 `json:"floor_cpu_per_request_ms,omitempty"`
+	FloorRequests        int      `json:"floor_requests,omitempty"`
+	FloorComplete        int      `json:"floor_complete,omitempty"`
+	// PollerCPUPerRequestMs is the spike's: one thread reading every
+	// connection through one epoll set, on the same schedule.
+	PollerCPUPerRequestMs *float64  `json:"poller_cpu_per_request_ms,omitempty"`
+	PollerRequests        int       `json:"poller_requests,omitempty"`
+	PollerComplete        int       `json:"poller_complete,omitempty"`
+	GCPause               Quantiles `json:"gc_pause_ms"`
+	GCCycles              uint64    `json:"gc_cycles"`
+	Loopback              *float64  `json:"loopback_ms"`
 }
 
 // Quantiles of a set of milliseconds; null when it had no samples.
@@ -446,12 +451,21 @@ func costRow(ctx context.Context, o options) (Row, error) {
 			return Row{}, err
 		}
 	}
+	if url, stop, err = emitter(o.decodeStep); err != nil {
+		return Row{}, err
+	}
+	poller, pollerComplete, pollerRequests, err := pollerBurst(url, o.costRate, o.costFor, o.tokens)
+	stop()
+	if err != nil {
+		return Row{}, err
+	}
 	profile := ""
 	if o.profileDir != "" {
 		profile = filepath.Join(o.profileDir, "cost")
 	}
 	row, err := burstRow(ctx, o, fmt.Sprintf("cost %g/s", o.costRate), o.costRate, o.costFor, o.decodeStep, 0, profile)
 	row.FloorCPUPerRequestMs, row.FloorRequests, row.FloorComplete = &floor, requests, complete
+	row.PollerCPUPerRequestMs, row.PollerRequests, row.PollerComplete = &poller, pollerRequests, pollerComplete
 	return row, err
 }
 

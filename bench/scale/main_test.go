@@ -39,6 +39,9 @@ func TestSmoke(t *testing.T) {
 	if r := rows[0]; r.FloorCPUPerRequestMs == nil || r.FloorRequests == 0 || r.FloorComplete != r.FloorRequests {
 		t.Errorf("cost row: the bare reader's CPU %v, %d of %d requests complete", r.FloorCPUPerRequestMs, r.FloorComplete, r.FloorRequests)
 	}
+	if r := rows[0]; r.PollerCPUPerRequestMs == nil || r.PollerRequests == 0 || r.PollerComplete != r.PollerRequests {
+		t.Errorf("cost row: the one-poller spike's CPU %v, %d of %d requests complete", r.PollerCPUPerRequestMs, r.PollerComplete, r.PollerRequests)
+	}
 	rows = slices.Delete(rows, 1, 2)
 	for _, r := range rows {
 		if r.Requests == 0 || r.Succeeded != r.Requests || r.Matched != r.Succeeded {
