@@ -31,9 +31,11 @@ type ShardReport struct {
 // process sending the whole schedule would have reported from the same
 // requests: counts, outcomes and failures summed, exact percentiles over
 // the union, throughput, goodput and achieved rate over the union's span,
-// and the gates. Two things are the shards' own: failed_samples
-// are picked from theirs, and the client counts as saturated if any shard's
-// was (a shard's saturation skews its share of every figure).
+// and the gates. Three things are the shards' own: failed_samples
+// are picked from theirs, the client counts as saturated if any shard's
+// was (a shard's saturation skews its share of every figure), and the
+// error bound's read side and CPU throttling are the worst shard's, part
+// by part, or n/a if any shard's was (each shard's process had its own).
 func MergeShards(parts []ShardReport) (*Report, config.Burst, error) {
 	if len(parts) == 0 {
 		return nil, config.Burst{}, errors.New("no shard reports to merge")
@@ -84,6 +86,7 @@ type shardUnion struct {
 	// itlKept of itlTotal ITL samples came with the shards; itlBound is
 	// how many a shard keeps at most.
 	itlKept, itlTotal, itlBound int
+	added                       int // shards taken in
 }
 
 func newShardUnion(ref *Report) *shardUnion {
@@ -95,6 +98,16 @@ func newShardUnion(ref *Report) *shardUnion {
 // add takes in one shard's report.
 func (u *shardUnion) add(p ShardReport) error {
 	r := p.Report
+	var rt *stats.RuntimeDelays
+	if r.ErrorBound != nil {
+		rt = r.ErrorBound.Runtime
+	}
+	if u.added == 0 {
+		u.run.Runtime = rt
+	} else {
+		u.run.Runtime = stats.WorseRuntime(u.run.Runtime, rt)
+	}
+	u.added++
 	u.run.Planned += r.PlannedRequests
 	u.run.Warmup += r.WarmupRequests
 	u.run.AllOutputTokens += r.AllOutputTokens

@@ -17,6 +17,7 @@ import (
 	"github.com/llmprobe/llmprobe/report"
 	"github.com/llmprobe/llmprobe/report/render"
 	"github.com/llmprobe/llmprobe/shard"
+	"github.com/llmprobe/llmprobe/stats"
 )
 
 // splitRun deals run's requests to n shards round robin by their place in
@@ -395,4 +396,46 @@ func mergeShards(parts []report.ShardReport, baseline *report.Report) (*report.R
 		return nil, err
 	}
 	return merged, burst.Pipeline{Baseline: baseline}.Finish(merged, b.MaxRegression, 0, nil)
+}
+
+// The read side of the merged bound is the worst shard's, part by part,
+// and so is the CPU throttling its verdict's caveat names; one shard
+// without a read side leaves the merged one n/a.
+func TestMergeKeepsTheReadSide(t *testing.T) {
+	b, s := reporttest.GoldenBurst()
+	meta := report.Meta{Model: "m", Scenarios: []config.Scenario{s}}
+	run := reporttest.Fixture(t, reporttest.Upgrade[0].File).Run
+	fig := func(v float64) *float64 { return &v }
+	sides := []*stats.RuntimeDelays{
+		{ReadDelay: stats.Tail{Count: 10, P99: fig(0.004), Max: fig(0.006)}, Throttled: &stats.Throttling{Seconds: 0.12, Periods: 3}},
+		{ReadDelay: stats.Tail{Count: 10, P99: fig(0.009), Max: fig(0.011)}, Throttled: &stats.Throttling{Seconds: 0.34, Periods: 7}},
+		{ReadDelay: stats.Tail{Count: 10, P99: fig(0.002), Max: fig(0.030)}, Throttled: &stats.Throttling{Seconds: 0.05, Periods: 1}},
+	}
+	runs := splitRun(run, 3, run.Start)
+	for i := range runs {
+		runs[i].Runtime = sides[i]
+	}
+	merged, err := mergeShards(shardParts(t, b, meta, runs), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := merged.ErrorBound.Runtime
+	if rt == nil || *rt.ReadDelay.P99 != 0.009 || *rt.ReadDelay.Max != 0.030 || rt.ReadDelay.Count != 30 || merged.ErrorBound.P99 == nil {
+		t.Fatalf("merged read side %+v, bound p99 %v", rt, merged.ErrorBound.P99)
+	}
+	if th := report.Throttled(merged); th == nil || th.Seconds != 0.34 || th.Periods != 7 {
+		t.Errorf("merged throttling %+v, want the most throttled shard's", th)
+	}
+	if v := report.VerdictOf(merged); !strings.Contains(v.Reason, "llmprobe was throttled for 340") {
+		t.Errorf("verdict %q says nothing of the throttling", v.Reason)
+	}
+
+	runs[1].Runtime = nil
+	merged, err = mergeShards(shardParts(t, b, meta, runs), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if merged.ErrorBound.Runtime != nil || merged.ErrorBound.P99 != nil || report.Throttled(merged) != nil {
+		t.Errorf("a shard without its read side: merged %+v", merged.ErrorBound)
+	}
 }

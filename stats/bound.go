@@ -116,13 +116,21 @@ func WorseBound(a, b *ErrorBound) *ErrorBound {
 	w := *a
 	w.P99, w.Max = maxFigure(a.P99, b.P99), maxFigure(a.Max, b.Max)
 	w.DispatchDelay = worseTail(a.DispatchDelay, b.DispatchDelay)
-	if a.Runtime != nil && b.Runtime != nil {
-		w.Runtime = &RuntimeDelays{SchedLatency: worseTail(a.Runtime.SchedLatency, b.Runtime.SchedLatency), GCPause: worseTail(a.Runtime.GCPause, b.Runtime.GCPause),
-			ReadDelay: worseTail(a.Runtime.ReadDelay, b.Runtime.ReadDelay), Throttled: moreThrottled(a.Runtime.Throttled, b.Runtime.Throttled)}
-	} else {
-		w.Runtime, w.P99, w.Max = nil, nil, nil // a step without its read side leaves the whole unknown
+	if w.Runtime = WorseRuntime(a.Runtime, b.Runtime); w.Runtime == nil {
+		w.P99, w.Max = nil, nil // a step without its read side leaves the whole unknown
 	}
 	return &w
+}
+
+// WorseRuntime is the worse of two read sides, part by part, nil where
+// either is unknown: a sweep's steps, or a split burst's shards, each in
+// a process of its own.
+func WorseRuntime(a, b *RuntimeDelays) *RuntimeDelays {
+	if a == nil || b == nil {
+		return nil
+	}
+	return &RuntimeDelays{SchedLatency: worseTail(a.SchedLatency, b.SchedLatency), GCPause: worseTail(a.GCPause, b.GCPause),
+		ReadDelay: worseTail(a.ReadDelay, b.ReadDelay), Throttled: moreThrottled(a.Throttled, b.Throttled)}
 }
 
 func worseTail(a, b Tail) Tail {
