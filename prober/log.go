@@ -27,7 +27,8 @@ type logLine struct {
 }
 
 // Note adds a line to the request's log, at its time from t_sched,
-// formatted as by fmt.Sprintf when the log is read.
+// formatted as by fmt.Sprintf when the log is read: its args must not
+// change afterwards (values, not buffers the stream reuses).
 func (r *Result) Note(format string, args ...any) {
 	r.Log.lines = append(r.Log.lines, logLine{at: time.Since(r.Sched), format: format, args: args})
 }
