@@ -20,9 +20,24 @@ import (
 // chunkParsers are reused across events and streams.
 var chunkParsers fastjson.ParserPool
 
-// decodeChunk parses data, a chat or completions chunk, into c, whose
-// choices' backing array it reuses.
+// decodeChunk parses data, a chat or completions chunk, into c, which
+// must be empty but for its choices' backing array, which it reuses.
 func decodeChunk(data []byte, c *streamChunk) error {
+	if scanChunk(data, c) {
+		return nil
+	}
+	*c = streamChunk{Choices: c.Choices[:0]}
+	return parseChunk(data, c)
+}
+
+// parseChunk parses data with the full parser. fastjson reads numbers
+// encoding/json refuses (01, 1., .5), so encoding/json says first whether
+// data is JSON at all.
+func parseChunk(data []byte, c *streamChunk) error {
+	if !json.Valid(data) {
+		var any struct{}
+		return json.Unmarshal(data, &any)
+	}
 	p := chunkParsers.Get()
 	defer chunkParsers.Put(p)
 	v, err := p.ParseBytes(data)

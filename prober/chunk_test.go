@@ -11,47 +11,64 @@ import (
 	"testing"
 )
 
+// chunkCases are chunks of every shape decodeChunk meets, and failures.
+var chunkCases = []string{
+	`{"id":"c","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"hi"},"logprobs":null,"finish_reason":null}]}`,
+	`{"choices":[{"text":" a","finish_reason":"length"}],"usage":{"prompt_tokens":3,"completion_tokens":1}}`,
+	`{"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":5,"completion_tokens_details":{"reasoning_tokens":2},"prompt_tokens_details":{"cached_tokens":4}}}`,
+	`{"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":5,"reasoning_tokens":0,"prompt_tokens_details":{"cached_tokens":null},"completion_tokens_details":null}}`,
+	`{"choices":null,"usage":null,"error":null,"metrics":null}`,
+	`{"choices":[null,{"delta":null},{"delta":{"content":null,"reasoning_content":"r","reasoning":"s","refusal":"no"}}]}`,
+	`{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"x","function":{"name":"f","arguments":"{\"a\":"}}]}}]}`,
+	`{"choices":[{"delta":{"tool_calls":null}}]}`,
+	`{"error":{"message":"boom","code":500}}`,
+	`{"choices":[{"delta":{"content":"x"}}],"metrics":{"queue_time":0.1},"timings":{"prompt_ms":3}}`,
+	// Keys match case-insensitively, and the last of two wins.
+	`{"Choices":[{"Delta":{"CONTENT":"up"}}],"Model":"M"}`,
+	`{"choices":[{"text":"first"}],"choices":[{"text":"second"}]}`,
+	`{"usage":{"completion_tokens":1},"usage":{"prompt_tokens":2}}`,
+	// Escapes, and invalid UTF-8 made U+FFFD byte by byte.
+	`{"choices":[{"delta":{"content":"\u00e9\n\"q\" \ud83d\ude00"}}]}`,
+	"{\"choices\":[{\"delta\":{\"content\":\"a\xff\xfeb\"}}]}",
+	`null`,
+	// Failures: not JSON, a tail, wrong types, numbers that are no int.
+	``, `{`, `{"choices":[{"delta":`, `{"choices":[]} x`, `[1,2]`, `"text"`,
+	`{"choices":{"text":"a"}}`, `{"choices":[{"text":1}]}`, `{"choices":[{"delta":"a"}]}`,
+	`{"choices":[{"finish_reason":true}]}`, `{"choices":[{"delta":{"tool_calls":{}}}]}`,
+	`{"usage":{"completion_tokens":1.5}}`, `{"usage":{"completion_tokens":"3"}}`, `{"usage":[]}`,
+	// Numbers JSON has no place for, where the parser reads one and where it skips one.
+	`{"usage":{"completion_tokens":02}}`, `{"model":"a","x":01}`, `{"x":1.}`, `{"x":.5}`, `{"x":+1}`, `{"x":-}`,
+	`{"usage":{"completion_tokens":99999999999999999999}}`, `{"usage":{"prompt_tokens_details":{"cached_tokens":"1"}}}`,
+}
+
 // decodeChunk reads a chunk as encoding/json reads it into streamChunk:
 // the same fields, the same failures. Each case is decoded both ways.
 func TestDecodeChunkAgreesWithEncodingJSON(t *testing.T) {
-	cases := []string{
-		`{"id":"c","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"hi"},"logprobs":null,"finish_reason":null}]}`,
-		`{"choices":[{"text":" a","finish_reason":"length"}],"usage":{"prompt_tokens":3,"completion_tokens":1}}`,
-		`{"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":5,"completion_tokens_details":{"reasoning_tokens":2},"prompt_tokens_details":{"cached_tokens":4}}}`,
-		`{"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":5,"reasoning_tokens":0,"prompt_tokens_details":{"cached_tokens":null},"completion_tokens_details":null}}`,
-		`{"choices":null,"usage":null,"error":null,"metrics":null}`,
-		`{"choices":[null,{"delta":null},{"delta":{"content":null,"reasoning_content":"r","reasoning":"s","refusal":"no"}}]}`,
-		`{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"x","function":{"name":"f","arguments":"{\"a\":"}}]}}]}`,
-		`{"choices":[{"delta":{"tool_calls":null}}]}`,
-		`{"error":{"message":"boom","code":500}}`,
-		`{"choices":[{"delta":{"content":"x"}}],"metrics":{"queue_time":0.1},"timings":{"prompt_ms":3}}`,
-		// Keys match case-insensitively, and the last of two wins.
-		`{"Choices":[{"Delta":{"CONTENT":"up"}}],"Model":"M"}`,
-		`{"choices":[{"text":"first"}],"choices":[{"text":"second"}]}`,
-		`{"usage":{"completion_tokens":1},"usage":{"prompt_tokens":2}}`,
-		// Escapes, and invalid UTF-8 made U+FFFD byte by byte.
-		`{"choices":[{"delta":{"content":"\u00e9\n\"q\" \ud83d\ude00"}}]}`,
-		"{\"choices\":[{\"delta\":{\"content\":\"a\xff\xfeb\"}}]}",
-		`null`,
-		// Failures: not JSON, a tail, wrong types, numbers that are no int.
-		``, `{`, `{"choices":[{"delta":`, `{"choices":[]} x`, `[1,2]`, `"text"`,
-		`{"choices":{"text":"a"}}`, `{"choices":[{"text":1}]}`, `{"choices":[{"delta":"a"}]}`,
-		`{"choices":[{"finish_reason":true}]}`, `{"choices":[{"delta":{"tool_calls":{}}}]}`,
-		`{"usage":{"completion_tokens":1.5}}`, `{"usage":{"completion_tokens":"3"}}`, `{"usage":[]}`,
-		`{"usage":{"completion_tokens":99999999999999999999}}`, `{"usage":{"prompt_tokens_details":{"cached_tokens":"1"}}}`,
-	}
-	for _, c := range cases {
+	for _, c := range chunkCases {
 		agree(t, []byte(c))
 	}
 }
 
 // Every chunk of the real engines' transcripts reads the same both ways.
 func TestDecodeChunkAgreesOnTranscripts(t *testing.T) {
+	chunks := transcriptChunks(t)
+	for _, data := range chunks {
+		agree(t, data)
+	}
+	if len(chunks) < 100 {
+		t.Fatalf("only %d chunks in the transcripts", len(chunks))
+	}
+}
+
+// transcriptChunks are the data of every event of the real engines'
+// transcripts but [DONE].
+func transcriptChunks(t *testing.T) [][]byte {
+	t.Helper()
 	files, err := filepath.Glob("testdata/*.sse")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no transcripts: %v", err)
 	}
-	n := 0
+	var chunks [][]byte
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -64,13 +81,10 @@ func TestDecodeChunkAgreesOnTranscripts(t *testing.T) {
 			if data = strings.TrimSpace(data); !ok || data == "[DONE]" {
 				continue
 			}
-			agree(t, []byte(data))
-			n++
+			chunks = append(chunks, []byte(data))
 		}
 	}
-	if n < 100 {
-		t.Fatalf("only %d chunks in %d transcripts", n, len(files))
-	}
+	return chunks
 }
 
 func agree(t *testing.T, data []byte) {

@@ -1,0 +1,338 @@
+package prober
+
+import (
+	"unicode/utf8"
+)
+
+// The chunks real engines stream are a few plain shapes: lower-case keys,
+// strings without escapes, scalars where llmprobe reads nothing. A
+// chunkScan reads those in one pass without building a tree, which halves
+// the decoding per event; anything else (an escape, a key in upper case,
+// a duplicate, a nested value outside the fields read, a wrong type) makes
+// it give up, and the full parser reads the chunk from the start. So it
+// only ever accepts strict JSON whose reading it is sure of, and never
+// decides a chunk is malformed.
+type chunkScan struct {
+	b []byte
+	i int
+}
+
+// scanChunk reads data into c, whose choices must be empty, and reports
+// whether it could; when not, c is half filled.
+func scanChunk(data []byte, c *streamChunk) bool {
+	s := chunkScan{b: data}
+	if !s.chunk(c) {
+		return false
+	}
+	s.space()
+	return s.i == len(s.b)
+}
+
+func (s *chunkScan) chunk(c *streamChunk) bool {
+	var seen keySet
+	return s.object(func(key []byte) bool {
+		switch string(key) {
+		case "choices":
+			return seen.first(0) && s.choices(c)
+		case "model":
+			return seen.first(1) && s.text(&c.Model)
+		case "usage":
+			if !seen.first(2) {
+				return false
+			}
+			if s.null() {
+				c.Usage = nil
+				return true
+			}
+			c.Usage = &usage{}
+			return s.usage(c.Usage)
+		case "error", "metrics", "timings":
+			return false // kept raw: the full parser's
+		}
+		return s.scalar()
+	})
+}
+
+func (s *chunkScan) choices(c *streamChunk) bool {
+	if s.null() {
+		c.Choices = nil
+		return true
+	}
+	return s.array(func() bool {
+		c.Choices = append(c.Choices, choice{})
+		ch := &c.Choices[len(c.Choices)-1]
+		if s.null() {
+			return true
+		}
+		var seen keySet
+		return s.object(func(key []byte) bool {
+			switch string(key) {
+			case "text":
+				return seen.first(0) && s.text(&ch.Text)
+			case "finish_reason":
+				return seen.first(1) && s.text(&ch.FinishReason)
+			case "delta":
+				return seen.first(2) && (s.null() || s.delta(&ch.Delta))
+			}
+			return s.scalar()
+		})
+	})
+}
+
+func (s *chunkScan) delta(d *choiceDelta) bool {
+	var seen keySet
+	return s.object(func(key []byte) bool {
+		switch string(key) {
+		case "content":
+			return seen.first(0) && s.text(&d.Content)
+		case "reasoning_content":
+			return seen.first(1) && s.text(&d.ReasoningContent)
+		case "reasoning":
+			return seen.first(2) && s.text(&d.Reasoning)
+		case "refusal":
+			return seen.first(3) && s.text(&d.Refusal)
+		case "tool_calls":
+			return seen.first(4) && s.null() // items are kept raw: the full parser's
+		}
+		return s.scalar()
+	})
+}
+
+func (s *chunkScan) usage(u *usage) bool {
+	var seen keySet
+	return s.object(func(key []byte) bool {
+		switch string(key) {
+		case "prompt_tokens":
+			return seen.first(0) && s.integer(&u.PromptTokens)
+		case "completion_tokens":
+			return seen.first(1) && s.integer(&u.CompletionTokens)
+		case "reasoning_tokens":
+			return seen.first(2) && s.integer(&u.ReasoningTokens)
+		case "completion_tokens_details", "prompt_tokens_details":
+			return false
+		}
+		return s.scalar()
+	})
+}
+
+// keySet notes which of an object's read keys came: a second of one is
+// the full parser's to resolve.
+type keySet uint8
+
+func (k *keySet) first(n uint) bool {
+	if *k&(1<<n) != 0 {
+		return false
+	}
+	*k |= 1 << n
+	return true
+}
+
+func (s *chunkScan) space() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// eat takes c, after any space, if it comes next.
+func (s *chunkScan) eat(c byte) bool {
+	s.space()
+	if s.i < len(s.b) && s.b[s.i] == c {
+		s.i++
+		return true
+	}
+	return false
+}
+
+// object reads an object, handing each key to member with the scan at its
+// value; keys must be plain lower-case ASCII.
+func (s *chunkScan) object(member func(key []byte) bool) bool {
+	if !s.eat('{') {
+		return false
+	}
+	if s.eat('}') {
+		return true
+	}
+	for {
+		s.space()
+		key, ok := s.plain()
+		if !ok || !lowerASCII(key) || !s.eat(':') {
+			return false
+		}
+		s.space()
+		if !member(key) {
+			return false
+		}
+		if !s.eat(',') {
+			return s.eat('}')
+		}
+	}
+}
+
+func (s *chunkScan) array(item func() bool) bool {
+	if !s.eat('[') {
+		return false
+	}
+	if s.eat(']') {
+		return true
+	}
+	for {
+		s.space()
+		if !item() {
+			return false
+		}
+		if !s.eat(',') {
+			return s.eat(']')
+		}
+	}
+}
+
+func lowerASCII(key []byte) bool {
+	for _, c := range key {
+		if c >= utf8.RuneSelf || 'A' <= c && c <= 'Z' {
+			return false
+		}
+	}
+	return true
+}
+
+// plain reads a string without escapes or control characters, in valid
+// UTF-8, and returns its bytes.
+func (s *chunkScan) plain() ([]byte, bool) {
+	if s.i >= len(s.b) || s.b[s.i] != '"' {
+		return nil, false
+	}
+	start := s.i + 1
+	ascii := true
+	for j := start; j < len(s.b); j++ {
+		switch c := s.b[j]; {
+		case c == '"':
+			s.i = j + 1
+			v := s.b[start:j]
+			return v, ascii || utf8.Valid(v)
+		case c == '\\' || c < 0x20:
+			return nil, false
+		case c >= utf8.RuneSelf:
+			ascii = false
+		}
+	}
+	return nil, false
+}
+
+// null takes a null if one comes next.
+func (s *chunkScan) null() bool { return s.literal("null") }
+
+func (s *chunkScan) literal(word string) bool {
+	if len(s.b)-s.i >= len(word) && string(s.b[s.i:s.i+len(word)]) == word {
+		s.i += len(word)
+		return true
+	}
+	return false
+}
+
+// text reads a string or null into *to.
+func (s *chunkScan) text(to *string) bool {
+	if s.null() {
+		*to = ""
+		return true
+	}
+	v, ok := s.plain()
+	if ok {
+		*to = string(v)
+	}
+	return ok
+}
+
+// integer reads null or an integer of at most 18 digits, no fraction or
+// exponent, into *to.
+func (s *chunkScan) integer(to *int) bool {
+	if s.null() {
+		*to = 0
+		return true
+	}
+	neg := s.i < len(s.b) && s.b[s.i] == '-'
+	if neg {
+		s.i++
+	}
+	start, n := s.i, 0
+	for s.i < len(s.b) && '0' <= s.b[s.i] && s.b[s.i] <= '9' {
+		n = n*10 + int(s.b[s.i]-'0')
+		s.i++
+	}
+	digits := s.i - start
+	if digits == 0 || digits > 18 || digits > 1 && s.b[start] == '0' {
+		return false
+	}
+	if s.i < len(s.b) {
+		switch s.b[s.i] {
+		case '.', 'e', 'E':
+			return false
+		}
+	}
+	if neg {
+		n = -n
+	}
+	*to = n
+	return true
+}
+
+// scalar skips a string, number, true, false or null.
+func (s *chunkScan) scalar() bool {
+	if s.i >= len(s.b) {
+		return false
+	}
+	switch s.b[s.i] {
+	case '"':
+		_, ok := s.plain()
+		return ok
+	case 't':
+		return s.literal("true")
+	case 'f':
+		return s.literal("false")
+	case 'n':
+		return s.null()
+	}
+	return s.number()
+}
+
+// number skips a number by JSON's grammar.
+func (s *chunkScan) number() bool {
+	if s.i < len(s.b) && s.b[s.i] == '-' {
+		s.i++
+	}
+	switch {
+	case s.i < len(s.b) && s.b[s.i] == '0':
+		s.i++
+	case !s.digits():
+		return false
+	}
+	if s.i < len(s.b) && s.b[s.i] == '.' {
+		s.i++
+		if !s.digits() {
+			return false
+		}
+	}
+	if s.i < len(s.b) && (s.b[s.i] == 'e' || s.b[s.i] == 'E') {
+		s.i++
+		if s.i < len(s.b) && (s.b[s.i] == '+' || s.b[s.i] == '-') {
+			s.i++
+		}
+		if !s.digits() {
+			return false
+		}
+	}
+	return true
+}
+
+// digits skips one or more digits.
+func (s *chunkScan) digits() bool {
+	start := s.i
+	for s.i < len(s.b) && '0' <= s.b[s.i] && s.b[s.i] <= '9' {
+		s.i++
+	}
+	return s.i > start
+}
