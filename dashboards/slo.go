@@ -146,5 +146,8 @@ func latency() *dashboard.DashboardBuilder {
 			withExemplars(q(quantile("0.99", "llmprobe_dispatch_delay_seconds", probeSel, "traffic"), "{{traffic}} p99"))).
 			Thresholds(levels("green", level{0.005, "red"})).ThresholdsStyle(thresholdLines())).
 		WithPanel(timeSeries("Outcomes", "Requests per second by outcome; rejects and errors miss every objective.", unitReqPerSec,
-			q(`sum by (outcome) (rate(llmprobe_requests_total{`+probeSel+`}[$__rate_interval]))`, "{{outcome}}")))
+			q(`sum by (outcome) (rate(llmprobe_requests_total{`+probeSel+`}[$__rate_interval]))`, "{{outcome}}"))).
+		WithPanel(timeSeries("llmprobe held off its CPUs", "The share of time the CPU quota of llmprobe's own cgroup throttled it (llmprobe_cgroup_cpu_throttled_seconds_total). Every request in flight during a pause carries it as latency: a burst books it as llmprobe's own delay, a canary cannot tell it apart. Above the line for 15 minutes LLMProbeCPUThrottled fires: raise the pod's CPU limit. No data where llmprobe reads no cgroup.", unitRatio,
+			q(`max by (instance) (rate(llmprobe_cgroup_cpu_throttled_seconds_total[$__rate_interval]))`, "{{instance}}")).
+			Thresholds(levels("green", level{0.01, "red"})).ThresholdsStyle(thresholdLines()))
 }
