@@ -347,7 +347,7 @@ var unitRules = []struct {
 	{regexp.MustCompile(`rate\([a-z:_]*(tokens_total|tokens_predicted_total|generated_tokens_sum|input_length_sum)\{|tokens_per_second\{`), unitTokPerSec},
 	{regexp.MustCompile(`rate\(llmprobe_[a-z_]*requests_total\{`), "reqps"},
 	{regexp.MustCompile(`_ratio\{|_perc\{|token_usage\{`), "percentunit"},
-	{regexp.MustCompile(`_timestamp_seconds\{`), ""}, // dates: checked by eye
+	{regexp.MustCompile(`_timestamp_seconds\{`), ""},                                           // dates: checked by eye
 	{regexp.MustCompile(`rate\(llmprobe_cgroup_cpu_throttled_seconds_total\[`), "percentunit"}, // seconds a second
 	{regexp.MustCompile(`histogram_quantile\(|_seconds\{|_seconds_total\{`), "s"},
 }
