@@ -38,6 +38,9 @@ func parseChunk(data []byte, c *streamChunk) error {
 		var any struct{}
 		return json.Unmarshal(data, &any)
 	}
+	if bytes.Contains(data, []byte(`\ud`)) || bytes.Contains(data, []byte(`\uD`)) {
+		return unmarshalChunk(data, c)
+	}
 	p := chunkParsers.Get()
 	defer chunkParsers.Put(p)
 	v, err := p.ParseBytes(data)
@@ -45,6 +48,23 @@ func parseChunk(data []byte, c *streamChunk) error {
 		return err
 	}
 	return c.take(v)
+}
+
+// unmarshalChunk reads data with encoding/json itself. fastjson reads a
+// surrogate's escape that is not half of a pair as the escape's text, or
+// drops it, where encoding/json reads U+FFFD; such escapes are rare.
+func unmarshalChunk(data []byte, c *streamChunk) error {
+	var named struct {
+		Model string `json:"model"`
+	}
+	if err := json.Unmarshal(data, c); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, &named); err != nil {
+		return err
+	}
+	c.Model = named.Model
+	return nil
 }
 
 // errChunkType is a field of the wrong JSON type, named by its path.

@@ -30,6 +30,9 @@ var chunkCases = []string{
 	// Escapes, and invalid UTF-8 made U+FFFD byte by byte.
 	`{"choices":[{"delta":{"content":"\u00e9\n\"q\" \ud83d\ude00"}}]}`,
 	"{\"choices\":[{\"delta\":{\"content\":\"a\xff\xfeb\"}}]}",
+	`{"choices":[{"text":"a\\b\/c\b\f\n\r\t\u0041\u00e9\u20AC\u0000\"q\""}],"id":"\u003c\\"}`,
+	`{"choices":[{"delta":{"content":"\ud800 stray"}}]}`, `{"choices":[{"delta":{"content":"\udc00\ud800"}}]}`,
+	`{"choices":[{"text":"\x"}]}`, `{"choices":[{"text":"\u12"}]}`, `{"choices":[{"text":"\u12g4"}]}`, `{"id":"\q","choices":[]}`,
 	`null`,
 	// Failures: not JSON, a tail, wrong types, numbers that are no int.
 	``, `{`, `{"choices":[{"delta":`, `{"choices":[]} x`, `[1,2]`, `"text"`,

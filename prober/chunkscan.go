@@ -1,15 +1,17 @@
 package prober
 
 import (
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
 // The chunks real engines stream are a few plain shapes: lower-case keys,
-// strings without escapes, scalars where llmprobe reads nothing. A
-// chunkScan reads those in one pass without building a tree, which halves
-// the decoding per event; anything else (an escape, a key in upper case,
-// a duplicate, a nested value outside the fields read, a wrong type) makes
-// it give up, and the full parser reads the chunk from the start. So it
+// strings, scalars where llmprobe reads nothing. A chunkScan reads those
+// in one pass without building a tree, which halves the decoding per
+// event; anything else (a key in upper case or with an escape, a
+// surrogate's escape, a duplicate, a nested value outside the fields read,
+// a wrong type) makes it give up, and the full parser reads the chunk from
+// the start. So it
 // only ever accepts strict JSON whose reading it is sure of, and never
 // decides a chunk is malformed.
 type chunkScan struct {
@@ -201,10 +203,18 @@ func lowerASCII(key []byte) bool {
 }
 
 // plain reads a string without escapes or control characters, in valid
-// UTF-8, and returns its bytes.
+// UTF-8, and returns its bytes: a key.
 func (s *chunkScan) plain() ([]byte, bool) {
+	v, escaped, ok := s.str()
+	return v, ok && !escaped
+}
+
+// str reads a string without control characters, in valid UTF-8, whose
+// escapes are JSON's but for surrogates (\ud800-\udfff: pairs and strays are
+// the full parser's), and returns its bytes as written.
+func (s *chunkScan) str() (v []byte, escaped, ok bool) {
 	if s.i >= len(s.b) || s.b[s.i] != '"' {
-		return nil, false
+		return nil, false, false
 	}
 	start := s.i + 1
 	ascii := true
@@ -212,15 +222,94 @@ func (s *chunkScan) plain() ([]byte, bool) {
 		switch c := s.b[j]; {
 		case c == '"':
 			s.i = j + 1
-			v := s.b[start:j]
-			return v, ascii || utf8.Valid(v)
-		case c == '\\' || c < 0x20:
-			return nil, false
+			v = s.b[start:j]
+			return v, escaped, ascii || utf8.Valid(v)
+		case c == '\\':
+			n := escapeLen(s.b[j+1:])
+			if n == 0 {
+				return nil, false, false
+			}
+			escaped = true
+			j += n
+		case c < 0x20:
+			return nil, false, false
 		case c >= utf8.RuneSelf:
 			ascii = false
 		}
 	}
-	return nil, false
+	return nil, false, false
+}
+
+// escapeLen is the length of the escape b starts with, after its
+// backslash; 0 for one JSON has not, or a surrogate's.
+func escapeLen(b []byte) int {
+	if len(b) == 0 {
+		return 0
+	}
+	switch b[0] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return 1
+	case 'u':
+		r, ok := hex4(b[1:])
+		if !ok || utf16.IsSurrogate(r) {
+			return 0
+		}
+		return 5
+	}
+	return 0
+}
+
+// hex4 reads the four hex digits of a \u escape.
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
+// unescape is v, a string str read, with its escapes replaced.
+func unescape(v []byte) string {
+	out := make([]byte, 0, len(v))
+	for i := 0; i < len(v); i++ {
+		if v[i] != '\\' {
+			out = append(out, v[i])
+			continue
+		}
+		i++
+		switch c := v[i]; c {
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, _ := hex4(v[i+1:])
+			out = utf8.AppendRune(out, r)
+			i += 4
+		default: // " \ /
+			out = append(out, c)
+		}
+	}
+	return string(out)
 }
 
 // null takes a null if one comes next.
@@ -240,8 +329,12 @@ func (s *chunkScan) text(to *string) bool {
 		*to = ""
 		return true
 	}
-	v, ok := s.plain()
-	if ok {
+	v, escaped, ok := s.str()
+	switch {
+	case !ok:
+	case escaped:
+		*to = unescape(v)
+	default:
 		*to = string(v)
 	}
 	return ok
@@ -287,7 +380,7 @@ func (s *chunkScan) scalar() bool {
 	}
 	switch s.b[s.i] {
 	case '"':
-		_, ok := s.plain()
+		_, _, ok := s.str()
 		return ok
 	case 't':
 		return s.literal("true")

@@ -15,7 +15,7 @@ func TestScanChunkAgreesWithTheParser(t *testing.T) {
 			seeds = append(seeds, c)
 		}
 	}
-	for _, c := range chunkCases {
+	for _, c := range append(commonChunks, chunkCases...) {
 		seeds = append(seeds, []byte(c))
 	}
 	accepted, tried := 0, 0
@@ -34,6 +34,7 @@ func TestScanChunkAgreesWithTheParser(t *testing.T) {
 			if !reflect.DeepEqual(scanned, parsed) {
 				t.Errorf("%q:\nscanned %+v\nparsed  %+v", data, scanned, parsed)
 			}
+			agree(t, data) // and encoding/json reads it the same too
 		}
 	}
 	t.Logf("the scan accepted %d of %d chunks", accepted, tried)
@@ -59,17 +60,24 @@ func mutations(data []byte) [][]byte {
 	return out
 }
 
-// The shapes vLLM, SGLang, llama.cpp and Ollama stream for each token,
-// and their last chunks, take the one-pass scan, not the full parser.
+// commonChunks are the shapes vLLM, SGLang, llama.cpp and Ollama stream
+// for each token, and their last chunks.
+var commonChunks = []string{
+	`{"id":"cmpl-1","object":"text_completion","created":1795351314,"model":"Qwen/Qwen3-0.6B","choices":[{"index":0,"text":" the","logprobs":null,"finish_reason":null,"stop_reason":null}],"usage":null}`,
+	`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1795351314,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}`,
+	`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1795351314,"model":"m","choices":[{"index":0,"delta":{"reasoning_content":"Okay"},"logprobs":null,"finish_reason":null}]}`,
+	`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1795351314,"model":"m","choices":[{"index":0,"delta":{"content":"é"},"logprobs":null,"finish_reason":"length","stop_reason":null}]}`,
+	`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1795351314,"model":"m","choices":[],"usage":{"prompt_tokens":12,"total_tokens":76,"completion_tokens":64}}`,
+	`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1795351314,"model":"m","system_fingerprint":"b1","choices":[{"index":0,"finish_reason":null,"delta":{"content":" a"}}],"usage":{"completion_tokens":0,"prompt_tokens":0,"total_tokens":0}}`,
+	// Escapes: a newline, quotes, and Ollama's HTML-safe escapes.
+	`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1795351314,"model":"m","choices":[{"index":0,"delta":{"content":"\n\n"},"logprobs":null,"finish_reason":null}]}`,
+	`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1795351314,"model":"m","choices":[{"index":0,"delta":{"content":" \"yes\""},"finish_reason":null}]}`,
+	`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1795351314,"model":"m","system_fingerprint":"fp_ollama","choices":[{"index":0,"delta":{"role":"assistant","content":"\u003cthink\u003e"},"finish_reason":null}]}`,
+}
+
+// The common shapes take the one-pass scan, not the full parser.
 func TestScanChunkReadsTheCommonShapes(t *testing.T) {
-	for _, data := range []string{
-		`{"id":"cmpl-1","object":"text_completion","created":1795351314,"model":"Qwen/Qwen3-0.6B","choices":[{"index":0,"text":" the","logprobs":null,"finish_reason":null,"stop_reason":null}],"usage":null}`,
-		`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1795351314,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}`,
-		`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1795351314,"model":"m","choices":[{"index":0,"delta":{"reasoning_content":"Okay"},"logprobs":null,"finish_reason":null}]}`,
-		`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1795351314,"model":"m","choices":[{"index":0,"delta":{"content":"é"},"logprobs":null,"finish_reason":"length","stop_reason":null}]}`,
-		`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1795351314,"model":"m","choices":[],"usage":{"prompt_tokens":12,"total_tokens":76,"completion_tokens":64}}`,
-		`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1795351314,"model":"m","system_fingerprint":"b1","choices":[{"index":0,"finish_reason":null,"delta":{"content":" a"}}],"usage":{"completion_tokens":0,"prompt_tokens":0,"total_tokens":0}}`,
-	} {
+	for _, data := range commonChunks {
 		var c streamChunk
 		if !scanChunk([]byte(data), &c) {
 			t.Errorf("the full parser read %s", data)
