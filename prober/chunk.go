@@ -21,7 +21,8 @@ import (
 var chunkParsers fastjson.ParserPool
 
 // decodeChunk parses data, a chat or completions chunk, into c, which
-// must be empty but for its choices' backing array, which it reuses.
+// must be empty but for its choices' backing array, which it reuses. The
+// output deltas it reads may share data's memory.
 func decodeChunk(data []byte, c *streamChunk) error {
 	if scanChunk(data, c) {
 		return nil

@@ -3,6 +3,7 @@ package prober
 import (
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // The chunks real engines stream are a few plain shapes: lower-case keys,
@@ -70,7 +71,7 @@ func (s *chunkScan) choices(c *streamChunk) bool {
 		return s.object(func(key []byte) bool {
 			switch string(key) {
 			case "text":
-				return seen.first(0) && s.text(&ch.Text)
+				return seen.first(0) && s.output(&ch.Text)
 			case "finish_reason":
 				return seen.first(1) && s.text(&ch.FinishReason)
 			case "delta":
@@ -86,13 +87,13 @@ func (s *chunkScan) delta(d *choiceDelta) bool {
 	return s.object(func(key []byte) bool {
 		switch string(key) {
 		case "content":
-			return seen.first(0) && s.text(&d.Content)
+			return seen.first(0) && s.output(&d.Content)
 		case "reasoning_content":
-			return seen.first(1) && s.text(&d.ReasoningContent)
+			return seen.first(1) && s.output(&d.ReasoningContent)
 		case "reasoning":
-			return seen.first(2) && s.text(&d.Reasoning)
+			return seen.first(2) && s.output(&d.Reasoning)
 		case "refusal":
-			return seen.first(3) && s.text(&d.Refusal)
+			return seen.first(3) && s.output(&d.Refusal)
 		case "tool_calls":
 			return seen.first(4) && s.null() // items are kept raw: the full parser's
 		}
@@ -309,7 +310,7 @@ func unescape(v []byte) string {
 			out = append(out, c)
 		}
 	}
-	return string(out)
+	return unsafe.String(unsafe.SliceData(out), len(out)) // out is not written again
 }
 
 // null takes a null if one comes next.
@@ -323,8 +324,15 @@ func (s *chunkScan) literal(word string) bool {
 	return false
 }
 
-// text reads a string or null into *to.
-func (s *chunkScan) text(to *string) bool {
+// text reads a string or null into *to, a copy to keep.
+func (s *chunkScan) text(to *string) bool { return s.readText(to, true) }
+
+// output reads an output delta, a string or null, into *to, which shares the
+// chunk's memory when it has no escape: a copy per token is most of what
+// reading a chunk allocates, and a delta is read only while its event is.
+func (s *chunkScan) output(to *string) bool { return s.readText(to, false) }
+
+func (s *chunkScan) readText(to *string, keep bool) bool {
 	if s.null() {
 		*to = ""
 		return true
@@ -334,8 +342,10 @@ func (s *chunkScan) text(to *string) bool {
 	case !ok:
 	case escaped:
 		*to = unescape(v)
-	default:
+	case keep || len(v) == 0:
 		*to = string(v)
+	default:
+		*to = unsafe.String(&v[0], len(v))
 	}
 	return ok
 }

@@ -43,6 +43,25 @@ func TestScanChunkAgreesWithTheParser(t *testing.T) {
 	}
 }
 
+// The model and finish reason outlive their event, so they are copies;
+// output deltas may share the chunk's memory.
+func TestScanChunkCopiesWhatOutlivesTheEvent(t *testing.T) {
+	data := []byte(`{"model":"m1","choices":[{"text":"abc","finish_reason":"stop"}]}`)
+	var c streamChunk
+	if !scanChunk(data, &c) {
+		t.Fatalf("the scan gave up on %s", data)
+	}
+	if c.Choices[0].Text != "abc" {
+		t.Fatalf("text %q, want abc", c.Choices[0].Text)
+	}
+	for i := range data {
+		data[i] = 'x' // the next event, read into the same buffer
+	}
+	if c.Model != "m1" || c.Choices[0].FinishReason != "stop" {
+		t.Errorf("model %q and finish reason %q changed with the buffer", c.Model, c.Choices[0].FinishReason)
+	}
+}
+
 // mutations are data and, for each byte, data without it and with it
 // replaced by each of a few bytes.
 func mutations(data []byte) [][]byte {

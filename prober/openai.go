@@ -25,7 +25,10 @@ type modelList struct {
 	} `json:"data"`
 }
 
-// streamChunk is the part of a streamed completions or chat chunk llmprobe reads.
+// streamChunk is the part of a streamed completions or chat chunk llmprobe
+// reads. Its choices' output deltas (Text, Content, ReasoningContent,
+// Reasoning, Refusal) may share the event's memory: they are valid until
+// the next event is read, and copied where kept.
 type streamChunk struct {
 	Choices []choice        `json:"choices"`
 	Usage   *usage          `json:"usage"`

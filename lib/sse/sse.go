@@ -96,6 +96,9 @@ func (s *Reader) Next() (Event, error) {
 		}
 		switch string(field) {
 		case "data":
+			if len(s.data) == 0 && s.blankNext() {
+				return Event{Name: s.name, Data: value, ID: s.id}, nil
+			}
 			if len(s.data)+len(value)+1 > 4*s.max {
 				return Event{}, ErrLineTooLong
 			}
@@ -164,6 +167,26 @@ func (s *Reader) readLine() ([]byte, error) {
 		}
 		s.fill()
 	}
+}
+
+// blankNext takes a blank line if the buffer holds one next. An event of
+// one data line, a streamed token's, is then handed out where it lies
+// rather than copied.
+func (s *Reader) blankNext() bool {
+	seg := s.buf[s.start:s.end]
+	switch {
+	case s.skipLF || len(seg) == 0:
+		return false
+	case seg[0] == '\n':
+		s.start++
+	case seg[0] != '\r' || len(seg) == 1:
+		return false // a CR last in the buffer may be half of a CRLF
+	case seg[1] == '\n':
+		s.start += 2
+	default:
+		s.start++
+	}
+	return true
 }
 
 // lineEnd finds the first CR or LF.
