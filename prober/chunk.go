@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/valyala/fastjson"
@@ -33,14 +34,14 @@ func decodeChunk(data []byte, c *streamChunk) error {
 
 // parseChunk parses data with the full parser. fastjson reads numbers
 // encoding/json refuses (01, 1., .5), so encoding/json says first whether
-// data is JSON at all.
+// data is JSON at all, unless it reads the chunk itself.
 func parseChunk(data []byte, c *streamChunk) error {
+	if bytes.Contains(data, []byte(`\ud`)) || bytes.Contains(data, []byte(`\uD`)) {
+		return unmarshalChunk(data, c)
+	}
 	if !json.Valid(data) {
 		var any struct{}
 		return json.Unmarshal(data, &any)
-	}
-	if bytes.Contains(data, []byte(`\ud`)) || bytes.Contains(data, []byte(`\uD`)) {
-		return unmarshalChunk(data, c)
 	}
 	p := chunkParsers.Get()
 	defer chunkParsers.Put(p)
@@ -53,7 +54,8 @@ func parseChunk(data []byte, c *streamChunk) error {
 
 // unmarshalChunk reads data with encoding/json itself. fastjson reads a
 // surrogate's escape that is not half of a pair as the escape's text, or
-// drops it, where encoding/json reads U+FFFD; such escapes are rare.
+// drops it, where encoding/json reads U+FFFD; such escapes are rare. The
+// model is read apart, so an error names the chunk's own fields.
 func unmarshalChunk(data []byte, c *streamChunk) error {
 	var named struct {
 		Model string `json:"model"`
@@ -94,21 +96,43 @@ func object(v *fastjson.Value, path string, member func(key []byte, v *fastjson.
 		if err != nil {
 			return
 		}
-		if hasUpper(key) {
-			key = bytes.ToLower(key) // rare: engines write lower-case keys
+		if !lowerASCII(key) {
+			key = foldKey(key) // rare: engines write lower-case keys
 		}
 		err = member(key, v)
 	})
 	return err
 }
 
-func hasUpper(b []byte) bool {
-	for _, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			return true
+// lowerASCII says whether key is lower-case ASCII, as engines write keys;
+// only another needs folding to meet the names llmprobe reads.
+func lowerASCII(key []byte) bool {
+	for _, c := range key {
+		if c >= utf8.RuneSelf || 'A' <= c && c <= 'Z' {
+			return false
 		}
 	}
-	return false
+	return true
+}
+
+// foldKey is key as encoding/json matches it against a lower-case ASCII
+// name: each rune folded to the least of its case orbit (a Kelvin sign to
+// K, a long s to S), then lower-cased.
+func foldKey(key []byte) []byte {
+	return bytes.Map(func(r rune) rune {
+		for {
+			next := unicode.SimpleFold(r)
+			if next <= r {
+				r = next
+				break
+			}
+			r = next
+		}
+		if 'A' <= r && r <= 'Z' {
+			r += 'a' - 'A'
+		}
+		return r
+	}, key)
 }
 
 func (c *streamChunk) take(v *fastjson.Value) error {

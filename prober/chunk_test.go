@@ -27,6 +27,9 @@ var chunkCases = []string{
 	`{"Choices":[{"Delta":{"CONTENT":"up"}}],"Model":"M"}`,
 	`{"choices":[{"text":"first"}],"choices":[{"text":"second"}]}`,
 	`{"usage":{"completion_tokens":1},"usage":{"prompt_tokens":2}}`,
+	// encoding/json folds keys by Unicode's rules: a Kelvin sign is a k, a long s an s.
+	`{"choices":[{"text":"a"}],"usage":{"completion_to\u212aens":7,"prompt_toKens":3}}`,
+	`{"choiceſ":[{"text":"long s"}],"modeK":"x"}`,
 	// Escapes, and invalid UTF-8 made U+FFFD byte by byte.
 	`{"choices":[{"delta":{"content":"\u00e9\n\"q\" \ud83d\ude00"}}]}`,
 	"{\"choices\":[{\"delta\":{\"content\":\"a\xff\xfeb\"}}]}",

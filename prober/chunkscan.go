@@ -1,6 +1,7 @@
 package prober
 
 import (
+	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
@@ -194,15 +195,6 @@ func (s *chunkScan) array(item func() bool) bool {
 	}
 }
 
-func lowerASCII(key []byte) bool {
-	for _, c := range key {
-		if c >= utf8.RuneSelf || 'A' <= c && c <= 'Z' {
-			return false
-		}
-	}
-	return true
-}
-
 // plain reads a string without escapes or control characters, in valid
 // UTF-8, and returns its bytes: a key.
 func (s *chunkScan) plain() ([]byte, bool) {
@@ -357,17 +349,15 @@ func (s *chunkScan) integer(to *int) bool {
 		*to = 0
 		return true
 	}
-	neg := s.i < len(s.b) && s.b[s.i] == '-'
-	if neg {
+	start := s.i
+	if s.i < len(s.b) && s.b[s.i] == '-' {
 		s.i++
 	}
-	start, n := s.i, 0
-	for s.i < len(s.b) && '0' <= s.b[s.i] && s.b[s.i] <= '9' {
-		n = n*10 + int(s.b[s.i]-'0')
-		s.i++
+	first := s.i
+	if !s.digits() {
+		return false
 	}
-	digits := s.i - start
-	if digits == 0 || digits > 18 || digits > 1 && s.b[start] == '0' {
+	if n := s.i - first; n > 18 || n > 1 && s.b[first] == '0' {
 		return false
 	}
 	if s.i < len(s.b) {
@@ -376,11 +366,9 @@ func (s *chunkScan) integer(to *int) bool {
 			return false
 		}
 	}
-	if neg {
-		n = -n
-	}
-	*to = n
-	return true
+	v, err := strconv.Atoi(string(s.b[start:s.i]))
+	*to = v
+	return err == nil
 }
 
 // scalar skips a string, number, true, false or null.
