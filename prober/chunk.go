@@ -120,18 +120,14 @@ func lowerASCII(key []byte) bool {
 // K, a long s to S), then lower-cased.
 func foldKey(key []byte) []byte {
 	return bytes.Map(func(r rune) rune {
-		for {
-			next := unicode.SimpleFold(r)
-			if next <= r {
-				r = next
-				break
-			}
-			r = next
+		least := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			least = min(least, f)
 		}
-		if 'A' <= r && r <= 'Z' {
-			r += 'a' - 'A'
+		if 'A' <= least && least <= 'Z' {
+			least += 'a' - 'A'
 		}
-		return r
+		return least
 	}, key)
 }
 

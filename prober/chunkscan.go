@@ -13,9 +13,8 @@ import (
 // event; anything else (a key in upper case or with an escape, a
 // surrogate's escape, a duplicate, a nested value outside the fields read,
 // a wrong type) makes it give up, and the full parser reads the chunk from
-// the start. So it
-// only ever accepts strict JSON whose reading it is sure of, and never
-// decides a chunk is malformed.
+// the start. So it only ever accepts strict JSON whose reading it is sure
+// of, and never decides a chunk is malformed.
 type chunkScan struct {
 	b []byte
 	i int
@@ -257,21 +256,8 @@ func hex4(b []byte) (rune, bool) {
 	if len(b) < 4 {
 		return 0, false
 	}
-	var r rune
-	for _, c := range b[:4] {
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c -= 'a' - 10
-		case 'A' <= c && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
+	r, err := strconv.ParseUint(string(b[:4]), 16, 16)
+	return rune(r), err == nil
 }
 
 // unescape is v, a string str read, with its escapes replaced.
